@@ -1,0 +1,100 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use ts_rs::TS;
+
+use crate::{ChatMessage, SamplingParams};
+
+/// Something that writes assistant replies: the local engine or, later, a remote provider.
+///
+/// `start_reply` returns at once; the reply arrives as [`GenEvent`]s on the returned stream, ending
+/// with exactly one `Finished` or `Failed`.
+pub trait ChatBackend: Send + Sync + 'static {
+    fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError>;
+}
+
+pub struct ReplyRequest {
+    pub messages: Vec<ChatMessage>,
+    pub sampling: SamplingParams,
+    pub cancel: CancelFlag,
+}
+
+pub struct ReplyStream {
+    /// Display name of the model writing the reply.
+    pub model: String,
+    pub events: mpsc::UnboundedReceiver<GenEvent>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum GenEvent {
+    /// New text; UTF-8 complete (a character split across tokens arrives whole).
+    Delta(String),
+    Finished { reason: FinishReason, stats: ReplyStats },
+    Failed(BackendError),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The model ended its turn.
+    EndOfTurn,
+    /// `max_tokens` or the context window was reached.
+    Length,
+    /// The cancel flag was raised.
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyStats {
+    /// Tokens in the rendered prompt.
+    pub prompt_tokens: u32,
+    /// Prompt tokens reused from the KV cache instead of being prefilled again.
+    pub cached_tokens: u32,
+    pub completion_tokens: u32,
+    /// Time to first token, milliseconds.
+    pub ttft_ms: f64,
+    /// Decode speed after the first token, tokens per second.
+    pub decode_tps: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    #[error("no model is loaded: pick one in the model list first")]
+    NoModel,
+    #[error("the conversation is {tokens} tokens long but the model's context holds {n_ctx}; start a new chat or shorten your message")]
+    ContextOverflow { tokens: usize, n_ctx: u32 },
+    #[error("the model could not be used: {0}")]
+    Engine(String),
+    #[error("the engine stopped unexpectedly; restart Hearth")]
+    EngineGone,
+}
+
+/// Raised to stop a reply early; checked by the backend between tokens.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A model file known to Hearth.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    pub name: String,
+    pub path: String,
+    #[ts(type = "number")]
+    pub size_bytes: u64,
+}

@@ -1,0 +1,109 @@
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::ReplyStats;
+
+pub type ChatId = i64;
+pub type MessageId = i64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        [Role::System, Role::User, Role::Assistant].into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// Where a stored message is in its life. Only assistant replies are ever anything but `Complete`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageStatus {
+    /// Being written right now; text is flushed to disk as it streams.
+    Streaming,
+    Complete,
+    /// The user pressed Stop; the text is what was generated until then.
+    Stopped,
+    /// The app died while this reply streamed; the text is what reached the disk.
+    Interrupted,
+    /// The backend failed; the text is what arrived before the failure.
+    Failed,
+}
+
+impl MessageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageStatus::Streaming => "streaming",
+            MessageStatus::Complete => "complete",
+            MessageStatus::Stopped => "stopped",
+            MessageStatus::Interrupted => "interrupted",
+            MessageStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MessageStatus> {
+        use MessageStatus::*;
+        [Streaming, Complete, Stopped, Interrupted, Failed].into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// One turn of a conversation as a backend sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        ChatMessage { role, content: content.into() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSummary {
+    #[ts(type = "number")]
+    pub id: ChatId,
+    pub title: String,
+    /// Unix milliseconds of the last message (or creation).
+    #[ts(type = "number")]
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredMessage {
+    #[ts(type = "number")]
+    pub id: MessageId,
+    #[ts(type = "number")]
+    pub chat_id: ChatId,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    /// Unix milliseconds.
+    #[ts(type = "number")]
+    pub created_at: i64,
+    /// The model that wrote an assistant reply.
+    pub model: Option<String>,
+    pub stats: Option<ReplyStats>,
+}
+
+impl StoredMessage {
+    pub fn to_chat_message(&self) -> ChatMessage {
+        ChatMessage::new(self.role, self.content.clone())
+    }
+}

@@ -1,0 +1,17 @@
+//! Hearth's domain: chats, messages, sampling settings, the `ChatBackend` a reply comes from, the
+//! `HistoryStore` it is saved to, and the `ChatService` that runs one turn between them.
+//!
+//! This crate knows nothing of Tauri, SQL or llama.cpp.
+
+mod backend;
+mod chat;
+mod sampling;
+mod service;
+
+pub use backend::{
+    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest,
+    ReplyStats, ReplyStream,
+};
+pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
+pub use sampling::{SamplingError, SamplingParams};
+pub use service::{ChatService, HistoryStore, TurnError, TurnEvent};

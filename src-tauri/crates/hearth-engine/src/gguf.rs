@@ -1,0 +1,311 @@
+//! Reads and checks a GGUF file's header in Rust before llama.cpp sees it.
+//!
+//! llama.cpp reports every bad file as the same null result (and can abort() on crafted metadata),
+//! so Hearth parses the header itself: magic, version, every key/value, every tensor description,
+//! and checks that all tensor data lies inside the file. The result, [`ValidatedGguf`], is the only
+//! thing the engine will load.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 4] = b"GGUF";
+const DEFAULT_ALIGNMENT: u64 = 32;
+/// Caps that no real model reaches but that stop absurd counts from allocating gigabytes.
+const MAX_TENSORS: u64 = 1 << 20;
+const MAX_KV: u64 = 1 << 20;
+const MAX_DIMS: u32 = 4;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GgufError {
+    #[error("{path} cannot be read: {reason}")]
+    Io { path: String, reason: String },
+    #[error("{path} is not a GGUF model file (it does not start with \"GGUF\")")]
+    NotGguf { path: String },
+    #[error("{path} is truncated: it ends at byte {len} but its header needs at least byte {needed}; download it again")]
+    Truncated { path: String, len: u64, needed: u64 },
+    #[error("{path} uses GGUF version {version}, which Hearth cannot read (supported: 2 and 3)")]
+    UnsupportedVersion { path: String, version: u32 },
+    #[error("{path} is corrupt: {detail}")]
+    Corrupt { path: String, detail: String },
+}
+
+/// A file whose GGUF header parsed and whose tensor data lies within the file.
+#[derive(Debug, Clone)]
+pub struct ValidatedGguf {
+    pub path: PathBuf,
+    pub file_size: u64,
+    pub version: u32,
+    pub tensor_count: u64,
+    /// Metadata strings and numbers (arrays are omitted).
+    pub metadata: BTreeMap<String, MetaValue>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaValue {
+    Str(String),
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    /// An array: only its element count is kept.
+    Array(u64),
+}
+
+impl ValidatedGguf {
+    pub fn architecture(&self) -> Option<&str> {
+        self.str("general.architecture")
+    }
+
+    pub fn str(&self, key: &str) -> Option<&str> {
+        match self.metadata.get(key) {
+            Some(MetaValue::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn int(&self, key: &str) -> Option<i128> {
+        match self.metadata.get(key) {
+            Some(MetaValue::Int(i)) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// Parses and checks the header of the GGUF file at `path`.
+pub fn validate(path: &Path) -> Result<ValidatedGguf, GgufError> {
+    let shown = path.display().to_string();
+    let io = |e: std::io::Error| GgufError::Io { path: shown.clone(), reason: e.to_string() };
+    let file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut r = Reader { inner: BufReader::with_capacity(1 << 16, file), pos: 0, len, path: &shown };
+    r.parse().map(|(version, tensor_count, metadata)| ValidatedGguf {
+        path: path.to_path_buf(),
+        file_size: len,
+        version,
+        tensor_count,
+        metadata,
+    })
+}
+
+struct Reader<'a, R> {
+    inner: R,
+    pos: u64,
+    len: u64,
+    path: &'a str,
+}
+
+type Parsed = (u32, u64, BTreeMap<String, MetaValue>);
+
+impl<R: Read> Reader<'_, R> {
+    fn parse(&mut self) -> Result<Parsed, GgufError> {
+        if self.len < 4 || self.bytes(4)? != MAGIC {
+            return Err(GgufError::NotGguf { path: self.path.into() });
+        }
+        let version = self.u32()?;
+        if !(2..=3).contains(&version) {
+            return Err(GgufError::UnsupportedVersion { path: self.path.into(), version });
+        }
+        let tensor_count = self.u64()?;
+        let kv_count = self.u64()?;
+        if tensor_count > MAX_TENSORS || kv_count > MAX_KV {
+            return Err(self.corrupt(format!(
+                "it claims {tensor_count} tensors and {kv_count} metadata entries"
+            )));
+        }
+        let mut metadata = BTreeMap::new();
+        for _ in 0..kv_count {
+            let key = self.string()?;
+            let ty = self.u32()?;
+            let value = self.value(ty, &key)?;
+            metadata.insert(key, value);
+        }
+        let alignment = match metadata.get("general.alignment") {
+            Some(MetaValue::Int(a)) if *a > 0 && (*a as u64).is_power_of_two() => *a as u64,
+            Some(other) => return Err(self.corrupt(format!("invalid general.alignment {other:?}"))),
+            None => DEFAULT_ALIGNMENT,
+        };
+        let mut tensors = Vec::with_capacity(tensor_count as usize);
+        for _ in 0..tensor_count {
+            tensors.push(self.tensor_info()?);
+        }
+        let data_start = self.pos.div_ceil(alignment) * alignment;
+        for t in &tensors {
+            if t.offset % alignment != 0 {
+                return Err(self.corrupt(format!("tensor {} is misaligned", t.name)));
+            }
+            let end = data_start
+                .checked_add(t.offset)
+                .and_then(|start| start.checked_add(t.bytes.unwrap_or(0)))
+                .ok_or_else(|| self.corrupt(format!("tensor {} has an impossible offset", t.name)))?;
+            if end > self.len {
+                return Err(GgufError::Truncated { path: self.path.into(), len: self.len, needed: end });
+            }
+        }
+        Ok((version, tensor_count, metadata))
+    }
+
+    fn tensor_info(&mut self) -> Result<TensorInfo, GgufError> {
+        let name = self.string()?;
+        let n_dims = self.u32()?;
+        if n_dims == 0 || n_dims > MAX_DIMS {
+            return Err(self.corrupt(format!("tensor {name} has {n_dims} dimensions")));
+        }
+        let mut elements: u64 = 1;
+        for _ in 0..n_dims {
+            let d = self.u64()?;
+            elements = elements
+                .checked_mul(d)
+                .ok_or_else(|| self.corrupt(format!("tensor {name} has absurd dimensions")))?;
+        }
+        let ty = self.u32()?;
+        let offset = self.u64()?;
+        let bytes = match block_layout(ty) {
+            Some((block, size)) => {
+                if elements % block != 0 {
+                    return Err(self.corrupt(format!("tensor {name} does not fill whole blocks")));
+                }
+                Some((elements / block).checked_mul(size).ok_or_else(|| {
+                    self.corrupt(format!("tensor {name} is impossibly large"))
+                })?)
+            }
+            // A type newer than this table: llama.cpp checks it; we still bound the offset.
+            None if ty < 64 => None,
+            None => return Err(self.corrupt(format!("tensor {name} has unknown type {ty}"))),
+        };
+        Ok(TensorInfo { name, offset, bytes })
+    }
+
+    fn value(&mut self, ty: u32, key: &str) -> Result<MetaValue, GgufError> {
+        Ok(match ty {
+            0 => MetaValue::Int(self.bytes(1)?[0].into()),
+            1 => MetaValue::Int((self.bytes(1)?[0] as i8).into()),
+            2 => MetaValue::Int(u16::from_le_bytes(self.array()?).into()),
+            3 => MetaValue::Int(i16::from_le_bytes(self.array()?).into()),
+            4 => MetaValue::Int(self.u32()?.into()),
+            5 => MetaValue::Int(i32::from_le_bytes(self.array()?).into()),
+            6 => MetaValue::Float(f32::from_le_bytes(self.array()?).into()),
+            7 => MetaValue::Bool(self.bytes(1)?[0] != 0),
+            8 => MetaValue::Str(self.string()?),
+            9 => {
+                let item_ty = self.u32()?;
+                let count = self.u64()?;
+                let min_size = match item_ty {
+                    0 | 1 | 7 => 1,
+                    2 | 3 => 2,
+                    4..=6 => 4,
+                    8 | 10..=12 => 8,
+                    9 => 12,
+                    _ => return Err(self.corrupt(format!("{key} has unknown array type {item_ty}"))),
+                };
+                self.need(count.saturating_mul(min_size))?;
+                for _ in 0..count {
+                    self.value(item_ty, key)?;
+                }
+                MetaValue::Array(count)
+            }
+            10 => MetaValue::Int(self.u64()?.into()),
+            11 => MetaValue::Int(i64::from_le_bytes(self.array()?).into()),
+            12 => MetaValue::Float(f64::from_le_bytes(self.array()?)),
+            _ => return Err(self.corrupt(format!("{key} has unknown value type {ty}"))),
+        })
+    }
+
+    fn string(&mut self) -> Result<String, GgufError> {
+        let len = self.u64()?;
+        let bytes = self.bytes(len)?;
+        String::from_utf8(bytes).map_err(|_| self.corrupt("a metadata string is not UTF-8".into()))
+    }
+
+    fn u32(&mut self) -> Result<u32, GgufError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, GgufError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], GgufError> {
+        self.need(N as u64)?;
+        let mut buf = [0; N];
+        self.read_exact(&mut buf)?;
+        Ok(buf)
+    }
+
+    fn bytes(&mut self, n: u64) -> Result<Vec<u8>, GgufError> {
+        self.need(n)?;
+        let mut buf = vec![0; n as usize];
+        self.read_exact(&mut buf)?;
+        Ok(buf)
+    }
+
+    /// Fails unless `n` more bytes exist, before anything is allocated for them.
+    fn need(&self, n: u64) -> Result<(), GgufError> {
+        match self.pos.checked_add(n) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(GgufError::Truncated {
+                path: self.path.into(),
+                len: self.len,
+                needed: self.pos.saturating_add(n),
+            }),
+        }
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), GgufError> {
+        self.inner.read_exact(buf).map_err(|e| GgufError::Io {
+            path: self.path.into(),
+            reason: e.to_string(),
+        })?;
+        self.pos += buf.len() as u64;
+        Ok(())
+    }
+
+    fn corrupt(&self, detail: String) -> GgufError {
+        GgufError::Corrupt { path: self.path.into(), detail }
+    }
+}
+
+struct TensorInfo {
+    name: String,
+    offset: u64,
+    bytes: Option<u64>,
+}
+
+/// (elements per block, bytes per block) of each ggml tensor type, from ggml.h's type table.
+fn block_layout(ty: u32) -> Option<(u64, u64)> {
+    Some(match ty {
+        0 => (1, 4),        // F32
+        1 => (1, 2),        // F16
+        2 => (32, 18),      // Q4_0
+        3 => (32, 20),      // Q4_1
+        6 => (32, 22),      // Q5_0
+        7 => (32, 24),      // Q5_1
+        8 => (32, 34),      // Q8_0
+        9 => (32, 36),      // Q8_1
+        10 => (256, 84),    // Q2_K
+        11 => (256, 110),   // Q3_K
+        12 => (256, 144),   // Q4_K
+        13 => (256, 176),   // Q5_K
+        14 => (256, 210),   // Q6_K
+        15 => (256, 292),   // Q8_K
+        16 => (256, 66),    // IQ2_XXS
+        17 => (256, 74),    // IQ2_XS
+        18 => (256, 98),    // IQ3_XXS
+        19 => (256, 50),    // IQ1_S
+        20 => (32, 18),     // IQ4_NL
+        21 => (256, 110),   // IQ3_S
+        22 => (256, 82),    // IQ2_S
+        23 => (256, 136),   // IQ4_XS
+        24 => (1, 1),       // I8
+        25 => (1, 2),       // I16
+        26 => (1, 4),       // I32
+        27 => (1, 8),       // I64
+        28 => (1, 8),       // F64
+        29 => (256, 56),    // IQ1_M
+        30 => (1, 2),       // BF16
+        34 => (256, 54),    // TQ1_0
+        35 => (256, 66),    // TQ2_0
+        39 => (32, 17),     // MXFP4
+        _ => return None,
+    })
+}

@@ -1,0 +1,15 @@
+//! hearth-engine runs GGUF models in-process with llama.cpp (through llama-cpp-2).
+//!
+//! One dedicated OS thread owns the llama.cpp backend, the model and its context; [`Engine`] is a
+//! cheap, cloneable handle that sends it messages, each carrying its own reply channel. The engine
+//! implements [`hearth_core::ChatBackend`], so the chat flow does not know it is local.
+
+mod gguf;
+mod sampler;
+mod session;
+mod template;
+mod worker;
+
+pub use gguf::{GgufError, MetaValue, ValidatedGguf, validate};
+pub use template::{ChatTemplate, TemplateError};
+pub use worker::{Engine, EngineError, LoadParams};

@@ -1,0 +1,275 @@
+//! One model's chat session: renders, tokenizes, reuses the KV cache and generates a reply.
+
+use std::time::{Duration, Instant};
+
+use encoding_rs::{Decoder, UTF_8};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::token::LlamaToken;
+use tokio::sync::mpsc::UnboundedSender;
+
+use hearth_core::{
+    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats,
+};
+
+use crate::sampler;
+use crate::template::ChatTemplate;
+
+/// KV cache sequence used for the conversation.
+const SEQ: i32 = 0;
+
+pub struct Session<'m> {
+    model: &'m LlamaModel,
+    context: LlamaContext<'m>,
+    renderer: Renderer,
+    /// Tokens whose keys and values are in the KV cache for `SEQ`, in position order.
+    cached: Vec<LlamaToken>,
+    batch: LlamaBatch<'static>,
+    n_batch: usize,
+}
+
+enum Renderer {
+    Jinja(ChatTemplate, LlamaChatTemplate),
+    Builtin(LlamaChatTemplate),
+}
+
+impl<'m> Session<'m> {
+    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, n_batch: usize) -> Self {
+        Session {
+            model,
+            context,
+            renderer: renderer_for(model),
+            cached: Vec::new(),
+            batch: LlamaBatch::new(n_batch, 1),
+            n_batch,
+        }
+    }
+
+    /// Generates a reply, sending its events; always ends with `Finished` or `Failed`.
+    pub fn reply(&mut self, request: ReplyRequest, events: &UnboundedSender<GenEvent>) {
+        let last = match self.generate(&request, events) {
+            Ok((reason, stats)) => GenEvent::Finished { reason, stats },
+            Err(error) => GenEvent::Failed(error),
+        };
+        let _ = events.send(last);
+    }
+
+    fn generate(
+        &mut self,
+        request: &ReplyRequest,
+        events: &UnboundedSender<GenEvent>,
+    ) -> Result<(FinishReason, ReplyStats), BackendError> {
+        let started = Instant::now();
+        let prompt = self.render(&request.messages)?;
+        let tokens = self.tokenize(&prompt);
+        let n_ctx = self.context.n_ctx() as usize;
+        if tokens.len() >= n_ctx {
+            return Err(BackendError::ContextOverflow { tokens: tokens.len(), n_ctx: n_ctx as u32 });
+        }
+        let mut stats = ReplyStats {
+            prompt_tokens: tokens.len() as u32,
+            cached_tokens: self.reuse_prefix(&tokens) as u32,
+            ..ReplyStats::default()
+        };
+        let suffix = tokens[self.cached.len()..].to_vec();
+        if !self.prefill(&suffix, &request.cancel)? {
+            return Ok((FinishReason::Cancelled, stats));
+        }
+
+        let mut sampler = sampler::build(&request.sampling);
+        let mut text = Utf8Stream::new();
+        let mut first_token_at = None;
+        let vocab = self.model.vocab();
+        let reason = loop {
+            // `sample` also accepts the token into the sampler state; never `accept` again.
+            let token = sampler.sample(&self.context, self.batch.n_tokens() - 1);
+            first_token_at.get_or_insert_with(Instant::now);
+            if vocab.is_eog(token) {
+                break FinishReason::EndOfTurn;
+            }
+            stats.completion_tokens += 1;
+            let delta = text.push(&vocab.token_to_piece(token, false, None));
+            if !delta.is_empty() && events.send(GenEvent::Delta(delta)).is_err() {
+                break FinishReason::Cancelled; // Nobody is listening any more.
+            }
+            if stats.completion_tokens >= request.sampling.max_tokens
+                || self.cached.len() + 1 >= n_ctx
+            {
+                break FinishReason::Length;
+            }
+            if request.cancel.is_cancelled() {
+                break FinishReason::Cancelled;
+            }
+            self.decode(&[token], true)?;
+        };
+        let tail = text.finish();
+        if !tail.is_empty() {
+            let _ = events.send(GenEvent::Delta(tail));
+        }
+        if let Some(first) = first_token_at {
+            stats.ttft_ms = millis(first - started);
+            let decoding = first.elapsed().as_secs_f64();
+            if stats.completion_tokens > 1 && decoding > 0.0 {
+                stats.decode_tps = f64::from(stats.completion_tokens - 1) / decoding;
+            }
+        }
+        Ok((reason, stats))
+    }
+
+    fn render(&self, messages: &[ChatMessage]) -> Result<String, BackendError> {
+        if let Renderer::Jinja(jinja, _) = &self.renderer {
+            match jinja.render(messages) {
+                Ok(prompt) => return Ok(prompt),
+                Err(e) => tracing::warn!(error = %e, "Jinja chat template failed; using llama.cpp's"),
+            }
+        }
+        let builtin = match &self.renderer {
+            Renderer::Jinja(_, builtin) | Renderer::Builtin(builtin) => builtin,
+        };
+        let chat = messages
+            .iter()
+            .map(|m| LlamaChatMessage::new(m.role.as_str().into(), m.content.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BackendError::Engine(format!("a message cannot be sent to the model: {e}")))?;
+        self.model
+            .apply_chat_template(builtin, &chat, true)
+            .map_err(|e| BackendError::Engine(format!("the chat template failed: {e}")))
+    }
+
+    fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
+        let vocab = self.model.vocab();
+        // Templates usually write the BOS token themselves; adding another would shift the model.
+        let bos = special_text(self.model, vocab.bos());
+        let add_bos = vocab.should_add_bos() && (bos.is_empty() || !prompt.starts_with(&bos));
+        vocab.tokenize(prompt.as_bytes(), add_bos, true)
+    }
+
+    /// Keeps the longest cached prefix of `tokens` and drops the rest of the cache; returns its
+    /// length. At least one token is always left to decode, since sampling needs fresh logits.
+    fn reuse_prefix(&mut self, tokens: &[LlamaToken]) -> usize {
+        let mut keep = self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+        keep = keep.min(tokens.len().saturating_sub(1));
+        if keep < self.cached.len() {
+            if self.context.kv_cache_seq_rm(SEQ, Some(keep as u32), None).is_err() {
+                // Recurrent and hybrid models cannot drop a suffix; start over.
+                self.context.clear_kv_cache();
+                keep = 0;
+            }
+            self.cached.truncate(keep);
+        }
+        keep
+    }
+
+    /// Decodes `tokens` in chunks of the batch size. Returns false if cancelled between chunks.
+    fn prefill(&mut self, tokens: &[LlamaToken], cancel: &CancelFlag) -> Result<bool, BackendError> {
+        let chunks = tokens.chunks(self.n_batch);
+        let last = chunks.len().saturating_sub(1);
+        for (i, chunk) in tokens.chunks(self.n_batch).enumerate() {
+            if cancel.is_cancelled() {
+                return Ok(false);
+            }
+            self.decode(chunk, i == last)?;
+        }
+        Ok(true)
+    }
+
+    /// Decodes `tokens` at the next positions, asking for logits of the last one if `logits`.
+    fn decode(&mut self, tokens: &[LlamaToken], logits: bool) -> Result<(), BackendError> {
+        self.batch.clear();
+        let start = self.cached.len();
+        for (i, &token) in tokens.iter().enumerate() {
+            let want_logits = logits && i + 1 == tokens.len();
+            self.batch
+                .add(token, (start + i) as i32, &[SEQ], want_logits)
+                .map_err(|e| BackendError::Engine(e.to_string()))?;
+        }
+        if let Err(e) = self.context.decode(&mut self.batch) {
+            // The cache may now hold part of the batch; forget it all rather than guess.
+            self.context.clear_kv_cache();
+            self.cached.clear();
+            return Err(BackendError::Engine(format!("decoding failed: {e}")));
+        }
+        self.cached.extend_from_slice(tokens);
+        Ok(())
+    }
+}
+
+fn renderer_for(model: &LlamaModel) -> Renderer {
+    let fallback = || LlamaChatTemplate::new("chatml").expect("static name has no NUL");
+    let Ok(builtin) = model.chat_template(None) else {
+        tracing::info!("model has no chat template; using ChatML");
+        return Renderer::Builtin(fallback());
+    };
+    let source = builtin.to_string().unwrap_or_default();
+    let vocab = model.vocab();
+    let bos = special_text(model, vocab.bos());
+    let eos = special_text(model, vocab.eos());
+    match ChatTemplate::new(&source, &bos, &eos) {
+        Ok(jinja) => Renderer::Jinja(jinja, builtin),
+        Err(e) => {
+            tracing::warn!(error = %e, "chat template does not compile; using llama.cpp's renderer");
+            Renderer::Builtin(builtin)
+        }
+    }
+}
+
+fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
+    if token.0 < 0 {
+        return String::new();
+    }
+    String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Turns token bytes into text without ever splitting a multi-byte character.
+struct Utf8Stream {
+    decoder: Decoder,
+}
+
+impl Utf8Stream {
+    fn new() -> Self {
+        Utf8Stream { decoder: UTF_8.new_decoder_without_bom_handling() }
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.decode(bytes, false)
+    }
+
+    /// Flushes bytes held back at the end (an incomplete character becomes U+FFFD).
+    fn finish(&mut self) -> String {
+        self.decode(&[], true)
+    }
+
+    fn decode(&mut self, bytes: &[u8], last: bool) -> String {
+        let capacity = self.decoder.max_utf8_buffer_length(bytes.len()).unwrap_or(bytes.len() + 4);
+        let mut out = String::with_capacity(capacity);
+        let _ = self.decoder.decode_to_string(bytes, &mut out, last);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Stream;
+
+    #[test]
+    fn utf8_stream_holds_split_characters() {
+        let cases: &[(&[&[u8]], &[&str])] = &[
+            (&[b"ab", b"c"], &["ab", "c", ""]),
+            // "é" = C3 A9, "🔥" = F0 9F 94 A5 split over three pieces.
+            (&[b"\xC3", b"\xA9x"], &["", "éx", ""]),
+            (&[b"\xF0\x9F", b"\x94", b"\xA5!"], &["", "", "🔥!", ""]),
+            (&[b"\xF0\x9F"], &["", "\u{FFFD}"]),
+        ];
+        for (pieces, expected) in cases {
+            let mut s = Utf8Stream::new();
+            let mut got: Vec<String> = pieces.iter().map(|p| s.push(p)).collect();
+            got.push(s.finish());
+            assert_eq!(got, *expected, "{pieces:?}");
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The engine thread and its handle.
+
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::{LogOptions, send_logs_to_tracing};
+use tokio::sync::{mpsc as tokio_mpsc, oneshot};
+
+use hearth_core::{BackendError, ChatBackend, GenEvent, ModelInfo, ReplyRequest, ReplyStream};
+
+use crate::gguf::{GgufError, ValidatedGguf};
+use crate::session::Session;
+
+/// Context length used when the caller does not choose one (capped by the model's trained length).
+const DEFAULT_N_CTX: u32 = 4096;
+
+/// How a model is loaded. `None` means "pick a sensible default for this machine and model".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadParams {
+    pub n_ctx: Option<u32>,
+    pub n_threads: Option<u32>,
+    pub n_batch: u32,
+    /// Layers to offload to a GPU; `None` lets llama.cpp offload all it can.
+    pub n_gpu_layers: Option<u32>,
+}
+
+impl Default for LoadParams {
+    fn default() -> Self {
+        LoadParams { n_ctx: None, n_threads: None, n_batch: 512, n_gpu_layers: None }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    InvalidFile(#[from] GgufError),
+    #[error("llama.cpp could not load {path}: its architecture may be unsupported ({arch}) or memory may be short")]
+    Load { path: String, arch: String },
+    #[error("could not create a context of {n_ctx} tokens for {path}: lower the context length or free memory")]
+    Context { path: String, n_ctx: u32 },
+    #[error("the engine stopped unexpectedly; restart Hearth")]
+    Gone,
+}
+
+enum Request {
+    Load(LoadRequest),
+    Generate { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
+}
+
+struct LoadRequest {
+    file: ValidatedGguf,
+    params: LoadParams,
+    reply: oneshot::Sender<Result<ModelInfo, EngineError>>,
+}
+
+/// Handle to the engine thread. Cloning is cheap; the thread ends when the last handle is dropped.
+#[derive(Clone)]
+pub struct Engine {
+    requests: Sender<Request>,
+    loaded: Arc<Mutex<Option<ModelInfo>>>,
+}
+
+impl Engine {
+    pub fn spawn() -> Engine {
+        let (requests, inbox) = mpsc::channel();
+        let loaded = Arc::new(Mutex::new(None));
+        let worker_loaded = Arc::clone(&loaded);
+        thread::Builder::new()
+            .name("hearth-engine".into())
+            .spawn(move || run(inbox, worker_loaded))
+            .expect("cannot spawn the engine thread");
+        Engine { requests, loaded }
+    }
+
+    /// The model currently loaded, if any.
+    pub fn loaded(&self) -> Option<ModelInfo> {
+        self.loaded.lock().expect("engine state poisoned").clone()
+    }
+
+    /// Validates the file at `path` and loads it, replacing the current model.
+    pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
+        let path = path.to_path_buf();
+        let file = tokio::task::spawn_blocking(move || crate::gguf::validate(&path))
+            .await
+            .map_err(|_| EngineError::Gone)??;
+        self.load_validated(file, params).await
+    }
+
+    pub async fn load_validated(
+        &self,
+        file: ValidatedGguf,
+        params: LoadParams,
+    ) -> Result<ModelInfo, EngineError> {
+        let (reply, answer) = oneshot::channel();
+        self.requests
+            .send(Request::Load(LoadRequest { file, params, reply }))
+            .map_err(|_| EngineError::Gone)?;
+        answer.await.map_err(|_| EngineError::Gone)?
+    }
+}
+
+impl ChatBackend for Engine {
+    fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        let model = self.loaded().ok_or(BackendError::NoModel)?.name;
+        let (events, receiver) = tokio_mpsc::unbounded_channel();
+        self.requests
+            .send(Request::Generate { request, events })
+            .map_err(|_| BackendError::EngineGone)?;
+        Ok(ReplyStream { model, events: receiver })
+    }
+}
+
+/// What ended the service of one model.
+enum Next {
+    Load(LoadRequest),
+    Quit,
+}
+
+/// llama.cpp's backend is process-wide and can be initialised once; every engine shares it.
+fn llama_backend() -> Result<&'static LlamaBackend, String> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            send_logs_to_tracing(LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
+    let backend = match llama_backend() {
+        Ok(backend) => backend,
+        Err(e) => {
+            tracing::error!(error = %e, "llama.cpp backend failed to initialise");
+            return; // Every handle call now fails with EngineGone.
+        }
+    };
+    let mut pending = None;
+    loop {
+        let load = match pending.take() {
+            Some(load) => load,
+            None => match inbox.recv() {
+                Ok(Request::Load(load)) => load,
+                Ok(Request::Generate { events, .. }) => {
+                    let _ = events.send(GenEvent::Failed(BackendError::NoModel));
+                    continue;
+                }
+                Err(_) => return,
+            },
+        };
+        // The previous model was dropped when its service ended, so two never share memory.
+        *loaded.lock().expect("engine state poisoned") = None;
+        match serve(backend, load, &inbox, &loaded) {
+            Next::Load(next) => pending = Some(next),
+            Next::Quit => return,
+        }
+    }
+}
+
+/// Loads one model and answers requests with it until another load is asked for.
+fn serve(
+    backend: &LlamaBackend,
+    load: LoadRequest,
+    inbox: &Receiver<Request>,
+    loaded: &Mutex<Option<ModelInfo>>,
+) -> Next {
+    let LoadRequest { file, params, reply } = load;
+    let path = file.path.display().to_string();
+    let mut model_params = LlamaModelParams::default();
+    if let Some(layers) = params.n_gpu_layers {
+        model_params = model_params.with_n_gpu_layers(layers);
+    }
+    let model = match LlamaModel::load_from_file(backend, &file.path, &model_params) {
+        Ok(model) => model,
+        Err(e) => {
+            tracing::warn!(%path, error = %e, "model load failed");
+            let arch = file.architecture().unwrap_or("unknown").to_owned();
+            let _ = reply.send(Err(EngineError::Load { path, arch }));
+            return next_load(inbox);
+        }
+    };
+    let n_ctx = params.n_ctx.unwrap_or(DEFAULT_N_CTX.min(model.n_ctx_train().max(1)));
+    let threads = params.n_threads.unwrap_or_else(default_threads) as i32;
+    let context_params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(n_ctx))
+        .with_n_batch(params.n_batch)
+        .with_n_ubatch(params.n_batch)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    let context = match model.new_context(backend, context_params) {
+        Ok(context) => context,
+        Err(e) => {
+            tracing::warn!(%path, error = %e, "context creation failed");
+            let _ = reply.send(Err(EngineError::Context { path, n_ctx }));
+            return next_load(inbox);
+        }
+    };
+    let info = ModelInfo { name: display_name(&file), path, size_bytes: file.file_size };
+    tracing::info!(model = %info.name, n_ctx, threads, "model loaded");
+    *loaded.lock().expect("engine state poisoned") = Some(info.clone());
+    let _ = reply.send(Ok(info));
+
+    let mut session = Session::new(&model, context, params.n_batch as usize);
+    loop {
+        match inbox.recv() {
+            Ok(Request::Generate { request, events }) => session.reply(request, &events),
+            Ok(Request::Load(next)) => return Next::Load(next),
+            Err(_) => return Next::Quit,
+        }
+    }
+}
+
+/// With no model loaded, only a load request is useful; anything else fails at once.
+fn next_load(inbox: &Receiver<Request>) -> Next {
+    loop {
+        match inbox.recv() {
+            Ok(Request::Load(next)) => return Next::Load(next),
+            Ok(Request::Generate { events, .. }) => {
+                let _ = events.send(GenEvent::Failed(BackendError::NoModel));
+            }
+            Err(_) => return Next::Quit,
+        }
+    }
+}
+
+fn default_threads() -> u32 {
+    thread::available_parallelism().map_or(4, |n| n.get() as u32)
+}
+
+/// The file name without extension: it names the quantization too, unlike `general.name`.
+fn display_name(file: &ValidatedGguf) -> String {
+    file.path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .or_else(|| file.str("general.name").map(str::to_owned))
+        .unwrap_or_else(|| "model".into())
+}
