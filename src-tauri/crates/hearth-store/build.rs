@@ -1,0 +1,4 @@
+// sqlx::migrate! embeds the migrations: rebuild when they change.
+fn main() {
+    println!("cargo:rerun-if-changed=../../../migrations");
+}

@@ -1,0 +1,114 @@
+//! The store on real SQLite files.
+
+use hearth_core::{MessageStatus, ReplyStats, Role};
+use hearth_store::{Store, StoreError};
+
+async fn open(dir: &tempfile::TempDir) -> Store {
+    Store::open(&dir.path().join("hearth.db")).await.expect("store opens")
+}
+
+#[tokio::test]
+async fn migrations_run_on_a_real_file_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    assert_eq!(store.journal_mode().await.unwrap(), "wal");
+    assert!(dir.path().join("hearth.db").exists());
+    store.close().await;
+    // Reopening an up-to-date file runs nothing and keeps working.
+    let store = open(&dir).await;
+    assert!(store.list_chats().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn chats_are_titled_and_listed_by_activity() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let first = store.create_chat().await.unwrap();
+    let second = store.create_chat().await.unwrap();
+    assert_eq!(first.title, "");
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await; // Activity times are in ms.
+    store.add_message(first.id, Role::User, "Plan a trip\nto Lyon", MessageStatus::Complete, None).await.unwrap();
+    store.add_message(first.id, Role::User, "Another question", MessageStatus::Complete, None).await.unwrap();
+    let chats = store.list_chats().await.unwrap();
+    assert_eq!(chats.iter().map(|c| c.id).collect::<Vec<_>>(), [first.id, second.id]);
+    assert_eq!(chats[0].title, "Plan a trip");
+    let messages = store.chat_messages(first.id).await.unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0].content, "Plan a trip\nto Lyon");
+}
+
+#[tokio::test]
+async fn missing_chats_and_messages_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    assert!(matches!(store.chat_messages(99).await, Err(StoreError::ChatNotFound(99))));
+    assert!(matches!(
+        store.add_message(99, Role::User, "x", MessageStatus::Complete, None).await,
+        Err(StoreError::ChatNotFound(99))
+    ));
+    assert!(matches!(
+        store.save_reply(7, "x", MessageStatus::Complete, None).await,
+        Err(StoreError::MessageNotFound(7))
+    ));
+}
+
+#[tokio::test]
+async fn a_reply_cut_off_mid_stream_is_found_partial_and_interrupted_after_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let chat = store.create_chat().await.unwrap();
+    let user = store.add_message(chat.id, Role::User, "Tell me a story", MessageStatus::Complete, None).await.unwrap();
+    let reply = store
+        .add_message(chat.id, Role::Assistant, "", MessageStatus::Streaming, Some("SmolLM2"))
+        .await
+        .unwrap();
+    store.save_reply(reply.id, "Once upon a", MessageStatus::Streaming, None).await.unwrap();
+    // The app dies here: the reply is never finished.
+    drop(store);
+
+    let store = open(&dir).await;
+    let messages = store.chat_messages(chat.id).await.unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0], user);
+    assert_eq!(messages[1].content, "Once upon a");
+    assert_eq!(messages[1].status, MessageStatus::Interrupted);
+    assert_eq!(messages[1].model.as_deref(), Some("SmolLM2"));
+
+    let stats = ReplyStats { prompt_tokens: 10, completion_tokens: 3, ..ReplyStats::default() };
+    let done = store.save_reply(reply.id, "Once upon a time", MessageStatus::Complete, Some(&stats)).await.unwrap();
+    assert_eq!(done.stats, Some(stats));
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_hearth_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    store.close().await;
+    let path = dir.path().join("hearth.db");
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display())).await.unwrap();
+        sqlx::query("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (9999, 'future', 1, x'00', 0)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    match Store::open(&path).await {
+        Err(e @ StoreError::NewerSchema { version: 9999, .. }) => assert!(e.to_string().contains("newer Hearth")),
+        Err(other) => panic!("unexpected error {other}"),
+        Ok(_) => panic!("a newer schema must be refused"),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[tokio::test]
+async fn settings_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    assert_eq!(store.setting("active_model").await.unwrap(), None);
+    store.set_setting("active_model", "/a.gguf").await.unwrap();
+    store.set_setting("active_model", "/b.gguf").await.unwrap();
+    assert_eq!(store.setting("active_model").await.unwrap().as_deref(), Some("/b.gguf"));
+}
