@@ -1,0 +1,12 @@
+# The two commands (see README.md):
+#   make run    install what is missing, fetch the default model, build and launch Hearth
+#   make test   run every test: Rust (real model, real SQLite), UI in Chromium, real app end to end
+.PHONY: run test setup
+
+run:
+	scripts/setup.sh run
+	scripts/run.sh
+
+test:
+	scripts/setup.sh test
+	scripts/test.sh

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what Hearth needs and is missing on a Debian/Ubuntu machine. Idempotent.
+#   scripts/setup.sh run    packages, JS deps, the default model in the app's data dir
+#   scripts/setup.sh test   the same plus test tools (tauri-driver, Chromium); model in target/test-data
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-run}"
+
+packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
+          cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
+if [ "$mode" = test ]; then
+  packages+=(xvfb xauth webkit2gtk-driver chromium imagemagick)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  # A tool that is already on PATH (e.g. node from elsewhere) counts as present.
+  case "$p" in
+    nodejs) command -v node >/dev/null && continue ;;
+    npm) command -v npm >/dev/null && continue ;;
+    python3) command -v python3 >/dev/null && continue ;;
+    python3-pip) python3 -m pip --version >/dev/null 2>&1 && continue ;;
+  esac
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v cargo >/dev/null || { echo "error: Rust is missing: install it from https://rustup.rs and run again" >&2; exit 1; }
+
+# JS dependencies, exactly as locked.
+if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+  npm ci --prefix ui --no-audit --no-fund
+fi
+
+if [ "$mode" = test ]; then
+  scripts/fetch-model.sh target/test-data
+  if ! command -v tauri-driver >/dev/null; then
+    cargo install tauri-driver --locked --version 2.1.0
+  fi
+else
+  scripts/fetch-model.sh
+fi

@@ -1,0 +1,39 @@
+//! TypeScript types for the window, generated from the Rust types above. The committed copy is
+//! ui/src/ipc/bindings.ts; a test fails when it is stale (`UPDATE_BINDINGS=1` rewrites it).
+
+use ts_rs::{Config, TS};
+
+use hearth_core::{ChatSummary, MessageStatus, ModelInfo, ReplyStats, Role, StoredMessage};
+
+use super::{ChatEvent, FailedReply, IpcError, IpcErrorKind, MessageSaved, ReplyStarted, TextDelta};
+
+/// The full text of ui/src/ipc/bindings.ts.
+pub fn typescript_bindings() -> String {
+    let cfg = Config::new().with_large_int("number");
+    let decls = [
+        Role::decl(&cfg),
+        MessageStatus::decl(&cfg),
+        ReplyStats::decl(&cfg),
+        ChatSummary::decl(&cfg),
+        StoredMessage::decl(&cfg),
+        ModelInfo::decl(&cfg),
+        IpcErrorKind::decl(&cfg),
+        IpcError::decl(&cfg),
+        MessageSaved::decl(&cfg),
+        ReplyStarted::decl(&cfg),
+        TextDelta::decl(&cfg),
+        FailedReply::decl(&cfg),
+        ChatEvent::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from the Rust types by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\n",
+    );
+    for decl in decls {
+        out.push_str("export ");
+        out.push_str(&decl);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}

@@ -1,0 +1,79 @@
+//! Picks and loads the model at start: the one the user chose last, else the default model,
+//! else any GGUF file in the models folder.
+
+use std::path::{Path, PathBuf};
+
+use hearth_engine::LoadParams;
+
+use crate::AppState;
+
+/// The model scripts/fetch-model.sh installs.
+pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// Settings key holding the path of the selected model.
+pub const ACTIVE_MODEL_KEY: &str = "active_model";
+
+pub fn load_default_model(state: &AppState) {
+    let engine = state.engine.clone();
+    let store = state.store.clone();
+    let models_dir = state.paths.models_dir.clone();
+    let settle = state.settle_model.clone();
+    tauri::async_runtime::spawn(async move {
+        let chosen = store.setting(ACTIVE_MODEL_KEY).await.ok().flatten().map(PathBuf::from);
+        match pick_model(chosen, &models_dir) {
+            None => tracing::warn!(
+                dir = %models_dir.display(),
+                "no model found; run scripts/fetch-model.sh or put a .gguf file in the models folder"
+            ),
+            Some(path) => match engine.load(&path, LoadParams::default()).await {
+                Ok(info) => {
+                    if let Err(e) = store.set_setting(ACTIVE_MODEL_KEY, &info.path).await {
+                        tracing::warn!(error = %e, "could not remember the selected model");
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "the model could not be loaded"),
+            },
+        }
+        let _ = settle.send(true);
+    });
+}
+
+fn pick_model(chosen: Option<PathBuf>, models_dir: &Path) -> Option<PathBuf> {
+    if let Some(path) = chosen.filter(|p| p.is_file()) {
+        return Some(path);
+    }
+    let default = models_dir.join(DEFAULT_MODEL_FILE);
+    if default.is_file() {
+        return Some(default);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(models_dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "gguf") && p.is_file())
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_chosen_then_the_default_then_any_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let models = dir.path();
+        let touch = |name: &str| {
+            let p = models.join(name);
+            std::fs::write(&p, b"x").unwrap();
+            p
+        };
+        assert_eq!(pick_model(None, models), None);
+        let other = touch("b-other.gguf");
+        touch("notes.txt");
+        assert_eq!(pick_model(None, models), Some(other.clone()));
+        let default = touch(DEFAULT_MODEL_FILE);
+        assert_eq!(pick_model(None, models), Some(default.clone()));
+        assert_eq!(pick_model(Some(other.clone()), models), Some(other));
+        assert_eq!(pick_model(Some(models.join("gone.gguf")), models), Some(default));
+    }
+}

@@ -1,0 +1,36 @@
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use hearth_core::ChatService;
+use hearth_engine::Engine;
+use hearth_store::Store;
+
+use crate::AppPaths;
+
+/// Everything the commands need, managed by Tauri.
+pub struct AppState {
+    pub paths: AppPaths,
+    pub chat: ChatService<Engine, Store>,
+    pub engine: Engine,
+    pub store: Store,
+    /// True once the start-up model load has finished (whatever its outcome).
+    model_settled: watch::Receiver<bool>,
+    pub(crate) settle_model: watch::Sender<bool>,
+}
+
+impl AppState {
+    pub async fn open(paths: AppPaths) -> Result<AppState, hearth_store::StoreError> {
+        let store = Store::open(&paths.database).await?;
+        let engine = Engine::spawn();
+        let chat = ChatService::new(Arc::new(engine.clone()), Arc::new(store.clone()));
+        let (settle_model, model_settled) = watch::channel(false);
+        Ok(AppState { paths, chat, engine, store, model_settled, settle_model })
+    }
+
+    /// Waits until the start-up model load is over, so the first message does not race it.
+    pub async fn model_settled(&self) {
+        let mut settled = self.model_settled.clone();
+        let _ = settled.wait_for(|done| *done).await;
+    }
+}

@@ -1,0 +1,132 @@
+//! The app wired together on Tauri's mock runtime, with the real engine, the real model and a
+//! real SQLite file: commands answer through IPC, and a reply streams over a Channel.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+use tauri::{Manager, WebviewWindow, WebviewWindowBuilder};
+
+use hearth_app::AppState;
+use hearth_app::ipc::chat::{send_message, stop_generation};
+
+fn model_path() -> PathBuf {
+    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    });
+    assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
+    std::fs::canonicalize(path).unwrap()
+}
+
+fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
+}
+
+/// A Channel that records every event it is sent.
+fn recording_channel() -> (Channel<hearth_app::ipc::ChatEvent>, Arc<Mutex<Vec<Value>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let channel = Channel::new(move |body| {
+        let value = match body {
+            InvokeResponseBody::Json(json) => serde_json::from_str(&json).unwrap(),
+            InvokeResponseBody::Raw(_) => panic!("chat events are JSON"),
+        };
+        sink.lock().unwrap().push(value);
+        Ok(())
+    });
+    (channel, events)
+}
+
+fn names(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["event"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn chat_through_ipc_with_the_real_model() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("models")).unwrap();
+    std::os::unix::fs::symlink(model_path(), data.path().join("models/SmolLM2-135M-Instruct.Q4_1.gguf")).unwrap();
+    // SAFETY of set_var: this is the only test in this binary, set before any thread reads it.
+    unsafe { std::env::set_var("HEARTH_DATA_DIR", data.path()) };
+
+    let app = hearth_app::app_builder(mock_builder()).build(hearth_app::context()).expect("app builds");
+    hearth_app::init(app.handle()).expect("app initialises");
+    let window = match app.get_webview_window("main") {
+        Some(w) => w,
+        None => WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap(),
+    };
+
+    let model = invoke(&window, "active_model", json!({})).unwrap();
+    assert_eq!(model["name"], "SmolLM2-135M-Instruct.Q4_1");
+    let chat = invoke(&window, "create_chat", json!({})).unwrap();
+    let chat_id = chat["id"].as_i64().unwrap();
+    assert_eq!(invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len(), 1);
+    let missing = invoke(&window, "list_messages", json!({ "chatId": 4242 })).unwrap_err();
+    assert_eq!(missing["kind"], "notFound");
+    // Commands outside the app's capability are refused.
+    assert!(invoke(&window, "plugin:fs|read_file", json!({ "path": "/etc/passwd" })).is_err());
+
+    // A full reply streams over the Channel and is saved.
+    let state = app.state::<AppState>();
+    let (channel, events) = recording_channel();
+    tauri::async_runtime::block_on(send_message(chat_id, "What is the capital of France?".into(), channel, state.clone()))
+        .expect("the turn runs");
+    let events = events.lock().unwrap().clone();
+    let kinds = names(&events);
+    assert_eq!(kinds[..2], ["userSaved", "replyStarted"]);
+    assert_eq!(*kinds.last().unwrap(), "finished", "{events:?}");
+    let streamed: String = events.iter().filter(|e| e["event"] == "delta").map(|e| e["data"]["text"].as_str().unwrap()).collect();
+    let reply = &events.last().unwrap()["data"]["message"];
+    assert_eq!(reply["content"], streamed.as_str());
+    assert_eq!(reply["status"], "complete");
+    assert_eq!(reply["model"], "SmolLM2-135M-Instruct.Q4_1");
+    assert!(reply["stats"]["completionTokens"].as_u64().unwrap() > 0);
+
+    let saved = invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap();
+    let saved = saved.as_array().unwrap();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(saved[0]["content"], "What is the capital of France?");
+    assert_eq!(saved[1]["content"], streamed.as_str());
+    let titled = invoke(&window, "list_chats", json!({})).unwrap();
+    assert_eq!(titled[0]["title"], "What is the capital of France?");
+
+    // Stop ends a long reply early; what was generated is kept, marked stopped.
+    let (channel, events) = recording_channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !events.lock().unwrap().iter().any(|e| e["event"] == "delta") {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            stop_generation(chat_id, state.clone());
+        });
+        tauri::async_runtime::block_on(send_message(
+            chat_id,
+            "Write a very long story about a dragon.".into(),
+            channel,
+            state.clone(),
+        ))
+        .unwrap();
+    });
+    let events = events.lock().unwrap();
+    let stopped = &events.last().unwrap()["data"]["message"];
+    assert_eq!(stopped["status"], "stopped", "{events:?}");
+    assert!(stopped["stats"]["completionTokens"].as_u64().unwrap() < 100);
+
+    // An empty message is rejected with words, before anything is saved.
+    let (channel, _) = recording_channel();
+    let err = tauri::async_runtime::block_on(send_message(chat_id, "  ".into(), channel, state.clone())).unwrap_err();
+    assert_eq!(err.kind, hearth_app::ipc::IpcErrorKind::InvalidInput);
+    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 4);
+}

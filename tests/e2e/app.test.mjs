@@ -1,0 +1,72 @@
+// End to end: the real Hearth binary in a real WebKit webview with the real SmolLM2 model and a
+// fresh data dir. Sends a message, sees the streamed reply, restarts the app, finds it again.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import { KEYS, Session, startDriver } from "./webdriver.mjs";
+
+const app = process.env.HEARTH_APP_BINARY;
+const model = process.env.HEARTH_TEST_MODEL;
+const out = path.join(import.meta.dirname, "output");
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-"));
+let driver;
+
+before(async () => {
+  assert.ok(app && fs.existsSync(app), `HEARTH_APP_BINARY (${app}) must be the built app`);
+  assert.ok(model && fs.existsSync(model), `HEARTH_TEST_MODEL (${model}) must exist`);
+  fs.mkdirSync(out, { recursive: true });
+  fs.mkdirSync(path.join(dataDir, "models"));
+  fs.symlinkSync(model, path.join(dataDir, "models", path.basename(model)));
+  driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
+});
+
+after(() => {
+  driver?.driver.kill();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function shot(session, name) {
+  fs.writeFileSync(path.join(out, `${name}.png`), await session.screenshot());
+}
+
+const nonEmpty = (text) => text.trim().length > 0;
+
+test("send a message to the real model, see the reply, find it after a restart", async () => {
+  let session = await Session.open(driver.base, app);
+  let reply;
+  try {
+    await session.waitFor('[data-testid="model-name"]', { accept: (t) => t.includes("SmolLM2") });
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    const composer = await session.waitFor('[data-testid="composer"]');
+    await session.type(composer, "What is the capital of France?");
+    await session.type(composer, KEYS.enter);
+
+    await session.waitFor('[data-testid="message"][data-role="user"]', {
+      accept: (t) => t.includes("capital of France"),
+    });
+    const done = await session.waitFor('[data-testid="message"][data-role="assistant"][data-status="complete"]', {
+      accept: nonEmpty,
+    });
+    reply = (await session.text(done)).trim();
+    assert.match(reply, /\w/);
+    await shot(session, "01-reply");
+  } finally {
+    await session.close();
+  }
+
+  // Restart: the chat and both messages come back from SQLite.
+  session = await Session.open(driver.base, app);
+  try {
+    await session.click(await session.waitFor('[data-testid="chat-item"]', { accept: (t) => t.includes("capital of France") }));
+    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("capital of France") });
+    const again = await session.waitFor('[data-testid="message"][data-role="assistant"]', { accept: nonEmpty });
+    const restored = (await session.text(again)).trim();
+    assert.equal(restored.slice(0, 20), reply.slice(0, 20));
+    await shot(session, "02-after-restart");
+  } finally {
+    await session.close();
+  }
+});

@@ -1,0 +1,96 @@
+// A minimal W3C WebDriver client over fetch, enough to drive the real Hearth window through
+// tauri-driver (which forwards to WebKitWebDriver).
+import { spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+
+export async function startDriver(port, env) {
+  const driver = spawn("tauri-driver", ["--port", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await fetch(`${base}/status`);
+      if (res.ok) return { driver, base };
+    } catch {}
+    await sleep(100);
+  }
+  driver.kill();
+  throw new Error("tauri-driver did not start");
+}
+
+export class Session {
+  static async open(base, application) {
+    const res = await call(base, "POST", "/session", {
+      capabilities: { alwaysMatch: { "tauri:options": { application } } },
+    });
+    return new Session(base, res.sessionId);
+  }
+
+  constructor(base, id) {
+    this.base = base;
+    this.id = id;
+  }
+
+  cmd(method, path, body) {
+    return call(this.base, method, `/session/${this.id}${path}`, body);
+  }
+
+  async findAll(css) {
+    const found = await this.cmd("POST", "/elements", { using: "css selector", value: css });
+    return found.map((e) => e[ELEMENT]);
+  }
+
+  /** Waits until `css` matches an element for which `accept(text)` holds; returns its id. */
+  async waitFor(css, { timeoutMs = 60000, accept = () => true } = {}) {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      for (const id of await this.findAll(css)) {
+        last = await this.text(id);
+        if (accept(last)) return id;
+      }
+      await sleep(100);
+    }
+    throw new Error(`timed out waiting for ${css} (last text: ${JSON.stringify(last)})`);
+  }
+
+  text(id) {
+    return this.cmd("GET", `/element/${id}/text`);
+  }
+
+  attribute(id, name) {
+    return this.cmd("GET", `/element/${id}/attribute/${name}`);
+  }
+
+  click(id) {
+    return this.cmd("POST", `/element/${id}/click`, {});
+  }
+
+  type(id, text) {
+    return this.cmd("POST", `/element/${id}/value`, { text });
+  }
+
+  async screenshot() {
+    return Buffer.from(await this.cmd("GET", "/screenshot"), "base64");
+  }
+
+  close() {
+    return call(this.base, "DELETE", `/session/${this.id}`);
+  }
+}
+
+export const KEYS = { enter: "\uE007" };
+
+async function call(base, method, path, body) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok || (json.value && json.value.error)) {
+    throw new Error(`${method} ${path}: ${JSON.stringify(json.value ?? json)}`);
+  }
+  return json.value ?? json;
+}

@@ -1,0 +1,87 @@
+import type { MessageStatus, ReplyStats } from '../ipc/bindings';
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function formatMs(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '–';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+/** One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms". */
+export function formatStats(stats: ReplyStats | null | undefined): string {
+  if (!stats) return '';
+  const parts = [plural(stats.completionTokens, 'token')];
+  if (Number.isFinite(stats.decodeTps) && stats.decodeTps > 0) parts.push(`${stats.decodeTps.toFixed(1)} tok/s`);
+  parts.push(`TTFT ${formatMs(stats.ttftMs)}`);
+  return parts.join(' · ');
+}
+
+/** Longer description for a tooltip: prompt size and cache reuse. */
+export function formatStatsDetail(stats: ReplyStats | null | undefined): string {
+  if (!stats) return '';
+  const cached = stats.cachedTokens > 0 ? ` (${stats.cachedTokens} cached)` : '';
+  return `Prompt: ${plural(stats.promptTokens, 'token')}${cached} · Reply: ${plural(stats.completionTokens, 'token')}`;
+}
+
+/** Small label shown on messages that did not complete normally; null when none. */
+export function statusLabel(status: MessageStatus): string | null {
+  switch (status) {
+    case 'stopped':
+      return 'Stopped';
+    case 'interrupted':
+      return 'Interrupted';
+    case 'failed':
+      return 'Failed';
+    default:
+      return null;
+  }
+}
+
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes <= 0) return '';
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/**
+ * Turn anything a rejected invoke (or a failed event) can carry into words for the user.
+ * IPC errors are `{ kind, message }` objects; never show a raw object.
+ */
+export function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error.trim() || 'Something went wrong.';
+  if (error instanceof Error) return error.message || 'Something went wrong.';
+  if (error && typeof error === 'object') {
+    const message = (error as { message?: unknown }).message;
+    if (typeof message === 'string' && message.trim()) return message.trim();
+    const kind = (error as { kind?: unknown }).kind;
+    if (typeof kind === 'string') return KIND_FALLBACK[kind] ?? 'Something went wrong.';
+  }
+  return 'Something went wrong.';
+}
+
+const KIND_FALLBACK: Record<string, string> = {
+  notFound: 'That item no longer exists.',
+  invalidInput: 'The request was not valid.',
+  noModel: 'No model is loaded.',
+  busy: 'A reply is already being generated.',
+  engine: 'The model failed to generate a reply.',
+  store: 'Could not read or write the chat history.',
+};
+
+/** Sidebar/header title for a chat; the backend titles a chat from its first user message. */
+export function chatTitle(title: string | null | undefined): string {
+  const t = (title ?? '').trim();
+  return t || 'New chat';
+}
+
+/** Shown next to "No model loaded". */
+export const NO_MODEL_HINT = 'Load a GGUF model to start chatting.';

@@ -1,0 +1,293 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from '../../src/ipc/bindings';
+import type { HearthApi } from '../../src/ipc/client';
+import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
+import { manualFrames } from './helpers';
+
+const MODEL: ModelInfo = { name: 'Tiny-1B-Q4_K_M', path: '/models/tiny.gguf', sizeBytes: 700_000_000 };
+
+function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' | 'role'>): StoredMessage {
+  return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, ...over };
+}
+
+/** An in-memory backend whose send_message is driven step by step by the test. */
+function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, StoredMessage[]>; model?: ModelInfo | null } = {}) {
+  const chats = opts.chats ?? [];
+  const messages = opts.messages ?? {};
+  let nextChat = 100;
+  type PendingSend = { chatId: number; content: string; emit: (e: ChatEvent) => void; resolve: () => void; reject: (e: unknown) => void };
+  let pending: PendingSend | null = null;
+  const api: HearthApi = {
+    listChats: vi.fn(async () => chats.map((c) => ({ ...c }))),
+    createChat: vi.fn(async () => {
+      const chat = { id: nextChat++, title: '', updatedAt: Date.now() };
+      chats.unshift(chat);
+      return { ...chat };
+    }),
+    listMessages: vi.fn(async (chatId: number) => structuredClone(messages[chatId] ?? [])),
+    sendMessage: vi.fn(
+      (chatId: number, content: string, emit: (e: ChatEvent) => void) =>
+        new Promise<null>((resolve, reject) => {
+          pending = { chatId, content, emit, resolve: () => resolve(null), reject };
+        }),
+    ),
+    stopGeneration: vi.fn(async () => null),
+    activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
+  };
+  return {
+    api,
+    messages,
+    get send(): PendingSend {
+      if (!pending) throw new Error('send_message was not called');
+      return pending;
+    },
+  };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+const ev = {
+  userSaved: (m: StoredMessage): ChatEvent => ({ event: 'userSaved', data: { message: m } }),
+  replyStarted: (messageId: number, model = MODEL.name): ChatEvent => ({ event: 'replyStarted', data: { messageId, model } }),
+  delta: (text: string): ChatEvent => ({ event: 'delta', data: { text } }),
+  finished: (m: StoredMessage): ChatEvent => ({ event: 'finished', data: { message: m } }),
+  failed: (message: string, m: StoredMessage | null = null): ChatEvent => ({
+    event: 'failed',
+    data: { error: { kind: 'engine', message }, message: m },
+  }),
+};
+
+async function setup(opts: Parameters<typeof fakeBackend>[0] = {}) {
+  const backend = fakeBackend(opts);
+  const clock = manualFrames();
+  const store = new ChatStore(backend.api, clock.frames);
+  await store.init();
+  return { backend, clock, store };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('ChatStore', () => {
+  it('loads chats and the model, and opens the most recent chat', async () => {
+    const { store, backend } = await setup({
+      chats: [{ id: 2, title: 'Latest', updatedAt: 2 }, { id: 1, title: 'Older', updatedAt: 1 }],
+      messages: { 2: [msg({ id: 5, chatId: 2, role: 'user', content: 'hi' })] },
+    });
+    expect(store.ready).toBe(true);
+    expect(store.model?.name).toBe(MODEL.name);
+    expect(store.activeChatId).toBe(2);
+    expect(store.activeChat?.title).toBe('Latest');
+    expect(store.messages.map((m) => m.content)).toEqual(['hi']);
+    expect(backend.api.listMessages).toHaveBeenCalledWith(2);
+  });
+
+  it('reports load errors in words', async () => {
+    const backend = fakeBackend();
+    backend.api.listChats = vi.fn(async () => Promise.reject({ kind: 'store', message: 'Database is locked' }));
+    const store = new ChatStore(backend.api, manualFrames().frames);
+    await store.init();
+    expect(store.error).toBe('Database is locked');
+    expect(store.ready).toBe(true);
+  });
+
+  it('streams a reply, batching deltas per frame', async () => {
+    const { store, backend, clock } = await setup();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = '  Hello there \n';
+    const sending = store.send();
+    await settle();
+    expect(backend.api.sendMessage).toHaveBeenCalledWith(chatId, 'Hello there', expect.any(Function));
+    expect(store.draft).toBe('');
+    expect(store.generatingHere).toBe(true);
+    expect(store.canSend).toBe(false);
+
+    const { emit, resolve } = backend.send;
+    emit(ev.userSaved(msg({ id: 1, chatId, role: 'user', content: 'Hello there' })));
+    emit(ev.replyStarted(2));
+    expect(store.messages.map((m) => [m.role, m.status])).toEqual([['user', 'complete'], ['assistant', 'streaming']]);
+    expect(store.messages[1].model).toBe(MODEL.name);
+
+    emit(ev.delta('Hi'));
+    emit(ev.delta(', '));
+    expect(store.messages[1].content).toBe(''); // nothing rendered before the frame
+    expect(clock.scheduled).toBe(1);
+    clock.tick();
+    expect(store.messages[1].content).toBe('Hi, ');
+    emit(ev.delta('friend'));
+    emit(ev.delta('!')); // still pending when the reply finishes
+    const stats = { promptTokens: 9, cachedTokens: 0, completionTokens: 4, ttftMs: 50, decodeTps: 40 };
+    emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Hi, friend!', stats })));
+    resolve();
+    await expect(sending).resolves.toBe(true);
+
+    expect(store.messages[1]).toMatchObject({ content: 'Hi, friend!', status: 'complete', stats });
+    expect(store.generating).toBeNull();
+    clock.tick(); // a stale frame must not append anything
+    expect(store.messages[1].content).toBe('Hi, friend!');
+  });
+
+  it('creates a chat when sending without one', async () => {
+    const { store, backend } = await setup();
+    expect(store.activeChatId).toBeNull();
+    store.draft = 'first';
+    void store.send();
+    await settle();
+    expect(backend.api.createChat).toHaveBeenCalledTimes(1);
+    expect(store.activeChatId).toBe(100);
+    expect(backend.send.chatId).toBe(100);
+  });
+
+  it('does not send while a reply is being generated, or an empty draft', async () => {
+    const { store, backend } = await setup();
+    await store.newChat();
+    store.draft = '   ';
+    expect(await store.send()).toBe(false);
+    store.draft = 'one';
+    void store.send();
+    await settle();
+    store.draft = 'two';
+    expect(store.canSend).toBe(false);
+    expect(await store.send()).toBe(false);
+    expect(backend.api.sendMessage).toHaveBeenCalledTimes(1);
+  });
+
+  it('shows a failed event as an error and drops the empty placeholder', async () => {
+    const { store, backend } = await setup();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'hi';
+    const sending = store.send();
+    await settle();
+    backend.send.emit(ev.userSaved(msg({ id: 1, chatId, role: 'user', content: 'hi' })));
+    backend.send.emit(ev.replyStarted(2));
+    backend.send.emit(ev.failed('The model crashed'));
+    backend.send.resolve();
+    await sending;
+    expect(store.error).toBe('The model crashed');
+    expect(store.messages.map((m) => m.id)).toEqual([1]);
+    expect(store.generating).toBeNull();
+  });
+
+  it('keeps a failed message returned with the failed event', async () => {
+    const { store, backend } = await setup();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'hi';
+    void store.send();
+    await settle();
+    backend.send.emit(ev.replyStarted(2));
+    backend.send.emit(ev.delta('partial'));
+    backend.send.emit(ev.failed('Out of memory', msg({ id: 2, chatId, role: 'assistant', content: 'partial', status: 'failed' })));
+    expect(store.messages.at(-1)).toMatchObject({ id: 2, status: 'failed', content: 'partial' });
+  });
+
+  it('restores the draft when the call is rejected before anything was saved', async () => {
+    const { store, backend } = await setup();
+    await store.newChat();
+    store.draft = 'keep me';
+    const sending = store.send();
+    await settle();
+    backend.send.reject({ kind: 'noModel', message: 'No model is loaded' });
+    await expect(sending).resolves.toBe(false);
+    expect(store.error).toBe('No model is loaded');
+    expect(store.draft).toBe('keep me');
+    expect(store.generating).toBeNull();
+  });
+
+  it('stop asks the backend to stop the generating chat', async () => {
+    const { store, backend } = await setup();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'long story please';
+    const sending = store.send();
+    await settle();
+    backend.send.emit(ev.replyStarted(2));
+    await store.stop();
+    expect(backend.api.stopGeneration).toHaveBeenCalledWith(chatId);
+    expect(store.generating?.stopping).toBe(true);
+    await store.stop(); // a second click is ignored
+    expect(backend.api.stopGeneration).toHaveBeenCalledTimes(1);
+    backend.send.emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Once', status: 'stopped' })));
+    backend.send.resolve();
+    await sending;
+    expect(store.messages.at(-1)?.status).toBe('stopped');
+    expect(store.generating).toBeNull();
+  });
+
+  it('puts live text back after switching away from the streaming chat and back', async () => {
+    const { store, backend, clock } = await setup({
+      chats: [{ id: 1, title: 'Other', updatedAt: 1 }],
+      messages: { 1: [msg({ id: 50, chatId: 1, role: 'user', content: 'old' })] },
+    });
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'hi';
+    void store.send();
+    await settle();
+    backend.send.emit(ev.userSaved(msg({ id: 60, chatId, role: 'user', content: 'hi' })));
+    backend.send.emit(ev.replyStarted(61));
+    backend.send.emit(ev.delta('abc'));
+    clock.tick();
+
+    await store.selectChat(1);
+    expect(store.messages.map((m) => m.content)).toEqual(['old']);
+    expect(store.generatingHere).toBe(false);
+    backend.send.emit(ev.delta('def'));
+    clock.tick();
+    expect(store.messages.map((m) => m.content)).toEqual(['old']); // other chat untouched
+
+    // The backend has persisted only the user message (or an empty streaming row) so far.
+    backend.messages[chatId] = [msg({ id: 60, chatId, role: 'user', content: 'hi' })];
+    await store.selectChat(chatId);
+    expect(store.messages.at(-1)).toMatchObject({ id: 61, content: 'abcdef', status: 'streaming' });
+    backend.send.emit(ev.delta('g'));
+    clock.tick();
+    expect(store.messages.at(-1)?.content).toBe('abcdefg');
+  });
+
+  it('waits for the terminal event when the response arrives first, then resyncs', async () => {
+    vi.useFakeTimers();
+    const { store, backend } = await setup();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'hi';
+    const sending = store.send();
+    await vi.advanceTimersByTimeAsync(0);
+    backend.send.emit(ev.userSaved(msg({ id: 1, chatId, role: 'user', content: 'hi' })));
+    backend.send.emit(ev.replyStarted(2));
+    backend.send.resolve(); // response wins the race against the `finished` event
+    await sending;
+    expect(store.generating).not.toBeNull();
+
+    backend.messages[chatId] = [
+      msg({ id: 1, chatId, role: 'user', content: 'hi' }),
+      msg({ id: 2, chatId, role: 'assistant', content: 'Hello!' }),
+    ];
+    await vi.advanceTimersByTimeAsync(TERMINAL_EVENT_GRACE_MS + 10);
+    expect(store.generating).toBeNull();
+    expect(store.messages.map((m) => m.content)).toEqual(['hi', 'Hello!']);
+  });
+
+  it('a late terminal event within the grace period ends the reply normally', async () => {
+    vi.useFakeTimers();
+    const { store, backend } = await setup();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'hi';
+    const sending = store.send();
+    await vi.advanceTimersByTimeAsync(0);
+    backend.send.emit(ev.replyStarted(2));
+    backend.send.resolve();
+    await sending;
+    await vi.advanceTimersByTimeAsync(100);
+    backend.send.emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Done' })));
+    expect(store.generating).toBeNull();
+    expect(store.messages.at(-1)?.content).toBe('Done');
+    const loads = vi.mocked(backend.api.listMessages).mock.calls.length;
+    await vi.advanceTimersByTimeAsync(TERMINAL_EVENT_GRACE_MS * 2);
+    expect(vi.mocked(backend.api.listMessages).mock.calls.length).toBe(loads); // no resync needed
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { renderMarkdown } from '../../src/lib/markdown';
+
+/** Render, then parse the result back into a DOM fragment for structural assertions. */
+function rendered(source: string): HTMLElement {
+  const host = document.createElement('div');
+  host.innerHTML = renderMarkdown(source);
+  return host;
+}
+
+function allAttributes(root: HTMLElement): string[] {
+  return [...root.querySelectorAll('*')].flatMap((el) => [...el.attributes].map((a) => `${a.name}=${a.value}`));
+}
+
+const noHandlers = (root: HTMLElement) =>
+  expect(allAttributes(root).filter((a) => /^on/i.test(a))).toEqual([]);
+const noJsUrls = (root: HTMLElement) =>
+  expect(allAttributes(root).filter((a) => /javascript:|vbscript:|data:text/i.test(a))).toEqual([]);
+const noTags = (...tags: string[]) => (root: HTMLElement) =>
+  expect(tags.flatMap((t) => [...root.querySelectorAll(t)])).toHaveLength(0);
+
+type Case = { name: string; source: string; check: (root: HTMLElement, html: string) => void };
+
+const unsafe: Case[] = [
+  { name: 'script element', source: 'hi <script>window.__xss = 1</script> there', check: noTags('script') },
+  {
+    name: 'script keeps surrounding text',
+    source: 'before <script>alert(1)</script> after',
+    check: (root) => {
+      expect(root.textContent).toContain('before');
+      expect(root.textContent).toContain('after');
+      expect(root.textContent).not.toContain('alert');
+    },
+  },
+  { name: 'img onerror', source: '<img src=x onerror="window.__xss=1">', check: noHandlers },
+  { name: 'onerror in markdown paragraph', source: 'text <img src="x" onerror=alert(1)> more', check: noHandlers },
+  { name: 'svg onload', source: '<svg onload="alert(1)"><circle r="4"/></svg>', check: (r) => (noHandlers(r), noTags('svg')(r)) },
+  { name: 'body/div event handlers', source: '<div onclick="alert(1)" onmouseover="alert(2)">x</div>', check: noHandlers },
+  { name: 'markdown javascript: link', source: '[click me](javascript:alert(1))', check: noJsUrls },
+  { name: 'html javascript: link', source: '<a href="javascript:alert(1)">x</a>', check: noJsUrls },
+  { name: 'mixed-case javascript: link', source: '<a href=" JaVaScRiPt:alert(1)">x</a>', check: noJsUrls },
+  { name: 'entity-encoded javascript: link', source: '<a href="&#106;avascript:alert(1)">x</a>', check: noJsUrls },
+  { name: 'vbscript: link', source: '[x](vbscript:msgbox(1))', check: noJsUrls },
+  { name: 'data:text/html link', source: '<a href="data:text/html,<script>alert(1)</script>">x</a>', check: noJsUrls },
+  { name: 'iframe', source: '<iframe src="https://example.com"></iframe>', check: noTags('iframe') },
+  { name: 'object/embed', source: '<object data="x"></object><embed src="x">', check: noTags('object', 'embed') },
+  { name: 'form controls', source: '<form action="/x"><input name=a><button>go</button></form>', check: noTags('form', 'input', 'button') },
+  { name: 'style element', source: '<style>body{display:none}</style>text', check: noTags('style') },
+  {
+    name: 'style attribute',
+    source: '<div style="position:fixed;inset:0">overlay</div>',
+    check: (root) => expect(root.querySelector('[style]')).toBeNull(),
+  },
+  { name: 'meta refresh', source: '<meta http-equiv="refresh" content="0;url=https://evil">', check: noTags('meta') },
+  {
+    name: 'remote image source dropped',
+    source: '![tracker](https://example.com/pixel.png)',
+    check: (root) => expect(root.querySelector('img')?.getAttribute('src') ?? null).toBeNull(),
+  },
+];
+
+const safe: Case[] = [
+  { name: 'bold', source: '**bold**', check: (root) => expect(root.querySelector('strong')?.textContent).toBe('bold') },
+  {
+    name: 'fenced code keeps html as text',
+    source: '```html\n<script>alert(1)</script>\n```',
+    check: (root) => {
+      noTags('script')(root);
+      expect(root.querySelector('pre code')?.textContent).toContain('<script>alert(1)</script>');
+    },
+  },
+  { name: 'inline code', source: 'use `a < b`', check: (root) => expect(root.querySelector('code')?.textContent).toBe('a < b') },
+  {
+    name: 'list',
+    source: '- one\n- two\n- three',
+    check: (root) => expect([...root.querySelectorAll('li')].map((li) => li.textContent)).toEqual(['one', 'two', 'three']),
+  },
+  {
+    name: 'https link opens outside the app',
+    source: '[docs](https://example.com/docs)',
+    check: (root) => {
+      const a = root.querySelector('a')!;
+      expect(a.getAttribute('href')).toBe('https://example.com/docs');
+      expect(a.getAttribute('target')).toBe('_blank');
+      expect(a.getAttribute('rel')).toContain('noopener');
+    },
+  },
+  { name: 'gfm table', source: '| a | b |\n|---|---|\n| 1 | 2 |', check: (root) => expect(root.querySelectorAll('td')).toHaveLength(2) },
+  { name: 'single newline is a line break', source: 'line one\nline two', check: (root) => expect(root.querySelector('br')).not.toBeNull() },
+  {
+    name: 'partial markdown while streaming does not throw',
+    source: '```js\nconst a = [1, 2',
+    check: (root) => expect(root.textContent).toContain('const a'),
+  },
+];
+
+describe('renderMarkdown strips unsafe content', () => {
+  it.each(unsafe)('$name', ({ source, check }) => check(rendered(source), renderMarkdown(source)));
+});
+
+describe('renderMarkdown keeps ordinary markdown', () => {
+  it.each(safe)('$name', ({ source, check }) => check(rendered(source), renderMarkdown(source)));
+});
