@@ -3,7 +3,7 @@
 # WebKitWebDriver under Xvfb. Screenshots land in tests/e2e/output/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ui/node_modules/.bin/tauri build --debug --no-bundle
+scripts/tauri.sh build --debug --no-bundle
 export HEARTH_APP_BINARY="$PWD/target/debug/hearth"
 export HEARTH_TEST_MODEL="${HEARTH_TEST_MODEL:-$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 xvfb-run -a -s "-screen 0 1280x900x24" node --test --test-concurrency=1 tests/e2e/

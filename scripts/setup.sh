@@ -9,7 +9,7 @@ mode="${1:-run}"
 packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
           cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
 if [ "$mode" = test ]; then
-  packages+=(xvfb xauth webkit2gtk-driver chromium imagemagick)
+  packages+=(xvfb xauth dbus webkit2gtk-driver chromium fonts-dejavu-core imagemagick)
 fi
 
 missing=()

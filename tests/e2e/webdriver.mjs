@@ -55,8 +55,10 @@ export class Session {
     throw new Error(`timed out waiting for ${css} (last text: ${JSON.stringify(last)})`);
   }
 
+  /** The element's rendered text. (WebKitWebDriver's own text endpoint answers "" in Tauri's
+   *  frozen-prototype page, so read innerText through a script.) */
   text(id) {
-    return this.cmd("GET", `/element/${id}/text`);
+    return this.cmd("POST", "/execute/sync", { script: "return arguments[0].innerText", args: [{ [ELEMENT]: id }] });
   }
 
   attribute(id, name) {
