@@ -2,11 +2,14 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use hearth_core::ChatService;
+use hearth_core::{ChatService, SamplingParams};
 use hearth_engine::Engine;
 use hearth_store::Store;
 
 use crate::AppPaths;
+
+/// Settings key of the global sampling settings (JSON).
+const SAMPLING_KEY: &str = "sampling";
 
 /// Everything the commands need, managed by Tauri.
 pub struct AppState {
@@ -26,6 +29,21 @@ impl AppState {
         let chat = ChatService::new(Arc::new(engine.clone()), Arc::new(store.clone()));
         let (settle_model, model_settled) = watch::channel(false);
         Ok(AppState { paths, chat, engine, store, model_settled, settle_model })
+    }
+
+    /// The global sampling settings (defaults until the user saves some).
+    pub async fn sampling(&self) -> Result<SamplingParams, hearth_store::StoreError> {
+        let saved = self.store.setting(SAMPLING_KEY).await?;
+        // Settings saved by another version may not parse or validate; defaults are then safer.
+        Ok(saved
+            .and_then(|json| serde_json::from_str::<SamplingParams>(&json).ok())
+            .filter(|p| p.validate().is_ok())
+            .unwrap_or_default())
+    }
+
+    pub async fn set_sampling(&self, params: &SamplingParams) -> Result<(), hearth_store::StoreError> {
+        let json = serde_json::to_string(params).expect("SamplingParams serializes");
+        self.store.set_setting(SAMPLING_KEY, &json).await
     }
 
     /// Waits until the start-up model load is over, so the first message does not race it.

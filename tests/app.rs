@@ -75,7 +75,13 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!(invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len(), 1);
     let missing = invoke(&window, "list_messages", json!({ "chatId": 4242 })).unwrap_err();
     assert_eq!(missing["kind"], "notFound");
-    // Commands outside the app's capability are refused.
+    // Every declared command is registered (a missing one answers "not found"), and commands
+    // outside the app's capability are refused.
+    for command in hearth_app::ipc::COMMANDS {
+        if let Err(e) = invoke(&window, command, json!({ "chatId": -1 })) {
+            assert!(!e.to_string().contains("not found"), "{command}: {e}");
+        }
+    }
     assert!(invoke(&window, "plugin:fs|read_file", json!({ "path": "/etc/passwd" })).is_err());
 
     // A full reply streams over the Channel and is saved.
@@ -124,9 +130,28 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!(stopped["status"], "stopped", "{events:?}");
     assert!(stopped["stats"]["completionTokens"].as_u64().unwrap() < 100);
 
+    // Sampling settings: out-of-range values are refused in words; saved ones shape the next reply.
+    let settings = invoke(&window, "get_sampling", json!({})).unwrap();
+    assert_eq!(settings["current"], settings["defaults"]);
+    assert!(settings["ranges"].as_array().unwrap().iter().any(|r| r["key"] == "topP" && r["max"] == 1.0));
+    let mut params = settings["defaults"].clone();
+    params["topP"] = json!(2.0);
+    let refused = invoke(&window, "set_sampling", json!({ "params": params })).unwrap_err();
+    assert_eq!(refused["kind"], "invalidInput");
+    assert_eq!(refused["message"], "topP must be between 0 and 1, got 2");
+    params["topP"] = json!(0.9);
+    params["maxTokens"] = json!(3);
+    params["ignoreEos"] = json!(true);
+    invoke(&window, "set_sampling", json!({ "params": params })).unwrap();
+    assert_eq!(invoke(&window, "get_sampling", json!({})).unwrap()["current"]["maxTokens"], 3);
+    let (channel, events) = recording_channel();
+    tauri::async_runtime::block_on(send_message(chat_id, "Tell me about the sea.".into(), channel, state.clone())).unwrap();
+    let capped = events.lock().unwrap().last().unwrap()["data"]["message"].clone();
+    assert_eq!(capped["stats"]["completionTokens"], 3, "{capped}");
+
     // An empty message is rejected with words, before anything is saved.
     let (channel, _) = recording_channel();
     let err = tauri::async_runtime::block_on(send_message(chat_id, "  ".into(), channel, state.clone())).unwrap_err();
     assert_eq!(err.kind, hearth_app::ipc::IpcErrorKind::InvalidInput);
-    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 4);
+    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 6);
 }

@@ -3,9 +3,15 @@
 
 use ts_rs::{Config, TS};
 
-use hearth_core::{ChatSummary, MessageStatus, ModelInfo, ReplyStats, Role, StoredMessage};
+use hearth_core::{
+    BiasTarget, ChatSummary, Constraint, FieldRange, LogitBias, MessageStatus, Mirostat, ModelInfo,
+    OverflowPolicy,
+    ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage,
+};
 
-use super::{ChatEvent, FailedReply, IpcError, IpcErrorKind, MessageSaved, ReplyStarted, TextDelta};
+use super::{
+    ChatEvent, FailedReply, IpcError, IpcErrorKind, MessageSaved, ReplyStarted, SamplingSettings, TextDelta,
+};
 
 /// The full text of ui/src/ipc/bindings.ts.
 pub fn typescript_bindings() -> String {
@@ -24,6 +30,15 @@ pub fn typescript_bindings() -> String {
         TextDelta::decl(&cfg),
         FailedReply::decl(&cfg),
         ChatEvent::decl(&cfg),
+        Mirostat::decl(&cfg),
+        SamplerStage::decl(&cfg),
+        BiasTarget::decl(&cfg),
+        LogitBias::decl(&cfg),
+        Constraint::decl(&cfg),
+        OverflowPolicy::decl(&cfg),
+        SamplingParams::decl(&cfg),
+        FieldRange::decl(&cfg),
+        SamplingSettings::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\n",

@@ -3,7 +3,9 @@ use tauri::State;
 use tauri::ipc::Channel;
 use ts_rs::TS;
 
-use hearth_core::{ChatId, ChatSummary, MessageId, SamplingParams, StoredMessage, TurnError, TurnEvent};
+use hearth_core::{
+    ChatId, ChatSummary, HistoryStore, MessageId, StoredMessage, TurnError, TurnEvent,
+};
 
 use crate::AppState;
 use crate::ipc::IpcError;
@@ -69,7 +71,7 @@ pub async fn create_chat(state: State<'_, AppState>) -> Result<ChatSummary, IpcE
 
 #[tauri::command]
 pub async fn list_messages(chat_id: ChatId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
-    Ok(state.store.chat_messages(chat_id).await?)
+    Ok(state.store.messages(chat_id).await?)
 }
 
 /// Sends a user message and streams the reply over `on_event`. Resolves once the reply has
@@ -87,7 +89,7 @@ pub async fn send_message(
             tracing::warn!(error = %e, "the window stopped listening to a reply");
         }
     };
-    let sampling = SamplingParams::default();
+    let sampling = state.sampling().await?;
     match state.chat.send(chat_id, &content, sampling, |e| emit(e.into())).await {
         Ok(message) => emit(ChatEvent::Finished(MessageSaved { message })),
         Err(TurnError::Backend { error, reply }) => {

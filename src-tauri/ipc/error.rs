@@ -23,7 +23,7 @@ pub enum IpcErrorKind {
 }
 
 impl IpcError {
-    fn new(kind: IpcErrorKind, message: impl ToString) -> Self {
+    pub fn new(kind: IpcErrorKind, message: impl ToString) -> Self {
         IpcError { kind, message: message.to_string() }
     }
 }
@@ -42,7 +42,7 @@ impl From<BackendError> for IpcError {
     fn from(e: BackendError) -> Self {
         let kind = match e {
             BackendError::NoModel => IpcErrorKind::NoModel,
-            BackendError::ContextOverflow { .. } => IpcErrorKind::InvalidInput,
+            BackendError::ContextOverflow { .. } | BackendError::InvalidRequest(_) => IpcErrorKind::InvalidInput,
             BackendError::Engine(_) | BackendError::EngineGone => IpcErrorKind::Engine,
         };
         IpcError::new(kind, e)

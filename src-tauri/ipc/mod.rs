@@ -4,21 +4,16 @@ mod bindings;
 pub mod chat;
 mod error;
 mod models;
+mod settings;
 
 pub use bindings::typescript_bindings;
 pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
 pub use error::{IpcError, IpcErrorKind};
+pub use settings::SamplingSettings;
 
-/// Every command registered below, as the window names them (build.rs lists the same).
-pub const COMMANDS: &[&str] = &[
-    "list_chats",
-    "create_chat",
-    "list_messages",
-    "send_message",
-    "stop_generation",
-    "active_model",
-];
+include!("commands.rs");
 
+/// Registers every command in `COMMANDS`.
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
         chat::list_chats,
@@ -27,5 +22,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         chat::send_message,
         chat::stop_generation,
         models::active_model,
+        settings::get_sampling,
+        settings::set_sampling,
     ]
 }

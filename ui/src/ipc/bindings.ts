@@ -21,7 +21,11 @@ ttftMs: number,
 /**
  * Decode speed after the first token, tokens per second.
  */
-decodeTps: number, };
+decodeTps: number, 
+/**
+ * Earlier messages left out because the conversation outgrew the context window.
+ */
+droppedMessages: number, };
 
 export type ChatSummary = { id: number, title: string, 
 /**
@@ -58,3 +62,97 @@ export type FailedReply = { error: IpcError,
 message: StoredMessage | null, };
 
 export type ChatEvent = { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
+
+export type Mirostat = "off" | "v1" | "v2";
+
+export type SamplerStage = "penalties" | "dry" | "topNSigma" | "topK" | "typicalP" | "topP" | "minP" | "xtc" | "temperature";
+
+export type BiasTarget = { "kind": "token", id: number, } | { "kind": "text", text: string, };
+
+export type LogitBias = { target: BiasTarget, bias: number, };
+
+export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonSchema", "source": string };
+
+export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
+
+export type SamplingParams = { 
+/**
+ * 0 picks the most likely token every time (greedy).
+ */
+temperature: number, 
+/**
+ * Dynamic temperature: the temperature varies by ± this much with the entropy (0 = off).
+ */
+dynatempRange: number, dynatempExponent: number, 
+/**
+ * Keep only the k most likely tokens (0 = off).
+ */
+topK: number, 
+/**
+ * Keep the smallest set of tokens whose probability reaches p (1 = off).
+ */
+topP: number, 
+/**
+ * Drop tokens less likely than min_p × the top token's probability (0 = off).
+ */
+minP: number, 
+/**
+ * Locally typical sampling (1 = off).
+ */
+typicalP: number, 
+/**
+ * Keep tokens within n standard deviations of the top logit (0 = off).
+ */
+topNSigma: number, 
+/**
+ * XTC: with this probability, remove the most likely tokens above the threshold (0 = off).
+ */
+xtcProbability: number, xtcThreshold: number, 
+/**
+ * DRY repetition penalty (0 = off).
+ */
+dryMultiplier: number, dryBase: number, dryAllowedLength: number, 
+/**
+ * Tokens DRY looks back over (-1 = the whole context, 0 = off).
+ */
+dryLastN: number, drySequenceBreakers: Array<string>, mirostat: Mirostat, mirostatTau: number, mirostatEta: number, 
+/**
+ * Divide the logits of recently seen tokens (1 = off).
+ */
+repeatPenalty: number, 
+/**
+ * Tokens the penalties look back over (-1 = the whole context, 0 = off).
+ */
+repeatLastN: number, presencePenalty: number, frequencyPenalty: number, logitBias: Array<LogitBias>, 
+/**
+ * `None` draws a fresh seed per reply.
+ */
+seed: number | null, 
+/**
+ * Upper bound on generated tokens for one reply.
+ */
+maxTokens: number, 
+/**
+ * Never end the turn: end-of-turn tokens are banned, so the reply runs to `max_tokens`.
+ */
+ignoreEos: boolean, 
+/**
+ * The reply ends before any of these strings; they are never shown.
+ */
+stop: Array<string>, constraint: Constraint | null, 
+/**
+ * Order of the truncation stages; stages left out do not run.
+ */
+samplerOrder: Array<SamplerStage>, 
+/**
+ * What to do when the conversation no longer fits the context window.
+ */
+overflow: OverflowPolicy, };
+
+export type FieldRange = { 
+/**
+ * The field's name in JSON.
+ */
+key: string, min: number, max: number, };
+
+export type SamplingSettings = { current: SamplingParams, defaults: SamplingParams, ranges: Array<FieldRange>, };

@@ -8,6 +8,7 @@ const stats = (over: Partial<ReplyStats>): ReplyStats => ({
   completionTokens: 12,
   ttftMs: 120,
   decodeTps: 85.33,
+  droppedMessages: 0,
   ...over,
 });
 

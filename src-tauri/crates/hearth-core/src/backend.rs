@@ -39,6 +39,8 @@ pub enum GenEvent {
 pub enum FinishReason {
     /// The model ended its turn.
     EndOfTurn,
+    /// A stop string was reached (and left out of the reply).
+    StopString,
     /// `max_tokens` or the context window was reached.
     Length,
     /// The cancel flag was raised.
@@ -57,6 +59,8 @@ pub struct ReplyStats {
     pub ttft_ms: f64,
     /// Decode speed after the first token, tokens per second.
     pub decode_tps: f64,
+    /// Earlier messages left out because the conversation outgrew the context window.
+    pub dropped_messages: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,6 +69,8 @@ pub enum BackendError {
     NoModel,
     #[error("the conversation is {tokens} tokens long but the model's context holds {n_ctx}; start a new chat or shorten your message")]
     ContextOverflow { tokens: usize, n_ctx: u32 },
+    #[error("{0}")]
+    InvalidRequest(String),
     #[error("the model could not be used: {0}")]
     Engine(String),
     #[error("the engine stopped unexpectedly; restart Hearth")]

@@ -5,6 +5,7 @@
 
 mod backend;
 mod chat;
+mod overflow;
 mod sampling;
 mod service;
 
@@ -12,6 +13,10 @@ pub use backend::{
     BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest,
     ReplyStats, ReplyStream,
 };
+pub use overflow::{OverflowPolicy, fit_context};
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
-pub use sampling::{SamplingError, SamplingParams};
+pub use sampling::{
+    BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, SamplerStage, SamplingError,
+    SamplingParams,
+};
 pub use service::{ChatService, HistoryStore, TurnError, TurnEvent};

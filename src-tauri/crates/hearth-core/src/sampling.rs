@@ -1,21 +1,168 @@
+//! Every decoding parameter, in one validated struct. Defaults follow llama.cpp's.
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::OverflowPolicy;
+
 /// How the next token is chosen. Validated once, at the boundary, with [`SamplingParams::validate`].
+/// Each stage is off at its neutral value (noted per field).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SamplingParams {
     /// 0 picks the most likely token every time (greedy).
     pub temperature: f32,
+    /// Dynamic temperature: the temperature varies by ± this much with the entropy (0 = off).
+    pub dynatemp_range: f32,
+    pub dynatemp_exponent: f32,
+    /// Keep only the k most likely tokens (0 = off).
+    pub top_k: u32,
+    /// Keep the smallest set of tokens whose probability reaches p (1 = off).
+    pub top_p: f32,
+    /// Drop tokens less likely than min_p × the top token's probability (0 = off).
+    pub min_p: f32,
+    /// Locally typical sampling (1 = off).
+    pub typical_p: f32,
+    /// Keep tokens within n standard deviations of the top logit (0 = off).
+    pub top_n_sigma: f32,
+    /// XTC: with this probability, remove the most likely tokens above the threshold (0 = off).
+    pub xtc_probability: f32,
+    pub xtc_threshold: f32,
+    /// DRY repetition penalty (0 = off).
+    pub dry_multiplier: f32,
+    pub dry_base: f32,
+    pub dry_allowed_length: u32,
+    /// Tokens DRY looks back over (-1 = the whole context, 0 = off).
+    pub dry_last_n: i32,
+    pub dry_sequence_breakers: Vec<String>,
+    pub mirostat: Mirostat,
+    pub mirostat_tau: f32,
+    pub mirostat_eta: f32,
+    /// Divide the logits of recently seen tokens (1 = off).
+    pub repeat_penalty: f32,
+    /// Tokens the penalties look back over (-1 = the whole context, 0 = off).
+    pub repeat_last_n: i32,
+    pub presence_penalty: f32,
+    pub frequency_penalty: f32,
+    pub logit_bias: Vec<LogitBias>,
     /// `None` draws a fresh seed per reply.
     pub seed: Option<u32>,
     /// Upper bound on generated tokens for one reply.
     pub max_tokens: u32,
+    /// Never end the turn: end-of-turn tokens are banned, so the reply runs to `max_tokens`.
+    pub ignore_eos: bool,
+    /// The reply ends before any of these strings; they are never shown.
+    pub stop: Vec<String>,
+    pub constraint: Option<Constraint>,
+    /// Order of the truncation stages; stages left out do not run.
+    pub sampler_order: Vec<SamplerStage>,
+    /// What to do when the conversation no longer fits the context window.
+    pub overflow: OverflowPolicy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum Mirostat {
+    Off,
+    V1,
+    V2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SamplerStage {
+    Penalties,
+    Dry,
+    TopNSigma,
+    TopK,
+    TypicalP,
+    TopP,
+    MinP,
+    Xtc,
+    Temperature,
+}
+
+impl SamplerStage {
+    /// llama.cpp's default order.
+    pub const DEFAULT_ORDER: [SamplerStage; 9] = [
+        SamplerStage::Penalties,
+        SamplerStage::Dry,
+        SamplerStage::TopNSigma,
+        SamplerStage::TopK,
+        SamplerStage::TypicalP,
+        SamplerStage::TopP,
+        SamplerStage::MinP,
+        SamplerStage::Xtc,
+        SamplerStage::Temperature,
+    ];
+}
+
+/// Makes a token more or less likely. A bias of [`LogitBias::BAN`] or lower forbids it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LogitBias {
+    pub target: BiasTarget,
+    pub bias: f32,
+}
+
+impl LogitBias {
+    /// At or below this, the token is never sampled (JSON has no -infinity).
+    pub const BAN: f32 = -100.0;
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum BiasTarget {
+    /// One token id of the model's vocabulary.
+    Token { id: u32 },
+    /// Every token of this text as the model tokenizes it.
+    Text { text: String },
+}
+
+/// Output constrained to a formal language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", content = "source", rename_all = "camelCase")]
+pub enum Constraint {
+    /// A GBNF grammar (llama.cpp's format) whose root rule is `root`.
+    Gbnf(String),
+    /// A JSON schema; the reply is JSON that satisfies it.
+    JsonSchema(String),
 }
 
 impl Default for SamplingParams {
     fn default() -> Self {
-        SamplingParams { temperature: 0.7, seed: None, max_tokens: 1024 }
+        SamplingParams {
+            temperature: 0.8,
+            dynatemp_range: 0.0,
+            dynatemp_exponent: 1.0,
+            top_k: 40,
+            top_p: 0.95,
+            min_p: 0.05,
+            typical_p: 1.0,
+            top_n_sigma: 0.0,
+            xtc_probability: 0.0,
+            xtc_threshold: 0.1,
+            dry_multiplier: 0.0,
+            dry_base: 1.75,
+            dry_allowed_length: 2,
+            dry_last_n: -1,
+            dry_sequence_breakers: ["\n", ":", "\"", "*"].map(String::from).to_vec(),
+            mirostat: Mirostat::Off,
+            mirostat_tau: 5.0,
+            mirostat_eta: 0.1,
+            repeat_penalty: 1.0,
+            repeat_last_n: 64,
+            presence_penalty: 0.0,
+            frequency_penalty: 0.0,
+            logit_bias: Vec::new(),
+            seed: None,
+            max_tokens: 1024,
+            ignore_eos: false,
+            stop: Vec::new(),
+            constraint: None,
+            sampler_order: SamplerStage::DEFAULT_ORDER.to_vec(),
+            overflow: OverflowPolicy::default(),
+        }
     }
 }
 
@@ -28,19 +175,103 @@ pub struct SamplingError {
 }
 
 impl SamplingParams {
+    /// Greedy decoding: the same prompt always gets the same reply.
+    pub fn greedy(max_tokens: u32) -> Self {
+        SamplingParams { temperature: 0.0, max_tokens, ..SamplingParams::default() }
+    }
+
     pub fn validate(&self) -> Result<(), SamplingError> {
-        let bad = |field, range, value: &dyn std::fmt::Display| SamplingError {
-            field,
-            range,
-            value: value.to_string(),
-        };
-        if !(0.0..=5.0).contains(&self.temperature) {
-            return Err(bad("temperature", "between 0 and 5", &self.temperature));
+        let bad = |field, range, value: String| Err(SamplingError { field, range, value });
+        let json = serde_json::to_value(self).expect("SamplingParams serializes");
+        for r in RANGES {
+            let value = &json[r.key];
+            // NaN and infinities serialize as null: out of every range.
+            let ok = value.as_f64().is_some_and(|v| v >= r.min && v <= r.max);
+            if !ok {
+                return bad(r.key, r.text, shown(value));
+            }
         }
-        if !(1..=1_000_000).contains(&self.max_tokens) {
-            return Err(bad("maxTokens", "between 1 and 1000000", &self.max_tokens));
+        if let Some(b) = self.dry_sequence_breakers.iter().find(|b| b.is_empty() || b.contains('\0')) {
+            return bad("drySequenceBreakers", "non-empty strings without NUL characters", format!("{b:?}"));
+        }
+        for b in &self.logit_bias {
+            if !(b.bias >= LogitBias::BAN && b.bias <= 100.0) {
+                return bad("logitBias.bias", "between -100 (never) and 100", b.bias.to_string());
+            }
+            if matches!(&b.target, BiasTarget::Text { text } if text.is_empty()) {
+                return bad("logitBias.text", "a non-empty text", "\"\"".into());
+            }
+        }
+        if let Some(s) = self.stop.iter().find(|s| s.is_empty()) {
+            return bad("stop", "non-empty strings", format!("{s:?}"));
+        }
+        if let Some(Constraint::Gbnf(src) | Constraint::JsonSchema(src)) = &self.constraint {
+            if src.trim().is_empty() || src.contains('\0') {
+                return bad("constraint", "a non-empty grammar or schema", format!("{src:?}"));
+            }
+        }
+        for (i, stage) in self.sampler_order.iter().enumerate() {
+            if self.sampler_order[..i].contains(stage) {
+                return bad("samplerOrder", "each stage at most once", format!("{stage:?} twice"));
+            }
         }
         Ok(())
+    }
+}
+
+/// The numeric range each field is validated against; the settings panel shows the same table.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct FieldRange {
+    /// The field's name in JSON.
+    pub key: &'static str,
+    pub min: f64,
+    pub max: f64,
+    #[serde(skip)]
+    #[ts(skip)]
+    text: &'static str,
+}
+
+const fn range(key: &'static str, min: f64, max: f64, text: &'static str) -> FieldRange {
+    FieldRange { key, min, max, text }
+}
+
+const RANGES: &[FieldRange] = &[
+    range("temperature", 0.0, 5.0, "between 0 and 5"),
+    range("dynatempRange", 0.0, 5.0, "between 0 and 5"),
+    range("dynatempExponent", 0.0, 10.0, "between 0 and 10"),
+    range("topK", 0.0, 1e6, "between 0 and 1000000"),
+    range("topP", 0.0, 1.0, "between 0 and 1"),
+    range("minP", 0.0, 1.0, "between 0 and 1"),
+    range("typicalP", 0.0, 1.0, "between 0 and 1"),
+    range("topNSigma", 0.0, 10.0, "between 0 and 10"),
+    range("xtcProbability", 0.0, 1.0, "between 0 and 1"),
+    range("xtcThreshold", 0.0, 0.5, "between 0 and 0.5"),
+    range("dryMultiplier", 0.0, 5.0, "between 0 and 5"),
+    range("dryBase", 1.0, 4.0, "between 1 and 4"),
+    range("dryAllowedLength", 0.0, 100.0, "between 0 and 100"),
+    range("dryLastN", -1.0, 1e6, "-1 (whole context) or between 0 and 1000000"),
+    range("mirostatTau", 0.0, 20.0, "between 0 and 20"),
+    range("mirostatEta", 0.0, 1.0, "between 0 and 1"),
+    range("repeatPenalty", 0.5, 3.0, "between 0.5 and 3"),
+    range("repeatLastN", -1.0, 1e6, "-1 (whole context) or between 0 and 1000000"),
+    range("presencePenalty", -2.0, 2.0, "between -2 and 2"),
+    range("frequencyPenalty", -2.0, 2.0, "between -2 and 2"),
+    range("maxTokens", 1.0, 1e6, "between 1 and 1000000"),
+];
+
+impl SamplingParams {
+    /// The numeric ranges `validate` enforces.
+    pub fn ranges() -> &'static [FieldRange] {
+        RANGES
+    }
+}
+
+/// A rejected value as the user typed it. Every numeric field is an f32 or a small integer, so
+/// printing through f32 undoes JSON's widening (0.1f32 would otherwise show as 0.10000000149…).
+fn shown(value: &serde_json::Value) -> String {
+    match value.as_f64() {
+        Some(v) => (v as f32).to_string(),
+        None => "a value that is not a finite number".into(),
     }
 }
 
@@ -48,27 +279,56 @@ impl SamplingParams {
 mod tests {
     use super::*;
 
-    fn check(params: SamplingParams, expected: Result<(), &str>) {
+    fn check(change: impl FnOnce(&mut SamplingParams), expected: Result<(), &str>) {
+        let mut params = SamplingParams::default();
+        change(&mut params);
         let got = params.validate().map_err(|e| e.to_string());
         assert_eq!(got, expected.map_err(str::to_owned), "{params:?}");
     }
 
     #[test]
     fn validation_names_the_field_and_range() {
-        let base = SamplingParams::default();
-        check(base.clone(), Ok(()));
-        check(SamplingParams { temperature: 0.0, ..base.clone() }, Ok(()));
+        check(|_| {}, Ok(()));
+        check(|p| p.temperature = 0.0, Ok(()));
+        check(|p| p.temperature = -0.1, Err("temperature must be between 0 and 5, got -0.1"));
+        check(|p| p.temperature = f32::NAN, Err("temperature must be between 0 and 5, got a value that is not a finite number"));
+        check(|p| p.top_p = 1.5, Err("topP must be between 0 and 1, got 1.5"));
+        check(|p| p.min_p = f32::INFINITY, Err("minP must be between 0 and 1, got a value that is not a finite number"));
+        check(|p| p.top_k = 2_000_000, Err("topK must be between 0 and 1000000, got 2000000"));
+        check(|p| p.xtc_threshold = 0.6, Err("xtcThreshold must be between 0 and 0.5, got 0.6"));
+        check(|p| p.dry_base = 0.5, Err("dryBase must be between 1 and 4, got 0.5"));
+        check(|p| p.dry_last_n = -2, Err("dryLastN must be -1 (whole context) or between 0 and 1000000, got -2"));
+        check(|p| p.repeat_penalty = f32::INFINITY, Err("repeatPenalty must be between 0.5 and 3, got a value that is not a finite number"));
         check(
-            SamplingParams { temperature: -0.1, ..base.clone() },
-            Err("temperature must be between 0 and 5, got -0.1"),
+            |p| p.dry_sequence_breakers.push("a\0b".into()),
+            Err("drySequenceBreakers must be non-empty strings without NUL characters, got \"a\\0b\""),
+        );
+        check(|p| p.mirostat_eta = 2.0, Err("mirostatEta must be between 0 and 1, got 2"));
+        check(|p| p.repeat_penalty = 0.0, Err("repeatPenalty must be between 0.5 and 3, got 0"));
+        check(|p| p.presence_penalty = 3.0, Err("presencePenalty must be between -2 and 2, got 3"));
+        check(
+            |p| p.logit_bias.push(LogitBias { target: BiasTarget::Token { id: 5 }, bias: -1000.0 }),
+            Err("logitBias.bias must be between -100 (never) and 100, got -1000"),
         );
         check(
-            SamplingParams { temperature: f32::NAN, ..base.clone() },
-            Err("temperature must be between 0 and 5, got NaN"),
+            |p| p.logit_bias.push(LogitBias { target: BiasTarget::Text { text: String::new() }, bias: 1.0 }),
+            Err("logitBias.text must be a non-empty text, got \"\""),
         );
+        check(|p| p.max_tokens = 0, Err("maxTokens must be between 1 and 1000000, got 0"));
+        check(|p| p.stop.push(String::new()), Err("stop must be non-empty strings, got \"\""));
+        check(|p| p.constraint = Some(Constraint::Gbnf("  ".into())), Err("constraint must be a non-empty grammar or schema, got \"  \""));
         check(
-            SamplingParams { max_tokens: 0, ..base },
-            Err("maxTokens must be between 1 and 1000000, got 0"),
+            |p| p.sampler_order.push(SamplerStage::TopK),
+            Err("samplerOrder must be each stage at most once, got TopK twice"),
         );
+    }
+
+    #[test]
+    fn missing_fields_take_defaults() {
+        let p: SamplingParams = serde_json::from_str(r#"{"temperature": 0.2, "stop": ["\n\n"]}"#).unwrap();
+        assert_eq!(p.temperature, 0.2);
+        assert_eq!(p.top_k, 40);
+        assert_eq!(p.stop, ["\n\n"]);
+        assert_eq!(p.sampler_order, SamplerStage::DEFAULT_ORDER);
     }
 }

@@ -166,7 +166,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             Ok((reason, stats)) => {
                 let status = match reason {
                     FinishReason::Cancelled => MessageStatus::Stopped,
-                    FinishReason::EndOfTurn | FinishReason::Length => MessageStatus::Complete,
+                    FinishReason::EndOfTurn | FinishReason::StopString | FinishReason::Length => {
+                        MessageStatus::Complete
+                    }
                 };
                 store.update_reply(reply.id, &text, status, Some(&stats)).await.map_err(boxed)
             }

@@ -4,9 +4,11 @@
 //! cheap, cloneable handle that sends it messages, each carrying its own reply channel. The engine
 //! implements [`hearth_core::ChatBackend`], so the chat flow does not know it is local.
 
+pub mod bench;
 mod gguf;
 mod sampler;
 mod session;
+mod stop;
 mod template;
 mod worker;
 

@@ -10,10 +10,12 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats,
+    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, ReplyRequest,
+    ReplyStats, fit_context,
 };
 
 use crate::sampler;
+use crate::stop::StopFilter;
 use crate::template::ChatTemplate;
 
 /// KV cache sequence used for the conversation.
@@ -27,6 +29,7 @@ pub struct Session<'m> {
     cached: Vec<LlamaToken>,
     batch: LlamaBatch<'static>,
     n_batch: usize,
+    reuse_kv: bool,
 }
 
 enum Renderer {
@@ -35,7 +38,7 @@ enum Renderer {
 }
 
 impl<'m> Session<'m> {
-    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, n_batch: usize) -> Self {
+    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, n_batch: usize, reuse_kv: bool) -> Self {
         Session {
             model,
             context,
@@ -43,6 +46,7 @@ impl<'m> Session<'m> {
             cached: Vec::new(),
             batch: LlamaBatch::new(n_batch, 1),
             n_batch,
+            reuse_kv,
         }
     }
 
@@ -61,15 +65,12 @@ impl<'m> Session<'m> {
         events: &UnboundedSender<GenEvent>,
     ) -> Result<(FinishReason, ReplyStats), BackendError> {
         let started = Instant::now();
-        let prompt = self.render(&request.messages)?;
-        let tokens = self.tokenize(&prompt);
         let n_ctx = self.context.n_ctx() as usize;
-        if tokens.len() >= n_ctx {
-            return Err(BackendError::ContextOverflow { tokens: tokens.len(), n_ctx: n_ctx as u32 });
-        }
+        let (tokens, dropped) = self.fit_prompt(request, n_ctx)?;
         let mut stats = ReplyStats {
             prompt_tokens: tokens.len() as u32,
             cached_tokens: self.reuse_prefix(&tokens) as u32,
+            dropped_messages: dropped as u32,
             ..ReplyStats::default()
         };
         let suffix = tokens[self.cached.len()..].to_vec();
@@ -77,8 +78,9 @@ impl<'m> Session<'m> {
             return Ok((FinishReason::Cancelled, stats));
         }
 
-        let mut sampler = sampler::build(&request.sampling);
+        let mut sampler = sampler::build(self.model, &request.sampling, n_ctx as u32)?;
         let mut text = Utf8Stream::new();
+        let mut stops = StopFilter::new(&request.sampling.stop);
         let mut first_token_at = None;
         let vocab = self.model.vocab();
         let reason = loop {
@@ -89,9 +91,12 @@ impl<'m> Session<'m> {
                 break FinishReason::EndOfTurn;
             }
             stats.completion_tokens += 1;
-            let delta = text.push(&vocab.token_to_piece(token, false, None));
-            if !delta.is_empty() && events.send(GenEvent::Delta(delta)).is_err() {
+            let released = stops.push(&text.push(&vocab.token_to_piece(token, false, None)));
+            if !released.text.is_empty() && events.send(GenEvent::Delta(released.text)).is_err() {
                 break FinishReason::Cancelled; // Nobody is listening any more.
+            }
+            if released.stopped {
+                break FinishReason::StopString;
             }
             if stats.completion_tokens >= request.sampling.max_tokens
                 || self.cached.len() + 1 >= n_ctx
@@ -103,7 +108,13 @@ impl<'m> Session<'m> {
             }
             self.decode(&[token], true)?;
         };
-        let tail = text.finish();
+        let tail = match reason {
+            FinishReason::StopString => String::new(),
+            _ => {
+                let flushed = stops.push(&text.finish()).text;
+                flushed + &stops.finish()
+            }
+        };
         if !tail.is_empty() {
             let _ = events.send(GenEvent::Delta(tail));
         }
@@ -115,6 +126,35 @@ impl<'m> Session<'m> {
             }
         }
         Ok((reason, stats))
+    }
+
+    /// The prompt's tokens, after leaving out earlier messages as the overflow policy allows so
+    /// that a reply has room (up to `max_tokens`, at most a quarter of the context).
+    fn fit_prompt(&self, request: &ReplyRequest, n_ctx: usize) -> Result<(Vec<LlamaToken>, usize), BackendError> {
+        let tokens = self.tokenize(&self.render(&request.messages)?);
+        let reserve = (request.sampling.max_tokens as usize).min(n_ctx / 4);
+        let overflow = |tokens: usize| BackendError::ContextOverflow { tokens, n_ctx: n_ctx as u32 };
+        if tokens.len() + reserve <= n_ctx {
+            return Ok((tokens, 0));
+        }
+        if request.sampling.overflow == OverflowPolicy::StopAtLimit {
+            // The prompt fits; the reply stops when the context is full.
+            return if tokens.len() < n_ctx { Ok((tokens, 0)) } else { Err(overflow(tokens.len())) };
+        }
+        let mut fitted = None;
+        let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
+            let Ok(prompt) = self.render(messages) else { return false };
+            let candidate = self.tokenize(&prompt);
+            let fits = candidate.len() + reserve <= n_ctx;
+            if fits {
+                fitted = Some(candidate);
+            }
+            fits
+        });
+        match (kept, fitted) {
+            (Some((_, dropped)), Some(tokens)) => Ok((tokens, dropped)),
+            _ => Err(overflow(tokens.len())),
+        }
     }
 
     fn render(&self, messages: &[ChatMessage]) -> Result<String, BackendError> {
@@ -148,7 +188,11 @@ impl<'m> Session<'m> {
     /// Keeps the longest cached prefix of `tokens` and drops the rest of the cache; returns its
     /// length. At least one token is always left to decode, since sampling needs fresh logits.
     fn reuse_prefix(&mut self, tokens: &[LlamaToken]) -> usize {
-        let mut keep = self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+        let mut keep = if self.reuse_kv {
+            self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count()
+        } else {
+            0
+        };
         keep = keep.min(tokens.len().saturating_sub(1));
         if keep < self.cached.len() {
             if self.context.kv_cache_seq_rm(SEQ, Some(keep as u32), None).is_err() {

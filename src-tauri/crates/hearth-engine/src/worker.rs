@@ -29,11 +29,13 @@ pub struct LoadParams {
     pub n_batch: u32,
     /// Layers to offload to a GPU; `None` lets llama.cpp offload all it can.
     pub n_gpu_layers: Option<u32>,
+    /// Reuse the KV cache across turns (off only to measure what reuse saves).
+    pub reuse_kv: bool,
 }
 
 impl Default for LoadParams {
     fn default() -> Self {
-        LoadParams { n_ctx: None, n_threads: None, n_batch: 512, n_gpu_layers: None }
+        LoadParams { n_ctx: None, n_threads: None, n_batch: 512, n_gpu_layers: None, reuse_kv: true }
     }
 }
 
@@ -47,6 +49,8 @@ pub enum EngineError {
     Context { path: String, n_ctx: u32 },
     #[error("the engine stopped unexpectedly; restart Hearth")]
     Gone,
+    #[error("benchmark failed: {0}")]
+    Bench(String),
 }
 
 enum Request {
@@ -124,7 +128,7 @@ enum Next {
 }
 
 /// llama.cpp's backend is process-wide and can be initialised once; every engine shares it.
-fn llama_backend() -> Result<&'static LlamaBackend, String> {
+pub(crate) fn llama_backend() -> Result<&'static LlamaBackend, String> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
@@ -208,7 +212,7 @@ fn serve(
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
     let _ = reply.send(Ok(info));
 
-    let mut session = Session::new(&model, context, params.n_batch as usize);
+    let mut session = Session::new(&model, context, params.n_batch as usize, params.reuse_kv);
     loop {
         match inbox.recv() {
             Ok(Request::Generate { request, events }) => session.reply(request, &events),

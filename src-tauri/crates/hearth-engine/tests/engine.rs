@@ -1,66 +1,11 @@
 //! The engine against the real SmolLM2-135M-Instruct Q4_1 model (fetched by scripts/fetch-model.sh).
 
-use std::path::PathBuf;
+mod common;
 
-use hearth_core::{
-    CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats, Role,
-    SamplingParams,
-};
-use hearth_engine::{Engine, EngineError, GgufError, LoadParams};
+use hearth_core::{ChatMessage, FinishReason, Role, SamplingParams};
+use hearth_engine::{EngineError, GgufError, LoadParams};
 
-fn model_path() -> PathBuf {
-    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    });
-    assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
-    path
-}
-
-async fn loaded_engine() -> Engine {
-    let engine = Engine::spawn();
-    let params = LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..LoadParams::default() };
-    let info = engine.load(&model_path(), params).await.expect("the real model loads");
-    assert_eq!(info.name, "SmolLM2-135M-Instruct.Q4_1");
-    engine
-}
-
-fn greedy(max_tokens: u32) -> SamplingParams {
-    SamplingParams { temperature: 0.0, seed: None, max_tokens }
-}
-
-struct Reply {
-    text: String,
-    deltas: usize,
-    reason: FinishReason,
-    stats: ReplyStats,
-}
-
-/// Runs one reply to the end; `stop_after` raises the cancel flag after that many deltas.
-async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams, stop_after: Option<usize>) -> Reply {
-    let cancel = CancelFlag::new();
-    let request = ReplyRequest { messages: messages.to_vec(), sampling, cancel: cancel.clone() };
-    let mut stream = engine.start_reply(request).expect("a model is loaded");
-    let (mut text, mut deltas) = (String::new(), 0);
-    while let Some(event) = stream.events.recv().await {
-        match event {
-            GenEvent::Delta(d) => {
-                text.push_str(&d);
-                deltas += 1;
-                if stop_after == Some(deltas) {
-                    cancel.cancel();
-                }
-            }
-            GenEvent::Finished { reason, stats } => return Reply { text, deltas, reason, stats },
-            GenEvent::Failed(e) => panic!("generation failed: {e}"),
-        }
-    }
-    panic!("the stream ended without Finished");
-}
-
-fn user(text: &str) -> Vec<ChatMessage> {
-    vec![ChatMessage::new(Role::User, text)]
-}
+use common::{greedy, loaded_engine, model_path, reply, user};
 
 #[tokio::test]
 async fn replies_to_a_real_prompt_deterministically_and_reuses_the_cache() {
@@ -100,7 +45,7 @@ async fn stops_mid_reply_and_honours_max_tokens() {
     assert!(capped.deltas >= 1);
 
     // A fixed seed reproduces a sampled reply.
-    let seeded = SamplingParams { temperature: 1.0, seed: Some(42), max_tokens: 24 };
+    let seeded = SamplingParams { temperature: 1.0, seed: Some(42), max_tokens: 24, ..SamplingParams::default() };
     let a = reply(&engine, &long, seeded.clone(), None).await;
     let b = reply(&engine, &long, seeded, None).await;
     assert_eq!(a.text, b.text);
@@ -132,4 +77,30 @@ async fn bad_files_give_clear_errors_and_keep_the_loaded_model() {
         engine.load(&not_gguf, LoadParams::default()).await,
         Err(EngineError::InvalidFile(GgufError::NotGguf { .. }))
     ));
+}
+
+/// A conversation longer than the context: refused in words by default, trimmed by the other
+/// policies, which report how many messages they left out and keep what they promise to keep.
+#[tokio::test]
+async fn overflow_policies_trim_or_refuse() {
+    use hearth_core::OverflowPolicy;
+
+    let engine = common::engine_with_context(512).await;
+    let mut history = vec![ChatMessage::new(Role::System, "You are terse.")];
+    for n in 1..=12 {
+        history.push(ChatMessage::new(Role::User, format!("Tell me something about the number {n}, at some length please.")));
+        history.push(ChatMessage::new(Role::Assistant, format!("The number {n} is a fine number. ").repeat(6)));
+    }
+    history.push(ChatMessage::new(Role::User, "And what about 13?"));
+    let with = |overflow| SamplingParams { overflow, ..greedy(16) };
+
+    let refused = common::reply_error(&engine, &history, with(OverflowPolicy::StopAtLimit)).await;
+    assert!(refused.contains("context holds 512"), "{refused}");
+
+    for policy in [OverflowPolicy::TruncateMiddle, OverflowPolicy::RollingWindow] {
+        let r = reply(&engine, &history, with(policy), None).await;
+        assert!(r.stats.dropped_messages >= 2 && r.stats.dropped_messages % 2 == 0, "{policy:?}: {:?}", r.stats);
+        assert!(r.stats.prompt_tokens as usize + 16 <= 512, "{policy:?}: {:?}", r.stats);
+        assert!(r.stats.completion_tokens > 0);
+    }
 }

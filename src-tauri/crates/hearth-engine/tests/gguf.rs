@@ -1,15 +1,11 @@
 //! GGUF header validation: the real model passes; damaged copies of it fail with a clear error.
 
-use std::path::PathBuf;
+mod common;
 
 use hearth_engine::{GgufError, MetaValue, validate};
 
 fn model_bytes() -> Vec<u8> {
-    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    });
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}; run scripts/fetch-model.sh target/test-data", path.display()))
+    std::fs::read(common::model_path()).expect("the model file reads")
 }
 
 #[test]

@@ -83,7 +83,40 @@ impl Store {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    pub async fn chat_messages(&self, chat: ChatId) -> Result<Vec<StoredMessage>, StoreError> {
+    pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    pub async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// SQLite's journal mode, e.g. "wal".
+    pub async fn journal_mode(&self) -> Result<String, StoreError> {
+        Ok(sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?)
+    }
+
+    /// Closes every connection, checkpointing the WAL.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+impl HistoryStore for Store {
+    type Error = StoreError;
+
+    async fn messages(&self, chat: ChatId) -> Result<Vec<StoredMessage>, StoreError> {
         let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM chats WHERE id = ?")
             .bind(chat)
             .fetch_optional(&self.pool)
@@ -99,7 +132,7 @@ impl Store {
     }
 
     /// Adds a message; the first user message also titles an untitled chat.
-    pub async fn add_message(
+    async fn append_message(
         &self,
         chat: ChatId,
         role: Role,
@@ -140,7 +173,7 @@ impl Store {
     }
 
     /// Saves a reply's text so far and its status; `stats` only once it has finished.
-    pub async fn save_reply(
+    async fn update_reply(
         &self,
         id: MessageId,
         content: &str,
@@ -160,64 +193,6 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         row.ok_or(StoreError::MessageNotFound(id))?.try_into()
-    }
-
-    pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?)
-    }
-
-    pub async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(key)
-        .bind(value)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// SQLite's journal mode, e.g. "wal".
-    pub async fn journal_mode(&self) -> Result<String, StoreError> {
-        Ok(sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?)
-    }
-
-    /// Closes every connection, checkpointing the WAL.
-    pub async fn close(&self) {
-        self.pool.close().await;
-    }
-}
-
-impl HistoryStore for Store {
-    type Error = StoreError;
-
-    async fn messages(&self, chat: ChatId) -> Result<Vec<StoredMessage>, StoreError> {
-        self.chat_messages(chat).await
-    }
-
-    async fn append_message(
-        &self,
-        chat: ChatId,
-        role: Role,
-        content: &str,
-        status: MessageStatus,
-        model: Option<&str>,
-    ) -> Result<StoredMessage, StoreError> {
-        self.add_message(chat, role, content, status, model).await
-    }
-
-    async fn update_reply(
-        &self,
-        id: MessageId,
-        content: &str,
-        status: MessageStatus,
-        stats: Option<&ReplyStats>,
-    ) -> Result<StoredMessage, StoreError> {
-        self.save_reply(id, content, status, stats).await
     }
 }
 

@@ -1,6 +1,6 @@
 //! The store on real SQLite files.
 
-use hearth_core::{MessageStatus, ReplyStats, Role};
+use hearth_core::{HistoryStore, MessageStatus, ReplyStats, Role};
 use hearth_store::{Store, StoreError};
 
 async fn open(dir: &tempfile::TempDir) -> Store {
@@ -27,12 +27,12 @@ async fn chats_are_titled_and_listed_by_activity() {
     let second = store.create_chat().await.unwrap();
     assert_eq!(first.title, "");
     tokio::time::sleep(std::time::Duration::from_millis(3)).await; // Activity times are in ms.
-    store.add_message(first.id, Role::User, "Plan a trip\nto Lyon", MessageStatus::Complete, None).await.unwrap();
-    store.add_message(first.id, Role::User, "Another question", MessageStatus::Complete, None).await.unwrap();
+    store.append_message(first.id, Role::User, "Plan a trip\nto Lyon", MessageStatus::Complete, None).await.unwrap();
+    store.append_message(first.id, Role::User, "Another question", MessageStatus::Complete, None).await.unwrap();
     let chats = store.list_chats().await.unwrap();
     assert_eq!(chats.iter().map(|c| c.id).collect::<Vec<_>>(), [first.id, second.id]);
     assert_eq!(chats[0].title, "Plan a trip");
-    let messages = store.chat_messages(first.id).await.unwrap();
+    let messages = store.messages(first.id).await.unwrap();
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0].content, "Plan a trip\nto Lyon");
 }
@@ -41,13 +41,13 @@ async fn chats_are_titled_and_listed_by_activity() {
 async fn missing_chats_and_messages_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
-    assert!(matches!(store.chat_messages(99).await, Err(StoreError::ChatNotFound(99))));
+    assert!(matches!(store.messages(99).await, Err(StoreError::ChatNotFound(99))));
     assert!(matches!(
-        store.add_message(99, Role::User, "x", MessageStatus::Complete, None).await,
+        store.append_message(99, Role::User, "x", MessageStatus::Complete, None).await,
         Err(StoreError::ChatNotFound(99))
     ));
     assert!(matches!(
-        store.save_reply(7, "x", MessageStatus::Complete, None).await,
+        store.update_reply(7, "x", MessageStatus::Complete, None).await,
         Err(StoreError::MessageNotFound(7))
     ));
 }
@@ -57,17 +57,17 @@ async fn a_reply_cut_off_mid_stream_is_found_partial_and_interrupted_after_reope
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
     let chat = store.create_chat().await.unwrap();
-    let user = store.add_message(chat.id, Role::User, "Tell me a story", MessageStatus::Complete, None).await.unwrap();
+    let user = store.append_message(chat.id, Role::User, "Tell me a story", MessageStatus::Complete, None).await.unwrap();
     let reply = store
-        .add_message(chat.id, Role::Assistant, "", MessageStatus::Streaming, Some("SmolLM2"))
+        .append_message(chat.id, Role::Assistant, "", MessageStatus::Streaming, Some("SmolLM2"))
         .await
         .unwrap();
-    store.save_reply(reply.id, "Once upon a", MessageStatus::Streaming, None).await.unwrap();
+    store.update_reply(reply.id, "Once upon a", MessageStatus::Streaming, None).await.unwrap();
     // The app dies here: the reply is never finished.
     drop(store);
 
     let store = open(&dir).await;
-    let messages = store.chat_messages(chat.id).await.unwrap();
+    let messages = store.messages(chat.id).await.unwrap();
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0], user);
     assert_eq!(messages[1].content, "Once upon a");
@@ -75,7 +75,7 @@ async fn a_reply_cut_off_mid_stream_is_found_partial_and_interrupted_after_reope
     assert_eq!(messages[1].model.as_deref(), Some("SmolLM2"));
 
     let stats = ReplyStats { prompt_tokens: 10, completion_tokens: 3, ..ReplyStats::default() };
-    let done = store.save_reply(reply.id, "Once upon a time", MessageStatus::Complete, Some(&stats)).await.unwrap();
+    let done = store.update_reply(reply.id, "Once upon a time", MessageStatus::Complete, Some(&stats)).await.unwrap();
     assert_eq!(done.stats, Some(stats));
 }
 

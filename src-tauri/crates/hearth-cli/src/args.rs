@@ -1,0 +1,239 @@
+//! Command-line parsing. Sampling flags map onto `SamplingParams` fields by name, so every
+//! setting the app has is a flag here without a second list to keep in step.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use hearth_core::SamplingParams;
+use hearth_engine::LoadParams;
+
+#[derive(Debug)]
+pub struct ChatArgs {
+    pub model: PathBuf,
+    pub load: LoadParams,
+    pub system: Option<String>,
+    pub sampling: SamplingParams,
+}
+
+#[derive(Debug)]
+pub struct BenchArgs {
+    pub model: PathBuf,
+    pub threads: u32,
+    pub turns: usize,
+    pub json: bool,
+}
+
+impl ChatArgs {
+    pub fn parse(args: &[String]) -> Result<ChatArgs, String> {
+        let mut model = None;
+        let mut load = LoadParams::default();
+        let mut system = None;
+        let mut sampling = SamplingFlags::new();
+        let mut it = Flags::new(args);
+        while let Some(flag) = it.next_flag()? {
+            match flag.as_str() {
+                "model" => model = Some(PathBuf::from(it.value(&flag)?)),
+                "ctx" => load.n_ctx = Some(number(&flag, &it.value(&flag)?)?),
+                "threads" => load.n_threads = Some(number(&flag, &it.value(&flag)?)?),
+                "system" => system = Some(it.value(&flag)?),
+                "ignore-eos" => sampling.set("ignore-eos", "true")?,
+                _ => {
+                    let value = it.value(&flag)?;
+                    sampling.set(&flag, &value)?;
+                }
+            }
+        }
+        let model = model.ok_or("--model PATH is required")?;
+        Ok(ChatArgs { model, load, system, sampling: sampling.finish()? })
+    }
+}
+
+impl BenchArgs {
+    pub fn parse(args: &[String]) -> Result<BenchArgs, String> {
+        let mut bench = BenchArgs { model: PathBuf::new(), threads: 0, turns: 20, json: false };
+        let mut it = Flags::new(args);
+        while let Some(flag) = it.next_flag()? {
+            match flag.as_str() {
+                "model" => bench.model = PathBuf::from(it.value(&flag)?),
+                "threads" => bench.threads = number(&flag, &it.value(&flag)?)?,
+                "turns" => bench.turns = number(&flag, &it.value(&flag)?)?,
+                "json" => bench.json = true,
+                other => return Err(format!("unknown flag --{other} for bench")),
+            }
+        }
+        if bench.model.as_os_str().is_empty() {
+            return Err("--model PATH is required".into());
+        }
+        if bench.threads == 0 {
+            bench.threads = std::thread::available_parallelism().map_or(4, |n| n.get() as u32);
+        }
+        Ok(bench)
+    }
+}
+
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
+    value.parse().map_err(|_| format!("--{flag} expects a number, got {value:?}"))
+}
+
+/// `--name value` pairs.
+struct Flags<'a> {
+    args: std::slice::Iter<'a, String>,
+}
+
+impl<'a> Flags<'a> {
+    fn new(args: &'a [String]) -> Self {
+        Flags { args: args.iter() }
+    }
+
+    fn next_flag(&mut self) -> Result<Option<String>, String> {
+        match self.args.next() {
+            None => Ok(None),
+            Some(a) => a.strip_prefix("--").map(|f| Some(f.to_owned())).ok_or(format!("unexpected argument {a:?}")),
+        }
+    }
+
+    fn value(&mut self, flag: &str) -> Result<String, String> {
+        self.args.next().cloned().ok_or(format!("--{flag} needs a value"))
+    }
+}
+
+/// Builds `SamplingParams` from flags by editing its JSON form, then validates it.
+struct SamplingFlags {
+    fields: Map<String, Value>,
+}
+
+impl SamplingFlags {
+    fn new() -> Self {
+        let Value::Object(fields) = serde_json::to_value(SamplingParams::default()).expect("serializes") else {
+            unreachable!("SamplingParams is a struct")
+        };
+        SamplingFlags { fields }
+    }
+
+    fn set(&mut self, flag: &str, raw: &str) -> Result<(), String> {
+        let (key, value) = match flag {
+            "temp" => ("temperature".to_owned(), scalar(raw)),
+            "grammar" => ("constraint".to_owned(), serde_json::json!({ "kind": "gbnf", "source": raw })),
+            "json-schema" => ("constraint".to_owned(), serde_json::json!({ "kind": "jsonSchema", "source": raw })),
+            "logit-bias" => ("logitBias".to_owned(), logit_bias(raw)?),
+            "sampler-order" => ("samplerOrder".to_owned(), raw.split(',').map(|s| Value::from(s.trim())).collect()),
+            _ => (camel_case(flag), scalar(raw)),
+        };
+        match self.fields.get_mut(&key) {
+            None => Err(format!("unknown flag --{flag} (see --help)")),
+            Some(Value::Array(items)) if key != "samplerOrder" => {
+                if key != "logitBias" && items_are_defaults(&key) {
+                    items.clear();
+                }
+                items.push(if key == "logitBias" { value } else { Value::from(unescape(raw)) });
+                Ok(())
+            }
+            Some(slot) => {
+                *slot = value;
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(self) -> Result<SamplingParams, String> {
+        let params: SamplingParams =
+            serde_json::from_value(Value::Object(self.fields)).map_err(|e| format!("invalid sampling flag: {e}"))?;
+        params.validate().map_err(|e| e.to_string())?;
+        Ok(params)
+    }
+}
+
+/// A list flag given on the command line replaces the default list rather than extending it.
+fn items_are_defaults(key: &str) -> bool {
+    key == "drySequenceBreakers"
+}
+
+/// Numbers, booleans and `null` as JSON; anything else as a string ("v2", "off").
+fn scalar(raw: &str) -> Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw))
+}
+
+/// `TOKEN_ID=BIAS` or `TEXT=BIAS`.
+fn logit_bias(raw: &str) -> Result<Value, String> {
+    let (target, bias) = raw.rsplit_once('=').ok_or(format!("--logit-bias expects TOKEN=BIAS, got {raw:?}"))?;
+    let bias: f32 = bias.parse().map_err(|_| format!("--logit-bias: {bias:?} is not a number"))?;
+    let target = match target.parse::<u32>() {
+        Ok(id) => serde_json::json!({ "kind": "token", "id": id }),
+        Err(_) => serde_json::json!({ "kind": "text", "text": unescape(target) }),
+    };
+    Ok(serde_json::json!({ "target": target, "bias": bias }))
+}
+
+/// `\n` and `\t` typed in a shell become the characters.
+fn unescape(raw: &str) -> String {
+    raw.replace("\\n", "\n").replace("\\t", "\t")
+}
+
+fn camel_case(kebab: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in kebab.chars() {
+        if c == '-' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use hearth_core::{BiasTarget, Constraint, LogitBias, Mirostat};
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<SamplingParams, String> {
+        let mut argv = vec!["--model".to_owned(), "m.gguf".to_owned()];
+        argv.extend(args.iter().map(|s| s.to_string()));
+        ChatArgs::parse(&argv).map(|a| a.sampling)
+    }
+
+    #[test]
+    fn flags_map_onto_sampling_fields() {
+        let p = parse(&[
+            "--temp", "0.2", "--top-k", "7", "--mirostat", "v2", "--seed", "42", "--stop", "\\n\\n",
+            "--stop", "User:", "--logit-bias", "15=-100", "--logit-bias", "Paris=-5", "--grammar",
+            "root ::= \"a\"", "--dry-sequence-breakers", "x", "--ignore-eos",
+        ])
+        .unwrap();
+        assert_eq!((p.temperature, p.top_k, p.mirostat, p.seed), (0.2, 7, Mirostat::V2, Some(42)));
+        assert_eq!(p.stop, ["\n\n", "User:"]);
+        assert_eq!(
+            p.logit_bias,
+            [
+                LogitBias { target: BiasTarget::Token { id: 15 }, bias: -100.0 },
+                LogitBias { target: BiasTarget::Text { text: "Paris".into() }, bias: -5.0 },
+            ]
+        );
+        assert_eq!(p.constraint, Some(Constraint::Gbnf("root ::= \"a\"".into())));
+        assert_eq!(p.dry_sequence_breakers, ["x"]);
+        assert!(p.ignore_eos);
+    }
+
+    #[test]
+    fn bad_flags_say_what_is_wrong() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--top-p", "2"], "topP must be between 0 and 1, got 2"),
+            (&["--tmp", "1"], "unknown flag --tmp"),
+            (&["--top-k", "many"], "invalid sampling flag"),
+            (&["--mirostat", "v3"], "invalid sampling flag"),
+            (&["--seed"], "--seed needs a value"),
+            (&["stray"], "unexpected argument"),
+        ];
+        for (args, expected) in cases {
+            let err = parse(args).unwrap_err();
+            assert!(err.contains(expected), "{args:?}: {err}");
+        }
+        assert!(ChatArgs::parse(&[]).unwrap_err().contains("--model"));
+    }
+}

@@ -1,0 +1,51 @@
+//! hearth-cli: Hearth's engine from a terminal or a script. No Tauri is linked.
+//!
+//!   hearth-cli chat  --model PATH [--ctx N] [--threads N] [--system TEXT] [sampling flags…]
+//!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json]
+
+mod args;
+mod bench;
+mod chat;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  hearth-cli chat  --model PATH [--ctx N] [--threads N] [--system TEXT] [sampling flags]
+  hearth-cli bench --model PATH [--threads N] [--turns N] [--json]
+
+Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
+  --temperature 0.7 (or --temp)  --top-k 40  --top-p 0.95  --min-p 0.05  --typical-p 1
+  --top-n-sigma 0  --xtc-probability 0  --xtc-threshold 0.1  --dynatemp-range 0
+  --dynatemp-exponent 1  --dry-multiplier 0  --dry-base 1.75  --dry-allowed-length 2
+  --dry-last-n -1  --dry-sequence-breakers '\\n' (repeatable)  --mirostat off|v1|v2
+  --mirostat-tau 5  --mirostat-eta 0.1  --repeat-penalty 1  --repeat-last-n 64
+  --presence-penalty 0  --frequency-penalty 0  --seed N  --max-tokens 1024  --ignore-eos
+  --stop TEXT (repeatable)  --logit-bias TOKEN_ID=BIAS or TEXT=BIAS (repeatable; -100 bans)
+  --grammar GBNF  --json-schema SCHEMA  --sampler-order penalties,dry,topNSigma,topK,typicalP,topP,minP,xtc,temperature
+
+When stdin is not a terminal, each input line is one user turn; replies go to stdout.";
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    let result = match argv.first().map(String::as_str) {
+        Some("chat") => args::ChatArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(chat::run(a))),
+        Some("bench") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(bench::run(a))),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(format!("expected a command\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Shared by the engine's integration tests: the real model and a reply runner.
+#![allow(dead_code)] // Each test binary uses a different part.
+
+use std::path::PathBuf;
+
+use hearth_core::{
+    CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats, Role,
+    SamplingParams,
+};
+use hearth_engine::{Engine, LoadParams};
+
+pub fn model_path() -> PathBuf {
+    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    });
+    assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
+    path
+}
+
+pub async fn loaded_engine() -> Engine {
+    engine_with_context(2048).await
+}
+
+pub async fn engine_with_context(n_ctx: u32) -> Engine {
+    let engine = Engine::spawn();
+    let params = LoadParams { n_ctx: Some(n_ctx), n_threads: Some(2), ..LoadParams::default() };
+    let info = engine.load(&model_path(), params).await.expect("the real model loads");
+    assert_eq!(info.name, "SmolLM2-135M-Instruct.Q4_1");
+    engine
+}
+
+pub fn greedy(max_tokens: u32) -> SamplingParams {
+    SamplingParams::greedy(max_tokens)
+}
+
+pub struct Reply {
+    pub text: String,
+    pub deltas: usize,
+    pub reason: FinishReason,
+    pub stats: ReplyStats,
+}
+
+/// Runs one reply to the end; `stop_after` raises the cancel flag after that many deltas.
+pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams, stop_after: Option<usize>) -> Reply {
+    let cancel = CancelFlag::new();
+    let request = ReplyRequest { messages: messages.to_vec(), sampling, cancel: cancel.clone() };
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    let (mut text, mut deltas) = (String::new(), 0);
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Delta(d) => {
+                text.push_str(&d);
+                deltas += 1;
+                if stop_after == Some(deltas) {
+                    cancel.cancel();
+                }
+            }
+            GenEvent::Finished { reason, stats } => return Reply { text, deltas, reason, stats },
+            GenEvent::Failed(e) => panic!("generation failed: {e}"),
+        }
+    }
+    panic!("the stream ended without Finished");
+}
+
+pub fn user(text: &str) -> Vec<ChatMessage> {
+    vec![ChatMessage::new(Role::User, text)]
+}
+
+
+/// Runs a request that must fail and returns the error's words.
+pub async fn reply_error(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams) -> String {
+    let request = ReplyRequest { messages: messages.to_vec(), sampling, cancel: CancelFlag::new() };
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Failed(e) => return e.to_string(),
+            GenEvent::Finished { .. } => panic!("the request should have failed"),
+            GenEvent::Delta(_) => {}
+        }
+    }
+    panic!("the stream ended without Failed");
+}

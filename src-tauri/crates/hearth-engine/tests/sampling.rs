@@ -1,0 +1,152 @@
+//! Each decoding parameter changes what the real model writes, the way it should.
+
+mod common;
+
+use hearth_core::{
+    BiasTarget, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, Role, SamplerStage,
+    SamplingParams,
+};
+
+use common::{Reply, greedy, loaded_engine, reply, user};
+
+const CAPITAL: &str = "What is the capital of France? Answer in one sentence.";
+const STORY: &str = "Write a short story about a cat who finds a key.";
+
+fn sampled(seed: u32, max_tokens: u32) -> SamplingParams {
+    SamplingParams { temperature: 1.0, seed: Some(seed), max_tokens, ..SamplingParams::default() }
+}
+
+#[tokio::test]
+async fn each_parameter_has_its_effect_on_the_real_model() {
+    let engine = loaded_engine().await;
+    let run = |prompt: &str, params: SamplingParams| {
+        let engine = engine.clone();
+        let messages = user(prompt);
+        async move { reply(&engine, &messages, params, None).await }
+    };
+    let base = run(CAPITAL, greedy(40)).await;
+    assert!(base.text.contains("Paris"), "{:?}", base.text);
+
+    // A banned word never appears; a banned token id never appears either.
+    let ban_paris = SamplingParams {
+        logit_bias: vec![LogitBias { target: BiasTarget::Text { text: "Paris".into() }, bias: LogitBias::BAN }],
+        ..greedy(40)
+    };
+    let banned = run(CAPITAL, ban_paris).await;
+    assert!(!banned.text.contains("Paris"), "{:?}", banned.text);
+
+    // A stop string ends the reply before it, and is not part of it.
+    let cut = base.text.find("Paris").unwrap();
+    let stopped = run(CAPITAL, SamplingParams { stop: vec!["Paris".into()], ..greedy(40) }).await;
+    assert_eq!(stopped.reason, FinishReason::StopString);
+    assert_eq!(stopped.text, base.text[..cut]);
+
+    // Truncation to the single best token is greedy decoding, whatever the temperature.
+    for narrow in [
+        SamplingParams { top_k: 1, ..sampled(7, 40) },
+        SamplingParams { top_p: 0.0, top_k: 0, ..sampled(7, 40) },
+        SamplingParams { min_p: 1.0, top_k: 0, top_p: 1.0, ..sampled(7, 40) },
+    ] {
+        assert_eq!(run(CAPITAL, narrow.clone()).await.text, base.text, "{narrow:?}");
+    }
+
+    // A grammar constrains the reply to its language.
+    let yes_no = SamplingParams { constraint: Some(Constraint::Gbnf(r#"root ::= "yes" | "no""#.into())), ..greedy(8) };
+    let answer = run("Is Paris in France? Answer yes or no.", yes_no).await;
+    assert!(["yes", "no"].contains(&answer.text.as_str()), "{:?}", answer.text);
+
+    // A JSON schema makes the reply parse as JSON of that shape.
+    let schema = r#"{"type":"object","properties":{"city":{"type":"string"},"population":{"type":"integer"}},"required":["city","population"]}"#;
+    let json = run(
+        "Give the capital of France and its population as JSON.",
+        SamplingParams { constraint: Some(Constraint::JsonSchema(schema.into())), ..greedy(60) },
+    )
+    .await;
+    let value: serde_json::Value = serde_json::from_str(&json.text).unwrap_or_else(|e| panic!("{e}: {:?}", json.text));
+    assert!(value["city"].is_string() && value["population"].is_i64(), "{value}");
+
+    // Penalties make repetition rarer: over a long greedy reply, fewer words repeat earlier ones.
+    let repeats = |r: &Reply| {
+        let words: Vec<String> = r.text.split_whitespace().map(|w| w.to_lowercase()).collect();
+        let distinct: std::collections::HashSet<&String> = words.iter().collect();
+        words.len() - distinct.len()
+    };
+    let long = |p: SamplingParams| run(STORY, SamplingParams { ignore_eos: true, ..p });
+    let plain = long(greedy(160)).await;
+    assert!(repeats(&plain) >= 20, "{:?}", plain.text);
+    for (name, params) in [
+        ("repeat", SamplingParams { repeat_penalty: 1.5, ..greedy(160) }),
+        ("presence/frequency", SamplingParams { presence_penalty: 1.5, frequency_penalty: 1.0, ..greedy(160) }),
+        ("dry", SamplingParams { dry_multiplier: 1.5, dry_allowed_length: 1, ..greedy(160) }),
+    ] {
+        let r = long(params).await;
+        assert!(repeats(&r) < repeats(&plain), "{name}: {} vs {} repeats\n{:?}", repeats(&r), repeats(&plain), r.text);
+    }
+
+    // Stochastic stages: a fixed seed reproduces, and each stage changes the sampled text.
+    let story = |p: SamplingParams| run(STORY, p);
+    let plain = story(sampled(3, 48)).await;
+    assert_eq!(story(sampled(3, 48)).await.text, plain.text);
+    let variants = [
+        ("xtc", SamplingParams { xtc_probability: 1.0, xtc_threshold: 0.05, ..sampled(3, 48) }),
+        ("typical", SamplingParams { typical_p: 0.2, ..sampled(3, 48) }),
+        ("top-n-sigma", SamplingParams { top_n_sigma: 0.5, ..sampled(3, 48) }),
+        ("dynatemp", SamplingParams { dynatemp_range: 1.0, ..sampled(3, 48) }),
+        ("mirostat v1", SamplingParams { mirostat: Mirostat::V1, mirostat_tau: 2.0, ..sampled(3, 48) }),
+        ("mirostat v2", SamplingParams { mirostat: Mirostat::V2, mirostat_tau: 2.0, ..sampled(3, 48) }),
+        ("order", SamplingParams { sampler_order: vec![SamplerStage::Temperature, SamplerStage::TopK], top_k: 2, ..sampled(3, 48) }),
+        ("seed", sampled(4, 48)),
+    ];
+    for (name, params) in variants {
+        let a = story(params.clone()).await;
+        let b = story(params).await;
+        assert_eq!(a.text, b.text, "{name}: a fixed seed must reproduce");
+        assert_ne!(a.text, plain.text, "{name}: should change the sampled text");
+    }
+
+    // ignore_eos runs to max_tokens; max_tokens caps.
+    let forced = run("Say hi.", SamplingParams { ignore_eos: true, ..greedy(30) }).await;
+    assert_eq!((forced.reason, forced.stats.completion_tokens), (FinishReason::Length, 30));
+}
+
+#[tokio::test]
+async fn invalid_requests_fail_in_words_and_the_engine_keeps_working() {
+    let engine = loaded_engine().await;
+    let bad = [
+        (SamplingParams { constraint: Some(Constraint::Gbnf("root ::= (".into())), ..greedy(4) }, "grammar does not parse"),
+        (SamplingParams { constraint: Some(Constraint::JsonSchema("{not json".into())), ..greedy(4) }, "JSON schema cannot be used"),
+        (
+            SamplingParams { logit_bias: vec![LogitBias { target: BiasTarget::Token { id: 9_999_999 }, bias: 1.0 }], ..greedy(4) },
+            "vocabulary has",
+        ),
+    ];
+    for (params, expected) in bad {
+        let error = common::reply_error(&engine, &user("hi"), params).await;
+        assert!(error.contains(expected), "{error:?} should contain {expected:?}");
+    }
+    assert!(reply(&engine, &user("Say hi."), greedy(4), None).await.stats.completion_tokens > 0);
+}
+
+/// Turn N reuses exactly what turn N-1 decoded into the KV cache: its whole prompt and every
+/// reply token fed back to the model. A reply that ended by its end-of-turn token decoded all of
+/// its tokens; one cut by max_tokens did not decode its last (it was sampled, never fed back).
+#[tokio::test]
+async fn kv_cache_is_reused_across_ten_turns() {
+    let engine = loaded_engine().await;
+    let mut history = Vec::new();
+    let mut decoded_last_turn = 0;
+    for n in 1..=10 {
+        history.push(ChatMessage::new(Role::User, format!("Give me fact number {n} about the sea, in one sentence.")));
+        let r = reply(&engine, &history, greedy(80), None).await;
+        assert_eq!(
+            r.stats.cached_tokens, decoded_last_turn,
+            "turn {n}: {:?}, reply {:?}", r.stats, r.text
+        );
+        let fed_back = match r.reason {
+            FinishReason::EndOfTurn => r.stats.completion_tokens,
+            _ => r.stats.completion_tokens - 1,
+        };
+        decoded_last_turn = r.stats.prompt_tokens + fed_back;
+        history.push(ChatMessage::new(Role::Assistant, r.text));
+    }
+}

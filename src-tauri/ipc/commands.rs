@@ -1,0 +1,13 @@
+// The commands the window may call, by name. One list for two readers: build.rs (`include!`),
+// which gives each an `allow-<name>` permission, and `ipc::handler`'s registration (a test checks
+// the two and capabilities/main.json agree).
+pub const COMMANDS: &[&str] = &[
+    "list_chats",
+    "create_chat",
+    "list_messages",
+    "send_message",
+    "stop_generation",
+    "active_model",
+    "get_sampling",
+    "set_sampling",
+];
