@@ -35,6 +35,8 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("chat") => args::ChatArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(chat::run(a))),
         Some("bench") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(bench::run(a))),
+        // Internal: the raw baseline, run by `bench` in a process of its own.
+        Some("bench-raw") => args::BenchArgs::parse(&argv[1..]).and_then(bench::run_raw),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -14,7 +14,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use crate::EngineError;
 use crate::worker::llama_backend;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RawSpeed {
     pub prompt_tokens: usize,
     pub prefill_tps: f64,

@@ -43,7 +43,18 @@ pub fn build(model: &LlamaModel, params: &SamplingParams, n_ctx: u32) -> Result<
             LlamaSampler::mirostat_v2(seed, params.mirostat_tau, params.mirostat_eta),
         ]),
         Mirostat::Off => {
-            chain.extend(params.sampler_order.iter().filter_map(|&stage| self::stage(model, params, stage, n_ctx)));
+            let greedy = params.temperature <= 0.0;
+            chain.extend(
+                params
+                    .sampler_order
+                    .iter()
+                    // Truncation never removes the most likely token, so under greedy decoding
+                    // only the stages that change logits matter; skipping the rest keeps the gap
+                    // between decode calls short (llama.cpp's worker threads stop spinning on a
+                    // long one, which costs far more than the stage itself).
+                    .filter(|&&stage| !greedy || matches!(stage, SamplerStage::Penalties | SamplerStage::Dry))
+                    .filter_map(|&stage| self::stage(model, params, stage, n_ctx)),
+            );
             chain.push(if params.temperature <= 0.0 { LlamaSampler::greedy() } else { LlamaSampler::dist(seed) });
         }
     }

@@ -81,6 +81,7 @@ impl<'m> Session<'m> {
         let mut sampler = sampler::build(self.model, &request.sampling, n_ctx as u32)?;
         let mut text = Utf8Stream::new();
         let mut stops = StopFilter::new(&request.sampling.stop);
+        let mut outbox = Outbox::new();
         let mut first_token_at = None;
         let vocab = self.model.vocab();
         let reason = loop {
@@ -92,7 +93,7 @@ impl<'m> Session<'m> {
             }
             stats.completion_tokens += 1;
             let released = stops.push(&text.push(&vocab.token_to_piece(token, false, None)));
-            if !released.text.is_empty() && events.send(GenEvent::Delta(released.text)).is_err() {
+            if !outbox.push(&released.text, events) {
                 break FinishReason::Cancelled; // Nobody is listening any more.
             }
             if released.stopped {
@@ -115,9 +116,8 @@ impl<'m> Session<'m> {
                 flushed + &stops.finish()
             }
         };
-        if !tail.is_empty() {
-            let _ = events.send(GenEvent::Delta(tail));
-        }
+        outbox.push(&tail, events);
+        outbox.flush(events);
         if let Some(first) = first_token_at {
             stats.ttft_ms = millis(first - started);
             let decoding = first.elapsed().as_secs_f64();
@@ -267,6 +267,37 @@ fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
 
 fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// Collects reply text and sends it at most every `DELTA_INTERVAL` (the first piece at once).
+/// Waking the receiver for every token costs real decode speed when llama.cpp's threads fill
+/// every core; a window repaints at most once a frame anyway.
+struct Outbox {
+    pending: String,
+    last_sent: Option<Instant>,
+}
+
+const DELTA_INTERVAL: Duration = Duration::from_millis(40);
+
+impl Outbox {
+    fn new() -> Self {
+        Outbox { pending: String::new(), last_sent: None }
+    }
+
+    /// Queues `text`, sending if due. Returns false if the receiver is gone.
+    fn push(&mut self, text: &str, events: &UnboundedSender<GenEvent>) -> bool {
+        self.pending.push_str(text);
+        let due = self.last_sent.is_none_or(|t| t.elapsed() >= DELTA_INTERVAL);
+        !due || self.flush(events)
+    }
+
+    fn flush(&mut self, events: &UnboundedSender<GenEvent>) -> bool {
+        if self.pending.is_empty() {
+            return !events.is_closed();
+        }
+        self.last_sent = Some(Instant::now());
+        events.send(GenEvent::Delta(std::mem::take(&mut self.pending))).is_ok()
+    }
 }
 
 /// Turns token bytes into text without ever splitting a multi-byte character.
