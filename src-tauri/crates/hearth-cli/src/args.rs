@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use hearth_core::SamplingParams;
-use hearth_engine::LoadParams;
+use hearth_engine::{FlashAttention, KvType, LoadParams};
 
 #[derive(Debug)]
 pub struct ChatArgs {
@@ -36,6 +36,33 @@ impl ChatArgs {
                 "model" => model = Some(PathBuf::from(it.value(&flag)?)),
                 "ctx" => load.n_ctx = Some(number(&flag, &it.value(&flag)?)?),
                 "threads" => load.n_threads = Some(number(&flag, &it.value(&flag)?)?),
+                "batch" => load.n_batch = number(&flag, &it.value(&flag)?)?,
+                "ubatch" => load.n_ubatch = number(&flag, &it.value(&flag)?)?,
+                "gpu-layers" => load.n_gpu_layers = Some(number(&flag, &it.value(&flag)?)?),
+                "flash-attn" => {
+                    load.flash_attention = match it.value(&flag)?.as_str() {
+                        "auto" => FlashAttention::Auto,
+                        "on" => FlashAttention::On,
+                        "off" => FlashAttention::Off,
+                        other => return Err(format!("--flash-attn expects auto, on or off, got {other:?}")),
+                    }
+                }
+                "kv-type" => {
+                    load.kv_cache_type = match it.value(&flag)?.as_str() {
+                        "f16" => KvType::F16,
+                        "q8_0" => KvType::Q8_0,
+                        "q4_0" => KvType::Q4_0,
+                        other => return Err(format!("--kv-type expects f16, q8_0 or q4_0, got {other:?}")),
+                    }
+                }
+                "no-mmap" => load.use_mmap = false,
+                "mlock" => load.use_mlock = true,
+                "chat-template" => {
+                    let path = it.value(&flag)?;
+                    let template = std::fs::read_to_string(&path)
+                        .map_err(|e| format!("--chat-template: cannot read {path}: {e}"))?;
+                    load.chat_template = Some(template);
+                }
                 "system" => system = Some(it.value(&flag)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
                 _ => {
@@ -66,7 +93,7 @@ impl BenchArgs {
             return Err("--model PATH is required".into());
         }
         if bench.threads == 0 {
-            bench.threads = std::thread::available_parallelism().map_or(4, |n| n.get() as u32);
+            bench.threads = hearth_engine::physical_cores();
         }
         Ok(bench)
     }

@@ -1,6 +1,6 @@
 //! hearth-cli: Hearth's engine from a terminal or a script. No Tauri is linked.
 //!
-//!   hearth-cli chat  --model PATH [--ctx N] [--threads N] [--system TEXT] [sampling flags…]
+//!   hearth-cli chat  --model PATH [--system TEXT] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json]
 
 mod args;
@@ -10,8 +10,13 @@ mod chat;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  hearth-cli chat  --model PATH [--ctx N] [--threads N] [--system TEXT] [sampling flags]
+  hearth-cli chat  --model PATH [--system TEXT] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json]
+
+Load flags: --ctx N (default: min(trained length, 32768, what a quarter of free RAM holds))
+  --threads N (default: physical cores)  --batch 512  --ubatch 512  --gpu-layers N (0 = none;
+  default: all that fit)  --flash-attn auto|on|off  --kv-type f16|q8_0|q4_0  --no-mmap  --mlock
+  --chat-template FILE (a Jinja template instead of the model's own)
 
 Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --temperature 0.7 (or --temp)  --top-k 40  --top-p 0.95  --min-p 0.05  --typical-p 1

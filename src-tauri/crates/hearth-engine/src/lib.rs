@@ -6,6 +6,7 @@
 
 pub mod bench;
 mod gguf;
+mod load;
 mod sampler;
 mod session;
 mod stop;
@@ -14,4 +15,5 @@ mod worker;
 
 pub use gguf::{GgufError, MetaValue, ValidatedGguf, validate};
 pub use template::{ChatTemplate, TemplateError};
-pub use worker::{Engine, EngineError, LoadParams};
+pub use load::{FlashAttention, KvType, LoadParams, physical_cores};
+pub use worker::{Engine, EngineError};

@@ -14,6 +14,7 @@ use hearth_core::{
     ReplyStats, fit_context,
 };
 
+use crate::LoadParams;
 use crate::sampler;
 use crate::stop::StopFilter;
 use crate::template::ChatTemplate;
@@ -38,15 +39,16 @@ enum Renderer {
 }
 
 impl<'m> Session<'m> {
-    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, n_batch: usize, reuse_kv: bool) -> Self {
+    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, params: &LoadParams) -> Self {
+        let n_batch = params.n_batch as usize;
         Session {
             model,
             context,
-            renderer: renderer_for(model),
+            renderer: renderer_for(model, params.chat_template.as_deref()),
             cached: Vec::new(),
             batch: LlamaBatch::new(n_batch, 1),
             n_batch,
-            reuse_kv,
+            reuse_kv: params.reuse_kv,
         }
     }
 
@@ -239,13 +241,20 @@ impl<'m> Session<'m> {
     }
 }
 
-fn renderer_for(model: &LlamaModel) -> Renderer {
+/// The user's template if given, else the model's own; llama.cpp's renderer of the model's
+/// template (or ChatML) as the fallback.
+fn renderer_for(model: &LlamaModel, custom: Option<&str>) -> Renderer {
     let fallback = || LlamaChatTemplate::new("chatml").expect("static name has no NUL");
-    let Ok(builtin) = model.chat_template(None) else {
-        tracing::info!("model has no chat template; using ChatML");
-        return Renderer::Builtin(fallback());
+    let builtin = model.chat_template(None).ok();
+    let source = match (custom, &builtin) {
+        (Some(custom), _) => custom.to_owned(),
+        (None, Some(own)) => own.to_string().unwrap_or_default(),
+        (None, None) => {
+            tracing::info!("model has no chat template; using ChatML");
+            return Renderer::Builtin(fallback());
+        }
     };
-    let source = builtin.to_string().unwrap_or_default();
+    let builtin = builtin.unwrap_or_else(fallback);
     let vocab = model.vocab();
     let bos = special_text(model, vocab.bos());
     let eos = special_text(model, vocab.eos());

@@ -1,43 +1,20 @@
 //! The engine thread and its handle.
 
-use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 
-use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{BackendError, ChatBackend, GenEvent, ModelInfo, ReplyRequest, ReplyStream};
 
+use crate::LoadParams;
 use crate::gguf::{GgufError, ValidatedGguf};
 use crate::session::Session;
-
-/// Context length used when the caller does not choose one (capped by the model's trained length).
-const DEFAULT_N_CTX: u32 = 4096;
-
-/// How a model is loaded. `None` means "pick a sensible default for this machine and model".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadParams {
-    pub n_ctx: Option<u32>,
-    pub n_threads: Option<u32>,
-    pub n_batch: u32,
-    /// Layers to offload to a GPU; `None` lets llama.cpp offload all it can.
-    pub n_gpu_layers: Option<u32>,
-    /// Reuse the KV cache across turns (off only to measure what reuse saves).
-    pub reuse_kv: bool,
-}
-
-impl Default for LoadParams {
-    fn default() -> Self {
-        LoadParams { n_ctx: None, n_threads: None, n_batch: 512, n_gpu_layers: None, reuse_kv: true }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
@@ -49,6 +26,8 @@ pub enum EngineError {
     Context { path: String, n_ctx: u32 },
     #[error("the engine stopped unexpectedly; restart Hearth")]
     Gone,
+    #[error("invalid load settings: {0}")]
+    InvalidSettings(String),
     #[error("benchmark failed: {0}")]
     Bench(String),
 }
@@ -102,6 +81,7 @@ impl Engine {
         file: ValidatedGguf,
         params: LoadParams,
     ) -> Result<ModelInfo, EngineError> {
+        params.validate().map_err(EngineError::InvalidSettings)?;
         let (reply, answer) = oneshot::channel();
         self.requests
             .send(Request::Load(LoadRequest { file, params, reply }))
@@ -178,11 +158,7 @@ fn serve(
 ) -> Next {
     let LoadRequest { file, params, reply } = load;
     let path = file.path.display().to_string();
-    let mut model_params = LlamaModelParams::default();
-    if let Some(layers) = params.n_gpu_layers {
-        model_params = model_params.with_n_gpu_layers(layers);
-    }
-    let model = match LlamaModel::load_from_file(backend, &file.path, &model_params) {
+    let model = match LlamaModel::load_from_file(backend, &file.path, &params.model_params()) {
         Ok(model) => model,
         Err(e) => {
             tracing::warn!(%path, error = %e, "model load failed");
@@ -191,14 +167,7 @@ fn serve(
             return next_load(inbox);
         }
     };
-    let n_ctx = params.n_ctx.unwrap_or(DEFAULT_N_CTX.min(model.n_ctx_train().max(1)));
-    let threads = params.n_threads.unwrap_or_else(default_threads) as i32;
-    let context_params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(n_ctx))
-        .with_n_batch(params.n_batch)
-        .with_n_ubatch(params.n_batch)
-        .with_n_threads(threads)
-        .with_n_threads_batch(threads);
+    let (n_ctx, context_params) = params.context_params(&model);
     let context = match model.new_context(backend, context_params) {
         Ok(context) => context,
         Err(e) => {
@@ -208,11 +177,11 @@ fn serve(
         }
     };
     let info = ModelInfo { name: display_name(&file), path, size_bytes: file.file_size };
-    tracing::info!(model = %info.name, n_ctx, threads, "model loaded");
+    tracing::info!(model = %info.name, n_ctx, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
     let _ = reply.send(Ok(info));
 
-    let mut session = Session::new(&model, context, params.n_batch as usize, params.reuse_kv);
+    let mut session = Session::new(&model, context, &params);
     loop {
         match inbox.recv() {
             Ok(Request::Generate { request, events }) => session.reply(request, &events),
@@ -233,10 +202,6 @@ fn next_load(inbox: &Receiver<Request>) -> Next {
             Err(_) => return Next::Quit,
         }
     }
-}
-
-fn default_threads() -> u32 {
-    thread::available_parallelism().map_or(4, |n| n.get() as u32)
 }
 
 /// The file name without extension: it names the quantization too, unlike `general.name`.

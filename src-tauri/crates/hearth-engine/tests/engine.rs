@@ -105,3 +105,32 @@ async fn overflow_policies_trim_or_refuse() {
         assert!(r.stats.completion_tokens > 0);
     }
 }
+
+/// Load settings take effect: a quantized KV cache with flash attention still chats; a custom
+/// chat template replaces the model's own; combinations llama.cpp would refuse obscurely are
+/// refused in words.
+#[tokio::test]
+async fn load_settings_apply() {
+    use hearth_engine::{Engine, FlashAttention, KvType};
+
+    let engine = Engine::spawn();
+    let base = LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() };
+    let load = |params: LoadParams| {
+        let engine = engine.clone();
+        async move { engine.load(&model_path(), params).await }
+    };
+    load(LoadParams { kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::On, ..base.clone() }).await.unwrap();
+    let quantized = reply(&engine, &user("What is the capital of France?"), greedy(12), None).await;
+    assert!(quantized.stats.completion_tokens > 0);
+
+    let plain = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:";
+    load(LoadParams { chat_template: Some(plain.into()), ..base.clone() }).await.unwrap();
+    let custom = reply(&engine, &user("Hi"), greedy(4), None).await;
+    load(base.clone()).await.unwrap();
+    let own = reply(&engine, &user("Hi"), greedy(4), None).await;
+    // The model's own template adds a system prompt and ChatML markers: many more tokens.
+    assert!(custom.stats.prompt_tokens + 10 < own.stats.prompt_tokens, "{:?} vs {:?}", custom.stats, own.stats);
+
+    let refused = load(LoadParams { kv_cache_type: KvType::Q4_0, flash_attention: FlashAttention::Off, ..base }).await;
+    assert!(refused.unwrap_err().to_string().contains("quantized KV cache needs flash attention"));
+}
