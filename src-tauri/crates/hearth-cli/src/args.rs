@@ -40,20 +40,12 @@ impl ChatArgs {
                 "ubatch" => load.n_ubatch = number(&flag, &it.value(&flag)?)?,
                 "gpu-layers" => load.n_gpu_layers = Some(number(&flag, &it.value(&flag)?)?),
                 "flash-attn" => {
-                    load.flash_attention = match it.value(&flag)?.as_str() {
-                        "auto" => FlashAttention::Auto,
-                        "on" => FlashAttention::On,
-                        "off" => FlashAttention::Off,
-                        other => return Err(format!("--flash-attn expects auto, on or off, got {other:?}")),
-                    }
+                    let choices = [("auto", FlashAttention::Auto), ("on", FlashAttention::On), ("off", FlashAttention::Off)];
+                    load.flash_attention = choice(&flag, &it.value(&flag)?, &choices)?;
                 }
                 "kv-type" => {
-                    load.kv_cache_type = match it.value(&flag)?.as_str() {
-                        "f16" => KvType::F16,
-                        "q8_0" => KvType::Q8_0,
-                        "q4_0" => KvType::Q4_0,
-                        other => return Err(format!("--kv-type expects f16, q8_0 or q4_0, got {other:?}")),
-                    }
+                    let choices = [("f16", KvType::F16), ("q8_0", KvType::Q8_0), ("q4_0", KvType::Q4_0)];
+                    load.kv_cache_type = choice(&flag, &it.value(&flag)?, &choices)?;
                 }
                 "no-mmap" => load.use_mmap = false,
                 "mlock" => load.use_mlock = true,
@@ -97,6 +89,14 @@ impl BenchArgs {
         }
         Ok(bench)
     }
+}
+
+/// The value named `value` among `choices`, or an error listing them.
+fn choice<T: Copy>(flag: &str, value: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    choices.iter().find(|(name, _)| *name == value).map(|&(_, v)| v).ok_or_else(|| {
+        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+        format!("--{flag} expects one of {}, got {value:?}", names.join(", "))
+    })
 }
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
