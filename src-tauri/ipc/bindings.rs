@@ -5,7 +5,7 @@ use ts_rs::{Config, TS};
 
 use hearth_core::{
     BiasTarget, ChatSummary, Constraint, FieldRange, LogitBias, MessageStatus, Mirostat, ModelInfo,
-    OverflowPolicy,
+    OverflowPolicy, Preset,
     ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage,
 };
 
@@ -38,6 +38,7 @@ pub fn typescript_bindings() -> String {
         OverflowPolicy::decl(&cfg),
         SamplingParams::decl(&cfg),
         FieldRange::decl(&cfg),
+        Preset::decl(&cfg),
         SamplingSettings::decl(&cfg),
     ];
     let mut out = String::from(

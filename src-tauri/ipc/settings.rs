@@ -2,7 +2,7 @@ use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
 
-use hearth_core::{FieldRange, SamplingParams};
+use hearth_core::{FieldRange, Preset, SamplingParams};
 
 use crate::AppState;
 use crate::ipc::{IpcError, IpcErrorKind};
@@ -14,6 +14,8 @@ pub struct SamplingSettings {
     pub current: SamplingParams,
     pub defaults: SamplingParams,
     pub ranges: Vec<FieldRange>,
+    /// Built-in presets.
+    pub presets: Vec<Preset>,
 }
 
 #[tauri::command]
@@ -22,6 +24,7 @@ pub async fn get_sampling(state: State<'_, AppState>) -> Result<SamplingSettings
         current: state.sampling().await?,
         defaults: SamplingParams::default(),
         ranges: SamplingParams::ranges().to_vec(),
+        presets: SamplingParams::presets(),
     })
 }
 

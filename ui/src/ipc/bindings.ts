@@ -155,4 +155,10 @@ export type FieldRange = {
  */
 key: string, min: number, max: number, };
 
-export type SamplingSettings = { current: SamplingParams, defaults: SamplingParams, ranges: Array<FieldRange>, };
+export type Preset = { name: string, params: SamplingParams, };
+
+export type SamplingSettings = { current: SamplingParams, defaults: SamplingParams, ranges: Array<FieldRange>, 
+/**
+ * Built-in presets.
+ */
+presets: Array<Preset>, };

@@ -57,6 +57,7 @@ impl ChatArgs {
                 }
                 "system" => system = Some(it.value(&flag)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
+                "preset" => sampling.preset(&it.value(&flag)?)?,
                 _ => {
                     let value = it.value(&flag)?;
                     sampling.set(&flag, &value)?;
@@ -132,10 +133,25 @@ struct SamplingFlags {
 
 impl SamplingFlags {
     fn new() -> Self {
-        let Value::Object(fields) = serde_json::to_value(SamplingParams::default()).expect("serializes") else {
+        Self::from(&SamplingParams::default())
+    }
+
+    fn from(params: &SamplingParams) -> Self {
+        let Value::Object(fields) = serde_json::to_value(params).expect("serializes") else {
             unreachable!("SamplingParams is a struct")
         };
         SamplingFlags { fields }
+    }
+
+    /// Starts from a built-in preset; flags after it adjust it.
+    fn preset(&mut self, name: &str) -> Result<(), String> {
+        let presets = SamplingParams::presets();
+        let preset = presets.iter().find(|p| p.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
+            let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
+            format!("--preset expects one of {}, got {name:?}", names.join(", "))
+        })?;
+        *self = SamplingFlags::from(&preset.params);
+        Ok(())
     }
 
     fn set(&mut self, flag: &str, raw: &str) -> Result<(), String> {
@@ -245,6 +261,9 @@ mod tests {
         assert_eq!(p.constraint, Some(Constraint::Gbnf("root ::= \"a\"".into())));
         assert_eq!(p.dry_sequence_breakers, ["x"]);
         assert!(p.ignore_eos);
+
+        let creative = parse(&["--preset", "creative", "--seed", "1"]).unwrap();
+        assert_eq!((creative.temperature, creative.seed), (1.1, Some(1)));
     }
 
     #[test]
@@ -256,6 +275,7 @@ mod tests {
             (&["--mirostat", "v3"], "invalid sampling flag"),
             (&["--seed"], "--seed needs a value"),
             (&["stray"], "unexpected argument"),
+            (&["--preset", "wild"], "--preset expects one of Precise, Balanced, Creative"),
         ];
         for (args, expected) in cases {
             let err = parse(args).unwrap_err();

@@ -18,6 +18,7 @@ Load flags: --ctx N (default: min(trained length, 32768, what a quarter of free 
   default: all that fit)  --flash-attn auto|on|off  --kv-type f16|q8_0|q4_0  --no-mmap  --mlock
   --chat-template FILE (a Jinja template instead of the model's own)
 
+--preset Precise|Balanced|Creative starts from a built-in preset (later flags adjust it).
 Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --temperature 0.7 (or --temp)  --top-k 40  --top-p 0.95  --min-p 0.05  --typical-p 1
   --top-n-sigma 0  --xtc-probability 0  --xtc-threshold 0.1  --dynatemp-range 0

@@ -16,7 +16,7 @@ pub use backend::{
 pub use overflow::{OverflowPolicy, fit_context};
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
 pub use sampling::{
-    BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, SamplerStage, SamplingError,
+    BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError,
     SamplingParams,
 };
 pub use service::{ChatService, HistoryStore, TurnError, TurnEvent};

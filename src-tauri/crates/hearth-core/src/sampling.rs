@@ -174,7 +174,40 @@ pub struct SamplingError {
     pub value: String,
 }
 
+/// A named set of sampling settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Preset {
+    pub name: String,
+    pub params: SamplingParams,
+}
+
 impl SamplingParams {
+    /// The built-in presets, from most to least predictable.
+    pub fn presets() -> Vec<Preset> {
+        let preset = |name: &str, params| Preset { name: name.into(), params };
+        let d = SamplingParams::default();
+        vec![
+            preset(
+                "Precise",
+                SamplingParams { temperature: 0.2, top_p: 0.9, top_k: 40, min_p: 0.05, repeat_penalty: 1.05, ..d.clone() },
+            ),
+            preset("Balanced", d.clone()),
+            preset(
+                "Creative",
+                SamplingParams {
+                    temperature: 1.1,
+                    top_p: 0.98,
+                    min_p: 0.02,
+                    top_k: 0,
+                    xtc_probability: 0.5,
+                    xtc_threshold: 0.1,
+                    dry_multiplier: 0.8,
+                    ..d
+                },
+            ),
+        ]
+    }
+
     /// Greedy decoding: the same prompt always gets the same reply.
     pub fn greedy(max_tokens: u32) -> Self {
         SamplingParams { temperature: 0.0, max_tokens, ..SamplingParams::default() }
@@ -321,6 +354,15 @@ mod tests {
             |p| p.sampler_order.push(SamplerStage::TopK),
             Err("samplerOrder must be each stage at most once, got TopK twice"),
         );
+    }
+
+    #[test]
+    fn built_in_presets_are_valid() {
+        let presets = SamplingParams::presets();
+        assert_eq!(presets.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["Precise", "Balanced", "Creative"]);
+        for p in presets {
+            p.params.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
     }
 
     #[test]
