@@ -2,14 +2,14 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use hearth_core::{ChatService, SamplingParams};
+use hearth_core::{ChatService, Preset, SamplingParams, SettingsScope};
 use hearth_engine::Engine;
-use hearth_store::Store;
+use hearth_store::{Store, StoreError};
 
 use crate::AppPaths;
 
-/// Settings key of the global sampling settings (JSON).
-const SAMPLING_KEY: &str = "sampling";
+/// Settings key of the user's presets (JSON list).
+const PRESETS_KEY: &str = "presets";
 
 /// Everything the commands need, managed by Tauri.
 pub struct AppState {
@@ -23,7 +23,7 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub async fn open(paths: AppPaths) -> Result<AppState, hearth_store::StoreError> {
+    pub async fn open(paths: AppPaths) -> Result<AppState, StoreError> {
         let store = Store::open(&paths.database).await?;
         let engine = Engine::spawn();
         let chat = ChatService::new(Arc::new(engine.clone()), Arc::new(store.clone()));
@@ -31,19 +31,66 @@ impl AppState {
         Ok(AppState { paths, chat, engine, store, model_settled, settle_model })
     }
 
-    /// The global sampling settings (defaults until the user saves some).
-    pub async fn sampling(&self) -> Result<SamplingParams, hearth_store::StoreError> {
-        let saved = self.store.setting(SAMPLING_KEY).await?;
-        // Settings saved by another version may not parse or validate; defaults are then safer.
+    /// The settings saved at `scope` itself, if any. Settings that no longer parse or validate
+    /// (saved by another version) count as none: defaults are safer than a guess.
+    pub async fn own_sampling(&self, scope: &SettingsScope) -> Result<Option<SamplingParams>, StoreError> {
+        let saved = self.store.setting(&scope.key()).await?;
         Ok(saved
             .and_then(|json| serde_json::from_str::<SamplingParams>(&json).ok())
-            .filter(|p| p.validate().is_ok())
-            .unwrap_or_default())
+            .filter(|p| p.validate().is_ok()))
     }
 
-    pub async fn set_sampling(&self, params: &SamplingParams) -> Result<(), hearth_store::StoreError> {
+    /// The settings in force at `scope`: its own, else the nearest broader scope's, else defaults.
+    /// A chat inherits from the model loaded now.
+    pub async fn sampling(&self, scope: &SettingsScope) -> Result<SamplingParams, StoreError> {
+        let model = self.engine.loaded().map(|m| m.path);
+        for candidate in scope.lookup_order(model.as_deref()) {
+            if let Some(params) = self.own_sampling(&candidate).await? {
+                return Ok(params);
+            }
+        }
+        Ok(SamplingParams::default())
+    }
+
+    pub async fn set_sampling(&self, scope: &SettingsScope, params: &SamplingParams) -> Result<(), StoreError> {
         let json = serde_json::to_string(params).expect("SamplingParams serializes");
-        self.store.set_setting(SAMPLING_KEY, &json).await
+        self.store.set_setting(&scope.key(), &json).await
+    }
+
+    /// Drops `scope`'s own settings; it inherits again.
+    pub async fn clear_sampling(&self, scope: &SettingsScope) -> Result<(), StoreError> {
+        self.store.delete_setting(&scope.key()).await
+    }
+
+    /// Built-in presets, then the user's.
+    pub async fn presets(&self) -> Result<Vec<Preset>, StoreError> {
+        let mut presets = SamplingParams::presets();
+        presets.extend(self.user_presets().await?);
+        Ok(presets)
+    }
+
+    async fn user_presets(&self) -> Result<Vec<Preset>, StoreError> {
+        let saved = self.store.setting(PRESETS_KEY).await?;
+        Ok(saved.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default())
+    }
+
+    /// Saves (or replaces) a user preset. Built-in names are taken.
+    pub async fn save_preset(&self, name: &str, params: SamplingParams) -> Result<Result<(), String>, StoreError> {
+        let name = name.trim();
+        if name.is_empty() || SamplingParams::presets().iter().any(|p| p.name.eq_ignore_ascii_case(name)) {
+            return Ok(Err(format!("choose another name: {name:?} is empty or a built-in preset")));
+        }
+        let mut presets = self.user_presets().await?;
+        presets.retain(|p| p.name != name);
+        presets.push(Preset { name: name.to_owned(), params, built_in: false });
+        self.store.set_setting(PRESETS_KEY, &serde_json::to_string(&presets).expect("presets serialize")).await?;
+        Ok(Ok(()))
+    }
+
+    pub async fn delete_preset(&self, name: &str) -> Result<(), StoreError> {
+        let mut presets = self.user_presets().await?;
+        presets.retain(|p| p.name != name);
+        self.store.set_setting(PRESETS_KEY, &serde_json::to_string(&presets).expect("presets serialize")).await
     }
 
     /// Waits until the start-up model load is over, so the first message does not race it.

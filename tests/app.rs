@@ -149,6 +149,38 @@ fn chat_through_ipc_with_the_real_model() {
     let capped = events.lock().unwrap().last().unwrap()["data"]["message"].clone();
     assert_eq!(capped["stats"]["completionTokens"], 3, "{capped}");
 
+    // Scopes: a chat's own settings beat its model's, which beat the global ones; clearing a
+    // scope makes it inherit again.
+    let chat_scope = json!({ "kind": "chat", "id": chat_id });
+    let model_scope = json!({ "kind": "model", "path": model["path"] });
+    let set_top_k = |scope: &Value, top_k: u32| {
+        let mut p = params.clone();
+        p["topK"] = json!(top_k);
+        invoke(&window, "set_sampling", json!({ "params": p, "scope": scope })).unwrap();
+    };
+    let at = |scope: &Value| invoke(&window, "get_sampling", json!({ "scope": scope })).unwrap();
+    let top_k = |scope: &Value| at(scope)["current"]["topK"].as_u64().unwrap();
+    assert_eq!((top_k(&chat_scope), at(&chat_scope)["own"].as_bool()), (40, Some(false)));
+    set_top_k(&model_scope, 20);
+    assert_eq!(top_k(&chat_scope), 20);
+    set_top_k(&chat_scope, 30);
+    assert_eq!((top_k(&chat_scope), at(&chat_scope)["own"].as_bool()), (30, Some(true)));
+    assert_eq!(top_k(&json!({ "kind": "global" })), 40);
+    invoke(&window, "clear_sampling", json!({ "scope": chat_scope })).unwrap();
+    assert_eq!(top_k(&chat_scope), 20);
+    invoke(&window, "clear_sampling", json!({ "scope": model_scope })).unwrap();
+    assert_eq!(top_k(&chat_scope), 40);
+
+    // User presets sit beside the built-in ones, which cannot be overwritten.
+    invoke(&window, "save_preset", json!({ "name": "Mine", "params": params })).unwrap();
+    let presets = at(&json!({ "kind": "global" }))["presets"].clone();
+    let names: Vec<(&str, bool)> = presets.as_array().unwrap().iter().map(|p| (p["name"].as_str().unwrap(), p["builtIn"].as_bool().unwrap())).collect();
+    assert_eq!(names, [("Precise", true), ("Balanced", true), ("Creative", true), ("Mine", false)]);
+    let taken = invoke(&window, "save_preset", json!({ "name": "precise", "params": params })).unwrap_err();
+    assert_eq!(taken["kind"], "invalidInput");
+    invoke(&window, "delete_preset", json!({ "name": "Mine" })).unwrap();
+    assert_eq!(at(&json!({ "kind": "global" }))["presets"].as_array().unwrap().len(), 3);
+
     // An empty message is rejected with words, before anything is saved.
     let (channel, _) = recording_channel();
     let err = tauri::async_runtime::block_on(send_message(chat_id, "  ".into(), channel, state.clone())).unwrap_err();

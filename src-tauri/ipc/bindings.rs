@@ -5,7 +5,7 @@ use ts_rs::{Config, TS};
 
 use hearth_core::{
     BiasTarget, ChatSummary, Constraint, FieldRange, LogitBias, MessageStatus, Mirostat, ModelInfo,
-    OverflowPolicy, Preset,
+    OverflowPolicy, Preset, SettingsScope,
     ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage,
 };
 
@@ -39,6 +39,7 @@ pub fn typescript_bindings() -> String {
         SamplingParams::decl(&cfg),
         FieldRange::decl(&cfg),
         Preset::decl(&cfg),
+        SettingsScope::decl(&cfg),
         SamplingSettings::decl(&cfg),
     ];
     let mut out = String::from(

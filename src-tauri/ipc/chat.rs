@@ -4,7 +4,7 @@ use tauri::ipc::Channel;
 use ts_rs::TS;
 
 use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, StoredMessage, TurnError, TurnEvent,
+    ChatId, ChatSummary, HistoryStore, MessageId, SettingsScope, StoredMessage, TurnError, TurnEvent,
 };
 
 use crate::AppState;
@@ -89,7 +89,7 @@ pub async fn send_message(
             tracing::warn!(error = %e, "the window stopped listening to a reply");
         }
     };
-    let sampling = state.sampling().await?;
+    let sampling = state.sampling(&SettingsScope::Chat { id: chat_id }).await?;
     match state.chat.send(chat_id, &content, sampling, |e| emit(e.into())).await {
         Ok(message) => emit(ChatEvent::Finished(MessageSaved { message })),
         Err(TurnError::Backend { error, reply }) => {

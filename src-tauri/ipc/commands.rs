@@ -10,4 +10,7 @@ pub const COMMANDS: &[&str] = &[
     "active_model",
     "get_sampling",
     "set_sampling",
+    "clear_sampling",
+    "save_preset",
+    "delete_preset",
 ];

@@ -24,5 +24,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         models::active_model,
         settings::get_sampling,
         settings::set_sampling,
+        settings::clear_sampling,
+        settings::save_preset,
+        settings::delete_preset,
     ]
 }

@@ -155,10 +155,16 @@ export type FieldRange = {
  */
 key: string, min: number, max: number, };
 
-export type Preset = { name: string, params: SamplingParams, };
+export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
 
-export type SamplingSettings = { current: SamplingParams, defaults: SamplingParams, ranges: Array<FieldRange>, 
+export type SettingsScope = { "kind": "global" } | { "kind": "model", path: string, } | { "kind": "chat", id: number, };
+
+export type SamplingSettings = { current: SamplingParams, 
 /**
- * Built-in presets.
+ * False when `current` comes from a broader scope (or the defaults).
+ */
+own: boolean, defaults: SamplingParams, ranges: Array<FieldRange>, 
+/**
+ * Built-in presets first, then the user's.
  */
 presets: Array<Preset>, };

@@ -8,6 +8,7 @@ mod chat;
 mod overflow;
 mod sampling;
 mod service;
+mod settings;
 
 pub use backend::{
     BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest,
@@ -19,4 +20,5 @@ pub use sampling::{
     BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError,
     SamplingParams,
 };
+pub use settings::SettingsScope;
 pub use service::{ChatService, HistoryStore, TurnError, TurnEvent};

@@ -174,17 +174,20 @@ pub struct SamplingError {
     pub value: String,
 }
 
-/// A named set of sampling settings.
+/// A named set of sampling settings: built in, or saved by the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
 pub struct Preset {
     pub name: String,
     pub params: SamplingParams,
+    #[serde(default)]
+    pub built_in: bool,
 }
 
 impl SamplingParams {
     /// The built-in presets, from most to least predictable.
     pub fn presets() -> Vec<Preset> {
-        let preset = |name: &str, params| Preset { name: name.into(), params };
+        let preset = |name: &str, params| Preset { name: name.into(), params, built_in: true };
         let d = SamplingParams::default();
         vec![
             preset(

@@ -102,6 +102,11 @@ impl Store {
         Ok(())
     }
 
+    pub async fn delete_setting(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// SQLite's journal mode, e.g. "wal".
     pub async fn journal_mode(&self) -> Result<String, StoreError> {
         Ok(sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?)
