@@ -70,3 +70,28 @@ test("send a message to the real model, see the reply, find it after a restart",
     await session.close();
   }
 });
+
+test("a setting changed in the panel shapes the next reply of the real model", async () => {
+  const session = await Session.open(driver.base, app);
+  try {
+    await session.waitFor('[data-testid="model-name"]', { accept: (t) => t.includes("SmolLM2") });
+    await session.click(await session.waitFor('[data-testid="open-settings"]'));
+    const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
+    await session.clear(maxTokens);
+    await session.type(maxTokens, "4");
+    await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
+    await shot(session, "03-settings");
+    await session.click(await session.waitFor('[data-testid="close-settings"]'));
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    const composer = await session.waitFor('[data-testid="composer"]');
+    await session.type(composer, "Tell me a long story about the sea.");
+    await session.type(composer, KEYS.enter);
+    const done = await session.waitFor('[data-testid="message"][data-role="assistant"][data-status="complete"]', {
+      accept: (t) => /\b4 tokens\b/.test(t),
+    });
+    assert.ok(done);
+    await shot(session, "04-capped-reply");
+  } finally {
+    await session.close();
+  }
+});

@@ -69,6 +69,10 @@ export class Session {
     return this.cmd("POST", `/element/${id}/click`, {});
   }
 
+  clear(id) {
+    return this.cmd("POST", `/element/${id}/clear`, {});
+  }
+
   type(id, text) {
     return this.cmd("POST", `/element/${id}/value`, { text });
   }

@@ -1,5 +1,6 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
 import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from './bindings';
+import type { SamplingParams, SamplingSettings } from './settings-types';
 
 /**
  * Thin typed wrapper over the Rust commands. Rejections carry an IpcError `{ kind, message }`
@@ -13,6 +14,10 @@ export interface HearthApi {
   sendMessage(chatId: number, content: string, onEvent: (event: ChatEvent) => void): Promise<null>;
   stopGeneration(chatId: number): Promise<null>;
   activeModel(): Promise<ModelInfo | null>;
+  /** The global sampling settings: current values, defaults and the validated numeric ranges. */
+  getSampling(): Promise<SamplingSettings>;
+  /** Validate and save; used from the next reply on. Rejects with `invalidInput` naming the field. */
+  setSampling(params: SamplingParams): Promise<SamplingParams>;
 }
 
 export const tauriApi: HearthApi = {
@@ -25,4 +30,6 @@ export const tauriApi: HearthApi = {
   },
   stopGeneration: (chatId) => invoke<null>('stop_generation', { chatId }),
   activeModel: () => invoke<ModelInfo | null>('active_model'),
+  getSampling: () => invoke<SamplingSettings>('get_sampling'),
+  setSampling: (params) => invoke<SamplingParams>('set_sampling', { params }),
 };

@@ -30,6 +30,10 @@ export function installMockTauri(config) {
     calls: [],
     /** Contract violations noticed by the mock (wrong argument names or types). */
     contractErrors: [],
+    /** The saved sampling params (get_sampling's `current`). */
+    sampling: null,
+    /** The params of every set_sampling call, accepted or not. */
+    samplingSaves: [],
   };
   window.__hearthMock = state;
 
@@ -91,6 +95,107 @@ export function installMockTauri(config) {
     const chars = [...text];
     for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
     return out;
+  }
+
+  // --- Sampling settings: defaults and validation as hearth-core's sampling.rs has them. ---
+  const SAMPLER_ORDER = ['penalties', 'dry', 'topNSigma', 'topK', 'typicalP', 'topP', 'minP', 'xtc', 'temperature'];
+  const DEFAULT_SAMPLING = {
+    temperature: 0.8, dynatempRange: 0, dynatempExponent: 1, topK: 40, topP: 0.95, minP: 0.05, typicalP: 1, topNSigma: 0,
+    xtcProbability: 0, xtcThreshold: 0.1, dryMultiplier: 0, dryBase: 1.75, dryAllowedLength: 2, dryLastN: -1,
+    drySequenceBreakers: ['\n', ':', '"', '*'], mirostat: 'off', mirostatTau: 5, mirostatEta: 0.1, repeatPenalty: 1,
+    repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0, logitBias: [], seed: null, maxTokens: 1024, ignoreEos: false,
+    stop: [], constraint: null, samplerOrder: SAMPLER_ORDER, overflow: 'stopAtLimit',
+  };
+  state.defaultSampling = DEFAULT_SAMPLING;
+  /** [key, min, max, how the backend words the range when it is not plain "between"] */
+  const RANGES = [
+    ['temperature', 0, 5], ['dynatempRange', 0, 5], ['dynatempExponent', 0, 10], ['topK', 0, 1_000_000], ['topP', 0, 1],
+    ['minP', 0, 1], ['typicalP', 0, 1], ['topNSigma', 0, 10], ['xtcProbability', 0, 1], ['xtcThreshold', 0, 0.5],
+    ['dryMultiplier', 0, 5], ['dryBase', 1, 4], ['dryAllowedLength', 0, 100],
+    ['dryLastN', -1, 1_000_000, '-1 (whole context) or between 0 and 1000000'],
+    ['mirostatTau', 0, 20], ['mirostatEta', 0, 1], ['repeatPenalty', 0.5, 3],
+    ['repeatLastN', -1, 1_000_000, '-1 (whole context) or between 0 and 1000000'],
+    ['presencePenalty', -2, 2], ['frequencyPenalty', -2, 2], ['maxTokens', 1, 1_000_000],
+  ];
+  const U32 = ['topK', 'dryAllowedLength', 'maxTokens'];
+  const I32 = ['dryLastN', 'repeatLastN'];
+  state.sampling = { ...clone(DEFAULT_SAMPLING), ...clone(config.sampling ?? {}) };
+
+  const invalid = (field, range, value) => ({ kind: 'invalidInput', message: `${field} must be ${range}, got ${value}` });
+  const isU32 = (v) => Number.isInteger(v) && v >= 0 && v <= 4_294_967_295;
+
+  /** Tauri's own argument check: wrong JSON types never reach the command (a plain string error). */
+  function checkSamplingShape(params) {
+    const problems = [];
+    if (!params || typeof params !== 'object') return ['params is not an object'];
+    for (const [key, value] of Object.entries(DEFAULT_SAMPLING)) {
+      if (!(key in params)) problems.push(`missing field ${key}`);
+      else if (typeof value === 'number' && typeof params[key] !== 'number') problems.push(`${key} is not a number`);
+    }
+    for (const key of Object.keys(params)) if (!(key in DEFAULT_SAMPLING)) problems.push(`unknown field ${key}`);
+    for (const key of U32) if (!isU32(params[key])) problems.push(`${key} is not a u32: ${params[key]}`);
+    for (const key of I32) if (!Number.isInteger(params[key])) problems.push(`${key} is not an i32: ${params[key]}`);
+    if (params.seed !== null && !isU32(params.seed)) problems.push(`seed is not null or a u32: ${params.seed}`);
+    if (!['off', 'v1', 'v2'].includes(params.mirostat)) problems.push(`bad mirostat ${params.mirostat}`);
+    if (typeof params.ignoreEos !== 'boolean') problems.push('ignoreEos is not a boolean');
+    for (const key of ['stop', 'drySequenceBreakers']) {
+      if (!Array.isArray(params[key]) || params[key].some((s) => typeof s !== 'string')) problems.push(`${key} is not a list of strings`);
+    }
+    if (!Array.isArray(params.samplerOrder) || params.samplerOrder.some((s) => !SAMPLER_ORDER.includes(s))) problems.push('bad samplerOrder');
+    const c = params.constraint;
+    if (c !== null && !(c && ['gbnf', 'jsonSchema'].includes(c.kind) && typeof c.source === 'string' && Object.keys(c).length === 2)) {
+      problems.push(`bad constraint ${JSON.stringify(c)}`);
+    }
+    for (const b of Array.isArray(params.logitBias) ? params.logitBias : [null]) {
+      const t = b?.target;
+      const ok =
+        b && typeof b.bias === 'number' && Object.keys(b).length === 2 && t &&
+        ((t.kind === 'token' && isU32(t.id) && Object.keys(t).length === 2) ||
+          (t.kind === 'text' && typeof t.text === 'string' && Object.keys(t).length === 2));
+      if (!ok) problems.push(`bad logitBias entry ${JSON.stringify(b)}`);
+    }
+    return problems;
+  }
+
+  /** SamplingParams::validate, message for message. */
+  function validateSampling(p) {
+    for (const [key, min, max, words] of RANGES) {
+      if (key === 'mirostatTau') {
+        const b = p.drySequenceBreakers.find((s) => s === '' || s.includes('\0'));
+        if (b !== undefined) throw invalid('drySequenceBreakers', 'non-empty strings without NUL characters', JSON.stringify(b));
+      }
+      if (key === 'maxTokens') {
+        for (const b of p.logitBias) {
+          if (!(b.bias >= -100 && b.bias <= 100)) throw invalid('logitBias.bias', 'between -100 (never) and 100', b.bias);
+          if (b.target.kind === 'text' && b.target.text === '') throw invalid('logitBias.text', 'a non-empty text', '""');
+        }
+      }
+      const v = p[key];
+      if (!(v >= min && v <= max)) throw invalid(key, words ?? `between ${min} and ${max}`, v);
+    }
+    const empty = p.stop.find((s) => s === '');
+    if (empty !== undefined) throw invalid('stop', 'non-empty strings', '""');
+    if (p.constraint && (p.constraint.source.trim() === '' || p.constraint.source.includes('\0'))) {
+      throw invalid('constraint', 'a non-empty grammar or schema', JSON.stringify(p.constraint.source));
+    }
+    const seen = new Set();
+    for (const stage of p.samplerOrder) {
+      if (seen.has(stage)) throw invalid('samplerOrder', 'each stage at most once', `${stage} twice`);
+      seen.add(stage);
+    }
+  }
+
+  function setSampling(payload) {
+    expectArgs('set_sampling', payload, { params: 'object' });
+    state.samplingSaves.push(clone(payload.params));
+    const problems = checkSamplingShape(payload.params);
+    if (problems.length > 0) {
+      state.contractErrors.push(...problems.map((p) => `set_sampling: ${p}`));
+      throw `invalid args \`params\` for command \`set_sampling\`: ${problems[0]}`;
+    }
+    validateSampling(payload.params);
+    state.sampling = clone(payload.params);
+    return clone(state.sampling);
   }
 
   let clock = 1_700_000_000_000;
@@ -164,6 +269,14 @@ export function installMockTauri(config) {
       }
       case 'active_model':
         return state.model ? clone(state.model) : null;
+      case 'get_sampling':
+        return {
+          current: clone(state.sampling),
+          defaults: clone(DEFAULT_SAMPLING),
+          ranges: RANGES.map(([key, min, max]) => ({ key, min, max })),
+        };
+      case 'set_sampling':
+        return setSampling(payload);
       default:
         state.contractErrors.push(`unknown command ${cmd}`);
         throw { kind: 'invalidInput', message: `Unknown command ${cmd}` };

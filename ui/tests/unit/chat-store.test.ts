@@ -33,6 +33,8 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
     ),
     stopGeneration: vi.fn(async () => null),
     activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
+    getSampling: vi.fn(async () => Promise.reject(new Error('not used by the chat store'))),
+    setSampling: vi.fn(async () => Promise.reject(new Error('not used by the chat store'))),
   };
   return {
     api,

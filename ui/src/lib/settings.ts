@@ -1,0 +1,450 @@
+// Decoding settings: field descriptions, presets, diffing against defaults, hints and list
+// editing. Pure functions over plain values; the reactive store is in settings.svelte.ts.
+import type {
+  BiasTarget,
+  Constraint,
+  FieldRange,
+  LogitBias,
+  SamplerStage,
+  SamplingParams,
+} from '../ipc/settings-types';
+
+export type ParamKey = keyof SamplingParams;
+
+/** The fields edited with a number box (seed is separate: it may be "random"). */
+export type NumberKey = {
+  [K in ParamKey]: SamplingParams[K] extends number ? K : never;
+}[ParamKey];
+
+export type FieldInfo = {
+  label: string;
+  /** One line: what the setting does and which value turns it off. */
+  help: string;
+  /** Whole numbers only (the backend stores an integer). */
+  integer?: boolean;
+  /** Step for the number box and slider. */
+  step?: number;
+};
+
+export const FIELDS: Record<ParamKey, FieldInfo> = {
+  temperature: {
+    label: 'Temperature',
+    help: 'Randomness of the pick: lower is focused and repeatable, higher is more varied; 0 always takes the top token.',
+    step: 0.05,
+  },
+  dynatempRange: {
+    label: 'Dynamic temperature range',
+    help: 'Lets the temperature move up to ± this much with how unsure the model is; 0 turns it off.',
+    step: 0.05,
+  },
+  dynatempExponent: {
+    label: 'Dynamic temperature exponent',
+    help: 'How sharply uncertainty maps onto the dynamic temperature; 1 is linear.',
+    step: 0.1,
+  },
+  topK: { label: 'Top-k', help: 'Keeps only the k most likely tokens; 0 turns it off.', integer: true, step: 1 },
+  topP: {
+    label: 'Top-p',
+    help: 'Keeps the smallest set of likeliest tokens whose probabilities add up to p; 1 turns it off.',
+    step: 0.01,
+  },
+  minP: {
+    label: 'Min-p',
+    help: "Drops tokens less likely than this fraction of the top token's probability; 0 turns it off.",
+    step: 0.01,
+  },
+  typicalP: {
+    label: 'Typical-p',
+    help: 'Prefers tokens about as surprising as the model expects on average; 1 turns it off.',
+    step: 0.01,
+  },
+  topNSigma: {
+    label: 'Top-nσ',
+    help: 'Keeps tokens whose score is within n standard deviations of the best one; 0 turns it off.',
+    step: 0.1,
+  },
+  xtcProbability: {
+    label: 'XTC probability',
+    help: 'Chance, per token, of removing the most likely choices for less predictable wording; 0 turns it off.',
+    step: 0.01,
+  },
+  xtcThreshold: {
+    label: 'XTC threshold',
+    help: 'XTC removes tokens above this probability, always keeping the least likely of them.',
+    step: 0.01,
+  },
+  dryMultiplier: {
+    label: 'DRY multiplier',
+    help: 'Strength of the penalty on tokens that would continue a sequence already in the text; 0 turns DRY off.',
+    step: 0.05,
+  },
+  dryBase: { label: 'DRY base', help: 'How fast the DRY penalty grows with each extra repeated token.', step: 0.05 },
+  dryAllowedLength: {
+    label: 'DRY allowed length',
+    help: 'Repeats up to this many tokens long go unpenalized.',
+    integer: true,
+    step: 1,
+  },
+  dryLastN: {
+    label: 'DRY window',
+    help: 'How many recent tokens DRY searches for repeats; -1 is the whole context, 0 turns it off.',
+    integer: true,
+    step: 1,
+  },
+  drySequenceBreakers: {
+    label: 'DRY sequence breakers',
+    help: 'A repeat never spans one of these, so DRY leaves e.g. list markup and line breaks alone.',
+  },
+  mirostat: {
+    label: 'Mirostat',
+    help: 'Aims at a steady level of surprise instead of fixed cut-offs; while on, only temperature runs before it.',
+  },
+  mirostatTau: { label: 'Mirostat τ (target)', help: 'Target surprise per token: lower stays focused, higher wanders.', step: 0.1 },
+  mirostatEta: { label: 'Mirostat η (learning rate)', help: 'How quickly Mirostat corrects toward the target.', step: 0.01 },
+  repeatPenalty: {
+    label: 'Repeat penalty',
+    help: 'Makes tokens used in the recent window less likely (scales their scores down); 1 turns it off.',
+    step: 0.01,
+  },
+  repeatLastN: {
+    label: 'Penalty window',
+    help: 'How many recent tokens the repeat, presence and frequency penalties look at; -1 is the whole context, 0 turns them off.',
+    integer: true,
+    step: 1,
+  },
+  presencePenalty: {
+    label: 'Presence penalty',
+    help: 'Lowers every token already used by a flat amount, nudging toward new topics; 0 turns it off.',
+    step: 0.05,
+  },
+  frequencyPenalty: {
+    label: 'Frequency penalty',
+    help: 'Lowers tokens more the more often they were used, curbing repeated words; 0 turns it off.',
+    step: 0.05,
+  },
+  logitBias: {
+    label: 'Logit bias',
+    help: 'Makes chosen tokens more (positive) or less (negative) likely; "never" forbids them.',
+  },
+  seed: {
+    label: 'Seed',
+    help: 'Random draws a new seed for each reply; a fixed seed repeats the same reply for the same prompt and settings.',
+    integer: true,
+    step: 1,
+  },
+  maxTokens: { label: 'Max new tokens', help: 'Longest a single reply may get, in tokens.', integer: true, step: 1 },
+  ignoreEos: {
+    label: 'Ignore end of turn',
+    help: 'The model cannot end its reply: it runs until max new tokens or a stop string.',
+  },
+  stop: { label: 'Stop strings', help: 'The reply ends just before any of these; the stop string itself is not shown.' },
+  constraint: {
+    label: 'Grammar',
+    help: 'Forces the reply to follow a GBNF grammar (its root rule is "root") or to be JSON matching a schema.',
+  },
+  samplerOrder: { label: 'Sampler order', help: 'The filters run top to bottom; unchecked ones are skipped.' },
+  overflow: {
+    label: 'When the chat outgrows the context',
+    help: 'Stop with a message, drop the middle (keeps the system prompt and first exchange), or drop the oldest turns.',
+  },
+};
+
+/** llama.cpp's order; also the list of every stage. */
+export const SAMPLER_STAGES: readonly SamplerStage[] = [
+  'penalties',
+  'dry',
+  'topNSigma',
+  'topK',
+  'typicalP',
+  'topP',
+  'minP',
+  'xtc',
+  'temperature',
+];
+
+export const STAGE_LABELS: Record<SamplerStage, string> = {
+  penalties: 'Penalties',
+  dry: 'DRY',
+  topNSigma: 'Top-nσ',
+  topK: 'Top-k',
+  typicalP: 'Typical-p',
+  topP: 'Top-p',
+  minP: 'Min-p',
+  xtc: 'XTC',
+  temperature: 'Temperature',
+};
+
+/** Biases at or below this forbid the token ("never"). */
+export const NEVER_BIAS = -100;
+
+/** The largest seed / token id (u32 on the Rust side). */
+export const U32_MAX = 4_294_967_295;
+
+// ---------------------------------------------------------------------------------------------
+// Presets
+
+export type PresetName = 'precise' | 'balanced' | 'creative';
+
+export type Preset = { name: PresetName; label: string; description: string; values: Partial<SamplingParams> };
+
+export const PRESETS: readonly Preset[] = [
+  {
+    name: 'precise',
+    label: 'Precise',
+    description: 'Low temperature, tight filters: factual answers and code.',
+    values: { temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 },
+  },
+  { name: 'balanced', label: 'Balanced', description: 'The defaults.', values: {} },
+  {
+    name: 'creative',
+    label: 'Creative',
+    description: 'Warmer and less predictable: stories and brainstorming.',
+    values: { temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 },
+  },
+];
+
+export function findPreset(name: string): Preset | undefined {
+  return PRESETS.find((p) => p.name === name);
+}
+
+/** A preset applies over the defaults: every field it does not name goes back to its default. */
+export function applyPreset(defaults: SamplingParams, preset: Preset): SamplingParams {
+  return { ...clone(defaults), ...clone(preset.values) };
+}
+
+/** The preset the params are exactly equal to, if any. */
+export function matchingPreset(params: SamplingParams, defaults: SamplingParams): PresetName | null {
+  return PRESETS.find((p) => deepEqual(params, applyPreset(defaults, p)))?.name ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Diffing
+
+export function clone<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** Structural equality of JSON-like values (object key order does not matter). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual((a as never)[k], (b as never)[k]))
+  );
+}
+
+export function isDefault(params: SamplingParams, defaults: SamplingParams, key: ParamKey): boolean {
+  return deepEqual(params[key], defaults[key]);
+}
+
+/** The fields whose value differs from the default, in declaration order. */
+export function changedKeys(params: SamplingParams, defaults: SamplingParams): ParamKey[] {
+  return (Object.keys(FIELDS) as ParamKey[]).filter((k) => !isDefault(params, defaults, k));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranges, numbers and hints
+
+export function rangeOf(ranges: readonly FieldRange[], key: string): FieldRange | undefined {
+  return ranges.find((r) => r.key === key);
+}
+
+/** Numbers as people read them: "0.95", "1,000,000", "−1". */
+export function formatNumber(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  const text = Math.abs(n).toLocaleString('en-US', { maximumFractionDigits: 6 });
+  return n < 0 ? `−${text}` : text;
+}
+
+/** "0 – 1"; empty when the backend sent no range for the field. */
+export function formatRange(range: FieldRange | undefined): string {
+  return range ? `${formatNumber(range.min)} – ${formatNumber(range.max)}` : '';
+}
+
+/** Parse a number box's text: the number, or why it is not usable. */
+export function parseNumber(text: string, integer = false): { value: number } | { error: string } {
+  const t = text.trim().replace(/^−/, '-');
+  if (t === '' || t === '-' || t === '.') return { error: 'Enter a number' };
+  const value = Number(t);
+  if (!Number.isFinite(value)) return { error: 'Enter a number' };
+  if (integer && !Number.isInteger(value)) return { error: 'Enter a whole number' };
+  return { value };
+}
+
+/** A hint for a value outside the range the backend accepts; null when it is fine. */
+export function rangeHint(value: number, range: FieldRange | undefined): string | null {
+  if (!range || (value >= range.min && value <= range.max)) return null;
+  return `Must be between ${formatNumber(range.min)} and ${formatNumber(range.max)}`;
+}
+
+/** The default shown next to a field, e.g. "0.95", "random", "none". */
+export function formatValue(key: ParamKey, value: SamplingParams[ParamKey]): string {
+  if (value === null) return key === 'seed' ? 'random' : 'none';
+  if (typeof value === 'number') return formatNumber(value);
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return 'none';
+    if (key === 'samplerOrder') {
+      return deepEqual(value, SAMPLER_STAGES) ? 'all, in llama.cpp order' : value.map((s) => STAGE_LABELS[s as SamplerStage]).join(' → ');
+    }
+    if (key === 'logitBias') return `${value.length} ${value.length === 1 ? 'entry' : 'entries'}`;
+    return (value as string[]).map(showEscapes).join('  ');
+  }
+  return constraintLabel((value as Constraint).kind);
+}
+
+
+export function constraintLabel(kind: ConstraintKind): string {
+  return kind === 'gbnf' ? 'GBNF grammar' : kind === 'jsonSchema' ? 'JSON schema' : 'None';
+}
+
+/**
+ * The field a backend message is about ("topP must be …" → "topP", "logitBias.bias must …" →
+ * "logitBias"), so the panel can mark it; null when it names none.
+ */
+export function errorField(message: string | null): ParamKey | null {
+  if (!message) return null;
+  const m = /^([A-Za-z]+)[.\s]/.exec(message.trim());
+  return m && m[1] in FIELDS ? (m[1] as ParamKey) : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grammar
+
+export type ConstraintKind = 'none' | Constraint['kind'];
+
+export function constraintKind(c: Constraint | null): ConstraintKind {
+  return c?.kind ?? 'none';
+}
+
+export function makeConstraint(kind: ConstraintKind, source: string): Constraint | null {
+  if (kind === 'none') return null;
+  return { kind, source };
+}
+
+/**
+ * Why these params cannot be sent as they are (an unfinished edit the backend would only
+ * reject); null when they can. Range checks are left to the backend, which owns them.
+ */
+export function unfinishedEdit(params: SamplingParams): string | null {
+  const c = params.constraint;
+  if (c && c.source.trim() === '') {
+    return c.kind === 'gbnf' ? 'Write a GBNF grammar, or set Grammar to None.' : 'Write a JSON schema, or set Grammar to None.';
+  }
+  if (c?.kind === 'jsonSchema') {
+    try {
+      JSON.parse(c.source);
+    } catch {
+      return 'The JSON schema is not valid JSON.';
+    }
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// String lists (stop strings, DRY sequence breakers)
+
+/** Show invisible characters as escapes: a newline reads "\n". */
+export function showEscapes(s: string): string {
+  return s.replace(/[\\\n\r\t]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c] ?? c);
+}
+
+/** The inverse of showEscapes for typed text: "\n" becomes a newline; other backslashes stay. */
+export function parseEscapes(s: string): string {
+  return s.replace(/\\([\\nrt])/g, (_, c: string) => ({ '\\': '\\', n: '\n', r: '\r', t: '\t' })[c] ?? c);
+}
+
+/** Add a typed entry (escapes allowed); empty entries and duplicates are not added. */
+export function addItem(list: readonly string[], typed: string): string[] {
+  const item = parseEscapes(typed);
+  if (item === '' || list.includes(item)) return [...list];
+  return [...list, item];
+}
+
+export function removeAt<T>(list: readonly T[], index: number): T[] {
+  return list.filter((_, i) => i !== index);
+}
+
+/** Move the entry at `index` by `delta` places; out-of-bounds moves change nothing. */
+export function moveItem<T>(list: readonly T[], index: number, delta: number): T[] {
+  const to = index + delta;
+  if (index < 0 || index >= list.length || to < 0 || to >= list.length) return [...list];
+  const out = [...list];
+  const [item] = out.splice(index, 1);
+  out.splice(to, 0, item);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logit bias
+
+export type BiasKind = BiasTarget['kind'];
+
+/** The target typed in the "add" row, or why it is not usable. */
+export function parseBiasTarget(kind: BiasKind, typed: string): { target: BiasTarget } | { error: string } {
+  if (kind === 'token') {
+    const t = typed.trim();
+    if (!/^\d+$/.test(t) || Number(t) > U32_MAX) return { error: 'A token id is a whole number ≥ 0' };
+    return { target: { kind: 'token', id: Number(t) } };
+  }
+  const text = parseEscapes(typed);
+  if (text === '') return { error: 'Enter the text to bias' };
+  return { target: { kind: 'text', text } };
+}
+
+export function isNever(bias: number): boolean {
+  return bias <= NEVER_BIAS;
+}
+
+/** Turning "never" off leaves a neutral bias to edit. */
+export function setNever(entry: LogitBias, never: boolean): LogitBias {
+  if (never === isNever(entry.bias)) return entry;
+  return { target: entry.target, bias: never ? NEVER_BIAS : 0 };
+}
+
+/** Add an entry; one for the same target replaces the old one. */
+export function addBias(list: readonly LogitBias[], entry: LogitBias): LogitBias[] {
+  return [...list.filter((e) => !deepEqual(e.target, entry.target)), entry];
+}
+
+export function describeTarget(target: BiasTarget): string {
+  return target.kind === 'token' ? `#${target.id}` : `“${showEscapes(target.text)}”`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sampler order: the panel shows all nine stages; the params hold the checked ones in order.
+
+/**
+ * All stages in display order. Keeps `previous` (where unchecked stages sat) when it agrees with
+ * `order`; otherwise the checked stages first, then the rest in llama.cpp's order.
+ */
+export function stageLayout(order: readonly SamplerStage[], previous?: readonly SamplerStage[]): SamplerStage[] {
+  if (previous && previous.length === SAMPLER_STAGES.length && deepEqual(previous.filter((s) => order.includes(s)), order)) {
+    return [...previous];
+  }
+  return [...order, ...SAMPLER_STAGES.filter((s) => !order.includes(s))];
+}
+
+/** The params' order after checking or unchecking `stage` in `layout`. */
+export function toggleStage(order: readonly SamplerStage[], layout: readonly SamplerStage[], stage: SamplerStage, on: boolean): SamplerStage[] {
+  return layout.filter((s) => (s === stage ? on : order.includes(s)));
+}
+
+/** Move `stage` one place up (-1) or down (+1): the new layout and the params' new order. */
+export function moveStage(
+  order: readonly SamplerStage[],
+  layout: readonly SamplerStage[],
+  stage: SamplerStage,
+  delta: number,
+): { layout: SamplerStage[]; order: SamplerStage[] } {
+  const next = moveItem(layout, layout.indexOf(stage), delta);
+  return { layout: next, order: next.filter((s) => order.includes(s)) };
+}

@@ -1,0 +1,336 @@
+import { describe, expect, it } from 'vitest';
+import type { FieldRange, LogitBias, SamplerStage, SamplingParams } from '../../src/ipc/settings-types';
+import {
+  FIELDS,
+  PRESETS,
+  SAMPLER_STAGES,
+  addBias,
+  addItem,
+  applyPreset,
+  changedKeys,
+  deepEqual,
+  describeTarget,
+  errorField,
+  findPreset,
+  formatNumber,
+  formatRange,
+  formatValue,
+  makeConstraint,
+  matchingPreset,
+  moveItem,
+  moveStage,
+  parseBiasTarget,
+  parseEscapes,
+  parseNumber,
+  rangeHint,
+  rangeOf,
+  removeAt,
+  setNever,
+  showEscapes,
+  stageLayout,
+  toggleStage,
+  unfinishedEdit,
+  type ParamKey,
+  type PresetName,
+} from '../../src/lib/settings';
+import { DEFAULTS, params } from './settings-fixtures';
+
+/** One helper, many cases: [input, expected]. */
+function table<I, O>(name: string, fn: (input: I) => O, cases: [I, O][]) {
+  describe(name, () => {
+    it.each(cases)('%j -> %j', (input, expected) => expect(fn(input)).toEqual(expected));
+  });
+}
+
+const RANGES: FieldRange[] = [
+  { key: 'topP', min: 0, max: 1 },
+  { key: 'repeatLastN', min: -1, max: 1_000_000 },
+  { key: 'presencePenalty', min: -2, max: 2 },
+];
+
+describe('FIELDS', () => {
+  it('describes every SamplingParams field with a label and a one-line explanation', () => {
+    expect(Object.keys(FIELDS).sort()).toEqual(Object.keys(DEFAULTS).sort());
+    for (const [key, info] of Object.entries(FIELDS)) {
+      expect(info.label, key).not.toBe('');
+      expect(info.help.length, key).toBeGreaterThan(20);
+      expect(info.help, key).not.toMatch(/\n/);
+    }
+  });
+});
+
+table('applyPreset: the preset over the defaults', (name: PresetName) => applyPreset(DEFAULTS, findPreset(name)!), [
+  ['balanced', DEFAULTS],
+  ['precise', params({ temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 })],
+  [
+    'creative',
+    params({ temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 }),
+  ],
+]);
+
+describe('applyPreset', () => {
+  it('replaces earlier edits and does not share arrays with the defaults', () => {
+    const applied = applyPreset(DEFAULTS, findPreset('creative')!);
+    expect(applied.stop).not.toBe(DEFAULTS.stop);
+    applied.stop.push('x');
+    expect(DEFAULTS.stop).toEqual([]);
+  });
+  it('has the three built-in presets', () => {
+    expect(PRESETS.map((p) => p.name)).toEqual(['precise', 'balanced', 'creative']);
+  });
+});
+
+table('matchingPreset', (p: SamplingParams) => matchingPreset(p, DEFAULTS), [
+  [DEFAULTS, 'balanced'],
+  [params({ temperature: 0.2, topP: 0.9, minP: 0.05, repeatPenalty: 1.05 }), 'precise'],
+  [applyPreset(DEFAULTS, findPreset('creative')!), 'creative'],
+  [{ ...applyPreset(DEFAULTS, findPreset('creative')!), seed: 7 }, null],
+  [params({ temperature: 0.7 }), null],
+  [params({ stop: ['\n'] }), null],
+]);
+
+table('deepEqual', ([a, b]: [unknown, unknown]) => deepEqual(a, b), [
+  [[1, 1], true],
+  [[0.95, 0.95], true],
+  [[null, null], true],
+  [[null, 0], false],
+  [[[], []], true],
+  [[['a'], ['a', 'b']], false],
+  [[{ kind: 'text', text: 'x' }, { text: 'x', kind: 'text' }], true],
+  [[{ kind: 'text', text: 'x' }, { kind: 'text', text: 'y' }], false],
+  [[{ a: 1 }, { a: 1, b: undefined }], false],
+  [[[1], { 0: 1 }], false],
+]);
+
+table('changedKeys', (p: SamplingParams) => changedKeys(p, DEFAULTS), [
+  [DEFAULTS, []],
+  [params({ topP: 0.9 }), ['topP']],
+  [params({ seed: 42, stop: ['</s>'] }), ['seed', 'stop']],
+  [params({ samplerOrder: [...SAMPLER_STAGES].reverse() }), ['samplerOrder']],
+  [params({ logitBias: [{ target: { kind: 'token', id: 2 }, bias: -100 }] }), ['logitBias']],
+  [params({ constraint: { kind: 'gbnf', source: 'root ::= "a"' }, ignoreEos: true }), ['ignoreEos', 'constraint']],
+]);
+
+table('rangeOf + formatRange', (key: string) => formatRange(rangeOf(RANGES, key)), [
+  ['topP', '0 – 1'],
+  ['repeatLastN', '−1 – 1,000,000'],
+  ['presencePenalty', '−2 – 2'],
+  ['seed', ''],
+  ['nonsense', ''],
+]);
+
+table('formatNumber', formatNumber, [
+  [0, '0'],
+  [0.95, '0.95'],
+  [1.05, '1.05'],
+  [-1, '−1'],
+  [1024, '1,024'],
+  [1_000_000, '1,000,000'],
+  [0.1 + 0.2, '0.3'],
+  [Number.NaN, 'NaN'],
+]);
+
+table('parseNumber', ([text, integer]: [string, boolean]) => parseNumber(text, integer), [
+  [['0.5', false], { value: 0.5 }],
+  [[' 2 ', false], { value: 2 }],
+  [['-1', true], { value: -1 }],
+  [['−1', true], { value: -1 }],
+  [['1e3', true], { value: 1000 }],
+  [['.5', false], { value: 0.5 }],
+  [['0.', false], { value: 0 }],
+  [['', false], { error: 'Enter a number' }],
+  [['-', true], { error: 'Enter a number' }],
+  [['abc', false], { error: 'Enter a number' }],
+  [['Infinity', false], { error: 'Enter a number' }],
+  [['2.5', true], { error: 'Enter a whole number' }],
+]);
+
+table('rangeHint', ([value, key]: [number, string]) => rangeHint(value, rangeOf(RANGES, key)), [
+  [[0.5, 'topP'], null],
+  [[0, 'topP'], null],
+  [[1, 'topP'], null],
+  [[2, 'topP'], 'Must be between 0 and 1'],
+  [[-0.1, 'topP'], 'Must be between 0 and 1'],
+  [[-2, 'repeatLastN'], 'Must be between −1 and 1,000,000'],
+  [[Number.NaN, 'topP'], 'Must be between 0 and 1'],
+  [[123, 'seed'], null],
+]);
+
+table('formatValue (the default shown next to a field)', ([key, value]: [ParamKey, SamplingParams[ParamKey]]) => formatValue(key, value), [
+  [['topP', 0.95], '0.95'],
+  [['maxTokens', 1024], '1,024'],
+  [['seed', null], 'random'],
+  [['seed', 7], '7'],
+  [['constraint', null], 'none'],
+  [['constraint', { kind: 'jsonSchema', source: '{}' }], 'JSON schema'],
+  [['mirostat', 'off'], 'off'],
+  [['mirostat', 'v2'], 'v2'],
+  [['ignoreEos', false], 'off'],
+  [['stop', []], 'none'],
+  [['drySequenceBreakers', ['\n', ':', '"', '*']], '\\n  :  "  *'],
+  [['logitBias', [{ target: { kind: 'token', id: 1 }, bias: 1 }]], '1 entry'],
+  [['samplerOrder', [...SAMPLER_STAGES]], 'all, in llama.cpp order'],
+  [['samplerOrder', ['minP', 'temperature']], 'Min-p → Temperature'],
+]);
+
+table('errorField (which field a backend message is about)', errorField, [
+  ['topP must be between 0 and 1, got 2', 'topP'],
+  ['dryLastN must be -1 (whole context) or between 0 and 1000000, got -2', 'dryLastN'],
+  ['logitBias.bias must be between -100 (never) and 100, got -1000', 'logitBias'],
+  ['drySequenceBreakers must be non-empty strings without NUL characters, got "a"', 'drySequenceBreakers'],
+  ['stop must be non-empty strings, got ""', 'stop'],
+  ['Something else went wrong', null],
+  ['', null],
+  [null, null],
+]);
+
+table('unfinishedEdit (not sent: the backend would only reject it)', (p: SamplingParams) => unfinishedEdit(p), [
+  [DEFAULTS, null],
+  [params({ constraint: makeConstraint('gbnf', 'root ::= "yes" | "no"') }), null],
+  [params({ constraint: makeConstraint('gbnf', '  \n') }), 'Write a GBNF grammar, or set Grammar to None.'],
+  [params({ constraint: makeConstraint('jsonSchema', '') }), 'Write a JSON schema, or set Grammar to None.'],
+  [params({ constraint: makeConstraint('jsonSchema', '{"type": "object"}') }), null],
+  [params({ constraint: makeConstraint('jsonSchema', '{"type": ') }), 'The JSON schema is not valid JSON.'],
+  [params({ constraint: makeConstraint('none', 'root ::= "a"') }), null],
+]);
+
+table('showEscapes', showEscapes, [
+  ['plain', 'plain'],
+  ['\n', '\\n'],
+  ['\n\nUser:', '\\n\\nUser:'],
+  ['a\tb\r', 'a\\tb\\r'],
+  ['back\\slash', 'back\\\\slash'],
+]);
+
+table('parseEscapes', parseEscapes, [
+  ['plain', 'plain'],
+  ['\\n', '\n'],
+  ['\\n\\nUser:', '\n\nUser:'],
+  ['\\t', '\t'],
+  ['\\\\n', '\\n'],
+  ['C:\\path', 'C:\\path'],
+  ['ends with \\', 'ends with \\'],
+]);
+
+describe('escapes round-trip', () => {
+  it.each(['\n', 'a\\b', '\\n literally', 'tab\there', '<|im_end|>'])('%j', (s) => {
+    expect(parseEscapes(showEscapes(s))).toBe(s);
+  });
+});
+
+table('addItem', ([list, typed]: [string[], string]) => addItem(list, typed), [
+  [[[], '</s>'], ['</s>']],
+  [[['a'], 'b'], ['a', 'b']],
+  [[['a'], 'a'], ['a']],
+  [[['a'], ''], ['a']],
+  [[[], '\\n\\n'], ['\n\n']],
+  [[['\n'], '\\n'], ['\n']],
+  [[[], ' '], [' ']],
+]);
+
+table('removeAt', ([list, i]: [string[], number]) => removeAt(list, i), [
+  [[['a', 'b', 'c'], 1], ['a', 'c']],
+  [[['a'], 0], []],
+  [[['a'], 3], ['a']],
+]);
+
+table('moveItem', ([list, i, d]: [string[], number, number]) => moveItem(list, i, d), [
+  [[['a', 'b', 'c'], 1, -1], ['b', 'a', 'c']],
+  [[['a', 'b', 'c'], 1, 1], ['a', 'c', 'b']],
+  [[['a', 'b', 'c'], 0, -1], ['a', 'b', 'c']],
+  [[['a', 'b', 'c'], 2, 1], ['a', 'b', 'c']],
+  [[['a', 'b', 'c'], 5, -1], ['a', 'b', 'c']],
+]);
+
+table('parseBiasTarget', ([kind, typed]: ['token' | 'text', string]) => parseBiasTarget(kind, typed), [
+  [['token', '128009'], { target: { kind: 'token', id: 128009 } }],
+  [['token', ' 0 '], { target: { kind: 'token', id: 0 } }],
+  [['token', '-1'], { error: 'A token id is a whole number ≥ 0' }],
+  [['token', '1.5'], { error: 'A token id is a whole number ≥ 0' }],
+  [['token', '4294967296'], { error: 'A token id is a whole number ≥ 0' }],
+  [['token', ''], { error: 'A token id is a whole number ≥ 0' }],
+  [['text', 'As an AI'], { target: { kind: 'text', text: 'As an AI' } }],
+  [['text', ' Sure'], { target: { kind: 'text', text: ' Sure' } }],
+  [['text', '\\n'], { target: { kind: 'text', text: '\n' } }],
+  [['text', ''], { error: 'Enter the text to bias' }],
+]);
+
+const bias = (b: number, text = 'x'): LogitBias => ({ target: { kind: 'text', text }, bias: b });
+
+table('setNever', ([entry, never]: [LogitBias, boolean]) => setNever(entry, never), [
+  [[bias(2), true], bias(-100)],
+  [[bias(-100), false], bias(0)],
+  [[bias(-150), false], bias(0)],
+  [[bias(-100), true], bias(-100)],
+  [[bias(3), false], bias(3)],
+]);
+
+table('addBias (one entry per target)', ([list, entry]: [LogitBias[], LogitBias]) => addBias(list, entry), [
+  [[[], bias(-100)], [bias(-100)]],
+  [[[bias(1, 'a')], bias(-100, 'b')], [bias(1, 'a'), bias(-100, 'b')]],
+  [[[bias(1, 'a'), bias(2, 'b')], bias(-100, 'a')], [bias(2, 'b'), bias(-100, 'a')]],
+  [
+    [[{ target: { kind: 'token', id: 5 }, bias: 1 }], { target: { kind: 'text', text: '5' }, bias: 1 }],
+    [{ target: { kind: 'token', id: 5 }, bias: 1 }, { target: { kind: 'text', text: '5' }, bias: 1 }],
+  ],
+]);
+
+table('describeTarget', describeTarget, [
+  [{ kind: 'token', id: 13 }, '#13'],
+  [{ kind: 'text', text: 'Sure' }, '“Sure”'],
+  [{ kind: 'text', text: '\n' }, '“\\n”'],
+]);
+
+const ALL = [...SAMPLER_STAGES];
+
+table('stageLayout', ([order, previous]: [SamplerStage[], SamplerStage[] | undefined]) => stageLayout(order, previous), [
+  [[ALL, undefined], ALL],
+  [[['temperature', 'minP'], undefined], ['temperature', 'minP', 'penalties', 'dry', 'topNSigma', 'topK', 'typicalP', 'topP', 'xtc']],
+  [[[], undefined], ALL],
+  // An unchecked stage keeps its place while the rest agrees with the order...
+  [[ALL.filter((s) => s !== 'topK'), ALL], ALL],
+  // ...but not once the order changed from elsewhere (a preset, a reset).
+  [[['minP', 'topP'], ALL], ['minP', 'topP', 'penalties', 'dry', 'topNSigma', 'topK', 'typicalP', 'xtc', 'temperature']],
+]);
+
+table(
+  'toggleStage',
+  ([order, stage, on]: [SamplerStage[], SamplerStage, boolean]) => toggleStage(order, ALL, stage, on),
+  [
+    [[ALL, 'topK', false], ALL.filter((s) => s !== 'topK')],
+    [[ALL.filter((s) => s !== 'topK'), 'topK', true], ALL],
+    [[['minP', 'temperature'], 'topP', true], ['topP', 'minP', 'temperature']],
+    [[['minP'], 'minP', false], []],
+  ],
+);
+
+table(
+  'moveStage',
+  ([order, layout, stage, delta]: [SamplerStage[], SamplerStage[], SamplerStage, number]) => moveStage(order, layout, stage, delta),
+  [
+    [
+      [ALL, ALL, 'temperature', -1],
+      {
+        layout: ['penalties', 'dry', 'topNSigma', 'topK', 'typicalP', 'topP', 'minP', 'temperature', 'xtc'],
+        order: ['penalties', 'dry', 'topNSigma', 'topK', 'typicalP', 'topP', 'minP', 'temperature', 'xtc'],
+      },
+    ],
+    [[ALL, ALL, 'penalties', -1], { layout: ALL, order: ALL }],
+    [[ALL, ALL, 'temperature', 1], { layout: ALL, order: ALL }],
+    // Moving an unchecked stage changes only where it sits.
+    [
+      [['penalties', 'topK'], ALL, 'dry', 1],
+      {
+        layout: ['penalties', 'topNSigma', 'dry', 'topK', 'typicalP', 'topP', 'minP', 'xtc', 'temperature'],
+        order: ['penalties', 'topK'],
+      },
+    ],
+    [
+      [['penalties', 'topK'], ALL, 'topK', -1],
+      {
+        layout: ['penalties', 'dry', 'topK', 'topNSigma', 'typicalP', 'topP', 'minP', 'xtc', 'temperature'],
+        order: ['penalties', 'topK'],
+      },
+    ],
+  ],
+);
