@@ -3,9 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth_engine::LoadParams;
-
 use crate::AppState;
+use crate::state::saved_load_params;
 
 /// The model scripts/fetch-model.sh installs.
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -24,7 +23,7 @@ pub fn load_default_model(state: &AppState) {
                 dir = %models_dir.display(),
                 "no model found; run scripts/fetch-model.sh or put a .gguf file in the models folder"
             ),
-            Some(path) => match engine.load(&path, LoadParams::default()).await {
+            Some(path) => match load_saved(&engine, &store, &path).await {
                 Ok(info) => {
                     if let Err(e) = store.set_setting(ACTIVE_MODEL_KEY, &info.path).await {
                         tracing::warn!(error = %e, "could not remember the selected model");
@@ -35,6 +34,16 @@ pub fn load_default_model(state: &AppState) {
         }
         let _ = settle.send(true);
     });
+}
+
+/// Loads `path` with its saved load settings.
+async fn load_saved(
+    engine: &hearth_engine::Engine,
+    store: &hearth_store::Store,
+    path: &Path,
+) -> Result<hearth_core::ModelInfo, String> {
+    let params = saved_load_params(store, &path.display().to_string()).await.map_err(|e| e.to_string())?;
+    engine.load(path, params).await.map_err(|e| e.to_string())
 }
 
 fn pick_model(chosen: Option<PathBuf>, models_dir: &Path) -> Option<PathBuf> {

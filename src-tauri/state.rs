@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use hearth_core::{ChatService, Preset, SamplingParams, SettingsScope};
+use hearth_core::{ChatService, LoadParams, Preset, SamplingParams, SettingsScope};
 use hearth_engine::Engine;
 use hearth_store::{Store, StoreError};
 
@@ -10,6 +10,21 @@ use crate::AppPaths;
 
 /// Settings key of the user's presets (JSON list).
 const PRESETS_KEY: &str = "presets";
+
+/// Settings key of one model file's load settings.
+fn load_key(model_path: &str) -> String {
+    format!("load:model:{model_path}")
+}
+
+/// The load settings saved for `model_path`; defaults when none are saved or they no longer
+/// parse or validate (saved by another version).
+pub async fn saved_load_params(store: &Store, model_path: &str) -> Result<LoadParams, StoreError> {
+    let saved = store.setting(&load_key(model_path)).await?;
+    Ok(saved
+        .and_then(|json| serde_json::from_str::<LoadParams>(&json).ok())
+        .filter(|p| p.validate().is_ok())
+        .unwrap_or_default())
+}
 
 /// Everything the commands need, managed by Tauri.
 pub struct AppState {
@@ -91,6 +106,16 @@ impl AppState {
         let mut presets = self.user_presets().await?;
         presets.retain(|p| p.name != name);
         self.store.set_setting(PRESETS_KEY, &serde_json::to_string(&presets).expect("presets serialize")).await
+    }
+
+    pub async fn load_params(&self, model_path: &str) -> Result<LoadParams, StoreError> {
+        saved_load_params(&self.store, model_path).await
+    }
+
+    /// Saves `model_path`'s load settings; they apply at its next load.
+    pub async fn set_load_params(&self, model_path: &str, params: &LoadParams) -> Result<(), StoreError> {
+        let json = serde_json::to_string(params).expect("LoadParams serializes");
+        self.store.set_setting(&load_key(model_path), &json).await
     }
 
     /// Waits until the start-up model load is over, so the first message does not race it.

@@ -181,9 +181,38 @@ fn chat_through_ipc_with_the_real_model() {
     invoke(&window, "delete_preset", json!({ "name": "Mine" })).unwrap();
     assert_eq!(at(&json!({ "kind": "global" }))["presets"].as_array().unwrap().len(), 3);
 
+    // Load settings: saved per model, applied by a reload, which reports what "auto" became.
+    let load = invoke(&window, "get_load_settings", json!({})).unwrap();
+    assert_eq!((load["needsReload"].as_bool(), &load["saved"]), (Some(false), &load["defaults"]));
+    assert!(load["model"]["nCtx"].as_u64().unwrap() >= 512 && load["model"]["nThreads"].as_u64().unwrap() >= 1, "{load}");
+    assert_eq!(load["model"]["nCtxTrain"], 8192);
+    let mut wanted = load["saved"].clone();
+    for (field, value, needle) in [
+        ("nCtx", json!(0), "context length must be between"),
+        ("kvCacheType", json!("q8_0"), "flash attention"),
+        ("chatTemplate", json!("{% for m in messages %}"), "the chat template does not compile"),
+    ] {
+        let mut bad = wanted.clone();
+        bad[field] = value;
+        if field == "kvCacheType" {
+            bad["flashAttention"] = json!("off");
+        }
+        let refused = invoke(&window, "set_load_settings", json!({ "params": bad })).unwrap_err();
+        assert_eq!(refused["kind"], "invalidInput", "{field}");
+        assert!(refused["message"].as_str().unwrap().contains(needle), "{field}: {refused}");
+    }
+    wanted["nCtx"] = json!(1024);
+    let saved = invoke(&window, "set_load_settings", json!({ "params": wanted })).unwrap();
+    assert_eq!((saved["needsReload"].as_bool(), &saved["model"]["nCtx"]), (Some(true), &load["model"]["nCtx"]));
+    let reloaded = invoke(&window, "reload_model", json!({})).unwrap();
+    assert_eq!((reloaded["needsReload"].as_bool(), reloaded["model"]["nCtx"].as_u64()), (Some(false), Some(1024)));
+    let (channel, events) = recording_channel();
+    tauri::async_runtime::block_on(send_message(chat_id, "Hello again.".into(), channel, state.clone())).unwrap();
+    assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
+
     // An empty message is rejected with words, before anything is saved.
     let (channel, _) = recording_channel();
     let err = tauri::async_runtime::block_on(send_message(chat_id, "  ".into(), channel, state.clone())).unwrap_err();
     assert_eq!(err.kind, hearth_app::ipc::IpcErrorKind::InvalidInput);
-    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 6);
+    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 8);
 }

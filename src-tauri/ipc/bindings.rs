@@ -4,13 +4,13 @@
 use ts_rs::{Config, TS};
 
 use hearth_core::{
-    BiasTarget, ChatSummary, Constraint, FieldRange, LogitBias, MessageStatus, Mirostat, ModelInfo,
+    BiasTarget, ChatSummary, Constraint, FieldRange, FlashAttention, KvType, LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo,
     OverflowPolicy, Preset, SettingsScope,
     ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage,
 };
 
 use super::{
-    ChatEvent, FailedReply, IpcError, IpcErrorKind, MessageSaved, ReplyStarted, SamplingSettings, TextDelta,
+    ChatEvent, FailedReply, IpcError, IpcErrorKind, LoadSettings, MessageSaved, ReplyStarted, SamplingSettings, TextDelta,
 };
 
 /// The full text of ui/src/ipc/bindings.ts.
@@ -22,6 +22,9 @@ pub fn typescript_bindings() -> String {
         ReplyStats::decl(&cfg),
         ChatSummary::decl(&cfg),
         StoredMessage::decl(&cfg),
+        FlashAttention::decl(&cfg),
+        KvType::decl(&cfg),
+        LoadParams::decl(&cfg),
         ModelInfo::decl(&cfg),
         IpcErrorKind::decl(&cfg),
         IpcError::decl(&cfg),
@@ -41,6 +44,7 @@ pub fn typescript_bindings() -> String {
         Preset::decl(&cfg),
         SettingsScope::decl(&cfg),
         SamplingSettings::decl(&cfg),
+        LoadSettings::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\n",

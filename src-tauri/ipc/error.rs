@@ -2,6 +2,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use hearth_core::{BackendError, TurnError};
+use hearth_engine::EngineError;
 use hearth_store::StoreError;
 
 /// What a failed command returns to the window: a kind to branch on and words to show.
@@ -57,5 +58,11 @@ impl From<TurnError> for IpcError {
             TurnError::Store(_) => IpcError::new(IpcErrorKind::Store, e),
             TurnError::Backend { error, .. } => error.into(),
         }
+    }
+}
+
+impl From<EngineError> for IpcError {
+    fn from(e: EngineError) -> Self {
+        IpcError::new(IpcErrorKind::Engine, e)
     }
 }

@@ -9,6 +9,7 @@ mod settings;
 pub use bindings::typescript_bindings;
 pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
 pub use error::{IpcError, IpcErrorKind};
+pub use models::LoadSettings;
 pub use settings::SamplingSettings;
 
 include!("commands.rs");
@@ -22,6 +23,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         chat::send_message,
         chat::stop_generation,
         models::active_model,
+        models::get_load_settings,
+        models::set_load_settings,
+        models::reload_model,
         settings::get_sampling,
         settings::set_sampling,
         settings::clear_sampling,

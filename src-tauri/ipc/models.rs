@@ -1,12 +1,76 @@
+use serde::Serialize;
 use tauri::State;
+use ts_rs::TS;
 
-use hearth_core::ModelInfo;
+use hearth_core::{LoadParams, ModelInfo};
 
 use crate::AppState;
+use crate::ipc::{IpcError, IpcErrorKind};
 
 /// The loaded model, once the start-up load has settled; `None` if there is none.
 #[tauri::command]
 pub async fn active_model(state: State<'_, AppState>) -> Result<Option<ModelInfo>, ()> {
     state.model_settled().await;
     Ok(state.engine.loaded())
+}
+
+/// What the panel's Model group needs: the loaded model (with what its automatic settings
+/// resolved to), the settings saved for it, the defaults, and whether a reload would change anything.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadSettings {
+    pub model: ModelInfo,
+    pub saved: LoadParams,
+    pub defaults: LoadParams,
+    /// True when `saved` differs from the settings the model is loaded with.
+    pub needs_reload: bool,
+}
+
+async fn load_settings(state: &AppState, model: ModelInfo) -> Result<LoadSettings, IpcError> {
+    let saved = state.load_params(&model.path).await?;
+    Ok(LoadSettings { needs_reload: saved != model.load, model, saved, defaults: LoadParams::default() })
+}
+
+fn loaded(state: &AppState) -> Result<ModelInfo, IpcError> {
+    state.engine.loaded().ok_or_else(|| IpcError::new(IpcErrorKind::NoModel, "no model is loaded"))
+}
+
+#[tauri::command]
+pub async fn get_load_settings(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
+    state.model_settled().await;
+    load_settings(&state, loaded(&state)?).await
+}
+
+/// Saves the loaded model's load settings; they apply at its next load (`reload_model`).
+#[tauri::command]
+pub async fn set_load_settings(params: LoadParams, state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
+    params.validate().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
+    if let Some(source) = &params.chat_template {
+        hearth_engine::ChatTemplate::new(source, "", "")
+            .map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, format!("the chat template does not compile: {e}")))?;
+    }
+    let model = loaded(&state)?;
+    state.set_load_params(&model.path, &params).await?;
+    load_settings(&state, model).await
+}
+
+/// Reloads the loaded model with its saved load settings. When llama.cpp cannot load it that way
+/// (too long a context for the memory, say), the model is loaded again as it was, so the user
+/// keeps a working model, and the error says what happened.
+#[tauri::command]
+pub async fn reload_model(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
+    let previous = loaded(&state)?;
+    let path = std::path::PathBuf::from(&previous.path);
+    let params = state.load_params(&previous.path).await?;
+    match state.engine.load(&path, params).await {
+        Ok(model) => load_settings(&state, model).await,
+        Err(error) => {
+            let restored = state.engine.load(&path, previous.load.clone()).await;
+            let outcome = match restored {
+                Ok(_) => "the model was loaded again with its previous settings",
+                Err(_) => "the model could not be loaded again either; choose other settings and reload",
+            };
+            Err(IpcError::new(IpcErrorKind::Engine, format!("{error}; {outcome}")))
+        }
+    }
 }

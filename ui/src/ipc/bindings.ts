@@ -43,7 +43,53 @@ createdAt: number,
  */
 model: string | null, stats: ReplyStats | null, };
 
-export type ModelInfo = { name: string, path: string, sizeBytes: number, };
+export type FlashAttention = "auto" | "on" | "off";
+
+export type KvType = "f16" | "q8_0" | "q4_0";
+
+export type LoadParams = { 
+/**
+ * Context length in tokens; default min(trained length, 32768, what a quarter of free RAM holds).
+ */
+nCtx: number | null, 
+/**
+ * Default: the number of physical cores.
+ */
+nThreads: number | null, 
+/**
+ * Tokens per decode call during prefill.
+ */
+nBatch: number, 
+/**
+ * Tokens per compute step within a batch (≤ n_batch).
+ */
+nUbatch: number, 
+/**
+ * Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
+ */
+nGpuLayers: number | null, flashAttention: FlashAttention, kvCacheType: KvType, useMmap: boolean, useMlock: boolean, 
+/**
+ * A Jinja chat template to use instead of the model's own.
+ */
+chatTemplate: string | null, 
+/**
+ * Reuse the KV cache across turns (off only to measure what reuse saves).
+ */
+reuseKv: boolean, };
+
+export type ModelInfo = { name: string, path: string, sizeBytes: number, 
+/**
+ * The settings as asked for (`None` fields = automatic).
+ */
+load: LoadParams, 
+/**
+ * The context length in force (the automatic choice resolved).
+ */
+nCtx: number, 
+/**
+ * The context length the model was trained for.
+ */
+nCtxTrain: number, nThreads: number, };
 
 export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store";
 
@@ -168,3 +214,9 @@ own: boolean, defaults: SamplingParams, ranges: Array<FieldRange>,
  * Built-in presets first, then the user's.
  */
 presets: Array<Preset>, };
+
+export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: LoadParams, 
+/**
+ * True when `saved` differs from the settings the model is loaded with.
+ */
+needsReload: boolean, };

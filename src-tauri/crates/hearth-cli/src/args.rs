@@ -22,6 +22,9 @@ pub struct BenchArgs {
     pub threads: u32,
     pub turns: usize,
     pub json: bool,
+    /// llama-server to compare TTFT with (default: scripts/build-llama-server.sh's build).
+    pub server: Option<PathBuf>,
+    pub no_server: bool,
 }
 
 impl ChatArgs {
@@ -71,7 +74,14 @@ impl ChatArgs {
 
 impl BenchArgs {
     pub fn parse(args: &[String]) -> Result<BenchArgs, String> {
-        let mut bench = BenchArgs { model: PathBuf::new(), threads: 0, turns: 20, json: false };
+        let mut bench = BenchArgs {
+            model: PathBuf::new(),
+            threads: 0,
+            turns: 20,
+            json: false,
+            server: None,
+            no_server: false,
+        };
         let mut it = Flags::new(args);
         while let Some(flag) = it.next_flag()? {
             match flag.as_str() {
@@ -79,6 +89,8 @@ impl BenchArgs {
                 "threads" => bench.threads = number(&flag, &it.value(&flag)?)?,
                 "turns" => bench.turns = number(&flag, &it.value(&flag)?)?,
                 "json" => bench.json = true,
+                "server" => bench.server = Some(PathBuf::from(it.value(&flag)?)),
+                "no-server" => bench.no_server = true,
                 other => return Err(format!("unknown flag --{other} for bench")),
             }
         }

@@ -1,5 +1,8 @@
 //! `hearth-cli bench`: the engine's speed against a raw llama-cpp-2 loop on the same model and
-//! threads, and time to first token over a scripted conversation with KV reuse on and off.
+//! threads, and time to first token over a scripted conversation with KV reuse on and off, turn
+//! by turn beside llama.cpp's own server with its prompt cache on and off.
+
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -8,6 +11,7 @@ use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, LoadParams};
 
 use crate::args::BenchArgs;
+use crate::peer::{self, LlamaServer};
 
 const N_CTX: u32 = 4096;
 const N_BATCH: u32 = 512;
@@ -16,6 +20,9 @@ const DECODE_TOKENS: u32 = 128;
 const ROUNDS: usize = 3;
 /// Reply length per scripted turn (end of turn is ignored so every turn has exactly this).
 const TURN_REPLY_TOKENS: u32 = 48;
+/// Pause between the engine's turn and the server's, so neither side's idle worker threads
+/// (OpenMP spins a while after a parallel region) eat into the other's time.
+const SETTLE: Duration = Duration::from_millis(250);
 
 #[derive(Serialize)]
 struct Report {
@@ -27,10 +34,23 @@ struct Report {
     raw_decode_tps: f64,
     engine_decode_tps: f64,
     decode_ratio: f64,
+    /// Time to first token as the caller sees it (request sent → first text), per turn.
     ttft_ms_reuse: Vec<f64>,
     ttft_ms_no_reuse: Vec<f64>,
     cached_tokens: Vec<u32>,
     prompt_tokens_per_turn: Vec<u32>,
+    /// llama.cpp's server in the same run (absent with --no-server or when none is built).
+    server: Option<ServerReport>,
+}
+
+#[derive(Serialize)]
+struct ServerReport {
+    binary: String,
+    ttft_ms_cache: Vec<f64>,
+    ttft_ms_no_cache: Vec<f64>,
+    cached_tokens: Vec<u32>,
+    /// Hearth with reuse ÷ server with its cache, per turn (≤ 1 is the goal at every turn).
+    ttft_ratio_vs_cached_server: Vec<f64>,
 }
 
 pub async fn run(args: BenchArgs) -> Result<(), String> {
@@ -63,9 +83,21 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         engine_decode = engine_decode.max(measured.decode_tps);
     }
 
-    let ttft_no_reuse = conversation(&engine, args.turns).await?;
+    let binary = if args.no_server { None } else { peer::find_binary(args.server.clone()) };
+    let server = match &binary {
+        Some(binary) => Some(LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH).await?),
+        None => None,
+    };
+    let (ttft_no_reuse, server_no_cache) = conversation(&engine, server.as_ref(), args.turns).await?;
     engine.load(&args.model, load(true)).await.map_err(|e| e.to_string())?;
-    let ttft_reuse = conversation(&engine, args.turns).await?;
+    let (ttft_reuse, server_cache) = conversation(&engine, server.as_ref(), args.turns).await?;
+    let server = binary.map(|binary| ServerReport {
+        binary: binary.display().to_string(),
+        ttft_ratio_vs_cached_server: ttft_reuse.iter().zip(&server_cache).map(|(h, s)| h.ttft_ms / s.ttft_ms).collect(),
+        ttft_ms_cache: server_cache.iter().map(|s| s.ttft_ms).collect(),
+        ttft_ms_no_cache: server_no_cache.iter().map(|s| s.ttft_ms).collect(),
+        cached_tokens: server_cache.iter().map(|s| s.cached_tokens).collect(),
+    });
 
     let report = Report {
         threads: args.threads,
@@ -80,6 +112,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         ttft_ms_no_reuse: ttft_no_reuse.iter().map(|s| s.ttft_ms).collect(),
         cached_tokens: ttft_reuse.iter().map(|s| s.cached_tokens).collect(),
         prompt_tokens_per_turn: ttft_reuse.iter().map(|s| s.prompt_tokens).collect(),
+        server,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
@@ -119,30 +152,54 @@ fn print_table(r: &Report) {
     println!("{:<10} {:>12} {:>12} {:>8}", "", "raw tok/s", "engine tok/s", "ratio");
     println!("{:<10} {:>12.1} {:>12.1} {:>8.3}", "prefill", r.raw_prefill_tps, r.engine_prefill_tps, r.prefill_ratio);
     println!("{:<10} {:>12.1} {:>12.1} {:>8.3}", "decode", r.raw_decode_tps, r.engine_decode_tps, r.decode_ratio);
-    println!("\n{:>4} {:>8} {:>8} {:>14} {:>16}", "turn", "prompt", "cached", "TTFT reuse ms", "TTFT no reuse ms");
+    println!("\nTTFT in ms, request sent → first text");
+    println!(
+        "{:>4} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>7}",
+        "turn", "prompt", "cached", "reuse", "no reuse", "srv cache", "srv none", "÷ srv"
+    );
     for i in 0..r.ttft_ms_reuse.len() {
+        let server = |pick: fn(&ServerReport) -> &Vec<f64>| r.server.as_ref().map_or(f64::NAN, |s| pick(s)[i]);
         println!(
-            "{:>4} {:>8} {:>8} {:>14.0} {:>16.0}",
+            "{:>4} {:>7} {:>7} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>7.3}",
             i + 1,
             r.prompt_tokens_per_turn[i],
             r.cached_tokens[i],
             r.ttft_ms_reuse[i],
-            r.ttft_ms_no_reuse[i]
+            r.ttft_ms_no_reuse[i],
+            server(|s| &s.ttft_ms_cache),
+            server(|s| &s.ttft_ms_no_cache),
+            server(|s| &s.ttft_ratio_vs_cached_server),
         );
     }
 }
 
-/// `turns` scripted turns of about 70 new tokens each, each reply exactly 48 tokens.
-async fn conversation(engine: &Engine, turns: usize) -> Result<Vec<ReplyStats>, String> {
-    let mut history = Vec::new();
-    let mut stats = Vec::new();
+/// `turns` scripted turns of about 70 new tokens each, each reply exactly 48 tokens. With a
+/// server, it answers each turn of its own copy of the conversation right after the engine
+/// (cache on when the engine is loaded with reuse), so both sides meet the same moment's machine.
+async fn conversation(
+    engine: &Engine,
+    server: Option<&LlamaServer>,
+    turns: usize,
+) -> Result<(Vec<ReplyStats>, Vec<peer::ServerTurn>), String> {
+    let reuse = engine.loaded().is_some_and(|m| m.load.reuse_kv);
+    let (mut history, mut server_history) = (Vec::new(), Vec::<(&str, String)>::new());
+    let (mut stats, mut server_turns) = (Vec::new(), Vec::new());
     for n in 1..=turns {
         history.push(ChatMessage::new(Role::User, user_turn(n)));
         let (text, s) = turn_text(engine, &history, TURN_REPLY_TOKENS).await?;
         history.push(ChatMessage::new(Role::Assistant, text));
         stats.push(s);
+        if let Some(server) = server {
+            tokio::time::sleep(SETTLE).await;
+            server_history.push(("user", user_turn(n)));
+            let messages: Vec<(&str, &str)> = server_history.iter().map(|(r, c)| (*r, c.as_str())).collect();
+            let turn = server.reply(&messages, TURN_REPLY_TOKENS, reuse).await?;
+            server_history.push(("assistant", turn.text.clone()));
+            server_turns.push(turn);
+            tokio::time::sleep(SETTLE).await;
+        }
     }
-    Ok(stats)
+    Ok((stats, server_turns))
 }
 
 async fn turn(engine: &Engine, history: &[ChatMessage], max_tokens: u32) -> Result<ReplyStats, String> {
@@ -152,12 +209,20 @@ async fn turn(engine: &Engine, history: &[ChatMessage], max_tokens: u32) -> Resu
 async fn turn_text(engine: &Engine, history: &[ChatMessage], max_tokens: u32) -> Result<(String, ReplyStats), String> {
     let sampling = SamplingParams { ignore_eos: true, ..SamplingParams::greedy(max_tokens) };
     let request = ReplyRequest { messages: history.to_vec(), sampling, cancel: CancelFlag::new() };
+    let started = Instant::now();
     let mut stream = engine.start_reply(request).map_err(|e| e.to_string())?;
     let mut text = String::new();
+    let mut ttft_ms = 0.0;
     while let Some(event) = stream.events.recv().await {
         match event {
-            GenEvent::Delta(d) => text.push_str(&d),
-            GenEvent::Finished { stats, .. } => return Ok((text, stats)),
+            GenEvent::Delta(d) => {
+                if text.is_empty() {
+                    ttft_ms = started.elapsed().as_secs_f64() * 1000.0;
+                }
+                text.push_str(&d);
+            }
+            // The caller's view of TTFT (as for the server), not the engine's own.
+            GenEvent::Finished { stats, .. } => return Ok((text, ReplyStats { ttft_ms, ..stats })),
             GenEvent::Failed(e) => return Err(e.to_string()),
         }
     }

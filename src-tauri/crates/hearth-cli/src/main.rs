@@ -1,17 +1,21 @@
 //! hearth-cli: Hearth's engine from a terminal or a script. No Tauri is linked.
 //!
 //!   hearth-cli chat  --model PATH [--system TEXT] [load flags…] [sampling flags…]
-//!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json]
+//!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 mod args;
 mod bench;
 mod chat;
+mod peer;
 
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   hearth-cli chat  --model PATH [--system TEXT] [load flags] [sampling flags]
-  hearth-cli bench --model PATH [--threads N] [--turns N] [--json]
+  hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
+
+bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
+the build of scripts/build-llama-server.sh); --no-server skips it.
 
 Load flags: --ctx N (default: min(trained length, 32768, what a quarter of free RAM holds))
   --threads N (default: physical cores)  --batch 512  --ubatch 512  --gpu-layers N (0 = none;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use ts_rs::TS;
 
-use crate::{ChatMessage, SamplingParams};
+use crate::{ChatMessage, LoadParams, SamplingParams};
 
 /// Something that writes assistant replies: the local engine or, later, a remote provider.
 ///
@@ -95,7 +95,7 @@ impl CancelFlag {
     }
 }
 
-/// A model file known to Hearth.
+/// A loaded model: its file, the settings it was loaded with and what they resolved to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
@@ -103,4 +103,11 @@ pub struct ModelInfo {
     pub path: String,
     #[ts(type = "number")]
     pub size_bytes: u64,
+    /// The settings as asked for (`None` fields = automatic).
+    pub load: LoadParams,
+    /// The context length in force (the automatic choice resolved).
+    pub n_ctx: u32,
+    /// The context length the model was trained for.
+    pub n_ctx_train: u32,
+    pub n_threads: u32,
 }

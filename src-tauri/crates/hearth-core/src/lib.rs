@@ -5,6 +5,7 @@
 
 mod backend;
 mod chat;
+mod load;
 mod overflow;
 mod sampling;
 mod service;
@@ -14,6 +15,7 @@ pub use backend::{
     BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest,
     ReplyStats, ReplyStream,
 };
+pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
 pub use sampling::{

@@ -15,5 +15,6 @@ mod worker;
 
 pub use gguf::{GgufError, MetaValue, ValidatedGguf, validate};
 pub use template::{ChatTemplate, TemplateError};
-pub use load::{FlashAttention, KvType, LoadParams, physical_cores};
+pub use hearth_core::{FlashAttention, KvType, LoadParams};
+pub use load::physical_cores;
 pub use worker::{Engine, EngineError};

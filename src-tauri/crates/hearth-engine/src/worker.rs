@@ -158,7 +158,7 @@ fn serve(
 ) -> Next {
     let LoadRequest { file, params, reply } = load;
     let path = file.path.display().to_string();
-    let model = match LlamaModel::load_from_file(backend, &file.path, &params.model_params()) {
+    let model = match LlamaModel::load_from_file(backend, &file.path, &crate::load::model_params(&params)) {
         Ok(model) => model,
         Err(e) => {
             tracing::warn!(%path, error = %e, "model load failed");
@@ -167,17 +167,25 @@ fn serve(
             return next_load(inbox);
         }
     };
-    let (n_ctx, context_params) = params.context_params(&model);
+    let (resolved, context_params) = crate::load::context_params(&params, &model);
     let context = match model.new_context(backend, context_params) {
         Ok(context) => context,
         Err(e) => {
             tracing::warn!(%path, error = %e, "context creation failed");
-            let _ = reply.send(Err(EngineError::Context { path, n_ctx }));
+            let _ = reply.send(Err(EngineError::Context { path, n_ctx: resolved.n_ctx }));
             return next_load(inbox);
         }
     };
-    let info = ModelInfo { name: display_name(&file), path, size_bytes: file.file_size };
-    tracing::info!(model = %info.name, n_ctx, ?params, "model loaded");
+    let info = ModelInfo {
+        name: display_name(&file),
+        path,
+        size_bytes: file.file_size,
+        load: params.clone(),
+        n_ctx: resolved.n_ctx,
+        n_ctx_train: model.n_ctx_train(),
+        n_threads: resolved.n_threads,
+    };
+    tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
     let _ = reply.send(Ok(info));
 

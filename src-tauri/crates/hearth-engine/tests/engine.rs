@@ -134,3 +134,38 @@ async fn load_settings_apply() {
     let refused = load(LoadParams { kv_cache_type: KvType::Q4_0, flash_attention: FlashAttention::Off, ..base }).await;
     assert!(refused.unwrap_err().to_string().contains("quantized KV cache needs flash attention"));
 }
+
+/// After a stop mid-reply, an edit of the last message and a regenerate, the cache still gives
+/// exactly what a cold prefill gives (greedy replies equal an engine without reuse), while
+/// reusing the common prefix.
+#[tokio::test]
+async fn stop_edit_and_regenerate_keep_the_cache_valid() {
+    let warm = loaded_engine().await;
+    let cold = hearth_engine::Engine::spawn();
+    let no_reuse = LoadParams { n_ctx: Some(2048), n_threads: Some(2), reuse_kv: false, ..LoadParams::default() };
+    cold.load(&model_path(), no_reuse).await.unwrap();
+    let check = async |history: &[ChatMessage], label: &str| {
+        let got = reply(&warm, history, greedy(24), None).await;
+        let want = reply(&cold, history, greedy(24), None).await;
+        assert_eq!(got.text, want.text, "{label}");
+        assert_eq!(want.stats.cached_tokens, 0, "{label}");
+        got.stats
+    };
+
+    let mut history = user("Write a long story about a lighthouse keeper.");
+    let stopped = reply(&warm, &history, greedy(400), Some(2)).await;
+    assert_eq!(stopped.reason, FinishReason::Cancelled);
+    history.push(ChatMessage::new(Role::Assistant, stopped.text.clone()));
+    history.push(ChatMessage::new(Role::User, "Now tell me about his cat."));
+    let after_stop = check(&history, "next turn after a stop").await;
+    assert!(after_stop.cached_tokens >= stopped.stats.prompt_tokens, "{after_stop:?} vs {:?}", stopped.stats);
+
+    let last = history.len() - 1;
+    history[last] = ChatMessage::new(Role::User, "Now tell me about his dog.");
+    let edited = check(&history, "edited last message").await;
+    assert!(edited.cached_tokens >= stopped.stats.prompt_tokens, "{edited:?}");
+    assert!(edited.cached_tokens < edited.prompt_tokens, "{edited:?}");
+
+    let regenerated = check(&history, "regenerate").await;
+    assert_eq!(regenerated.cached_tokens, regenerated.prompt_tokens - 1);
+}

@@ -1,0 +1,133 @@
+//! How a model is loaded. Changing any of these needs a reload; sampling settings do not.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Load settings. `None` means "pick a sensible default for this machine and model".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LoadParams {
+    /// Context length in tokens; default min(trained length, 32768, what a quarter of free RAM holds).
+    pub n_ctx: Option<u32>,
+    /// Default: the number of physical cores.
+    pub n_threads: Option<u32>,
+    /// Tokens per decode call during prefill.
+    pub n_batch: u32,
+    /// Tokens per compute step within a batch (≤ n_batch).
+    pub n_ubatch: u32,
+    /// Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
+    pub n_gpu_layers: Option<u32>,
+    pub flash_attention: FlashAttention,
+    pub kv_cache_type: KvType,
+    pub use_mmap: bool,
+    pub use_mlock: bool,
+    /// A Jinja chat template to use instead of the model's own.
+    pub chat_template: Option<String>,
+    /// Reuse the KV cache across turns (off only to measure what reuse saves).
+    pub reuse_kv: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashAttention {
+    Auto,
+    On,
+    Off,
+}
+
+/// Element type of the KV cache: smaller types fit longer contexts (quantized V needs flash attention).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum KvType {
+    F16,
+    Q8_0,
+    Q4_0,
+}
+
+impl Default for LoadParams {
+    fn default() -> Self {
+        LoadParams {
+            n_ctx: None,
+            n_threads: None,
+            n_batch: 512,
+            n_ubatch: 512,
+            n_gpu_layers: None,
+            flash_attention: FlashAttention::Auto,
+            kv_cache_type: KvType::F16,
+            use_mmap: true,
+            use_mlock: false,
+            chat_template: None,
+            reuse_kv: true,
+        }
+    }
+}
+
+impl KvType {
+    pub fn bytes_per_element(self) -> f64 {
+        match self {
+            KvType::F16 => 2.0,
+            KvType::Q8_0 => 34.0 / 32.0,
+            KvType::Q4_0 => 18.0 / 32.0,
+        }
+    }
+}
+
+/// Upper bounds that catch typos (a context of 10^9 tokens) before llama.cpp tries to allocate.
+const MAX_N_CTX: u32 = 1 << 20;
+const MAX_THREADS: u32 = 1024;
+const MAX_BATCH: u32 = 1 << 16;
+
+impl LoadParams {
+    /// Combinations llama.cpp refuses with an unhelpful message (or aborts on), refused here in words.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.kv_cache_type != KvType::F16 && self.flash_attention == FlashAttention::Off {
+            return Err("a quantized KV cache needs flash attention (auto or on)".into());
+        }
+        if !(1..=MAX_BATCH).contains(&self.n_batch) || !(1..=MAX_BATCH).contains(&self.n_ubatch) {
+            return Err(format!("batch and ubatch sizes must be between 1 and {MAX_BATCH}"));
+        }
+        if self.n_ctx.is_some_and(|n| !(16..=MAX_N_CTX).contains(&n)) {
+            return Err(format!("context length must be between 16 and {MAX_N_CTX} tokens"));
+        }
+        if self.n_threads.is_some_and(|n| !(1..=MAX_THREADS).contains(&n)) {
+            return Err(format!("threads must be between 1 and {MAX_THREADS}"));
+        }
+        if self.chat_template.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err("the chat template override is empty: clear it to use the model's own".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_what_llama_cpp_would_refuse_or_abort_on() {
+        let base = LoadParams::default();
+        assert_eq!(base.validate(), Ok(()));
+        let cases: &[(LoadParams, &str)] = &[
+            (LoadParams { kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::Off, ..base.clone() }, "flash attention"),
+            (LoadParams { n_batch: 0, ..base.clone() }, "batch"),
+            (LoadParams { n_ubatch: 0, ..base.clone() }, "batch"),
+            (LoadParams { n_ctx: Some(0), ..base.clone() }, "context length"),
+            (LoadParams { n_ctx: Some(u32::MAX), ..base.clone() }, "context length"),
+            (LoadParams { n_threads: Some(0), ..base.clone() }, "threads"),
+            (LoadParams { chat_template: Some("  ".into()), ..base.clone() }, "template"),
+        ];
+        for (params, needle) in cases {
+            let err = params.validate().unwrap_err();
+            assert!(err.contains(needle), "{params:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn missing_fields_take_defaults_and_enums_use_their_display_names() {
+        let parsed: LoadParams = serde_json::from_str(r#"{"nCtx":2048,"kvCacheType":"q8_0","flashAttention":"on"}"#).unwrap();
+        assert_eq!(
+            parsed,
+            LoadParams { n_ctx: Some(2048), kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::On, ..LoadParams::default() }
+        );
+    }
+}
