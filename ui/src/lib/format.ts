@@ -26,6 +26,13 @@ export function formatStatsDetail(stats: ReplyStats | null | undefined): string 
   return `Prompt: ${plural(stats.promptTokens, 'token')}${cached} · Reply: ${plural(stats.completionTokens, 'token')}`;
 }
 
+/** The notice under a reply that did not see the whole conversation; empty when it did. */
+export function formatDropped(stats: ReplyStats | null | undefined): string {
+  const n = stats?.droppedMessages ?? 0;
+  if (!(n > 0)) return '';
+  return `${n} earlier ${n === 1 ? 'message' : 'messages'} left out to fit the context`;
+}
+
 /** Small label shown on messages that did not complete normally; null when none. */
 export function statusLabel(status: MessageStatus): string | null {
   switch (status) {

@@ -1,81 +1,137 @@
 import type { HearthApi } from '../ipc/client';
-import type { FieldRange, SamplerStage, SamplingParams } from '../ipc/settings-types';
+import type { FieldRange, Preset, SamplerStage, SamplingParams, SamplingSettings, SettingsScope } from '../ipc/settings-types';
+import { AutoSave } from './autosave.svelte';
 import { errorMessage } from './format';
 import {
-  applyPreset,
+  SCOPE_KINDS,
   changedKeys,
   clone,
   deepEqual,
   errorField,
-  findPreset,
+  lookupChain,
   matchingPreset,
+  openingIndex,
+  scopeFor,
+  sourceOf,
   stageLayout,
   unfinishedEdit,
   type ParamKey,
-  type PresetName,
+  type ScopeContext,
+  type ScopeKind,
+  type Source,
 } from './settings';
 
-/** Edits are saved this long after the last change. */
-export const SAVE_DEBOUNCE_MS = 300;
+export { SAVE_DEBOUNCE_MS, type SaveStatus } from './autosave.svelte';
+
+type Save = { params: SamplingParams; scope: SettingsScope };
 
 /**
- * - `idle`: nothing edited since loading; `pending`: an edit waits for the debounce;
- * - `saving` / `saved`: the backend has / has accepted the params;
- * - `rejected`: the backend refused them (`error` says why);
- * - `unfinished`: an edit the backend would only refuse (`error` says what to finish), not sent.
+ * The sampling settings of one scope (this chat, this model, or all chats) being edited; every
+ * change is saved there after a short pause. Editing a scope that inherits gives it its own.
  */
-export type SaveStatus = 'idle' | 'pending' | 'saving' | 'saved' | 'rejected' | 'unfinished';
-
-/** The global sampling settings being edited; every change is saved after a short pause. */
 export class SettingsStore {
   /** The values on screen (what is saved once `status` is `saved`). */
   params = $state<SamplingParams | null>(null);
   defaults = $state<SamplingParams | null>(null);
   ranges = $state<FieldRange[]>([]);
+  /** Built-in presets first, then the user's. */
+  presets = $state<Preset[]>([]);
+  /** The scope being edited. */
+  scope = $state<ScopeKind>('global');
+  /** The chat and model the scopes refer to. */
+  context = $state<ScopeContext>({ chatId: null, modelPath: null });
+  /** Where the values shown come from: the scope itself once it has its own settings. */
+  source = $state<Source>('defaults');
   loading = $state(false);
   loadError = $state<string | null>(null);
-  status = $state<SaveStatus>('idle');
-  /** Why the on-screen values are not saved; null while they are (or are about to be). */
-  error = $state<string | null>(null);
+  /** Why "Use inherited" failed. */
+  scopeError = $state<string | null>(null);
+  /** Why saving or deleting a preset failed. */
+  presetError = $state<string | null>(null);
   /** All nine sampler stages in display order (unchecked ones keep their place). */
   layout = $state<SamplerStage[]>([]);
 
   loaded = $derived(this.params !== null && this.defaults !== null);
+  own = $derived(this.source === this.scope);
   changed = $derived(this.params && this.defaults ? changedKeys(this.params, this.defaults) : []);
-  preset = $derived(this.params && this.defaults ? matchingPreset(this.params, this.defaults) : null);
-  errorKey = $derived(errorField(this.error));
+  preset = $derived(this.params ? (matchingPreset(this.params, this.presets)?.name ?? null) : null);
 
   readonly #api: HearthApi;
-  #timer: ReturnType<typeof setTimeout> | null = null;
-  #inFlight: Promise<void> | null = null;
-  #again = false;
+  readonly #saver: AutoSave<Save, SamplingParams>;
+  /** The scope asked for last (null: the opening one); Retry asks again. */
+  #requested: ScopeKind | null = null;
+  #token = 0;
 
   constructor(api: HearthApi) {
     this.#api = api;
+    this.#saver = new AutoSave<Save, SamplingParams>({
+      read: () => {
+        const scope = scopeFor(this.scope, this.context);
+        return this.params && scope ? { params: $state.snapshot(this.params) as SamplingParams, scope } : null;
+      },
+      unfinished: ({ params }) => unfinishedEdit(params),
+      send: ({ params, scope }) => this.#api.setSampling(params, scope),
+      saved: (_, { scope }) => {
+        // The scope has its own settings now (it may have inherited until this save).
+        if (deepEqual(scope, scopeFor(this.scope, this.context))) this.source = this.scope;
+      },
+    });
   }
 
+  get status() {
+    return this.#saver.status;
+  }
+  /** Why the on-screen values are not saved; null while they are (or are about to be). */
+  get error() {
+    return this.#saver.error;
+  }
+  get errorKey(): ParamKey | null {
+    return errorField(this.error);
+  }
   /** True while an edit has not reached the backend yet. */
   get pending(): boolean {
-    return this.#timer !== null || this.#inFlight !== null;
+    return this.#saver.pending;
   }
 
-  async load(): Promise<void> {
-    if (this.loading) return;
-    this.loading = true;
-    this.loadError = null;
+  /** Whether `kind` can be edited now: "This chat" needs a chat, "This model" a loaded model. */
+  available(kind: ScopeKind): boolean {
+    return scopeFor(kind, this.context) !== null;
+  }
+
+  /** Show the settings for `context`, at the scope its values come from (see `openingIndex`). */
+  async open(context: ScopeContext): Promise<void> {
+    await this.flush();
+    this.context = context;
+    this.params = null; // another chat's values must not be edited for this one while loading
+    await this.#show(null);
+  }
+
+  /** Edit another scope; an edit not saved yet is saved where it was made first. */
+  async selectScope(kind: ScopeKind): Promise<void> {
+    if (!this.available(kind) || (kind === this.scope && this.loaded && !this.loading)) return;
+    await this.flush();
+    await this.#show(kind);
+  }
+
+  /** Load the scope asked for last again (after a failed load). */
+  load(): Promise<void> {
+    return this.#show(this.#requested);
+  }
+
+  /** Drop this scope's own settings so it inherits again (not for the global scope: it has nothing broader). */
+  async useInherited(): Promise<void> {
+    const scope = scopeFor(this.scope, this.context);
+    if (!scope || scope.kind === 'global' || !this.own) return;
+    this.#saver.discard(); // an edit still waiting would give the scope its own settings again
+    await this.flush();
+    this.scopeError = null;
     try {
-      const settings = await this.#api.getSampling();
-      this.defaults = settings.defaults;
-      this.ranges = settings.ranges;
-      this.params = settings.current;
-      this.layout = stageLayout(settings.current.samplerOrder);
-      this.status = 'idle';
-      this.error = null;
+      await this.#api.clearSampling(scope);
     } catch (e) {
-      this.loadError = errorMessage(e);
-    } finally {
-      this.loading = false;
+      this.scopeError = errorMessage(e);
+      return;
     }
+    await this.#show(this.scope);
   }
 
   isDefault(key: ParamKey): boolean {
@@ -83,17 +139,17 @@ export class SettingsStore {
   }
 
   set<K extends ParamKey>(key: K, value: SamplingParams[K]): void {
-    if (!this.params) return;
+    if (!this.params || this.loading) return;
     this.params[key] = value;
     if (key === 'samplerOrder') this.layout = stageLayout(value as SamplerStage[], this.layout);
-    this.#edited();
+    this.#saver.edited();
   }
 
   setLayout(layout: SamplerStage[], order: SamplerStage[]): void {
-    if (!this.params) return;
+    if (!this.params || this.loading) return;
     this.layout = layout;
     this.params.samplerOrder = order;
-    this.#edited();
+    this.#saver.edited();
   }
 
   reset(key: ParamKey): void {
@@ -101,76 +157,79 @@ export class SettingsStore {
   }
 
   resetAll(): void {
-    this.applyPreset('balanced');
+    if (this.defaults) this.#replace(clone(this.defaults));
   }
 
-  applyPreset(name: PresetName): void {
-    const preset = findPreset(name);
-    if (!preset || !this.defaults) return;
-    this.#replace(applyPreset(this.defaults, preset));
+  /** A preset's values become this scope's. */
+  applyPreset(preset: Preset): void {
+    this.#replace(clone(preset.params));
+  }
+
+  /** Save the values on screen as a user preset; false (and `presetError`) when the backend refused. */
+  async savePreset(name: string): Promise<boolean> {
+    if (!this.params) return false;
+    const params = $state.snapshot(this.params) as SamplingParams;
+    return this.#presetAction(() => this.#api.savePreset(name, params));
+  }
+
+  async deletePreset(name: string): Promise<boolean> {
+    return this.#presetAction(() => this.#api.deletePreset(name));
   }
 
   /** Save now instead of after the pause; resolves when the backend has answered. */
-  async flush(): Promise<void> {
-    if (this.#timer !== null) {
-      clearTimeout(this.#timer);
-      this.#timer = null;
-      await this.#save();
-    } else if (this.#inFlight) {
-      await this.#inFlight;
+  flush(): Promise<void> {
+    return this.#saver.flush();
+  }
+
+  async #presetAction(action: () => Promise<void>): Promise<boolean> {
+    this.presetError = null;
+    try {
+      await action();
+      // The backend owns the list (names are trimmed, a same-named preset is replaced): read it back.
+      const scope = scopeFor(this.scope, this.context) ?? { kind: 'global' };
+      this.presets = (await this.#api.getSampling(scope)).presets;
+      return true;
+    } catch (e) {
+      this.presetError = errorMessage(e);
+      return false;
+    }
+  }
+
+  /** Load `kind` (null: the opening scope) with the broader scopes, to tell where its values come from. */
+  async #show(kind: ScopeKind | null): Promise<void> {
+    const token = ++this.#token;
+    this.#requested = kind;
+    this.loading = true;
+    this.loadError = null;
+    this.scopeError = null;
+    const from = kind ?? SCOPE_KINDS.find((k) => this.available(k)) ?? 'global';
+    const chain = lookupChain(from, this.context);
+    try {
+      const answers: SamplingSettings[] = await Promise.all(chain.map((scope) => this.#api.getSampling(scope)));
+      if (token !== this.#token) return;
+      const kinds = chain.map((s) => s.kind);
+      const own = answers.map((a) => a.own);
+      const at = kind === null ? openingIndex(own) : 0;
+      const settings = answers[at];
+      this.scope = kinds[at];
+      this.source = sourceOf(kinds, own, at);
+      this.defaults = settings.defaults;
+      this.ranges = settings.ranges;
+      this.presets = settings.presets;
+      this.params = settings.current;
+      this.layout = stageLayout(settings.current.samplerOrder);
+      this.#saver.discard();
+    } catch (e) {
+      if (token === this.#token) this.loadError = errorMessage(e);
+    } finally {
+      if (token === this.#token) this.loading = false;
     }
   }
 
   #replace(params: SamplingParams): void {
+    if (this.loading) return; // the values of the scope being switched to are on their way
     this.params = params;
     this.layout = stageLayout(params.samplerOrder, this.layout);
-    this.#edited();
-  }
-
-  #edited(): void {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.status = 'pending';
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      void this.#save();
-    }, SAVE_DEBOUNCE_MS);
-  }
-
-  /** Send the on-screen params; one request at a time, the latest values last. */
-  #save(): Promise<void> {
-    if (this.#inFlight) {
-      this.#again = true;
-      return this.#inFlight;
-    }
-    const run = async () => {
-      do {
-        this.#again = false;
-        if (!this.params) return;
-        const params = $state.snapshot(this.params) as SamplingParams;
-        const unfinished = unfinishedEdit(params);
-        if (unfinished) {
-          this.status = 'unfinished';
-          this.error = unfinished;
-          return;
-        }
-        this.status = 'saving';
-        try {
-          await this.#api.setSampling(params);
-          if (!this.#again && this.#timer === null) {
-            this.status = 'saved';
-            this.error = null;
-          }
-        } catch (e) {
-          if (!this.#again && this.#timer === null) {
-            this.status = 'rejected';
-            this.error = errorMessage(e);
-          }
-        }
-      } while (this.#again);
-    };
-    this.#inFlight = run().finally(() => {
-      this.#inFlight = null;
-    });
-    return this.#inFlight;
+    this.#saver.edited();
   }
 }

@@ -1,12 +1,14 @@
-// Decoding settings: field descriptions, presets, diffing against defaults, hints and list
+// Decoding settings: field descriptions, presets and scopes, diffing against defaults, hints and list
 // editing. Pure functions over plain values; the reactive store is in settings.svelte.ts.
 import type {
   BiasTarget,
   Constraint,
   FieldRange,
   LogitBias,
+  Preset,
   SamplerStage,
   SamplingParams,
+  SettingsScope,
 } from '../ipc/settings-types';
 
 export type ParamKey = keyof SamplingParams;
@@ -181,40 +183,71 @@ export const NEVER_BIAS = -100;
 export const U32_MAX = 4_294_967_295;
 
 // ---------------------------------------------------------------------------------------------
-// Presets
+// Presets (served by the backend: built-ins first, then the user's) and scopes
 
-export type PresetName = 'precise' | 'balanced' | 'creative';
-
-export type Preset = { name: PresetName; label: string; description: string; values: Partial<SamplingParams> };
-
-export const PRESETS: readonly Preset[] = [
-  {
-    name: 'precise',
-    label: 'Precise',
-    description: 'Low temperature, tight filters: factual answers and code.',
-    values: { temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 },
-  },
-  { name: 'balanced', label: 'Balanced', description: 'The defaults.', values: {} },
-  {
-    name: 'creative',
-    label: 'Creative',
-    description: 'Warmer and less predictable: stories and brainstorming.',
-    values: { temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 },
-  },
-];
-
-export function findPreset(name: string): Preset | undefined {
-  return PRESETS.find((p) => p.name === name);
+/** The first preset whose values are exactly `params`, if any. */
+export function matchingPreset(params: SamplingParams, presets: readonly Preset[]): Preset | null {
+  return presets.find((p) => deepEqual(params, p.params)) ?? null;
 }
 
-/** A preset applies over the defaults: every field it does not name goes back to its default. */
-export function applyPreset(defaults: SamplingParams, preset: Preset): SamplingParams {
-  return { ...clone(defaults), ...clone(preset.values) };
+/** What a preset changes from the defaults, for its tooltip: "Temperature 0.2 · Top-p 0.9". */
+export function presetSummary(preset: Preset, defaults: SamplingParams): string {
+  const keys = changedKeys(preset.params, defaults);
+  if (keys.length === 0) return 'The defaults';
+  return keys.map((k) => `${FIELDS[k].label} ${formatValue(k, preset.params[k])}`).join(' · ');
 }
 
-/** The preset the params are exactly equal to, if any. */
-export function matchingPreset(params: SamplingParams, defaults: SamplingParams): PresetName | null {
-  return PRESETS.find((p) => deepEqual(params, applyPreset(defaults, p)))?.name ?? null;
+export type ScopeKind = SettingsScope['kind'];
+
+/** What the panel edits for: the chat on screen and the loaded model, when there are. */
+export type ScopeContext = { chatId: number | null; modelPath: string | null };
+
+/** Where the values at a scope come from: a scope's own settings, or the defaults. */
+export type Source = ScopeKind | 'defaults';
+
+/** Most specific first: the backend uses a chat's own settings, else its model's, else the global ones. */
+export const SCOPE_KINDS: readonly ScopeKind[] = ['chat', 'model', 'global'];
+
+export const SOURCE_LABELS: Record<Source, string> = {
+  chat: 'This chat',
+  model: 'This model',
+  global: 'All chats',
+  defaults: 'Defaults',
+};
+
+/** The scope of that kind for `context`; null when there is no chat (or no model) to scope to. */
+export function scopeFor(kind: ScopeKind, context: ScopeContext): SettingsScope | null {
+  if (kind === 'chat') return context.chatId === null ? null : { kind, id: context.chatId };
+  if (kind === 'model') return context.modelPath === null ? null : { kind, path: context.modelPath };
+  return { kind: 'global' };
+}
+
+/** `kind`'s scope and the broader ones it inherits from, in the backend's lookup order. */
+export function lookupChain(kind: ScopeKind, context: ScopeContext): SettingsScope[] {
+  return SCOPE_KINDS.slice(SCOPE_KINDS.indexOf(kind))
+    .map((k) => scopeFor(k, context))
+    .filter((s): s is SettingsScope => s !== null);
+}
+
+/**
+ * Where the values at `chain[at]` come from: that scope when it has its own, else the first
+ * broader one that has, else the defaults. `own[i]` says whether `chain[i]` has its own.
+ */
+export function sourceOf(chain: readonly ScopeKind[], own: readonly boolean[], at = 0): Source {
+  for (let i = at; i < chain.length; i++) if (own[i]) return chain[i];
+  return 'defaults';
+}
+
+/**
+ * The scope the panel opens at, as an index into the chain from the most specific scope: the one
+ * the chat's values come from, or the global one when they are the defaults. So what is shown is
+ * what the next reply uses, and an edit changes it where it is set: a chat with its own settings
+ * is edited for itself, and a fresh install edits every chat (as before scopes existed) instead
+ * of quietly giving each chat its own copy.
+ */
+export function openingIndex(own: readonly boolean[]): number {
+  const i = own.indexOf(true);
+  return i < 0 ? own.length - 1 : i;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -111,6 +111,34 @@ async function sampleStream(page) {
   );
 }
 
+/** Open the app, run `body`, then check the mock saw no contract violations and the page no errors. */
+async function withApp(config, body, options) {
+  const { page, context, problems } = await openApp(config, options);
+  try {
+    await body(page);
+    assert.deepEqual((await mockState(page)).contractErrors, []);
+    assert.deepEqual(problems, [], 'no console errors or CSP violations');
+  } finally {
+    await context.close();
+  }
+}
+
+/** Run `shoot` in a fresh app in light, then dark mode; `suffix` ('' or '-dark') names the files. */
+async function inBothSchemes(config, shoot) {
+  for (const colorScheme of ['light', 'dark']) {
+    await withApp(config, (page) => shoot(page, colorScheme === 'dark' ? '-dark' : ''), { colorScheme });
+  }
+}
+
+/** Screenshot `test-results/<name>.png` once hover and focus transitions have settled. */
+async function shot(page, name) {
+  await page.mouse.move(600, 400);
+  await page.waitForTimeout(250);
+  const file = `${RESULTS}/${name}.png`;
+  await page.screenshot({ path: file });
+  assert.ok(existsSync(file));
+}
+
 describe('Hearth chat screen', () => {
   test('chat flow: model name, new chat, streaming reply with stats, Shift+Enter', { timeout: TIMEOUT }, async () => {
     const { page, context, problems } = await openApp({
@@ -323,7 +351,7 @@ describe('Hearth chat screen', () => {
       { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
       { id: 3, title: 'Sourdough starter schedule', updatedAt: 10 },
     ];
-    const stats = { promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73 };
+    const stats = { promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0 };
     const history = [
       { id: 11, chatId: 1, role: 'user', content: 'Plan a slow, cozy Saturday evening at home.', status: 'complete', createdAt: 1, model: null, stats: null },
       { id: 12, chatId: 1, role: 'assistant', content: REPLY_MD, status: 'complete', createdAt: 2, model: MODEL.name, stats },
@@ -333,21 +361,11 @@ describe('Hearth chat screen', () => {
         stats: { ...stats, completionTokens: 9, decodeTps: 39.2 },
       },
     ];
-    for (const colorScheme of ['light', 'dark']) {
-      const { page, context, problems } = await openApp({ chats, messages: history });
-      try {
-        await page.emulateMedia({ colorScheme });
-        await waitForStatus(lastAssistant(page), 'stopped');
-        await page.getByTestId('composer').fill('What should I cook?');
-        await page.waitForTimeout(300); // let hover/focus transitions settle
-        const file = `${RESULTS}/chat${colorScheme === 'dark' ? '-dark' : ''}.png`;
-        await page.screenshot({ path: file });
-        assert.ok(existsSync(file));
-        assert.deepEqual(problems, []);
-      } finally {
-        await context.close();
-      }
-    }
+    await inBothSchemes({ chats, messages: history }, async (page, suffix) => {
+      await waitForStatus(lastAssistant(page), 'stopped');
+      await page.getByTestId('composer').fill('What should I cook?');
+      await shot(page, `chat${suffix}`);
+    });
     // Empty state of a fresh install.
     const { page, context } = await openApp({ model: null });
     try {
@@ -356,6 +374,35 @@ describe('Hearth chat screen', () => {
     } finally {
       await context.close();
     }
+  });
+
+  test('a reply that left earlier messages out says so under it', { timeout: TIMEOUT }, async () => {
+    const stats = { promptTokens: 8100, cachedTokens: 7900, completionTokens: 42, ttftMs: 95, decodeTps: 38.5, droppedMessages: 0 };
+    const history = [
+      { id: 11, chatId: 1, role: 'user', content: 'Summarize what we decided so far.', status: 'complete', createdAt: 1, model: null, stats: null },
+      { id: 12, chatId: 1, role: 'assistant', content: 'We settled on **rain** as the theme.', status: 'complete', createdAt: 2, model: MODEL.name, stats: { ...stats, droppedMessages: 1 } },
+      { id: 13, chatId: 1, role: 'user', content: 'And the title?', status: 'complete', createdAt: 3, model: null, stats: null },
+      { id: 14, chatId: 1, role: 'assistant', content: 'Let me think about that.', status: 'complete', createdAt: 4, model: MODEL.name, stats },
+    ];
+    const config = {
+      chats: [{ id: 1, title: 'A very long conversation', updatedAt: 30 }],
+      messages: history,
+      replies: [{ text: '“Soft Rain on the Roof” fits the mood.', chunkSize: 6, delayMs: 10, droppedMessages: 3 }],
+    };
+    await inBothSchemes(config, async (page, suffix) => {
+      const replies = page.locator('[data-testid="message"][data-role="assistant"]');
+      await replies.first().getByTestId('message-dropped').waitFor();
+      assert.equal(await replies.first().getByTestId('message-dropped').textContent().then((t) => t.trim()), '1 earlier message left out to fit the context');
+      assert.equal(await replies.nth(1).getByTestId('message-dropped').count(), 0, 'nothing said when nothing was left out');
+
+      await page.getByTestId('composer').fill('Suggest a title.');
+      await page.keyboard.press('Enter');
+      await waitForStatus(lastAssistant(page), 'complete');
+      const notice = lastAssistant(page).getByTestId('message-dropped');
+      assert.equal((await notice.textContent()).trim(), '3 earlier messages left out to fit the context');
+      assert.match(await notice.getAttribute('title'), /context/);
+      await shot(page, `chat-dropped${suffix}`);
+    });
   });
 });
 
@@ -440,7 +487,11 @@ describe('Decoding settings panel', () => {
       const lastSave = calls.map((c) => c.cmd).lastIndexOf('set_sampling');
       assert.equal(calls[lastSave].payload.params.temperature, 0.3);
       assert.ok(lastSave < calls.findIndex((c) => c.cmd === 'send_message'), 'saved before the reply');
-      assert.equal(calls.filter((c) => c.cmd === 'get_sampling').length, 1);
+      // One read per scope the panel opened at and those it inherits from (no chat yet: model, global).
+      assert.deepEqual(
+        calls.filter((c) => c.cmd === 'get_sampling').map((c) => c.payload.scope.kind),
+        ['model', 'global'],
+      );
 
       // Reopening shows the saved values; closing with a rejected value says so in the chat.
       await openSettings(page);
@@ -465,10 +516,10 @@ describe('Decoding settings panel', () => {
       assert.equal(await page.getByTestId('reset-stop').isDisabled(), false, 'loaded values differ from the defaults');
       assert.equal(await fieldValue(page, 'seed'), '7');
 
-      await page.getByTestId('preset-creative').click();
+      await page.getByTestId('preset-Creative').click();
       assert.equal(await fieldValue(page, 'temperature'), '1.1');
       assert.equal(await fieldValue(page, 'topK'), '0');
-      assert.equal(await page.getByTestId('preset-creative').getAttribute('aria-pressed'), 'true');
+      assert.equal(await page.getByTestId('preset-Creative').getAttribute('aria-pressed'), 'true');
       assert.equal(await page.getByTestId('field-seed').count(), 0, 'a preset applies over the defaults: seed is random again');
       await waitForSave(page, (p) => p.temperature === 1.1);
       const creative = (await samplingSaves(page)).at(-1);
@@ -481,17 +532,17 @@ describe('Decoding settings panel', () => {
       await page.getByTestId('reset-temperature').click();
       assert.equal(await fieldValue(page, 'temperature'), '0.8');
       assert.equal(await page.getByTestId('reset-temperature').isDisabled(), true);
-      assert.equal(await page.getByTestId('preset-creative').getAttribute('aria-pressed'), 'false');
+      assert.equal(await page.getByTestId('preset-Creative').getAttribute('aria-pressed'), 'false');
       await waitForSave(page, (p) => p.temperature === 0.8 && p.topP === 0.98);
 
-      await page.getByTestId('preset-precise').click();
+      await page.getByTestId('preset-Precise').click();
       assert.equal(await fieldValue(page, 'temperature'), '0.2');
       assert.equal(await fieldValue(page, 'repeatPenalty'), '1.05');
       await page.getByTestId('reset-all').click();
       assert.equal(await fieldValue(page, 'temperature'), '0.8');
       assert.equal(await fieldValue(page, 'topP'), '0.95');
       assert.equal(await page.getByTestId('reset-all').isDisabled(), true);
-      assert.equal(await page.getByTestId('preset-balanced').getAttribute('aria-pressed'), 'true');
+      assert.equal(await page.getByTestId('preset-Balanced').getAttribute('aria-pressed'), 'true');
       await waitForSave(page, (p) => p.temperature === 0.8 && p.topP === 0.95 && p.repeatPenalty === 1);
 
       const { contractErrors } = await mockState(page);
@@ -601,23 +652,240 @@ describe('Decoding settings panel', () => {
       { id: 11, chatId: 1, role: 'user', content: 'Plan a slow, cozy Saturday evening at home.', status: 'complete', createdAt: 1, model: null, stats: null },
       { id: 12, chatId: 1, role: 'assistant', content: REPLY_MD, status: 'complete', createdAt: 2, model: MODEL.name, stats: null },
     ];
-    for (const colorScheme of ['light', 'dark']) {
-      const { page, context, problems } = await openApp({ chats, messages: history }, { colorScheme });
-      try {
-        await openSettings(page);
-        await page.getByTestId('field-temperature').fill('0.7');
-        await page.getByTestId('field-topP').fill('0.9');
-        await waitForSave(page, (p) => p.topP === 0.9);
-        await page.getByTestId('field-topP').blur();
-        await page.mouse.move(600, 400);
-        await page.waitForTimeout(250);
-        const file = `${RESULTS}/settings${colorScheme === 'dark' ? '-dark' : ''}.png`;
-        await page.screenshot({ path: file });
-        assert.ok(existsSync(file));
-        assert.deepEqual(problems, []);
-      } finally {
-        await context.close();
+    const config = {
+      chats,
+      messages: history,
+      sampling: { temperature: 0.7 },
+      ownSampling: [[{ kind: 'chat', id: 1 }, { temperature: 0.9, topP: 0.9 }]],
+      presets: [{ name: 'Story time', params: { temperature: 1.2, minP: 0.1 } }, { name: 'Terse answers', params: { maxTokens: 200 } }],
+    };
+    await inBothSchemes(config, async (page, suffix) => {
+      await openSettings(page);
+      await page.getByTestId('scope-own').waitFor();
+      await shot(page, `settings-scope-chat${suffix}`);
+      await page.getByTestId('scope-model').click();
+      await page.getByTestId('scope-inherited').waitFor();
+      await page.getByTestId('save-preset').click();
+      await page.getByTestId('preset-name').fill('Rainy evenings');
+      await shot(page, `settings-scope-model${suffix}`);
+      await page.keyboard.press('Escape');
+      await page.getByTestId('scope-global').click();
+      await page.getByTestId('scope-own').waitFor();
+      await page.getByTestId('field-topP').fill('0.9');
+      await waitForSave(page, (p) => p.topP === 0.9);
+      await page.getByTestId('field-topP').blur();
+      await shot(page, `settings${suffix}`);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Scopes, user presets and the Model group
+
+const mockValue = (page, key) => page.evaluate((k) => window.__hearthMock[k], key);
+const scopeChecked = (page, kind) => page.getByTestId(`scope-${kind}`).getAttribute('aria-checked');
+const text = async (locator) => (await locator.textContent()).trim();
+
+/** Scroll the Model group to the top of the panel and wait for its fields. */
+async function showModelGroup(page) {
+  const group = page.getByTestId('model-group');
+  await group.getByTestId('field-nBatch').waitFor();
+  await group.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  return group;
+}
+
+describe('Settings scopes, presets and the Model group', () => {
+  test('scopes: inherited until edited, then own; "Use inherited" goes back', { timeout: TIMEOUT }, async () => {
+    const chats = [{ id: 1, title: 'Weekend by the fire', updatedAt: 30 }];
+    await withApp({ chats, sampling: { temperature: 0.6 } }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Weekend by the fire' }).waitFor();
+      await openSettings(page);
+      // Nothing is set for this chat or its model: the panel opens where its values come from.
+      assert.equal(await scopeChecked(page, 'global'), 'true');
+      assert.match(await text(page.getByTestId('scope-note')), /Chats without their own or their model's settings use these/);
+      assert.equal(await page.getByTestId('use-inherited').count(), 0, 'all chats have nothing to inherit from');
+
+      await page.getByTestId('scope-chat').click();
+      assert.equal(await text(page.getByTestId('scope-inherited')), 'Inherited from: All chats.');
+      assert.match(await text(page.getByTestId('scope-note')), /Editing gives this chat its own settings/);
+      assert.equal(await fieldValue(page, 'temperature'), '0.6');
+
+      await page.getByTestId('field-topP').fill('0.5');
+      await waitForSave(page, (p) => p.topP === 0.5 && p.temperature === 0.6);
+      assert.deepEqual((await mockValue(page, 'samplingScopes')).at(-1), { kind: 'chat', id: 1 });
+      assert.equal(await text(page.getByTestId('scope-own')), 'Only this chat uses these settings.');
+
+      // The model scope still inherits the global values.
+      await page.getByTestId('scope-model').click();
+      await page.getByTestId('scope-inherited').filter({ hasText: 'Inherited from: All chats.' }).waitFor();
+      assert.equal(await fieldValue(page, 'topP'), '0.95');
+
+      // Reopened, the panel starts where this chat's values now come from.
+      await page.keyboard.press('Escape');
+      await openSettings(page);
+      assert.equal(await scopeChecked(page, 'chat'), 'true');
+      assert.equal(await fieldValue(page, 'topP'), '0.5');
+
+      await page.getByTestId('use-inherited').click();
+      await page.getByTestId('scope-inherited').filter({ hasText: 'Inherited from: All chats.' }).waitFor();
+      assert.equal(await fieldValue(page, 'topP'), '0.95');
+      assert.equal(await fieldValue(page, 'temperature'), '0.6');
+      const { calls } = await mockState(page);
+      assert.deepEqual(calls.filter((c) => c.cmd === 'clear_sampling').map((c) => c.payload), [{ scope: { kind: 'chat', id: 1 } }]);
+      assert.deepEqual(await mockValue(page, 'sampling').then(Object.keys), ['sampling']);
+    });
+  });
+
+  test('user presets: save with Enter, a refused name, delete; built-ins stay', { timeout: TIMEOUT }, async () => {
+    await withApp({}, async (page) => {
+      await openSettings(page);
+      assert.equal(await page.getByTestId('scope-chat').isDisabled(), true, 'no chat selected');
+      assert.equal(await page.getByTestId('scope-model').isDisabled(), false);
+      for (const name of ['Precise', 'Balanced', 'Creative']) {
+        assert.equal(await page.getByTestId(`delete-preset-${name}`).count(), 0, `${name} cannot be deleted`);
       }
-    }
+      assert.match(await page.getByTestId('preset-Precise').getAttribute('title'), /^Temperature 0\.2 · Top-p 0\.9/);
+
+      await page.getByTestId('field-temperature').fill('0.42');
+      await waitForSave(page, (p) => p.temperature === 0.42);
+      await page.getByTestId('save-preset').click();
+      await page.getByTestId('preset-name').fill('balanced');
+      await page.keyboard.press('Enter');
+      assert.equal(
+        await text(page.getByTestId('preset-error')),
+        'choose another name: "balanced" is empty or a built-in preset',
+      );
+
+      await page.getByTestId('preset-name').fill('Story time');
+      await page.keyboard.press('Enter');
+      const mine = page.getByTestId('preset-Story time');
+      await mine.waitFor();
+      await page.getByTestId('preset-name').waitFor({ state: 'detached' });
+      await page.getByTestId('preset-error').waitFor({ state: 'detached' });
+      assert.equal(await mine.getAttribute('aria-pressed'), 'true', 'the values on screen are the preset');
+      const saved = await mockValue(page, 'presets');
+      assert.deepEqual(saved.map((p) => [p.name, p.params.temperature]), [['Story time', 0.42]]);
+
+      await page.getByTestId('preset-Precise').click();
+      assert.equal(await fieldValue(page, 'temperature'), '0.2');
+      await mine.click();
+      assert.equal(await fieldValue(page, 'temperature'), '0.42');
+      await waitForSave(page, (p) => p.temperature === 0.42);
+
+      // Escape closes the name box, not the panel.
+      await page.getByTestId('save-preset').click();
+      await page.keyboard.press('Escape');
+      await page.getByTestId('preset-name').waitFor({ state: 'detached' });
+      assert.equal(await page.getByTestId('settings-panel').count(), 1);
+
+      await page.getByTestId('delete-preset-Story time').click();
+      await mine.waitFor({ state: 'detached' });
+      assert.deepEqual(await mockValue(page, 'presets'), []);
+    });
+  });
+
+  test('model: context length → "Reload" notice → reload → the new value is in use', { timeout: TIMEOUT }, async () => {
+    await withApp({ reloadMs: 700 }, async (page) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      assert.equal(await text(group.getByTestId('load-model-name')), MODEL.name);
+      assert.equal(await text(group.getByTestId('note-nCtx')), 'In use: Auto (8,192 of 8,192 trained)');
+      assert.equal(await text(group.getByTestId('note-nThreads')), 'In use: Auto (8)');
+      assert.equal(await text(group.getByTestId('default-nCtx')), 'Default auto');
+      assert.equal(await group.getByTestId('reload-notice').count(), 0);
+      assert.equal(await group.getByTestId('reset-nCtx').isDisabled(), true);
+
+      await group.getByTestId('mode-nCtx-custom').click();
+      assert.equal(await fieldValue(page, 'nCtx'), '8192', 'Custom starts at what is in use');
+      await page.getByTestId('field-nCtx').fill('4096');
+      const notice = group.getByTestId('reload-notice');
+      await notice.filter({ hasText: 'Reload the model to apply' }).waitFor();
+      assert.equal(await text(group.getByTestId('note-nCtx')), 'In use until reload: Auto (8,192 of 8,192 trained)');
+      assert.equal((await mockValue(page, 'loadSaves')).at(-1).nCtx, 4096);
+      await shot(page, 'settings-model-reload');
+
+      await group.getByTestId('reload-model').click();
+      await notice.filter({ hasText: 'Reloading' }).waitFor();
+      assert.equal(await group.getByTestId('reload-model').isDisabled(), true);
+      assert.equal(await page.getByTestId('field-nBatch').isDisabled(), true, 'load fields wait for the reload');
+      await shot(page, 'settings-model-reloading');
+      // The rest stays usable meanwhile.
+      await page.getByTestId('field-topP').fill('0.8');
+      await waitForSave(page, (p) => p.topP === 0.8);
+
+      await group.getByTestId('reloaded').waitFor();
+      assert.equal(await notice.count(), 0);
+      assert.equal(await text(group.getByTestId('note-nCtx')), 'In use: 4,096 of 8,192 trained');
+      assert.equal(await page.getByTestId('field-nBatch').isDisabled(), false);
+      const { calls } = await mockState(page);
+      const cmds = calls.map((c) => c.cmd);
+      assert.ok(cmds.lastIndexOf('set_load_settings') < cmds.indexOf('reload_model'));
+      assert.ok(cmds.lastIndexOf('active_model') > cmds.indexOf('reload_model'), 'the chat screen reads the model again');
+    });
+  });
+
+  test('model: refused values and a failed reload show the backend message word for word', { timeout: TIMEOUT }, async () => {
+    await withApp({ load: { flashAttention: 'off' }, maxCtx: 16384, reloadMs: 50 }, async (page) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      const error = group.getByTestId('load-error-text');
+
+      await group.getByTestId('field-kvCacheType-q8_0').click();
+      await error.filter({ hasText: /^a quantized KV cache needs flash attention \(auto or on\)$/ }).waitFor();
+      assert.equal(await text(group.getByTestId('load-status')), 'Not saved');
+      assert.equal(await group.getByTestId('setting-kvCacheType').evaluate((el) => el.classList.contains('invalid')), true);
+      await group.getByTestId('field-flashAttention-on').click();
+      await error.waitFor({ state: 'detached' });
+      await group.getByTestId('reload-notice').waitFor();
+
+      await group.getByTestId('field-chatTemplate').fill('{% for m in messages %}{{ m.content }}');
+      await error
+        .filter({ hasText: 'the chat template does not compile: syntax error: unexpected end of input, expected end of block (in chat:1)' })
+        .waitFor();
+      assert.equal(await group.getByTestId('reload-model').isDisabled(), true, 'nothing to reload while the values are refused');
+      await group.getByTestId('field-chatTemplate').fill('{% for m in messages %}{{ m.content }}{% endfor %}');
+      await error.waitFor({ state: 'detached' });
+      assert.equal((await mockValue(page, 'loadSaves')).at(-1).chatTemplate, '{% for m in messages %}{{ m.content }}{% endfor %}');
+      await group.getByTestId('field-chatTemplate').fill('   ');
+      await group.getByTestId('load-status').filter({ hasText: 'Saved' }).waitFor();
+      assert.equal((await mockValue(page, 'loadSaves')).at(-1).chatTemplate, null, 'blank means the model\'s own template');
+
+      // More context than the machine can hold: the backend keeps the model as it was and says so.
+      await group.getByTestId('mode-nCtx-custom').click();
+      await page.getByTestId('field-nCtx').fill('65536');
+      await group.getByTestId('load-status').filter({ hasText: 'Saved' }).waitFor();
+      await group.getByTestId('reload-model').click();
+      await group
+        .getByTestId('reload-error-text')
+        .filter({ hasText: /^llama\.cpp could not create a context of 65536 tokens \(out of memory\); the model was loaded again with its previous settings$/ })
+        .waitFor();
+      assert.equal(await text(group.getByTestId('note-nCtx')), 'In use until reload: Auto (8,192 of 8,192 trained)');
+      await group.getByTestId('reload-notice').filter({ hasText: 'Reload the model to apply' }).waitFor();
+      await shot(page, 'settings-model-error');
+    });
+  });
+
+  test('without a model the Model group says so and "This model" is off', { timeout: TIMEOUT }, async () => {
+    await withApp({ model: null }, async (page) => {
+      await openSettings(page);
+      await page.getByTestId('load-settings-error').filter({ hasText: 'Model settings are not available: no model is loaded' }).waitFor();
+      assert.equal(await page.getByTestId('scope-model').isDisabled(), true);
+    });
+  });
+
+  test('Model group screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes({ load: { nGpuLayers: 0 } }, async (page, suffix) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      await group.getByTestId('mode-nCtx-custom').click();
+      await page.getByTestId('field-nCtx').fill('16384');
+      await group.getByTestId('field-kvCacheType-q8_0').click();
+      await group.getByTestId('reload-notice').waitFor();
+      await page.getByTestId('field-nCtx').blur();
+      await group.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot(page, `settings-model${suffix}`);
+      await group.getByTestId('field-chatTemplate').scrollIntoViewIfNeeded();
+      await shot(page, `settings-model-end${suffix}`);
+    });
   });
 });

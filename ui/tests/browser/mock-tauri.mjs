@@ -6,7 +6,9 @@
  *   - `transformCallback(cb, once)` / `unregisterCallback(id)`: the callback registry;
  *   - channel messages are delivered by calling the channel's callback with `{ index, message }`,
  *     and the end of the channel with `{ index, end: true }` (what Rust's Channel drop sends).
- * Behind it sits an in-memory chat backend that streams replies in timed deltas.
+ * Behind it sits an in-memory backend: chats that stream replies in timed deltas, sampling settings
+ * per scope with the backend's inheritance, presets, and a model whose load settings can be saved
+ * and reloaded.
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
@@ -15,7 +17,8 @@ export function installMockTauri(config) {
   const delay = (ms) => new Promise((r) => setTimeout(r, ms));
 
   const state = {
-    model: config.model ?? null,
+    /** The loaded ModelInfo (see loadModel below); config.model names the file. */
+    model: null,
     chats: clone(config.chats ?? []),
     messages: clone(config.messages ?? []),
     nextId: 1000,
@@ -30,10 +33,20 @@ export function installMockTauri(config) {
     calls: [],
     /** Contract violations noticed by the mock (wrong argument names or types). */
     contractErrors: [],
-    /** The saved sampling params (get_sampling's `current`). */
-    sampling: null,
-    /** The params of every set_sampling call, accepted or not. */
+    /** Each scope's own sampling params, by the backend's storage key ("sampling", "sampling:chat:1"…). */
+    sampling: {},
+    /** The params of every set_sampling call, accepted or not, and the scope of each. */
     samplingSaves: [],
+    samplingScopes: [],
+    /** The user's presets. */
+    presets: [],
+    /** Load settings saved per model path. */
+    loadSaved: {},
+    /** The params of every set_load_settings call. */
+    loadSaves: [],
+    /** How long reload_model takes, and the longest context it can allocate (llama.cpp refuses more). */
+    reloadMs: config.reloadMs ?? 300,
+    maxCtx: config.maxCtx ?? 131072,
   };
   window.__hearthMock = state;
 
@@ -119,7 +132,12 @@ export function installMockTauri(config) {
   ];
   const U32 = ['topK', 'dryAllowedLength', 'maxTokens'];
   const I32 = ['dryLastN', 'repeatLastN'];
-  state.sampling = { ...clone(DEFAULT_SAMPLING), ...clone(config.sampling ?? {}) };
+  /** Built-in presets first, as hearth-core's SamplingParams::presets has them. */
+  const BUILT_IN_PRESETS = [
+    ['Precise', { temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 }],
+    ['Balanced', {}],
+    ['Creative', { temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 }],
+  ].map(([name, over]) => ({ name, params: { ...clone(DEFAULT_SAMPLING), ...over }, builtIn: true }));
 
   const invalid = (field, range, value) => ({ kind: 'invalidInput', message: `${field} must be ${range}, got ${value}` });
   const isU32 = (v) => Number.isInteger(v) && v >= 0 && v <= 4_294_967_295;
@@ -185,18 +203,163 @@ export function installMockTauri(config) {
     }
   }
 
+  /** Tauri's argument check of a SettingsScope; the storage key as SettingsScope::key has it. */
+  function scopeKey(cmd, scope) {
+    const ok =
+      scope && typeof scope === 'object' &&
+      ((scope.kind === 'global' && Object.keys(scope).length === 1) ||
+        (scope.kind === 'model' && typeof scope.path === 'string' && Object.keys(scope).length === 2) ||
+        (scope.kind === 'chat' && Number.isInteger(scope.id) && Object.keys(scope).length === 2));
+    if (!ok) {
+      state.contractErrors.push(`${cmd}: bad scope ${JSON.stringify(scope)}`);
+      throw `invalid args \`scope\` for command \`${cmd}\`: ${JSON.stringify(scope)}`;
+    }
+    return scope.kind === 'global' ? 'sampling' : scope.kind === 'model' ? `sampling:model:${scope.path}` : `sampling:chat:${scope.id}`;
+  }
+
+  /** SettingsScope::lookup_order: a chat inherits from the loaded model, everything from global. */
+  function lookupOrder(scope) {
+    const order = [scope];
+    if (scope.kind === 'chat' && state.model) order.push({ kind: 'model', path: state.model.path });
+    if (scope.kind !== 'global') order.push({ kind: 'global' });
+    return order;
+  }
+
+  function checkParams(cmd, params) {
+    const problems = checkSamplingShape(params);
+    if (problems.length > 0) {
+      state.contractErrors.push(...problems.map((p) => `${cmd}: ${p}`));
+      throw `invalid args \`params\` for command \`${cmd}\`: ${problems[0]}`;
+    }
+    validateSampling(params);
+  }
+
+  function getSampling(payload) {
+    const scope = payload.scope ?? { kind: 'global' };
+    const key = scopeKey('get_sampling', scope);
+    const from = lookupOrder(scope).map((s) => state.sampling[scopeKey('get_sampling', s)]).find((p) => p);
+    return {
+      current: clone(from ?? DEFAULT_SAMPLING),
+      own: key in state.sampling,
+      defaults: clone(DEFAULT_SAMPLING),
+      ranges: RANGES.map(([key, min, max]) => ({ key, min, max })),
+      presets: clone([...BUILT_IN_PRESETS, ...state.presets]),
+    };
+  }
+
   function setSampling(payload) {
     expectArgs('set_sampling', payload, { params: 'object' });
+    const scope = payload.scope ?? { kind: 'global' };
     state.samplingSaves.push(clone(payload.params));
-    const problems = checkSamplingShape(payload.params);
-    if (problems.length > 0) {
-      state.contractErrors.push(...problems.map((p) => `set_sampling: ${p}`));
-      throw `invalid args \`params\` for command \`set_sampling\`: ${problems[0]}`;
-    }
-    validateSampling(payload.params);
-    state.sampling = clone(payload.params);
-    return clone(state.sampling);
+    state.samplingScopes.push(clone(scope));
+    const key = scopeKey('set_sampling', scope);
+    checkParams('set_sampling', payload.params);
+    state.sampling[key] = clone(payload.params);
+    return clone(payload.params);
   }
+
+  function savePreset(payload) {
+    expectArgs('save_preset', payload, { name: 'string', params: 'object' });
+    checkParams('save_preset', payload.params);
+    const name = payload.name.trim();
+    if (name === '' || BUILT_IN_PRESETS.some((p) => p.name.toLowerCase() === name.toLowerCase())) {
+      throw { kind: 'invalidInput', message: `choose another name: ${JSON.stringify(name)} is empty or a built-in preset` };
+    }
+    state.presets = [...state.presets.filter((p) => p.name !== name), { name, params: clone(payload.params), builtIn: false }];
+    return null;
+  }
+
+  // --- Load settings: defaults, validation and "auto" as hearth-core's load.rs and the engine have them. ---
+  const DEFAULT_LOAD = {
+    nCtx: null, nThreads: null, nBatch: 512, nUbatch: 512, nGpuLayers: null, flashAttention: 'auto', kvCacheType: 'f16',
+    useMmap: true, useMlock: false, chatTemplate: null, reuseKv: true,
+  };
+  const PHYSICAL_CORES = 8;
+  const optU32 = (v) => v === null || isU32(v);
+
+  /** The model as the engine reports it once loaded with `load` ("auto" resolved). */
+  function loadModel(file, load) {
+    const nCtxTrain = file.nCtxTrain ?? 8192;
+    return {
+      name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load),
+      nCtx: load.nCtx ?? Math.min(nCtxTrain, 32768), nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
+    };
+  }
+  if (config.model) {
+    state.loadSaved[config.model.path] = { ...clone(DEFAULT_LOAD), ...clone(config.load ?? {}) };
+    state.model = loadModel(config.model, state.loadSaved[config.model.path]);
+  }
+
+  function loadSettings() {
+    if (!state.model) throw { kind: 'noModel', message: 'no model is loaded' };
+    const saved = state.loadSaved[state.model.path] ?? clone(DEFAULT_LOAD);
+    return { model: clone(state.model), saved: clone(saved), defaults: clone(DEFAULT_LOAD), needsReload: JSON.stringify(saved) !== JSON.stringify(state.model.load) };
+  }
+
+  /** LoadParams' serde check (a plain string error, like Tauri's), then LoadParams::validate and the template compile. */
+  function validateLoad(p) {
+    const problems = [];
+    if (!p || typeof p !== 'object') problems.push('params is not an object');
+    else {
+      for (const key of Object.keys(p)) if (!(key in DEFAULT_LOAD)) problems.push(`unknown field ${key}`);
+      for (const key of ['nCtx', 'nThreads', 'nGpuLayers']) if (!optU32(p[key])) problems.push(`${key} is not null or a u32: ${p[key]}`);
+      for (const key of ['nBatch', 'nUbatch']) if (!isU32(p[key])) problems.push(`${key} is not a u32: ${p[key]}`);
+      for (const key of ['useMmap', 'useMlock', 'reuseKv']) if (typeof p[key] !== 'boolean') problems.push(`${key} is not a boolean`);
+      if (!['auto', 'on', 'off'].includes(p.flashAttention)) problems.push(`bad flashAttention ${p.flashAttention}`);
+      if (!['f16', 'q8_0', 'q4_0'].includes(p.kvCacheType)) problems.push(`bad kvCacheType ${p.kvCacheType}`);
+      if (p.chatTemplate !== null && typeof p.chatTemplate !== 'string') problems.push('chatTemplate is not null or a string');
+    }
+    if (problems.length > 0) {
+      state.contractErrors.push(...problems.map((x) => `set_load_settings: ${x}`));
+      throw `invalid args \`params\` for command \`set_load_settings\`: ${problems[0]}`;
+    }
+    const refuse = (message) => ({ kind: 'invalidInput', message });
+    if (p.kvCacheType !== 'f16' && p.flashAttention === 'off') throw refuse('a quantized KV cache needs flash attention (auto or on)');
+    if (!(p.nBatch >= 1 && p.nBatch <= 65536 && p.nUbatch >= 1 && p.nUbatch <= 65536)) throw refuse('batch and ubatch sizes must be between 1 and 65536');
+    if (p.nCtx !== null && !(p.nCtx >= 16 && p.nCtx <= 1048576)) throw refuse('context length must be between 16 and 1048576 tokens');
+    if (p.nThreads !== null && !(p.nThreads >= 1 && p.nThreads <= 1024)) throw refuse('threads must be between 1 and 1024');
+    if (p.chatTemplate !== null && p.chatTemplate.trim() === '') throw refuse("the chat template override is empty: clear it to use the model's own");
+    // Not minijinja, but the same verdict for unbalanced delimiters and unclosed for/if blocks.
+    const count = (t, re) => (t.match(re) ?? []).length;
+    const t = p.chatTemplate;
+    if (
+      t !== null &&
+      (count(t, /\{%/g) !== count(t, /%\}/g) || count(t, /\{\{/g) !== count(t, /\}\}/g) ||
+        count(t, /\{%-?\s*for\b/g) !== count(t, /\{%-?\s*endfor\b/g) || count(t, /\{%-?\s*if\b/g) !== count(t, /\{%-?\s*endif\b/g))
+    ) {
+      throw refuse('the chat template does not compile: syntax error: unexpected end of input, expected end of block (in chat:1)');
+    }
+  }
+
+  function setLoadSettings(payload) {
+    expectArgs('set_load_settings', payload, { params: 'object' });
+    state.loadSaves.push(clone(payload.params));
+    validateLoad(payload.params);
+    if (!state.model) throw { kind: 'noModel', message: 'no model is loaded' };
+    state.loadSaved[state.model.path] = clone(payload.params);
+    return loadSettings();
+  }
+
+  async function reloadModel() {
+    if (!state.model) throw { kind: 'noModel', message: 'no model is loaded' };
+    const saved = state.loadSaved[state.model.path];
+    await delay(state.reloadMs);
+    const next = loadModel(state.model, saved);
+    if (next.nCtx > state.maxCtx) {
+      throw {
+        kind: 'engine',
+        message: `llama.cpp could not create a context of ${next.nCtx} tokens (out of memory); the model was loaded again with its previous settings`,
+      };
+    }
+    state.model = next;
+    return loadSettings();
+  }
+
+  for (const [scope, params] of config.ownSampling ?? []) {
+    state.sampling[scopeKey('config', scope)] = { ...clone(DEFAULT_SAMPLING), ...clone(params) };
+  }
+  if (config.sampling) state.sampling.sampling = { ...clone(DEFAULT_SAMPLING), ...clone(config.sampling) };
+  state.presets = (config.presets ?? []).map((p) => ({ name: p.name, params: { ...clone(DEFAULT_SAMPLING), ...clone(p.params) }, builtIn: false }));
 
   let clock = 1_700_000_000_000;
   const now = () => ++clock;
@@ -232,7 +395,10 @@ export function installMockTauri(config) {
       events.send({ event: 'delta', data: { text: piece } });
     }
     const seconds = Math.max((performance.now() - started) / 1000, 0.001);
-    assistant.stats = { promptTokens: 24, cachedTokens: 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40, decodeTps: tokens / seconds };
+    assistant.stats = {
+      promptTokens: 24, cachedTokens: 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40, decodeTps: tokens / seconds,
+      droppedMessages: reply.droppedMessages ?? 0,
+    };
     chat.updatedAt = now();
     state.generating.delete(chat.id);
     if (reply.failWith && !gen.stop) {
@@ -270,13 +436,24 @@ export function installMockTauri(config) {
       case 'active_model':
         return state.model ? clone(state.model) : null;
       case 'get_sampling':
-        return {
-          current: clone(state.sampling),
-          defaults: clone(DEFAULT_SAMPLING),
-          ranges: RANGES.map(([key, min, max]) => ({ key, min, max })),
-        };
+        return getSampling(payload);
       case 'set_sampling':
         return setSampling(payload);
+      case 'clear_sampling':
+        delete state.sampling[scopeKey(cmd, payload.scope)];
+        return null;
+      case 'save_preset':
+        return savePreset(payload);
+      case 'delete_preset':
+        expectArgs(cmd, payload, { name: 'string' });
+        state.presets = state.presets.filter((p) => p.name !== payload.name);
+        return null;
+      case 'get_load_settings':
+        return loadSettings();
+      case 'set_load_settings':
+        return setLoadSettings(payload);
+      case 'reload_model':
+        return reloadModel();
       default:
         state.contractErrors.push(`unknown command ${cmd}`);
         throw { kind: 'invalidInput', message: `Unknown command ${cmd}` };

@@ -2,9 +2,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
-import { manualFrames } from './helpers';
+import { fakeApi, manualFrames } from './helpers';
+import { model } from './settings-fixtures';
 
-const MODEL: ModelInfo = { name: 'Tiny-1B-Q4_K_M', path: '/models/tiny.gguf', sizeBytes: 700_000_000 };
+const MODEL: ModelInfo = model();
 
 function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' | 'role'>): StoredMessage {
   return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, ...over };
@@ -17,7 +18,7 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
   let nextChat = 100;
   type PendingSend = { chatId: number; content: string; emit: (e: ChatEvent) => void; resolve: () => void; reject: (e: unknown) => void };
   let pending: PendingSend | null = null;
-  const api: HearthApi = {
+  const api: HearthApi = fakeApi('the chat store', {
     listChats: vi.fn(async () => chats.map((c) => ({ ...c }))),
     createChat: vi.fn(async () => {
       const chat = { id: nextChat++, title: '', updatedAt: Date.now() };
@@ -33,9 +34,7 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
     ),
     stopGeneration: vi.fn(async () => null),
     activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
-    getSampling: vi.fn(async () => Promise.reject(new Error('not used by the chat store'))),
-    setSampling: vi.fn(async () => Promise.reject(new Error('not used by the chat store'))),
-  };
+  });
   return {
     api,
     messages,

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import type { ReplyStats } from '../../src/ipc/bindings';
-import { chatTitle, errorMessage, formatBytes, formatStats, formatStatsDetail, statusLabel } from '../../src/lib/format';
+import { chatTitle, errorMessage, formatBytes, formatDropped, formatStats, formatStatsDetail, statusLabel } from '../../src/lib/format';
+import { table } from './helpers';
 
 const stats = (over: Partial<ReplyStats>): ReplyStats => ({
   promptTokens: 20,
@@ -12,12 +12,13 @@ const stats = (over: Partial<ReplyStats>): ReplyStats => ({
   ...over,
 });
 
-/** One helper, many cases: [input, expected]. */
-function table<I, O>(name: string, fn: (input: I) => O, cases: [I, O][]) {
-  describe(name, () => {
-    it.each(cases)('%j -> %j', (input, expected) => expect(fn(input)).toEqual(expected));
-  });
-}
+table('formatDropped: the notice under a reply that did not see the whole chat', formatDropped, [
+  [stats({}), ''],
+  [stats({ droppedMessages: 1 }), '1 earlier message left out to fit the context'],
+  [stats({ droppedMessages: 3 }), '3 earlier messages left out to fit the context'],
+  [null, ''],
+  [undefined, ''],
+]);
 
 table('formatStats', formatStats, [
   [stats({}), '12 tokens · 85.3 tok/s · TTFT 120 ms'],

@@ -1,3 +1,5 @@
+import { describe, expect, it } from 'vitest';
+import type { HearthApi } from '../../src/ipc/client';
 import type { FrameScheduler } from '../../src/lib/batcher';
 
 /** A manual frame clock: frames run only when the test calls `tick()`. */
@@ -25,3 +27,18 @@ export function manualFrames() {
   };
 }
 
+
+/** A HearthApi with `methods`; calling any other command fails the test, naming it. */
+export function fakeApi(who: string, methods: Partial<HearthApi>): HearthApi {
+  return new Proxy(methods, {
+    get: (target, key) =>
+      target[key as keyof HearthApi] ?? (() => Promise.reject(new Error(`${who} does not call ${String(key)}`))),
+  }) as HearthApi;
+}
+
+/** One helper, many cases: [input, expected]. */
+export function table<I, O>(name: string, fn: (input: I) => O, cases: [I, O][]) {
+  describe(name, () => {
+    it.each(cases)('%j -> %j', (input, expected) => expect(fn(input)).toEqual(expected));
+  });
+}

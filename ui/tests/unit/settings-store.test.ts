@@ -1,40 +1,83 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { HearthApi } from '../../src/ipc/client';
-import type { SamplingParams } from '../../src/ipc/settings-types';
+import type { Preset, SamplingParams, SettingsScope } from '../../src/ipc/settings-types';
 import { SAVE_DEBOUNCE_MS, SettingsStore } from '../../src/lib/settings.svelte';
-import { SAMPLER_STAGES } from '../../src/lib/settings';
-import { DEFAULTS, RANGES, params } from './settings-fixtures';
+import { SAMPLER_STAGES, type ScopeContext, type ScopeKind } from '../../src/lib/settings';
+import { fakeApi } from './helpers';
+import { BUILT_IN, DEFAULTS, RANGES, params } from './settings-fixtures';
 
 type Deferred = { params: SamplingParams; resolve: () => void; reject: (e: unknown) => void };
 
-/** A backend whose set_sampling answers at once, or (with `hold`) when the test says so. */
-function fakeBackend(current: SamplingParams = params()) {
+/** The panel's context: chat 7 on the loaded model /m.gguf. */
+const CONTEXT: ScopeContext = { chatId: 7, modelPath: '/m.gguf' };
+const SCOPES: Record<ScopeKind, SettingsScope> = {
+  chat: { kind: 'chat', id: 7 },
+  model: { kind: 'model', path: '/m.gguf' },
+  global: { kind: 'global' },
+};
+const BROADER: Record<ScopeKind, ScopeKind[]> = { chat: ['chat', 'model', 'global'], model: ['model', 'global'], global: ['global'] };
+
+/**
+ * A backend with the scopes of CONTEXT (each scope's own settings in `own`), answering at once
+ * or, with `hold`, when the test says so.
+ */
+function fakeBackend(own: Partial<Record<ScopeKind, SamplingParams>> = {}) {
   const held: Deferred[] = [];
   const backend = {
+    own: structuredClone(own),
+    presets: [] as Preset[],
     hold: false,
     /** The next set_sampling calls reject with these (FIFO). */
     rejections: [] as unknown[],
     held,
     saves: [] as SamplingParams[],
-    api: {
-      getSampling: vi.fn(async () => ({ current: structuredClone(current), defaults: params(), ranges: RANGES })),
-      setSampling: vi.fn((p: SamplingParams) => {
-        backend.saves.push(structuredClone(p));
-        if (backend.hold) {
-          return new Promise<SamplingParams>((resolve, reject) => held.push({ params: p, resolve: () => resolve(p), reject }));
-        }
-        const rejection = backend.rejections.shift();
-        return rejection ? Promise.reject(rejection) : Promise.resolve(p);
-      }),
-    } as unknown as HearthApi,
+    /** The scope of each set_sampling call. */
+    savedTo: [] as ScopeKind[],
   };
-  return backend;
+  const api = fakeApi('the settings store', {
+    getSampling: vi.fn(async (scope: SettingsScope) => {
+      const from = BROADER[scope.kind].find((k) => backend.own[k]);
+      return {
+        current: structuredClone(from ? backend.own[from]! : params()),
+        own: backend.own[scope.kind] !== undefined,
+        defaults: params(),
+        ranges: RANGES,
+        presets: structuredClone([...BUILT_IN, ...backend.presets]),
+      };
+    }),
+    setSampling: vi.fn((p: SamplingParams, scope: SettingsScope) => {
+      backend.saves.push(structuredClone(p));
+      backend.savedTo.push(scope.kind);
+      const accept = () => {
+        backend.own[scope.kind] = structuredClone(p);
+        return p;
+      };
+      if (backend.hold) {
+        return new Promise<SamplingParams>((resolve, reject) => held.push({ params: p, resolve: () => resolve(accept()), reject }));
+      }
+      const rejection = backend.rejections.shift();
+      return rejection ? Promise.reject(rejection) : Promise.resolve(accept());
+    }),
+    clearSampling: vi.fn(async (scope: SettingsScope) => {
+      delete backend.own[scope.kind];
+    }),
+    savePreset: vi.fn(async (name: string, p: SamplingParams) => {
+      if (BUILT_IN.some((b) => b.name.toLowerCase() === name.trim().toLowerCase())) {
+        throw { kind: 'invalidInput', message: `choose another name: "${name.trim()}" is empty or a built-in preset` };
+      }
+      backend.presets = [...backend.presets.filter((x) => x.name !== name.trim()), { name: name.trim(), params: p, builtIn: false }];
+    }),
+    deletePreset: vi.fn(async (name: string) => {
+      backend.presets = backend.presets.filter((x) => x.name !== name);
+    }),
+  });
+  return Object.assign(backend, { api });
 }
 
-async function setup(current?: SamplingParams) {
-  const backend = fakeBackend(current);
+/** A store opened for CONTEXT (or `context`) over a backend with `own` settings. */
+async function setup(current?: SamplingParams, own: Partial<Record<ScopeKind, SamplingParams>> = {}, context = CONTEXT) {
+  const backend = fakeBackend(current ? { global: current, ...own } : own);
   const store = new SettingsStore(backend.api);
-  await store.load();
+  await store.open(context);
   return { backend, store };
 }
 
@@ -63,13 +106,14 @@ describe('SettingsStore', () => {
     expect(store.preset).toBe(null);
     expect(store.status).toBe('idle');
     expect(store.layout).toEqual(SAMPLER_STAGES);
+    expect(store.presets.map((p) => p.name)).toEqual(['Precise', 'Balanced', 'Creative']);
   });
 
-  it('reports a failed load', async () => {
+  it('reports a failed load, and Retry asks again', async () => {
     const backend = fakeBackend();
     vi.mocked(backend.api.getSampling).mockRejectedValueOnce({ kind: 'store', message: 'Could not read the settings.' });
     const store = new SettingsStore(backend.api);
-    await store.load();
+    await store.open(CONTEXT);
     expect(store.loaded).toBe(false);
     expect(store.loadError).toBe('Could not read the settings.');
     await store.load();
@@ -173,17 +217,17 @@ describe('SettingsStore', () => {
     expect(store.error).toBe(null);
   });
 
-  it.each([
-    ['precise', { temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 }],
-    ['balanced', {}],
-    ['creative', { temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 }],
-  ] as const)('applies the %s preset over the defaults and saves it', async (name, values) => {
+  it.each(BUILT_IN.map((p) => [p.name, p] as const))('applies the %s preset (the backend\'s values) and saves it', async (name, preset) => {
     const { store, backend } = await setup(params({ seed: 7, stop: ['x'], temperature: 1.9 }));
-    store.applyPreset(name);
-    expect(store.params).toEqual(params(values));
+    expect(store.preset).toBe(null);
+    store.applyPreset(preset);
+    expect(store.params).toEqual(preset.params);
     expect(store.preset).toBe(name);
+    store.params?.stop.push('y'); // the preset's values were copied, not shared
+    expect(preset.params.stop).toEqual([]);
+    store.set('stop', []);
     await pause();
-    expect(backend.saves).toEqual([params(values)]);
+    expect(backend.saves).toEqual([preset.params]);
   });
 
   it('resets one field, or all of them', async () => {
@@ -197,7 +241,7 @@ describe('SettingsStore', () => {
     expect(store.defaults?.stop).toEqual([]);
     store.resetAll();
     expect(store.changed).toEqual([]);
-    expect(store.preset).toBe('balanced');
+    expect(store.preset).toBe('Balanced');
     await pause();
     expect(backend.saves).toEqual([DEFAULTS]);
   });
@@ -214,5 +258,168 @@ describe('SettingsStore', () => {
     expect(store.layout.slice(0, 3)).toEqual(['temperature', 'minP', 'penalties']);
     store.reset('samplerOrder');
     expect(store.layout).toEqual(SAMPLER_STAGES);
+  });
+});
+
+describe('SettingsStore scopes', () => {
+  const G = params({ temperature: 0.5 });
+  const M = params({ temperature: 0.6 });
+  const C = params({ temperature: 0.7 });
+
+  it.each([
+    ['no settings anywhere: all chats, at the defaults', {}, CONTEXT, 'global', 'defaults', DEFAULTS],
+    ['global settings only', { global: G }, CONTEXT, 'global', 'global', G],
+    ['the model has its own', { global: G, model: M }, CONTEXT, 'model', 'model', M],
+    ['the chat has its own', { global: G, model: M, chat: C }, CONTEXT, 'chat', 'chat', C],
+    ['the chat has its own, nothing broader', { chat: C }, CONTEXT, 'chat', 'chat', C],
+    ['no chat selected', { model: M, chat: C }, { chatId: null, modelPath: '/m.gguf' }, 'model', 'model', M],
+    ['no model loaded', { model: M }, { chatId: 7, modelPath: null }, 'global', 'defaults', DEFAULTS],
+  ] as const)('opens at the scope the values come from: %s', async (_, own, context, scope, source, values) => {
+    const { store } = await setup(undefined, own, context);
+    expect(store.scope).toBe(scope);
+    expect(store.source).toBe(source);
+    expect(store.own).toBe(scope === source);
+    expect(store.params).toEqual(values);
+  });
+
+  it.each([
+    ['chat', 'model', M],
+    ['model', 'global', G],
+    ['global', 'global', G],
+  ] as const)('selecting %s shows the values it inherits and from where (%s)', async (kind, source, values) => {
+    const { store } = await setup(undefined, { global: G, model: kind === 'chat' ? M : undefined });
+    await store.selectScope(kind);
+    expect(store.scope).toBe(kind);
+    expect(store.source).toBe(source);
+    expect(store.params).toEqual(values);
+  });
+
+  it('editing an inheriting scope gives it its own settings, from the values shown', async () => {
+    const { store, backend } = await setup(G);
+    await store.selectScope('chat');
+    expect(store.own).toBe(false);
+    expect(store.source).toBe('global');
+    store.set('topP', 0.5);
+    expect(store.own).toBe(false); // not until the backend has it
+    await pause();
+    expect(backend.savedTo).toEqual(['chat']);
+    expect(backend.own.chat).toEqual({ ...G, topP: 0.5 });
+    expect(backend.own.global).toEqual(G);
+    expect(store.own).toBe(true);
+    expect(store.source).toBe('chat');
+  });
+
+  it('switching scopes saves a waiting edit where it was made first', async () => {
+    const { store, backend } = await setup(G);
+    store.set('topK', 5);
+    await store.selectScope('model');
+    expect(backend.savedTo).toEqual(['global']);
+    expect(backend.own.global?.topK).toBe(5);
+    expect(store.scope).toBe('model');
+    expect(store.params?.topK).toBe(5); // the model inherits the global values just saved
+    await pause(1000);
+    expect(backend.saves).toHaveLength(1); // loading a scope is not an edit
+    expect(store.status).toBe('idle');
+  });
+
+  it('"This chat" cannot be picked without a chat', async () => {
+    const { store, backend } = await setup(G, {}, { chatId: null, modelPath: '/m.gguf' });
+    expect(store.available('chat')).toBe(false);
+    expect(store.available('model')).toBe(true);
+    const calls = vi.mocked(backend.api.getSampling).mock.calls.length;
+    await store.selectScope('chat');
+    expect(store.scope).toBe('global');
+    expect(vi.mocked(backend.api.getSampling).mock.calls.length).toBe(calls);
+  });
+
+  it('"Use inherited" drops the scope\'s own settings, and an edit still waiting with them', async () => {
+    const { store, backend } = await setup(G, { chat: C });
+    expect(store.scope).toBe('chat');
+    store.set('topP', 0.1);
+    await store.useInherited();
+    expect(backend.api.clearSampling).toHaveBeenCalledWith(SCOPES.chat);
+    expect(backend.saves).toEqual([]);
+    expect(backend.own.chat).toBeUndefined();
+    expect(store.scope).toBe('chat');
+    expect(store.own).toBe(false);
+    expect(store.source).toBe('global');
+    expect(store.params).toEqual(G);
+    await pause(1000);
+    expect(backend.saves).toEqual([]);
+  });
+
+  it('"Use inherited" shows why it failed, word for word, and keeps the values', async () => {
+    const { store, backend } = await setup(G, { model: M });
+    vi.mocked(backend.api.clearSampling).mockRejectedValueOnce({ kind: 'store', message: 'database is locked' });
+    await store.useInherited();
+    expect(store.scopeError).toBe('database is locked');
+    expect(store.own).toBe(true);
+    expect(store.params).toEqual(M);
+  });
+
+  it('"Use inherited" does nothing for all chats (there is nothing broader)', async () => {
+    const { store, backend } = await setup(G);
+    await store.useInherited();
+    expect(backend.api.clearSampling).not.toHaveBeenCalled();
+    expect(store.own).toBe(true);
+  });
+
+  it('reopening for another chat starts from that chat\'s scope', async () => {
+    const { store, backend } = await setup(G, { chat: C });
+    expect(store.scope).toBe('chat');
+    const opening = store.open({ chatId: 8, modelPath: '/m.gguf' });
+    store.set('topP', 0.1); // racing the switch: chat 7's values must not land on chat 8
+    backend.own.chat = undefined; // (the fake has one chat slot: chat 8 has none)
+    await opening;
+    expect(store.scope).toBe('global');
+    expect(store.params).toEqual(G);
+    await pause(1000);
+    expect(backend.saves).toEqual([]);
+  });
+});
+
+describe('SettingsStore presets', () => {
+  it('saves the values on screen as a user preset, listed after the built-ins and matched', async () => {
+    const { store, backend } = await setup(params({ temperature: 0.33 }));
+    expect(await store.savePreset('  Terse ')).toBe(true);
+    expect(backend.api.savePreset).toHaveBeenCalledWith('  Terse ', params({ temperature: 0.33 }));
+    expect(store.presets.map((p) => [p.name, p.builtIn])).toEqual([
+      ['Precise', true],
+      ['Balanced', true],
+      ['Creative', true],
+      ['Terse', false],
+    ]);
+    expect(store.preset).toBe('Terse');
+    expect(store.presetError).toBe(null);
+  });
+
+  it('shows a refused preset name word for word', async () => {
+    const { store } = await setup();
+    expect(await store.savePreset('balanced')).toBe(false);
+    expect(store.presetError).toBe('choose another name: "balanced" is empty or a built-in preset');
+    expect(store.presets).toHaveLength(3);
+  });
+
+  it('applies a user preset to the scope being edited, and deletes it', async () => {
+    const { store, backend } = await setup(undefined, { chat: params({ topK: 1 }) });
+    backend.presets = [{ name: 'Wild', builtIn: false, params: params({ temperature: 2 }) }];
+    await store.selectScope('model');
+    await store.selectScope('chat');
+    store.applyPreset(store.presets[3]);
+    await pause();
+    expect(backend.savedTo).toEqual(['chat']);
+    expect(backend.own.chat?.temperature).toBe(2);
+    expect(await store.deletePreset('Wild')).toBe(true);
+    expect(backend.api.deletePreset).toHaveBeenCalledWith('Wild');
+    expect(store.presets.map((p) => p.name)).toEqual(['Precise', 'Balanced', 'Creative']);
+    expect(store.preset).toBe(null);
+  });
+
+  it('a failed delete keeps the list and says why', async () => {
+    const { store, backend } = await setup();
+    vi.mocked(backend.api.deletePreset).mockRejectedValueOnce({ kind: 'store', message: 'disk full' });
+    expect(await store.deletePreset('Mine')).toBe(false);
+    expect(store.presetError).toBe('disk full');
+    expect(store.presets).toHaveLength(3);
   });
 });

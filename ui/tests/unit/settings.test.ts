@@ -1,46 +1,44 @@
 import { describe, expect, it } from 'vitest';
 import type { FieldRange, LogitBias, SamplerStage, SamplingParams } from '../../src/ipc/settings-types';
+import { saveStatusText, type SaveStatus } from '../../src/lib/autosave.svelte';
 import {
   FIELDS,
-  PRESETS,
   SAMPLER_STAGES,
   addBias,
   addItem,
-  applyPreset,
   changedKeys,
   deepEqual,
   describeTarget,
   errorField,
-  findPreset,
   formatNumber,
   formatRange,
   formatValue,
   makeConstraint,
+  lookupChain,
   matchingPreset,
   moveItem,
   moveStage,
+  openingIndex,
   parseBiasTarget,
   parseEscapes,
   parseNumber,
+  presetSummary,
   rangeHint,
   rangeOf,
   removeAt,
+  scopeFor,
   setNever,
   showEscapes,
+  sourceOf,
   stageLayout,
   toggleStage,
   unfinishedEdit,
   type ParamKey,
-  type PresetName,
+  type ScopeContext,
+  type ScopeKind,
 } from '../../src/lib/settings';
-import { DEFAULTS, params } from './settings-fixtures';
-
-/** One helper, many cases: [input, expected]. */
-function table<I, O>(name: string, fn: (input: I) => O, cases: [I, O][]) {
-  describe(name, () => {
-    it.each(cases)('%j -> %j', (input, expected) => expect(fn(input)).toEqual(expected));
-  });
-}
+import { BUILT_IN, DEFAULTS, params } from './settings-fixtures';
+import { table } from './helpers';
 
 const RANGES: FieldRange[] = [
   { key: 'topP', min: 0, max: 1 },
@@ -59,34 +57,69 @@ describe('FIELDS', () => {
   });
 });
 
-table('applyPreset: the preset over the defaults', (name: PresetName) => applyPreset(DEFAULTS, findPreset(name)!), [
-  ['balanced', DEFAULTS],
-  ['precise', params({ temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 })],
-  [
-    'creative',
-    params({ temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 }),
-  ],
-]);
+const MINE = { name: 'Terse', builtIn: false, params: params({ maxTokens: 128, temperature: 0.2, topP: 0.9, minP: 0.05, repeatPenalty: 1.05 }) };
 
-describe('applyPreset', () => {
-  it('replaces earlier edits and does not share arrays with the defaults', () => {
-    const applied = applyPreset(DEFAULTS, findPreset('creative')!);
-    expect(applied.stop).not.toBe(DEFAULTS.stop);
-    applied.stop.push('x');
-    expect(DEFAULTS.stop).toEqual([]);
-  });
-  it('has the three built-in presets', () => {
-    expect(PRESETS.map((p) => p.name)).toEqual(['precise', 'balanced', 'creative']);
-  });
-});
-
-table('matchingPreset', (p: SamplingParams) => matchingPreset(p, DEFAULTS), [
-  [DEFAULTS, 'balanced'],
-  [params({ temperature: 0.2, topP: 0.9, minP: 0.05, repeatPenalty: 1.05 }), 'precise'],
-  [applyPreset(DEFAULTS, findPreset('creative')!), 'creative'],
-  [{ ...applyPreset(DEFAULTS, findPreset('creative')!), seed: 7 }, null],
+table('matchingPreset: the first preset equal to the params', (p: SamplingParams) => matchingPreset(p, [...BUILT_IN, MINE])?.name ?? null, [
+  [DEFAULTS, 'Balanced'],
+  [params({ temperature: 0.2, topP: 0.9, minP: 0.05, repeatPenalty: 1.05 }), 'Precise'],
+  [BUILT_IN[2].params, 'Creative'],
+  [{ ...BUILT_IN[2].params, seed: 7 }, null],
+  [MINE.params, 'Terse'],
   [params({ temperature: 0.7 }), null],
   [params({ stop: ['\n'] }), null],
+]);
+
+table('presetSummary: what a preset changes, for its tooltip', (i: number) => presetSummary([...BUILT_IN, MINE][i], DEFAULTS), [
+  [0, 'Temperature 0.2 · Top-p 0.9 · Repeat penalty 1.05'],
+  [1, 'The defaults'],
+  [3, 'Temperature 0.2 · Top-p 0.9 · Repeat penalty 1.05 · Max new tokens 128'],
+]);
+
+const BOTH: ScopeContext = { chatId: 7, modelPath: '/m.gguf' };
+const NO_CHAT: ScopeContext = { chatId: null, modelPath: '/m.gguf' };
+const NO_MODEL: ScopeContext = { chatId: 7, modelPath: null };
+
+table('scopeFor', ([kind, context]: [ScopeKind, ScopeContext]) => scopeFor(kind, context), [
+  [['chat', BOTH], { kind: 'chat', id: 7 }],
+  [['model', BOTH], { kind: 'model', path: '/m.gguf' }],
+  [['global', BOTH], { kind: 'global' }],
+  [['chat', NO_CHAT], null],
+  [['model', NO_MODEL], null],
+  [['global', { chatId: null, modelPath: null }], { kind: 'global' }],
+]);
+
+table('lookupChain: the scope and the broader ones, as the backend looks them up', ([kind, context]: [ScopeKind, ScopeContext]) => lookupChain(kind, context).map((s) => s.kind), [
+  [['chat', BOTH], ['chat', 'model', 'global']],
+  [['model', BOTH], ['model', 'global']],
+  [['global', BOTH], ['global']],
+  [['chat', NO_MODEL], ['chat', 'global']],
+]);
+
+table('sourceOf: where the values at a scope come from', ([own, at]: [boolean[], number]) => sourceOf(['chat', 'model', 'global'], own, at), [
+  [[[true, true, true], 0], 'chat'],
+  [[[false, true, true], 0], 'model'],
+  [[[false, false, true], 0], 'global'],
+  [[[false, false, false], 0], 'defaults'],
+  [[[true, false, true], 1], 'global'],
+  [[[true, true, false], 2], 'defaults'],
+]);
+
+table('openingIndex: the scope the chat\'s values come from, else the global one', openingIndex, [
+  [[false, false, false], 2],
+  [[false, false, true], 2],
+  [[false, true, true], 1],
+  [[true, false, true], 0],
+  [[false, true], 1],
+  [[false], 0],
+]);
+
+table('saveStatusText', (status: SaveStatus) => saveStatusText(status), [
+  ['idle', ''],
+  ['pending', 'Saving…'],
+  ['saving', 'Saving…'],
+  ['saved', 'Saved'],
+  ['rejected', 'Not saved'],
+  ['unfinished', 'Not saved'],
 ]);
 
 table('deepEqual', ([a, b]: [unknown, unknown]) => deepEqual(a, b), [

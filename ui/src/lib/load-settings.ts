@@ -1,0 +1,174 @@
+// How the loaded model is loaded: field descriptions, what is in use, and error mapping. Pure
+// functions over plain values; the reactive store is in load-settings.svelte.ts.
+import type { LoadParams, ModelInfo } from '../ipc/settings-types';
+import { U32_MAX, deepEqual, formatNumber, type FieldInfo } from './settings';
+
+export type LoadKey = keyof LoadParams;
+
+/** How a field is edited. */
+export type LoadControl =
+  /** A whole number. */
+  | { kind: 'number' }
+  /** A whole number, or null for automatic; with `none`, 0 is offered as "None". */
+  | { kind: 'auto'; none?: boolean }
+  | { kind: 'choice'; options: { value: string; label: string }[] }
+  | { kind: 'toggle' }
+  /** Text that is null when empty. */
+  | { kind: 'template' };
+
+export type LoadFieldInfo = FieldInfo & { control: LoadControl };
+
+/** A segmented choice of `[value, label]` pairs. */
+function choice(...pairs: [string, string][]): LoadControl {
+  return { kind: 'choice', options: pairs.map(([value, label]) => ({ value, label })) };
+}
+
+/** Every load setting, in display order. */
+export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
+  nCtx: {
+    label: 'Context length',
+    help: 'Tokens of conversation the model sees at once; longer needs more memory. Auto picks what fits, up to the trained length.',
+    control: { kind: 'auto' },
+  },
+  nThreads: {
+    label: 'CPU threads',
+    help: 'Threads that read the prompt and generate on the CPU; auto uses one per physical core.',
+    control: { kind: 'auto' },
+  },
+  nBatch: {
+    label: 'Batch size',
+    help: 'Prompt tokens handed to the model per step while it reads a prompt; larger is faster and uses more memory.',
+    control: { kind: 'number' },
+  },
+  nUbatch: {
+    label: 'Micro-batch size',
+    help: 'Tokens computed at once within a batch (at most the batch size); larger uses more memory.',
+    control: { kind: 'number' },
+  },
+  nGpuLayers: {
+    label: 'GPU layers',
+    help: 'Layers offloaded to the GPU: auto offloads all that fit, none keeps the model on the CPU.',
+    control: { kind: 'auto', none: true },
+  },
+  flashAttention: {
+    label: 'Flash attention',
+    help: 'A faster attention kernel that needs less memory; auto uses it where the hardware supports it.',
+    control: choice(['auto', 'Auto'], ['on', 'On'], ['off', 'Off']),
+  },
+  kvCacheType: {
+    label: 'KV cache type',
+    help: 'How the context is stored: smaller types fit longer contexts at a small cost in quality; quantized needs flash attention.',
+    control: choice(['f16', 'f16'], ['q8_0', 'q8_0'], ['q4_0', 'q4_0']),
+  },
+  useMmap: {
+    label: 'Memory-map the file',
+    help: 'Reads the model file on demand instead of copying it into memory first: faster loads, less RAM.',
+    control: { kind: 'toggle' },
+  },
+  useMlock: {
+    label: 'Lock in memory',
+    help: 'Keeps the whole model in RAM so the system never swaps it out; needs that much free memory.',
+    control: { kind: 'toggle' },
+  },
+  reuseKv: {
+    label: 'Reuse the prompt cache',
+    help: 'Keeps the conversation already read between replies, so only new text is read; turn off only to measure the gain.',
+    control: { kind: 'toggle' },
+  },
+  chatTemplate: {
+    label: 'Chat template override',
+    help: "A Jinja template that lays out the conversation instead of the model's own; empty uses the model's.",
+    control: { kind: 'template' },
+  },
+};
+
+export const LOAD_KEYS = Object.keys(LOAD_FIELDS) as LoadKey[];
+
+export function isLoadKey(key: string): key is LoadKey {
+  return key in LOAD_FIELDS;
+}
+
+/** The fields whose "In use" is worth showing even when unchanged: what "auto" resolved to. */
+const RESOLVED: readonly LoadKey[] = ['nCtx', 'nThreads'];
+
+/** A value as people read it: "auto", "none", "512", "on", "the model's own". */
+export function formatLoadValue<K extends LoadKey>(key: K, value: LoadParams[K]): string {
+  if (value === null) return key === 'chatTemplate' ? "none (the model's own)" : 'auto';
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
+  if (typeof value === 'number') return key === 'nGpuLayers' && value === 0 ? 'none' : formatNumber(value);
+  return key === 'chatTemplate' ? 'override' : String(value);
+}
+
+/** What the loaded model uses for `key`, with automatic values resolved where the backend says. */
+export function inUse(key: LoadKey, model: ModelInfo): string {
+  const auto = model.load[key] === null;
+  if (key === 'nCtx') {
+    const length = `${formatNumber(model.nCtx)} of ${formatNumber(model.nCtxTrain)} trained`;
+    return auto ? `Auto (${length})` : length;
+  }
+  if (key === 'nThreads') return auto ? `Auto (${model.nThreads})` : String(model.nThreads);
+  if (key === 'chatTemplate') return auto ? "The model's own" : 'Override';
+  const text = formatLoadValue(key, model.load[key]);
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * The line under a field about the loaded model: what it uses until a reload when that differs
+ * from the field (`pending`), else what "auto" resolved to; null when there is nothing to say.
+ */
+export function loadNote(key: LoadKey, params: LoadParams, model: ModelInfo): { text: string; pending: boolean } | null {
+  if (!deepEqual(params[key], model.load[key])) return { text: `In use until reload: ${inUse(key, model)}`, pending: true };
+  if (RESOLVED.includes(key)) return { text: `In use: ${inUse(key, model)}`, pending: false };
+  return null;
+}
+
+export type AutoChoice = 'auto' | 'none' | 'custom';
+
+export function autoChoice(value: number | null, none = false): AutoChoice {
+  if (value === null) return 'auto';
+  return none && value === 0 ? 'none' : 'custom';
+}
+
+export function fromChoice(choice: AutoChoice, custom: number): number | null {
+  return choice === 'auto' ? null : choice === 'none' ? 0 : custom;
+}
+
+/** Where a "Custom" number starts: what the model uses now (auto resolved), else a typical value. */
+export function customStart(key: LoadKey, model: ModelInfo): number {
+  if (key === 'nCtx') return model.nCtx;
+  if (key === 'nThreads') return model.nThreads;
+  const used = model.load[key];
+  // 32 is the layer count of most 7–8B models; the backend offloads no more than there are.
+  return typeof used === 'number' && used > 0 ? used : 32;
+}
+
+/** The template override for typed text: blank text means the model's own template. */
+export function templateValue(text: string): string | null {
+  return text.trim() === '' ? null : text;
+}
+
+/** Why these params cannot be sent (a number the backend cannot even parse); null when they can. */
+export function unfinishedLoadEdit(params: LoadParams): string | null {
+  for (const key of LOAD_KEYS) {
+    const value = params[key];
+    if (typeof value === 'number' && !(Number.isInteger(value) && value >= 0 && value <= U32_MAX)) {
+      return `${LOAD_FIELDS[key].label} must be a whole number from 0 to ${formatNumber(U32_MAX)}.`;
+    }
+  }
+  return null;
+}
+
+/** Which fields a message (the backend's or `unfinishedLoadEdit`'s) is about, so they can be marked. */
+const ERROR_FIELDS: [RegExp, LoadKey[]][] = [
+  [/^the chat template/i, ['chatTemplate']],
+  [/KV cache needs flash attention/i, ['kvCacheType', 'flashAttention']],
+  [/batch/i, ['nBatch', 'nUbatch']],
+  [/^context length/i, ['nCtx']],
+  [/threads/i, ['nThreads']],
+  [/^GPU layers/i, ['nGpuLayers']],
+];
+
+export function loadErrorFields(message: string | null): LoadKey[] {
+  if (!message) return [];
+  return ERROR_FIELDS.find(([pattern]) => pattern.test(message))?.[1] ?? [];
+}

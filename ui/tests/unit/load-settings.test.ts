@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import type { LoadParams } from '../../src/ipc/settings-types';
+import {
+  LOAD_FIELDS,
+  LOAD_KEYS,
+  autoChoice,
+  customStart,
+  formatLoadValue,
+  fromChoice,
+  inUse,
+  loadErrorFields,
+  loadNote,
+  templateValue,
+  unfinishedLoadEdit,
+  type AutoChoice,
+  type LoadKey,
+} from '../../src/lib/load-settings';
+import { LOAD_DEFAULTS, loadParams, model } from './settings-fixtures';
+import { table } from './helpers';
+
+describe('LOAD_FIELDS', () => {
+  it('describes every LoadParams field with a label, a one-line explanation and a control', () => {
+    expect([...LOAD_KEYS].sort()).toEqual(Object.keys(LOAD_DEFAULTS).sort());
+    for (const [key, info] of Object.entries(LOAD_FIELDS)) {
+      expect(info.label, key).not.toBe('');
+      expect(info.help.length, key).toBeGreaterThan(20);
+      expect(info.help, key).not.toMatch(/\n/);
+    }
+  });
+  it('offers every KV cache type and flash attention mode the backend knows', () => {
+    const values = (key: LoadKey) => {
+      const c = LOAD_FIELDS[key].control;
+      return c.kind === 'choice' ? c.options.map((o) => o.value) : [];
+    };
+    expect(values('kvCacheType')).toEqual(['f16', 'q8_0', 'q4_0']);
+    expect(values('flashAttention')).toEqual(['auto', 'on', 'off']);
+  });
+});
+
+table('formatLoadValue: the default shown next to a field', ([key, value]: [LoadKey, LoadParams[LoadKey]]) => formatLoadValue(key, value), [
+  [['nCtx', null], 'auto'],
+  [['nCtx', 4096], '4,096'],
+  [['nGpuLayers', null], 'auto'],
+  [['nGpuLayers', 0], 'none'],
+  [['nGpuLayers', 20], '20'],
+  [['useMmap', true], 'on'],
+  [['useMlock', false], 'off'],
+  [['kvCacheType', 'q8_0'], 'q8_0'],
+  [['chatTemplate', null], "none (the model's own)"],
+  [['chatTemplate', '{{ x }}'], 'override'],
+]);
+
+table('inUse: what the loaded model runs with, "auto" resolved', ([key, load]: [LoadKey, LoadParams]) => inUse(key, model(load)), [
+  [['nCtx', loadParams()], 'Auto (8,192 of 8,192 trained)'],
+  [['nCtx', loadParams({ nCtx: 4096 })], '4,096 of 8,192 trained'],
+  [['nThreads', loadParams()], 'Auto (8)'],
+  [['nThreads', loadParams({ nThreads: 4 })], '4'],
+  [['nGpuLayers', loadParams()], 'Auto'],
+  [['nGpuLayers', loadParams({ nGpuLayers: 0 })], 'None'],
+  [['flashAttention', loadParams()], 'Auto'],
+  [['useMlock', loadParams()], 'Off'],
+  [['chatTemplate', loadParams()], "The model's own"],
+]);
+
+table(
+  'loadNote: what is in use until a reload, or what auto resolved to',
+  ([key, screen, loaded]: [LoadKey, LoadParams, LoadParams]) => loadNote(key, screen, model(loaded)),
+  [
+    [['nCtx', loadParams(), loadParams()], { text: 'In use: Auto (8,192 of 8,192 trained)', pending: false }],
+    [['nCtx', loadParams({ nCtx: 4096 }), loadParams()], { text: 'In use until reload: Auto (8,192 of 8,192 trained)', pending: true }],
+    [['nCtx', loadParams(), loadParams({ nCtx: 2048 })], { text: 'In use until reload: 2,048 of 8,192 trained', pending: true }],
+    [['nThreads', loadParams(), loadParams()], { text: 'In use: Auto (8)', pending: false }],
+    [['nBatch', loadParams(), loadParams()], null],
+    [['kvCacheType', loadParams({ kvCacheType: 'q4_0' }), loadParams()], { text: 'In use until reload: F16', pending: true }],
+    [['useMmap', loadParams({ useMmap: false }), loadParams()], { text: 'In use until reload: On', pending: true }],
+  ],
+);
+
+table('autoChoice', ([value, none]: [number | null, boolean]) => autoChoice(value, none), [
+  [[null, false], 'auto'],
+  [[4096, false], 'custom'],
+  [[0, true], 'none'],
+  [[0, false], 'custom'],
+  [[12, true], 'custom'],
+]);
+
+table('fromChoice', ([choice, custom]: [AutoChoice, number]) => fromChoice(choice, custom), [
+  [['auto', 4096], null],
+  [['none', 4096], 0],
+  [['custom', 4096], 4096],
+]);
+
+table('customStart: a Custom number starts at what is in use', ([key, load]: [LoadKey, LoadParams]) => customStart(key, model(load)), [
+  [['nCtx', loadParams()], 8192],
+  [['nThreads', loadParams()], 8],
+  [['nGpuLayers', loadParams()], 32],
+  [['nGpuLayers', loadParams({ nGpuLayers: 0 })], 32],
+  [['nGpuLayers', loadParams({ nGpuLayers: 20 })], 20],
+]);
+
+table('templateValue: blank text is the model\'s own template', templateValue, [
+  ['', null],
+  ['  \n ', null],
+  ['{{ messages }}', '{{ messages }}'],
+  [' {{ x }} ', ' {{ x }} '],
+]);
+
+table('unfinishedLoadEdit: numbers the backend cannot even parse are not sent', (p: LoadParams) => unfinishedLoadEdit(p), [
+  [loadParams(), null],
+  [loadParams({ nCtx: 4096, nGpuLayers: 0 }), null],
+  [loadParams({ nCtx: -1 }), 'Context length must be a whole number from 0 to 4,294,967,295.'],
+  [loadParams({ nBatch: 5e9 }), 'Batch size must be a whole number from 0 to 4,294,967,295.'],
+]);
+
+table('loadErrorFields: the fields a backend message is about', loadErrorFields, [
+  ['a quantized KV cache needs flash attention (auto or on)', ['kvCacheType', 'flashAttention']],
+  ['batch and ubatch sizes must be between 1 and 65536', ['nBatch', 'nUbatch']],
+  ['context length must be between 16 and 1048576 tokens', ['nCtx']],
+  ['threads must be between 1 and 1024', ['nThreads']],
+  ["the chat template override is empty: clear it to use the model's own", ['chatTemplate']],
+  ['the chat template does not compile: syntax error: unexpected end of input (in chat:1)', ['chatTemplate']],
+  ['Context length must be a whole number from 0 to 4,294,967,295.', ['nCtx']],
+  ['GPU layers must be a whole number from 0 to 4,294,967,295.', ['nGpuLayers']],
+  ['something else went wrong', []],
+]);
