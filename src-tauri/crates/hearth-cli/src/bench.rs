@@ -83,14 +83,16 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         engine_decode = engine_decode.max(measured.decode_tps);
     }
 
+    // Each conversation gets a fresh server, as the engine gets a fresh load: neither side may
+    // start with the other run's turns in its cache.
     let binary = if args.no_server { None } else { peer::find_binary(args.server.clone()) };
-    let server = match &binary {
-        Some(binary) => Some(LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH).await?),
-        None => None,
-    };
+    let server = fresh_server(binary.as_deref(), &args).await?;
     let (ttft_no_reuse, server_no_cache) = conversation(&engine, server.as_ref(), args.turns).await?;
+    drop(server);
     engine.load(&args.model, load(true)).await.map_err(|e| e.to_string())?;
+    let server = fresh_server(binary.as_deref(), &args).await?;
     let (ttft_reuse, server_cache) = conversation(&engine, server.as_ref(), args.turns).await?;
+    drop(server);
     let server = binary.map(|binary| ServerReport {
         binary: binary.display().to_string(),
         ttft_ratio_vs_cached_server: ttft_reuse.iter().zip(&server_cache).map(|(h, s)| h.ttft_ms / s.ttft_ms).collect(),
@@ -173,6 +175,13 @@ fn print_table(r: &Report) {
     }
 }
 
+async fn fresh_server(binary: Option<&std::path::Path>, args: &BenchArgs) -> Result<Option<LlamaServer>, String> {
+    match binary {
+        Some(binary) => LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH).await.map(Some),
+        None => Ok(None),
+    }
+}
+
 /// `turns` scripted turns of about 70 new tokens each, each reply exactly 48 tokens. With a
 /// server, it answers each turn of its own copy of the conversation right after the engine
 /// (cache on when the engine is loaded with reuse), so both sides meet the same moment's machine.
@@ -184,6 +193,13 @@ async fn conversation(
     let reuse = engine.loaded().is_some_and(|m| m.load.reuse_kv);
     let (mut history, mut server_history) = (Vec::new(), Vec::<(&str, String)>::new());
     let (mut stats, mut server_turns) = (Vec::new(), Vec::new());
+    // One short untimed exchange first: the first decode after a load pays one-off costs
+    // (page faults into the weights, compute buffers) that no later turn pays.
+    const WARM_UP: &str = "Hello!";
+    turn(engine, &[ChatMessage::new(Role::User, WARM_UP)], 4).await?;
+    if let Some(server) = server {
+        server.reply(&[("user", WARM_UP)], 4, reuse).await?;
+    }
     for n in 1..=turns {
         history.push(ChatMessage::new(Role::User, user_turn(n)));
         let (text, s) = turn_text(engine, &history, TURN_REPLY_TOKENS).await?;
