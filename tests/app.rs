@@ -11,7 +11,7 @@ use tauri::webview::InvokeRequest;
 use tauri::{Manager, WebviewWindow, WebviewWindowBuilder};
 
 use hearth_app::AppState;
-use hearth_app::ipc::chat::{send_message, stop_generation};
+use hearth_app::ipc::chat::{continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
 
 fn model_path() -> PathBuf {
     let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
@@ -215,4 +215,59 @@ fn chat_through_ipc_with_the_real_model() {
     let err = tauri::async_runtime::block_on(send_message(chat_id, "  ".into(), channel, state.clone())).unwrap_err();
     assert_eq!(err.kind, hearth_app::ipc::IpcErrorKind::InvalidInput);
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 8);
+
+    // History as a tree, through IPC with the real model (greedy, short replies).
+    let greedy = json!({ "params": { "temperature": 0.0, "maxTokens": 8, "ignoreEos": true } });
+    invoke(&window, "set_sampling", greedy).unwrap();
+    let tree = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
+    let run = |turn: &dyn Fn(Channel<hearth_app::ipc::ChatEvent>) -> Result<(), hearth_app::ipc::IpcError>| {
+        let (channel, events) = recording_channel();
+        turn(channel).unwrap();
+        let last = events.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(last["event"], "finished", "{last}");
+        last["data"]["message"].clone()
+    };
+    let first = run(&|c| tauri::async_runtime::block_on(send_message(tree, "Name a colour.".into(), c, state.clone())));
+    let question_id = first["parentId"].as_i64().unwrap();
+    // Regenerate: a sibling reply to the same question, and the path shows it.
+    let again = run(&|c| tauri::async_runtime::block_on(regenerate_reply(tree, first["id"].as_i64().unwrap(), c, state.clone())));
+    assert_eq!(again["parentId"], question_id);
+    assert_eq!(again["siblings"], json!([first["id"], again["id"]]));
+    // Edit the question: a sibling question with its own reply.
+    let edited = run(&|c| tauri::async_runtime::block_on(edit_message(tree, question_id, "Name a fruit.".into(), c, state.clone())));
+    let path = invoke(&window, "list_messages", json!({ "chatId": tree })).unwrap();
+    assert_eq!(path.as_array().unwrap().len(), 2);
+    assert_eq!(path[0]["content"], "Name a fruit.");
+    assert_eq!(path[0]["siblings"].as_array().unwrap().len(), 2);
+    assert_eq!(path[1]["id"], edited["id"]);
+    // Switch back to the first question: its newest reply shows.
+    let switched = invoke(&window, "switch_branch", json!({ "chatId": tree, "messageId": question_id })).unwrap();
+    assert_eq!(switched[1]["id"], again["id"]);
+    // Continue a reply cut at its length limit: greedy, so the two halves make the reply a
+    // single longer run writes.
+    let continued = run(&|c| tauri::async_runtime::block_on(continue_reply(tree, again["id"].as_i64().unwrap(), c, state.clone())));
+    assert_eq!(continued["id"], again["id"]);
+    let whole = run(&|c| tauri::async_runtime::block_on(send_message(invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap(), "Name a colour.".into(), c, {
+        invoke(&window, "set_sampling", json!({ "params": { "temperature": 0.0, "maxTokens": 16, "ignoreEos": true } })).unwrap();
+        state.clone()
+    })));
+    assert!(continued["content"].as_str().unwrap().starts_with(again["content"].as_str().unwrap()), "{continued}");
+    assert_eq!(continued["content"], whole["content"], "a continued reply equals an uncut one");
+    // Delete the shown reply: the path falls back to its sibling.
+    let after = invoke(&window, "delete_message", json!({ "chatId": tree, "messageId": again["id"] })).unwrap();
+    assert_eq!(after[1]["id"], first["id"]);
+
+    // Chats: system prompt reaches the model, rename, pin, search, delete.
+    let prompted = invoke(&window, "set_system_prompt", json!({ "chatId": tree, "prompt": "Answer only with the word banana." })).unwrap();
+    assert_eq!(prompted["systemPrompt"], "Answer only with the word banana.");
+    invoke(&window, "rename_chat", json!({ "chatId": tree, "title": "Colours" })).unwrap();
+    let pinned = invoke(&window, "pin_chat", json!({ "chatId": tree, "pinned": true })).unwrap();
+    assert_eq!((pinned["title"].as_str(), pinned["pinned"].as_bool()), (Some("Colours"), Some(true)));
+    assert_eq!(invoke(&window, "list_chats", json!({})).unwrap()[0]["id"], tree);
+    let hits = invoke(&window, "search_messages", json!({ "query": "fruit" })).unwrap();
+    assert_eq!(hits[0]["chatId"], tree);
+    assert_eq!(hits[0]["chatTitle"], "Colours");
+    assert!(invoke(&window, "search_messages", json!({ "query": "\"unbalanced ( NEAR" })).unwrap().as_array().unwrap().is_empty());
+    invoke(&window, "delete_chat", json!({ "chatId": tree })).unwrap();
+    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": tree })).unwrap_err()["kind"], "notFound");
 }

@@ -5,7 +5,7 @@ use ts_rs::{Config, TS};
 
 use hearth_core::{
     BiasTarget, ChatSummary, Constraint, FieldRange, FlashAttention, KvType, LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo,
-    OverflowPolicy, Preset, SettingsScope,
+    OverflowPolicy, Preset, SearchHit, SettingsScope, SnippetPart,
     ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage,
 };
 
@@ -26,6 +26,8 @@ pub fn typescript_bindings() -> String {
         KvType::decl(&cfg),
         LoadParams::decl(&cfg),
         ModelInfo::decl(&cfg),
+        SnippetPart::decl(&cfg),
+        SearchHit::decl(&cfg),
         IpcErrorKind::decl(&cfg),
         IpcError::decl(&cfg),
         MessageSaved::decl(&cfg),

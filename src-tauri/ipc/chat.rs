@@ -4,7 +4,8 @@ use tauri::ipc::Channel;
 use ts_rs::TS;
 
 use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, SettingsScope, StoredMessage, TurnError, TurnEvent,
+    ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, SettingsScope, StoredMessage, Turn, TurnError,
+    TurnEvent,
 };
 
 use crate::AppState;
@@ -83,6 +84,44 @@ pub async fn send_message(
     on_event: Channel<ChatEvent>,
     state: State<'_, AppState>,
 ) -> Result<(), IpcError> {
+    run_turn(&state, chat_id, Turn::Send { content: &content }, &on_event).await
+}
+
+/// Saves a new version of user message `message_id` beside it and streams a reply to it.
+#[tauri::command]
+pub async fn edit_message(
+    chat_id: ChatId,
+    message_id: MessageId,
+    content: String,
+    on_event: Channel<ChatEvent>,
+    state: State<'_, AppState>,
+) -> Result<(), IpcError> {
+    run_turn(&state, chat_id, Turn::Edit { message: message_id, content: &content }, &on_event).await
+}
+
+/// Streams another reply beside `message_id`, to the same user message.
+#[tauri::command]
+pub async fn regenerate_reply(
+    chat_id: ChatId,
+    message_id: MessageId,
+    on_event: Channel<ChatEvent>,
+    state: State<'_, AppState>,
+) -> Result<(), IpcError> {
+    run_turn(&state, chat_id, Turn::Regenerate { reply: message_id }, &on_event).await
+}
+
+/// Writes on from where the unfinished reply `message_id` ended.
+#[tauri::command]
+pub async fn continue_reply(
+    chat_id: ChatId,
+    message_id: MessageId,
+    on_event: Channel<ChatEvent>,
+    state: State<'_, AppState>,
+) -> Result<(), IpcError> {
+    run_turn(&state, chat_id, Turn::Continue { reply: message_id }, &on_event).await
+}
+
+async fn run_turn(state: &AppState, chat_id: ChatId, turn: Turn<'_>, on_event: &Channel<ChatEvent>) -> Result<(), IpcError> {
     state.model_settled().await;
     let emit = |event: ChatEvent| {
         if let Err(e) = on_event.send(event) {
@@ -90,7 +129,7 @@ pub async fn send_message(
         }
     };
     let sampling = state.sampling(&SettingsScope::Chat { id: chat_id }).await?;
-    match state.chat.send(chat_id, &content, sampling, |e| emit(e.into())).await {
+    match state.chat.run(chat_id, turn, sampling, |e| emit(e.into())).await {
         Ok(message) => emit(ChatEvent::Finished(MessageSaved { message })),
         Err(TurnError::Backend { error, reply }) => {
             emit(ChatEvent::Failed(FailedReply { error: error.into(), message: reply }))
@@ -99,6 +138,48 @@ pub async fn send_message(
     }
     Ok(())
 }
+
+/// Shows the branch through `message_id` (one of a message's versions); returns the new path.
+#[tauri::command]
+pub async fn switch_branch(chat_id: ChatId, message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
+    Ok(state.store.switch_branch(chat_id, message_id).await?)
+}
+
+/// Deletes a message and everything after it in its branch; returns the path now shown.
+#[tauri::command]
+pub async fn delete_message(chat_id: ChatId, message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
+    Ok(state.store.delete_message(chat_id, message_id).await?)
+}
+
+#[tauri::command]
+pub async fn rename_chat(chat_id: ChatId, title: String, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+    Ok(state.store.rename_chat(chat_id, &title).await?)
+}
+
+#[tauri::command]
+pub async fn pin_chat(chat_id: ChatId, pinned: bool, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+    Ok(state.store.set_pinned(chat_id, pinned).await?)
+}
+
+#[tauri::command]
+pub async fn set_system_prompt(chat_id: ChatId, prompt: String, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+    Ok(state.store.set_system_prompt(chat_id, &prompt).await?)
+}
+
+#[tauri::command]
+pub async fn delete_chat(chat_id: ChatId, state: State<'_, AppState>) -> Result<(), IpcError> {
+    state.chat.stop(chat_id);
+    Ok(state.store.delete_chat(chat_id).await?)
+}
+
+/// Messages matching `query` in every chat, best first. Any text is a valid query.
+#[tauri::command]
+pub async fn search_messages(query: String, state: State<'_, AppState>) -> Result<Vec<SearchHit>, IpcError> {
+    Ok(state.store.search(&query, SEARCH_LIMIT).await?)
+}
+
+/// Search results shown at most.
+const SEARCH_LIMIT: u32 = 50;
 
 #[tauri::command]
 pub fn stop_generation(chat_id: ChatId, state: State<'_, AppState>) {

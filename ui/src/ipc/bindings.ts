@@ -31,7 +31,15 @@ export type ChatSummary = { id: number, title: string,
 /**
  * Unix milliseconds of the last message (or creation).
  */
-updatedAt: number, };
+updatedAt: number, 
+/**
+ * Pinned chats are listed first.
+ */
+pinned: boolean, 
+/**
+ * Sent to the model before the conversation; empty for none.
+ */
+systemPrompt: string, };
 
 export type StoredMessage = { id: number, chatId: number, role: Role, content: string, status: MessageStatus, 
 /**
@@ -41,7 +49,16 @@ createdAt: number,
 /**
  * The model that wrote an assistant reply.
  */
-model: string | null, stats: ReplyStats | null, };
+model: string | null, stats: ReplyStats | null, 
+/**
+ * The message this one answers or follows; `None` for a chat's first message.
+ */
+parentId: number | null, 
+/**
+ * This message and its alternatives (edits, regenerations): the children of the same
+ * parent, oldest first. More than one means the UI offers "2/3" arrows.
+ */
+siblings: Array<number>, };
 
 export type FlashAttention = "auto" | "on" | "off";
 
@@ -90,6 +107,14 @@ nCtx: number,
  * The context length the model was trained for.
  */
 nCtxTrain: number, nThreads: number, };
+
+export type SnippetPart = { text: string, hit: boolean, };
+
+export type SearchHit = { chatId: number, chatTitle: string, messageId: number, role: Role, 
+/**
+ * A window of the message's text around the match.
+ */
+snippet: Array<SnippetPart>, createdAt: number, };
 
 export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store";
 

@@ -266,6 +266,8 @@ export class ChatStore {
       createdAt: Date.now(),
       model: stream.model,
       stats: null,
+      parentId: null,
+      siblings: stream.messageId === null ? [] : [stream.messageId],
     };
   }
 

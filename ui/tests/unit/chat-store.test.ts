@@ -7,8 +7,12 @@ import { model } from './settings-fixtures';
 
 const MODEL: ModelInfo = model();
 
+function chat(id: number, title: string, updatedAt: number): ChatSummary {
+  return { id, title, updatedAt, pinned: false, systemPrompt: '' };
+}
+
 function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' | 'role'>): StoredMessage {
-  return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, ...over };
+  return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], ...over };
 }
 
 /** An in-memory backend whose send_message is driven step by step by the test. */
@@ -21,9 +25,9 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
   const api: HearthApi = fakeApi('the chat store', {
     listChats: vi.fn(async () => chats.map((c) => ({ ...c }))),
     createChat: vi.fn(async () => {
-      const chat = { id: nextChat++, title: '', updatedAt: Date.now() };
-      chats.unshift(chat);
-      return { ...chat };
+      const created = chat(nextChat++, '', Date.now());
+      chats.unshift(created);
+      return { ...created };
     }),
     listMessages: vi.fn(async (chatId: number) => structuredClone(messages[chatId] ?? [])),
     sendMessage: vi.fn(
@@ -73,7 +77,7 @@ afterEach(() => {
 describe('ChatStore', () => {
   it('loads chats and the model, and opens the most recent chat', async () => {
     const { store, backend } = await setup({
-      chats: [{ id: 2, title: 'Latest', updatedAt: 2 }, { id: 1, title: 'Older', updatedAt: 1 }],
+      chats: [chat(2, 'Latest', 2), chat(1, 'Older', 1)],
       messages: { 2: [msg({ id: 5, chatId: 2, role: 'user', content: 'hi' })] },
     });
     expect(store.ready).toBe(true);
@@ -220,7 +224,7 @@ describe('ChatStore', () => {
 
   it('puts live text back after switching away from the streaming chat and back', async () => {
     const { store, backend, clock } = await setup({
-      chats: [{ id: 1, title: 'Other', updatedAt: 1 }],
+      chats: [chat(1, 'Other', 1)],
       messages: { 1: [msg({ id: 50, chatId: 1, role: 'user', content: 'old' })] },
     });
     await store.newChat();

@@ -47,7 +47,7 @@ async fn reply(
     sampling: &hearth_core::SamplingParams,
     out: &mut impl Write,
 ) -> Result<(String, ReplyStats), String> {
-    let request = ReplyRequest { messages: history.to_vec(), sampling: sampling.clone(), cancel: CancelFlag::new() };
+    let request = ReplyRequest::new(history.to_vec(), sampling.clone(), CancelFlag::new());
     let mut stream = engine.start_reply(request).map_err(|e| e.to_string())?;
     let mut text = String::new();
     while let Some(event) = stream.events.recv().await {

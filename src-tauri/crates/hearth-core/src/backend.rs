@@ -19,6 +19,14 @@ pub struct ReplyRequest {
     pub messages: Vec<ChatMessage>,
     pub sampling: SamplingParams,
     pub cancel: CancelFlag,
+    /// The last message is an unfinished assistant reply to write on from (not a new reply).
+    pub continue_last: bool,
+}
+
+impl ReplyRequest {
+    pub fn new(messages: Vec<ChatMessage>, sampling: SamplingParams, cancel: CancelFlag) -> Self {
+        ReplyRequest { messages, sampling, cancel, continue_last: false }
+    }
 }
 
 pub struct ReplyStream {
@@ -47,8 +55,9 @@ pub enum FinishReason {
     Cancelled,
 }
 
+/// Saved with each reply as JSON; fields added later default, so older rows still read.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ReplyStats {
     /// Tokens in the rendered prompt.
     pub prompt_tokens: u32,

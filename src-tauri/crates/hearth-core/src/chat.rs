@@ -82,6 +82,10 @@ pub struct ChatSummary {
     /// Unix milliseconds of the last message (or creation).
     #[ts(type = "number")]
     pub updated_at: i64,
+    /// Pinned chats are listed first.
+    pub pinned: bool,
+    /// Sent to the model before the conversation; empty for none.
+    pub system_prompt: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -100,6 +104,13 @@ pub struct StoredMessage {
     /// The model that wrote an assistant reply.
     pub model: Option<String>,
     pub stats: Option<ReplyStats>,
+    /// The message this one answers or follows; `None` for a chat's first message.
+    #[ts(type = "number | null")]
+    pub parent_id: Option<MessageId>,
+    /// This message and its alternatives (edits, regenerations): the children of the same
+    /// parent, oldest first. More than one means the UI offers "2/3" arrows.
+    #[ts(type = "Array<number>")]
+    pub siblings: Vec<MessageId>,
 }
 
 impl StoredMessage {

@@ -8,6 +8,7 @@ mod chat;
 mod load;
 mod overflow;
 mod sampling;
+mod search;
 mod service;
 mod settings;
 
@@ -22,5 +23,6 @@ pub use sampling::{
     BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError,
     SamplingParams,
 };
+pub use search::{SearchHit, SnippetPart};
 pub use settings::SettingsScope;
-pub use service::{ChatService, HistoryStore, TurnError, TurnEvent};
+pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent};

@@ -15,15 +15,25 @@ use crate::{
 pub trait HistoryStore: Send + Sync + 'static {
     type Error: StdError + Send + Sync + 'static;
 
-    /// The chat's messages, oldest first. Fails if the chat does not exist.
+    /// The chat's path on show (what the model sees), oldest first. Fails if the chat does not exist.
     fn messages(
         &self,
         chat: ChatId,
     ) -> impl Future<Output = Result<Vec<StoredMessage>, Self::Error>> + Send;
 
+    fn message(&self, id: MessageId) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
+
+    /// The messages from the chat's first down to `id`, oldest first.
+    fn path_to(&self, id: MessageId) -> impl Future<Output = Result<Vec<StoredMessage>, Self::Error>> + Send;
+
+    /// The chat's system prompt ("" for none).
+    fn system_prompt(&self, chat: ChatId) -> impl Future<Output = Result<String, Self::Error>> + Send;
+
+    /// Adds a message after `parent` (`None`: first in the chat) and puts it on the path on show.
     fn append_message(
         &self,
         chat: ChatId,
+        parent: Option<MessageId>,
         role: Role,
         content: &str,
         status: MessageStatus,
@@ -37,6 +47,20 @@ pub trait HistoryStore: Send + Sync + 'static {
         status: MessageStatus,
         stats: Option<&ReplyStats>,
     ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
+}
+
+/// What a turn does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn<'a> {
+    /// A new user message after the path on show, and a reply to it.
+    Send { content: &'a str },
+    /// A new version of user message `message` (its sibling), and a reply to it.
+    Edit { message: MessageId, content: &'a str },
+    /// Another reply beside `reply`, to the same user message.
+    Regenerate { reply: MessageId },
+    /// Writes on from where the unfinished `reply` ended (stopped, interrupted, failed, or cut
+    /// at its length limit).
+    Continue { reply: MessageId },
 }
 
 /// What a caller sees of a turn while it runs.
@@ -103,9 +127,23 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         chat: ChatId,
         content: &str,
         sampling: SamplingParams,
+        on_event: impl FnMut(TurnEvent) + Send,
+    ) -> Result<StoredMessage, TurnError> {
+        self.run(chat, Turn::Send { content }, sampling, on_event).await
+    }
+
+    /// Runs one turn in `chat` and returns the finished assistant reply. Everything the user
+    /// typed is saved before the backend starts; the reply is saved as it streams.
+    pub async fn run(
+        &self,
+        chat: ChatId,
+        turn_kind: Turn<'_>,
+        sampling: SamplingParams,
         mut on_event: impl FnMut(TurnEvent) + Send,
     ) -> Result<StoredMessage, TurnError> {
-        if content.trim().is_empty() {
+        if let Turn::Send { content } | Turn::Edit { content, .. } = turn_kind
+            && content.trim().is_empty()
+        {
             return Err(TurnError::InvalidInput("the message is empty".into()));
         }
         sampling.validate().map_err(|e| TurnError::InvalidInput(e.to_string()))?;
@@ -113,30 +151,41 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
 
         let store = &*self.store;
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
-        let mut history = store.messages(chat).await.map_err(boxed)?;
-        let user = store
-            .append_message(chat, Role::User, content, MessageStatus::Complete, None)
-            .await
-            .map_err(boxed)?;
-        on_event(TurnEvent::UserSaved(user.clone()));
-        history.push(user);
-
-        let request = ReplyRequest {
-            messages: conversation(&history),
-            sampling,
-            cancel: turn.flag.clone(),
-        };
+        let plan = self.plan(chat, turn_kind).await?;
+        let mut history = plan.history;
+        if let Some((parent, content)) = plan.user {
+            let user = store
+                .append_message(chat, parent, Role::User, content, MessageStatus::Complete, None)
+                .await
+                .map_err(boxed)?;
+            on_event(TurnEvent::UserSaved(user.clone()));
+            history.push(user);
+        }
+        let reply_parent = history.last().map(|m| m.id);
+        let continued = plan.continued;
+        if let Some(partial) = &continued {
+            history.push(partial.clone());
+        }
+        let system = store.system_prompt(chat).await.map_err(boxed)?;
+        let mut request = ReplyRequest::new(conversation(&system, &history), sampling, turn.flag.clone());
+        request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());
         let mut stream = self
             .backend
             .start_reply(request)
             .map_err(|error| TurnError::Backend { error, reply: None })?;
-        let reply = store
-            .append_message(chat, Role::Assistant, "", MessageStatus::Streaming, Some(&stream.model))
-            .await
-            .map_err(boxed)?;
+        let reply = match continued {
+            Some(partial) => store
+                .update_reply(partial.id, &partial.content, MessageStatus::Streaming, None)
+                .await
+                .map_err(boxed)?,
+            None => store
+                .append_message(chat, reply_parent, Role::Assistant, "", MessageStatus::Streaming, Some(&stream.model))
+                .await
+                .map_err(boxed)?,
+        };
         on_event(TurnEvent::ReplyStarted { message_id: reply.id, model: stream.model.clone() });
 
-        let mut text = String::new();
+        let mut text = reply.content.clone();
         let mut unsaved = false;
         let mut flush = tokio::time::interval_at(Instant::now() + self.flush_every, self.flush_every);
         flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -181,13 +230,67 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     }
 }
 
-/// The messages a backend should see: everything but replies that produced no text.
-fn conversation(history: &[StoredMessage]) -> Vec<ChatMessage> {
-    history
-        .iter()
-        .filter(|m| !(m.role == Role::Assistant && m.content.is_empty()))
-        .map(StoredMessage::to_chat_message)
+/// The messages a backend should see: the chat's system prompt, then the history but replies
+/// that produced no text.
+fn conversation(system: &str, history: &[StoredMessage]) -> Vec<ChatMessage> {
+    let system = (!system.trim().is_empty()).then(|| ChatMessage::new(Role::System, system));
+    system
+        .into_iter()
+        .chain(
+            history
+                .iter()
+                .filter(|m| !(m.role == Role::Assistant && m.content.is_empty()))
+                .map(StoredMessage::to_chat_message),
+        )
         .collect()
+}
+
+/// What a turn starts from: the history before the reply, a user message to add (after which
+/// parent), or an unfinished reply to write on.
+struct Plan<'a> {
+    history: Vec<StoredMessage>,
+    user: Option<(Option<MessageId>, &'a str)>,
+    continued: Option<StoredMessage>,
+}
+
+impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
+    async fn plan<'a>(&self, chat: ChatId, turn: Turn<'a>) -> Result<Plan<'a>, TurnError> {
+        let store = &*self.store;
+        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
+        let history_before = async |message: &StoredMessage| match message.parent_id {
+            Some(parent) => store.path_to(parent).await.map_err(boxed),
+            None => Ok(Vec::new()),
+        };
+        let in_chat = async |id: MessageId, role: Role| {
+            let message = store.message(id).await.map_err(boxed)?;
+            if message.chat_id != chat || message.role != role {
+                return Err(TurnError::InvalidInput(format!("message {id} is not a {} message of this chat", role.as_str())));
+            }
+            Ok(message)
+        };
+        Ok(match turn {
+            Turn::Send { content } => {
+                let history = store.messages(chat).await.map_err(boxed)?;
+                let parent = history.last().map(|m| m.id);
+                Plan { history, user: Some((parent, content)), continued: None }
+            }
+            Turn::Edit { message, content } => {
+                let original = in_chat(message, Role::User).await?;
+                Plan { history: history_before(&original).await?, user: Some((original.parent_id, content)), continued: None }
+            }
+            Turn::Regenerate { reply } => {
+                let original = in_chat(reply, Role::Assistant).await?;
+                Plan { history: history_before(&original).await?, user: None, continued: None }
+            }
+            Turn::Continue { reply } => {
+                let partial = in_chat(reply, Role::Assistant).await?;
+                if partial.status == MessageStatus::Streaming {
+                    return Err(TurnError::InvalidInput("this reply is still being written".into()));
+                }
+                Plan { history: history_before(&partial).await?, user: None, continued: Some(partial) }
+            }
+        })
+    }
 }
 
 /// Marks a chat as generating for as long as it lives; dropping it (turn over, or the caller gave

@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
     BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, ReplyRequest,
-    ReplyStats, fit_context,
+    ReplyStats, Role, fit_context,
 };
 
 use crate::LoadParams;
@@ -133,7 +133,7 @@ impl<'m> Session<'m> {
     /// The prompt's tokens, after leaving out earlier messages as the overflow policy allows so
     /// that a reply has room (up to `max_tokens`, at most a quarter of the context).
     fn fit_prompt(&self, request: &ReplyRequest, n_ctx: usize) -> Result<(Vec<LlamaToken>, usize), BackendError> {
-        let tokens = self.tokenize(&self.render(&request.messages)?);
+        let tokens = self.tokenize(&self.prompt(&request.messages, request.continue_last)?);
         let reserve = (request.sampling.max_tokens as usize).min(n_ctx / 4);
         let overflow = |tokens: usize| BackendError::ContextOverflow { tokens, n_ctx: n_ctx as u32 };
         if tokens.len() + reserve <= n_ctx {
@@ -145,7 +145,7 @@ impl<'m> Session<'m> {
         }
         let mut fitted = None;
         let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
-            let Ok(prompt) = self.render(messages) else { return false };
+            let Ok(prompt) = self.prompt(messages, request.continue_last) else { return false };
             let candidate = self.tokenize(&prompt);
             let fits = candidate.len() + reserve <= n_ctx;
             if fits {
@@ -156,6 +156,17 @@ impl<'m> Session<'m> {
         match (kept, fitted) {
             (Some((_, dropped)), Some(tokens)) => Ok((tokens, dropped)),
             _ => Err(overflow(tokens.len())),
+        }
+    }
+
+    /// The prompt for `messages`; when continuing, the unfinished reply is written after the
+    /// assistant's turn opens, so the model carries on from its last word.
+    fn prompt(&self, messages: &[ChatMessage], continue_last: bool) -> Result<String, BackendError> {
+        match messages.split_last() {
+            Some((last, before)) if continue_last && last.role == Role::Assistant => {
+                Ok(self.render(before)? + &last.content)
+            }
+            _ => self.render(messages),
         }
     }
 

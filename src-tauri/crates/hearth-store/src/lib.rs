@@ -6,7 +6,9 @@
 
 mod error;
 mod rows;
+mod search;
 mod store;
 
 pub use error::StoreError;
+pub use search::fts_query;
 pub use store::Store;

@@ -9,11 +9,15 @@ pub struct ChatRow {
     pub id: i64,
     pub title: String,
     pub updated_at: i64,
+    pub pinned: bool,
+    pub system_prompt: String,
 }
+
+pub const CHAT_COLUMNS: &str = "id, title, updated_at, pinned, system_prompt";
 
 impl From<ChatRow> for ChatSummary {
     fn from(r: ChatRow) -> Self {
-        ChatSummary { id: r.id, title: r.title, updated_at: r.updated_at }
+        ChatSummary { id: r.id, title: r.title, updated_at: r.updated_at, pinned: r.pinned, system_prompt: r.system_prompt }
     }
 }
 
@@ -27,9 +31,15 @@ pub struct MessageRow {
     pub model: Option<String>,
     pub stats: Option<String>,
     pub created_at: i64,
+    pub parent_id: Option<i64>,
+    /// Comma-separated ids of the message and its siblings, oldest first.
+    pub siblings: String,
 }
 
-pub const MESSAGE_COLUMNS: &str = "id, chat_id, role, content, status, model, stats, created_at";
+/// A message row with its siblings, selected `FROM messages AS m`.
+pub const MESSAGE_COLUMNS: &str = "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id,
+    (SELECT group_concat(s.id, ',' ORDER BY s.id) FROM messages AS s
+      WHERE s.chat_id = m.chat_id AND s.parent_id IS m.parent_id) AS siblings";
 
 impl TryFrom<MessageRow> for StoredMessage {
     type Error = StoreError;
@@ -44,7 +54,11 @@ impl TryFrom<MessageRow> for StoredMessage {
             ),
             None => None,
         };
+        let siblings = r.siblings.split(',').map(str::parse).collect::<Result<Vec<i64>, _>>();
+        let siblings = siblings.map_err(|_| invalid("unreadable siblings"))?;
         Ok(StoredMessage {
+            parent_id: r.parent_id,
+            siblings,
             id: r.id,
             chat_id: r.chat_id,
             role,

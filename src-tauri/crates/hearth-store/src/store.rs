@@ -10,7 +10,7 @@ use hearth_core::{
 };
 
 use crate::StoreError;
-use crate::rows::{ChatRow, MESSAGE_COLUMNS, MessageRow};
+use crate::rows::{CHAT_COLUMNS, ChatRow, MESSAGE_COLUMNS, MessageRow};
 
 static MIGRATOR: Migrator = sqlx::migrate!("../../../migrations");
 
@@ -63,24 +63,143 @@ impl Store {
 
     pub async fn create_chat(&self) -> Result<ChatSummary, StoreError> {
         let now = now_ms();
-        let row: ChatRow = sqlx::query_as(
-            "INSERT INTO chats (title, created_at, updated_at) VALUES ('', ?1, ?1)
-             RETURNING id, title, updated_at",
-        )
+        let row: ChatRow = sqlx::query_as(&format!(
+            "INSERT INTO chats (title, created_at, updated_at) VALUES ('', ?1, ?1) RETURNING {CHAT_COLUMNS}"
+        ))
         .bind(now)
         .fetch_one(&self.pool)
         .await?;
         Ok(row.into())
     }
 
-    /// All chats, most recently active first.
+    /// All chats: pinned first, then by last activity.
     pub async fn list_chats(&self) -> Result<Vec<ChatSummary>, StoreError> {
-        let rows: Vec<ChatRow> = sqlx::query_as(
-            "SELECT id, title, updated_at FROM chats ORDER BY updated_at DESC, id DESC",
-        )
+        let rows: Vec<ChatRow> = sqlx::query_as(&format!(
+            "SELECT {CHAT_COLUMNS} FROM chats ORDER BY pinned DESC, updated_at DESC, id DESC"
+        ))
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    pub async fn chat(&self, id: ChatId) -> Result<ChatSummary, StoreError> {
+        let row: Option<ChatRow> = sqlx::query_as(&format!("SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.ok_or(StoreError::ChatNotFound(id))?.into())
+    }
+
+    /// A title the user typed; automatic titles never replace it.
+    pub async fn rename_chat(&self, id: ChatId, title: &str) -> Result<ChatSummary, StoreError> {
+        self.update_chat(id, "title = ?2, title_source = 'user'", title.trim().to_owned()).await
+    }
+
+    /// An automatic title, kept only while the user has not named the chat.
+    pub async fn set_auto_title(&self, id: ChatId, title: &str) -> Result<ChatSummary, StoreError> {
+        self.update_chat(id, "title = CASE WHEN title_source = 'auto' THEN ?2 ELSE title END", title.trim().to_owned())
+            .await
+    }
+
+    pub async fn set_pinned(&self, id: ChatId, pinned: bool) -> Result<ChatSummary, StoreError> {
+        self.update_chat(id, "pinned = ?2", pinned).await
+    }
+
+    pub async fn set_system_prompt(&self, id: ChatId, prompt: &str) -> Result<ChatSummary, StoreError> {
+        self.update_chat(id, "system_prompt = ?2", prompt.to_owned()).await
+    }
+
+    async fn update_chat<T>(&self, id: ChatId, assignments: &str, value: T) -> Result<ChatSummary, StoreError>
+    where
+        T: Send + for<'q> sqlx::Encode<'q, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
+    {
+        let sql = format!("UPDATE chats SET {assignments} WHERE id = ?1 RETURNING {CHAT_COLUMNS}");
+        let row: Option<ChatRow> =
+            sqlx::query_as(&sql)
+                .bind(id)
+                .bind(value)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.ok_or(StoreError::ChatNotFound(id))?.into())
+    }
+
+    /// Deletes a chat with all its messages.
+    pub async fn delete_chat(&self, id: ChatId) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM chats WHERE id = ?").bind(id).execute(&self.pool).await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::ChatNotFound(id));
+        }
+        Ok(())
+    }
+
+    pub async fn message(&self, id: MessageId) -> Result<StoredMessage, StoreError> {
+        let row: Option<MessageRow> =
+            sqlx::query_as(&format!("SELECT {MESSAGE_COLUMNS} FROM messages AS m WHERE m.id = ?"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.ok_or(StoreError::MessageNotFound(id))?.try_into()
+    }
+
+    /// The messages from the chat's first one down to `id`, oldest first.
+    pub async fn path_to(&self, id: MessageId) -> Result<Vec<StoredMessage>, StoreError> {
+        let rows: Vec<MessageRow> = sqlx::query_as(&format!(
+            "WITH RECURSIVE path (id) AS (
+                 SELECT ?1
+                 UNION ALL
+                 SELECT p.parent_id FROM messages AS p JOIN path ON p.id = path.id WHERE p.parent_id IS NOT NULL
+             )
+             SELECT {MESSAGE_COLUMNS} FROM messages AS m WHERE m.id IN path ORDER BY m.id"
+        ))
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(TryInto::try_into).collect()
+    }
+
+    /// Shows the branch through `id` (a sibling the user picked): the chat's path now runs
+    /// through it down to its newest leaf. Returns the new path.
+    pub async fn switch_branch(&self, chat: ChatId, id: MessageId) -> Result<Vec<StoredMessage>, StoreError> {
+        let message = self.message(id).await?;
+        if message.chat_id != chat {
+            return Err(StoreError::MessageNotFound(id));
+        }
+        let leaf = newest_leaf(&self.pool, id).await?;
+        sqlx::query("UPDATE chats SET current_leaf_id = ? WHERE id = ?").bind(leaf).bind(chat).execute(&self.pool).await?;
+        self.path_to(leaf).await
+    }
+
+    /// Deletes a message and everything after it in its branch. When that was on the path on
+    /// show, the path moves to the newest remaining sibling's branch, else ends at the parent.
+    pub async fn delete_message(&self, chat: ChatId, id: MessageId) -> Result<Vec<StoredMessage>, StoreError> {
+        let message = self.message(id).await?;
+        if message.chat_id != chat {
+            return Err(StoreError::MessageNotFound(id));
+        }
+        let mut tx = self.pool.begin().await?;
+        let on_path: bool = sqlx::query_scalar(
+            "WITH RECURSIVE path (id) AS (
+                 SELECT current_leaf_id FROM chats WHERE id = ?1
+                 UNION ALL
+                 SELECT p.parent_id FROM messages AS p JOIN path ON p.id = path.id WHERE p.parent_id IS NOT NULL
+             )
+             SELECT EXISTS (SELECT 1 FROM path WHERE id = ?2)",
+        )
+        .bind(chat)
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM messages WHERE id = ?").bind(id).execute(&mut *tx).await?;
+        if on_path {
+            let sibling = message.siblings.iter().rev().copied().find(|&s| s != id);
+            let leaf = match sibling {
+                Some(sibling) => Some(newest_leaf(&mut *tx, sibling).await?),
+                None => message.parent_id,
+            };
+            sqlx::query("UPDATE chats SET current_leaf_id = ? WHERE id = ?").bind(leaf).bind(chat).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        self.messages(chat).await
     }
 
     pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -107,6 +226,10 @@ impl Store {
         Ok(())
     }
 
+    pub(crate) fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
     /// SQLite's journal mode, e.g. "wal".
     pub async fn journal_mode(&self) -> Result<String, StoreError> {
         Ok(sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?)
@@ -121,25 +244,36 @@ impl Store {
 impl HistoryStore for Store {
     type Error = StoreError;
 
+    /// The path on show: from the chat's first message to its current leaf.
     async fn messages(&self, chat: ChatId) -> Result<Vec<StoredMessage>, StoreError> {
-        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM chats WHERE id = ?")
+        let leaf: Option<Option<i64>> = sqlx::query_scalar("SELECT current_leaf_id FROM chats WHERE id = ?")
             .bind(chat)
             .fetch_optional(&self.pool)
             .await?;
-        exists.ok_or(StoreError::ChatNotFound(chat))?;
-        let rows: Vec<MessageRow> = sqlx::query_as(&format!(
-            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE chat_id = ? ORDER BY id"
-        ))
-        .bind(chat)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter().map(TryInto::try_into).collect()
+        match leaf.ok_or(StoreError::ChatNotFound(chat))? {
+            Some(leaf) => self.path_to(leaf).await,
+            None => Ok(Vec::new()),
+        }
     }
 
-    /// Adds a message; the first user message also titles an untitled chat.
+    async fn message(&self, id: MessageId) -> Result<StoredMessage, StoreError> {
+        Store::message(self, id).await
+    }
+
+    async fn path_to(&self, id: MessageId) -> Result<Vec<StoredMessage>, StoreError> {
+        Store::path_to(self, id).await
+    }
+
+    async fn system_prompt(&self, chat: ChatId) -> Result<String, StoreError> {
+        Ok(self.chat(chat).await?.system_prompt)
+    }
+
+    /// Adds a message after `parent` (`None`: as the chat's first) and shows its branch; the
+    /// first user message also titles an untitled chat.
     async fn append_message(
         &self,
         chat: ChatId,
+        parent: Option<MessageId>,
         role: Role,
         content: &str,
         status: MessageStatus,
@@ -147,34 +281,43 @@ impl HistoryStore for Store {
     ) -> Result<StoredMessage, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let touched = sqlx::query(
-            "UPDATE chats SET updated_at = ?2,
-                 title = CASE WHEN title = '' AND ?3 != '' THEN ?3 ELSE title END
-             WHERE id = ?1",
-        )
-        .bind(chat)
-        .bind(now)
-        .bind(if role == Role::User { title_from(content) } else { String::new() })
-        .execute(&mut *tx)
-        .await?;
-        if touched.rows_affected() == 0 {
-            return Err(StoreError::ChatNotFound(chat));
+        if let Some(parent) = parent {
+            let parent_chat: Option<i64> = sqlx::query_scalar("SELECT chat_id FROM messages WHERE id = ?")
+                .bind(parent)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if parent_chat != Some(chat) {
+                return Err(StoreError::MessageNotFound(parent));
+            }
         }
-        let row: MessageRow = sqlx::query_as(&format!(
-            "INSERT INTO messages (chat_id, role, content, status, model, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {MESSAGE_COLUMNS}"
-        ))
-        .bind(chat)
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO messages (chat_id, parent_id, role, content, status, model, created_at, updated_at)
+             SELECT id, ?, ?, ?, ?, ?, ?, ? FROM chats WHERE id = ? RETURNING id",
+        )
+        .bind(parent)
         .bind(role.as_str())
         .bind(content)
         .bind(status.as_str())
         .bind(model)
         .bind(now)
         .bind(now)
-        .fetch_one(&mut *tx)
+        .bind(chat)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let id = id.ok_or(StoreError::ChatNotFound(chat))?;
+        sqlx::query(
+            "UPDATE chats SET updated_at = ?2, current_leaf_id = ?3,
+                 title = CASE WHEN title = '' AND title_source = 'auto' AND ?4 != '' THEN ?4 ELSE title END
+             WHERE id = ?1",
+        )
+        .bind(chat)
+        .bind(now)
+        .bind(id)
+        .bind(if role == Role::User { title_from(content) } else { String::new() })
+        .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        row.try_into()
+        self.message(id).await
     }
 
     /// Saves a reply's text so far and its status; `stats` only once it has finished.
@@ -186,19 +329,36 @@ impl HistoryStore for Store {
         stats: Option<&ReplyStats>,
     ) -> Result<StoredMessage, StoreError> {
         let stats = stats.map(|s| serde_json::to_string(s).expect("stats serialize"));
-        let row: Option<MessageRow> = sqlx::query_as(&format!(
-            "UPDATE messages SET content = ?, status = ?, stats = COALESCE(?, stats), updated_at = ?
-             WHERE id = ? RETURNING {MESSAGE_COLUMNS}"
-        ))
+        let done = sqlx::query(
+            "UPDATE messages SET content = ?, status = ?, stats = COALESCE(?, stats), updated_at = ? WHERE id = ?",
+        )
         .bind(content)
         .bind(status.as_str())
         .bind(stats)
         .bind(now_ms())
         .bind(id)
-        .fetch_optional(&self.pool)
+        .execute(&self.pool)
         .await?;
-        row.ok_or(StoreError::MessageNotFound(id))?.try_into()
+        if done.rows_affected() == 0 {
+            return Err(StoreError::MessageNotFound(id));
+        }
+        self.message(id).await
     }
+}
+
+/// The newest leaf under `id`: follow the newest child down.
+async fn newest_leaf<'e, E: sqlx::SqliteExecutor<'e>>(executor: E, id: MessageId) -> Result<MessageId, StoreError> {
+    Ok(sqlx::query_scalar(
+        "WITH RECURSIVE down (id) AS (
+             SELECT ?1
+             UNION ALL
+             SELECT (SELECT MAX(c.id) FROM messages AS c WHERE c.parent_id = down.id) FROM down WHERE down.id IS NOT NULL
+         )
+         SELECT MAX(id) FROM down",
+    )
+    .bind(id)
+    .fetch_one(executor)
+    .await?)
 }
 
 /// The first line of a message, shortened to a title.

@@ -27,8 +27,8 @@ async fn chats_are_titled_and_listed_by_activity() {
     let second = store.create_chat().await.unwrap();
     assert_eq!(first.title, "");
     tokio::time::sleep(std::time::Duration::from_millis(3)).await; // Activity times are in ms.
-    store.append_message(first.id, Role::User, "Plan a trip\nto Lyon", MessageStatus::Complete, None).await.unwrap();
-    store.append_message(first.id, Role::User, "Another question", MessageStatus::Complete, None).await.unwrap();
+    let plan = store.append_message(first.id, None, Role::User, "Plan a trip\nto Lyon", MessageStatus::Complete, None).await.unwrap();
+    store.append_message(first.id, Some(plan.id), Role::User, "Another question", MessageStatus::Complete, None).await.unwrap();
     let chats = store.list_chats().await.unwrap();
     assert_eq!(chats.iter().map(|c| c.id).collect::<Vec<_>>(), [first.id, second.id]);
     assert_eq!(chats[0].title, "Plan a trip");
@@ -43,7 +43,7 @@ async fn missing_chats_and_messages_are_typed_errors() {
     let store = open(&dir).await;
     assert!(matches!(store.messages(99).await, Err(StoreError::ChatNotFound(99))));
     assert!(matches!(
-        store.append_message(99, Role::User, "x", MessageStatus::Complete, None).await,
+        store.append_message(99, None, Role::User, "x", MessageStatus::Complete, None).await,
         Err(StoreError::ChatNotFound(99))
     ));
     assert!(matches!(
@@ -57,9 +57,9 @@ async fn a_reply_cut_off_mid_stream_is_found_partial_and_interrupted_after_reope
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
     let chat = store.create_chat().await.unwrap();
-    let user = store.append_message(chat.id, Role::User, "Tell me a story", MessageStatus::Complete, None).await.unwrap();
+    let user = store.append_message(chat.id, None, Role::User, "Tell me a story", MessageStatus::Complete, None).await.unwrap();
     let reply = store
-        .append_message(chat.id, Role::Assistant, "", MessageStatus::Streaming, Some("SmolLM2"))
+        .append_message(chat.id, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, Some("SmolLM2"))
         .await
         .unwrap();
     store.update_reply(reply.id, "Once upon a", MessageStatus::Streaming, None).await.unwrap();

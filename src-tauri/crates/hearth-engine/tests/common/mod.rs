@@ -44,7 +44,7 @@ pub struct Reply {
 /// Runs one reply to the end; `stop_after` raises the cancel flag after that many deltas.
 pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams, stop_after: Option<usize>) -> Reply {
     let cancel = CancelFlag::new();
-    let request = ReplyRequest { messages: messages.to_vec(), sampling, cancel: cancel.clone() };
+    let request = ReplyRequest::new(messages.to_vec(), sampling, cancel.clone());
     let mut stream = engine.start_reply(request).expect("a model is loaded");
     let (mut text, mut deltas) = (String::new(), 0);
     while let Some(event) = stream.events.recv().await {
@@ -70,7 +70,7 @@ pub fn user(text: &str) -> Vec<ChatMessage> {
 
 /// Runs a request that must fail and returns the error's words.
 pub async fn reply_error(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams) -> String {
-    let request = ReplyRequest { messages: messages.to_vec(), sampling, cancel: CancelFlag::new() };
+    let request = ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new());
     let mut stream = engine.start_reply(request).expect("a model is loaded");
     while let Some(event) = stream.events.recv().await {
         match event {
