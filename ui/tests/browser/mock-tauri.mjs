@@ -316,6 +316,7 @@ export function installMockTauri(config) {
     const refuse = (message) => ({ kind: 'invalidInput', message });
     if (p.kvCacheType !== 'f16' && p.flashAttention === 'off') throw refuse('a quantized KV cache needs flash attention (auto or on)');
     if (!(p.nBatch >= 1 && p.nBatch <= 65536 && p.nUbatch >= 1 && p.nUbatch <= 65536)) throw refuse('batch and ubatch sizes must be between 1 and 65536');
+    if (p.nUbatch > p.nBatch) throw refuse(`ubatch (${p.nUbatch}) must be at most the batch size (${p.nBatch})`);
     if (p.nCtx !== null && !(p.nCtx >= 16 && p.nCtx <= 1048576)) throw refuse('context length must be between 16 and 1048576 tokens');
     if (p.nThreads !== null && !(p.nThreads >= 1 && p.nThreads <= 1024)) throw refuse('threads must be between 1 and 1024');
     if (p.chatTemplate !== null && p.chatTemplate.trim() === '') throw refuse("the chat template override is empty: clear it to use the model's own");

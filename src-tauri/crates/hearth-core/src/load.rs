@@ -86,6 +86,9 @@ impl LoadParams {
         if !(1..=MAX_BATCH).contains(&self.n_batch) || !(1..=MAX_BATCH).contains(&self.n_ubatch) {
             return Err(format!("batch and ubatch sizes must be between 1 and {MAX_BATCH}"));
         }
+        if self.n_ubatch > self.n_batch {
+            return Err(format!("ubatch ({}) must be at most the batch size ({})", self.n_ubatch, self.n_batch));
+        }
         if self.n_ctx.is_some_and(|n| !(16..=MAX_N_CTX).contains(&n)) {
             return Err(format!("context length must be between 16 and {MAX_N_CTX} tokens"));
         }
@@ -111,6 +114,7 @@ mod tests {
             (LoadParams { kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::Off, ..base.clone() }, "flash attention"),
             (LoadParams { n_batch: 0, ..base.clone() }, "batch"),
             (LoadParams { n_ubatch: 0, ..base.clone() }, "batch"),
+            (LoadParams { n_batch: 256, n_ubatch: 512, ..base.clone() }, "at most the batch size"),
             (LoadParams { n_ctx: Some(0), ..base.clone() }, "context length"),
             (LoadParams { n_ctx: Some(u32::MAX), ..base.clone() }, "context length"),
             (LoadParams { n_threads: Some(0), ..base.clone() }, "threads"),

@@ -40,7 +40,7 @@ pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel) -> (Resolved
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(n_ctx))
         .with_n_batch(load.n_batch)
-        .with_n_ubatch(load.n_ubatch.min(load.n_batch))
+        .with_n_ubatch(load.n_ubatch)
         .with_n_threads(n_threads as i32)
         .with_n_threads_batch(n_threads as i32)
         .with_flash_attention_policy(flash)
