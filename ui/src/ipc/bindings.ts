@@ -25,7 +25,12 @@ decodeTps: number,
 /**
  * Earlier messages left out because the conversation outgrew the context window.
  */
-droppedMessages: number, };
+droppedMessages: number, 
+/**
+ * The reply stopped at its max-tokens limit or the context's end, not where the model ended
+ * it: "Continue" writes on.
+ */
+cutAtLimit: boolean, };
 
 export type ChatSummary = { id: number, title: string, 
 /**

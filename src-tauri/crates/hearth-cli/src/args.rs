@@ -14,6 +14,10 @@ pub struct ChatArgs {
     pub load: LoadParams,
     pub system: Option<String>,
     pub sampling: SamplingParams,
+    /// Save the conversation as a chat in this Hearth history database.
+    pub db: Option<PathBuf>,
+    /// With `db`: carry on this chat instead of starting a new one.
+    pub chat: Option<i64>,
 }
 
 #[derive(Debug)]
@@ -32,6 +36,8 @@ impl ChatArgs {
         let mut model = None;
         let mut load = LoadParams::default();
         let mut system = None;
+        let mut db = None;
+        let mut chat = None;
         let mut sampling = SamplingFlags::new();
         let mut it = Flags::new(args);
         while let Some(flag) = it.next_flag()? {
@@ -59,6 +65,8 @@ impl ChatArgs {
                     load.chat_template = Some(template);
                 }
                 "system" => system = Some(it.value(&flag)?),
+                "db" => db = Some(PathBuf::from(it.value(&flag)?)),
+                "chat" => chat = Some(number(&flag, &it.value(&flag)?)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
                 "preset" => sampling.preset(&it.value(&flag)?)?,
                 _ => {
@@ -68,7 +76,10 @@ impl ChatArgs {
             }
         }
         let model = model.ok_or("--model PATH is required")?;
-        Ok(ChatArgs { model, load, system, sampling: sampling.finish()? })
+        if chat.is_some() && db.is_none() {
+            return Err("--chat ID needs --db FILE: it names a chat saved there".into());
+        }
+        Ok(ChatArgs { model, load, system, sampling: sampling.finish()?, db, chat })
     }
 }
 

@@ -1,6 +1,6 @@
 //! hearth-cli: Hearth's engine from a terminal or a script. No Tauri is linked.
 //!
-//!   hearth-cli chat  --model PATH [--system TEXT] [load flags…] [sampling flags…]
+//!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 mod args;
@@ -11,7 +11,7 @@ mod peer;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  hearth-cli chat  --model PATH [--system TEXT] [load flags] [sampling flags]
+  hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
@@ -33,7 +33,10 @@ Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --stop TEXT (repeatable)  --logit-bias TOKEN_ID=BIAS or TEXT=BIAS (repeatable; -100 bans)
   --grammar GBNF  --json-schema SCHEMA  --sampler-order penalties,dry,topNSigma,topK,typicalP,topP,minP,xtc,temperature
 
-When stdin is not a terminal, each input line is one user turn; replies go to stdout.";
+When stdin is not a terminal, each input line is one user turn; replies go to stdout, each
+turn's stats line to stderr. --db FILE saves the conversation as a new chat in that Hearth history
+database (--chat ID carries on a chat saved there), streamed to disk as in the app (quit Hearth before pointing it at the app's own file:
+opening a history marks replies still streaming as interrupted).";
 
 fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

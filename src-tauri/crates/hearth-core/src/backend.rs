@@ -70,6 +70,9 @@ pub struct ReplyStats {
     pub decode_tps: f64,
     /// Earlier messages left out because the conversation outgrew the context window.
     pub dropped_messages: u32,
+    /// The reply stopped at its max-tokens limit or the context's end, not where the model ended
+    /// it: "Continue" writes on.
+    pub cut_at_limit: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,6 +11,7 @@ mod sampling;
 mod search;
 mod service;
 mod settings;
+mod transfer;
 
 pub use backend::{
     BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest,
@@ -25,4 +26,5 @@ pub use sampling::{
 };
 pub use search::{SearchHit, SnippetPart};
 pub use settings::SettingsScope;
+pub use transfer::{ExportFormat, ImportReport, SkippedChat};
 pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent};

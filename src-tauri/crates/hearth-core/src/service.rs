@@ -212,7 +212,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         };
 
         match outcome {
-            Ok((reason, stats)) => {
+            Ok((reason, mut stats)) => {
+                stats.cut_at_limit = reason == FinishReason::Length;
                 let status = match reason {
                     FinishReason::Cancelled => MessageStatus::Stopped,
                     FinishReason::EndOfTurn | FinishReason::StopString | FinishReason::Length => {

@@ -4,11 +4,16 @@
 //! while it streams, so a crash loses at most one flush interval of text; on the next open, replies
 //! left `streaming` are marked `interrupted`.
 
+mod archive;
 mod error;
+mod header;
+mod markdown;
 mod rows;
 mod search;
 mod store;
 
+pub use archive::{Archive, ArchivedChat, ArchivedMessage, ImportError};
 pub use error::StoreError;
+pub use markdown::to_markdown;
 pub use search::fts_query;
 pub use store::Store;

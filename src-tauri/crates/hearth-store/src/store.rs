@@ -6,7 +6,7 @@ use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ReplyStats, Role, StoredMessage,
+    ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ReplyStats, Role, SettingsScope, StoredMessage,
 };
 
 use crate::StoreError;
@@ -28,8 +28,9 @@ impl Store {
     /// replies left streaming by a crash as interrupted.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
         let shown = path.display().to_string();
+        crate::header::check(path)?;
         let options = SqliteConnectOptions::from_str("sqlite:")
-            .map_err(|source| StoreError::Open { path: shown.clone(), source })?
+            .map_err(|source| StoreError::opening(&shown, source))?
             .filename(path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -41,13 +42,14 @@ impl Store {
             .max_connections(4)
             .connect_with(options)
             .await
-            .map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+            .map_err(|source| StoreError::opening(&shown, source))?;
         MIGRATOR.run(&pool).await.map_err(|source| match source {
             MigrateError::VersionMissing(version) => StoreError::NewerSchema { path: shown.clone(), version },
+            MigrateError::Execute(source) => StoreError::opening(&shown, source),
             source => StoreError::Migrate { path: shown.clone(), source },
         })?;
         let store = Store { pool };
-        let interrupted = store.mark_interrupted().await?;
+        let interrupted = store.mark_interrupted().await.map_err(|e| StoreError::opening(&shown, e))?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "replies left streaming by a crash were marked interrupted");
         }
@@ -125,10 +127,14 @@ impl Store {
 
     /// Deletes a chat with all its messages.
     pub async fn delete_chat(&self, id: ChatId) -> Result<(), StoreError> {
-        let done = sqlx::query("DELETE FROM chats WHERE id = ?").bind(id).execute(&self.pool).await?;
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query("DELETE FROM chats WHERE id = ?").bind(id).execute(&mut *tx).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::ChatNotFound(id));
         }
+        // SQLite may give a later chat this id again; it must not inherit these settings.
+        sqlx::query("DELETE FROM settings WHERE key = ?").bind(SettingsScope::Chat { id }.key()).execute(&mut *tx).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -371,7 +377,7 @@ fn title_from(content: &str) -> String {
     format!("{}…", cut.trim_end())
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 

@@ -1,0 +1,290 @@
+//! The JSON export format and its import. An archive is lossless: every branch with its
+//! statuses, stats, times and models, each chat's title, pin, system prompt and own sampling
+//! settings. Ids inside an archive are the message's place in its chat (1, 2, …), so exporting
+//! what was imported gives the same archive.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use hearth_core::{ChatId, ChatSummary, ImportReport, MessageStatus, ReplyStats, Role, SamplingParams, SettingsScope, SkippedChat};
+
+use crate::rows::{CHAT_COLUMNS, ChatRow};
+use crate::{Store, StoreError};
+
+/// Names the format, so a stray JSON file is refused in words.
+pub const FORMAT: &str = "hearth-chats";
+/// Bumped when a change would make older Hearths misread an archive.
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Archive {
+    pub format: String,
+    pub version: u32,
+    /// Unix milliseconds.
+    pub exported_at: i64,
+    pub chats: Vec<ArchivedChat>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedChat {
+    pub title: String,
+    /// "user" when the user named the chat; automatic titles never replace those.
+    pub title_source: String,
+    pub pinned: bool,
+    pub system_prompt: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The message whose branch is on show.
+    pub current_leaf: Option<u32>,
+    /// The chat's own sampling settings, if it has any.
+    pub settings: Option<Value>,
+    /// Parents before children.
+    pub messages: Vec<ArchivedMessage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedMessage {
+    pub id: u32,
+    pub parent: Option<u32>,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    pub model: Option<String>,
+    pub stats: Option<ReplyStats>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// The whole file could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("this file is not a Hearth chat export: {0}")]
+    NotAnArchive(String),
+    #[error("this export was made by a newer Hearth (format version {0}); update Hearth to import it")]
+    NewerVersion(u32),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(sqlx::FromRow)]
+struct ChatExportRow {
+    id: i64,
+    title: String,
+    title_source: String,
+    pinned: bool,
+    system_prompt: String,
+    created_at: i64,
+    updated_at: i64,
+    current_leaf_id: Option<i64>,
+}
+
+#[derive(sqlx::FromRow)]
+struct MessageExportRow {
+    id: i64,
+    parent_id: Option<i64>,
+    role: String,
+    content: String,
+    status: String,
+    model: Option<String>,
+    stats: Option<String>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl Store {
+    /// The chats `ids` (all chats when `None`), in the chat list's order.
+    pub async fn export(&self, ids: Option<&[ChatId]>) -> Result<Archive, StoreError> {
+        let rows: Vec<ChatExportRow> = sqlx::query_as(
+            "SELECT id, title, title_source, pinned, system_prompt, created_at, updated_at, current_leaf_id
+             FROM chats ORDER BY pinned DESC, updated_at DESC, id DESC",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        if let Some(ids) = ids
+            && let Some(missing) = ids.iter().find(|id| !rows.iter().any(|r| r.id == **id))
+        {
+            return Err(StoreError::ChatNotFound(*missing));
+        }
+        let mut chats = Vec::new();
+        for row in rows.into_iter().filter(|r| ids.is_none_or(|ids| ids.contains(&r.id))) {
+            chats.push(self.export_chat(row).await?);
+        }
+        Ok(Archive { format: FORMAT.into(), version: VERSION, exported_at: crate::store::now_ms(), chats })
+    }
+
+    async fn export_chat(&self, chat: ChatExportRow) -> Result<ArchivedChat, StoreError> {
+        let rows: Vec<MessageExportRow> = sqlx::query_as(
+            "SELECT id, parent_id, role, content, status, model, stats, created_at, updated_at
+             FROM messages WHERE chat_id = ? ORDER BY id",
+        )
+        .bind(chat.id)
+        .fetch_all(self.pool())
+        .await?;
+        // Archive ids are places in the chat; a parent always has a smaller id than its children.
+        let place: HashMap<i64, u32> = rows.iter().enumerate().map(|(i, r)| (r.id, i as u32 + 1)).collect();
+        let invalid = |id: i64, what: &str| StoreError::InvalidRow(format!("message {id}: {what}"));
+        let messages = rows
+            .into_iter()
+            .map(|r| {
+                Ok(ArchivedMessage {
+                    id: place[&r.id],
+                    parent: r.parent_id.map(|p| place.get(&p).copied().ok_or_else(|| invalid(r.id, "parent in another chat"))).transpose()?,
+                    role: Role::parse(&r.role).ok_or_else(|| invalid(r.id, "unknown role"))?,
+                    status: MessageStatus::parse(&r.status).ok_or_else(|| invalid(r.id, "unknown status"))?,
+                    stats: r.stats.map(|json| serde_json::from_str(&json)).transpose().map_err(|_| invalid(r.id, "unreadable stats"))?,
+                    content: r.content,
+                    model: r.model,
+                    created_at: r.created_at,
+                    updated_at: r.updated_at,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let settings = self.setting(&SettingsScope::Chat { id: chat.id }.key()).await?;
+        Ok(ArchivedChat {
+            title: chat.title,
+            title_source: chat.title_source,
+            pinned: chat.pinned,
+            system_prompt: chat.system_prompt,
+            created_at: chat.created_at,
+            updated_at: chat.updated_at,
+            current_leaf: chat.current_leaf_id.and_then(|id| place.get(&id).copied()),
+            // Kept as saved: an export must not drop what this version would not write.
+            settings: settings.and_then(|json| serde_json::from_str(&json).ok()),
+            messages,
+        })
+    }
+
+    /// Imports every valid chat of an archive, each in one transaction, as new chats.
+    pub async fn import(&self, json: &str) -> Result<ImportReport, ImportError> {
+        let chats = parse(json)?;
+        let mut report = ImportReport::default();
+        for (place, chat) in chats.into_iter().enumerate() {
+            let name = chat
+                .get("title")
+                .and_then(Value::as_str)
+                .filter(|t| !t.trim().is_empty())
+                .map_or_else(|| format!("chat {}", place + 1), str::to_owned);
+            let chat = match serde_json::from_value::<ArchivedChat>(chat).map_err(|e| e.to_string()).and_then(|c| validate(&c).map(|()| c)) {
+                Ok(chat) => chat,
+                Err(reason) => {
+                    report.skipped.push(SkippedChat { chat: name, reason });
+                    continue;
+                }
+            };
+            let settings = match chat.settings.as_ref().map(valid_settings).transpose() {
+                Ok(settings) => settings,
+                Err(reason) => {
+                    report.notes.push(format!("{name}: its settings were left out ({reason})"));
+                    None
+                }
+            };
+            report.imported.push(self.insert_chat(&chat, settings.as_deref()).await?);
+        }
+        Ok(report)
+    }
+
+    async fn insert_chat(&self, chat: &ArchivedChat, settings: Option<&str>) -> Result<ChatSummary, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let title_source = if chat.title_source == "user" { "user" } else { "auto" };
+        let id: ChatId = sqlx::query_scalar(
+            "INSERT INTO chats (title, title_source, pinned, system_prompt, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&chat.title)
+        .bind(title_source)
+        .bind(chat.pinned)
+        .bind(&chat.system_prompt)
+        .bind(chat.created_at)
+        .bind(chat.updated_at)
+        .fetch_one(&mut *tx)
+        .await?;
+        let mut new_ids: HashMap<u32, i64> = HashMap::new();
+        for m in &chat.messages {
+            // A reply that was streaming when exported cannot be streaming here.
+            let status = if m.status == MessageStatus::Streaming { MessageStatus::Interrupted } else { m.status };
+            let stats = m.stats.as_ref().map(serde_json::to_string).transpose().map_err(|e| StoreError::InvalidRow(e.to_string()))?;
+            let new_id: i64 = sqlx::query_scalar(
+                "INSERT INTO messages (chat_id, parent_id, role, content, status, model, stats, created_at, updated_at)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            )
+            .bind(id)
+            .bind(m.parent.map(|p| new_ids[&p]))
+            .bind(m.role.as_str())
+            .bind(&m.content)
+            .bind(status.as_str())
+            .bind(&m.model)
+            .bind(stats)
+            .bind(m.created_at)
+            .bind(m.updated_at)
+            .fetch_one(&mut *tx)
+            .await?;
+            new_ids.insert(m.id, new_id);
+        }
+        let row: ChatRow = sqlx::query_as(&format!("UPDATE chats SET current_leaf_id = ? WHERE id = ? RETURNING {CHAT_COLUMNS}"))
+            .bind(chat.current_leaf.map(|leaf| new_ids[&leaf]))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if let Some(settings) = settings {
+            sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?)")
+                .bind(SettingsScope::Chat { id }.key())
+                .bind(settings)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(row.into())
+    }
+}
+
+/// The archive's chats, each still to be read: one chat that does not parse is skipped, not the file.
+fn parse(json: &str) -> Result<Vec<Value>, ImportError> {
+    #[derive(Deserialize)]
+    struct Envelope {
+        format: String,
+        version: u32,
+        chats: Vec<Value>,
+    }
+    let not_archive = |e: serde_json::Error| ImportError::NotAnArchive(e.to_string());
+    let envelope: Envelope = serde_json::from_str(json).map_err(not_archive)?;
+    if envelope.format != FORMAT {
+        return Err(ImportError::NotAnArchive(format!("its format is {:?}, not {FORMAT:?}", envelope.format)));
+    }
+    if envelope.version > VERSION {
+        return Err(ImportError::NewerVersion(envelope.version));
+    }
+    Ok(envelope.chats)
+}
+
+/// Why a chat cannot be imported as it is, if it cannot.
+fn validate(chat: &ArchivedChat) -> Result<(), String> {
+    let mut seen = HashSet::new();
+    for m in &chat.messages {
+        if let Some(parent) = m.parent
+            && !seen.contains(&parent)
+        {
+            return Err(format!("message {} follows message {parent}, which does not come before it", m.id));
+        }
+        if !seen.insert(m.id) {
+            return Err(format!("two messages have the id {}", m.id));
+        }
+    }
+    if let Some(leaf) = chat.current_leaf
+        && !seen.contains(&leaf)
+    {
+        return Err(format!("the message on show ({leaf}) is not in the chat"));
+    }
+    Ok(())
+}
+
+/// The chat's settings as they will be saved, if this version can use them.
+fn valid_settings(value: &Value) -> Result<String, String> {
+    let params: SamplingParams = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+    params.validate().map_err(|e| e.to_string())?;
+    Ok(value.to_string())
+}

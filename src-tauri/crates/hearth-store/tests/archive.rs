@@ -1,0 +1,174 @@
+//! Export and import on real SQLite files: JSON round-trips losslessly (branches, statuses,
+//! stats, settings); bad files and bad chats are reported, never half imported.
+
+use hearth_core::{ChatId, HistoryStore, MessageId, MessageStatus, ReplyStats, Role, SamplingParams, SettingsScope};
+use hearth_store::{Archive, ImportError, Store, to_markdown};
+use serde_json::{Value, json};
+
+async fn open(dir: &tempfile::TempDir, name: &str) -> Store {
+    Store::open(&dir.path().join(name)).await.unwrap()
+}
+
+async fn add(store: &Store, chat: ChatId, parent: Option<MessageId>, role: Role, text: &str, status: MessageStatus) -> MessageId {
+    let model = (role == Role::Assistant).then_some("SmolLM2-135M-Instruct.Q4_1");
+    store.append_message(chat, parent, role, text, status, model).await.unwrap().id
+}
+
+/// Three chats: one with branches, every reply status, stats, a system prompt, a user title, a
+/// pin and its own settings; one with an automatic title; one empty.
+async fn history(store: &Store) {
+    let chat = store.create_chat().await.unwrap().id;
+    let q1 = add(store, chat, None, Role::User, "What is **WAL**?", MessageStatus::Complete).await;
+    let a1 = add(store, chat, Some(q1), Role::Assistant, "", MessageStatus::Streaming).await;
+    let stats = ReplyStats { prompt_tokens: 30, cached_tokens: 12, completion_tokens: 8, ttft_ms: 41.5, decode_tps: 180.25, dropped_messages: 1, cut_at_limit: true };
+    store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
+    add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;
+    let q2 = add(store, chat, Some(a1), Role::User, "And FTS5?\nTwo lines.", MessageStatus::Complete).await;
+    add(store, chat, Some(q2), Role::Assistant, "Full-text search", MessageStatus::Failed).await;
+    let q2b = add(store, chat, Some(a1), Role::User, "And FTS5, edited?", MessageStatus::Complete).await;
+    add(store, chat, Some(q2b), Role::Assistant, "An interrupted rep", MessageStatus::Interrupted).await;
+    store.switch_branch(chat, q2).await.unwrap();
+    store.rename_chat(chat, "SQLite questions").await.unwrap();
+    store.set_pinned(chat, true).await.unwrap();
+    store.set_system_prompt(chat, "Answer briefly.").await.unwrap();
+    let settings = SamplingParams { temperature: 0.3, max_tokens: 64, ..SamplingParams::default() };
+    store.set_setting(&SettingsScope::Chat { id: chat }.key(), &serde_json::to_string(&settings).unwrap()).await.unwrap();
+
+    let auto = store.create_chat().await.unwrap().id;
+    let q = add(store, auto, None, Role::User, "Hello 👋 <b>not bold</b>", MessageStatus::Complete).await;
+    add(store, auto, Some(q), Role::Assistant, "Hi!", MessageStatus::Complete).await;
+    store.create_chat().await.unwrap();
+}
+
+fn without_time(mut archive: Archive) -> Archive {
+    archive.exported_at = 0;
+    archive
+}
+
+#[tokio::test]
+async fn json_export_round_trips_through_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = open(&dir, "source.db").await;
+    history(&source).await;
+    let exported = source.export(None).await.unwrap();
+    assert_eq!(exported.chats.len(), 3);
+    assert_eq!(exported.chats[0].messages.len(), 7);
+    let json = serde_json::to_string_pretty(&exported).unwrap();
+
+    let target = open(&dir, "target.db").await;
+    let report = target.import(&json).await.unwrap();
+    assert_eq!(report.imported.len(), 3, "{report:?}");
+    assert!(report.skipped.is_empty() && report.notes.is_empty(), "{report:?}");
+    let again = target.export(None).await.unwrap();
+    assert_eq!(without_time(again), without_time(exported));
+
+    // What the app shows is the same too: the path on show, siblings, settings.
+    let (old, new) = (&source.list_chats().await.unwrap()[0], &target.list_chats().await.unwrap()[0]);
+    let shape = |ms: Vec<hearth_core::StoredMessage>| {
+        ms.into_iter().map(|m| (m.role, m.content, m.status, m.siblings.len(), m.stats)).collect::<Vec<_>>()
+    };
+    assert_eq!(shape(target.messages(new.id).await.unwrap()), shape(source.messages(old.id).await.unwrap()));
+    assert_eq!((&new.title, new.pinned, &new.system_prompt), (&old.title, old.pinned, &old.system_prompt));
+    let settings = target.setting(&SettingsScope::Chat { id: new.id }.key()).await.unwrap().unwrap();
+    assert_eq!(serde_json::from_str::<SamplingParams>(&settings).unwrap().max_tokens, 64);
+    // Imported text is searchable.
+    assert_eq!(target.search("write-ahead", 10).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn one_chat_can_be_exported_and_markdown_shows_the_path_on_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir, "hearth.db").await;
+    history(&store).await;
+    let chats = store.list_chats().await.unwrap();
+    let one = store.export(Some(&[chats[0].id])).await.unwrap();
+    assert_eq!(one.chats.len(), 1);
+    assert!(store.export(Some(&[9999])).await.is_err());
+
+    let markdown = to_markdown(&one);
+    let expected_order = ["# SQLite questions", "> Answer briefly.", "## You\n\nWhat is **WAL**?", "## Assistant · SmolLM2-135M-Instruct.Q4_1\n\nWrite-ahead logging.", "## You\n\nAnd FTS5?\nTwo lines.", "Full-text search", "*(failed before it finished)*", "3 more messages in other branches"];
+    let mut at = 0;
+    for part in expected_order {
+        let found = markdown[at..].find(part).unwrap_or_else(|| panic!("{part:?} missing or out of order in:\n{markdown}"));
+        at += found + part.len();
+    }
+    assert!(!markdown.contains("edited"), "another branch leaked into the Markdown:\n{markdown}");
+}
+
+#[tokio::test]
+async fn files_that_are_not_archives_are_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir, "hearth.db").await;
+    let cases: &[(&str, &str)] = &[
+        ("", "not a Hearth chat export"),
+        ("{\"hello\": 1}", "not a Hearth chat export"),
+        ("[1, 2]", "not a Hearth chat export"),
+        ("{\"format\": \"other\", \"version\": 1, \"chats\": []}", "not a Hearth chat export"),
+        ("{\"format\": \"hearth-chats\", \"version\": 2, \"chats\": []}", "newer Hearth"),
+        ("\u{feff}garbage", "not a Hearth chat export"),
+    ];
+    for (file, expected) in cases {
+        let error = store.import(file).await.expect_err(file);
+        assert!(matches!(error, ImportError::NotAnArchive(_) | ImportError::NewerVersion(_)));
+        assert!(error.to_string().contains(expected), "{file:?}: {error}");
+    }
+    assert!(store.list_chats().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn bad_chats_are_skipped_whole_and_reported_good_ones_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir, "hearth.db").await;
+    let message = |id: u32, parent: Option<u32>, role: &str| {
+        json!({"id": id, "parent": parent, "role": role, "content": format!("m{id}"), "status": "complete",
+               "model": null, "stats": null, "createdAt": 1, "updatedAt": 1})
+    };
+    let chat = |title: &str, messages: Vec<Value>, leaf: Option<u32>, settings: Value| {
+        json!({"title": title, "titleSource": "user", "pinned": false, "systemPrompt": "", "createdAt": 1,
+               "updatedAt": 2, "currentLeaf": leaf, "settings": settings, "messages": messages})
+    };
+    let chats = vec![
+        chat("good", vec![message(1, None, "user"), message(2, Some(1), "assistant")], Some(2), Value::Null),
+        chat("child before parent", vec![message(2, Some(1), "assistant"), message(1, None, "user")], Some(2), Value::Null),
+        chat("duplicate ids", vec![message(1, None, "user"), message(1, None, "user")], Some(1), Value::Null),
+        chat("missing leaf", vec![message(1, None, "user")], Some(7), Value::Null),
+        chat("bad role", vec![message(1, None, "wizard")], Some(1), Value::Null),
+        json!({"title": "not even a chat"}),
+        chat("bad settings", vec![message(1, None, "user")], Some(1), json!({"temperature": -5})),
+        chat("", vec![message(1, None, "user")], Some(1), json!("nonsense")),
+    ];
+    let file = json!({"format": "hearth-chats", "version": 1, "exportedAt": 0, "chats": chats}).to_string();
+    let report = store.import(&file).await.unwrap();
+
+    let imported: Vec<&str> = report.imported.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(imported, ["good", "bad settings", ""]);
+    let skipped: Vec<&str> = report.skipped.iter().map(|s| s.chat.as_str()).collect();
+    assert_eq!(skipped, ["child before parent", "duplicate ids", "missing leaf", "bad role", "not even a chat"]);
+    assert!(report.skipped.iter().all(|s| !s.reason.is_empty()));
+    assert!(report.skipped[4].reason.contains("missing field"), "{:?}", report.skipped[4]);
+    assert_eq!(report.notes.len(), 2, "{:?}", report.notes);
+    assert!(report.notes[0].starts_with("bad settings: its settings were left out"));
+    assert!(report.notes[1].starts_with("chat 8: "));
+    // Only whole chats are in the database: 2 + 1 + 1 messages.
+    let mut total = 0;
+    for chat in store.list_chats().await.unwrap() {
+        total += store.messages(chat.id).await.unwrap().len();
+        assert!(store.setting(&SettingsScope::Chat { id: chat.id }.key()).await.unwrap().is_none());
+    }
+    assert_eq!(total, 4);
+}
+
+#[tokio::test]
+async fn a_reply_exported_while_streaming_is_imported_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = open(&dir, "source.db").await;
+    let chat = source.create_chat().await.unwrap().id;
+    let q = add(&source, chat, None, Role::User, "Hi", MessageStatus::Complete).await;
+    add(&source, chat, Some(q), Role::Assistant, "Hel", MessageStatus::Streaming).await;
+    let json = serde_json::to_string(&source.export(None).await.unwrap()).unwrap();
+    let target = open(&dir, "target.db").await;
+    let imported = target.import(&json).await.unwrap().imported.remove(0);
+    let messages = target.messages(imported.id).await.unwrap();
+    assert_eq!(messages[1].status, MessageStatus::Interrupted);
+    assert_eq!(messages[1].content, "Hel");
+}
