@@ -6,11 +6,15 @@ mod logging;
 mod paths;
 mod startup;
 mod state;
+mod titles;
+mod transfer;
 
 use tauri::{Manager, Runtime};
 
 pub use paths::AppPaths;
 pub use state::AppState;
+pub use titles::title_chat;
+pub use transfer::{export_to, import_from};
 
 /// Runs the desktop app.
 pub fn run() {
@@ -33,7 +37,7 @@ fn fail(message: &str) -> ! {
 
 /// The app's wiring, generic over the runtime so tests can use Tauri's mock runtime.
 pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(ipc::handler())
+    builder.plugin(tauri_plugin_dialog::init()).invoke_handler(ipc::handler())
 }
 
 /// Opens what the commands need (data dir, logs, history, engine) and starts loading the model.

@@ -32,6 +32,7 @@ pub struct AppState {
     pub chat: ChatService<Engine, Store>,
     pub engine: Engine,
     pub store: Store,
+    pub watchers: crate::titles::ChatWatchers,
     /// True once the start-up model load has finished (whatever its outcome).
     model_settled: watch::Receiver<bool>,
     pub(crate) settle_model: watch::Sender<bool>,
@@ -43,7 +44,7 @@ impl AppState {
         let engine = Engine::spawn();
         let chat = ChatService::new(Arc::new(engine.clone()), Arc::new(store.clone()));
         let (settle_model, model_settled) = watch::channel(false);
-        Ok(AppState { paths, chat, engine, store, model_settled, settle_model })
+        Ok(AppState { paths, chat, engine, store, watchers: Default::default(), model_settled, settle_model })
     }
 
     /// The settings saved at `scope` itself, if any. Settings that no longer parse or validate

@@ -11,6 +11,7 @@ use tauri::webview::InvokeRequest;
 use tauri::{Manager, WebviewWindow, WebviewWindowBuilder};
 
 use hearth_app::AppState;
+use hearth_core::ExportFormat;
 use hearth_app::ipc::chat::{continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
 
 fn model_path() -> PathBuf {
@@ -63,6 +64,7 @@ fn chat_through_ipc_with_the_real_model() {
 
     let app = hearth_app::app_builder(mock_builder()).build(hearth_app::context()).expect("app builds");
     hearth_app::init(app.handle()).expect("app initialises");
+    let handle = app.handle().clone();
     let window = match app.get_webview_window("main") {
         Some(w) => w,
         None => WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap(),
@@ -78,6 +80,9 @@ fn chat_through_ipc_with_the_real_model() {
     // Every declared command is registered (a missing one answers "not found"), and commands
     // outside the app's capability are refused.
     for command in hearth_app::ipc::COMMANDS {
+        if *command == "import_chats" {
+            continue; // Takes no arguments: it would open the system's file dialog.
+        }
         if let Err(e) = invoke(&window, command, json!({ "chatId": -1 })) {
             assert!(!e.to_string().contains("not found"), "{command}: {e}");
         }
@@ -86,8 +91,16 @@ fn chat_through_ipc_with_the_real_model() {
 
     // A full reply streams over the Channel and is saved.
     let state = app.state::<AppState>();
+    let titles = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let sink = Arc::clone(&titles);
+    state.watchers.add(Channel::new(move |body| {
+        if let InvokeResponseBody::Json(json) = body {
+            sink.lock().unwrap().push(serde_json::from_str(&json).unwrap());
+        }
+        Ok(())
+    }));
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(chat_id, "What is the capital of France?".into(), channel, state.clone()))
+    tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "What is the capital of France?".into(), channel, state.clone()))
         .expect("the turn runs");
     let events = events.lock().unwrap().clone();
     let kinds = names(&events);
@@ -105,8 +118,18 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!(saved.len(), 2);
     assert_eq!(saved[0]["content"], "What is the capital of France?");
     assert_eq!(saved[1]["content"], streamed.as_str());
-    let titled = invoke(&window, "list_chats", json!({})).unwrap();
-    assert_eq!(titled[0]["title"], "What is the capital of France?");
+    // After the reply, the model titles the chat beside the conversation (its own small
+    // context), and the window hears of it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while titles.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the chat was never titled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let title = titles.lock().unwrap()[0]["title"].as_str().unwrap().to_owned();
+    assert!(!title.is_empty() && title.chars().count() <= 60 && !title.contains('\n'), "{title:?}");
+    assert_ne!(title, "What is the capital of France?", "still the first-line title");
+    assert_eq!(invoke(&window, "list_chats", json!({})).unwrap()[0]["title"], title.as_str());
+    let first_prompt = reply["stats"]["promptTokens"].as_u64().unwrap();
 
     // Stop ends a long reply early; what was generated is kept, marked stopped.
     let (channel, events) = recording_channel();
@@ -117,7 +140,7 @@ fn chat_through_ipc_with_the_real_model() {
             }
             stop_generation(chat_id, state.clone());
         });
-        tauri::async_runtime::block_on(send_message(
+        tauri::async_runtime::block_on(send_message(handle.clone(), 
             chat_id,
             "Write a very long story about a dragon.".into(),
             channel,
@@ -128,6 +151,8 @@ fn chat_through_ipc_with_the_real_model() {
     let events = events.lock().unwrap();
     let stopped = &events.last().unwrap()["data"]["message"];
     assert_eq!(stopped["status"], "stopped", "{events:?}");
+    // The title left the conversation's KV cache alone: the first exchange was not prefilled again.
+    assert!(stopped["stats"]["cachedTokens"].as_u64().unwrap() > first_prompt, "{stopped}");
     assert!(stopped["stats"]["completionTokens"].as_u64().unwrap() < 100);
 
     // Sampling settings: out-of-range values are refused in words; saved ones shape the next reply.
@@ -145,7 +170,7 @@ fn chat_through_ipc_with_the_real_model() {
     invoke(&window, "set_sampling", json!({ "params": params })).unwrap();
     assert_eq!(invoke(&window, "get_sampling", json!({})).unwrap()["current"]["maxTokens"], 3);
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(chat_id, "Tell me about the sea.".into(), channel, state.clone())).unwrap();
+    tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Tell me about the sea.".into(), channel, state.clone())).unwrap();
     let capped = events.lock().unwrap().last().unwrap()["data"]["message"].clone();
     assert_eq!(capped["stats"]["completionTokens"], 3, "{capped}");
 
@@ -207,12 +232,12 @@ fn chat_through_ipc_with_the_real_model() {
     let reloaded = invoke(&window, "reload_model", json!({})).unwrap();
     assert_eq!((reloaded["needsReload"].as_bool(), reloaded["model"]["nCtx"].as_u64()), (Some(false), Some(1024)));
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(chat_id, "Hello again.".into(), channel, state.clone())).unwrap();
+    tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Hello again.".into(), channel, state.clone())).unwrap();
     assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
 
     // An empty message is rejected with words, before anything is saved.
     let (channel, _) = recording_channel();
-    let err = tauri::async_runtime::block_on(send_message(chat_id, "  ".into(), channel, state.clone())).unwrap_err();
+    let err = tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "  ".into(), channel, state.clone())).unwrap_err();
     assert_eq!(err.kind, hearth_app::ipc::IpcErrorKind::InvalidInput);
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 8);
 
@@ -227,14 +252,14 @@ fn chat_through_ipc_with_the_real_model() {
         assert_eq!(last["event"], "finished", "{last}");
         last["data"]["message"].clone()
     };
-    let first = run(&|c| tauri::async_runtime::block_on(send_message(tree, "Name a colour.".into(), c, state.clone())));
+    let first = run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), tree, "Name a colour.".into(), c, state.clone())));
     let question_id = first["parentId"].as_i64().unwrap();
     // Regenerate: a sibling reply to the same question, and the path shows it.
-    let again = run(&|c| tauri::async_runtime::block_on(regenerate_reply(tree, first["id"].as_i64().unwrap(), c, state.clone())));
+    let again = run(&|c| tauri::async_runtime::block_on(regenerate_reply(handle.clone(), tree, first["id"].as_i64().unwrap(), c, state.clone())));
     assert_eq!(again["parentId"], question_id);
     assert_eq!(again["siblings"], json!([first["id"], again["id"]]));
     // Edit the question: a sibling question with its own reply.
-    let edited = run(&|c| tauri::async_runtime::block_on(edit_message(tree, question_id, "Name a fruit.".into(), c, state.clone())));
+    let edited = run(&|c| tauri::async_runtime::block_on(edit_message(handle.clone(), tree, question_id, "Name a fruit.".into(), c, state.clone())));
     let path = invoke(&window, "list_messages", json!({ "chatId": tree })).unwrap();
     assert_eq!(path.as_array().unwrap().len(), 2);
     assert_eq!(path[0]["content"], "Name a fruit.");
@@ -245,9 +270,9 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!(switched[1]["id"], again["id"]);
     // Continue a reply cut at its length limit: greedy, so the two halves make the reply a
     // single longer run writes.
-    let continued = run(&|c| tauri::async_runtime::block_on(continue_reply(tree, again["id"].as_i64().unwrap(), c, state.clone())));
+    let continued = run(&|c| tauri::async_runtime::block_on(continue_reply(handle.clone(), tree, again["id"].as_i64().unwrap(), c, state.clone())));
     assert_eq!(continued["id"], again["id"]);
-    let whole = run(&|c| tauri::async_runtime::block_on(send_message(invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap(), "Name a colour.".into(), c, {
+    let whole = run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap(), "Name a colour.".into(), c, {
         invoke(&window, "set_sampling", json!({ "params": { "temperature": 0.0, "maxTokens": 16, "ignoreEos": true } })).unwrap();
         state.clone()
     })));
@@ -268,6 +293,32 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!(hits[0]["chatId"], tree);
     assert_eq!(hits[0]["chatTitle"], "Colours");
     assert!(invoke(&window, "search_messages", json!({ "query": "\"unbalanced ( NEAR" })).unwrap().as_array().unwrap().is_empty());
+
+    // Export and import through files: JSON round-trips whole chats, Markdown reads as the chat,
+    // a file that cannot be written leaves nothing behind, a stray file is refused in words.
+    let files = tempfile::tempdir().unwrap();
+    let (json_file, md_file) = (files.path().join("all.json"), files.path().join("one.md"));
+    tauri::async_runtime::block_on(hearth_app::export_to(&state.store, None, ExportFormat::Json, &json_file)).unwrap();
+    tauri::async_runtime::block_on(hearth_app::export_to(&state.store, Some(&[tree]), ExportFormat::Markdown, &md_file)).unwrap();
+    let markdown = std::fs::read_to_string(&md_file).unwrap();
+    assert!(markdown.starts_with("# Colours\n") && markdown.contains("Answer only with the word banana."), "{markdown}");
+    let before = invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len();
+    let report = tauri::async_runtime::block_on(hearth_app::import_from(&state.store, &json_file)).unwrap();
+    assert_eq!((report.imported.len(), report.skipped.len()), (before, 0), "{report:?}");
+    assert_eq!(invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len(), 2 * before);
+    let copy = report.imported.iter().find(|c| c.title == "Colours").unwrap();
+    let original_path = invoke(&window, "list_messages", json!({ "chatId": tree })).unwrap();
+    let copied_path = invoke(&window, "list_messages", json!({ "chatId": copy.id })).unwrap();
+    let contents = |path: &Value| path.as_array().unwrap().iter().map(|m| m["content"].clone()).collect::<Vec<_>>();
+    assert_eq!(contents(&copied_path), contents(&original_path));
+    let nowhere = files.path().join("missing-folder/out.json");
+    let refused = tauri::async_runtime::block_on(hearth_app::export_to(&state.store, None, ExportFormat::Json, &nowhere)).unwrap_err();
+    assert!(refused.to_string().contains("Nothing was exported"), "{refused}");
+    assert_eq!(std::fs::read_dir(files.path()).unwrap().count(), 2, "a partial file was left behind");
+    std::fs::write(files.path().join("notes.json"), "{\"todo\": []}").unwrap();
+    let stray = tauri::async_runtime::block_on(hearth_app::import_from(&state.store, &files.path().join("notes.json"))).unwrap_err();
+    assert!(stray.to_string().contains("not a Hearth chat export"), "{stray}");
+
     invoke(&window, "delete_chat", json!({ "chatId": tree })).unwrap();
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": tree })).unwrap_err()["kind"], "notFound");
 }

@@ -5,7 +5,7 @@ use ts_rs::{Config, TS};
 
 use hearth_core::{
     BiasTarget, ChatSummary, Constraint, FieldRange, FlashAttention, KvType, LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo,
-    OverflowPolicy, Preset, SearchHit, SettingsScope, SnippetPart,
+    OverflowPolicy, Preset, SearchHit, SettingsScope, SnippetPart, ExportFormat, ImportReport, SkippedChat,
     ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage,
 };
 
@@ -28,6 +28,9 @@ pub fn typescript_bindings() -> String {
         ModelInfo::decl(&cfg),
         SnippetPart::decl(&cfg),
         SearchHit::decl(&cfg),
+        ExportFormat::decl(&cfg),
+        SkippedChat::decl(&cfg),
+        ImportReport::decl(&cfg),
         IpcErrorKind::decl(&cfg),
         IpcError::decl(&cfg),
         MessageSaved::decl(&cfg),

@@ -1,5 +1,5 @@
 use serde::Serialize;
-use tauri::State;
+use tauri::{AppHandle, Manager, Runtime, State};
 use tauri::ipc::Channel;
 use ts_rs::TS;
 
@@ -78,50 +78,60 @@ pub async fn list_messages(chat_id: ChatId, state: State<'_, AppState>) -> Resul
 /// Sends a user message and streams the reply over `on_event`. Resolves once the reply has
 /// finished or failed; rejects only if nothing could be started (e.g. an empty message).
 #[tauri::command]
-pub async fn send_message(
+pub async fn send_message<R: Runtime>(
+    app: AppHandle<R>,
     chat_id: ChatId,
     content: String,
     on_event: Channel<ChatEvent>,
     state: State<'_, AppState>,
 ) -> Result<(), IpcError> {
-    run_turn(&state, chat_id, Turn::Send { content: &content }, &on_event).await
+    run_turn(&app, &state, chat_id, Turn::Send { content: &content }, &on_event).await
 }
 
 /// Saves a new version of user message `message_id` beside it and streams a reply to it.
 #[tauri::command]
-pub async fn edit_message(
+pub async fn edit_message<R: Runtime>(
+    app: AppHandle<R>,
     chat_id: ChatId,
     message_id: MessageId,
     content: String,
     on_event: Channel<ChatEvent>,
     state: State<'_, AppState>,
 ) -> Result<(), IpcError> {
-    run_turn(&state, chat_id, Turn::Edit { message: message_id, content: &content }, &on_event).await
+    run_turn(&app, &state, chat_id, Turn::Edit { message: message_id, content: &content }, &on_event).await
 }
 
 /// Streams another reply beside `message_id`, to the same user message.
 #[tauri::command]
-pub async fn regenerate_reply(
+pub async fn regenerate_reply<R: Runtime>(
+    app: AppHandle<R>,
     chat_id: ChatId,
     message_id: MessageId,
     on_event: Channel<ChatEvent>,
     state: State<'_, AppState>,
 ) -> Result<(), IpcError> {
-    run_turn(&state, chat_id, Turn::Regenerate { reply: message_id }, &on_event).await
+    run_turn(&app, &state, chat_id, Turn::Regenerate { reply: message_id }, &on_event).await
 }
 
 /// Writes on from where the unfinished reply `message_id` ended.
 #[tauri::command]
-pub async fn continue_reply(
+pub async fn continue_reply<R: Runtime>(
+    app: AppHandle<R>,
     chat_id: ChatId,
     message_id: MessageId,
     on_event: Channel<ChatEvent>,
     state: State<'_, AppState>,
 ) -> Result<(), IpcError> {
-    run_turn(&state, chat_id, Turn::Continue { reply: message_id }, &on_event).await
+    run_turn(&app, &state, chat_id, Turn::Continue { reply: message_id }, &on_event).await
 }
 
-async fn run_turn(state: &AppState, chat_id: ChatId, turn: Turn<'_>, on_event: &Channel<ChatEvent>) -> Result<(), IpcError> {
+async fn run_turn<R: Runtime>(
+    app: &AppHandle<R>,
+    state: &AppState,
+    chat_id: ChatId,
+    turn: Turn<'_>,
+    on_event: &Channel<ChatEvent>,
+) -> Result<(), IpcError> {
     state.model_settled().await;
     let emit = |event: ChatEvent| {
         if let Err(e) = on_event.send(event) {
@@ -130,7 +140,14 @@ async fn run_turn(state: &AppState, chat_id: ChatId, turn: Turn<'_>, on_event: &
     };
     let sampling = state.sampling(&SettingsScope::Chat { id: chat_id }).await?;
     match state.chat.run(chat_id, turn, sampling, |e| emit(e.into())).await {
-        Ok(message) => emit(ChatEvent::Finished(MessageSaved { message })),
+        Ok(message) => {
+            emit(ChatEvent::Finished(MessageSaved { message }));
+            // After the reply, never before it: the title waits its turn on the engine.
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move {
+                crate::titles::title_chat(&app.state::<AppState>(), chat_id).await;
+            });
+        }
         Err(TurnError::Backend { error, reply }) => {
             emit(ChatEvent::Failed(FailedReply { error: error.into(), message: reply }))
         }
@@ -180,6 +197,12 @@ pub async fn search_messages(query: String, state: State<'_, AppState>) -> Resul
 
 /// Search results shown at most.
 const SEARCH_LIMIT: u32 = 50;
+
+/// Registers the window for chats changed in the background (e.g. titled by the model).
+#[tauri::command]
+pub fn watch_chats(on_update: Channel<ChatSummary>, state: State<'_, AppState>) {
+    state.watchers.add(on_update);
+}
 
 #[tauri::command]
 pub fn stop_generation(chat_id: ChatId, state: State<'_, AppState>) {

@@ -21,6 +21,8 @@ pub enum IpcErrorKind {
     Busy,
     Engine,
     Store,
+    /// A file could not be read or written.
+    File,
 }
 
 impl IpcError {

@@ -5,6 +5,7 @@ pub mod chat;
 mod error;
 mod models;
 mod settings;
+mod transfer;
 
 pub use bindings::typescript_bindings;
 pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
@@ -32,6 +33,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         chat::set_system_prompt,
         chat::delete_chat,
         chat::search_messages,
+        chat::watch_chats,
+        transfer::export_chats,
+        transfer::import_chats,
         models::active_model,
         models::get_load_settings,
         models::set_load_settings,

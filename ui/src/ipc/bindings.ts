@@ -121,7 +121,21 @@ export type SearchHit = { chatId: number, chatTitle: string, messageId: number, 
  */
 snippet: Array<SnippetPart>, createdAt: number, };
 
-export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store";
+export type ExportFormat = "json" | "markdown";
+
+export type SkippedChat = { 
+/**
+ * Its title, or "chat N" (its place in the file) when it has none.
+ */
+chat: string, reason: string, };
+
+export type ImportReport = { imported: Array<ChatSummary>, skipped: Array<SkippedChat>, 
+/**
+ * Parts of imported chats that were left out, e.g. settings this version cannot use.
+ */
+notes: Array<string>, };
+
+export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file";
 
 export type IpcError = { kind: IpcErrorKind, message: string, };
 

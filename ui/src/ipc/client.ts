@@ -1,18 +1,40 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from './bindings';
+import type { ChatEvent, ChatSummary, ModelInfo, SearchHit, StoredMessage } from './bindings';
 import type { LoadParams, LoadSettings, SamplingParams, SamplingSettings, SettingsScope } from './settings-types';
+
+/** Streams a turn's events; the command resolves after the terminal `finished`/`failed` event was sent. */
+export type OnChatEvent = (event: ChatEvent) => void;
 
 /**
  * Thin typed wrapper over the Rust commands. Rejections carry an IpcError `{ kind, message }`
  * (see bindings.ts); callers turn them into words with `errorMessage`.
  */
 export interface HearthApi {
+  /** Pinned chats first, then the most recently updated. */
   listChats(): Promise<ChatSummary[]>;
   createChat(): Promise<ChatSummary>;
+  /** The path on show: the chat's first message down to its current leaf. */
   listMessages(chatId: number): Promise<StoredMessage[]>;
-  /** Resolves after the terminal `finished`/`failed` event was sent. */
-  sendMessage(chatId: number, content: string, onEvent: (event: ChatEvent) => void): Promise<null>;
+  sendMessage(chatId: number, content: string, onEvent: OnChatEvent): Promise<null>;
+  /** A new version of user message `messageId` and a reply to it (events as for sendMessage). */
+  editMessage(chatId: number, messageId: number, content: string, onEvent: OnChatEvent): Promise<null>;
+  /** Another reply beside assistant message `messageId`; no `userSaved` event. */
+  regenerateReply(chatId: number, messageId: number, onEvent: OnChatEvent): Promise<null>;
+  /** Writes on from where reply `messageId` ended; the same message grows. */
+  continueReply(chatId: number, messageId: number, onEvent: OnChatEvent): Promise<null>;
   stopGeneration(chatId: number): Promise<null>;
+  /** Shows the branch through `messageId`; returns the new path. */
+  switchBranch(chatId: number, messageId: number): Promise<StoredMessage[]>;
+  /** Deletes a message and everything under it; returns the path now shown. */
+  deleteMessage(chatId: number, messageId: number): Promise<StoredMessage[]>;
+  renameChat(chatId: number, title: string): Promise<ChatSummary>;
+  pinChat(chatId: number, pinned: boolean): Promise<ChatSummary>;
+  setSystemPrompt(chatId: number, prompt: string): Promise<ChatSummary>;
+  deleteChat(chatId: number): Promise<null>;
+  /** Matching messages of every chat, best first, at most 50. Any text is a valid query. */
+  searchMessages(query: string): Promise<SearchHit[]>;
+  /** Calls `onChat` whenever the backend changed a chat on its own; resolves to the unsubscribe. */
+  onChatUpdated(onChat: (chat: ChatSummary) => void): Promise<() => void>;
   activeModel(): Promise<ModelInfo | null>;
   /** The sampling settings in force at `scope`, whether they are its own, the defaults, ranges and presets. */
   getSampling(scope: SettingsScope): Promise<SamplingSettings>;
@@ -31,15 +53,36 @@ export interface HearthApi {
   reloadModel(): Promise<LoadSettings>;
 }
 
+/** The turn commands all stream over a Channel passed as `onEvent`. */
+function streamTurn(command: string, args: Record<string, unknown>, onEvent: OnChatEvent): Promise<null> {
+  return invoke<null>(command, { ...args, onEvent: new Channel<ChatEvent>(onEvent) });
+}
+
 export const tauriApi: HearthApi = {
   listChats: () => invoke<ChatSummary[]>('list_chats'),
   createChat: () => invoke<ChatSummary>('create_chat'),
   listMessages: (chatId) => invoke<StoredMessage[]>('list_messages', { chatId }),
-  sendMessage: (chatId, content, onEvent) => {
-    const channel = new Channel<ChatEvent>(onEvent);
-    return invoke<null>('send_message', { chatId, content, onEvent: channel });
-  },
+  sendMessage: (chatId, content, onEvent) => streamTurn('send_message', { chatId, content }, onEvent),
+  editMessage: (chatId, messageId, content, onEvent) =>
+    streamTurn('edit_message', { chatId, messageId, content }, onEvent),
+  regenerateReply: (chatId, messageId, onEvent) => streamTurn('regenerate_reply', { chatId, messageId }, onEvent),
+  continueReply: (chatId, messageId, onEvent) => streamTurn('continue_reply', { chatId, messageId }, onEvent),
   stopGeneration: (chatId) => invoke<null>('stop_generation', { chatId }),
+  switchBranch: (chatId, messageId) => invoke<StoredMessage[]>('switch_branch', { chatId, messageId }),
+  deleteMessage: (chatId, messageId) => invoke<StoredMessage[]>('delete_message', { chatId, messageId }),
+  renameChat: (chatId, title) => invoke<ChatSummary>('rename_chat', { chatId, title }),
+  pinChat: (chatId, pinned) => invoke<ChatSummary>('pin_chat', { chatId, pinned }),
+  setSystemPrompt: (chatId, prompt) => invoke<ChatSummary>('set_system_prompt', { chatId, prompt }),
+  deleteChat: (chatId) => invoke<null>('delete_chat', { chatId }),
+  searchMessages: (query) => invoke<SearchHit[]>('search_messages', { query }),
+  onChatUpdated: async (onChat) => {
+    const channel = new Channel<ChatSummary>(onChat);
+    await invoke<null>('watch_chats', { onUpdate: channel });
+    // The backend forgets a channel once a send to it fails; until then, this side ignores it.
+    return () => {
+      channel.onmessage = () => {};
+    };
+  },
   activeModel: () => invoke<ModelInfo | null>('active_model'),
   getSampling: (scope) => invoke<SamplingSettings>('get_sampling', { scope }),
   setSampling: (params, scope) => invoke<SamplingParams>('set_sampling', { params, scope }),

@@ -1,49 +1,64 @@
 import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
+import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
+import { PENDING_REPLY_ID, PENDING_USER_ID, addsSibling, pathDuringTurn, startTurn, type TurnRequest } from './turns';
 
-/** Bookkeeping for the one reply being generated (not reactive; the UI reads `messages`). */
+/** Bookkeeping for the one turn being generated (not reactive; the UI reads `messages`). */
 type Stream = {
   chatId: number;
+  turn: TurnRequest;
   messageId: number | null;
   model: string | null;
-  /** All delta text handed over so far (used to restore the bubble after switching chats). */
+  /** The reply's whole text so far (a continued reply's included), to restore it after switching chats. */
   text: string;
+  /** The versions a regenerated reply joins, for its arrows before the path is read again. */
+  replySiblings: number[];
+  replyParent: number | null;
   userSaved: boolean;
   done: boolean;
 };
 
 export type Generating = { chatId: number; stopping: boolean };
 
+/** The user message being edited in place, and the text typed so far. */
+export type Editing = { messageId: number; text: string };
+
 /**
- * How long to wait for the terminal channel event after `send_message` resolved. Tauri delivers
+ * How long to wait for the terminal channel event after a turn command resolved. Tauri delivers
  * channel messages and the command response separately, so the response may win the race.
  */
 export const TERMINAL_EVENT_GRACE_MS = 2000;
 
 /** All chat-screen state plus the streaming logic; components only render it. */
 export class ChatStore {
+  /** Pinned first, then the most recently updated. */
   chats = $state<ChatSummary[]>([]);
   activeChatId = $state<number | null>(null);
-  /** Messages of the active chat, chronological. */
+  /** The active chat's path on show (root to current leaf), chronological. */
   messages = $state<StoredMessage[]>([]);
   model = $state<ModelInfo | null>(null);
   /** True once the first list_chats/active_model round trip ended (either way). */
   ready = $state(false);
   loadingMessages = $state(false);
   draft = $state('');
+  editing = $state<Editing | null>(null);
   error = $state<string | null>(null);
   generating = $state<Generating | null>(null);
 
   activeChat = $derived(this.chats.find((c) => c.id === this.activeChatId) ?? null);
   generatingHere = $derived(this.generating !== null && this.generating.chatId === this.activeChatId);
+  /** One turn at a time: the backend answers `busy` to a second one. */
+  busy = $derived(this.generating !== null);
   canSend = $derived(this.draft.trim().length > 0 && this.generating === null);
 
   readonly #api: HearthApi;
   readonly #batcher: DeltaBatcher;
   #stream: Stream | null = null;
   #loadToken = 0;
+  #loading: Promise<void> = Promise.resolve();
+  #turnsStarted = 0;
   #graceTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(api: HearthApi, frames: FrameScheduler = animationFrames) {
@@ -64,6 +79,17 @@ export class ChatStore {
       this.showError(chats.reason);
     }
     this.ready = true;
+  }
+
+  /** Apply the backend's own changes to chats (automatic titles); resolves to the unsubscribe. */
+  async listen(): Promise<() => void> {
+    try {
+      return await this.#api.onChatUpdated((chat) => this.applyChatUpdate(chat));
+    } catch (e) {
+      // Not worth a banner: titles still arrive with the next list_chats.
+      console.warn('background chat updates are not available:', errorMessage(e));
+      return () => {};
+    }
   }
 
   showError(error: unknown): void {
@@ -90,21 +116,21 @@ export class ChatStore {
     }
   }
 
-  async selectChat(chatId: number): Promise<void> {
-    if (chatId === this.activeChatId) return;
+  /** Show `chatId`; resolves once its messages are loaded (also when it already was the active chat). */
+  selectChat(chatId: number): Promise<void> {
+    if (chatId === this.activeChatId) return this.#loading;
     this.activeChatId = chatId;
     this.messages = [];
-    await this.#loadMessages(chatId);
+    this.editing = null;
+    return this.#loadMessages(chatId);
   }
 
   async newChat(): Promise<ChatSummary | null> {
     try {
       const chat = await this.#api.createChat();
-      this.chats = [chat, ...this.chats.filter((c) => c.id !== chat.id)];
-      this.#loadToken += 1; // drop any in-flight load of the previous chat
+      this.chats = sortChats([chat, ...this.chats.filter((c) => c.id !== chat.id)]);
+      this.#showNothing();
       this.activeChatId = chat.id;
-      this.messages = [];
-      this.loadingMessages = false;
       return chat;
     } catch (e) {
       this.showError(e);
@@ -112,7 +138,40 @@ export class ChatStore {
     }
   }
 
-  /** Send the draft to the active chat (creating one if none). Resolves when the reply ended. */
+  applyChatUpdate(chat: ChatSummary): void {
+    this.chats = replaceChat(this.chats, chat);
+  }
+
+  renameChat(chatId: number, title: string): Promise<boolean> {
+    return this.#updateChat(() => this.#api.renameChat(chatId, title.trim()));
+  }
+
+  pinChat(chatId: number, pinned: boolean): Promise<boolean> {
+    return this.#updateChat(() => this.#api.pinChat(chatId, pinned));
+  }
+
+  setSystemPrompt(chatId: number, prompt: string): Promise<boolean> {
+    return this.#updateChat(() => this.#api.setSystemPrompt(chatId, prompt));
+  }
+
+  /** Delete a chat; when it was on show, the next one in the list (or none) is shown instead. */
+  async deleteChat(chatId: number): Promise<boolean> {
+    try {
+      await this.#api.deleteChat(chatId);
+    } catch (e) {
+      this.showError(e);
+      return false;
+    }
+    const next = chatAfterRemoval(this.chats, chatId);
+    this.chats = this.chats.filter((c) => c.id !== chatId);
+    if (this.activeChatId === chatId) {
+      if (next) await this.selectChat(next.id);
+      else this.#showNothing();
+    }
+    return true;
+  }
+
+  /** Send the draft to the active chat (creating one if none). Resolves when the call ended. */
   async send(): Promise<boolean> {
     const content = this.draft.trim();
     if (!content || this.generating !== null) return false;
@@ -123,29 +182,34 @@ export class ChatStore {
       if (!chat) return false;
       chatId = chat.id;
     }
-
     this.draft = '';
-    this.error = null;
-    const stream: Stream = { chatId, messageId: null, model: null, text: '', userSaved: false, done: false };
-    this.#stream = stream;
-    this.generating = { chatId, stopping: false };
+    return this.#runTurn(chatId, { kind: 'send', content });
+  }
 
-    try {
-      await this.#api.sendMessage(chatId, content, (event) => this.#onEvent(stream, event));
-      if (!stream.done) {
-        // The response beat the terminal event; give the channel a moment, then resync.
-        this.#graceTimer = setTimeout(() => {
-          this.#graceTimer = null;
-          if (!stream.done) void this.#abandon(stream);
-        }, TERMINAL_EVENT_GRACE_MS);
-      }
-      return true;
-    } catch (e) {
-      this.showError(e);
-      if (!stream.userSaved && this.draft === '') this.draft = content; // nothing was sent: keep the text
-      if (!stream.done) await this.#abandon(stream);
-      return false;
-    }
+  startEdit(messageId: number): void {
+    const message = this.#find(messageId);
+    if (message?.role === 'user') this.editing = { messageId, text: message.content };
+  }
+
+  cancelEdit(): void {
+    this.editing = null;
+  }
+
+  /** Send the edited text as a new version of its message, and stream a reply to it. */
+  async saveEdit(): Promise<boolean> {
+    const editing = this.editing;
+    const content = editing?.text.trim();
+    if (!editing || !content || this.activeChatId === null || this.generating !== null) return false;
+    this.editing = null;
+    return this.#runTurn(this.activeChatId, { kind: 'edit', messageId: editing.messageId, content });
+  }
+
+  regenerate(messageId: number): Promise<boolean> {
+    return this.#turnOnActive({ kind: 'regenerate', messageId });
+  }
+
+  continueReply(messageId: number): Promise<boolean> {
+    return this.#turnOnActive({ kind: 'continue', messageId });
   }
 
   async stop(): Promise<void> {
@@ -160,19 +224,144 @@ export class ChatStore {
     }
   }
 
-  async #loadMessages(chatId: number): Promise<void> {
-    const token = ++this.#loadToken;
-    this.loadingMessages = true;
-    try {
-      const messages = await this.#api.listMessages(chatId);
-      if (token !== this.#loadToken) return;
-      this.messages = messages;
-      this.#restoreStream();
-    } catch (e) {
-      if (token === this.#loadToken) this.showError(e);
-    } finally {
-      if (token === this.#loadToken) this.loadingMessages = false;
+  /** Show the branch through `messageId` (one of a message's versions). */
+  switchBranch(messageId: number): Promise<boolean> {
+    return this.#replacePath((chatId) => this.#api.switchBranch(chatId, messageId));
+  }
+
+  /** Delete a message and everything under it; the backend says which path is shown then. */
+  deleteMessage(messageId: number): Promise<boolean> {
+    if (this.editing?.messageId === messageId) this.editing = null;
+    return this.#replacePath((chatId) => this.#api.deleteMessage(chatId, messageId));
+  }
+
+  /**
+   * Show message `messageId` of chat `chatId` (a search result): open the chat and, when the
+   * message is on another branch, switch to it. True when the message is on the path then.
+   */
+  async openMessage(chatId: number, messageId: number): Promise<boolean> {
+    await this.selectChat(chatId);
+    if (this.activeChatId !== chatId) return false;
+    if (this.#find(messageId)) return true;
+    if (this.generating?.chatId === chatId) {
+      this.showError('That message is on another branch: open it once the reply has finished.');
+      return false;
     }
+    return (await this.switchBranch(messageId)) && this.#find(messageId) !== undefined;
+  }
+
+  #turnOnActive(turn: TurnRequest): Promise<boolean> {
+    if (this.activeChatId === null || this.generating !== null) return Promise.resolve(false);
+    return this.#runTurn(this.activeChatId, turn);
+  }
+
+  /** The one code path of every turn: optimistic path, streaming, terminal-event grace, undo. */
+  async #runTurn(chatId: number, turn: TurnRequest): Promise<boolean> {
+    this.error = null;
+    const before = this.messages;
+    const original = 'messageId' in turn ? this.#find(turn.messageId) : undefined;
+    const stream: Stream = {
+      chatId,
+      turn,
+      messageId: null,
+      model: null,
+      text: turn.kind === 'continue' ? (original?.content ?? '') : '',
+      replySiblings: turn.kind === 'regenerate' ? (original?.siblings ?? []) : [],
+      replyParent: turn.kind === 'regenerate' ? (original?.parentId ?? null) : null,
+      userSaved: false,
+      done: false,
+    };
+    this.#stream = stream;
+    this.#turnsStarted += 1;
+    this.generating = { chatId, stopping: false };
+    if (this.activeChatId === chatId) this.messages = pathDuringTurn(before, turn);
+
+    try {
+      await startTurn(this.#api, chatId, turn, (event) => this.#onEvent(stream, event));
+      if (!stream.done) {
+        // The response beat the terminal event; give the channel a moment, then resync.
+        this.#graceTimer = setTimeout(() => {
+          this.#graceTimer = null;
+          if (!stream.done) void this.#abandon(stream);
+        }, TERMINAL_EVENT_GRACE_MS);
+      }
+      return true;
+    } catch (e) {
+      this.showError(e);
+      if (!stream.userSaved && stream.messageId === null) this.#undo(stream, before);
+      if (!stream.done) await this.#abandon(stream);
+      return false;
+    }
+  }
+
+  /** Nothing was saved: put back the path and what the user typed. */
+  #undo(stream: Stream, before: StoredMessage[]): void {
+    const { turn, chatId } = stream;
+    if (this.activeChatId === chatId) this.messages = before;
+    if (turn.kind === 'send' && this.draft === '') this.draft = turn.content;
+    if (turn.kind === 'edit' && this.activeChatId === chatId && this.editing === null) {
+      this.editing = { messageId: turn.messageId, text: turn.content };
+    }
+  }
+
+  async #updateChat(request: () => Promise<ChatSummary>): Promise<boolean> {
+    try {
+      this.applyChatUpdate(await request());
+      return true;
+    } catch (e) {
+      this.showError(e);
+      return false;
+    }
+  }
+
+  /**
+   * Replace the active chat's path with what `request` returns; never while this chat streams, as
+   * its reply would land on the wrong path.
+   */
+  async #replacePath(request: (chatId: number) => Promise<StoredMessage[]>): Promise<boolean> {
+    const chatId = this.activeChatId;
+    if (chatId === null || this.generating?.chatId === chatId) return false;
+    const token = ++this.#loadToken;
+    try {
+      const path = await request(chatId);
+      if (token === this.#loadToken) this.messages = path;
+      return true;
+    } catch (e) {
+      this.showError(e);
+      return false;
+    }
+  }
+
+  #showNothing(): void {
+    this.#loadToken += 1; // drop any in-flight load of the previous chat
+    this.activeChatId = null;
+    this.messages = [];
+    this.editing = null;
+    this.loadingMessages = false;
+  }
+
+  /**
+   * Read the active path. `refresh`: the chat is already on show (a turn added siblings), so keep
+   * it on screen meanwhile, and drop the answer if another turn started since.
+   */
+  #loadMessages(chatId: number, refresh = false): Promise<void> {
+    const token = ++this.#loadToken;
+    const turns = this.#turnsStarted;
+    if (!refresh) this.loadingMessages = true;
+    const load = async () => {
+      try {
+        const messages = await this.#api.listMessages(chatId);
+        if (token !== this.#loadToken || (refresh && turns !== this.#turnsStarted)) return;
+        this.messages = messages;
+        this.#restoreStream();
+      } catch (e) {
+        if (token === this.#loadToken) this.showError(e);
+      } finally {
+        if (token === this.#loadToken) this.loadingMessages = false;
+      }
+    };
+    this.#loading = load();
+    return this.#loading;
   }
 
   #onEvent(stream: Stream, event: ChatEvent): void {
@@ -180,14 +369,15 @@ export class ChatStore {
     switch (event.event) {
       case 'userSaved': {
         stream.userSaved = true;
-        this.#upsert(stream.chatId, event.data.message);
+        stream.replyParent = event.data.message.id;
+        this.#upsert(stream.chatId, event.data.message, PENDING_USER_ID);
         void this.refreshChats(); // the backend may have titled the chat from this message
         break;
       }
       case 'replyStarted': {
         stream.messageId = event.data.messageId;
         stream.model = event.data.model;
-        this.#upsert(stream.chatId, this.#placeholder(stream));
+        this.#upsert(stream.chatId, this.#liveReply(stream));
         break;
       }
       case 'delta':
@@ -201,9 +391,7 @@ export class ChatStore {
       case 'failed': {
         this.#batcher.flush();
         if (event.data.message) this.#upsert(stream.chatId, event.data.message);
-        else if (stream.messageId !== null && this.activeChatId === stream.chatId) {
-          this.messages = this.messages.filter((m) => m.id !== stream.messageId);
-        }
+        else this.#dropLiveReply(stream);
         this.showError(event.data.error);
         this.#finish(stream);
         break;
@@ -220,6 +408,17 @@ export class ChatStore {
     if (msg) msg.content += text;
   }
 
+  /** The reply failed and nothing was saved: a new reply leaves, a continued one keeps its text. */
+  #dropLiveReply(stream: Stream): void {
+    if (stream.messageId === null || this.activeChatId !== stream.chatId) return;
+    if (stream.turn.kind === 'continue') {
+      const msg = this.#find(stream.messageId);
+      if (msg) msg.status = 'failed';
+    } else {
+      this.messages = this.messages.filter((m) => m.id !== stream.messageId);
+    }
+  }
+
   #finish(stream: Stream): void {
     stream.done = true;
     if (this.#graceTimer !== null) {
@@ -231,6 +430,9 @@ export class ChatStore {
       this.#stream = null;
       this.generating = null;
       void this.refreshChats();
+    }
+    if (addsSibling(stream.turn) && this.activeChatId === stream.chatId) {
+      void this.#loadMessages(stream.chatId, true); // the versions' `siblings` changed
     }
   }
 
@@ -252,13 +454,17 @@ export class ChatStore {
       msg.content = stream.text;
       msg.status = 'streaming';
     } else {
-      this.messages.push(this.#placeholder(stream));
+      this.messages.push(this.#liveReply(stream));
     }
   }
 
-  #placeholder(stream: Stream): StoredMessage {
+  /** The streaming reply as shown: the continued message itself, or a new placeholder. */
+  #liveReply(stream: Stream): StoredMessage {
+    const id = stream.messageId ?? PENDING_REPLY_ID;
+    const existing = this.#find(id);
+    if (existing) return { ...existing, content: stream.text, status: 'streaming', model: stream.model ?? existing.model };
     return {
-      id: stream.messageId ?? -1,
+      id,
       chatId: stream.chatId,
       role: 'assistant',
       content: stream.text,
@@ -266,8 +472,8 @@ export class ChatStore {
       createdAt: Date.now(),
       model: stream.model,
       stats: null,
-      parentId: null,
-      siblings: stream.messageId === null ? [] : [stream.messageId],
+      parentId: stream.replyParent,
+      siblings: [...stream.replySiblings, id],
     };
   }
 
@@ -278,10 +484,10 @@ export class ChatStore {
     return undefined;
   }
 
-  /** Insert or replace a message of `chatId` if that chat is on screen. */
-  #upsert(chatId: number, message: StoredMessage): void {
+  /** Insert or replace (the message of the same id, or the stand-in `replacing`) if `chatId` is on screen. */
+  #upsert(chatId: number, message: StoredMessage, replacing?: number): void {
     if (this.activeChatId !== chatId) return;
-    const index = this.messages.findIndex((m) => m.id === message.id);
+    const index = this.messages.findIndex((m) => m.id === message.id || m.id === replacing);
     if (index >= 0) this.messages[index] = message;
     else this.messages.push(message);
   }

@@ -33,18 +33,39 @@ export function formatDropped(stats: ReplyStats | null | undefined): string {
   return `${n} earlier ${n === 1 ? 'message' : 'messages'} left out to fit the context`;
 }
 
-/** Small label shown on messages that did not complete normally; null when none. */
-export function statusLabel(status: MessageStatus): string | null {
-  switch (status) {
+/** The label under a reply that did not end where the model ended it; null when it did. */
+export function replyNotice(message: { status: MessageStatus; stats: ReplyStats | null }): string | null {
+  switch (message.status) {
     case 'stopped':
       return 'Stopped';
     case 'interrupted':
-      return 'Interrupted';
+      return 'Interrupted — Hearth closed while this reply was being written';
     case 'failed':
       return 'Failed';
+    case 'complete':
+      return message.stats?.cutAtLimit ? 'Cut off at the length limit' : null;
     default:
       return null;
   }
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const SHORT_DATE = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short' });
+const LONG_DATE = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric' });
+
+/** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", then a date ("12 Mar", "12 Mar 2023"). */
+export function relativeDate(ms: number, now: number = Date.now()): string {
+  const ago = Math.max(0, now - ms);
+  if (ago < MINUTE) return 'just now';
+  if (ago < HOUR) return `${Math.floor(ago / MINUTE)} min ago`;
+  if (ago < DAY) return `${Math.floor(ago / HOUR)} h ago`;
+  const days = Math.floor(ago / DAY);
+  if (days === 1) return 'yesterday';
+  if (days < 7) return `${days} days ago`;
+  const sameYear = new Date(ms).getFullYear() === new Date(now).getFullYear();
+  return (sameYear ? SHORT_DATE : LONG_DATE).format(ms);
 }
 
 export function formatBytes(bytes: number): string {

@@ -1,21 +1,23 @@
 // Browser test: the built UI (ui/dist) in headless Chromium with a mocked Tauri IPC.
 // Run with `npm run test:browser` (builds first) or `node --test tests/browser/chat.test.mjs`.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { installMockTauri } from './mock-tauri.mjs';
-import { serveStatic } from './static-server.mjs';
+import {
+  MODEL,
+  RESULTS,
+  TIMEOUT,
+  inBothSchemes,
+  lastAssistant,
+  messages,
+  mockState,
+  openApp,
+  shot,
+  useBrowser,
+  waitForStatus,
+  withApp,
+} from './harness.mjs';
 
-const UI = fileURLToPath(new URL('../../', import.meta.url));
-const DIST = `${UI}dist`;
-const RESULTS = `${UI}test-results`;
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const TIMEOUT = 60_000;
-
-const MODEL = { name: 'Llama-3.2-3B-Instruct-Q4_K_M', path: '/home/me/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf', sizeBytes: 2_019_377_696 };
+useBrowser();
 
 const REPLY_MD = [
   'Sure! Here are **three** cozy ideas:',
@@ -31,62 +33,6 @@ const REPLY_MD = [
   '    print(idea)',
   '```',
 ].join('\n');
-
-let server;
-let browser;
-
-before(async () => {
-  if (!existsSync(`${DIST}/index.html`)) {
-    execFileSync(process.execPath, [`${UI}node_modules/vite/bin/vite.js`, 'build'], { cwd: UI, stdio: 'inherit' });
-  }
-  mkdirSync(RESULTS, { recursive: true });
-  server = await serveStatic(DIST);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-/** Open the app with a fresh mock backend; collects console errors (CSP violations included). */
-async function openApp(config = {}, { query = '', colorScheme = 'light' } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1180, height: 760 }, deviceScaleFactor: 1, colorScheme });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(msg.text());
-  });
-  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-  await page.addInitScript(installMockTauri, { model: MODEL, ...config });
-  await page.goto(server.url + query);
-  await page.getByTestId('composer').waitFor();
-  return { page, context, problems };
-}
-
-const messages = (page) => page.getByTestId('message');
-const lastAssistant = (page) => page.locator('[data-testid="message"][data-role="assistant"]').last();
-
-async function waitForStatus(locator, status) {
-  await locator.and(locator.page().locator(`[data-status="${status}"]`)).waitFor({ timeout: 15_000 });
-}
-
-async function mockState(page) {
-  return page.evaluate(() => ({ calls: window.__hearthMock.calls, contractErrors: window.__hearthMock.contractErrors }));
-}
 
 /** Sample the last assistant bubble's text every frame until its status leaves "streaming". */
 async function sampleStream(page) {
@@ -109,34 +55,6 @@ async function sampleStream(page) {
         tick();
       }),
   );
-}
-
-/** Open the app, run `body`, then check the mock saw no contract violations and the page no errors. */
-async function withApp(config, body, options) {
-  const { page, context, problems } = await openApp(config, options);
-  try {
-    await body(page);
-    assert.deepEqual((await mockState(page)).contractErrors, []);
-    assert.deepEqual(problems, [], 'no console errors or CSP violations');
-  } finally {
-    await context.close();
-  }
-}
-
-/** Run `shoot` in a fresh app in light, then dark mode; `suffix` ('' or '-dark') names the files. */
-async function inBothSchemes(config, shoot) {
-  for (const colorScheme of ['light', 'dark']) {
-    await withApp(config, (page) => shoot(page, colorScheme === 'dark' ? '-dark' : ''), { colorScheme });
-  }
-}
-
-/** Screenshot `test-results/<name>.png` once hover and focus transitions have settled. */
-async function shot(page, name) {
-  await page.mouse.move(600, 400);
-  await page.waitForTimeout(250);
-  const file = `${RESULTS}/${name}.png`;
-  await page.screenshot({ path: file });
-  assert.ok(existsSync(file));
 }
 
 describe('Hearth chat screen', () => {
@@ -351,7 +269,7 @@ describe('Hearth chat screen', () => {
       { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
       { id: 3, title: 'Sourdough starter schedule', updatedAt: 10 },
     ];
-    const stats = { promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0 };
+    const stats = { promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false };
     const history = [
       { id: 11, chatId: 1, role: 'user', content: 'Plan a slow, cozy Saturday evening at home.', status: 'complete', createdAt: 1, model: null, stats: null },
       { id: 12, chatId: 1, role: 'assistant', content: REPLY_MD, status: 'complete', createdAt: 2, model: MODEL.name, stats },
@@ -377,7 +295,7 @@ describe('Hearth chat screen', () => {
   });
 
   test('a reply that left earlier messages out says so under it', { timeout: TIMEOUT }, async () => {
-    const stats = { promptTokens: 8100, cachedTokens: 7900, completionTokens: 42, ttftMs: 95, decodeTps: 38.5, droppedMessages: 0 };
+    const stats = { promptTokens: 8100, cachedTokens: 7900, completionTokens: 42, ttftMs: 95, decodeTps: 38.5, droppedMessages: 0, cutAtLimit: false };
     const history = [
       { id: 11, chatId: 1, role: 'user', content: 'Summarize what we decided so far.', status: 'complete', createdAt: 1, model: null, stats: null },
       { id: 12, chatId: 1, role: 'assistant', content: 'We settled on **rain** as the theme.', status: 'complete', createdAt: 2, model: MODEL.name, stats: { ...stats, droppedMessages: 1 } },

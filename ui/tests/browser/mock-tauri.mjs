@@ -6,9 +6,11 @@
  *   - `transformCallback(cb, once)` / `unregisterCallback(id)`: the callback registry;
  *   - channel messages are delivered by calling the channel's callback with `{ index, message }`,
  *     and the end of the channel with `{ index, end: true }` (what Rust's Channel drop sends).
- * Behind it sits an in-memory backend: chats that stream replies in timed deltas, sampling settings
- * per scope with the backend's inheritance, presets, and a model whose load settings can be saved
- * and reloaded.
+ * Behind it sits an in-memory backend: chats whose history is a tree (edit, regenerate, continue,
+ * switch branch, delete a subtree) with replies streamed in timed deltas, chat rename/pin/system
+ * prompt/delete, message search, chats changed in the background (`watch_chats`, `__hearthMock.updateChat`), sampling
+ * settings per scope with the backend's inheritance, presets, and a model whose load settings can
+ * be saved and reloaded.
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
@@ -71,8 +73,8 @@ export function installMockTauri(config) {
   function channel(arg) {
     const m = /^__CHANNEL__:(\d+)$/.exec(String(arg));
     if (!m) {
-      state.contractErrors.push(`onEvent is not a serialized Channel: ${JSON.stringify(arg)}`);
-      throw { kind: 'invalidInput', message: 'onEvent must be a Channel' };
+      state.contractErrors.push(`argument is not a serialized Channel: ${JSON.stringify(arg)}`);
+      throw { kind: 'invalidInput', message: 'expected a Channel' };
     }
     const id = Number(m[1]);
     let index = 0;
@@ -101,7 +103,6 @@ export function installMockTauri(config) {
     return chat;
   }
 
-  const sortedChats = () => clone([...state.chats].sort((a, b) => b.updatedAt - a.updatedAt || b.id - a.id));
 
   function chunks(text, size) {
     const out = [];
@@ -362,28 +363,227 @@ export function installMockTauri(config) {
   if (config.sampling) state.sampling.sampling = { ...clone(DEFAULT_SAMPLING), ...clone(config.sampling) };
   state.presets = (config.presets ?? []).map((p) => ({ name: p.name, params: { ...clone(DEFAULT_SAMPLING), ...clone(p.params) }, builtIn: false }));
 
-  let clock = 1_700_000_000_000;
+  let clock = Date.now();
   const now = () => ++clock;
 
-  async function sendMessage(payload) {
-    expectArgs('send_message', payload, { chatId: 'number', content: 'string', onEvent: 'string' });
+  // --- History as a tree, as hearth-store keeps it: parent links and a current leaf per chat. ---
+  /** Message by id (kept in step with state.messages). */
+  const byId = new Map();
+  {
+    // Fixtures without parent links are linear chats; without `leafId` a chat shows its last message.
+    const last = new Map();
+    for (const m of state.messages) {
+      if (!('parentId' in m)) m.parentId = last.get(m.chatId) ?? null;
+      delete m.siblings; // derived on the way out
+      last.set(m.chatId, m.id);
+      byId.set(m.id, m);
+    }
+    for (const c of state.chats) {
+      c.pinned ??= false;
+      c.systemPrompt ??= '';
+      if (!('leafId' in c)) c.leafId = last.get(c.id) ?? null;
+    }
+    state.nextId = Math.max(state.nextId, ...state.messages.map((m) => m.id + 1), ...state.chats.map((c) => c.id + 1));
+  }
+
+  const summary = (chat) => clone({ id: chat.id, title: chat.title, updatedAt: chat.updatedAt, pinned: chat.pinned, systemPrompt: chat.systemPrompt });
+  /** list_chats' order: pinned first, then the most recently updated. */
+  const sortedChats = () =>
+    [...state.chats].sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt || b.id - a.id).map(summary);
+
+  const childrenOf = (id) => state.messages.filter((m) => m.parentId === id);
+
+  /** Messages as the backend sends them: with `siblings`, the ids of each one's parent's children, oldest first. */
+  function withSiblings(messages) {
+    const children = new Map();
+    for (const m of state.messages) {
+      const key = `${m.chatId}:${m.parentId}`;
+      if (!children.has(key)) children.set(key, []);
+      children.get(key).push(m.id);
+    }
+    for (const ids of children.values()) ids.sort((a, b) => a - b);
+    return messages.map((m) => ({ ...clone(m), siblings: children.get(`${m.chatId}:${m.parentId}`) }));
+  }
+  const decorate = (m) => withSiblings([m])[0];
+
+  /** The chat's first message down to `id`. */
+  function pathTo(id) {
+    const path = [];
+    for (let m = byId.get(id); m; m = m.parentId === null ? undefined : byId.get(m.parentId)) path.push(m);
+    return path.reverse();
+  }
+  const shownPath = (chat) => (chat.leafId === null ? [] : withSiblings(pathTo(chat.leafId)));
+
+  /** Follows the newest child down from `id`. */
+  function newestLeaf(id) {
+    for (;;) {
+      const kids = childrenOf(id);
+      if (kids.length === 0) return id;
+      id = Math.max(...kids.map((k) => k.id));
+    }
+  }
+
+  function messageOf(chat, id, role) {
+    const m = byId.get(id);
+    if (!m || m.chatId !== chat.id) throw { kind: 'notFound', message: `Message ${id} does not exist.` };
+    if (role && m.role !== role) throw { kind: 'invalidInput', message: `message ${id} is not a ${role} message of this chat` };
+    return m;
+  }
+
+  /** Adds a message under `parentId` and shows its branch; the first user message titles the chat. */
+  function append(chat, parentId, fields) {
+    const m = { id: state.nextId++, chatId: chat.id, parentId, status: 'complete', createdAt: now(), model: null, stats: null, ...fields };
+    state.messages.push(m);
+    byId.set(m.id, m);
+    chat.leafId = m.id;
+    chat.updatedAt = now();
+    if (!chat.title && m.role === 'user') chat.title = m.content.split('\n')[0].slice(0, 48);
+    return m;
+  }
+
+  function switchBranch(payload) {
+    expectArgs('switch_branch', payload, { chatId: 'number', messageId: 'number' });
+    const chat = findChat(payload.chatId);
+    messageOf(chat, payload.messageId);
+    chat.leafId = newestLeaf(payload.messageId);
+    return shownPath(chat);
+  }
+
+  /** Deletes the message's subtree; a path through it moves to the newest remaining sibling's branch, else ends at the parent. */
+  function deleteMessage(payload) {
+    expectArgs('delete_message', payload, { chatId: 'number', messageId: 'number' });
+    const chat = findChat(payload.chatId);
+    const message = messageOf(chat, payload.messageId);
+    const onPath = chat.leafId !== null && pathTo(chat.leafId).some((m) => m.id === message.id);
+    const siblings = decorate(message).siblings;
+    const doomed = new Set([message.id]);
+    for (let grew = true; grew; ) {
+      const before = doomed.size;
+      for (const m of state.messages) if (doomed.has(m.parentId)) doomed.add(m.id);
+      grew = doomed.size > before;
+    }
+    state.messages = state.messages.filter((m) => !doomed.has(m.id));
+    for (const id of doomed) byId.delete(id);
+    if (onPath) {
+      const sibling = [...siblings].reverse().find((id) => id !== message.id);
+      chat.leafId = sibling === undefined ? message.parentId : newestLeaf(sibling);
+    }
+    return shownPath(chat);
+  }
+
+  function deleteChat(payload) {
+    expectArgs('delete_chat', payload, { chatId: 'number' });
+    findChat(payload.chatId);
+    const gen = state.generating.get(payload.chatId);
+    if (gen) gen.stop = true;
+    state.chats = state.chats.filter((c) => c.id !== payload.chatId);
+    state.messages = state.messages.filter((m) => m.chatId !== payload.chatId);
+    return null;
+  }
+
+  /** rename_chat, pin_chat, set_system_prompt: one field of the chat, answered with its summary. */
+  function updateChat(cmd, payload, field, type, value = (v) => v) {
+    expectArgs(cmd, payload, { chatId: 'number', [field]: type });
+    const chat = findChat(payload.chatId);
+    const key = { title: 'title', pinned: 'pinned', prompt: 'systemPrompt' }[field];
+    chat[key] = value(payload[field]);
+    return summary(chat);
+  }
+
+  // --- Search: case-insensitive substrings of the query's words, all of them; snippets as parts. ---
+  const SNIPPET_BEFORE = 40;
+  const SNIPPET_AFTER = 120;
+
+  function snippet(text, words) {
+    const lower = text.toLowerCase();
+    const first = Math.min(...words.map((w) => lower.indexOf(w)));
+    const start = Math.max(0, first - SNIPPET_BEFORE);
+    const end = Math.min(text.length, first + SNIPPET_AFTER);
+    const hit = new Array(end - start).fill(false);
+    for (const w of words) {
+      for (let at = lower.indexOf(w, start); at >= 0 && at < end; at = lower.indexOf(w, at + 1)) {
+        for (let i = at; i < Math.min(at + w.length, end); i++) hit[i - start] = true;
+      }
+    }
+    const parts = [];
+    for (let i = 0; i < hit.length; i++) {
+      const ch = text[start + i];
+      if (parts.length > 0 && parts.at(-1).hit === hit[i]) parts.at(-1).text += ch;
+      else parts.push({ text: ch, hit: hit[i] });
+    }
+    if (start > 0) parts.unshift({ text: '…', hit: false });
+    if (end < text.length) parts.push({ text: '…', hit: false });
+    return parts;
+  }
+
+  function searchMessages(payload) {
+    expectArgs('search_messages', payload, { query: 'string' });
+    const words = (payload.query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+    const hits = [];
+    if (words.length === 0) return hits;
+    for (const m of [...state.messages].reverse()) {
+      if (hits.length === 50) break;
+      const lower = m.content.toLowerCase();
+      if (m.status === 'streaming' || !words.every((w) => lower.includes(w))) continue;
+      const chat = findChat(m.chatId);
+      hits.push({ chatId: m.chatId, chatTitle: chat.title, messageId: m.id, role: m.role, snippet: snippet(m.content, words), createdAt: m.createdAt });
+    }
+    return hits;
+  }
+
+  // --- Chats changed in the background (watch_chats channels), and a test's way to cause it. ---
+  const watchers = [];
+  /** Stands in for the backend changing a chat on its own (an automatic title): change it, tell the watchers. */
+  state.updateChat = (chatId, patch) => {
+    const chat = findChat(chatId);
+    Object.assign(chat, patch);
+    for (const watcher of watchers) watcher.send(summary(chat));
+  };
+
+  // --- Turns: send, edit, regenerate and continue share one streaming path. ---
+  const TURNS = {
+    send_message: {
+      args: { content: 'string' },
+      plan: (chat, p) => ({ user: { parentId: chat.leafId, content: p.content } }),
+    },
+    edit_message: {
+      args: { messageId: 'number', content: 'string' },
+      plan: (chat, p) => ({ user: { parentId: messageOf(chat, p.messageId, 'user').parentId, content: p.content } }),
+    },
+    regenerate_reply: {
+      args: { messageId: 'number' },
+      plan: (chat, p) => ({ replyParent: messageOf(chat, p.messageId, 'assistant').parentId }),
+    },
+    continue_reply: {
+      args: { messageId: 'number' },
+      plan: (chat, p) => {
+        const partial = messageOf(chat, p.messageId, 'assistant');
+        if (partial.status === 'streaming') throw { kind: 'invalidInput', message: 'this reply is still being written' };
+        return { continued: partial };
+      },
+    },
+  };
+
+  async function runTurn(cmd, payload) {
+    const turn = TURNS[cmd];
+    expectArgs(cmd, payload, { chatId: 'number', ...turn.args, onEvent: 'string' });
     const events = channel(payload.onEvent);
     const chat = findChat(payload.chatId);
+    if ('content' in turn.args && payload.content.trim() === '') throw { kind: 'invalidInput', message: 'the message is empty' };
     if (!state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
     if (state.generating.size > 0) throw { kind: 'busy', message: 'A reply is already being generated.' };
+    const plan = turn.plan(chat, payload);
     const reply = state.replies.shift() ?? state.defaultReply;
     const gen = { stop: false };
     state.generating.set(chat.id, gen);
 
-    const user = { id: state.nextId++, chatId: chat.id, role: 'user', content: payload.content, status: 'complete', createdAt: now(), model: null, stats: null };
-    state.messages.push(user);
-    if (!chat.title) chat.title = payload.content.split('\n')[0].slice(0, 48);
-    chat.updatedAt = now();
-    const assistant = { id: state.nextId++, chatId: chat.id, role: 'assistant', content: '', status: 'streaming', createdAt: now(), model: state.model.name, stats: null };
-    state.messages.push(assistant);
+    const user = plan.user && append(chat, plan.user.parentId, { role: 'user', content: plan.user.content });
+    const assistant =
+      plan.continued ?? append(chat, user ? user.id : plan.replyParent, { role: 'assistant', content: '', status: 'streaming', model: state.model.name });
+    assistant.status = 'streaming';
 
     await delay(5);
-    events.send({ event: 'userSaved', data: { message: user } });
+    if (user) events.send({ event: 'userSaved', data: { message: decorate(user) } });
     await delay(reply.ttftMs ?? 40);
     events.send({ event: 'replyStarted', data: { messageId: assistant.id, model: state.model.name } });
     const started = performance.now();
@@ -398,16 +598,16 @@ export function installMockTauri(config) {
     const seconds = Math.max((performance.now() - started) / 1000, 0.001);
     assistant.stats = {
       promptTokens: 24, cachedTokens: 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40, decodeTps: tokens / seconds,
-      droppedMessages: reply.droppedMessages ?? 0,
+      droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
     };
     chat.updatedAt = now();
     state.generating.delete(chat.id);
     if (reply.failWith && !gen.stop) {
       assistant.status = 'failed';
-      events.send({ event: 'failed', data: { error: reply.failWith, message: assistant } });
+      events.send({ event: 'failed', data: { error: reply.failWith, message: decorate(assistant) } });
     } else {
       assistant.status = gen.stop ? 'stopped' : 'complete';
-      events.send({ event: 'finished', data: { message: assistant } });
+      events.send({ event: 'finished', data: { message: decorate(assistant) } });
     }
     events.end();
     return null;
@@ -418,16 +618,35 @@ export function installMockTauri(config) {
       case 'list_chats':
         return sortedChats();
       case 'create_chat': {
-        const chat = { id: state.nextId++, title: '', updatedAt: now() };
+        const chat = { id: state.nextId++, title: '', updatedAt: now(), pinned: false, systemPrompt: '', leafId: null };
         state.chats.push(chat);
-        return clone(chat);
+        return summary(chat);
       }
       case 'list_messages':
         expectArgs(cmd, payload, { chatId: 'number' });
-        findChat(payload.chatId);
-        return clone(state.messages.filter((m) => m.chatId === payload.chatId));
+        return shownPath(findChat(payload.chatId));
       case 'send_message':
-        return sendMessage(payload);
+      case 'edit_message':
+      case 'regenerate_reply':
+      case 'continue_reply':
+        return runTurn(cmd, payload);
+      case 'switch_branch':
+        return switchBranch(payload);
+      case 'delete_message':
+        return deleteMessage(payload);
+      case 'rename_chat':
+        return updateChat(cmd, payload, 'title', 'string', (t) => t.trim());
+      case 'pin_chat':
+        return updateChat(cmd, payload, 'pinned', 'boolean');
+      case 'set_system_prompt':
+        return updateChat(cmd, payload, 'prompt', 'string');
+      case 'delete_chat':
+        return deleteChat(payload);
+      case 'search_messages':
+        return searchMessages(payload);
+      case 'watch_chats':
+        watchers.push(channel(payload.onUpdate));
+        return null;
       case 'stop_generation': {
         expectArgs(cmd, payload, { chatId: 'number' });
         const gen = state.generating.get(payload.chatId);

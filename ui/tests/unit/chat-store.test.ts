@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
+import { PENDING_USER_ID } from '../../src/lib/turns';
 import { fakeApi, manualFrames } from './helpers';
 import { model } from './settings-fixtures';
 
@@ -15,13 +16,39 @@ function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' 
   return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], ...over };
 }
 
-/** An in-memory backend whose send_message is driven step by step by the test. */
+type TurnKind = 'send' | 'edit' | 'regenerate' | 'continue';
+/** A turn command in flight: the test emits its events and settles it. */
+type PendingTurn = {
+  kind: TurnKind;
+  chatId: number;
+  /** The command's arguments between chatId and the channel (content, messageId…). */
+  args: unknown[];
+  emit: (e: ChatEvent) => void;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+};
+
+/** An in-memory backend whose turn commands are driven step by step by the test. */
 function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, StoredMessage[]>; model?: ModelInfo | null } = {}) {
   const chats = opts.chats ?? [];
   const messages = opts.messages ?? {};
   let nextChat = 100;
-  type PendingSend = { chatId: number; content: string; emit: (e: ChatEvent) => void; resolve: () => void; reject: (e: unknown) => void };
-  let pending: PendingSend | null = null;
+  let pending: PendingTurn | null = null;
+  let onChatUpdated: ((chat: ChatSummary) => void) | null = null;
+  const turn = (kind: TurnKind) =>
+    vi.fn(
+      (chatId: number, ...rest: unknown[]) =>
+        new Promise<null>((resolve, reject) => {
+          const emit = rest.pop() as (e: ChatEvent) => void;
+          pending = { kind, chatId, args: rest, emit, resolve: () => resolve(null), reject };
+        }),
+    );
+  const chatOp = (field: 'title' | 'pinned' | 'systemPrompt') =>
+    vi.fn(async (chatId: number, value: string | boolean) => {
+      const found = chats.find((c) => c.id === chatId)!;
+      Object.assign(found, { [field]: value });
+      return { ...found };
+    });
   const api: HearthApi = fakeApi('the chat store', {
     listChats: vi.fn(async () => chats.map((c) => ({ ...c }))),
     createChat: vi.fn(async () => {
@@ -30,21 +57,37 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
       return { ...created };
     }),
     listMessages: vi.fn(async (chatId: number) => structuredClone(messages[chatId] ?? [])),
-    sendMessage: vi.fn(
-      (chatId: number, content: string, emit: (e: ChatEvent) => void) =>
-        new Promise<null>((resolve, reject) => {
-          pending = { chatId, content, emit, resolve: () => resolve(null), reject };
-        }),
-    ),
+    sendMessage: turn('send'),
+    editMessage: turn('edit'),
+    regenerateReply: turn('regenerate'),
+    continueReply: turn('continue'),
     stopGeneration: vi.fn(async () => null),
     activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
+    switchBranch: vi.fn(async () => [] as StoredMessage[]),
+    deleteMessage: vi.fn(async () => [] as StoredMessage[]),
+    renameChat: chatOp('title'),
+    pinChat: chatOp('pinned'),
+    setSystemPrompt: chatOp('systemPrompt'),
+    deleteChat: vi.fn(async (chatId: number) => {
+      chats.splice(chats.findIndex((c) => c.id === chatId), 1);
+      return null;
+    }),
+    onChatUpdated: vi.fn(async (cb: (chat: ChatSummary) => void) => {
+      onChatUpdated = cb;
+      return () => (onChatUpdated = null);
+    }),
   });
   return {
     api,
+    chats,
     messages,
-    get send(): PendingSend {
-      if (!pending) throw new Error('send_message was not called');
+    get send(): PendingTurn {
+      if (!pending) throw new Error('no turn command was called');
       return pending;
+    },
+    /** What the backend's watch_chats channel would deliver. */
+    emitChatUpdated(chat: ChatSummary) {
+      onChatUpdated?.(chat);
     },
   };
 }
@@ -123,7 +166,7 @@ describe('ChatStore', () => {
     expect(store.messages[1].content).toBe('Hi, ');
     emit(ev.delta('friend'));
     emit(ev.delta('!')); // still pending when the reply finishes
-    const stats = { promptTokens: 9, cachedTokens: 0, completionTokens: 4, ttftMs: 50, decodeTps: 40, droppedMessages: 0 };
+    const stats = { promptTokens: 9, cachedTokens: 0, completionTokens: 4, ttftMs: 50, decodeTps: 40, droppedMessages: 0, cutAtLimit: false };
     emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Hi, friend!', stats })));
     resolve();
     await expect(sending).resolves.toBe(true);
@@ -294,5 +337,236 @@ describe('ChatStore', () => {
     const loads = vi.mocked(backend.api.listMessages).mock.calls.length;
     await vi.advanceTimersByTimeAsync(TERMINAL_EVENT_GRACE_MS * 2);
     expect(vi.mocked(backend.api.listMessages).mock.calls.length).toBe(loads); // no resync needed
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The message tree: edit, regenerate, continue, branches, delete
+
+/** Chat 1's path: user 1, reply 2, user 3, reply 4 (`over` changes reply 4). */
+function treeSetup(over: Partial<StoredMessage> = {}) {
+  return setup({
+    chats: [chat(1, 'Tree', 10), chat(2, 'Other', 5)],
+    messages: {
+      1: [
+        msg({ id: 1, chatId: 1, role: 'user', content: 'Hi' }),
+        msg({ id: 2, chatId: 1, role: 'assistant', content: 'Hello!', parentId: 1 }),
+        msg({ id: 3, chatId: 1, role: 'user', content: 'Tell a story', parentId: 2 }),
+        msg({ id: 4, chatId: 1, role: 'assistant', content: 'Once upon', parentId: 3, ...over }),
+      ],
+    },
+  });
+}
+
+const ids = (store: ChatStore) => store.messages.map((m) => m.id);
+
+describe('ChatStore: the message tree', () => {
+  it('edit: the message and all after it leave the path, the new version streams, then the path is read again', async () => {
+    const { store, backend } = await treeSetup();
+    store.startEdit(3);
+    expect(store.editing).toEqual({ messageId: 3, text: 'Tell a story' });
+    store.editing!.text = '  Tell a short story ';
+    const editing = store.saveEdit();
+    expect(backend.api.editMessage).toHaveBeenCalledWith(1, 3, 'Tell a short story', expect.any(Function));
+    expect(store.editing).toBeNull();
+    expect(store.busy).toBe(true);
+    expect(ids(store)).toEqual([1, 2, PENDING_USER_ID]);
+    expect(store.messages[2]).toMatchObject({ content: 'Tell a short story', siblings: [3, PENDING_USER_ID] });
+
+    const { emit, resolve } = backend.send;
+    emit(ev.userSaved(msg({ id: 5, chatId: 1, role: 'user', content: 'Tell a short story', parentId: 2, siblings: [3, 5] })));
+    emit(ev.replyStarted(6));
+    expect(ids(store)).toEqual([1, 2, 5, 6]);
+    expect(store.messages[3]).toMatchObject({ status: 'streaming', parentId: 5, siblings: [6] });
+
+    const path = [...backend.messages[1].slice(0, 2), msg({ id: 5, chatId: 1, role: 'user', siblings: [3, 5] }), msg({ id: 6, chatId: 1, role: 'assistant' })];
+    backend.messages[1] = path;
+    emit(ev.finished(msg({ id: 6, chatId: 1, role: 'assistant', content: 'Short.', parentId: 5 })));
+    resolve();
+    await expect(editing).resolves.toBe(true);
+    await settle();
+    expect(backend.api.listMessages).toHaveBeenCalledTimes(2); // opened, then read again after the edit
+    expect(store.messages).toEqual(path);
+    expect(store.busy).toBe(false);
+  });
+
+  it('regenerate: the old reply leaves and the new one streams beside it as the newest version', async () => {
+    const { store, backend } = await treeSetup();
+    void store.regenerate(4);
+    expect(backend.api.regenerateReply).toHaveBeenCalledWith(1, 4, expect.any(Function));
+    expect(ids(store)).toEqual([1, 2, 3]);
+    backend.send.emit(ev.replyStarted(7));
+    expect(store.messages.at(-1)).toMatchObject({ id: 7, status: 'streaming', parentId: 3, siblings: [4, 7] });
+    backend.send.emit(ev.finished(msg({ id: 7, chatId: 1, role: 'assistant', content: 'Again', parentId: 3, siblings: [4, 7] })));
+    await settle();
+    expect(backend.api.listMessages).toHaveBeenCalledTimes(2);
+  });
+
+  it('continue: the same message streams on from its text and takes the finished status', async () => {
+    const { store, backend, clock } = await treeSetup({ status: 'stopped' });
+    void store.continueReply(4);
+    expect(backend.api.continueReply).toHaveBeenCalledWith(1, 4, expect.any(Function));
+    expect(ids(store)).toEqual([1, 2, 3, 4]);
+    backend.send.emit(ev.replyStarted(4));
+    expect(store.messages[3]).toMatchObject({ id: 4, content: 'Once upon', status: 'streaming' });
+    backend.send.emit(ev.delta(' a time'));
+    clock.tick();
+    expect(store.messages[3].content).toBe('Once upon a time');
+    backend.send.emit(ev.finished(msg({ id: 4, chatId: 1, role: 'assistant', content: 'Once upon a time.', parentId: 3 })));
+    await settle();
+    expect(store.messages[3]).toMatchObject({ content: 'Once upon a time.', status: 'complete' });
+    expect(ids(store)).toEqual([1, 2, 3, 4]);
+    expect(backend.api.listMessages).toHaveBeenCalledTimes(1); // no versions changed
+  });
+
+  it('continue: a failure with nothing saved keeps the text and marks it failed', async () => {
+    const { store, backend } = await treeSetup({ status: 'interrupted' });
+    void store.continueReply(4);
+    backend.send.emit(ev.replyStarted(4));
+    backend.send.emit(ev.failed('The model crashed'));
+    expect(store.messages[3]).toMatchObject({ id: 4, content: 'Once upon', status: 'failed' });
+    expect(store.error).toBe('The model crashed');
+  });
+
+  const refused: [string, (store: ChatStore) => Promise<boolean>, Partial<ChatStore>][] = [
+    [
+      'edit',
+      (store) => {
+        store.startEdit(3);
+        store.editing!.text = 'Changed';
+        return store.saveEdit();
+      },
+      { editing: { messageId: 3, text: 'Changed' } },
+    ],
+    ['regenerate', (store) => store.regenerate(4), { editing: null }],
+  ];
+  it.each(refused)('a refused %s puts the path and the typed text back', async (_name, start, expected) => {
+    const { store, backend } = await treeSetup();
+    const running = start(store);
+    backend.send.reject({ kind: 'busy', message: 'A reply is already being generated.' });
+    await expect(running).resolves.toBe(false);
+    expect(ids(store)).toEqual([1, 2, 3, 4]);
+    expect(store.editing).toEqual(expected.editing);
+    expect(store.error).toBe('A reply is already being generated.');
+    expect(store.busy).toBe(false);
+  });
+
+  it('one turn at a time: nothing else starts, and this chat\'s path stays put', async () => {
+    const { store, backend } = await treeSetup({ status: 'stopped' });
+    store.draft = 'more';
+    void store.send();
+    await settle();
+    store.startEdit(3);
+    const attempts = await Promise.all([
+      store.regenerate(4),
+      store.continueReply(4),
+      store.saveEdit(),
+      store.switchBranch(2),
+      store.deleteMessage(4),
+    ]);
+    expect(attempts).toEqual([false, false, false, false, false]);
+    expect(backend.api.sendMessage).toHaveBeenCalledTimes(1);
+    for (const cmd of ['regenerateReply', 'continueReply', 'editMessage', 'switchBranch', 'deleteMessage'] as const) {
+      expect(backend.api[cmd]).not.toHaveBeenCalled();
+    }
+  });
+
+  it('switching branch and deleting a message show the path the backend returns', async () => {
+    const { store, backend } = await treeSetup();
+    const other = [msg({ id: 1, chatId: 1, role: 'user' }), msg({ id: 8, chatId: 1, role: 'assistant', siblings: [2, 8] })];
+    vi.mocked(backend.api.switchBranch).mockResolvedValueOnce(other);
+    await expect(store.switchBranch(8)).resolves.toBe(true);
+    expect(backend.api.switchBranch).toHaveBeenCalledWith(1, 8);
+    expect(ids(store)).toEqual([1, 8]);
+
+    store.startEdit(1);
+    vi.mocked(backend.api.deleteMessage).mockResolvedValueOnce([]);
+    await expect(store.deleteMessage(1)).resolves.toBe(true);
+    expect(backend.api.deleteMessage).toHaveBeenCalledWith(1, 1);
+    expect(store.messages).toEqual([]);
+    expect(store.editing).toBeNull();
+
+    vi.mocked(backend.api.switchBranch).mockRejectedValueOnce({ kind: 'notFound', message: 'Message 9 does not exist.' });
+    await expect(store.switchBranch(9)).resolves.toBe(false);
+    expect(store.error).toBe('Message 9 does not exist.');
+  });
+
+  it('opening a search hit switches to its branch only when it is not on the path', async () => {
+    const { store, backend } = await treeSetup();
+    await store.selectChat(2);
+    await expect(store.openMessage(1, 3)).resolves.toBe(true);
+    expect(store.activeChatId).toBe(1);
+    expect(backend.api.switchBranch).not.toHaveBeenCalled();
+
+    const branch = [msg({ id: 1, chatId: 1, role: 'user' }), msg({ id: 9, chatId: 1, role: 'assistant', siblings: [2, 9] })];
+    vi.mocked(backend.api.switchBranch).mockResolvedValueOnce(branch);
+    await expect(store.openMessage(1, 9)).resolves.toBe(true);
+    expect(backend.api.switchBranch).toHaveBeenCalledWith(1, 9);
+    expect(ids(store)).toEqual([1, 9]);
+  });
+});
+
+describe('ChatStore: the chat list', () => {
+  const listed = (store: ChatStore) => store.chats.map((c) => [c.id, c.title, c.pinned]);
+
+  it('rename, pin and system prompt update the entry in place, re-sorted', async () => {
+    const { store, backend } = await setup({ chats: [chat(1, 'First', 20), chat(2, 'Second', 10)] });
+    await expect(store.renameChat(2, '  Renamed  ')).resolves.toBe(true);
+    expect(backend.api.renameChat).toHaveBeenCalledWith(2, 'Renamed');
+    await store.pinChat(2, true);
+    expect(listed(store)).toEqual([[2, 'Renamed', true], [1, 'First', false]]);
+    await store.setSystemPrompt(1, 'Be brief.');
+    expect(store.activeChat?.systemPrompt).toBe('Be brief.');
+    await store.pinChat(2, false);
+    expect(listed(store)).toEqual([[1, 'First', false], [2, 'Renamed', false]]);
+  });
+
+  it('a refused rename says why and changes nothing', async () => {
+    const { store, backend } = await setup({ chats: [chat(1, 'First', 20)] });
+    vi.mocked(backend.api.renameChat).mockRejectedValueOnce({ kind: 'invalidInput', message: 'the title is too long' });
+    await expect(store.renameChat(1, 'x'.repeat(500))).resolves.toBe(false);
+    expect(store.error).toBe('the title is too long');
+    expect(listed(store)).toEqual([[1, 'First', false]]);
+  });
+
+  /** [case, chats (newest first), the open one, the deleted one, the open one after] */
+  const deletions: [string, number[], number, number, number | null][] = [
+    ['the open chat: the one below it opens', [1, 2, 3], 1, 1, 2],
+    ['the open chat at the end: the one above it opens', [1, 2], 2, 2, 1],
+    ['the only chat: nothing is open', [1], 1, 1, null],
+    ['another chat: the open one stays', [1, 2], 1, 2, 1],
+  ];
+  it.each(deletions)('deleting %s', async (_case, chatIds, open, deleted, after) => {
+    const chats = chatIds.map((id) => chat(id, `Chat ${id}`, 100 - id));
+    const { store, backend } = await setup({ chats, messages: { 2: [msg({ id: 20, chatId: 2, role: 'user' })] } });
+    await store.selectChat(open);
+    await expect(store.deleteChat(deleted)).resolves.toBe(true);
+    expect(backend.api.deleteChat).toHaveBeenCalledWith(deleted);
+    expect(store.chats.map((c) => c.id)).toEqual(chatIds.filter((id) => id !== deleted));
+    expect(store.activeChatId).toBe(after);
+    expect(ids(store)).toEqual(after === 2 ? [20] : []);
+  });
+
+  it('chat-updated events replace the entry in place; unknown chats are ignored', async () => {
+    const { store, backend } = await setup({ chats: [chat(1, 'First', 20), chat(2, '', 10)] });
+    const unlisten = await store.listen();
+    backend.emitChatUpdated({ ...chat(2, 'Cozy evening ideas', 30) });
+    expect(listed(store)).toEqual([[2, 'Cozy evening ideas', false], [1, 'First', false]]);
+    backend.emitChatUpdated(chat(9, 'Deleted meanwhile', 40));
+    expect(store.chats.map((c) => c.id)).toEqual([2, 1]);
+    unlisten();
+    backend.emitChatUpdated(chat(1, 'After unlisten', 50));
+    expect(store.chats[1].title).toBe('First');
+  });
+
+  it('a failed subscription is not an error on screen', async () => {
+    const { store, backend } = await setup();
+    vi.mocked(backend.api.onChatUpdated).mockRejectedValueOnce({ kind: 'store', message: 'event.listen not allowed' });
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const unlisten = await store.listen();
+    expect(typeof unlisten).toBe('function');
+    expect(store.error).toBeNull();
+    expect(warn).toHaveBeenCalled();
+    warn.mockRestore();
   });
 });

@@ -1,5 +1,14 @@
 import type { ReplyStats } from '../../src/ipc/bindings';
-import { chatTitle, errorMessage, formatBytes, formatDropped, formatStats, formatStatsDetail, statusLabel } from '../../src/lib/format';
+import {
+  chatTitle,
+  errorMessage,
+  formatBytes,
+  formatDropped,
+  formatStats,
+  formatStatsDetail,
+  relativeDate,
+  replyNotice,
+} from '../../src/lib/format';
 import { table } from './helpers';
 
 const stats = (over: Partial<ReplyStats>): ReplyStats => ({
@@ -9,6 +18,7 @@ const stats = (over: Partial<ReplyStats>): ReplyStats => ({
   ttftMs: 120,
   decodeTps: 85.33,
   droppedMessages: 0,
+  cutAtLimit: false,
   ...over,
 });
 
@@ -39,12 +49,31 @@ table('formatStatsDetail', formatStatsDetail, [
   [null, ''],
 ]);
 
-table('statusLabel', statusLabel, [
-  ['complete', null],
-  ['streaming', null],
-  ['stopped', 'Stopped'],
-  ['interrupted', 'Interrupted'],
-  ['failed', 'Failed'],
+table('replyNotice: the label under a reply that did not end where the model ended it', replyNotice, [
+  [{ status: 'complete', stats: stats({}) }, null],
+  [{ status: 'complete', stats: null }, null],
+  [{ status: 'streaming', stats: null }, null],
+  [{ status: 'stopped', stats: null }, 'Stopped'],
+  [{ status: 'interrupted', stats: null }, 'Interrupted — Hearth closed while this reply was being written'],
+  [{ status: 'failed', stats: null }, 'Failed'],
+  [{ status: 'complete', stats: stats({ cutAtLimit: true }) }, 'Cut off at the length limit'],
+  [{ status: 'stopped', stats: stats({ cutAtLimit: true }) }, 'Stopped'],
+]);
+
+const NOW = new Date(2025, 5, 15, 12, 0).getTime();
+const MIN = 60_000;
+const DAY = 24 * 60 * MIN;
+table('relativeDate', (ms: number) => relativeDate(ms, NOW), [
+  [NOW, 'just now'],
+  [NOW - 59_000, 'just now'],
+  [NOW + 5 * MIN, 'just now'],
+  [NOW - 5 * MIN, '5 min ago'],
+  [NOW - 59 * MIN, '59 min ago'],
+  [NOW - 3 * 60 * MIN, '3 h ago'],
+  [NOW - DAY, 'yesterday'],
+  [NOW - 4 * DAY, '4 days ago'],
+  [new Date(2025, 2, 12, 12, 0).getTime(), '12 Mar'],
+  [new Date(2023, 11, 24, 12, 0).getTime(), '24 Dec 2023'],
 ]);
 
 table('errorMessage', errorMessage, [

@@ -13,6 +13,13 @@ use crate::{ChatMessage, LoadParams, SamplingParams};
 /// with exactly one `Finished` or `Failed`.
 pub trait ChatBackend: Send + Sync + 'static {
     fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError>;
+
+    /// A short generation beside the conversations (a chat's title) that must never delay or
+    /// disturb a reply. A backend with a KV cache serves it without evicting the conversation's,
+    /// and cancels it as soon as a reply is asked for (it then finishes `Cancelled`).
+    fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        self.start_reply(request)
+    }
 }
 
 pub struct ReplyRequest {

@@ -11,6 +11,7 @@ mod sampling;
 mod search;
 mod service;
 mod settings;
+mod title;
 mod transfer;
 
 pub use backend::{
@@ -26,5 +27,6 @@ pub use sampling::{
 };
 pub use search::{SearchHit, SnippetPart};
 pub use settings::SettingsScope;
+pub use title::{clean_title, generate_title};
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};
 pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent};

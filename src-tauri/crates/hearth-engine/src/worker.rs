@@ -10,7 +10,9 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
-use hearth_core::{BackendError, ChatBackend, GenEvent, ModelInfo, ReplyRequest, ReplyStream};
+use hearth_core::{
+    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest, ReplyStats, ReplyStream,
+};
 
 use crate::LoadParams;
 use crate::gguf::{GgufError, ValidatedGguf};
@@ -35,7 +37,14 @@ pub enum EngineError {
 enum Request {
     Load(LoadRequest),
     Generate { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
+    /// Served in a small context of its own, so the conversation's KV cache stays as it is.
+    Aside { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
 }
+
+/// Context length of the aside context: a title prompt and its few tokens.
+const ASIDE_N_CTX: u32 = 512;
+/// Small batches, so a reply asked for during an aside's prefill waits one small batch at most.
+const ASIDE_N_BATCH: u32 = 64;
 
 struct LoadRequest {
     file: ValidatedGguf,
@@ -48,6 +57,8 @@ struct LoadRequest {
 pub struct Engine {
     requests: Sender<Request>,
     loaded: Arc<Mutex<Option<ModelInfo>>>,
+    /// The aside queued or running, cancelled when a reply is asked for.
+    aside: Arc<Mutex<Option<CancelFlag>>>,
 }
 
 impl Engine {
@@ -59,7 +70,7 @@ impl Engine {
             .name("hearth-engine".into())
             .spawn(move || run(inbox, worker_loaded))
             .expect("cannot spawn the engine thread");
-        Engine { requests, loaded }
+        Engine { requests, loaded, aside: Arc::default() }
     }
 
     /// The model currently loaded, if any.
@@ -90,14 +101,29 @@ impl Engine {
     }
 }
 
-impl ChatBackend for Engine {
-    fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+impl Engine {
+    fn send(&self, to_request: impl FnOnce(tokio_mpsc::UnboundedSender<GenEvent>) -> Request) -> Result<ReplyStream, BackendError> {
         let model = self.loaded().ok_or(BackendError::NoModel)?.name;
         let (events, receiver) = tokio_mpsc::unbounded_channel();
-        self.requests
-            .send(Request::Generate { request, events })
-            .map_err(|_| BackendError::EngineGone)?;
+        self.requests.send(to_request(events)).map_err(|_| BackendError::EngineGone)?;
         Ok(ReplyStream { model, events: receiver })
+    }
+}
+
+impl ChatBackend for Engine {
+    fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        if let Some(aside) = self.aside.lock().expect("engine state poisoned").take() {
+            aside.cancel();
+        }
+        self.send(|events| Request::Generate { request, events })
+    }
+
+    fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        let previous = self.aside.lock().expect("engine state poisoned").replace(request.cancel.clone());
+        if let Some(previous) = previous {
+            previous.cancel();
+        }
+        self.send(|events| Request::Aside { request, events })
     }
 }
 
@@ -133,7 +159,7 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
             Some(load) => load,
             None => match inbox.recv() {
                 Ok(Request::Load(load)) => load,
-                Ok(Request::Generate { events, .. }) => {
+                Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                     let _ = events.send(GenEvent::Failed(BackendError::NoModel));
                     continue;
                 }
@@ -190,13 +216,44 @@ fn serve(
     let _ = reply.send(Ok(info));
 
     let mut session = Session::new(&model, context, &params);
+    let mut aside = None;
     loop {
         match inbox.recv() {
             Ok(Request::Generate { request, events }) => session.reply(request, &events),
+            Ok(Request::Aside { request, events }) => {
+                if request.cancel.is_cancelled() {
+                    let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
+                    continue;
+                }
+                match aside_session(&mut aside, backend, &model, &params) {
+                    Ok(session) => session.reply(request, &events),
+                    Err(error) => {
+                        let _ = events.send(GenEvent::Failed(error));
+                    }
+                }
+            }
             Ok(Request::Load(next)) => return Next::Load(next),
             Err(_) => return Next::Quit,
         }
     }
+}
+
+/// The aside session, created at first use (most chats never need one after their title).
+fn aside_session<'s, 'm>(
+    aside: &'s mut Option<Session<'m>>,
+    backend: &LlamaBackend,
+    model: &'m LlamaModel,
+    params: &LoadParams,
+) -> Result<&'s mut Session<'m>, BackendError> {
+    if aside.is_none() {
+        let small = LoadParams { n_ctx: Some(ASIDE_N_CTX), n_batch: ASIDE_N_BATCH, n_ubatch: ASIDE_N_BATCH, ..params.clone() };
+        let (_, context_params) = crate::load::context_params(&small, model);
+        let context = model
+            .new_context(backend, context_params)
+            .map_err(|e| BackendError::Engine(format!("no memory for a second, small context: {e}")))?;
+        *aside = Some(Session::new(model, context, &small));
+    }
+    Ok(aside.as_mut().expect("just created"))
 }
 
 /// With no model loaded, only a load request is useful; anything else fails at once.
@@ -204,7 +261,7 @@ fn next_load(inbox: &Receiver<Request>) -> Next {
     loop {
         match inbox.recv() {
             Ok(Request::Load(next)) => return Next::Load(next),
-            Ok(Request::Generate { events, .. }) => {
+            Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                 let _ = events.send(GenEvent::Failed(BackendError::NoModel));
             }
             Err(_) => return Next::Quit,

@@ -103,6 +103,32 @@ impl Store {
             .await
     }
 
+    /// The first exchange (user message, reply) of a chat whose title is still the automatic
+    /// first line of that message: the model may title it. `None` once the model or the user has.
+    pub async fn first_exchange_to_title(&self, id: ChatId) -> Result<Option<(String, String)>, StoreError> {
+        let row: Option<(String, String)> = sqlx::query_as("SELECT title, title_source FROM chats WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        let (title, source) = row.ok_or(StoreError::ChatNotFound(id))?;
+        if source != "auto" {
+            return Ok(None);
+        }
+        let path = self.messages(id).await?;
+        Ok(match path.as_slice() {
+            [user, reply, ..]
+                if user.role == Role::User
+                    && reply.role == Role::Assistant
+                    && reply.status == MessageStatus::Complete
+                    && !reply.content.trim().is_empty()
+                    && title == title_from(&user.content) =>
+            {
+                Some((user.content.clone(), reply.content.clone()))
+            }
+            _ => None,
+        })
+    }
+
     pub async fn set_pinned(&self, id: ChatId, pinned: bool) -> Result<ChatSummary, StoreError> {
         self.update_chat(id, "pinned = ?2", pinned).await
     }

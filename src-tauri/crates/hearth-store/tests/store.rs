@@ -112,3 +112,40 @@ async fn settings_round_trip() {
     store.set_setting("active_model", "/b.gguf").await.unwrap();
     assert_eq!(store.setting("active_model").await.unwrap().as_deref(), Some("/b.gguf"));
 }
+
+#[tokio::test]
+async fn the_model_titles_a_chat_once_and_never_over_the_users_title() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let chat = store.create_chat().await.unwrap().id;
+    assert_eq!(store.first_exchange_to_title(chat).await.unwrap(), None, "no exchange yet");
+    let user = store.append_message(chat, None, Role::User, "How do tides work?\nDetails please", MessageStatus::Complete, None).await.unwrap();
+    let reply = store.append_message(chat, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, None).await.unwrap();
+    assert_eq!(store.first_exchange_to_title(chat).await.unwrap(), None, "the reply is still streaming");
+    store.update_reply(reply.id, "The moon pulls the sea.", MessageStatus::Complete, None).await.unwrap();
+    let exchange = Some(("How do tides work?\nDetails please".to_owned(), "The moon pulls the sea.".to_owned()));
+    assert_eq!(store.first_exchange_to_title(chat).await.unwrap(), exchange);
+
+    assert_eq!(store.set_auto_title(chat, "Tides Explained").await.unwrap().title, "Tides Explained");
+    assert_eq!(store.first_exchange_to_title(chat).await.unwrap(), None, "titled by the model already");
+
+    let other = store.create_chat().await.unwrap().id;
+    let user = store.append_message(other, None, Role::User, "Hi", MessageStatus::Complete, None).await.unwrap();
+    store.append_message(other, Some(user.id), Role::Assistant, "Hello", MessageStatus::Complete, None).await.unwrap();
+    store.rename_chat(other, "Mine").await.unwrap();
+    assert_eq!(store.first_exchange_to_title(other).await.unwrap(), None, "the user named it");
+    assert_eq!(store.set_auto_title(other, "Greetings").await.unwrap().title, "Mine");
+}
+
+#[tokio::test]
+async fn a_deleted_chats_settings_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let chat = store.create_chat().await.unwrap().id;
+    let key = hearth_core::SettingsScope::Chat { id: chat }.key();
+    store.set_setting(&key, "{}").await.unwrap();
+    store.delete_chat(chat).await.unwrap();
+    assert_eq!(store.setting(&key).await.unwrap(), None);
+    // SQLite hands the freed id out again: the new chat starts with no settings of its own.
+    assert_eq!(store.create_chat().await.unwrap().id, chat);
+}

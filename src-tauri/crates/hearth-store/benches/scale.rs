@@ -1,0 +1,176 @@
+//! History at scale: 10,000 chats and 1,000,000 messages (one chat of 2,000), in a real SQLite
+//! file. Times what the app does when it opens, shows the chat list, opens the long chat,
+//! searches, and saves a streaming reply.
+//!
+//!   cargo bench -p hearth-store --bench scale
+//!
+//! The seeded file is kept in target/bench-data/ and reused (HEARTH_BENCH_RESEED=1 rebuilds it).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sqlx::Connection;
+
+use hearth_core::{HistoryStore, MessageStatus, Role};
+use hearth_store::Store;
+
+const CHATS: i64 = 10_000;
+const MESSAGES: i64 = 1_000_000;
+const LONG_CHAT: i64 = 2_000;
+const RUNS: usize = 15;
+
+const WORDS: &[&str] = &[
+    "the", "model", "reply", "context", "token", "cache", "window", "sea", "mountain", "river", "history", "search",
+    "branch", "export", "import", "quantized", "weights", "layer", "prompt", "system", "user", "assistant", "fast",
+    "memory", "disk", "stream", "flush", "title", "chat", "question", "answer", "rust", "sqlite", "index", "query",
+];
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(bench());
+}
+
+async fn bench() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/bench-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("scale.db");
+    if std::env::var_os("HEARTH_BENCH_RESEED").is_some() || !path.exists() {
+        let started = Instant::now();
+        seed(&path).await;
+        println!("seeded {CHATS} chats / {MESSAGES} messages in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    let size = std::fs::metadata(&path).unwrap().len();
+    println!("file: {:.0} MB, {RUNS} runs each after one warm-up\n", size as f64 / 1e6);
+
+    println!("{:<52} {:>10} {:>10}", "operation", "median", "worst");
+    report("open (migrations checked, crash recovery)", time(|| async { Store::open(&path).await.unwrap().close().await }).await);
+    let store = Store::open(&path).await.unwrap();
+    let long = store.list_chats().await.unwrap().into_iter().find(|c| c.title == "long chat").unwrap().id;
+    report("list all 10,000 chats", time(|| async { assert_eq!(store.list_chats().await.unwrap().len() as i64, CHATS) }).await);
+    report("open the 2,000-message chat (path + siblings)", time(|| async { assert!(store.messages(long).await.unwrap().len() as i64 > LONG_CHAT * 9 / 10) }).await);
+    report("search a common word (50 best of ~1M)", time(|| async { store.search("model", 50).await.unwrap(); }).await);
+    report("search a rare phrase", time(|| async { assert!(!store.search("\"needle in the haystack\"", 50).await.unwrap().is_empty()) }).await);
+    let leaf = store.messages(long).await.unwrap().last().unwrap().id;
+    let user = store.append_message(long, Some(leaf), Role::User, "one more question", MessageStatus::Complete, None).await.unwrap();
+    let reply = store.append_message(long, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, None).await.unwrap();
+    let text = std::sync::Mutex::new(String::new());
+    report("flush a streaming reply (in the long chat)", time(|| async {
+        let so_far = {
+            let mut text = text.lock().unwrap();
+            text.push_str("more streamed text ");
+            text.clone()
+        };
+        store.update_reply(reply.id, &so_far, MessageStatus::Streaming, None).await.unwrap();
+    }).await);
+    report("save a user message (FTS indexed)", time(|| async {
+        store.append_message(long, Some(user.id), Role::User, "an edited question about the sea", MessageStatus::Complete, None).await.unwrap();
+    }).await);
+    // Leave the file as seeded for the next run.
+    store.delete_message(long, user.id).await.unwrap();
+    store.close().await;
+}
+
+fn report(name: &str, (median, worst): (Duration, Duration)) {
+    println!("{name:<52} {:>7.2} ms {:>7.2} ms", ms(median), ms(worst));
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Median and worst of `RUNS` runs, after one untimed run that warms the page cache as a running
+/// app would have.
+async fn time<F, Fut>(mut f: F) -> (Duration, Duration)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    f().await;
+    let mut times = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        f().await;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    (times[RUNS / 2], times[RUNS - 1])
+}
+
+/// Creates the schema through the store, then fills it in bulk: one long chat, the rest spread
+/// over the other chats, each a chain of user/assistant turns where about every 20th message is
+/// a regenerated reply (a sibling, off the path on show).
+async fn seed(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    Store::open(path).await.unwrap().close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display())).await.unwrap();
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let mut random = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let per_chat = (MESSAGES - LONG_CHAT) / (CHATS - 1);
+    let mut message_id = 0i64;
+    let mut tx = conn.begin().await.unwrap();
+    for chat in 1..=CHATS {
+        let count = match chat {
+            CHATS => LONG_CHAT,
+            c if c == CHATS - 1 => MESSAGES - LONG_CHAT - per_chat * (CHATS - 2),
+            _ => per_chat,
+        };
+        let title = if chat == CHATS { "long chat".to_owned() } else { format!("chat {chat}") };
+        let started_at = 1_700_000_000_000 + chat * 60_000;
+        sqlx::query("INSERT INTO chats (id, title, created_at, updated_at, title_source) VALUES (?, ?, ?, ?, 'user')")
+            .bind(chat)
+            .bind(&title)
+            .bind(started_at)
+            .bind(started_at + count * 1000)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        // The path on show alternates question and reply; now and then a reply gets a sibling.
+        let mut parent: Option<i64> = None;
+        let mut question: Option<i64> = None;
+        let mut user_next = true;
+        for i in 0..count {
+            message_id += 1;
+            let sibling = i % 20 == 19 && user_next && question.is_some();
+            let role = if user_next && !sibling { Role::User } else { Role::Assistant };
+            let words = 10 + random() % 50;
+            let mut content: Vec<&str> = (0..words).map(|_| WORDS[(random() % WORDS.len() as u64) as usize]).collect();
+            if message_id % 100_000 == 0 {
+                content.extend(["needle", "in", "the", "haystack"]);
+            }
+            sqlx::query(
+                "INSERT INTO messages (id, chat_id, parent_id, role, content, status, model, created_at, updated_at)
+                 VALUES (?, ?, ?, ?, ?, 'complete', ?, ?, ?)",
+            )
+            .bind(message_id)
+            .bind(chat)
+            .bind(if sibling { question } else { parent })
+            .bind(role.as_str())
+            .bind(content.join(" "))
+            .bind((role == Role::Assistant).then_some("SmolLM2-135M-Instruct.Q4_1"))
+            .bind(started_at + i * 1000)
+            .bind(started_at + i * 1000)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+            if !sibling {
+                if role == Role::User {
+                    question = Some(message_id);
+                }
+                parent = Some(message_id);
+                user_next = !user_next;
+            }
+        }
+        let leaf = parent;
+        sqlx::query("UPDATE chats SET current_leaf_id = ? WHERE id = ?").bind(leaf).bind(chat).execute(&mut *tx).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+}

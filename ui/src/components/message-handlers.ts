@@ -1,0 +1,11 @@
+/** What a message's buttons ask for; App wires them to the ChatStore. */
+export type MessageHandlers = {
+  startEdit: (messageId: number) => void;
+  editText: (text: string) => void;
+  saveEdit: () => void;
+  cancelEdit: () => void;
+  regenerate: (messageId: number) => void;
+  continueReply: (messageId: number) => void;
+  switchBranch: (messageId: number) => void;
+  remove: (messageId: number) => void;
+};

@@ -1,0 +1,79 @@
+import type { StoredMessage } from '../ipc/bindings';
+import type { HearthApi, OnChatEvent } from '../ipc/client';
+
+/** What one streamed turn does; each kind is one backend command. */
+export type TurnRequest =
+  | { kind: 'send'; content: string }
+  | { kind: 'edit'; messageId: number; content: string }
+  | { kind: 'regenerate'; messageId: number }
+  | { kind: 'continue'; messageId: number };
+
+/** The id of the reply shown before the backend named it (`replyStarted`). */
+export const PENDING_REPLY_ID = -1;
+/** The id of an edited user message shown before the backend saved it (`userSaved`). */
+export const PENDING_USER_ID = -2;
+
+export function startTurn(api: HearthApi, chatId: number, turn: TurnRequest, onEvent: OnChatEvent): Promise<null> {
+  switch (turn.kind) {
+    case 'send':
+      return api.sendMessage(chatId, turn.content, onEvent);
+    case 'edit':
+      return api.editMessage(chatId, turn.messageId, turn.content, onEvent);
+    case 'regenerate':
+      return api.regenerateReply(chatId, turn.messageId, onEvent);
+    case 'continue':
+      return api.continueReply(chatId, turn.messageId, onEvent);
+  }
+}
+
+/** Edits and regenerations add a sibling, so the path is read again when they end. */
+export function addsSibling(turn: TurnRequest): boolean {
+  return turn.kind === 'edit' || turn.kind === 'regenerate';
+}
+
+/**
+ * The path to show while `turn` starts: an edit or a regeneration replaces the message it acts on
+ * and everything after it (an edit by the new text, as the newest of its versions; a regenerated
+ * reply appears with `replyStarted`).
+ */
+export function pathDuringTurn(path: StoredMessage[], turn: TurnRequest): StoredMessage[] {
+  if (turn.kind !== 'edit' && turn.kind !== 'regenerate') return path;
+  const index = path.findIndex((m) => m.id === turn.messageId);
+  if (index < 0) return path;
+  const kept = path.slice(0, index);
+  if (turn.kind === 'edit') {
+    const original = path[index];
+    kept.push({
+      ...original,
+      id: PENDING_USER_ID,
+      content: turn.content,
+      createdAt: Date.now(),
+      siblings: [...original.siblings, PENDING_USER_ID],
+    });
+  }
+  return kept;
+}
+
+/** Whether "Continue" can write on from `message`: a reply that ended before the model ended it. */
+export function canContinue(message: Pick<StoredMessage, 'role' | 'status' | 'stats'>): boolean {
+  if (message.role !== 'assistant') return false;
+  const unfinished = message.status === 'stopped' || message.status === 'interrupted' || message.status === 'failed';
+  return unfinished || (message.status === 'complete' && message.stats?.cutAtLimit === true);
+}
+
+/** Where `message` stands among its versions, for "‹ 2/3 ›": 1-based, and the neighbours' ids. */
+export function branchPosition(message: Pick<StoredMessage, 'id' | 'siblings'>): {
+  index: number;
+  count: number;
+  previous: number | null;
+  next: number | null;
+} {
+  const { siblings } = message;
+  const at = siblings.indexOf(message.id);
+  return {
+    index: at + 1,
+    count: siblings.length,
+    previous: at > 0 ? siblings[at - 1] : null,
+    next: at >= 0 && at < siblings.length - 1 ? siblings[at + 1] : null,
+  };
+}

@@ -1,0 +1,109 @@
+// Shared by the browser tests: the built UI (ui/dist) served with the app's CSP, headless Chromium,
+// and the mocked Tauri IPC (mock-tauri.mjs) installed before the app loads.
+import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { installMockTauri } from './mock-tauri.mjs';
+import { serveStatic } from './static-server.mjs';
+
+const UI = fileURLToPath(new URL('../../', import.meta.url));
+const DIST = `${UI}dist`;
+/** Screenshots of the existing screens. */
+export const RESULTS = `${UI}test-results`;
+/** Screenshots of the history, chat list and search screens. */
+export const OUTPUT = `${UI}tests/browser/output`;
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+export const TIMEOUT = 60_000;
+
+export const MODEL = { name: 'Llama-3.2-3B-Instruct-Q4_K_M', path: '/home/me/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf', sizeBytes: 2_019_377_696 };
+
+let server;
+let browser;
+
+/** Build if needed, serve, launch Chromium before the file's tests; close them after. */
+export function useBrowser() {
+  before(async () => {
+    if (!existsSync(`${DIST}/index.html`)) {
+      execFileSync(process.execPath, [`${UI}node_modules/vite/bin/vite.js`, 'build'], { cwd: UI, stdio: 'inherit' });
+    }
+    mkdirSync(RESULTS, { recursive: true });
+    mkdirSync(OUTPUT, { recursive: true });
+    server = await serveStatic(DIST);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+}
+
+/** Open the app with a fresh mock backend; collects console errors (CSP violations included). */
+export async function openApp(config = {}, { query = '', colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1180, height: 760 }, deviceScaleFactor: 1, colorScheme });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(msg.text());
+  });
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  await page.addInitScript(installMockTauri, { model: MODEL, ...config });
+  await page.goto(server.url + query);
+  await page.getByTestId('composer').waitFor();
+  return { page, context, problems };
+}
+
+export const messages = (page) => page.getByTestId('message');
+export const lastAssistant = (page) => page.locator('[data-testid="message"][data-role="assistant"]').last();
+
+export async function waitForStatus(locator, status) {
+  await locator.and(locator.page().locator(`[data-status="${status}"]`)).waitFor({ timeout: 15_000 });
+}
+
+export async function mockState(page) {
+  return page.evaluate(() => ({ calls: window.__hearthMock.calls, contractErrors: window.__hearthMock.contractErrors }));
+}
+
+/** Open the app, run `body`, then check the mock saw no contract violations and the page no errors. */
+export async function withApp(config, body, options) {
+  const { page, context, problems } = await openApp(config, options);
+  try {
+    await body(page);
+    assert.deepEqual((await mockState(page)).contractErrors, []);
+    assert.deepEqual(problems, [], 'no console errors or CSP violations');
+  } finally {
+    await context.close();
+  }
+}
+
+/** Run `shoot` in a fresh app in light, then dark mode; `suffix` ('' or '-dark') names the files. */
+export async function inBothSchemes(config, shoot) {
+  for (const colorScheme of ['light', 'dark']) {
+    await withApp(config, (page) => shoot(page, colorScheme === 'dark' ? '-dark' : ''), { colorScheme });
+  }
+}
+
+/** Screenshot `<dir>/<name>.png` once hover and focus transitions have settled; `mouse` is where the pointer rests. */
+export async function shot(page, name, { dir = RESULTS, mouse = [600, 400] } = {}) {
+  await page.mouse.move(...mouse);
+  await page.waitForTimeout(250);
+  const file = `${dir}/${name}.png`;
+  await page.screenshot({ path: file });
+  assert.ok(existsSync(file));
+}

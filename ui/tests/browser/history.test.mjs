@@ -1,0 +1,541 @@
+// Browser tests of the message tree (edit, regenerate, continue, branches, delete), the chat list
+// (pin, rename, delete, chat-updated), the system prompt, search and the virtualised message list.
+// Run with `npm run test:browser`; screenshots go to tests/browser/output/.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  MODEL,
+  OUTPUT,
+  TIMEOUT,
+  inBothSchemes,
+  lastAssistant,
+  messages,
+  mockState,
+  shot,
+  useBrowser,
+  waitForStatus,
+  withApp,
+} from './harness.mjs';
+
+useBrowser();
+
+const MINUTE = 60_000;
+const stats = (over = {}) => ({
+  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, ...over,
+});
+
+/** A chat's messages from [role, content, extra?] rows, ids from `firstId`; linear unless `extra.parentId` says otherwise. */
+function history(chatId, firstId, rows, startAt = Date.now() - 3 * 60 * MINUTE) {
+  return rows.map(([role, content, extra = {}], i) => ({
+    id: firstId + i,
+    chatId,
+    role,
+    content,
+    status: 'complete',
+    createdAt: startAt + i * MINUTE,
+    model: role === 'assistant' ? MODEL.name : null,
+    stats: role === 'assistant' ? stats() : null,
+    ...extra,
+  }));
+}
+
+const chat = (id, title, updatedAt, extra = {}) => ({ id, title, updatedAt, ...extra });
+
+/** Chat 1: a question, its answer, "Tell a story" and a reply to it. */
+const STORY = {
+  chats: [chat(1, 'Stories', 30), chat(2, 'Other', 20)],
+  messages: history(1, 1, [
+    ['user', 'Hi there'],
+    ['assistant', 'Hello! How can I help?'],
+    ['user', 'Tell a story'],
+    ['assistant', 'Once upon a time, a fox lived by the river.'],
+  ]),
+};
+
+const message = (page, id) => page.locator(`[data-testid="message"][data-message-id="${id}"]`);
+const text = async (locator) => (await locator.textContent()).trim();
+const contentOf = (locator) => text(locator.getByTestId('message-content'));
+const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) => c.cmd === cmd).map((c) => c.payload);
+/** Ids of the message elements in the DOM, in order. */
+const renderedIds = (page) => messages(page).evaluateAll((els) => els.map((el) => Number(el.dataset.messageId)));
+
+describe('The message tree', () => {
+  test('edit: "2/2", the arrows go back to "1/2" and forward; Escape cancels, Shift+Enter adds a line', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...STORY, replies: [{ text: 'A fox napped. The end.', chunkSize: 4, delayMs: 10 }] }, async (page) => {
+      const story = message(page, 3);
+      await story.waitFor();
+
+      // Escape cancels without saving anything.
+      await story.getByTestId('action-edit').click();
+      const input = story.getByTestId('edit-input');
+      assert.equal(await input.inputValue(), 'Tell a story');
+      await page.keyboard.press('Shift+Enter');
+      await page.keyboard.type('please');
+      assert.equal(await input.inputValue(), 'Tell a story\nplease');
+      await page.keyboard.press('Escape');
+      await input.waitFor({ state: 'detached' });
+      assert.equal(await contentOf(story), 'Tell a story');
+
+      // Enter saves and sends: the new version replaces the old one and everything after it.
+      await story.getByTestId('action-edit').click();
+      await input.fill('Tell a very short story');
+      await page.keyboard.press('Enter');
+      const edited = messages(page).nth(2);
+      await waitForStatus(messages(page).nth(3), 'complete');
+      assert.equal(await messages(page).count(), 4);
+      assert.equal(await contentOf(edited), 'Tell a very short story');
+      assert.equal(await contentOf(lastAssistant(page)), 'A fox napped. The end.');
+      assert.equal(await text(edited.getByTestId('branch-position')), '2/2');
+      assert.equal(await edited.getByTestId('branch-next').isDisabled(), true, 'the newest version is the last');
+      const newId = Number(await edited.getAttribute('data-message-id'));
+      const [edit] = await callsOf(page, 'edit_message');
+      assert.deepEqual({ ...edit, onEvent: undefined }, { chatId: 1, messageId: 3, content: 'Tell a very short story', onEvent: undefined });
+
+      await edited.getByTestId('branch-prev').click();
+      await page.getByTestId('branch-position').filter({ hasText: '1/2' }).waitFor();
+      assert.equal(await contentOf(messages(page).nth(2)), 'Tell a story');
+      assert.equal(await contentOf(lastAssistant(page)), 'Once upon a time, a fox lived by the river.');
+      assert.equal(await messages(page).nth(2).getByTestId('branch-prev').isDisabled(), true);
+
+      await messages(page).nth(2).getByTestId('branch-next').click();
+      await page.getByTestId('branch-position').filter({ hasText: '2/2' }).waitFor();
+      assert.equal(await contentOf(lastAssistant(page)), 'A fox napped. The end.');
+      assert.deepEqual((await callsOf(page, 'switch_branch')).map((p) => p.messageId), [3, newId]);
+    });
+  });
+
+  test('regenerate: the new reply streams beside the old one; buttons wait while it streams', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...STORY, replies: [{ text: 'Another tale, told slowly and with care.', chunkSize: 3, delayMs: 40 }] }, async (page) => {
+      await message(page, 4).getByTestId('action-regenerate').click();
+      await page.getByTestId('stop').waitFor();
+      assert.equal(await message(page, 4).count(), 0, 'the old reply left the path');
+      assert.equal(await message(page, 3).getByTestId('action-edit').isDisabled(), true, 'no second turn while one runs');
+      assert.equal(await text(lastAssistant(page).getByTestId('branch-position')), '2/2');
+      await waitForStatus(lastAssistant(page), 'complete');
+      assert.equal(await contentOf(lastAssistant(page)), 'Another tale, told slowly and with care.');
+      assert.equal(await message(page, 3).getByTestId('action-edit').isDisabled(), false);
+
+      await lastAssistant(page).getByTestId('branch-prev').click();
+      await message(page, 4).waitFor();
+      assert.equal(await text(message(page, 4).getByTestId('branch-position')), '1/2');
+      assert.deepEqual(await callsOf(page, 'regenerate_reply').then((c) => c.map((p) => p.messageId)), [4]);
+    });
+  });
+
+  test('continue: a stopped reply writes on in the same message; interrupted and cut-off replies offer it too', { timeout: TIMEOUT }, async () => {
+    const unfinished = [
+      ['stopped', {}, 'Stopped'],
+      ['interrupted', {}, 'Interrupted — Hearth closed while this reply was being written'],
+      ['complete', { stats: stats({ cutAtLimit: true }) }, 'Cut off at the length limit'],
+    ];
+    for (const [status, extra, notice] of unfinished) {
+      const config = {
+        chats: [chat(1, 'Poems', 30)],
+        messages: history(1, 1, [['user', 'A poem about rain'], ['assistant', 'Soft rain on the roof,', { status, ...extra }]]),
+        replies: [{ text: ' the kettle begins to sing.', chunkSize: 4, delayMs: 10 }],
+      };
+      await withApp(config, async (page) => {
+        const reply = message(page, 2);
+        assert.equal(await text(reply.getByTestId('message-status')), notice);
+        await reply.getByTestId('continue').click();
+        await reply.getByTestId('message-content').filter({ hasText: 'begins to sing.' }).waitFor();
+        await waitForStatus(reply, 'complete');
+        assert.equal(await contentOf(reply), 'Soft rain on the roof, the kettle begins to sing.');
+        assert.equal(await messages(page).count(), 2, 'no new message');
+        assert.equal(await reply.getByTestId('continue').count(), 0);
+        assert.deepEqual((await callsOf(page, 'continue_reply')).map((p) => p.messageId), [2]);
+      });
+    }
+  });
+
+  test('delete: an inline confirm, then the message and what follows go; a deleted version gives way to the other', { timeout: TIMEOUT }, async () => {
+    const tree = {
+      chats: [chat(1, 'Stories', 30, { leafId: 6 })],
+      messages: [
+        ...STORY.messages,
+        ...history(1, 5, [['user', 'Tell a poem', { parentId: 2 }], ['assistant', 'Roses are red.', { parentId: 5 }]]),
+      ],
+    };
+    await withApp(tree, async (page) => {
+      const poem = message(page, 5);
+      assert.equal(await text(poem.getByTestId('branch-position')), '2/2');
+      await poem.getByTestId('action-delete').click();
+      const confirm = poem.getByTestId('inline-confirm');
+      assert.equal(await text(confirm.locator('.question')), 'Delete this message and everything after it?');
+      await page.keyboard.press('Escape'); // focus is on Cancel
+      await confirm.waitFor({ state: 'detached' });
+      assert.equal(await poem.getByTestId('action-delete').evaluate((el) => el === document.activeElement), true);
+
+      await poem.getByTestId('action-delete').click();
+      await confirm.getByTestId('confirm-yes').click();
+      await message(page, 3).waitFor();
+      assert.deepEqual(await renderedIds(page), [1, 2, 3, 4], 'the remaining version and its reply');
+      assert.equal(await page.getByTestId('branch-switcher').count(), 0);
+
+      await message(page, 3).getByTestId('action-delete').click();
+      await page.getByTestId('confirm-yes').click();
+      await message(page, 3).waitFor({ state: 'detached' });
+      assert.deepEqual(await renderedIds(page), [1, 2]);
+      assert.deepEqual((await callsOf(page, 'delete_message')).map((p) => p.messageId), [5, 3]);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+const chatItem = (page, title) => page.getByTestId('chat-item').filter({ hasText: title });
+const rowOf = (page, title) => page.locator('li').filter({ has: chatItem(page, title) });
+
+async function openChatMenu(page, title) {
+  const row = rowOf(page, title);
+  await row.hover();
+  await row.getByTestId('chat-menu').click();
+  await page.getByTestId('chat-menu-list').waitFor();
+}
+
+describe('The chat list', () => {
+  test('pin, rename (empty refused, Escape cancels), delete the open chat, chat-updated', { timeout: TIMEOUT }, async () => {
+    const config = {
+      chats: [chat(1, 'Weekend by the fire', 30), chat(2, 'Explain Rust lifetimes', 20), chat(3, 'Sourdough starter', 10)],
+      messages: history(2, 20, [['user', 'What is a lifetime?']]),
+    };
+    await withApp(config, async (page) => {
+      const titles = () => page.getByTestId('chat-item').allTextContents().then((t) => t.map((s) => s.trim()));
+      assert.equal(await page.getByTestId('chat-group-pinned').count(), 0);
+
+      await openChatMenu(page, 'Sourdough starter');
+      await page.getByTestId('chat-pin').click();
+      await page.getByTestId('chat-group-pinned').filter({ hasText: 'Sourdough starter' }).waitFor();
+      assert.deepEqual(await titles(), ['Sourdough starter', 'Weekend by the fire', 'Explain Rust lifetimes']);
+      await openChatMenu(page, 'Sourdough starter');
+      assert.equal(await text(page.getByTestId('chat-pin')), 'Unpin');
+      await page.keyboard.press('Escape');
+      await page.getByTestId('chat-menu-list').waitFor({ state: 'detached' });
+
+      await openChatMenu(page, 'Explain Rust lifetimes');
+      await page.getByTestId('chat-rename').click();
+      const input = page.getByTestId('chat-rename-input');
+      assert.equal(await input.inputValue(), 'Explain Rust lifetimes');
+      await input.fill('   ');
+      await page.keyboard.press('Enter');
+      assert.equal(await text(page.getByTestId('chat-rename-error')), 'A chat needs a title.');
+      await page.keyboard.press('Escape');
+      await input.waitFor({ state: 'detached' });
+      await openChatMenu(page, 'Explain Rust lifetimes');
+      await page.getByTestId('chat-rename').click();
+      await input.fill('Rust lifetimes, slowly');
+      await page.keyboard.press('Enter');
+      await chatItem(page, 'Rust lifetimes, slowly').waitFor();
+      assert.deepEqual(await callsOf(page, 'rename_chat'), [{ chatId: 2, title: 'Rust lifetimes, slowly' }]);
+
+      // Deleting the open chat opens the one below it.
+      assert.equal(await text(page.getByTestId('chat-title')), 'Weekend by the fire');
+      await openChatMenu(page, 'Weekend by the fire');
+      await page.getByTestId('chat-delete').click();
+      const confirm = page.getByTestId('inline-confirm');
+      assert.equal(await text(confirm.locator('.question')), 'Delete this chat and all its messages?');
+      await confirm.getByTestId('confirm-yes').click();
+      await page.getByTestId('chat-title').filter({ hasText: 'Rust lifetimes, slowly' }).waitFor();
+      assert.equal(await contentOf(messages(page).first()), 'What is a lifetime?');
+      assert.deepEqual(await titles(), ['Sourdough starter', 'Rust lifetimes, slowly']);
+
+      // The backend titles a chat on its own: the entry changes in place and moves up.
+      await page.getByTestId('new-chat').click();
+      await page.getByTestId('chat-item').filter({ hasText: 'New chat' }).waitFor();
+      const created = (await mockState(page)).calls.filter((c) => c.cmd === 'create_chat').length;
+      assert.equal(created, 1);
+      const newId = Number(await chatItem(page, 'New chat').getAttribute('data-chat-id'));
+      await page.evaluate((id) => window.__hearthMock.updateChat(id, { title: 'Bread for Sunday', updatedAt: Date.now() + 60_000 }), newId);
+      await chatItem(page, 'Bread for Sunday').waitFor();
+      assert.equal(await text(page.getByTestId('chat-title')), 'Bread for Sunday');
+      assert.deepEqual(await titles(), ['Sourdough starter', 'Bread for Sunday', 'Rust lifetimes, slowly']);
+
+      // Deleting the last chat leaves the empty state.
+      for (const title of ['Sourdough starter', 'Bread for Sunday', 'Rust lifetimes, slowly']) {
+        await openChatMenu(page, title);
+        await page.getByTestId('chat-delete').click();
+        await page.getByTestId('confirm-yes').click();
+        await chatItem(page, title).waitFor({ state: 'detached' });
+      }
+      await page.getByText('No chats yet').waitFor();
+    });
+  });
+
+  test('system prompt: edited from the header, saved, shown as set', { timeout: TIMEOUT }, async () => {
+    await withApp(STORY, async (page) => {
+      assert.equal(await page.getByTestId('system-prompt-set').count(), 0);
+      await page.getByTestId('open-system-prompt').click();
+      const input = page.getByTestId('system-prompt-input');
+      assert.equal(await input.evaluate((el) => el === document.activeElement), true);
+      assert.equal(await page.getByTestId('system-prompt-save').isDisabled(), true, 'nothing changed yet');
+      await input.fill('Answer in one sentence.');
+      await page.getByTestId('system-prompt-save').click();
+      await page.getByTestId('system-prompt-editor').waitFor({ state: 'detached' });
+      await page.getByTestId('system-prompt-set').waitFor();
+      assert.deepEqual(await callsOf(page, 'set_system_prompt'), [{ chatId: 1, prompt: 'Answer in one sentence.' }]);
+
+      await page.getByTestId('open-system-prompt').click();
+      assert.equal(await input.inputValue(), 'Answer in one sentence.');
+      await input.fill('Something else');
+      await page.keyboard.press('Escape');
+      await page.getByTestId('system-prompt-editor').waitFor({ state: 'detached' });
+      assert.equal((await callsOf(page, 'set_system_prompt')).length, 1, 'Escape saves nothing');
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+const HOSTILE = `<img src=x onerror="window.__pwned='search'"> look at this`;
+
+async function searchFor(page, query) {
+  await page.getByTestId('search-input').fill(query);
+  await page.waitForFunction(
+    (q) => window.__hearthMock.calls.some((c) => c.cmd === 'search_messages' && c.payload.query === q),
+    query.trim(),
+  );
+  await page.locator('[data-testid="search-results"][data-state="answered"]').waitFor();
+}
+
+describe('Search', () => {
+  test('a hostile query and hostile text stay text; Ctrl+K, arrows, Enter and Escape', { timeout: TIMEOUT }, async () => {
+    const config = {
+      chats: [chat(1, 'Queries', 30), chat(2, 'Markup', 20)],
+      messages: [
+        ...history(1, 1, [['user', 'How do I search for "foo OR bar* literally?'], ['assistant', 'Quote it: "foo OR bar* is then plain text.']]),
+        ...history(2, 10, [['user', HOSTILE], ['assistant', 'That is an image tag.']]),
+      ],
+    };
+    await withApp(config, async (page) => {
+      await page.keyboard.press('Control+k');
+      assert.equal(await page.getByTestId('search-input').evaluate((el) => el === document.activeElement), true);
+
+      await searchFor(page, '"foo OR bar*');
+      const results = page.getByTestId('search-result');
+      assert.equal(await results.count(), 2);
+      assert.equal(await page.getByTestId('chat-item').count(), 0, 'results replace the chat list');
+      const first = results.first();
+      assert.match(await text(first.getByTestId('search-snippet')), /"foo OR bar\*/);
+      assert.deepEqual(await first.locator('mark').allTextContents(), ['foo', 'OR', 'bar']);
+      assert.equal(await first.getAttribute('aria-selected'), 'true');
+      await page.keyboard.press('ArrowDown');
+      assert.equal(await results.nth(1).getAttribute('aria-selected'), 'true');
+      await page.keyboard.press('ArrowDown'); // stays on the last
+      assert.equal(await results.nth(1).getAttribute('aria-selected'), 'true');
+      await page.keyboard.press('ArrowUp');
+      assert.equal(await first.getAttribute('aria-selected'), 'true');
+
+      await searchFor(page, 'onerror');
+      const snippet = results.first().getByTestId('search-snippet');
+      assert.match(await snippet.textContent(), /<img src=x onerror="window\.__pwned='search'">/);
+      assert.deepEqual(await snippet.locator('mark').allTextContents(), ['onerror']);
+      assert.equal(await page.getByTestId('search-results').locator('img').count(), 0, 'no element made from the text');
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+
+      await searchFor(page, 'zebra crossing');
+      await page.getByTestId('search-empty').filter({ hasText: 'No messages match' }).waitFor();
+
+      await page.keyboard.press('Escape');
+      assert.equal(await page.getByTestId('search-input').inputValue(), '');
+      await page.getByTestId('chat-item').first().waitFor();
+
+      // Enter opens the highlighted result.
+      await searchFor(page, 'image tag');
+      await page.keyboard.press('Enter');
+      await page.getByTestId('chat-title').filter({ hasText: 'Markup' }).waitFor();
+      await page.locator('[data-message-id="11"] .highlighted, [data-message-id="11"].highlighted').waitFor();
+    });
+  });
+
+  test('a result on another branch: the chat switches to it and shows it, flashed', { timeout: TIMEOUT }, async () => {
+    // Chat 1: 120 messages (a virtualised list); message 3 has a second version (id 900) on another branch.
+    const rows = Array.from({ length: 120 }, (_, i) => [i % 2 ? 'assistant' : 'user', `Message ${i + 1} about the weather.`]);
+    rows[4] = ['user', 'Did you see the comet last night?'];
+    const config = {
+      chats: [chat(1, 'Long weather chat', 30, { leafId: 120 }), chat(2, 'Other', 20)],
+      messages: [
+        ...history(1, 1, rows),
+        { ...history(1, 900, [['user', 'What about a lighthouse?']])[0], parentId: 2 },
+        { ...history(1, 901, [['assistant', 'Lighthouses guide ships.']])[0], parentId: 900 },
+      ],
+    };
+    await withApp(config, async (page) => {
+      await message(page, 120).waitFor();
+      await searchFor(page, 'lighthouse');
+      const hit = page.getByTestId('search-result').filter({ hasText: 'What about a lighthouse?' });
+      await hit.click();
+      const found = message(page, 900);
+      await found.waitFor();
+      // The flash lasts under two seconds: look for it first.
+      await page.waitForFunction(() => document.querySelector('[data-testid="message"][data-message-id="900"]')?.classList.contains('highlighted'));
+      assert.deepEqual(await callsOf(page, 'switch_branch'), [{ chatId: 1, messageId: 900 }]);
+      assert.deepEqual(await renderedIds(page), [1, 2, 900, 901]);
+      assert.equal(await text(found.getByTestId('branch-position')), '2/2');
+
+      // A result far up a long chat on the path on show is scrolled to.
+      await searchFor(page, 'comet');
+      await page.getByTestId('search-result').first().click();
+      await page.waitForFunction(() => {
+        const el = document.querySelector('[data-message-id="5"]');
+        const list = document.querySelector('[data-testid="message-list"]').getBoundingClientRect();
+        const box = el?.getBoundingClientRect();
+        return box && box.top >= list.top && box.bottom <= list.bottom;
+      });
+      assert.equal(await callsOf(page, 'switch_branch').then((c) => c.length), 2, 'message 5 was not on the path: switched back');
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+/** A chat of `count` messages of varied lengths, the replies in Markdown. */
+function longChat(count) {
+  const paragraph = 'The quick brown fox jumps over the lazy dog while the kettle hums. ';
+  const rows = Array.from({ length: count }, (_, i) =>
+    i % 2 === 0
+      ? ['user', `Question ${i + 1}: ${paragraph.slice(0, 20 + (i % 5) * 12)}`]
+      : ['assistant', `Answer ${i + 1}.\n\n${paragraph.repeat(1 + (i % 4))}${i % 6 === 1 ? '\n\n- one\n- two\n- three' : ''}`],
+  );
+  return { chats: [chat(1, 'Two thousand messages', 30)], messages: history(1, 1, rows, Date.now() - count * MINUTE) };
+}
+
+describe('A long chat', () => {
+  test('2,000 messages: only a window is rendered; top, middle and bottom all show messages', { timeout: TIMEOUT }, async () => {
+    const COUNT = 2000;
+    await withApp({ ...longChat(COUNT), replies: [{ text: 'Still here, and quick.', chunkSize: 4, delayMs: 10 }] }, async (page) => {
+      const list = page.getByTestId('message-list');
+      await message(page, COUNT).waitFor();
+      const metrics = () =>
+        list.evaluate((el) => {
+          const box = el.getBoundingClientRect();
+          const rows = [...el.querySelectorAll('[data-testid="message"]')];
+          const inView = rows.filter((r) => {
+            const b = r.getBoundingClientRect();
+            return b.bottom > box.top && b.top < box.bottom;
+          });
+          return {
+            rendered: rows.length,
+            inView: inView.map((r) => Number(r.dataset.messageId)),
+            fromBottom: el.scrollHeight - el.scrollTop - el.clientHeight,
+          };
+        });
+      const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 50)))));
+
+      await settle();
+      let m = await metrics();
+      assert.ok(m.rendered < 80, `only a window is rendered (${m.rendered} of ${COUNT})`);
+      assert.ok(m.inView.includes(COUNT), 'opens at the newest message');
+      assert.ok(m.fromBottom < 5, `at the bottom (${m.fromBottom}px)`);
+
+      await list.evaluate((el) => (el.scrollTop = 0));
+      await settle();
+      m = await metrics();
+      assert.ok(m.inView.includes(1), `the first message is shown at the top (saw ${m.inView})`);
+      assert.ok(m.rendered < 80);
+
+      await list.evaluate((el) => (el.scrollTop = el.scrollHeight / 2));
+      await settle();
+      await shot(page, 'long-chat-middle', { dir: OUTPUT });
+      m = await metrics();
+      assert.ok(m.inView.length > 0, 'no blank gap in the middle');
+      assert.ok(m.inView[0] > 500 && m.inView[0] < 1500, `somewhere in the middle (${m.inView[0]})`);
+
+      await list.evaluate((el) => (el.scrollTop = el.scrollHeight));
+      await settle();
+      m = await metrics();
+      assert.ok(m.inView.includes(COUNT), 'the last message is shown at the bottom');
+      assert.ok(m.fromBottom < 5);
+
+      // Sending follows the reply at the bottom.
+      await page.getByTestId('composer').fill('One more?');
+      await page.keyboard.press('Enter');
+      await lastAssistant(page).getByTestId('message-content').filter({ hasText: 'and quick.' }).waitFor();
+      await waitForStatus(lastAssistant(page), 'complete');
+      await settle();
+      m = await metrics();
+      assert.ok(m.fromBottom < 5, 'followed the reply');
+      assert.equal(await contentOf(lastAssistant(page)), 'Still here, and quick.');
+      assert.ok(m.rendered < 80);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+/** The screenshot scene: a pinned chat with an edited question (2/2) and an interrupted reply. */
+function scene() {
+  const start = Date.now() - 26 * 60 * MINUTE;
+  const reply = 'Sure! Here are **three** cozy ideas:\n\n1. Brew a pot of *spiced tea*\n2. Read by the fire\n3. Write a short poem';
+  return {
+    chats: [
+      chat(1, 'Weekend by the fire', 40, { leafId: 6, pinned: true, systemPrompt: 'You are a warm, concise host.' }),
+      chat(2, 'Explain Rust lifetimes', 30),
+      chat(3, 'Sourdough starter schedule', 20),
+      chat(4, 'Packing list for Lisbon', 10),
+    ],
+    messages: [
+      ...history(1, 1, [['user', 'Plan a slow, cozy Saturday evening at home.'], ['assistant', reply]], start),
+      ...history(1, 3, [['user', 'Make the poem about rain.', { parentId: 2 }], ['assistant', 'Rain taps the glass…', { parentId: 3 }]], start + 5 * MINUTE),
+      ...history(1, 5, [
+        ['user', 'Write the poem about rain, in four short lines.', { parentId: 2 }],
+        ['assistant', 'Soft rain on the roof,\nthe kettle begins to', { parentId: 5, status: 'interrupted', stats: null }],
+      ], start + 9 * MINUTE),
+      ...history(2, 20, [['user', 'Why does the borrow checker complain when the rain stops?']], start - 3 * 24 * 60 * MINUTE),
+      ...history(3, 30, [['assistant', 'Feed it at 8 am and 8 pm; on rainy days it rises slower.']], start - 40 * 24 * 60 * MINUTE),
+    ],
+  };
+}
+
+/** Where the pointer rests for a shot: over `locator`. */
+async function over(locator) {
+  const box = await locator.boundingBox();
+  return [box.x + box.width / 2, box.y + box.height / 2];
+}
+
+describe('Screenshots', () => {
+  test('history, chat list, system prompt and search (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
+    await inBothSchemes(scene(), async (page, suffix) => {
+      const edited = message(page, 5);
+      await edited.waitFor();
+      const options = (mouse) => ({ dir: OUTPUT, mouse });
+
+      await shot(page, `branch-actions${suffix}`, options(await over(edited.locator('.bubble'))));
+      await shot(page, `interrupted-continue${suffix}`, options(await over(message(page, 6).getByTestId('continue'))));
+
+      await edited.getByTestId('action-edit').click();
+      await edited.getByTestId('edit-input').fill('Write the poem about rain, in four short lines.\nMake it gentle.');
+      await shot(page, `edit-in-place${suffix}`, options([600, 700]));
+      await page.keyboard.press('Escape');
+
+      await openChatMenu(page, 'Explain Rust lifetimes');
+      await shot(page, `chat-list-menu${suffix}`, options(await over(page.getByTestId('chat-pin'))));
+      await page.getByTestId('chat-delete').click();
+      await page.getByTestId('chat-rename-input').or(page.getByTestId('inline-confirm')).waitFor();
+      await shot(page, `chat-delete-confirm${suffix}`, options([600, 700]));
+      await page.keyboard.press('Escape');
+      await openChatMenu(page, 'Sourdough starter schedule');
+      await page.getByTestId('chat-rename').click();
+      await page.getByTestId('chat-rename-input').fill('');
+      await page.keyboard.press('Enter');
+      await shot(page, `chat-rename-refused${suffix}`, options([600, 700]));
+      await page.keyboard.press('Escape');
+
+      await edited.getByTestId('action-delete').click();
+      await shot(page, `message-delete-confirm${suffix}`, options([600, 700]));
+      await page.keyboard.press('Escape');
+
+      await page.getByTestId('open-system-prompt').click();
+      await shot(page, `system-prompt${suffix}`, options([600, 700]));
+      await page.keyboard.press('Escape');
+
+      await searchFor(page, 'rain');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      await shot(page, `search${suffix}`, options([600, 700]));
+      await page.keyboard.press('Enter'); // the reply on the other branch: "Soft rain on the roof"
+      await message(page, 6).and(page.locator('.highlighted')).waitFor();
+      await shot(page, `search-opened${suffix}`, options([600, 700]));
+    });
+  });
+});
