@@ -60,22 +60,35 @@ struct HitRow {
     created_at: i64,
 }
 
+/// Matches ranked, newest first. Ranking every match of a word found in nearly every message
+/// takes most of a second at a million messages; people look for recent things in their history.
+const RANKED_MATCHES: i64 = 2000;
+
 impl Store {
-    /// Messages matching `input`, best first (then newest), at most `limit`.
+    /// Among the newest `RANKED_MATCHES` messages matching `input`: best first (then newest), at
+    /// most `limit`.
     pub async fn search(&self, input: &str, limit: u32) -> Result<Vec<SearchHit>, StoreError> {
         let Some(query) = fts_query(input) else { return Ok(Vec::new()) };
+        let oldest_ranked: Option<i64> = sqlx::query_scalar(
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
+        )
+        .bind(&query)
+        .bind(RANKED_MATCHES - 1)
+        .fetch_optional(self.pool())
+        .await?;
         let rows: Vec<HitRow> = sqlx::query_as(&format!(
             "SELECT m.chat_id, c.title AS chat_title, m.id AS message_id, m.role, m.created_at,
                     snippet(messages_fts, 0, '{HIT_START}', '{HIT_END}', '…', {SNIPPET_TOKENS}) AS snippet
              FROM messages_fts
              JOIN messages AS m ON m.id = messages_fts.rowid
              JOIN chats AS c ON c.id = m.chat_id
-             WHERE messages_fts MATCH ?1
+             WHERE messages_fts MATCH ?1 AND messages_fts.rowid >= ?3
              ORDER BY rank, m.id DESC
              LIMIT ?2"
         ))
         .bind(query)
         .bind(limit)
+        .bind(oldest_ranked.unwrap_or(0))
         .fetch_all(self.pool())
         .await?;
         rows.into_iter()

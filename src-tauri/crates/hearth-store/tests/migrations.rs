@@ -13,6 +13,15 @@ use hearth_store::Store;
 
 /// Rows as each schema version wrote them: a three-message chat whose last reply was streaming
 /// when the app died.
+/// Rows as versions 2 and up write them (parent links, current leaf, title source).
+const TREE: &str = "INSERT INTO chats (id, title, created_at, updated_at, current_leaf_id, title_source) VALUES (1, 'Lighthouse', 1, 3, NULL, 'user');
+         INSERT INTO messages (id, chat_id, parent_id, role, content, status, model, stats, created_at, updated_at) VALUES
+           (1, 1, NULL, 'user', 'Tell me about the lighthouse keeper', 'complete', NULL, NULL, 1, 1),
+           (2, 1, 1, 'assistant', 'He lived alone on the rock.', 'complete', 'SmolLM2', '{\"promptTokens\":9,\"cachedTokens\":0,\"completionTokens\":7,\"ttftMs\":12.5,\"decodeTps\":90.0}', 2, 2),
+           (3, 1, 2, 'user', 'And his cat?', 'complete', NULL, NULL, 3, 3),
+           (4, 1, 3, 'assistant', 'The cat watched the gulls', 'streaming', 'SmolLM2', NULL, 4, 4);
+         UPDATE chats SET current_leaf_id = 4 WHERE id = 1;";
+
 const SEEDS: &[(i64, &str)] = &[
     (
         1,
@@ -23,16 +32,9 @@ const SEEDS: &[(i64, &str)] = &[
            (3, 1, 'user', 'And his cat?', 'complete', NULL, NULL, 3, 3),
            (4, 1, 'assistant', 'The cat watched the gulls', 'streaming', 'SmolLM2', NULL, 4, 4);",
     ),
-    (
-        2,
-        "INSERT INTO chats (id, title, created_at, updated_at, current_leaf_id, title_source) VALUES (1, 'Lighthouse', 1, 3, NULL, 'user');
-         INSERT INTO messages (id, chat_id, parent_id, role, content, status, model, stats, created_at, updated_at) VALUES
-           (1, 1, NULL, 'user', 'Tell me about the lighthouse keeper', 'complete', NULL, NULL, 1, 1),
-           (2, 1, 1, 'assistant', 'He lived alone on the rock.', 'complete', 'SmolLM2', '{\"promptTokens\":9,\"cachedTokens\":0,\"completionTokens\":7,\"ttftMs\":12.5,\"decodeTps\":90.0}', 2, 2),
-           (3, 1, 2, 'user', 'And his cat?', 'complete', NULL, NULL, 3, 3),
-           (4, 1, 3, 'assistant', 'The cat watched the gulls', 'streaming', 'SmolLM2', NULL, 4, 4);
-         UPDATE chats SET current_leaf_id = 4 WHERE id = 1;",
-    ),
+    (2, TREE),
+    // 0004 added an index only: the data is as at 3.
+    (3, TREE),
 ];
 
 async fn database_at_version(path: &Path, version: i64) {
