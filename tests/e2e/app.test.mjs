@@ -52,6 +52,8 @@ test("send a message to the real model, see the reply, find it after a restart",
     });
     reply = (await session.text(done)).trim();
     assert.match(reply, /\w/);
+    // The model titles the chat after the reply; the sidebar hears of it without a reload.
+    await session.waitFor('[data-testid="chat-item"]', { accept: (t) => nonEmpty(t) && !t.includes("What is the capital of France?") });
     await shot(session, "01-reply");
   } finally {
     await session.close();
@@ -60,7 +62,7 @@ test("send a message to the real model, see the reply, find it after a restart",
   // Restart: the chat and both messages come back from SQLite.
   session = await Session.open(driver.base, app);
   try {
-    await session.click(await session.waitFor('[data-testid="chat-item"]', { accept: (t) => t.includes("capital of France") }));
+    await session.click(await session.waitFor('[data-testid="chat-item"]'));
     await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("capital of France") });
     const again = await session.waitFor('[data-testid="message"][data-role="assistant"]', { accept: nonEmpty });
     const restored = (await session.text(again)).trim();
@@ -91,6 +93,56 @@ test("a setting changed in the panel shapes the next reply of the real model", a
     });
     assert.ok(done);
     await shot(session, "04-capped-reply");
+  } finally {
+    await session.close();
+  }
+});
+
+test("history in the real app: regenerate, switch versions, edit, continue, search", async () => {
+  // Replies are capped at 4 tokens by the previous test's setting: short, and cut at the limit.
+  const session = await Session.open(driver.base, app);
+  const reply = '[data-testid="message"][data-role="assistant"]';
+  const position = async (css) => (await session.text(await session.within(await session.waitFor(css), '[data-testid="branch-position"]'))).trim();
+  try {
+    await session.waitFor('[data-testid="model-name"]', { accept: (t) => t.includes("SmolLM2") });
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    const composer = await session.waitFor('[data-testid="composer"]');
+    await session.type(composer, "Name a colour.");
+    await session.type(composer, KEYS.enter);
+    await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty });
+
+    // Regenerate: a second version of the reply, shown as 2/2; the arrow goes back to 1/2.
+    await session.press(await session.waitFor('[data-testid="action-regenerate"]'));
+    await session.waitFor(`${reply}[data-status="complete"] [data-testid="branch-position"]`, { accept: (t) => t.includes("2/2") });
+    await session.press(await session.waitFor(`${reply} [data-testid="branch-prev"]`));
+    await session.waitFor(`${reply} [data-testid="branch-position"]`, { accept: (t) => t.includes("1/2") });
+
+    // Edit the question: a second version of it with its own reply.
+    await session.press(await session.waitFor('[data-testid="message"][data-role="user"] [data-testid="action-edit"]'));
+    const editor = await session.waitFor('[data-testid="edit-input"]');
+    await session.clear(editor);
+    await session.type(editor, "Name a fruit.");
+    await session.press(await session.waitFor('[data-testid="edit-save"]'));
+    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("Name a fruit.") });
+    assert.equal(await position('[data-testid="message"][data-role="user"]'), "2/2");
+    const cut = await session.waitFor(`${reply}[data-status="complete"]`, { accept: (t) => /\b4 tokens\b/.test(t) });
+    const before = (await session.text(await session.within(cut, '[data-testid="message-content"]'))).trim();
+
+    // The reply stopped at its length limit: Continue writes on in the same message.
+    await session.press(await session.waitFor('[data-testid="continue"]'));
+    await session.waitFor(`${reply}[data-status="complete"] [data-testid="message-content"]`, {
+      accept: (t) => t.trim().length > before.length && t.trim().startsWith(before),
+    });
+    await shot(session, "05-branches");
+
+    // Search finds the edited question and opens the chat at it.
+    const search = await session.waitFor('[data-testid="search-input"]');
+    await session.type(search, "fruit");
+    const hit = await session.waitFor('[data-testid="search-result"]', { accept: (t) => t.includes("fruit") });
+    await session.within(hit, "mark");
+    await shot(session, "06-search");
+    await session.click(hit);
+    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("Name a fruit.") });
   } finally {
     await session.close();
   }

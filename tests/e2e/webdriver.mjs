@@ -69,6 +69,18 @@ export class Session {
     return this.cmd("POST", `/element/${id}/click`, {});
   }
 
+  /** Clicks through the page's own click(): for controls shown on hover, which WebDriver's
+   *  pointer click refuses as not interactable. */
+  press(id) {
+    return this.cmd("POST", "/execute/sync", { script: "arguments[0].click()", args: [{ [ELEMENT]: id }] });
+  }
+
+  /** The first element matching `css` inside element `id`. */
+  async within(id, css) {
+    const found = await this.cmd("POST", `/element/${id}/element`, { using: "css selector", value: css });
+    return found[ELEMENT];
+  }
+
   clear(id) {
     return this.cmd("POST", `/element/${id}/clear`, {});
   }

@@ -5,6 +5,8 @@
 //!   cargo bench -p hearth-store --bench scale
 //!
 //! The seeded file is kept in target/bench-data/ and reused (HEARTH_BENCH_RESEED=1 rebuilds it).
+//! Under `cargo test` (no `--bench` argument) the same steps run once at a small scale, so the
+//! bench keeps working without costing the test run minutes.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,10 +16,16 @@ use sqlx::Connection;
 use hearth_core::{HistoryStore, MessageStatus, Role};
 use hearth_store::Store;
 
-const CHATS: i64 = 10_000;
-const MESSAGES: i64 = 1_000_000;
-const LONG_CHAT: i64 = 2_000;
-const RUNS: usize = 15;
+#[derive(Clone, Copy)]
+struct Scale {
+    chats: i64,
+    messages: i64,
+    long_chat: i64,
+    runs: usize,
+}
+
+const FULL: Scale = Scale { chats: 10_000, messages: 1_000_000, long_chat: 2_000, runs: 15 };
+const SMOKE: Scale = Scale { chats: 20, messages: 2_000, long_chat: 200, runs: 1 };
 
 const WORDS: &[&str] = &[
     "the", "model", "reply", "context", "token", "cache", "window", "sea", "mountain", "river", "history", "search",
@@ -27,34 +35,39 @@ const WORDS: &[&str] = &[
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    runtime.block_on(bench());
+    if std::env::args().any(|a| a == "--bench") {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/bench-data");
+        std::fs::create_dir_all(&dir).unwrap();
+        runtime.block_on(bench(&dir.join("scale.db"), FULL, std::env::var_os("HEARTH_BENCH_RESEED").is_some()));
+    } else {
+        let dir = tempfile::tempdir().unwrap();
+        runtime.block_on(bench(&dir.path().join("scale.db"), SMOKE, true));
+    }
 }
 
-async fn bench() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/bench-data");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("scale.db");
-    if std::env::var_os("HEARTH_BENCH_RESEED").is_some() || !path.exists() {
+async fn bench(path: &Path, scale: Scale, reseed: bool) {
+    let Scale { chats, messages, long_chat, runs } = scale;
+    if reseed || !path.exists() {
         let started = Instant::now();
-        seed(&path).await;
-        println!("seeded {CHATS} chats / {MESSAGES} messages in {:.1} s", started.elapsed().as_secs_f64());
+        seed(path, scale).await;
+        println!("seeded {chats} chats / {messages} messages in {:.1} s", started.elapsed().as_secs_f64());
     }
-    let size = std::fs::metadata(&path).unwrap().len();
-    println!("file: {:.0} MB, {RUNS} runs each after one warm-up\n", size as f64 / 1e6);
+    let size = std::fs::metadata(path).unwrap().len();
+    println!("file: {:.0} MB, {runs} runs each after one warm-up\n", size as f64 / 1e6);
 
     println!("{:<52} {:>10} {:>10}", "operation", "median", "worst");
-    report("open (migrations checked, crash recovery)", time(|| async { Store::open(&path).await.unwrap().close().await }).await);
-    let store = Store::open(&path).await.unwrap();
+    report("open (migrations checked, crash recovery)", time(runs, || async { Store::open(path).await.unwrap().close().await }).await);
+    let store = Store::open(path).await.unwrap();
     let long = store.list_chats().await.unwrap().into_iter().find(|c| c.title == "long chat").unwrap().id;
-    report("list all 10,000 chats", time(|| async { assert_eq!(store.list_chats().await.unwrap().len() as i64, CHATS) }).await);
-    report("open the 2,000-message chat (path + siblings)", time(|| async { assert!(store.messages(long).await.unwrap().len() as i64 > LONG_CHAT * 9 / 10) }).await);
-    report("search a common word (50 best of ~1M)", time(|| async { store.search("model", 50).await.unwrap(); }).await);
-    report("search a rare phrase", time(|| async { assert!(!store.search("\"needle in the haystack\"", 50).await.unwrap().is_empty()) }).await);
+    report(&format!("list all {chats} chats"), time(runs, || async { assert_eq!(store.list_chats().await.unwrap().len() as i64, chats) }).await);
+    report(&format!("open the {long_chat}-message chat (path + siblings)"), time(runs, || async { assert!(store.messages(long).await.unwrap().len() as i64 > long_chat * 9 / 10) }).await);
+    report(&format!("search a word in most of {messages} messages"), time(runs, || async { store.search("model", 50).await.unwrap(); }).await);
+    report("search a rare phrase", time(runs, || async { assert!(!store.search("\"needle in the haystack\"", 50).await.unwrap().is_empty()) }).await);
     let leaf = store.messages(long).await.unwrap().last().unwrap().id;
     let user = store.append_message(long, Some(leaf), Role::User, "one more question", MessageStatus::Complete, None).await.unwrap();
     let reply = store.append_message(long, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, None).await.unwrap();
     let text = std::sync::Mutex::new(String::new());
-    report("flush a streaming reply (in the long chat)", time(|| async {
+    report("flush a streaming reply (in the long chat)", time(runs, || async {
         let so_far = {
             let mut text = text.lock().unwrap();
             text.push_str("more streamed text ");
@@ -62,7 +75,7 @@ async fn bench() {
         };
         store.update_reply(reply.id, &so_far, MessageStatus::Streaming, None).await.unwrap();
     }).await);
-    report("save a user message (FTS indexed)", time(|| async {
+    report("save a user message (FTS indexed)", time(runs, || async {
         store.append_message(long, Some(user.id), Role::User, "an edited question about the sea", MessageStatus::Complete, None).await.unwrap();
     }).await);
     // Leave the file as seeded for the next run.
@@ -78,28 +91,28 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Median and worst of `RUNS` runs, after one untimed run that warms the page cache as a running
+/// Median and worst of `runs` runs, after one untimed run that warms the page cache as a running
 /// app would have.
-async fn time<F, Fut>(mut f: F) -> (Duration, Duration)
+async fn time<F, Fut>(runs: usize, mut f: F) -> (Duration, Duration)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     f().await;
-    let mut times = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
         let started = Instant::now();
         f().await;
         times.push(started.elapsed());
     }
     times.sort();
-    (times[RUNS / 2], times[RUNS - 1])
+    (times[runs / 2], times[runs - 1])
 }
 
 /// Creates the schema through the store, then fills it in bulk: one long chat, the rest spread
 /// over the other chats, each a chain of user/assistant turns where about every 20th message is
 /// a regenerated reply (a sibling, off the path on show).
-async fn seed(path: &Path) {
+async fn seed(path: &Path, Scale { chats, messages, long_chat, .. }: Scale) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
@@ -112,16 +125,16 @@ async fn seed(path: &Path) {
         rng ^= rng << 17;
         rng
     };
-    let per_chat = (MESSAGES - LONG_CHAT) / (CHATS - 1);
+    let per_chat = (messages - long_chat) / (chats - 1);
     let mut message_id = 0i64;
     let mut tx = conn.begin().await.unwrap();
-    for chat in 1..=CHATS {
+    for chat in 1..=chats {
         let count = match chat {
-            CHATS => LONG_CHAT,
-            c if c == CHATS - 1 => MESSAGES - LONG_CHAT - per_chat * (CHATS - 2),
+            c if c == chats => long_chat,
+            c if c == chats - 1 => messages - long_chat - per_chat * (chats - 2),
             _ => per_chat,
         };
-        let title = if chat == CHATS { "long chat".to_owned() } else { format!("chat {chat}") };
+        let title = if chat == chats { "long chat".to_owned() } else { format!("chat {chat}") };
         let started_at = 1_700_000_000_000 + chat * 60_000;
         sqlx::query("INSERT INTO chats (id, title, created_at, updated_at, title_source) VALUES (?, ?, ?, ?, 'user')")
             .bind(chat)
@@ -141,7 +154,7 @@ async fn seed(path: &Path) {
             let role = if user_next && !sibling { Role::User } else { Role::Assistant };
             let words = 10 + random() % 50;
             let mut content: Vec<&str> = (0..words).map(|_| WORDS[(random() % WORDS.len() as u64) as usize]).collect();
-            if message_id % 100_000 == 0 {
+            if message_id % (messages / 10) == 0 {
                 content.extend(["needle", "in", "the", "haystack"]);
             }
             sqlx::query(
