@@ -10,6 +10,7 @@ mod titles;
 mod transfer;
 
 use tauri::{Manager, Runtime};
+use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
 
 pub use paths::AppPaths;
 pub use state::AppState;
@@ -24,8 +25,28 @@ pub fn run() {
         Err(e) => fail(&format!("the window system could not start: {e}")),
     };
     if let Err(e) = init(app.handle()) {
-        fail(&e.to_string());
+        return fail_in_window(app, &e.to_string());
     }
+    app.run(|_, _| {});
+}
+
+/// Says why Hearth cannot start in a dialog (a desktop user never sees stderr), then quits.
+fn fail_in_window(app: tauri::App, message: &str) {
+    tracing::error!("{message}");
+    eprintln!("Hearth could not start: {message}");
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.hide();
+    }
+    let handle = app.handle().clone();
+    let mut sentence = message.to_owned();
+    if let Some(first) = sentence.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    app.dialog()
+        .message(sentence)
+        .title("Hearth could not start")
+        .kind(MessageDialogKind::Error)
+        .show(move |_| handle.exit(1));
     app.run(|_, _| {});
 }
 
