@@ -1,5 +1,5 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { ChatEvent, ChatSummary, ModelInfo, SearchHit, StoredMessage } from './bindings';
+import type { ChatEvent, ChatSummary, ExportFormat, ImportReport, ModelInfo, SearchHit, StoredMessage } from './bindings';
 import type { LoadParams, LoadSettings, SamplingParams, SamplingSettings, SettingsScope } from './settings-types';
 
 /** Streams a turn's events; the command resolves after the terminal `finished`/`failed` event was sent. */
@@ -33,6 +33,18 @@ export interface HearthApi {
   deleteChat(chatId: number): Promise<null>;
   /** Matching messages of every chat, best first, at most 50. Any text is a valid query. */
   searchMessages(query: string): Promise<SearchHit[]>;
+  /**
+   * Writes chats `chatIds` (all of them when null) to a file the user picks in the system's save
+   * dialog, which the backend opens. Resolves to the path written, or null when the user cancelled;
+   * rejects with `file` when the file could not be written.
+   */
+  exportChats(chatIds: number[] | null, format: ExportFormat): Promise<string | null>;
+  /**
+   * Adds the chats of an export file the user picks in the system's open dialog (opened by the
+   * backend). Null when the user cancelled; rejects with `invalidInput` for a file that is not a
+   * Hearth export or comes from a newer version.
+   */
+  importChats(): Promise<ImportReport | null>;
   /** Calls `onChat` whenever the backend changed a chat on its own; resolves to the unsubscribe. */
   onChatUpdated(onChat: (chat: ChatSummary) => void): Promise<() => void>;
   activeModel(): Promise<ModelInfo | null>;
@@ -75,6 +87,8 @@ export const tauriApi: HearthApi = {
   setSystemPrompt: (chatId, prompt) => invoke<ChatSummary>('set_system_prompt', { chatId, prompt }),
   deleteChat: (chatId) => invoke<null>('delete_chat', { chatId }),
   searchMessages: (query) => invoke<SearchHit[]>('search_messages', { query }),
+  exportChats: (chatIds, format) => invoke<string | null>('export_chats', { chatIds, format }),
+  importChats: () => invoke<ImportReport | null>('import_chats'),
   onChatUpdated: async (onChat) => {
     const channel = new Channel<ChatSummary>(onChat);
     await invoke<null>('watch_chats', { onUpdate: channel });

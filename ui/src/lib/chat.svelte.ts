@@ -72,9 +72,7 @@ export class ChatStore {
     else this.showError(model.reason);
     if (chats.status === 'fulfilled') {
       this.chats = chats.value;
-      if (this.activeChatId === null && chats.value.length > 0) {
-        await this.selectChat(chats.value[0].id);
-      }
+      await this.#openFirst();
     } else {
       this.showError(chats.reason);
     }
@@ -106,6 +104,12 @@ export class ChatStore {
     } catch (e) {
       this.showError(e);
     }
+  }
+
+  /** Chats were added behind the list's back (an import): read it again; open the first when none is open. */
+  async chatsAdded(): Promise<void> {
+    await this.refreshChats();
+    await this.#openFirst();
   }
 
   async refreshModel(): Promise<void> {
@@ -330,6 +334,11 @@ export class ChatStore {
       this.showError(e);
       return false;
     }
+  }
+
+  /** With no chat open, show the one at the top of the list (if any). */
+  async #openFirst(): Promise<void> {
+    if (this.activeChatId === null && this.chats.length > 0) await this.selectChat(this.chats[0].id);
   }
 
   #showNothing(): void {

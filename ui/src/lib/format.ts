@@ -1,4 +1,4 @@
-import type { MessageStatus, ReplyStats } from '../ipc/bindings';
+import type { ImportReport, MessageStatus, ReplyStats } from '../ipc/bindings';
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -103,7 +103,18 @@ const KIND_FALLBACK: Record<string, string> = {
   busy: 'A reply is already being generated.',
   engine: 'The model failed to generate a reply.',
   store: 'Could not read or write the chat history.',
+  file: 'Could not read or write the file.',
 };
+
+/** The first line of an import's report: how many chats came in, or why none did. */
+export function importSummary(report: ImportReport): string {
+  const imported = report.imported.length;
+  const skipped = report.skipped.length;
+  if (imported > 0) return `Imported ${plural(imported, 'chat')}`;
+  if (skipped === 0) return 'Nothing was imported: the file holds no chats';
+  if (skipped === 1) return 'Nothing was imported: the chat in the file was skipped';
+  return `Nothing was imported: all ${skipped} chats in the file were skipped`;
+}
 
 /** Sidebar/header title for a chat; the backend titles a chat from its first user message. */
 export function chatTitle(title: string | null | undefined): string {

@@ -1,5 +1,6 @@
 // Browser tests of the message tree (edit, regenerate, continue, branches, delete), the chat list
-// (pin, rename, delete, chat-updated), the system prompt, search and the virtualised message list.
+// (pin, rename, delete, chat-updated), export and import of chats, the system prompt, search and the
+// virtualised message list.
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -286,6 +287,159 @@ describe('The chat list', () => {
 
 // ---------------------------------------------------------------------------------------------
 
+const DAY = 24 * 60 * MINUTE;
+/** The mock's save dialog picks this folder unless a test says otherwise. */
+const DOCUMENTS = '/home/me/Documents';
+const PWNED = '<img src=x onerror=alert(1)>';
+
+/** An export file as the backend reads it: one chat from last year, two it cannot take, one note. */
+const IMPORT_FILE = {
+  chats: [{ title: 'Lisbon trip, 2023', updatedAt: Date.now() - 400 * DAY, messages: [['user', 'Where should we eat?'], ['assistant', 'Try the bifanas near the river.']] }],
+  skipped: [
+    { chat: 'Recipes <b>bold</b>', reason: PWNED },
+    { chat: 'chat 3', reason: 'message 12 follows message 40, which does not come before it' },
+  ],
+  notes: ['Lisbon trip, 2023: its settings were left out (temperature must be between 0 and 5, got 9)'],
+};
+
+/** Wait until no file dialog is open: the export or import has ended, whichever way. */
+const transferDone = (page) => page.locator('[data-testid="transfer"][aria-busy="false"]').waitFor();
+
+/** Click `button`, and wait until the command it sent has been answered. */
+async function transfer(page, button, cmd) {
+  const before = (await callsOf(page, cmd)).length;
+  await button.click();
+  await page.waitForFunction(([c, n]) => window.__hearthMock.calls.filter((x) => x.cmd === c).length > n, [cmd, before]);
+  await transferDone(page);
+}
+
+describe('Export and import', () => {
+  test('export a chat as Markdown from its menu, and all chats as JSON, while a reply streams', { timeout: TIMEOUT }, async () => {
+    const slow = { text: 'A long, slow answer that keeps streaming for a while yet.', chunkSize: 2, delayMs: 60 };
+    await withApp({ ...STORY, replies: [slow] }, async (page) => {
+      await page.getByTestId('composer').fill('One more story?');
+      await page.keyboard.press('Enter');
+      await page.getByTestId('stop').waitFor();
+
+      await openChatMenu(page, 'Stories');
+      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
+      await page.getByTestId('chat-menu-list').waitFor({ state: 'detached' });
+      const notice = page.getByTestId('export-notice-text');
+      assert.equal(await text(notice), `Exported to ${DOCUMENTS}/Stories.md`);
+      assert.equal(await text(page.getByRole('status').filter({ has: notice })), `Exported to ${DOCUMENTS}/Stories.md`);
+      assert.deepEqual(await callsOf(page, 'export_chats'), [{ chatIds: [1], format: 'markdown' }]);
+      assert.equal(await page.getByTestId('stop').count(), 1, 'the reply is still streaming');
+      await page.getByTestId('export-notice-dismiss').click();
+      await notice.waitFor({ state: 'detached' });
+
+      await openChatMenu(page, 'Other');
+      await transfer(page, page.getByTestId('chat-export-json'), 'export_chats');
+      assert.equal(await text(notice), `Exported to ${DOCUMENTS}/Other.json`);
+
+      await transfer(page, page.getByTestId('export-all'), 'export_chats');
+      assert.equal(await text(notice), `Exported to ${DOCUMENTS}/hearth-chats.json`);
+      assert.deepEqual((await callsOf(page, 'export_chats')).slice(1), [
+        { chatIds: [2], format: 'json' },
+        { chatIds: null, format: 'json' },
+      ]);
+      await notice.waitFor({ state: 'detached', timeout: 15_000 }); // it hides itself
+      await waitForStatus(lastAssistant(page), 'complete');
+      assert.equal(await page.getByTestId('error-banner').count(), 0);
+    });
+  });
+
+  test("export cancelled shows nothing; a failed one shows the backend's message", { timeout: TIMEOUT }, async () => {
+    await withApp({ ...STORY, exportDir: null }, async (page) => {
+      await openChatMenu(page, 'Stories');
+      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
+      assert.equal(await page.getByTestId('export-notice').count(), 0);
+      assert.equal(await page.getByTestId('error-banner').count(), 0);
+      assert.deepEqual(await page.evaluate(() => window.__hearthMock.exported), []);
+
+      const message = `could not write ${DOCUMENTS}/Stories.md: No space left on device (os error 28). Nothing was exported; check the disk has room and that you may write there`;
+      await page.evaluate((m) => {
+        window.__hearthMock.exportDir = '/home/me/Documents';
+        window.__hearthMock.failNext.export_chats = { kind: 'file', message: m };
+      }, message);
+      await openChatMenu(page, 'Stories');
+      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
+      assert.equal(await text(page.getByTestId('error-text')), message);
+      assert.equal(await page.getByTestId('export-notice').count(), 0);
+
+      // Trying again: the old failure goes; this time it works.
+      await openChatMenu(page, 'Stories');
+      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
+      assert.equal(await text(page.getByTestId('export-notice-text')), `Exported to ${DOCUMENTS}/Stories.md`);
+      assert.equal(await page.getByTestId('error-banner').count(), 0);
+    });
+  });
+
+  test('import: the report lists skipped chats and reasons as text; the new chat takes its place by date', { timeout: TIMEOUT }, async () => {
+    const config = { ...STORY, chats: [chat(1, 'Stories', Date.now()), chat(2, 'Other', Date.now() - 30 * DAY)], importFile: IMPORT_FILE };
+    await withApp(config, async (page) => {
+      const dialogs = [];
+      page.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      });
+      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
+      const report = page.getByTestId('import-report');
+      assert.equal(await text(report.getByTestId('import-summary')), 'Imported 1 chat');
+      assert.equal(await report.evaluate((el) => el === document.activeElement), true, 'focus on the report');
+      assert.deepEqual(
+        await report.getByTestId('import-skipped-chat').evaluateAll((els) => els.map((el) => el.textContent.replace(/\s+/g, ' ').trim())),
+        [`Recipes <b>bold</b> ${PWNED}`, 'chat 3 message 12 follows message 40, which does not come before it'],
+      );
+      assert.equal(await text(report.getByTestId('import-skipped-reason').first()), PWNED);
+      assert.equal(await report.locator('img, b').count(), 0, 'no element made from the file');
+      assert.equal(await text(report.getByTestId('import-notes')), IMPORT_FILE.notes[0]);
+      assert.deepEqual(await callsOf(page, 'import_chats'), [{}]);
+
+      // Listed by its own date: below the chat of a month ago.
+      await chatItem(page, 'Lisbon trip, 2023').waitFor();
+      const titles = await page.getByTestId('chat-item').allTextContents();
+      assert.deepEqual(titles.map((t) => t.trim()), ['Stories', 'Other', 'Lisbon trip, 2023']);
+      await chatItem(page, 'Lisbon trip, 2023').click();
+      await page.getByTestId('message').filter({ hasText: 'Try the bifanas near the river.' }).waitFor();
+
+      await report.focus();
+      await page.keyboard.press('Escape');
+      await report.waitFor({ state: 'detached' });
+      assert.equal(await page.getByTestId('composer').evaluate((el) => el === document.activeElement), true);
+      assert.deepEqual(dialogs, []);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    });
+  });
+
+  test('import: nothing imported says so; a refused file, its message; cancelled, nothing', { timeout: TIMEOUT }, async () => {
+    const allSkipped = { chats: [], skipped: IMPORT_FILE.skipped, notes: [] };
+    await withApp({ ...STORY, importFile: allSkipped }, async (page) => {
+      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
+      const report = page.getByTestId('import-report');
+      assert.equal(await text(report.getByTestId('import-summary')), 'Nothing was imported: all 2 chats in the file were skipped');
+      assert.equal(await report.getByTestId('import-skipped-chat').count(), 2);
+      assert.equal(await report.getByTestId('import-notes').count(), 0);
+      await report.getByTestId('import-report-dismiss').click();
+      await report.waitFor({ state: 'detached' });
+
+      const refused = 'this file is not a Hearth chat export: its format is "something-else", not "hearth-chats"';
+      await page.evaluate((m) => (window.__hearthMock.failNext.import_chats = { kind: 'invalidInput', message: m }), refused);
+      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
+      assert.equal(await text(page.getByTestId('error-text')), refused);
+      assert.equal(await report.count(), 0);
+
+      await page.getByTestId('error-dismiss').click();
+      await page.evaluate(() => (window.__hearthMock.importFile = null));
+      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
+      assert.equal(await report.count(), 0);
+      assert.equal(await page.getByTestId('error-banner').count(), 0);
+      assert.equal(await page.getByTestId('chat-item').count(), 2);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
 const HOSTILE = `<img src=x onerror="window.__pwned='search'"> look at this`;
 
 async function searchFor(page, query) {
@@ -536,6 +690,40 @@ describe('Screenshots', () => {
       await page.keyboard.press('Enter'); // the reply on the other branch: "Soft rain on the roof"
       await message(page, 6).and(page.locator('.highlighted')).waitFor();
       await shot(page, `search-opened${suffix}`, options([600, 700]));
+    });
+  });
+
+  test('export and import (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
+    const importFile = {
+      chats: [
+        { title: 'Lisbon trip, 2023', updatedAt: Date.now() - 400 * DAY },
+        { title: 'Garden planning', updatedAt: Date.now() - 2 * DAY },
+      ],
+      skipped: [
+        { chat: 'Recipes <b>bold</b>', reason: PWNED },
+        { chat: 'chat 4', reason: 'message 12 follows message 40, which does not come before it' },
+      ],
+      notes: ['Garden planning: its settings were left out (temperature must be between 0 and 5, got 9)'],
+    };
+    await inBothSchemes({ ...scene(), importFile }, async (page, suffix) => {
+      await message(page, 5).waitFor();
+      const options = (mouse) => ({ dir: OUTPUT, mouse });
+
+      await openChatMenu(page, 'Explain Rust lifetimes');
+      await shot(page, `chat-menu-export${suffix}`, options(await over(page.getByTestId('chat-export-markdown'))));
+      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
+      await shot(page, `export-notice${suffix}`, options([600, 300]));
+      await page.getByTestId('export-notice-dismiss').click();
+
+      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
+      await chatItem(page, 'Garden planning').waitFor();
+      await shot(page, `import-report${suffix}`, options([600, 700]));
+
+      await page.getByTestId('import-report-dismiss').click();
+      await page.evaluate((skipped) => (window.__hearthMock.importFile = { chats: [], skipped, notes: [] }), importFile.skipped);
+      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
+      await page.getByTestId('import-summary').filter({ hasText: 'Nothing was imported' }).waitFor();
+      await shot(page, `import-nothing${suffix}`, options([600, 700]));
     });
   });
 });

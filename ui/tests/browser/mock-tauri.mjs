@@ -8,7 +8,8 @@
  *     and the end of the channel with `{ index, end: true }` (what Rust's Channel drop sends).
  * Behind it sits an in-memory backend: chats whose history is a tree (edit, regenerate, continue,
  * switch branch, delete a subtree) with replies streamed in timed deltas, chat rename/pin/system
- * prompt/delete, message search, chats changed in the background (`watch_chats`, `__hearthMock.updateChat`), sampling
+ * prompt/delete, message search, chats changed in the background (`watch_chats`, `__hearthMock.updateChat`), export and
+ * import behind stand-ins for the system's file dialogs (`exportDir`, `importFile`; failures via `failNext`), sampling
  * settings per scope with the backend's inheritance, presets, and a model whose load settings can
  * be saved and reloaded.
  *
@@ -49,6 +50,15 @@ export function installMockTauri(config) {
     /** How long reload_model takes, and the longest context it can allocate (llama.cpp refuses more). */
     reloadMs: config.reloadMs ?? 300,
     maxCtx: config.maxCtx ?? 131072,
+    /** The folder export_chats' save dialog picks (the file is named as the backend proposes); null: it is cancelled. */
+    exportDir: config.exportDir === undefined ? '/home/me/Documents' : config.exportDir,
+    /** The files export_chats wrote: { path, chatIds, format }. */
+    exported: [],
+    /**
+     * The file import_chats' open dialog picks, as the backend reads it: { chats: [{ title, updatedAt, pinned?,
+     * systemPrompt?, messages?: [[role, content]] }], skipped: [{ chat, reason }], notes: [] }; null: it is cancelled.
+     */
+    importFile: clone(config.importFile ?? null),
   };
   window.__hearthMock = state;
 
@@ -531,6 +541,46 @@ export function installMockTauri(config) {
     return hits;
   }
 
+  // --- Export and import: the backend opens the file dialogs; the test says what the user picks. ---
+  /** The file name the backend proposes for a chat (transfer.rs' file_stem). */
+  function fileStem(title) {
+    const stem = title.replace(/[^\p{L}\p{N}-]/gu, ' ').split(/\s+/).filter(Boolean).join(' ');
+    return stem ? [...stem].slice(0, 60).join('') : 'chat';
+  }
+
+  function exportChats(payload) {
+    const { chatIds, format } = payload;
+    if (!(chatIds === null || (Array.isArray(chatIds) && chatIds.every(Number.isInteger))) || !['json', 'markdown'].includes(format)) {
+      state.contractErrors.push(`export_chats: bad arguments ${JSON.stringify(payload)}`);
+      throw `invalid args for command \`export_chats\`: ${JSON.stringify(payload)}`;
+    }
+    const chats = (chatIds ?? []).map(findChat);
+    if (state.exportDir === null) return null;
+    const name = chats.length === 1 ? fileStem(chats[0].title) : 'hearth-chats';
+    const path = `${state.exportDir}/${name}.${format === 'json' ? 'json' : 'md'}`;
+    state.exported.push({ path, chatIds: clone(chatIds), format });
+    return path;
+  }
+
+  /** Adds the file's chats with new ids and their own dates, each a linear history. */
+  function importChats() {
+    const file = state.importFile;
+    if (file === null) return null;
+    const imported = (file.chats ?? []).map((c) => {
+      const chat = { id: state.nextId++, title: c.title, updatedAt: c.updatedAt, pinned: c.pinned ?? false, systemPrompt: c.systemPrompt ?? '', leafId: null };
+      state.chats.push(chat);
+      let parentId = null;
+      for (const [role, content] of c.messages ?? []) {
+        const m = { id: state.nextId++, chatId: chat.id, parentId, role, content, status: 'complete', createdAt: c.updatedAt, model: null, stats: null };
+        state.messages.push(m);
+        byId.set(m.id, m);
+        chat.leafId = parentId = m.id;
+      }
+      return summary(chat);
+    });
+    return { imported, skipped: clone(file.skipped ?? []), notes: clone(file.notes ?? []) };
+  }
+
   // --- Chats changed in the background (watch_chats channels), and a test's way to cause it. ---
   const watchers = [];
   /** Stands in for the backend changing a chat on its own (an automatic title): change it, tell the watchers. */
@@ -644,6 +694,10 @@ export function installMockTauri(config) {
         return deleteChat(payload);
       case 'search_messages':
         return searchMessages(payload);
+      case 'export_chats':
+        return exportChats(payload);
+      case 'import_chats':
+        return importChats();
       case 'watch_chats':
         watchers.push(channel(payload.onUpdate));
         return null;

@@ -547,6 +547,19 @@ describe('ChatStore: the chat list', () => {
     expect(ids(store)).toEqual(after === 2 ? [20] : []);
   });
 
+  it('chats added behind its back (an import): the list is read again, the first opens only when none is open', async () => {
+    const { store, backend } = await setup();
+    expect(store.activeChatId).toBeNull();
+    backend.chats.push(chat(5, 'Imported', 10));
+    await store.chatsAdded();
+    expect(listed(store)).toEqual([[5, 'Imported', false]]);
+    expect(store.activeChatId).toBe(5);
+    backend.chats.unshift(chat(6, 'Imported later', 20));
+    await store.chatsAdded();
+    expect(listed(store)).toEqual([[6, 'Imported later', false], [5, 'Imported', false]]);
+    expect(store.activeChatId).toBe(5);
+  });
+
   it('chat-updated events replace the entry in place; unknown chats are ignored', async () => {
     const { store, backend } = await setup({ chats: [chat(1, 'First', 20), chat(2, '', 10)] });
     const unlisten = await store.listen();

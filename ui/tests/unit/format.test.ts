@@ -1,4 +1,4 @@
-import type { ReplyStats } from '../../src/ipc/bindings';
+import type { ChatSummary, ReplyStats } from '../../src/ipc/bindings';
 import {
   chatTitle,
   errorMessage,
@@ -6,6 +6,7 @@ import {
   formatDropped,
   formatStats,
   formatStatsDetail,
+  importSummary,
   relativeDate,
   replyNotice,
 } from '../../src/lib/format';
@@ -80,12 +81,25 @@ table('errorMessage', errorMessage, [
   [{ kind: 'noModel', message: 'No model is loaded' }, 'No model is loaded'],
   [{ kind: 'busy', message: '  ' }, 'A reply is already being generated.'],
   [{ kind: 'store' }, 'Could not read or write the chat history.'],
+  [{ kind: 'file' }, 'Could not read or write the file.'],
   [{ kind: 'mystery' }, 'Something went wrong.'],
   [new Error('boom'), 'boom'],
   ['plain string', 'plain string'],
   [null, 'Something went wrong.'],
   [42, 'Something went wrong.'],
   [{ message: { nested: true } }, 'Something went wrong.'],
+]);
+
+const imported = (n: number): ChatSummary[] =>
+  Array.from({ length: n }, (_, i) => ({ id: i + 1, title: `Chat ${i + 1}`, updatedAt: 0, pinned: false, systemPrompt: '' }));
+const skipped = (n: number) => Array.from({ length: n }, (_, i) => ({ chat: `chat ${i + 1}`, reason: 'broken' }));
+
+table('importSummary: the headline of an import report', importSummary, [
+  [{ imported: imported(1), skipped: [], notes: [] }, 'Imported 1 chat'],
+  [{ imported: imported(3), skipped: skipped(2), notes: ['a note'] }, 'Imported 3 chats'],
+  [{ imported: [], skipped: skipped(1), notes: [] }, 'Nothing was imported: the chat in the file was skipped'],
+  [{ imported: [], skipped: skipped(4), notes: [] }, 'Nothing was imported: all 4 chats in the file were skipped'],
+  [{ imported: [], skipped: [], notes: [] }, 'Nothing was imported: the file holds no chats'],
 ]);
 
 table('chatTitle', chatTitle, [
