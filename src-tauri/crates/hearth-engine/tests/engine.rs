@@ -169,3 +169,47 @@ async fn stop_edit_and_regenerate_keep_the_cache_valid() {
     let regenerated = check(&history, "regenerate").await;
     assert_eq!(regenerated.cached_tokens, regenerated.prompt_tokens - 1);
 }
+
+#[tokio::test]
+async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply() {
+    use hearth_core::{CancelFlag, ChatBackend, GenEvent, ReplyRequest};
+
+    let engine = loaded_engine().await;
+    let prompt = user("What is the capital of France? Answer in one sentence.");
+    let first = reply(&engine, &prompt, greedy(24), None).await;
+
+    // An aside (a title) in between: served, and the conversation's next turn still finds its
+    // whole prompt and reply in the KV cache.
+    let title = ReplyRequest::new(user("Write a title for a chat about Paris."), greedy(8), CancelFlag::new());
+    let mut aside = engine.start_aside(title).unwrap();
+    let mut titled = String::new();
+    loop {
+        match aside.events.recv().await.unwrap() {
+            GenEvent::Delta(d) => titled.push_str(&d),
+            GenEvent::Finished { reason, .. } => break assert_ne!(reason, FinishReason::Cancelled),
+            GenEvent::Failed(e) => panic!("{e}"),
+        }
+    }
+    assert!(!titled.trim().is_empty());
+    let mut next = prompt.clone();
+    next.push(ChatMessage::new(Role::Assistant, first.text.clone()));
+    next.push(ChatMessage::new(Role::User, "And of Italy?"));
+    let second = reply(&engine, &next, greedy(8), None).await;
+    assert!(second.stats.cached_tokens >= first.stats.prompt_tokens + first.stats.completion_tokens - 1, "{:?}", second.stats);
+
+    // A long aside is cancelled the moment a reply is asked for.
+    let long = SamplingParams { ignore_eos: true, ..greedy(400) };
+    let mut aside = engine.start_aside(ReplyRequest::new(user("Count to one thousand."), long, CancelFlag::new())).unwrap();
+    while !matches!(aside.events.recv().await.unwrap(), GenEvent::Delta(_)) {}
+    let third = reply(&engine, &next, greedy(8), None).await;
+    let ended = loop {
+        match aside.events.recv().await.unwrap() {
+            GenEvent::Finished { reason, stats } => break (reason, stats),
+            GenEvent::Delta(_) => {}
+            GenEvent::Failed(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(ended.0, FinishReason::Cancelled);
+    assert!(ended.1.completion_tokens < 400, "{:?}", ended.1);
+    assert_eq!(third.text, second.text, "the reply after a cancelled aside is the one without it");
+}
