@@ -25,6 +25,9 @@ struct Scale {
 }
 
 const FULL: Scale = Scale { chats: 10_000, messages: 1_000_000, long_chat: 2_000, runs: 15 };
+/// The same long chat in a history a hundred times smaller, measured in the same run: the ratio
+/// says what a big history costs each operation.
+const BASELINE: Scale = Scale { chats: 100, messages: 10_000, long_chat: 2_000, runs: 15 };
 const SMOKE: Scale = Scale { chats: 20, messages: 2_000, long_chat: 200, runs: 1 };
 
 const WORDS: &[&str] = &[
@@ -38,14 +41,25 @@ fn main() {
     if std::env::args().any(|a| a == "--bench") {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/bench-data");
         std::fs::create_dir_all(&dir).unwrap();
-        runtime.block_on(bench(&dir.join("scale.db"), FULL, std::env::var_os("HEARTH_BENCH_RESEED").is_some()));
+        let full = runtime.block_on(bench(&dir.join("scale.db"), FULL, std::env::var_os("HEARTH_BENCH_RESEED").is_some()));
+        let small = tempfile::tempdir().unwrap();
+        let baseline = runtime.block_on(bench(&small.path().join("scale.db"), BASELINE, true));
+        println!("\n{:<46} {:>12} {:>12} {:>7} {:>12}", "operation", "10k/1M med.", "100/10k med.", "ratio", "10k/1M worst");
+        for ((name, median, worst), (_, base, _)) in full.iter().zip(&baseline) {
+            println!("{name:<46} {:>9.2} ms {:>9.2} ms {:>7.2} {:>9.2} ms", ms(*median), ms(*base), median.as_secs_f64() / base.as_secs_f64(), ms(*worst));
+        }
     } else {
         let dir = tempfile::tempdir().unwrap();
-        runtime.block_on(bench(&dir.path().join("scale.db"), SMOKE, true));
+        for (name, median, _) in runtime.block_on(bench(&dir.path().join("scale.db"), SMOKE, true)) {
+            println!("{name:<46} {:>9.2} ms", ms(median));
+        }
     }
 }
 
-async fn bench(path: &Path, scale: Scale, reseed: bool) {
+type Timing = (&'static str, Duration, Duration);
+
+/// Median and worst time of each operation on a history of `scale`.
+async fn bench(path: &Path, scale: Scale, reseed: bool) -> Vec<Timing> {
     let Scale { chats, messages, long_chat, runs } = scale;
     if reseed || !path.exists() {
         let started = Instant::now();
@@ -53,15 +67,15 @@ async fn bench(path: &Path, scale: Scale, reseed: bool) {
         println!("seeded {chats} chats / {messages} messages in {:.1} s", started.elapsed().as_secs_f64());
     }
     let size = std::fs::metadata(path).unwrap().len();
-    println!("file: {:.0} MB, {runs} runs each after one warm-up\n", size as f64 / 1e6);
-
-    println!("{:<52} {:>10} {:>10}", "operation", "median", "worst");
+    println!("{chats} chats / {messages} messages: {:.0} MB, {runs} runs each after one warm-up", size as f64 / 1e6);
+    let mut timings = Vec::new();
+    let mut report = |name, (median, worst)| timings.push((name, median, worst));
     report("open (migrations checked, crash recovery)", time(runs, || async { Store::open(path).await.unwrap().close().await }).await);
     let store = Store::open(path).await.unwrap();
     let long = store.list_chats().await.unwrap().into_iter().find(|c| c.title == "long chat").unwrap().id;
-    report(&format!("list all {chats} chats"), time(runs, || async { assert_eq!(store.list_chats().await.unwrap().len() as i64, chats) }).await);
-    report(&format!("open the {long_chat}-message chat (path + siblings)"), time(runs, || async { assert!(store.messages(long).await.unwrap().len() as i64 > long_chat * 9 / 10) }).await);
-    report(&format!("search a word in most of {messages} messages"), time(runs, || async { store.search("model", 50).await.unwrap(); }).await);
+    report("list all chats", time(runs, || async { assert_eq!(store.list_chats().await.unwrap().len() as i64, chats) }).await);
+    report("open the long chat (path + siblings)", time(runs, || async { assert!(store.messages(long).await.unwrap().len() as i64 > long_chat * 9 / 10) }).await);
+    report("search a word found in most messages", time(runs, || async { store.search("model", 50).await.unwrap(); }).await);
     report("search a rare phrase", time(runs, || async { assert!(!store.search("\"needle in the haystack\"", 50).await.unwrap().is_empty()) }).await);
     let leaf = store.messages(long).await.unwrap().last().unwrap().id;
     let user = store.append_message(long, Some(leaf), Role::User, "one more question", MessageStatus::Complete, None).await.unwrap();
@@ -81,10 +95,7 @@ async fn bench(path: &Path, scale: Scale, reseed: bool) {
     // Leave the file as seeded for the next run.
     store.delete_message(long, user.id).await.unwrap();
     store.close().await;
-}
-
-fn report(name: &str, (median, worst): (Duration, Duration)) {
-    println!("{name:<52} {:>7.2} ms {:>7.2} ms", ms(median), ms(worst));
+    timings
 }
 
 fn ms(d: Duration) -> f64 {
