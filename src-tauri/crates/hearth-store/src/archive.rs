@@ -97,11 +97,12 @@ struct MessageExportRow {
 }
 
 impl Store {
-    /// The chats `ids` (all chats when `None`), in the chat list's order.
+    /// The chats `ids` (all chats when `None`), oldest first: importing them in that order gives
+    /// them ids in the same order, so chats last active at the same moment still list alike.
     pub async fn export(&self, ids: Option<&[ChatId]>) -> Result<Archive, StoreError> {
         let rows: Vec<ChatExportRow> = sqlx::query_as(
             "SELECT id, title, title_source, pinned, system_prompt, created_at, updated_at, current_leaf_id
-             FROM chats ORDER BY pinned DESC, updated_at DESC, id DESC",
+             FROM chats ORDER BY id",
         )
         .fetch_all(self.pool())
         .await?;

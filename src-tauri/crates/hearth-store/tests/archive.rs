@@ -50,6 +50,14 @@ async fn json_export_round_trips_through_import() {
     let dir = tempfile::tempdir().unwrap();
     let source = open(&dir, "source.db").await;
     history(&source).await;
+    // Two chats last active at the same moment: the list orders them by id, which import must keep.
+    {
+        use sqlx::Connection;
+        let url = format!("sqlite:{}", dir.path().join("source.db").display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query("UPDATE chats SET updated_at = 1000 WHERE pinned = 0").execute(&mut conn).await.unwrap();
+        conn.close().await.unwrap();
+    }
     let exported = source.export(None).await.unwrap();
     assert_eq!(exported.chats.len(), 3);
     assert_eq!(exported.chats[0].messages.len(), 7);
@@ -61,6 +69,8 @@ async fn json_export_round_trips_through_import() {
     assert!(report.skipped.is_empty() && report.notes.is_empty(), "{report:?}");
     let again = target.export(None).await.unwrap();
     assert_eq!(without_time(again), without_time(exported));
+    let titles = |chats: Vec<hearth_core::ChatSummary>| chats.into_iter().map(|c| c.title).collect::<Vec<_>>();
+    assert_eq!(titles(target.list_chats().await.unwrap()), titles(source.list_chats().await.unwrap()));
 
     // What the app shows is the same too: the path on show, siblings, settings.
     let (old, new) = (&source.list_chats().await.unwrap()[0], &target.list_chats().await.unwrap()[0]);
