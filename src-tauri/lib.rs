@@ -27,7 +27,19 @@ pub fn run() {
     if let Err(e) = init(app.handle()) {
         return fail_in_window(app, &e.to_string());
     }
-    app.run(|_, _| {});
+    app.run(|app, event| {
+        if let tauri::RunEvent::Exit = event {
+            shutdown(app);
+        }
+    });
+}
+
+/// Stops generation and ends the engine thread before the process exits.
+pub fn shutdown<R: Runtime>(app: &tauri::AppHandle<R>) {
+    if let Some(state) = app.try_state::<AppState>() {
+        state.chat.stop_all();
+        state.engine.shutdown();
+    }
 }
 
 /// Says why Hearth cannot start in a dialog (a desktop user never sees stderr), then quits.

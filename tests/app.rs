@@ -167,6 +167,9 @@ fn chat_through_ipc_with_the_real_model() {
     params["topP"] = json!(0.9);
     params["maxTokens"] = json!(3);
     params["ignoreEos"] = json!(true);
+    // The first reply is sampled, so its length varies; after the reload to a 1,024-token context
+    // below, the chat must still fit: drop its oldest turns rather than refuse.
+    params["overflow"] = json!("rollingWindow");
     invoke(&window, "set_sampling", json!({ "params": params })).unwrap();
     assert_eq!(invoke(&window, "get_sampling", json!({})).unwrap()["current"]["maxTokens"], 3);
     let (channel, events) = recording_channel();
@@ -233,7 +236,8 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!((reloaded["needsReload"].as_bool(), reloaded["model"]["nCtx"].as_u64()), (Some(false), Some(1024)));
     let (channel, events) = recording_channel();
     tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Hello again.".into(), channel, state.clone())).unwrap();
-    assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
+    let last = events.lock().unwrap().last().unwrap().clone();
+    assert_eq!(last["event"], "finished", "{last}");
 
     // An empty message is rejected with words, before anything is saved.
     let (channel, _) = recording_channel();
@@ -321,4 +325,8 @@ fn chat_through_ipc_with_the_real_model() {
 
     invoke(&window, "delete_chat", json!({ "chatId": tree })).unwrap();
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": tree })).unwrap_err()["kind"], "notFound");
+
+    // As the app does on exit: a title may still be generating in the background, and llama.cpp
+    // must not be decoding while the process tears down.
+    hearth_app::shutdown(&handle);
 }

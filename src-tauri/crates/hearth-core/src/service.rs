@@ -110,6 +110,13 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         &self.backend
     }
 
+    /// Asks every reply being generated to stop (the app is quitting).
+    pub fn stop_all(&self) {
+        for flag in self.active.lock().expect("active map poisoned").values() {
+            flag.cancel();
+        }
+    }
+
     /// Asks the reply being generated in `chat` to stop. Returns false if none is running.
     pub fn stop(&self, chat: ChatId) -> bool {
         match self.active.lock().expect("active map poisoned").get(&chat) {

@@ -39,6 +39,8 @@ enum Request {
     Generate { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
     /// Served in a small context of its own, so the conversation's KV cache stays as it is.
     Aside { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
+    /// End the engine thread (after the request in hand).
+    Quit,
 }
 
 /// Context length of the aside context: a title prompt and its few tokens.
@@ -59,6 +61,7 @@ pub struct Engine {
     loaded: Arc<Mutex<Option<ModelInfo>>>,
     /// The aside queued or running, cancelled when a reply is asked for.
     aside: Arc<Mutex<Option<CancelFlag>>>,
+    thread: Arc<Mutex<Option<thread::JoinHandle<()>>>>,
 }
 
 impl Engine {
@@ -66,11 +69,23 @@ impl Engine {
         let (requests, inbox) = mpsc::channel();
         let loaded = Arc::new(Mutex::new(None));
         let worker_loaded = Arc::clone(&loaded);
-        thread::Builder::new()
+        let thread = thread::Builder::new()
             .name("hearth-engine".into())
             .spawn(move || run(inbox, worker_loaded))
             .expect("cannot spawn the engine thread");
-        Engine { requests, loaded, aside: Arc::default() }
+        Engine { requests, loaded, aside: Arc::default(), thread: Arc::new(Mutex::new(Some(thread))) }
+    }
+
+    /// Ends the engine thread and waits for it: llama.cpp must not be decoding while the process
+    /// exits (its teardown then crashes). An aside is cancelled; a reply should be stopped first.
+    pub fn shutdown(&self) {
+        if let Some(aside) = self.aside.lock().expect("engine state poisoned").take() {
+            aside.cancel();
+        }
+        let _ = self.requests.send(Request::Quit);
+        if let Some(thread) = self.thread.lock().expect("engine state poisoned").take() {
+            let _ = thread.join();
+        }
     }
 
     /// The model currently loaded, if any.
@@ -163,7 +178,7 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
                     let _ = events.send(GenEvent::Failed(BackendError::NoModel));
                     continue;
                 }
-                Err(_) => return,
+                Ok(Request::Quit) | Err(_) => return,
             },
         };
         // The previous model was dropped when its service ended, so two never share memory.
@@ -233,7 +248,7 @@ fn serve(
                 }
             }
             Ok(Request::Load(next)) => return Next::Load(next),
-            Err(_) => return Next::Quit,
+            Ok(Request::Quit) | Err(_) => return Next::Quit,
         }
     }
 }
@@ -264,7 +279,7 @@ fn next_load(inbox: &Receiver<Request>) -> Next {
             Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                 let _ = events.send(GenEvent::Failed(BackendError::NoModel));
             }
-            Err(_) => return Next::Quit,
+            Ok(Request::Quit) | Err(_) => return Next::Quit,
         }
     }
 }
