@@ -2,14 +2,20 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use hearth_core::{ChatService, LoadParams, Preset, SamplingParams, SettingsScope};
+use hearth_core::{ChatService, LoadParams, Preset, ProviderConfig, ProviderKind, SamplingParams, SettingsScope, Switch};
 use hearth_engine::Engine;
+use hearth_providers::{HubOptions, KeyStore, Providers, Timeouts};
 use hearth_store::{Store, StoreError};
 
 use crate::AppPaths;
 
 /// Settings key of the user's presets (JSON list).
 const PRESETS_KEY: &str = "presets";
+/// Settings key of the configured providers (JSON list; keys are in the keychain, not here).
+const PROVIDERS_KEY: &str = "providers";
+
+/// Where replies come from: the local engine or a remote provider, by the chat's target.
+pub type Backend = Switch<Engine, Providers>;
 
 /// Settings key of one model file's load settings.
 fn load_key(model_path: &str) -> String {
@@ -26,11 +32,33 @@ pub async fn saved_load_params(store: &Store, model_path: &str) -> Result<LoadPa
         .unwrap_or_default())
 }
 
+/// The saved providers; OpenAI and Anthropic (without keys) on first start, so a user only has
+/// to paste a key.
+async fn saved_providers(store: &Store) -> Result<Vec<ProviderConfig>, StoreError> {
+    let saved = store.setting(PROVIDERS_KEY).await?;
+    if let Some(configs) = saved.and_then(|json| serde_json::from_str::<Vec<ProviderConfig>>(&json).ok()) {
+        return Ok(configs);
+    }
+    let built_in = |id: &str, name: &str, kind: ProviderKind| ProviderConfig {
+        id: id.into(),
+        name: name.into(),
+        kind,
+        base_url: kind.default_base_url().into(),
+        models: Vec::new(),
+        context_length: None,
+        extensions: false,
+        tokenizer_repo: None,
+    };
+    Ok(vec![built_in("openai", "OpenAI", ProviderKind::OpenAi), built_in("anthropic", "Anthropic", ProviderKind::Anthropic)])
+}
+
 /// Everything the commands need, managed by Tauri.
 pub struct AppState {
     pub paths: AppPaths,
-    pub chat: ChatService<Engine, Store>,
+    pub chat: ChatService<Backend, Store>,
     pub engine: Engine,
+    pub providers: Providers,
+    pub keys: Arc<KeyStore>,
     pub store: Store,
     pub watchers: crate::titles::ChatWatchers,
     /// True once the start-up model load has finished (whatever its outcome).
@@ -42,9 +70,22 @@ impl AppState {
     pub async fn open(paths: AppPaths) -> Result<AppState, StoreError> {
         let store = Store::open(&paths.database).await?;
         let engine = Engine::spawn();
-        let chat = ChatService::new(Arc::new(engine.clone()), Arc::new(store.clone()));
+        let keys = Arc::new(KeyStore::new(paths.data_dir.join("keys.json")));
+        // The hub (for remote models' tokenizers) honours HF_ENDPOINT and the standard cache.
+        let providers = Providers::new(keys.clone(), Timeouts::default(), &HubOptions::default());
+        providers.set_configs(saved_providers(&store).await?);
+        let backend = Switch::new(Arc::new(engine.clone()), Arc::new(providers.clone()));
+        let chat = ChatService::new(Arc::new(backend), Arc::new(store.clone()));
         let (settle_model, model_settled) = watch::channel(false);
-        Ok(AppState { paths, chat, engine, store, watchers: Default::default(), model_settled, settle_model })
+        Ok(AppState { paths, chat, engine, providers, keys, store, watchers: Default::default(), model_settled, settle_model })
+    }
+
+    /// Saves the provider list and puts it in force.
+    pub async fn set_providers(&self, configs: Vec<ProviderConfig>) -> Result<(), StoreError> {
+        let json = serde_json::to_string(&configs).expect("provider configs serialize");
+        self.store.set_setting(PROVIDERS_KEY, &json).await?;
+        self.providers.set_configs(configs);
+        Ok(())
     }
 
     /// The settings saved at `scope` itself, if any. Settings that no longer parse or validate

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use tauri::ipc::Channel;
 
-use hearth_core::{ChatId, ChatSummary, generate_title};
+use hearth_core::{ChatId, ChatSummary, HistoryStore, generate_title};
 
 use crate::AppState;
 
@@ -30,7 +30,7 @@ impl ChatWatchers {
 pub async fn title_chat(state: &AppState, chat: ChatId) -> Option<ChatSummary> {
     let result = async {
         let Some((user, reply)) = state.store.first_exchange_to_title(chat).await? else { return Ok(None) };
-        let Some(title) = generate_title(&state.engine, &user, &reply).await? else { return Ok(None) };
+        let Some(title) = generate_title(&**state.chat.backend(), state.store.chat_target(chat).await?, &user, &reply).await? else { return Ok(None) };
         let summary = state.store.set_auto_title(chat, &title).await?;
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(Some(summary))
     };

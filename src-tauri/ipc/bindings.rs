@@ -6,11 +6,14 @@ use ts_rs::{Config, TS};
 use hearth_core::{
     BiasTarget, ChatSummary, Constraint, FieldRange, FlashAttention, KvType, LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo,
     OverflowPolicy, Preset, SearchHit, SettingsScope, SnippetPart, ExportFormat, ImportReport, SkippedChat,
-    ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage,
+    ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage, ModelTarget, ProviderKind, ProviderConfig,
+    FieldSupport,
 };
+use hearth_providers::{KeyStorage, RemoteModel};
 
 use super::{
-    ChatEvent, FailedReply, IpcError, IpcErrorKind, LoadSettings, MessageSaved, ReplyStarted, SamplingSettings, TextDelta,
+    ChatEvent, ConnectionReport, FailedReply, IpcError, IpcErrorKind, LoadSettings, MessageSaved, ProviderView,
+    ReplyStarted, SamplingSettings, TextDelta,
 };
 
 /// The full text of ui/src/ipc/bindings.ts.
@@ -20,6 +23,7 @@ pub fn typescript_bindings() -> String {
         Role::decl(&cfg),
         MessageStatus::decl(&cfg),
         ReplyStats::decl(&cfg),
+        ModelTarget::decl(&cfg),
         ChatSummary::decl(&cfg),
         StoredMessage::decl(&cfg),
         FlashAttention::decl(&cfg),
@@ -50,6 +54,13 @@ pub fn typescript_bindings() -> String {
         SettingsScope::decl(&cfg),
         SamplingSettings::decl(&cfg),
         LoadSettings::decl(&cfg),
+        ProviderKind::decl(&cfg),
+        ProviderConfig::decl(&cfg),
+        KeyStorage::decl(&cfg),
+        ProviderView::decl(&cfg),
+        RemoteModel::decl(&cfg),
+        ConnectionReport::decl(&cfg),
+        FieldSupport::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\n",

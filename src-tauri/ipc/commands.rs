@@ -29,4 +29,12 @@ pub const COMMANDS: &[&str] = &[
     "clear_sampling",
     "save_preset",
     "delete_preset",
+    "list_providers",
+    "save_provider",
+    "delete_provider",
+    "set_api_key",
+    "list_provider_models",
+    "test_provider",
+    "set_chat_model",
+    "sampling_support_for",
 ];

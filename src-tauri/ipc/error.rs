@@ -1,15 +1,20 @@
 use serde::Serialize;
 use ts_rs::TS;
 
-use hearth_core::{BackendError, TurnError};
+use hearth_core::{BackendError, ProviderError, TurnError};
 use hearth_engine::EngineError;
 use hearth_store::StoreError;
 
 /// What a failed command returns to the window: a kind to branch on and words to show.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
 pub struct IpcError {
     pub kind: IpcErrorKind,
     pub message: String,
+    /// Seconds a provider asked to wait before retrying (rate limits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub retry_after_s: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
@@ -23,11 +28,47 @@ pub enum IpcErrorKind {
     Store,
     /// A file could not be read or written.
     File,
+    /// A provider wants a (different) API key: no key, 401, 403.
+    ProviderAuth,
+    /// A provider is rate limiting; `retryAfterS` says how long to wait where it said.
+    RateLimited,
+    /// A provider could not be reached or did not answer in time.
+    Network,
+    /// Anything else a provider did: no such model, refused request, its own failure, a stream
+    /// cut off or unreadable.
+    Provider,
+    /// The OS keychain (or the key file) failed.
+    Keychain,
 }
 
 impl IpcError {
     pub fn new(kind: IpcErrorKind, message: impl ToString) -> Self {
-        IpcError { kind, message: message.to_string() }
+        IpcError { kind, message: message.to_string(), retry_after_s: None }
+    }
+}
+
+impl From<ProviderError> for IpcError {
+    fn from(e: ProviderError) -> Self {
+        let kind = match e {
+            ProviderError::NoKey { .. } | ProviderError::Unauthorized { .. } | ProviderError::Forbidden { .. } => {
+                IpcErrorKind::ProviderAuth
+            }
+            ProviderError::RateLimited { .. } => IpcErrorKind::RateLimited,
+            ProviderError::Timeout { .. } | ProviderError::Unreachable { .. } => IpcErrorKind::Network,
+            ProviderError::UnknownProvider { .. }
+            | ProviderError::ModelNotFound { .. }
+            | ProviderError::BadRequest { .. }
+            | ProviderError::Server { .. }
+            | ProviderError::StreamCut { .. }
+            | ProviderError::Malformed { .. } => IpcErrorKind::Provider,
+        };
+        IpcError { retry_after_s: e.retry_after_s(), ..IpcError::new(kind, e) }
+    }
+}
+
+impl From<hearth_providers::KeyError> for IpcError {
+    fn from(e: hearth_providers::KeyError) -> Self {
+        IpcError::new(IpcErrorKind::Keychain, e)
     }
 }
 
@@ -47,6 +88,7 @@ impl From<BackendError> for IpcError {
             BackendError::NoModel => IpcErrorKind::NoModel,
             BackendError::ContextOverflow { .. } | BackendError::InvalidRequest(_) => IpcErrorKind::InvalidInput,
             BackendError::Engine(_) | BackendError::EngineGone => IpcErrorKind::Engine,
+            BackendError::Provider(provider) => return provider.into(),
         };
         IpcError::new(kind, e)
     }

@@ -4,6 +4,7 @@ mod bindings;
 pub mod chat;
 mod error;
 mod models;
+mod providers;
 mod settings;
 mod transfer;
 
@@ -11,6 +12,7 @@ pub use bindings::typescript_bindings;
 pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
 pub use error::{IpcError, IpcErrorKind};
 pub use models::LoadSettings;
+pub use providers::{ConnectionReport, ProviderView};
 pub use settings::SamplingSettings;
 
 include!("commands.rs");
@@ -45,5 +47,13 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         settings::clear_sampling,
         settings::save_preset,
         settings::delete_preset,
+        providers::list_providers,
+        providers::save_provider,
+        providers::delete_provider,
+        providers::set_api_key,
+        providers::list_provider_models,
+        providers::test_provider,
+        providers::set_chat_model,
+        providers::sampling_support_for,
     ]
 }

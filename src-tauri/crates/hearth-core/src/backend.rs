@@ -2,12 +2,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use ts_rs::TS;
 
-use crate::{ChatMessage, LoadParams, SamplingParams};
+use crate::{ChatMessage, LoadParams, ModelTarget, ProviderError, SamplingParams};
 
-/// Something that writes assistant replies: the local engine or, later, a remote provider.
+/// Something that writes assistant replies: the local engine or a remote provider.
 ///
 /// `start_reply` returns at once; the reply arrives as [`GenEvent`]s on the returned stream, ending
 /// with exactly one `Finished` or `Failed`.
@@ -28,11 +28,42 @@ pub struct ReplyRequest {
     pub cancel: CancelFlag,
     /// The last message is an unfinished assistant reply to write on from (not a new reply).
     pub continue_last: bool,
+    /// Which model answers.
+    pub target: ModelTarget,
 }
 
 impl ReplyRequest {
     pub fn new(messages: Vec<ChatMessage>, sampling: SamplingParams, cancel: CancelFlag) -> Self {
-        ReplyRequest { messages, sampling, cancel, continue_last: false }
+        ReplyRequest { messages, sampling, cancel, continue_last: false, target: ModelTarget::Local }
+    }
+}
+
+/// Sends each request to the local engine or the remote providers by its target, so the chat
+/// flow does not care which one answers.
+pub struct Switch<L, R> {
+    pub local: Arc<L>,
+    pub remote: Arc<R>,
+}
+
+impl<L: ChatBackend, R: ChatBackend> Switch<L, R> {
+    pub fn new(local: Arc<L>, remote: Arc<R>) -> Self {
+        Switch { local, remote }
+    }
+}
+
+impl<L: ChatBackend, R: ChatBackend> ChatBackend for Switch<L, R> {
+    fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        match request.target {
+            ModelTarget::Local => self.local.start_reply(request),
+            ModelTarget::Remote { .. } => self.remote.start_reply(request),
+        }
+    }
+
+    fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        match request.target {
+            ModelTarget::Local => self.local.start_aside(request),
+            ModelTarget::Remote { .. } => self.remote.start_aside(request),
+        }
     }
 }
 
@@ -94,11 +125,20 @@ pub enum BackendError {
     Engine(String),
     #[error("the engine stopped unexpectedly; restart Hearth")]
     EngineGone,
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
 }
 
-/// Raised to stop a reply early; checked by the backend between tokens.
+/// Raised to stop a reply early: checked by the local engine between tokens, awaited by remote
+/// streams (which then drop the connection at once).
 #[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
+pub struct CancelFlag(Arc<CancelState>);
+
+#[derive(Debug, Default)]
+struct CancelState {
+    raised: AtomicBool,
+    notify: Notify,
+}
 
 impl CancelFlag {
     pub fn new() -> Self {
@@ -106,11 +146,23 @@ impl CancelFlag {
     }
 
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.raised.store(true, Ordering::Relaxed);
+        self.0.notify.notify_waiters();
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.raised.load(Ordering::Relaxed)
+    }
+
+    /// Resolves once the flag is raised (at once if it already is).
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.0.notify.notified();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::ReplyStats;
+use crate::{ModelTarget, ReplyStats};
 
 pub type ChatId = i64;
 pub type MessageId = i64;
@@ -86,6 +86,8 @@ pub struct ChatSummary {
     pub pinned: bool,
     /// Sent to the model before the conversation; empty for none.
     pub system_prompt: String,
+    /// Where the chat's next reply comes from.
+    pub model: ModelTarget,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -7,6 +7,7 @@ mod backend;
 mod chat;
 mod load;
 mod overflow;
+mod provider;
 mod sampling;
 mod search;
 mod service;
@@ -16,7 +17,10 @@ mod transfer;
 
 pub use backend::{
     BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest,
-    ReplyStats, ReplyStream,
+    ReplyStats, ReplyStream, Switch,
+};
+pub use provider::{
+    FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, sampling_support,
 };
 pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};

@@ -8,7 +8,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId,
-    MessageStatus, ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage,
+    MessageStatus, ModelTarget, ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage,
 };
 
 /// Where chats are kept. Implemented by hearth-store over SQLite.
@@ -28,6 +28,9 @@ pub trait HistoryStore: Send + Sync + 'static {
 
     /// The chat's system prompt ("" for none).
     fn system_prompt(&self, chat: ChatId) -> impl Future<Output = Result<String, Self::Error>> + Send;
+
+    /// The model the chat's next reply comes from.
+    fn chat_target(&self, chat: ChatId) -> impl Future<Output = Result<ModelTarget, Self::Error>> + Send;
 
     /// Adds a message after `parent` (`None`: first in the chat) and puts it on the path on show.
     fn append_message(
@@ -176,6 +179,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let system = store.system_prompt(chat).await.map_err(boxed)?;
         let mut request = ReplyRequest::new(conversation(&system, &history), sampling, turn.flag.clone());
         request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());
+        request.target = store.chat_target(chat).await.map_err(boxed)?;
         let mut stream = self
             .backend
             .start_reply(request)

@@ -1,7 +1,10 @@
 //! Chat titles written by the model from the first exchange, beside the conversation (an aside),
 //! after the reply has finished.
 
-use crate::{BackendError, CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, Role, SamplingParams};
+use crate::{
+    BackendError, CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ModelTarget, ReplyRequest, Role,
+    SamplingParams,
+};
 
 /// Tokens a title may take.
 const TITLE_TOKENS: u32 = 16;
@@ -14,13 +17,19 @@ pub const TITLE_CHARS: usize = 60;
 const INSTRUCTION: &str = "Write a title of at most six words for the conversation below. \
 Reply with the title only: no quotes, no explanation.";
 
-/// The model's title for a chat that began with `user` and `reply`; `None` when it wrote nothing
-/// usable or a reply took the backend first.
-pub async fn generate_title<B: ChatBackend + ?Sized>(backend: &B, user: &str, reply: &str) -> Result<Option<String>, BackendError> {
+/// The title `target` writes for a chat that began with `user` and `reply`; `None` when it wrote
+/// nothing usable or a reply took the backend first.
+pub async fn generate_title<B: ChatBackend + ?Sized>(
+    backend: &B,
+    target: ModelTarget,
+    user: &str,
+    reply: &str,
+) -> Result<Option<String>, BackendError> {
     let mut sampling = SamplingParams::greedy(TITLE_TOKENS);
     sampling.stop = vec!["\n".into()];
     let prompt = format!("{INSTRUCTION}\n\nUser: {}\n\nAssistant: {}", excerpt(user), excerpt(reply));
-    let request = ReplyRequest::new(vec![ChatMessage::new(Role::User, prompt)], sampling, CancelFlag::new());
+    let mut request = ReplyRequest::new(vec![ChatMessage::new(Role::User, prompt)], sampling, CancelFlag::new());
+    request.target = target;
     let mut stream = backend.start_aside(request)?;
     let mut text = String::new();
     while let Some(event) = stream.events.recv().await {

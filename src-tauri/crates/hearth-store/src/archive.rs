@@ -8,7 +8,10 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use hearth_core::{ChatId, ChatSummary, ImportReport, MessageStatus, ReplyStats, Role, SamplingParams, SettingsScope, SkippedChat};
+use hearth_core::{
+    ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams, SettingsScope,
+    SkippedChat,
+};
 
 use crate::rows::{CHAT_COLUMNS, ChatRow};
 use crate::{Store, StoreError};
@@ -36,6 +39,9 @@ pub struct ArchivedChat {
     pub title_source: String,
     pub pinned: bool,
     pub system_prompt: String,
+    /// Where the chat's next reply comes from (a provider by id; never its key).
+    #[serde(default)]
+    pub model: ModelTarget,
     pub created_at: i64,
     pub updated_at: i64,
     /// The message whose branch is on show.
@@ -78,6 +84,7 @@ struct ChatExportRow {
     title_source: String,
     pinned: bool,
     system_prompt: String,
+    model_target: Option<String>,
     created_at: i64,
     updated_at: i64,
     current_leaf_id: Option<i64>,
@@ -101,7 +108,7 @@ impl Store {
     /// them ids in the same order, so chats last active at the same moment still list alike.
     pub async fn export(&self, ids: Option<&[ChatId]>) -> Result<Archive, StoreError> {
         let rows: Vec<ChatExportRow> = sqlx::query_as(
-            "SELECT id, title, title_source, pinned, system_prompt, created_at, updated_at, current_leaf_id
+            "SELECT id, title, title_source, pinned, system_prompt, model_target, created_at, updated_at, current_leaf_id
              FROM chats ORDER BY id",
         )
         .fetch_all(self.pool())
@@ -151,6 +158,7 @@ impl Store {
             title_source: chat.title_source,
             pinned: chat.pinned,
             system_prompt: chat.system_prompt,
+            model: crate::rows::parse_target(chat.model_target.as_deref()),
             created_at: chat.created_at,
             updated_at: chat.updated_at,
             current_leaf: chat.current_leaf_id.and_then(|id| place.get(&id).copied()),
@@ -193,13 +201,14 @@ impl Store {
         let mut tx = self.pool().begin().await?;
         let title_source = if chat.title_source == "user" { "user" } else { "auto" };
         let id: ChatId = sqlx::query_scalar(
-            "INSERT INTO chats (title, title_source, pinned, system_prompt, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO chats (title, title_source, pinned, system_prompt, model_target, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(&chat.title)
         .bind(title_source)
         .bind(chat.pinned)
         .bind(&chat.system_prompt)
+        .bind(crate::rows::target_json(&chat.model))
         .bind(chat.created_at)
         .bind(chat.updated_at)
         .fetch_one(&mut *tx)

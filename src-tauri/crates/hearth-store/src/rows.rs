@@ -1,6 +1,6 @@
 //! Database rows and their conversion to domain types.
 
-use hearth_core::{ChatSummary, MessageStatus, ReplyStats, Role, StoredMessage};
+use hearth_core::{ChatSummary, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage};
 
 use crate::StoreError;
 
@@ -11,13 +11,31 @@ pub struct ChatRow {
     pub updated_at: i64,
     pub pinned: bool,
     pub system_prompt: String,
+    pub model_target: Option<String>,
 }
 
-pub const CHAT_COLUMNS: &str = "id, title, updated_at, pinned, system_prompt";
+pub const CHAT_COLUMNS: &str = "id, title, updated_at, pinned, system_prompt, model_target";
+
+/// A chat's target as stored; a value another version wrote that no longer parses is the local
+/// model (the user sees it and can switch back).
+pub fn parse_target(json: Option<&str>) -> ModelTarget {
+    json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default()
+}
+
+pub fn target_json(target: &ModelTarget) -> Option<String> {
+    (*target != ModelTarget::Local).then(|| serde_json::to_string(target).expect("ModelTarget serializes"))
+}
 
 impl From<ChatRow> for ChatSummary {
     fn from(r: ChatRow) -> Self {
-        ChatSummary { id: r.id, title: r.title, updated_at: r.updated_at, pinned: r.pinned, system_prompt: r.system_prompt }
+        ChatSummary {
+            id: r.id,
+            title: r.title,
+            updated_at: r.updated_at,
+            pinned: r.pinned,
+            system_prompt: r.system_prompt,
+            model: parse_target(r.model_target.as_deref()),
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ReplyStats, Role, SettingsScope, StoredMessage,
+    ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope, StoredMessage,
 };
 
 use crate::StoreError;
@@ -135,6 +135,11 @@ impl Store {
 
     pub async fn set_system_prompt(&self, id: ChatId, prompt: &str) -> Result<ChatSummary, StoreError> {
         self.update_chat(id, "system_prompt = ?2", prompt.to_owned()).await
+    }
+
+    /// Switches the model the chat's next reply comes from; earlier replies keep theirs.
+    pub async fn set_chat_target(&self, id: ChatId, target: &ModelTarget) -> Result<ChatSummary, StoreError> {
+        self.update_chat(id, "model_target = ?2", crate::rows::target_json(target)).await
     }
 
     async fn update_chat<T>(&self, id: ChatId, assignments: &str, value: T) -> Result<ChatSummary, StoreError>
@@ -298,6 +303,10 @@ impl HistoryStore for Store {
 
     async fn system_prompt(&self, chat: ChatId) -> Result<String, StoreError> {
         Ok(self.chat(chat).await?.system_prompt)
+    }
+
+    async fn chat_target(&self, chat: ChatId) -> Result<ModelTarget, StoreError> {
+        Ok(self.chat(chat).await?.model)
     }
 
     /// Adds a message after `parent` (`None`: as the chat's first) and shows its branch; the

@@ -35,6 +35,7 @@ const SEEDS: &[(i64, &str)] = &[
     (2, TREE),
     // 0004 added an index only: the data is as at 3.
     (3, TREE),
+    (4, TREE),
 ];
 
 async fn database_at_version(path: &Path, version: i64) {
@@ -71,6 +72,8 @@ async fn every_earlier_schema_upgrades_with_its_data() {
         assert_eq!(path_shown[3].status, MessageStatus::Interrupted, "from version {version}");
         assert_eq!(path_shown[1].stats.as_ref().map(|s| s.completion_tokens), Some(7));
         assert_eq!(store.list_chats().await.unwrap()[0].title, "Lighthouse");
+        // Chats from before providers answer with the local model.
+        assert_eq!(store.chat_target(1).await.unwrap(), hearth_core::ModelTarget::Local);
 
         // Search covers the old rows, including the reply that was interrupted.
         let hits = store.search("gulls", 10).await.unwrap();

@@ -1,0 +1,318 @@
+//! Remote providers as the domain sees them: which API a provider speaks, where a chat's replies
+//! come from, what can go wrong over the network, and which sampling settings each API takes.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// The wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ProviderKind {
+    /// OpenAI's Chat Completions API.
+    OpenAi,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Any server speaking Chat Completions at its own base URL (llama.cpp's server, vLLM,
+    /// Ollama, LM Studio, Groq, OpenRouter, Mistral …).
+    OpenAiCompatible,
+}
+
+impl ProviderKind {
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+            ProviderKind::OpenAiCompatible => "http://127.0.0.1:8080/v1",
+        }
+    }
+
+    /// Context window assumed when neither the models endpoint nor the user says.
+    pub fn default_context_length(self) -> u32 {
+        match self {
+            ProviderKind::OpenAi => 128_000,
+            ProviderKind::Anthropic => 200_000,
+            ProviderKind::OpenAiCompatible => 8_192,
+        }
+    }
+
+    /// The conventional environment variable holding this kind's key (CLI fallback).
+    pub fn key_env_var(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "OPENAI_API_KEY",
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::OpenAiCompatible => "HEARTH_API_KEY",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ProviderKind> {
+        match s {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "openai-compatible" => Some(ProviderKind::OpenAiCompatible),
+            _ => None,
+        }
+    }
+}
+
+/// A configured provider. Its API key is not here: keys live in the OS keychain, by `id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    /// Stable id, chosen when the provider is added ("openai", "groq-1" …).
+    pub id: String,
+    /// Shown to the user ("OpenAI", "My vLLM").
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// Models the user typed in, offered beside those the models endpoint lists.
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// The context window to budget for when the models endpoint does not say.
+    #[serde(default)]
+    pub context_length: Option<u32>,
+    /// Send llama.cpp's sampler fields (top-k, min-p, DRY, XTC, grammar …) to an
+    /// OpenAI-compatible server. Strict servers reject unknown fields: turn it off for those.
+    #[serde(default)]
+    pub extensions: bool,
+    /// Hugging Face repository whose `tokenizer.json` counts this provider's tokens; by default
+    /// a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
+    #[serde(default)]
+    pub tokenizer_repo: Option<String>,
+}
+
+impl ProviderConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        let id_ok = !self.id.is_empty()
+            && self.id.len() <= 64
+            && self.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !id_ok {
+            return Err("a provider id is 1–64 letters, digits, '-' or '_'".into());
+        }
+        if self.name.trim().is_empty() {
+            return Err("give the provider a name".into());
+        }
+        let url = self.base_url.trim();
+        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+            return Err(format!("the base URL {url:?} must start with http:// or https://"));
+        }
+        if self.context_length == Some(0) {
+            return Err("a context length must be above 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// Where a chat's replies come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ModelTarget {
+    /// The model loaded in the local engine.
+    #[default]
+    Local,
+    /// `model` at the provider with id `provider`.
+    Remote { provider: String, model: String },
+}
+
+/// What went wrong talking to a provider. Messages say what happened and what to do, and never
+/// hold the API key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("no provider {id:?} is configured; pick another model for this chat")]
+    UnknownProvider { id: String },
+    #[error("{provider} needs an API key: add it in Settings → Providers")]
+    NoKey { provider: String },
+    #[error("{provider} refused the API key (401): {detail}. Check the key in Settings → Providers")]
+    Unauthorized { provider: String, detail: String },
+    #[error("{provider} does not allow this key to do that (403): {detail}. Check the key's permissions or your plan")]
+    Forbidden { provider: String, detail: String },
+    #[error("{provider} has no model {model:?} (404): {detail}. Pick another model")]
+    ModelNotFound { provider: String, model: String, detail: String },
+    #[error("{provider} is rate limiting requests (429){}: {detail}", retry_hint(*retry_after_s))]
+    RateLimited {
+        provider: String,
+        retry_after_s: Option<u64>,
+        detail: String,
+    },
+    #[error("{provider} refused the request ({status}): {detail}")]
+    BadRequest { provider: String, status: u16, detail: String },
+    #[error("{provider} failed on its side ({status}): {detail}. Try again in a moment")]
+    Server { provider: String, status: u16, detail: String },
+    #[error("{provider} did not answer within {seconds} s. Try again, or check the server")]
+    Timeout {
+        provider: String,
+        seconds: u64,
+    },
+    #[error("could not reach {provider} at {url}: {detail}. Check the network connection and the base URL")]
+    Unreachable { provider: String, url: String, detail: String },
+    #[error("the connection to {provider} broke off in the middle of the reply; the text so far is kept. Retry to get a whole reply")]
+    StreamCut { provider: String },
+    #[error("{provider} sent something Hearth could not read: {detail}")]
+    Malformed { provider: String, detail: String },
+}
+
+fn retry_hint(retry_after_s: Option<u64>) -> String {
+    match retry_after_s {
+        Some(s) => format!("; it asks to wait {s} s before retrying"),
+        None => "; wait a little before retrying".into(),
+    }
+}
+
+impl ProviderError {
+    /// Seconds the provider asked to wait before the next request, if it said.
+    pub fn retry_after_s(&self) -> Option<u64> {
+        match self {
+            ProviderError::RateLimited { retry_after_s, .. } => *retry_after_s,
+            _ => None,
+        }
+    }
+}
+
+/// Whether a sampling setting reaches the model behind a target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldSupport {
+    /// The setting's key in `SamplingParams` (camelCase).
+    pub field: String,
+    pub supported: bool,
+    /// Why it is not (shown as a tooltip), or how it is sent; empty when there is nothing to say.
+    pub note: String,
+}
+
+/// Sampling settings every Chat Completions server takes.
+const OPENAI_FIELDS: &[&str] =
+    &["temperature", "topP", "presencePenalty", "frequencyPenalty", "seed", "maxTokens", "stop", "logitBias", "constraint", "overflow"];
+/// What llama.cpp's server takes on top.
+const LLAMA_CPP_FIELDS: &[&str] = &[
+    "dynatempRange", "dynatempExponent", "topK", "minP", "typicalP", "topNSigma", "xtcProbability", "xtcThreshold",
+    "dryMultiplier", "dryBase", "dryAllowedLength", "dryLastN", "drySequenceBreakers", "mirostat", "mirostatTau",
+    "mirostatEta", "repeatPenalty", "repeatLastN", "ignoreEos", "samplerOrder",
+];
+const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
+
+/// Every sampling setting, in the order of `SamplingParams`.
+pub const SAMPLING_FIELDS: &[&str] = &[
+    "temperature", "dynatempRange", "dynatempExponent", "topK", "topP", "minP", "typicalP", "topNSigma",
+    "xtcProbability", "xtcThreshold", "dryMultiplier", "dryBase", "dryAllowedLength", "dryLastN",
+    "drySequenceBreakers", "mirostat", "mirostatTau", "mirostatEta", "repeatPenalty", "repeatLastN",
+    "presencePenalty", "frequencyPenalty", "logitBias", "seed", "maxTokens", "ignoreEos", "stop", "constraint",
+    "samplerOrder", "overflow",
+];
+
+/// Which settings a provider takes. The local engine takes all of them.
+pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> {
+    let Some(config) = provider else {
+        return SAMPLING_FIELDS.iter().map(|f| FieldSupport { field: (*f).into(), supported: true, note: String::new() }).collect();
+    };
+    let name = &config.name;
+    SAMPLING_FIELDS
+        .iter()
+        .map(|&field| {
+            let (supported, note) = match config.kind {
+                ProviderKind::Anthropic => match field {
+                    f if ANTHROPIC_FIELDS.contains(&f) => (true, anthropic_note(f)),
+                    _ => (false, format!("{name} (Anthropic's Messages API) has no such setting; it is not sent")),
+                },
+                ProviderKind::OpenAi => match field {
+                    f if OPENAI_FIELDS.contains(&f) => (true, openai_note(f)),
+                    _ => (false, format!("{name} (OpenAI's Chat Completions API) has no such setting; it is not sent")),
+                },
+                ProviderKind::OpenAiCompatible => match field {
+                    f if OPENAI_FIELDS.contains(&f) => (true, openai_note(f)),
+                    f if LLAMA_CPP_FIELDS.contains(&f) && config.extensions => {
+                        (true, "sent as a llama.cpp server field; servers that do not know it ignore or refuse it".into())
+                    }
+                    _ => (false, format!("{name} is not set to receive llama.cpp sampler fields (Settings → Providers); it is not sent")),
+                },
+            };
+            FieldSupport { field: field.into(), supported, note }
+        })
+        .collect()
+}
+
+fn openai_note(field: &str) -> String {
+    match field {
+        "logitBias" => "token-id biases only; biases by text need the model's tokenizer and are refused".into(),
+        "constraint" => "JSON schemas are sent as a structured-output response format; GBNF grammars only with llama.cpp fields on".into(),
+        "stop" => "OpenAI takes at most 4 stop strings".into(),
+        _ => String::new(),
+    }
+}
+
+fn anthropic_note(field: &str) -> String {
+    match field {
+        "temperature" => "Anthropic takes 0–1".into(),
+        "overflow" => "applied by Hearth before sending".into(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(kind: ProviderKind, extensions: bool) -> ProviderConfig {
+        ProviderConfig {
+            id: "p".into(),
+            name: "P".into(),
+            kind,
+            base_url: kind.default_base_url().into(),
+            models: vec![],
+            context_length: None,
+            extensions,
+            tokenizer_repo: None,
+        }
+    }
+
+    #[test]
+    fn every_setting_is_either_sent_or_said_to_be_unsupported() {
+        for (kind, extensions, sent) in [
+            (ProviderKind::OpenAi, false, OPENAI_FIELDS.len()),
+            (ProviderKind::OpenAiCompatible, false, OPENAI_FIELDS.len()),
+            (ProviderKind::OpenAiCompatible, true, OPENAI_FIELDS.len() + LLAMA_CPP_FIELDS.len()),
+            (ProviderKind::Anthropic, false, ANTHROPIC_FIELDS.len()),
+        ] {
+            let support = sampling_support(Some(&config(kind, extensions)));
+            assert_eq!(support.len(), SAMPLING_FIELDS.len());
+            assert_eq!(support.iter().filter(|s| s.supported).count(), sent, "{kind:?} {extensions}");
+            assert!(support.iter().all(|s| s.supported || s.note.contains("not sent")), "{kind:?}");
+        }
+        assert!(sampling_support(None).iter().all(|s| s.supported));
+    }
+
+    #[test]
+    fn the_field_list_matches_sampling_params() {
+        let json = serde_json::to_value(crate::SamplingParams::default()).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut expected: Vec<&str> = SAMPLING_FIELDS.to_vec();
+        let mut got = keys.clone();
+        expected.sort();
+        got.sort();
+        assert_eq!(got, expected);
+        for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS) {
+            assert!(SAMPLING_FIELDS.contains(field), "{field}");
+        }
+    }
+
+    #[test]
+    fn configs_are_validated() {
+        let good = config(ProviderKind::OpenAiCompatible, true);
+        assert_eq!(good.validate(), Ok(()));
+        for (change, words) in [
+            (Box::new(|c: &mut ProviderConfig| c.id = "a b".into()) as Box<dyn Fn(&mut ProviderConfig)>, "provider id"),
+            (Box::new(|c: &mut ProviderConfig| c.name = " ".into()), "name"),
+            (Box::new(|c: &mut ProviderConfig| c.base_url = "ftp://x.example".into()), "http://"),
+            (Box::new(|c: &mut ProviderConfig| c.context_length = Some(0)), "above 0"),
+        ] {
+            let mut bad = good.clone();
+            change(&mut bad);
+            assert!(bad.validate().unwrap_err().contains(words), "{words}");
+        }
+    }
+
+    #[test]
+    fn rate_limit_messages_say_how_long_to_wait() {
+        let e = ProviderError::RateLimited { provider: "OpenAI".into(), retry_after_s: Some(20), detail: "slow down".into() };
+        assert_eq!(e.to_string(), "OpenAI is rate limiting requests (429); it asks to wait 20 s before retrying: slow down");
+        assert_eq!(e.retry_after_s(), Some(20));
+    }
+}

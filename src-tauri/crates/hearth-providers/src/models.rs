@@ -1,0 +1,82 @@
+//! The models a provider offers, from its models endpoint (`GET {base}/models`), with the
+//! context window where the listing says (OpenRouter's `context_length`, vLLM's
+//! `max_model_len`, llama.cpp's `meta.n_ctx_train`).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use hearth_core::{ProviderConfig, ProviderError};
+
+use crate::errors::Context;
+use crate::stream::Timeouts;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteModel {
+    pub id: String,
+    /// Tokens the model's context holds, where the provider says.
+    pub context_length: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct Listing {
+    data: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    id: String,
+    context_length: Option<u32>,
+    max_model_len: Option<u32>,
+    meta: Option<Meta>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    n_ctx_train: Option<u32>,
+}
+
+pub async fn list(
+    http: &reqwest::Client,
+    config: &ProviderConfig,
+    key: Option<&str>,
+    timeouts: Timeouts,
+) -> Result<Vec<RemoteModel>, ProviderError> {
+    let context = Context { provider: &config.name, model: "", key };
+    let url = crate::endpoint(config, "models");
+    let request = crate::authorized(http.get(&url), config, key).query(&[("limit", "1000")]);
+    let response = match tokio::time::timeout(timeouts.response, request.send()).await {
+        Err(_) => return Err(context.timeout(timeouts.response)),
+        Ok(Err(e)) => return Err(context.from_transport(&e, &url, timeouts.connect)),
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = tokio::time::timeout(timeouts.idle, response.text())
+        .await
+        .map_err(|_| context.timeout(timeouts.idle))?
+        .map_err(|e| context.from_transport(&e, &url, timeouts.idle))?;
+    if !status.is_success() {
+        return Err(match context.from_status(status, &headers, &body) {
+            // A 404 here is the endpoint, not a model.
+            ProviderError::ModelNotFound { provider, detail, .. } => ProviderError::BadRequest {
+                provider,
+                status: 404,
+                detail: format!("no models endpoint at {url} ({detail}); check the base URL, or type the model names in"),
+            },
+            other => other,
+        });
+    }
+    let listing: Listing =
+        serde_json::from_str(&body).map_err(|e| context.malformed(format!("the model list is not as documented: {e}")))?;
+    let mut models: Vec<RemoteModel> = listing
+        .data
+        .into_iter()
+        .map(|e| RemoteModel {
+            context_length: e.context_length.or(e.max_model_len).or(e.meta.and_then(|m| m.n_ctx_train)),
+            id: e.id,
+        })
+        .collect();
+    models.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(models)
+}

@@ -1,0 +1,288 @@
+//! OpenAI's Chat Completions wire format, also spoken by llama.cpp's server, vLLM, Ollama,
+//! LM Studio, Groq, OpenRouter and Mistral.
+
+use eventsource_stream::Event;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use hearth_core::{
+    BiasTarget, ChatMessage, Constraint, FinishReason, Mirostat, ProviderConfig, ProviderKind, SamplerStage, SamplingParams,
+};
+
+use crate::stream::{Parser, Tally};
+
+/// The streaming request body. `Err` says in words why the settings cannot be sent.
+pub fn body(config: &ProviderConfig, model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_last: bool) -> Result<Value, String> {
+    let official = config.kind == ProviderKind::OpenAi;
+    let extensions = config.kind == ProviderKind::OpenAiCompatible && config.extensions;
+    let mut wire: Vec<Value> =
+        messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
+    if continue_last && official {
+        // OpenAI answers a trailing assistant message anew; ask it to write on instead.
+        // (llama.cpp's server and vLLM continue a trailing assistant message themselves.)
+        wire.push(json!({ "role": "user", "content": "Continue your last message exactly where it stopped, without repeating any of it." }));
+    }
+    let mut b = Map::new();
+    b.insert("model".into(), json!(model));
+    b.insert("messages".into(), Value::Array(wire));
+    b.insert("stream".into(), json!(true));
+    if official {
+        b.insert("stream_options".into(), json!({ "include_usage": true }));
+        b.insert("max_completion_tokens".into(), json!(s.max_tokens));
+        if s.stop.len() > 4 {
+            return Err(format!("{} takes at most 4 stop strings; this chat has {}", config.name, s.stop.len()));
+        }
+    } else {
+        b.insert("max_tokens".into(), json!(s.max_tokens));
+    }
+    b.insert("temperature".into(), json!(s.temperature));
+    b.insert("top_p".into(), json!(s.top_p));
+    b.insert("presence_penalty".into(), json!(s.presence_penalty));
+    b.insert("frequency_penalty".into(), json!(s.frequency_penalty));
+    if let Some(seed) = s.seed {
+        b.insert("seed".into(), json!(seed));
+    }
+    if !s.stop.is_empty() {
+        b.insert("stop".into(), json!(s.stop));
+    }
+    if !s.logit_bias.is_empty() {
+        b.insert("logit_bias".into(), logit_bias(config, s, extensions)?);
+    }
+    match &s.constraint {
+        None => {}
+        Some(Constraint::JsonSchema(schema)) => {
+            let schema: Value = serde_json::from_str(schema).map_err(|e| format!("the JSON schema is not valid JSON: {e}"))?;
+            b.insert(
+                "response_format".into(),
+                json!({ "type": "json_schema", "json_schema": { "name": "reply", "schema": schema } }),
+            );
+        }
+        Some(Constraint::Gbnf(grammar)) if extensions => {
+            b.insert("grammar".into(), json!(grammar));
+        }
+        Some(Constraint::Gbnf(_)) => {
+            return Err(format!("{} cannot follow a GBNF grammar; use a JSON schema, or the local model", config.name));
+        }
+    }
+    if extensions {
+        llama_cpp_fields(&mut b, s);
+    }
+    Ok(Value::Object(b))
+}
+
+fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> Result<Value, String> {
+    if extensions {
+        // llama.cpp's server takes [token id or text, bias] pairs.
+        let pairs = s.logit_bias.iter().map(|b| match &b.target {
+            BiasTarget::Token { id } => json!([id, b.bias]),
+            BiasTarget::Text { text } => json!([text, b.bias]),
+        });
+        return Ok(Value::Array(pairs.collect()));
+    }
+    let mut map = Map::new();
+    for bias in &s.logit_bias {
+        match &bias.target {
+            BiasTarget::Token { id } => {
+                map.insert(id.to_string(), json!(bias.bias.clamp(-100.0, 100.0)));
+            }
+            BiasTarget::Text { text } => {
+                return Err(format!(
+                    "{} takes logit biases by token id only, and {text:?} is text: give its token ids, or use the local model",
+                    config.name
+                ));
+            }
+        }
+    }
+    Ok(Value::Object(map))
+}
+
+/// llama.cpp's server sampler fields, by its names.
+fn llama_cpp_fields(b: &mut Map<String, Value>, s: &SamplingParams) {
+    let fields = [
+        ("dynatemp_range", json!(s.dynatemp_range)),
+        ("dynatemp_exponent", json!(s.dynatemp_exponent)),
+        ("top_k", json!(s.top_k)),
+        ("min_p", json!(s.min_p)),
+        ("typical_p", json!(s.typical_p)),
+        ("top_n_sigma", json!(s.top_n_sigma)),
+        ("xtc_probability", json!(s.xtc_probability)),
+        ("xtc_threshold", json!(s.xtc_threshold)),
+        ("dry_multiplier", json!(s.dry_multiplier)),
+        ("dry_base", json!(s.dry_base)),
+        ("dry_allowed_length", json!(s.dry_allowed_length)),
+        ("dry_penalty_last_n", json!(s.dry_last_n)),
+        ("dry_sequence_breakers", json!(s.dry_sequence_breakers)),
+        ("mirostat", json!(match s.mirostat { Mirostat::Off => 0, Mirostat::V1 => 1, Mirostat::V2 => 2 })),
+        ("mirostat_tau", json!(s.mirostat_tau)),
+        ("mirostat_eta", json!(s.mirostat_eta)),
+        ("repeat_penalty", json!(s.repeat_penalty)),
+        ("repeat_last_n", json!(s.repeat_last_n)),
+        ("ignore_eos", json!(s.ignore_eos)),
+        ("samplers", json!(s.sampler_order.iter().map(|stage| sampler_name(*stage)).collect::<Vec<_>>())),
+    ];
+    for (name, value) in fields {
+        b.insert(name.into(), value);
+    }
+}
+
+fn sampler_name(stage: SamplerStage) -> &'static str {
+    match stage {
+        SamplerStage::Penalties => "penalties",
+        SamplerStage::Dry => "dry",
+        SamplerStage::TopNSigma => "top_n_sigma",
+        SamplerStage::TopK => "top_k",
+        SamplerStage::TypicalP => "typ_p",
+        SamplerStage::TopP => "top_p",
+        SamplerStage::MinP => "min_p",
+        SamplerStage::Xtc => "xtc",
+        SamplerStage::Temperature => "temperature",
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+    /// llama.cpp's server: what it reused from its cache and how fast it decoded.
+    timings: Option<Timings>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: Delta,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Delta {
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: u32,
+    #[serde(default)]
+    completion_tokens: u32,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u32,
+}
+
+#[derive(Deserialize)]
+struct Timings {
+    cache_n: Option<u32>,
+    predicted_per_second: Option<f64>,
+}
+
+/// Reads `data:` chunks up to `[DONE]`.
+#[derive(Default)]
+pub struct ChunkParser;
+
+impl Parser for ChunkParser {
+    fn on_event(&mut self, event: &Event, tally: &mut Tally) -> Result<Option<String>, crate::stream::EventError> {
+        use crate::stream::EventError;
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            tally.done = true;
+            return Ok(None);
+        }
+        if data.is_empty() {
+            return Ok(None);
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| EventError::Malformed(format!("{e} in {data}")))?;
+        if chunk.error.is_some() {
+            return Err(EventError::Remote(data.to_owned()));
+        }
+        if let Some(usage) = chunk.usage {
+            tally.prompt_tokens = Some(usage.prompt_tokens);
+            tally.completion_tokens = Some(usage.completion_tokens);
+            if let Some(details) = usage.prompt_tokens_details {
+                tally.cached_tokens = Some(details.cached_tokens);
+            }
+        }
+        if let Some(timings) = chunk.timings {
+            tally.cached_tokens = timings.cache_n.or(tally.cached_tokens);
+            tally.server_decode_tps = timings.predicted_per_second;
+        }
+        let mut text: Option<String> = None;
+        for choice in chunk.choices {
+            if let Some(content) = choice.delta.content.filter(|c| !c.is_empty()) {
+                text.get_or_insert_with(String::new).push_str(&content);
+            }
+            if let Some(reason) = choice.finish_reason {
+                tally.finish = Some(match reason.as_str() {
+                    "length" => FinishReason::Length,
+                    _ => FinishReason::EndOfTurn,
+                });
+            }
+        }
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_core::{LogitBias, ProviderKind, Role};
+
+    fn config(kind: ProviderKind, extensions: bool) -> ProviderConfig {
+        ProviderConfig {
+            id: "p".into(),
+            name: "P".into(),
+            kind,
+            base_url: kind.default_base_url().into(),
+            models: vec![],
+            context_length: None,
+            extensions,
+            tokenizer_repo: None,
+        }
+    }
+
+    #[test]
+    fn supported_settings_are_sent_and_only_those() {
+        let messages = [ChatMessage::new(Role::System, "be brief"), ChatMessage::new(Role::User, "hi")];
+        let mut s = SamplingParams::default();
+        s.seed = Some(7);
+        s.stop = vec!["END".into()];
+        s.logit_bias = vec![LogitBias { target: BiasTarget::Token { id: 42 }, bias: -100.0 }];
+        let official = body(&config(ProviderKind::OpenAi, true), "gpt", &messages, &s, false).unwrap();
+        assert_eq!(official["messages"][0], json!({ "role": "system", "content": "be brief" }));
+        assert_eq!(official["max_completion_tokens"], json!(s.max_tokens));
+        assert_eq!(official["logit_bias"], json!({ "42": -100.0 }));
+        assert_eq!(official["seed"], json!(7));
+        assert!(official.get("top_k").is_none(), "OpenAI gets no llama.cpp fields");
+
+        let plain = body(&config(ProviderKind::OpenAiCompatible, false), "m", &messages, &s, false).unwrap();
+        assert!(plain.get("top_k").is_none() && plain.get("stream_options").is_none());
+        assert_eq!(plain["max_tokens"], json!(s.max_tokens));
+
+        let llama = body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &s, false).unwrap();
+        assert_eq!(llama["top_k"], json!(s.top_k));
+        assert_eq!(llama["logit_bias"], json!([[42, -100.0]]));
+        assert_eq!(llama["samplers"][0], json!("penalties"));
+    }
+
+    #[test]
+    fn what_cannot_be_sent_is_refused_in_words() {
+        let messages = [ChatMessage::new(Role::User, "hi")];
+        let mut text_bias = SamplingParams::default();
+        text_bias.logit_bias = vec![LogitBias { target: BiasTarget::Text { text: "no".into() }, bias: -5.0 }];
+        let mut grammar = SamplingParams::default();
+        grammar.constraint = Some(Constraint::Gbnf("root ::= \"a\"".into()));
+        let mut stops = SamplingParams::default();
+        stops.stop = (0..5).map(|i| i.to_string()).collect();
+        let openai = config(ProviderKind::OpenAi, false);
+        for (s, words) in [(&text_bias, "by token id only"), (&grammar, "GBNF"), (&stops, "at most 4 stop strings")] {
+            assert!(body(&openai, "m", &messages, s, false).unwrap_err().contains(words), "{words}");
+        }
+        assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &grammar, false).is_ok());
+    }
+}

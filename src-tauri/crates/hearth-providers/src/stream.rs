@@ -1,0 +1,172 @@
+//! One streamed reply over HTTP: send, check the answer, read its server-sent events through the
+//! provider's parser, forward the text, and end with exactly one `Finished` or `Failed`. Cancel
+//! drops the connection at once; a silent server times out.
+
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures_util::StreamExt;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::Instant;
+
+use hearth_core::{CancelFlag, FinishReason, GenEvent, ProviderError, ReplyStats};
+
+use crate::errors::Context;
+
+/// How long to wait for the network.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// From sending the request to the answer's headers (the prompt is processed meanwhile).
+    pub response: Duration,
+    /// Longest silence between two events of a stream.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts { connect: Duration::from_secs(10), response: Duration::from_secs(120), idle: Duration::from_secs(90) }
+    }
+}
+
+/// What a provider's events said besides text.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub finish: Option<FinishReason>,
+    /// The stream's own end marker arrived (`[DONE]`, `message_stop`).
+    pub done: bool,
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    pub cached_tokens: Option<u32>,
+    pub server_decode_tps: Option<f64>,
+}
+
+pub enum EventError {
+    /// Not the format the API documents.
+    Malformed(String),
+    /// The provider reported an error inside the stream (its JSON body).
+    Remote(String),
+}
+
+/// Reads one API's events.
+pub trait Parser: Send {
+    /// The text an event adds, if any; other facts go into `tally`.
+    fn on_event(&mut self, event: &Event, tally: &mut Tally) -> Result<Option<String>, EventError>;
+}
+
+/// A request ready to send.
+pub struct Outgoing {
+    pub request: reqwest::RequestBuilder,
+    pub url: String,
+    pub provider: String,
+    pub model: String,
+    pub key: Option<String>,
+    pub dropped_messages: u32,
+    pub prompt_estimate: u32,
+}
+
+/// Streams one reply into `events`.
+pub async fn run(
+    outgoing: Outgoing,
+    mut parser: Box<dyn Parser>,
+    timeouts: Timeouts,
+    cancel: CancelFlag,
+    events: UnboundedSender<GenEvent>,
+) {
+    let context = Context { provider: &outgoing.provider, model: &outgoing.model, key: outgoing.key.as_deref() };
+    let started = Instant::now();
+    let finish = |reason, stats| {
+        let _ = events.send(GenEvent::Finished { reason, stats });
+    };
+    let fail = |error: ProviderError| {
+        tracing::warn!(provider = %outgoing.provider, error = %error, "remote reply failed");
+        let _ = events.send(GenEvent::Failed(error.into()));
+    };
+
+    let sent = tokio::select! {
+        _ = cancel.cancelled() => return finish(FinishReason::Cancelled, ReplyStats::default()),
+        sent = tokio::time::timeout(timeouts.response, outgoing.request.send()) => sent,
+    };
+    let response = match sent {
+        Err(_) => return fail(context.timeout(timeouts.response)),
+        Ok(Err(e)) => return fail(context.from_transport(&e, &outgoing.url, timeouts.connect)),
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        let headers = response.headers().clone();
+        let body = tokio::time::timeout(timeouts.idle, response.text()).await.ok().and_then(Result::ok).unwrap_or_default();
+        return fail(context.from_status(status, &headers, &body));
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if !content_type.contains("event-stream") {
+        let body = response.text().await.unwrap_or_default();
+        return fail(context.malformed(format!("expected an event stream, got {content_type:?}: {body}")));
+    }
+
+    let mut stream = response.bytes_stream().eventsource();
+    let mut tally = Tally::default();
+    let mut first_token: Option<Instant> = None;
+    let mut last_token = started;
+    let mut deltas = 0u32;
+    loop {
+        let next = tokio::select! {
+            // Dropping the stream closes the connection: the server stops generating.
+            _ = cancel.cancelled() => break,
+            next = tokio::time::timeout(timeouts.idle, stream.next()) => next,
+        };
+        let event = match next {
+            Err(_) => return fail(context.timeout(timeouts.idle)),
+            Ok(None) => break,
+            Ok(Some(Err(EventStreamError::Transport(e)))) => {
+                tracing::debug!(error = %e, "stream broke");
+                return fail(context.stream_cut());
+            }
+            Ok(Some(Err(e))) => return fail(context.malformed(format!("an unreadable event: {e}"))),
+            Ok(Some(Ok(event))) => event,
+        };
+        match parser.on_event(&event, &mut tally) {
+            Ok(Some(text)) => {
+                let now = Instant::now();
+                first_token.get_or_insert(now);
+                last_token = now;
+                deltas += 1;
+                if events.send(GenEvent::Delta(text)).is_err() {
+                    return; // nobody listens any more
+                }
+            }
+            Ok(None) => {}
+            Err(EventError::Malformed(what)) => return fail(context.malformed(what)),
+            Err(EventError::Remote(body)) => return fail(context.from_stream_error(&body)),
+        }
+        if tally.done {
+            break;
+        }
+    }
+
+    let cancelled = cancel.is_cancelled() && !tally.done;
+    if !cancelled && tally.finish.is_none() && !tally.done {
+        return fail(context.stream_cut());
+    }
+    let completion = tally.completion_tokens.unwrap_or(deltas);
+    let ttft = first_token.map(|t| (t - started).as_secs_f64() * 1000.0).unwrap_or(0.0);
+    let decode_secs = first_token.map(|t| (last_token - t).as_secs_f64()).unwrap_or(0.0);
+    let stats = ReplyStats {
+        prompt_tokens: tally.prompt_tokens.unwrap_or(outgoing.prompt_estimate),
+        cached_tokens: tally.cached_tokens.unwrap_or(0),
+        completion_tokens: completion,
+        ttft_ms: ttft,
+        decode_tps: tally.server_decode_tps.unwrap_or_else(|| {
+            if decode_secs > 0.0 { f64::from(completion.saturating_sub(1)) / decode_secs } else { 0.0 }
+        }),
+        dropped_messages: outgoing.dropped_messages,
+        cut_at_limit: false,
+    };
+    let reason = if cancelled { FinishReason::Cancelled } else { tally.finish.unwrap_or(FinishReason::EndOfTurn) };
+    finish(reason, stats)
+}

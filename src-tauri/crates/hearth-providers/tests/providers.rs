@@ -1,0 +1,263 @@
+//! The providers against local servers speaking OpenAI's and Anthropic's real wire formats over
+//! real HTTP on 127.0.0.1: replies stream, every failure is the right typed error in words, the
+//! partial text of a broken reply is kept, and Stop hangs up at once.
+
+#[path = "support/fake.rs"]
+mod fake;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use hearth_core::{
+    BackendError, CancelFlag, ChatBackend, ChatMessage, ChatService, FinishReason, GenEvent, HistoryStore, MessageStatus,
+    ModelTarget, ProviderConfig, ProviderError, ProviderKind, ReplyRequest, Role, SamplingParams, Turn, TurnError,
+};
+use hearth_providers::{FixedKeys, HubOptions, Providers, Timeouts};
+
+const TIMEOUTS: Timeouts =
+    Timeouts { connect: Duration::from_secs(2), response: Duration::from_secs(2), idle: Duration::from_millis(700) };
+
+fn config(id: &str, kind: ProviderKind, base_url: &str) -> ProviderConfig {
+    ProviderConfig {
+        id: id.into(),
+        name: id.into(),
+        kind,
+        base_url: base_url.into(),
+        models: vec!["typed-in".into()],
+        context_length: None,
+        extensions: false,
+        tokenizer_repo: None,
+    }
+}
+
+/// Providers "openai", "anthropic" and "compatible" at the fake server (and the same with a
+/// wrong key as "*-badkey"), no hub.
+fn providers(url: &str) -> Providers {
+    let keys = BTreeMap::from([
+        ("openai".to_owned(), fake::GOOD_KEY.to_owned()),
+        ("anthropic".to_owned(), fake::GOOD_KEY.to_owned()),
+        ("compatible".to_owned(), fake::GOOD_KEY.to_owned()),
+        ("openai-badkey".to_owned(), "sk-wrong-0000".to_owned()),
+        ("anthropic-badkey".to_owned(), "sk-wrong-0000".to_owned()),
+    ]);
+    let providers = Providers::new(Arc::new(FixedKeys(keys)), TIMEOUTS, &HubOptions { endpoint: Some("http://127.0.0.1:9".into()), cache_dir: None });
+    providers.set_configs(vec![
+        config("openai", ProviderKind::OpenAi, url),
+        config("anthropic", ProviderKind::Anthropic, url),
+        config("compatible", ProviderKind::OpenAiCompatible, url),
+        config("openai-badkey", ProviderKind::OpenAi, url),
+        config("anthropic-badkey", ProviderKind::Anthropic, url),
+        config("nokey", ProviderKind::OpenAi, url),
+    ]);
+    providers
+}
+
+fn request(provider: &str, model: &str, cancel: CancelFlag) -> ReplyRequest {
+    let messages = vec![ChatMessage::new(Role::System, "Be brief."), ChatMessage::new(Role::User, "hello there")];
+    let mut request = ReplyRequest::new(messages, SamplingParams::default(), cancel);
+    request.target = ModelTarget::Remote { provider: provider.into(), model: model.into() };
+    request
+}
+
+/// The reply's text and how it ended.
+async fn reply(providers: &Providers, provider: &str, model: &str) -> (String, Result<FinishReason, BackendError>) {
+    let mut stream = match providers.start_reply(request(provider, model, CancelFlag::new())) {
+        Ok(stream) => stream,
+        Err(e) => return (String::new(), Err(e)),
+    };
+    let mut text = String::new();
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Delta(d) => text.push_str(&d),
+            GenEvent::Finished { reason, .. } => return (text, Ok(reason)),
+            GenEvent::Failed(e) => return (text, Err(e)),
+        }
+    }
+    panic!("the stream ended without Finished or Failed")
+}
+
+#[tokio::test]
+async fn both_apis_stream_a_reply_with_the_system_prompt_where_each_wants_it() {
+    let (url, record) = fake::start().await;
+    let providers = providers(&url);
+    for provider in ["openai", "anthropic", "compatible"] {
+        let (text, end) = reply(&providers, provider, "echo").await;
+        assert_eq!(text, "You said: hello there", "{provider}");
+        assert_eq!(end, Ok(FinishReason::EndOfTurn), "{provider}");
+    }
+    let bodies = record.requests.lock().unwrap().clone();
+    assert_eq!(bodies[0]["messages"][0]["role"], "system", "OpenAI: a system message first");
+    assert_eq!(bodies[1]["system"], "Be brief.", "Anthropic: a top-level system field");
+    assert_eq!(bodies[1]["messages"][0]["role"], "user");
+    assert!(bodies[1]["max_tokens"].is_u64(), "Anthropic requires max_tokens");
+    let headers = record.headers.lock().unwrap();
+    assert_eq!(headers[1]["anthropic-version"], "2023-06-01");
+}
+
+#[tokio::test]
+async fn every_failure_is_a_typed_error_that_says_what_to_do() {
+    let (url, _record) = fake::start().await;
+    let providers = providers(&url);
+    let refused = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        drop(listener);
+        url
+    };
+    providers.set_configs({
+        let mut configs = providers.configs();
+        configs.push(config("refused", ProviderKind::OpenAi, &refused));
+        configs
+    });
+    let keys_for_refused = BTreeMap::from([("refused".to_owned(), fake::GOOD_KEY.to_owned())]);
+    let refused_providers = Providers::new(Arc::new(FixedKeys(keys_for_refused)), TIMEOUTS, &HubOptions::default());
+    refused_providers.set_configs(vec![config("refused", ProviderKind::OpenAi, &refused)]);
+
+    type Check = fn(&ProviderError) -> bool;
+    let cases: &[(&str, &str, &str, &str, Check)] = &[
+        // provider, model, text kept, words in the message, the variant
+        ("openai-badkey", "echo", "", "refused the API key (401)", |e| matches!(e, ProviderError::Unauthorized { .. })),
+        ("anthropic-badkey", "echo", "", "refused the API key (401): invalid x-api-key", |e| matches!(e, ProviderError::Unauthorized { .. })),
+        ("openai", "forbidden", "", "(403)", |e| matches!(e, ProviderError::Forbidden { .. })),
+        ("anthropic", "no-such-model", "", "has no model \"no-such-model\" (404)", |e| matches!(e, ProviderError::ModelNotFound { .. })),
+        ("openai", "rate-limited", "", "asks to wait 7 s", |e| e.retry_after_s() == Some(7)),
+        ("anthropic", "rate-limited", "", "asks to wait 7 s", |e| e.retry_after_s() == Some(7)),
+        ("openai", "server-error", "", "failed on its side (500)", |e| matches!(e, ProviderError::Server { status: 500, .. })),
+        ("anthropic", "server-error", "", "failed on its side (529): Overloaded", |e| matches!(e, ProviderError::Server { status: 529, .. })),
+        ("openai", "slow", "", "did not answer within 1 s", |e| matches!(e, ProviderError::Timeout { .. })),
+        ("openai", "cut", "The first words ", "broke off in the middle", |e| matches!(e, ProviderError::StreamCut { .. })),
+        ("anthropic", "cut", "The first words ", "broke off in the middle", |e| matches!(e, ProviderError::StreamCut { .. })),
+        ("openai", "malformed", "Hello ", "could not read", |e| matches!(e, ProviderError::Malformed { .. })),
+        ("openai", "error-event", "Hello ", "failed on its side", |e| matches!(e, ProviderError::Server { .. })),
+        ("anthropic", "error-event", "Hello ", "Overloaded", |e| matches!(e, ProviderError::Server { .. })),
+        ("nokey", "echo", "", "needs an API key", |e| matches!(e, ProviderError::NoKey { .. })),
+        ("gone", "echo", "", "no provider \"gone\"", |e| matches!(e, ProviderError::UnknownProvider { .. })),
+    ];
+    for (provider, model, kept, words, is_variant) in cases {
+        let (text, end) = reply(&providers, provider, model).await;
+        let Err(BackendError::Provider(error)) = end else { panic!("{provider}/{model}: {end:?}") };
+        assert_eq!(&text, kept, "{provider}/{model}");
+        assert!(error.to_string().contains(words), "{provider}/{model}: {error}");
+        assert!(is_variant(&error), "{provider}/{model}: {error:?}");
+        assert!(!error.to_string().contains("sk-wrong") && !error.to_string().contains(fake::GOOD_KEY), "a key in {error}");
+    }
+
+    let started = std::time::Instant::now();
+    let (_, end) = reply(&refused_providers, "refused", "echo").await;
+    let Err(BackendError::Provider(ProviderError::Unreachable { detail, .. })) = end else { panic!("{end:?}") };
+    assert!(detail.to_lowercase().contains("refused"), "{detail}");
+    assert!(started.elapsed() < Duration::from_secs(2), "a dead server fails fast");
+}
+
+#[tokio::test]
+async fn stop_hangs_up_the_stream_at_once() {
+    let (url, record) = fake::start().await;
+    let providers = providers(&url);
+    for provider in ["openai", "anthropic"] {
+        record.hung_up.store(false, Ordering::SeqCst);
+        let cancel = CancelFlag::new();
+        let mut stream = providers.start_reply(request(provider, "endless", cancel.clone())).unwrap();
+        let mut words = 0;
+        while let Some(GenEvent::Delta(_)) = stream.events.recv().await {
+            words += 1;
+            if words == 5 {
+                cancel.cancel();
+                break;
+            }
+        }
+        let end = tokio::time::timeout(Duration::from_millis(500), stream.events.recv()).await.expect("ends at once");
+        assert!(matches!(end, Some(GenEvent::Finished { reason: FinishReason::Cancelled, .. })), "{provider}: {end:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(record.hung_up.load(Ordering::SeqCst), "{provider}: the server saw the client hang up");
+        let sent = record.endless_sent.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(record.endless_sent.load(Ordering::SeqCst), sent, "{provider}: nothing is generated after Stop");
+    }
+}
+
+#[tokio::test]
+async fn models_are_listed_with_their_context_and_the_typed_in_ones() {
+    let (url, _record) = fake::start().await;
+    let providers = providers(&url);
+    for provider in ["openai", "anthropic"] {
+        let models = providers.list_models(provider).await.unwrap();
+        let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["cut", "echo", "endless", "typed-in"], "{provider}");
+        assert_eq!(models[1].context_length, Some(4096));
+    }
+    let error = providers.list_models("openai-badkey").await.unwrap_err();
+    assert!(matches!(error, ProviderError::Unauthorized { .. }), "{error:?}");
+}
+
+/// A history longer than the model's context is trimmed before sending, the reply says how many
+/// messages were left out, and "stop at limit" refuses in words.
+#[tokio::test]
+async fn the_context_budget_trims_by_the_chats_policy() {
+    let (url, record) = fake::start().await;
+    let providers = providers(&url);
+    let mut small = config("compatible", ProviderKind::OpenAiCompatible, &url);
+    small.context_length = Some(600);
+    providers.set_configs(vec![small]);
+    let turn = "word ".repeat(60); // 100 tokens by the estimate
+    let mut messages: Vec<ChatMessage> = (0..8)
+        .map(|i| ChatMessage::new(if i % 2 == 0 { Role::User } else { Role::Assistant }, format!("{i} {turn}")))
+        .collect();
+    messages.push(ChatMessage::new(Role::User, "last question"));
+    for (policy, expect_sent) in [
+        (hearth_core::OverflowPolicy::RollingWindow, Some(vec!["4 ", "5 ", "6 ", "7 ", "last"])),
+        (hearth_core::OverflowPolicy::StopAtLimit, None),
+    ] {
+        let mut sampling = SamplingParams::default();
+        sampling.overflow = policy;
+        sampling.max_tokens = 100;
+        let mut request = ReplyRequest::new(messages.clone(), sampling, CancelFlag::new());
+        request.target = ModelTarget::Remote { provider: "compatible".into(), model: "echo".into() };
+        let mut stream = providers.start_reply(request).unwrap();
+        let mut end = None;
+        while let Some(event) = stream.events.recv().await {
+            if !matches!(event, GenEvent::Delta(_)) {
+                end = Some(event);
+            }
+        }
+        match (expect_sent, end.unwrap()) {
+            (Some(prefixes), GenEvent::Finished { stats, .. }) => {
+                let body = record.requests.lock().unwrap().last().unwrap().clone();
+                let sent: Vec<String> = body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_owned()).collect();
+                assert_eq!(sent.len(), prefixes.len(), "{sent:?}");
+                assert!(sent.iter().zip(&prefixes).all(|(s, p)| s.starts_with(p)), "{sent:?}");
+                assert_eq!(stats.dropped_messages, 4);
+            }
+            (None, GenEvent::Failed(BackendError::ContextOverflow { n_ctx, .. })) => assert_eq!(n_ctx, 600),
+            (_, other) => panic!("{policy:?}: {other:?}"),
+        }
+    }
+}
+
+/// Through the chat service and a real SQLite history: a reply cut off mid-stream is saved with
+/// the text that arrived, marked failed; the chat records which model wrote each reply.
+#[tokio::test]
+async fn a_broken_reply_keeps_its_text_in_the_history() {
+    let (url, _record) = fake::start().await;
+    let providers = Arc::new(providers(&url));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap());
+    let service = ChatService::new(providers, store.clone());
+    let chat = store.create_chat().await.unwrap().id;
+
+    store.set_chat_target(chat, &ModelTarget::Remote { provider: "openai".into(), model: "echo".into() }).await.unwrap();
+    let reply = service.run(chat, Turn::Send { content: "first" }, SamplingParams::default(), |_| {}).await.unwrap();
+    assert_eq!((reply.content.as_str(), reply.model.as_deref()), ("You said: first", Some("echo (openai)")));
+
+    store.set_chat_target(chat, &ModelTarget::Remote { provider: "anthropic".into(), model: "cut".into() }).await.unwrap();
+    let failed = service.run(chat, Turn::Send { content: "second" }, SamplingParams::default(), |_| {}).await;
+    let Err(TurnError::Backend { error: BackendError::Provider(ProviderError::StreamCut { .. }), reply: Some(partial) }) = failed else {
+        panic!("{failed:?}")
+    };
+    let saved = store.messages(chat).await.unwrap();
+    let last = saved.last().unwrap();
+    assert_eq!((last.id, last.content.as_str(), last.status), (partial.id, "The first words ", MessageStatus::Failed));
+    assert_eq!(last.model.as_deref(), Some("cut (anthropic)"));
+    assert_eq!(saved[1].model.as_deref(), Some("echo (openai)"), "the earlier reply keeps its model");
+}

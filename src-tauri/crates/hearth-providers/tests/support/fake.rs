@@ -1,0 +1,244 @@
+//! A local stand-in for OpenAI's and Anthropic's APIs on 127.0.0.1: the real paths, headers,
+//! streaming wire formats and error bodies, with the failure picked by the model name asked for
+//! (so one server serves every case):
+//!
+//! | model          | answer                                                          |
+//! |----------------|-----------------------------------------------------------------|
+//! | `echo`         | streams "You said: <last user text>" word by word (needs the key) |
+//! | `forbidden`    | 403                                                             |
+//! | `rate-limited` | 429 with `Retry-After: 7`                                       |
+//! | `server-error` | 500 (OpenAI) / 529 overloaded (Anthropic)                       |
+//! | `slow`         | headers, then silence                                           |
+//! | `cut`          | three words, then the connection drops                          |
+//! | `malformed`    | a word, then an event that is not JSON                          |
+//! | `error-event`  | a word, then the API's in-stream error event                    |
+//! | `endless`      | a word every 20 ms until the client hangs up                    |
+//! | anything else  | 404, model not found                                            |
+//!
+//! Any request without the right key gets the API's 401. Used by the tests and, as the
+//! `fake_provider` example, by the end-to-end suite.
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::{self, StreamExt};
+use serde_json::{Value, json};
+
+pub const GOOD_KEY: &str = "sk-test-7f3a9c1e5b";
+
+#[derive(Default)]
+pub struct Record {
+    /// Bodies of the chat requests, in order.
+    pub requests: Mutex<Vec<Value>>,
+    pub headers: Mutex<Vec<HeaderMap>>,
+    /// Set when a client hung up on an `endless` stream.
+    pub hung_up: AtomicBool,
+    /// Words an `endless` stream sent before the client hung up.
+    pub endless_sent: AtomicUsize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+/// Serves both APIs on `listener` (OpenAI under /v1/chat/completions, Anthropic under
+/// /v1/messages, models under /v1/models) until the task is dropped.
+pub async fn serve(listener: tokio::net::TcpListener, record: Arc<Record>) {
+    let app = Router::new()
+        .route("/v1/chat/completions", post(openai))
+        .route("/v1/messages", post(anthropic))
+        .route("/v1/models", get(models))
+        .with_state(record);
+    axum::serve(listener, app).await.expect("fake provider serves");
+}
+
+/// Starts the server on a free port; returns its base URL (…/v1) and what it saw.
+pub async fn start() -> (String, Arc<Record>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let record = Arc::new(Record::default());
+    tokio::spawn(serve(listener, record.clone()));
+    (url, record)
+}
+
+fn authorized(api: Api, headers: &HeaderMap) -> bool {
+    let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    match api {
+        Api::OpenAi => value("authorization") == format!("Bearer {GOOD_KEY}"),
+        Api::Anthropic => value("x-api-key") == GOOD_KEY && value("anthropic-version") == "2023-06-01",
+    }
+}
+
+fn error(api: Api, status: u16, kind: &str, message: &str) -> Response {
+    let body = match api {
+        Api::OpenAi => json!({ "error": { "message": message, "type": kind, "param": null, "code": kind } }),
+        Api::Anthropic => json!({ "type": "error", "error": { "type": kind, "message": message } }),
+    };
+    (StatusCode::from_u16(status).unwrap(), [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+async fn models(headers: HeaderMap) -> Response {
+    let api = if headers.contains_key("x-api-key") { Api::Anthropic } else { Api::OpenAi };
+    if !authorized(api, &headers) {
+        return error(api, 401, "authentication_error", "invalid x-api-key");
+    }
+    let data: Vec<Value> = ["echo", "cut", "endless"]
+        .iter()
+        .map(|id| json!({ "id": id, "object": "model", "type": "model", "display_name": id, "context_length": 4096 }))
+        .collect();
+    axum::Json(json!({ "object": "list", "data": data, "has_more": false })).into_response()
+}
+
+async fn openai(State(record): State<Arc<Record>>, headers: HeaderMap, body: axum::Json<Value>) -> Response {
+    chat(Api::OpenAi, record, headers, body.0).await
+}
+
+async fn anthropic(State(record): State<Arc<Record>>, headers: HeaderMap, body: axum::Json<Value>) -> Response {
+    chat(Api::Anthropic, record, headers, body.0).await
+}
+
+async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) -> Response {
+    record.requests.lock().unwrap().push(body.clone());
+    record.headers.lock().unwrap().push(headers.clone());
+    if !authorized(api, &headers) {
+        let message = match api {
+            Api::OpenAi => {
+                let shown = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").replace("Bearer ", "");
+                format!("Incorrect API key provided: {shown}. You can find your API key at https://platform.openai.com/account/api-keys.")
+            }
+            Api::Anthropic => "invalid x-api-key".into(),
+        };
+        return error(api, 401, "authentication_error", &message);
+    }
+    let model = body["model"].as_str().unwrap_or("").to_owned();
+    let last_user = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_owned();
+    let words = |text: &str| text.split_inclusive(' ').map(str::to_owned).collect::<Vec<_>>();
+    let events: Vec<String> = match model.as_str() {
+        "echo" => {
+            let mut e = vec![opening(api)];
+            e.extend(words(&format!("You said: {last_user}")).iter().map(|w| delta(api, w)));
+            e.extend(end(api, "stop"));
+            e
+        }
+        "forbidden" => return error(api, 403, "permission_error", "this key may not use this model"),
+        "rate-limited" => {
+            let mut response = error(api, 429, "rate_limit_error", "Rate limit reached for requests");
+            response.headers_mut().insert("retry-after", "7".parse().unwrap());
+            return response;
+        }
+        "server-error" => {
+            return match api {
+                Api::OpenAi => error(api, 500, "server_error", "The server had an error while processing your request."),
+                Api::Anthropic => error(api, 529, "overloaded_error", "Overloaded"),
+            };
+        }
+        "slow" => return sse(stream::pending::<Result<Bytes, Infallible>>().boxed()),
+        "cut" => {
+            let chunks = [opening(api), delta(api, "The "), delta(api, "first "), delta(api, "words ")];
+            let body = stream::iter(chunks.into_iter().map(|c| Ok::<_, std::io::Error>(Bytes::from(c))))
+                .chain(stream::once(async {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Err(std::io::Error::other("connection dropped"))
+                }));
+            return sse(body.boxed());
+        }
+        "malformed" => vec![opening(api), delta(api, "Hello "), "data: {\"choices\": [oops\n\n".into()],
+        "error-event" => {
+            let event = match api {
+                Api::OpenAi => "data: {\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}\n\n".to_owned(),
+                Api::Anthropic => "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".to_owned(),
+            };
+            vec![opening(api), delta(api, "Hello "), event]
+        }
+        "endless" => {
+            let guard = HangUp(record.clone());
+            let body = stream::unfold((0usize, guard), move |(n, guard)| async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                guard.0.endless_sent.store(n + 1, Ordering::SeqCst);
+                let chunk = if n == 0 { opening(api) + &delta(api, "word ") } else { delta(api, "word ") };
+                Some((Ok::<_, Infallible>(Bytes::from(chunk)), (n + 1, guard)))
+            });
+            return sse(body.boxed());
+        }
+        _ => {
+            let message = format!("The model `{model}` does not exist or you do not have access to it.");
+            return error(api, 404, "not_found_error", &message);
+        }
+    };
+    sse(stream::iter(events.into_iter().map(|e| Ok::<_, Infallible>(Bytes::from(e)))).boxed())
+}
+
+/// Marks the record when the stream holding it is dropped: the client hung up.
+struct HangUp(Arc<Record>);
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        self.0.hung_up.store(true, Ordering::SeqCst);
+    }
+}
+
+fn sse<E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static>(
+    body: futures_util::stream::BoxStream<'static, Result<Bytes, E>>,
+) -> Response {
+    ([(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")], Body::from_stream(body)).into_response()
+}
+
+fn opening(api: Api) -> String {
+    match api {
+        Api::OpenAi => chunk(json!({ "role": "assistant", "content": "" }), None),
+        Api::Anthropic => {
+            let start = json!({ "type": "message_start", "message": { "id": "msg_1", "type": "message", "role": "assistant",
+                "content": [], "model": "claude-fake", "stop_reason": null, "usage": { "input_tokens": 21, "output_tokens": 1 } } });
+            let block = json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } });
+            format!("event: message_start\ndata: {start}\n\nevent: content_block_start\ndata: {block}\n\nevent: ping\ndata: {{\"type\": \"ping\"}}\n\n")
+        }
+    }
+}
+
+fn delta(api: Api, text: &str) -> String {
+    match api {
+        Api::OpenAi => chunk(json!({ "content": text }), None),
+        Api::Anthropic => {
+            let data = json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": text } });
+            format!("event: content_block_delta\ndata: {data}\n\n")
+        }
+    }
+}
+
+fn end(api: Api, reason: &str) -> Vec<String> {
+    match api {
+        Api::OpenAi => vec![
+            chunk(json!({}), Some(reason)),
+            format!("data: {}\n\n", json!({ "id": "c1", "object": "chat.completion.chunk", "choices": [],
+                "usage": { "prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26 } })),
+            "data: [DONE]\n\n".into(),
+        ],
+        Api::Anthropic => vec![
+            format!("event: content_block_stop\ndata: {}\n\n", json!({ "type": "content_block_stop", "index": 0 })),
+            format!("event: message_delta\ndata: {}\n\n", json!({ "type": "message_delta",
+                "delta": { "stop_reason": "end_turn", "stop_sequence": null }, "usage": { "output_tokens": 5 } })),
+            format!("event: message_stop\ndata: {}\n\n", json!({ "type": "message_stop" })),
+        ],
+    }
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    let data = json!({ "id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "fake",
+        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] });
+    format!("data: {data}\n\n")
+}
