@@ -32,6 +32,8 @@ droppedMessages: number,
  */
 cutAtLimit: boolean, };
 
+export type ModelTarget = { "kind": "local" } | { "kind": "remote", provider: string, model: string, };
+
 export type ChatSummary = { id: number, title: string, 
 /**
  * Unix milliseconds of the last message (or creation).
@@ -44,7 +46,11 @@ pinned: boolean,
 /**
  * Sent to the model before the conversation; empty for none.
  */
-systemPrompt: string, };
+systemPrompt: string, 
+/**
+ * Where the chat's next reply comes from.
+ */
+model: ModelTarget, };
 
 export type StoredMessage = { id: number, chatId: number, role: Role, content: string, status: MessageStatus, 
 /**
@@ -135,9 +141,13 @@ export type ImportReport = { imported: Array<ChatSummary>, skipped: Array<Skippe
  */
 notes: Array<string>, };
 
-export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file";
+export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain";
 
-export type IpcError = { kind: IpcErrorKind, message: string, };
+export type IpcError = { kind: IpcErrorKind, message: string, 
+/**
+ * Seconds a provider asked to wait before retrying (rate limits).
+ */
+retryAfterS?: number, };
 
 export type MessageSaved = { message: StoredMessage, };
 
@@ -264,3 +274,63 @@ export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: Load
  * True when `saved` differs from the settings the model is loaded with.
  */
 needsReload: boolean, };
+
+export type ProviderKind = "openAi" | "anthropic" | "openAiCompatible";
+
+export type ProviderConfig = { 
+/**
+ * Stable id, chosen when the provider is added ("openai", "groq-1" …).
+ */
+id: string, 
+/**
+ * Shown to the user ("OpenAI", "My vLLM").
+ */
+name: string, kind: ProviderKind, baseUrl: string, 
+/**
+ * Models the user typed in, offered beside those the models endpoint lists.
+ */
+models: Array<string>, 
+/**
+ * The context window to budget for when the models endpoint does not say.
+ */
+contextLength: number | null, 
+/**
+ * Send llama.cpp's sampler fields (top-k, min-p, DRY, XTC, grammar …) to an
+ * OpenAI-compatible server. Strict servers reject unknown fields: turn it off for those.
+ */
+extensions: boolean, 
+/**
+ * Hugging Face repository whose `tokenizer.json` counts this provider's tokens; by default
+ * a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
+ */
+tokenizerRepo: string | null, };
+
+export type KeyStorage = { "kind": "keychain" } | { "kind": "file", path: string, reason: string, };
+
+export type ProviderView = { config: ProviderConfig, 
+/**
+ * `None`: no key saved.
+ */
+key: KeyStorage | null, };
+
+export type RemoteModel = { id: string, 
+/**
+ * Tokens the model's context holds, where the provider says.
+ */
+contextLength: number | null, };
+
+export type ConnectionReport = { models: Array<RemoteModel>, 
+/**
+ * Round trip of the models request, milliseconds.
+ */
+latencyMs: number, };
+
+export type FieldSupport = { 
+/**
+ * The setting's key in `SamplingParams` (camelCase).
+ */
+field: string, supported: boolean, 
+/**
+ * Why it is not (shown as a tooltip), or how it is sent; empty when there is nothing to say.
+ */
+note: string, };
