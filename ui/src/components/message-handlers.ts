@@ -8,4 +8,6 @@ export type MessageHandlers = {
   continueReply: (messageId: number) => void;
   switchBranch: (messageId: number) => void;
   remove: (messageId: number) => void;
+  /** A remote reply failed for want of a (valid) API key: the Providers settings fix it. */
+  openProviderSettings: () => void;
 };

@@ -1,5 +1,20 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { ChatEvent, ChatSummary, ExportFormat, ImportReport, ModelInfo, SearchHit, StoredMessage } from './bindings';
+import type {
+  ChatEvent,
+  ChatSummary,
+  ConnectionReport,
+  ExportFormat,
+  FieldSupport,
+  ImportReport,
+  KeyStorage,
+  ModelInfo,
+  ModelTarget,
+  ProviderConfig,
+  ProviderView,
+  RemoteModel,
+  SearchHit,
+  StoredMessage,
+} from './bindings';
 import type { LoadParams, LoadSettings, SamplingParams, SamplingSettings, SettingsScope } from './settings-types';
 
 /** Streams a turn's events; the command resolves after the terminal `finished`/`failed` event was sent. */
@@ -63,6 +78,22 @@ export interface HearthApi {
   setLoadSettings(params: LoadParams): Promise<LoadSettings>;
   /** Reload the loaded model with its saved settings; on failure it is loaded as it was and this rejects with `engine`. */
   reloadModel(): Promise<LoadSettings>;
+  /** The configured providers with where each one's key is (never the key). */
+  listProviders(): Promise<ProviderView[]>;
+  /** Adds `config`, or replaces the provider with its id; rejects with `invalidInput` in words for a bad config. */
+  saveProvider(config: ProviderConfig): Promise<ProviderView>;
+  /** Removes a provider and forgets its key. */
+  deleteProvider(provider: string): Promise<null>;
+  /** Saves `key` for `provider` and says where it went; an empty key forgets it (null). */
+  setApiKey(provider: string, key: string): Promise<KeyStorage | null>;
+  /** The provider's models endpoint plus the models typed into its config; rejects with a provider IpcError. */
+  listProviderModels(provider: string): Promise<RemoteModel[]>;
+  /** Lists the models with the saved URL and key, timing the round trip. */
+  testProvider(provider: string): Promise<ConnectionReport>;
+  /** Where the chat's next reply comes from; earlier replies keep the model that wrote them. */
+  setChatModel(chatId: number, target: ModelTarget): Promise<ChatSummary>;
+  /** One entry per sampling setting: whether it reaches the model behind `target`, and a note. */
+  samplingSupportFor(target: ModelTarget): Promise<FieldSupport[]>;
 }
 
 /** The turn commands all stream over a Channel passed as `onEvent`. */
@@ -106,4 +137,12 @@ export const tauriApi: HearthApi = {
   getLoadSettings: () => invoke<LoadSettings>('get_load_settings'),
   setLoadSettings: (params) => invoke<LoadSettings>('set_load_settings', { params }),
   reloadModel: () => invoke<LoadSettings>('reload_model'),
+  listProviders: () => invoke<ProviderView[]>('list_providers'),
+  saveProvider: (config) => invoke<ProviderView>('save_provider', { config }),
+  deleteProvider: (provider) => invoke<null>('delete_provider', { provider }),
+  setApiKey: (provider, key) => invoke<KeyStorage | null>('set_api_key', { provider, key }),
+  listProviderModels: (provider) => invoke<RemoteModel[]>('list_provider_models', { provider }),
+  testProvider: (provider) => invoke<ConnectionReport>('test_provider', { provider }),
+  setChatModel: (chatId, target) => invoke<ChatSummary>('set_chat_model', { chatId, target }),
+  samplingSupportFor: (target) => invoke<FieldSupport[]>('sampling_support_for', { target }),
 };

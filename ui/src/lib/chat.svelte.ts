@@ -1,4 +1,4 @@
-import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from '../ipc/bindings';
+import type { ChatEvent, ChatSummary, IpcError, IpcErrorKind, ModelInfo, ModelTarget, StoredMessage } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
@@ -11,6 +11,8 @@ type Stream = {
   turn: TurnRequest;
   messageId: number | null;
   model: string | null;
+  /** A provider writes the reply (not the local model): its failure is shown on the reply. */
+  remote: boolean;
   /** The reply's whole text so far (a continued reply's included), to restore it after switching chats. */
   text: string;
   /** The versions a regenerated reply joins, for its arrows before the path is read again. */
@@ -21,6 +23,12 @@ type Stream = {
 };
 
 export type Generating = { chatId: number; stopping: boolean };
+
+/**
+ * Why a remote reply failed, shown on the reply with a Retry button. `retryAt` (Unix ms): when the
+ * provider said it takes requests again (rate limits); null when it did not say.
+ */
+export type ReplyFailure = { chatId: number; error: IpcError; retryAt: number | null };
 
 /** The user message being edited in place, and the text typed so far. */
 export type Editing = { messageId: number; text: string };
@@ -45,6 +53,10 @@ export class ChatStore {
   draft = $state('');
   editing = $state<Editing | null>(null);
   error = $state<string | null>(null);
+  /** The kind of the IPC error in `error`, when it was one (the banner offers what to do about some). */
+  errorKind = $state<IpcErrorKind | null>(null);
+  /** Failed remote replies of this session by message id; a chat's are dropped when its next turn starts. */
+  failures = $state<Record<number, ReplyFailure>>({});
   generating = $state<Generating | null>(null);
 
   activeChat = $derived(this.chats.find((c) => c.id === this.activeChatId) ?? null);
@@ -92,10 +104,13 @@ export class ChatStore {
 
   showError(error: unknown): void {
     this.error = errorMessage(error);
+    const kind = (error as Partial<IpcError> | null)?.kind;
+    this.errorKind = typeof kind === 'string' ? kind : null;
   }
 
   dismissError(): void {
     this.error = null;
+    this.errorKind = null;
   }
 
   async refreshChats(): Promise<void> {
@@ -156,6 +171,11 @@ export class ChatStore {
 
   setSystemPrompt(chatId: number, prompt: string): Promise<boolean> {
     return this.#updateChat(() => this.#api.setSystemPrompt(chatId, prompt));
+  }
+
+  /** Where the chat's next reply comes from; allowed at any point, even while a reply streams. */
+  setChatModel(chatId: number, target: ModelTarget): Promise<boolean> {
+    return this.#updateChat(() => this.#api.setChatModel(chatId, target));
   }
 
   /** Delete a chat; when it was on show, the next one in the list (or none) is shown instead. */
@@ -261,7 +281,9 @@ export class ChatStore {
 
   /** The one code path of every turn: optimistic path, streaming, terminal-event grace, undo. */
   async #runTurn(chatId: number, turn: TurnRequest): Promise<boolean> {
-    this.error = null;
+    this.dismissError();
+    // A new attempt: earlier failures of this chat are history (their replies still say "Failed").
+    this.failures = Object.fromEntries(Object.entries(this.failures).filter(([, f]) => f.chatId !== chatId));
     const before = this.messages;
     const original = 'messageId' in turn ? this.#find(turn.messageId) : undefined;
     const stream: Stream = {
@@ -269,6 +291,7 @@ export class ChatStore {
       turn,
       messageId: null,
       model: null,
+      remote: this.chats.find((c) => c.id === chatId)?.model.kind === 'remote',
       text: turn.kind === 'continue' ? (original?.content ?? '') : '',
       replySiblings: turn.kind === 'regenerate' ? (original?.siblings ?? []) : [],
       replyParent: turn.kind === 'regenerate' ? (original?.parentId ?? null) : null,
@@ -399,9 +422,15 @@ export class ChatStore {
         break;
       case 'failed': {
         this.#batcher.flush();
-        if (event.data.message) this.#upsert(stream.chatId, event.data.message);
+        const { error, message } = event.data;
+        if (message) this.#upsert(stream.chatId, message);
         else this.#dropLiveReply(stream);
-        this.showError(event.data.error);
+        if (message && stream.remote) {
+          const retryAt = error.retryAfterS ? Date.now() + error.retryAfterS * 1000 : null;
+          this.failures[message.id] = { chatId: stream.chatId, error, retryAt };
+        } else {
+          this.showError(error);
+        }
         this.#finish(stream);
         break;
       }

@@ -1,6 +1,6 @@
 import type { ImportReport, MessageStatus, ReplyStats } from '../ipc/bindings';
 
-function plural(n: number, word: string): string {
+export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 

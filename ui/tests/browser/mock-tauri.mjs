@@ -10,13 +10,28 @@
  * switch branch, delete a subtree) with replies streamed in timed deltas, chat rename/pin/system
  * prompt/delete, message search, chats changed in the background (`watch_chats`, `__hearthMock.updateChat`), export and
  * import behind stand-ins for the system's file dialogs (`exportDir`, `importFile`; failures via `failNext`), sampling
- * settings per scope with the backend's inheritance, presets, and a model whose load settings can
- * be saved and reloaded.
+ * settings per scope with the backend's inheritance, presets, a model whose load settings can
+ * be saved and reloaded, and remote providers: their settings and keys (`providers`, `keyStorage`), the
+ * models they list (`remoteModels`, failures via `providerFailures`), chats switched to one of their
+ * models, which sampling settings reach them, and remote replies with their failures (no key, a refused
+ * key "sk-wrong", rate limits and network errors through a reply's `failWith`).
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
 export function installMockTauri(config) {
   const clone = (v) => JSON.parse(JSON.stringify(v));
+  const provider = (id, name, kind, baseUrl, extra = {}) => ({
+    config: { id, name, kind, baseUrl, models: [], contextLength: null, extensions: false, tokenizerRepo: null, ...extra },
+    key: null,
+  });
+  const DEFAULT_PROVIDERS = [
+    provider('openai', 'OpenAI', 'openAi', 'https://api.openai.com/v1'),
+    provider('anthropic', 'Anthropic', 'anthropic', 'https://api.anthropic.com/v1'),
+  ];
+  const REMOTE_MODELS = {
+    openai: [{ id: 'gpt-4o-mini', contextLength: null }, { id: 'gpt-4o', contextLength: null }, { id: 'o3-mini', contextLength: null }],
+    anthropic: [{ id: 'claude-3-5-haiku-latest', contextLength: 200000 }, { id: 'claude-sonnet-4-0', contextLength: 200000 }],
+  };
   const delay = (ms) => new Promise((r) => setTimeout(r, ms));
 
   const state = {
@@ -59,6 +74,16 @@ export function installMockTauri(config) {
      * systemPrompt?, messages?: [[role, content]] }], skipped: [{ chat, reason }], notes: [] }; null: it is cancelled.
      */
     importFile: clone(config.importFile ?? null),
+    /** The providers as the backend keeps them: { config, key: KeyStorage | null }; a fresh install has two. */
+    providers: clone(config.providers ?? DEFAULT_PROVIDERS),
+    /** The keys themselves, by provider id: never sent back to the window. */
+    keys: clone(config.keys ?? {}),
+    /** Where set_api_key puts a key: the keychain, or the fallback file when no keychain answers. */
+    keyStorage: clone(config.keyStorage ?? { kind: 'keychain' }),
+    /** What each provider's models endpoint lists, by provider id. */
+    remoteModels: clone(config.remoteModels ?? REMOTE_MODELS),
+    /** provider id -> IpcError: listing its models (and testing it) fails with it. */
+    providerFailures: clone(config.providerFailures ?? {}),
   };
   window.__hearthMock = state;
 
@@ -391,12 +416,14 @@ export function installMockTauri(config) {
     for (const c of state.chats) {
       c.pinned ??= false;
       c.systemPrompt ??= '';
+      c.model ??= { kind: 'local' };
       if (!('leafId' in c)) c.leafId = last.get(c.id) ?? null;
     }
     state.nextId = Math.max(state.nextId, ...state.messages.map((m) => m.id + 1), ...state.chats.map((c) => c.id + 1));
   }
 
-  const summary = (chat) => clone({ id: chat.id, title: chat.title, updatedAt: chat.updatedAt, pinned: chat.pinned, systemPrompt: chat.systemPrompt });
+  const summary = (chat) =>
+    clone({ id: chat.id, title: chat.title, updatedAt: chat.updatedAt, pinned: chat.pinned, systemPrompt: chat.systemPrompt, model: chat.model });
   /** list_chats' order: pinned first, then the most recently updated. */
   const sortedChats = () =>
     [...state.chats].sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt || b.id - a.id).map(summary);
@@ -567,7 +594,10 @@ export function installMockTauri(config) {
     const file = state.importFile;
     if (file === null) return null;
     const imported = (file.chats ?? []).map((c) => {
-      const chat = { id: state.nextId++, title: c.title, updatedAt: c.updatedAt, pinned: c.pinned ?? false, systemPrompt: c.systemPrompt ?? '', leafId: null };
+      const chat = {
+        id: state.nextId++, title: c.title, updatedAt: c.updatedAt, pinned: c.pinned ?? false, systemPrompt: c.systemPrompt ?? '', leafId: null,
+        model: { kind: 'local' },
+      };
       state.chats.push(chat);
       let parentId = null;
       for (const [role, content] of c.messages ?? []) {
@@ -589,6 +619,170 @@ export function installMockTauri(config) {
     Object.assign(chat, patch);
     for (const watcher of watchers) watcher.send(summary(chat));
   };
+
+  // --- Providers, as hearth-providers and src-tauri/ipc/providers.rs have them. ---
+  const KINDS = ['openAi', 'anthropic', 'openAiCompatible'];
+  /** A key the provider refuses (401). */
+  const REFUSED_KEY = 'sk-wrong';
+
+  // Keys given by the test are where set_api_key would have put them.
+  for (const p of state.providers) if (state.keys[p.config.id]) p.key ??= clone(state.keyStorage);
+
+  function providerOf(id) {
+    const found = state.providers.find((p) => p.config.id === id);
+    if (!found) throw { kind: 'provider', message: `no provider ${JSON.stringify(id)} is configured; pick another model for this chat` };
+    return found;
+  }
+
+  /** The key a request would carry: ProviderError::NoKey where the kind needs one, Unauthorized for a refused one. */
+  function keyFor({ config: c }) {
+    const key = state.keys[c.id];
+    if (!key && c.kind !== 'openAiCompatible') {
+      throw { kind: 'providerAuth', message: `${c.name} needs an API key: add it in Settings → Providers` };
+    }
+    if (key === REFUSED_KEY) {
+      throw {
+        kind: 'providerAuth',
+        message: `${c.name} refused the API key (401): Incorrect API key provided: sk-wr**ng. Check the key in Settings → Providers`,
+      };
+    }
+    return key ?? null;
+  }
+
+  function listModels(payload, cmd) {
+    expectArgs(cmd, payload, { provider: 'string' });
+    const p = providerOf(payload.provider);
+    const failure = state.providerFailures[p.config.id];
+    if (failure) throw clone(failure);
+    keyFor(p);
+    const listed = clone(state.remoteModels[p.config.id] ?? []);
+    for (const typed of p.config.models) if (!listed.some((m) => m.id === typed)) listed.push({ id: typed, contextLength: null });
+    return listed;
+  }
+
+  /** Tauri's argument check of a ProviderConfig (a plain string error), then ProviderConfig::validate. */
+  function checkProviderConfig(c) {
+    const ok =
+      c && typeof c.id === 'string' && typeof c.name === 'string' && KINDS.includes(c.kind) && typeof c.baseUrl === 'string' &&
+      Array.isArray(c.models) && c.models.every((m) => typeof m === 'string') && (c.contextLength === null || isU32(c.contextLength)) &&
+      typeof c.extensions === 'boolean' && (c.tokenizerRepo === null || typeof c.tokenizerRepo === 'string') && Object.keys(c).length === 8;
+    if (!ok) {
+      state.contractErrors.push(`save_provider: bad config ${JSON.stringify(c)}`);
+      throw `invalid args \`config\` for command \`save_provider\`: ${JSON.stringify(c)}`;
+    }
+    const refuse = (message) => ({ kind: 'invalidInput', message });
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(c.id)) throw refuse("a provider id is 1–64 letters, digits, '-' or '_'");
+    if (c.name.trim() === '') throw refuse('give the provider a name');
+    const url = c.baseUrl.trim();
+    if (!/^https?:\/\//.test(url) || url.length < 10) throw refuse(`the base URL ${JSON.stringify(url)} must start with http:// or https://`);
+    if (c.contextLength === 0) throw refuse('a context length must be above 0');
+  }
+
+  function saveProvider(payload) {
+    expectArgs('save_provider', payload, { config: 'object' });
+    checkProviderConfig(payload.config);
+    const existing = state.providers.find((p) => p.config.id === payload.config.id);
+    if (existing) existing.config = clone(payload.config);
+    else state.providers.push({ config: clone(payload.config), key: null });
+    return clone(providerOf(payload.config.id));
+  }
+
+  function setApiKey(payload) {
+    expectArgs('set_api_key', payload, { provider: 'string', key: 'string' });
+    const p = providerOf(payload.provider);
+    const key = payload.key.trim();
+    if (key === '') {
+      delete state.keys[p.config.id];
+      p.key = null;
+    } else {
+      state.keys[p.config.id] = key;
+      p.key = clone(state.keyStorage);
+    }
+    return clone(p.key);
+  }
+
+  function deleteProvider(payload) {
+    expectArgs('delete_provider', payload, { provider: 'string' });
+    state.providers = state.providers.filter((p) => p.config.id !== payload.provider);
+    delete state.keys[payload.provider];
+    return null;
+  }
+
+  /** Tauri's argument check of a ModelTarget. */
+  function checkTarget(cmd, t) {
+    const ok =
+      t && ((t.kind === 'local' && Object.keys(t).length === 1) ||
+        (t.kind === 'remote' && typeof t.provider === 'string' && typeof t.model === 'string' && Object.keys(t).length === 3));
+    if (!ok) {
+      state.contractErrors.push(`${cmd}: bad target ${JSON.stringify(t)}`);
+      throw `invalid args \`target\` for command \`${cmd}\`: ${JSON.stringify(t)}`;
+    }
+  }
+
+  function setChatModel(payload) {
+    expectArgs('set_chat_model', payload, { chatId: 'number', target: 'object' });
+    checkTarget('set_chat_model', payload.target);
+    const chat = findChat(payload.chatId);
+    if (payload.target.kind === 'remote') {
+      providerOf(payload.target.provider);
+      if (payload.target.model.trim() === '') throw { kind: 'invalidInput', message: 'pick a model of the provider' };
+    }
+    chat.model = clone(payload.target);
+    return summary(chat);
+  }
+
+  // hearth-core's sampling_support: which settings each API takes, and the notes it gives.
+  const OPENAI_FIELDS = ['temperature', 'topP', 'presencePenalty', 'frequencyPenalty', 'seed', 'maxTokens', 'stop', 'logitBias', 'constraint', 'overflow'];
+  const LLAMA_CPP_FIELDS = [
+    'dynatempRange', 'dynatempExponent', 'topK', 'minP', 'typicalP', 'topNSigma', 'xtcProbability', 'xtcThreshold', 'dryMultiplier', 'dryBase',
+    'dryAllowedLength', 'dryLastN', 'drySequenceBreakers', 'mirostat', 'mirostatTau', 'mirostatEta', 'repeatPenalty', 'repeatLastN', 'ignoreEos',
+    'samplerOrder',
+  ];
+  const ANTHROPIC_FIELDS = ['temperature', 'topP', 'topK', 'maxTokens', 'stop', 'overflow'];
+  const OPENAI_NOTES = {
+    logitBias: "token-id biases only; biases by text need the model's tokenizer and are refused",
+    constraint: 'JSON schemas are sent as a structured-output response format; GBNF grammars only with llama.cpp fields on',
+    stop: 'OpenAI takes at most 4 stop strings',
+  };
+  const ANTHROPIC_NOTES = { temperature: 'Anthropic takes 0–1', overflow: 'applied by Hearth before sending' };
+
+  function samplingSupport(payload) {
+    expectArgs('sampling_support_for', payload, { target: 'object' });
+    checkTarget('sampling_support_for', payload.target);
+    const fields = Object.keys(DEFAULT_SAMPLING);
+    if (payload.target.kind === 'local') return fields.map((field) => ({ field, supported: true, note: '' }));
+    const { name, kind, extensions } = providerOf(payload.target.provider).config;
+    return fields.map((field) => {
+      if (kind === 'anthropic') {
+        return ANTHROPIC_FIELDS.includes(field)
+          ? { field, supported: true, note: ANTHROPIC_NOTES[field] ?? '' }
+          : { field, supported: false, note: `${name} (Anthropic's Messages API) has no such setting; it is not sent` };
+      }
+      if (OPENAI_FIELDS.includes(field)) return { field, supported: true, note: OPENAI_NOTES[field] ?? '' };
+      if (kind === 'openAi') return { field, supported: false, note: `${name} (OpenAI's Chat Completions API) has no such setting; it is not sent` };
+      if (extensions && LLAMA_CPP_FIELDS.includes(field)) {
+        return { field, supported: true, note: 'sent as a llama.cpp server field; servers that do not know it ignore or refuse it' };
+      }
+      return { field, supported: false, note: `${name} is not set to receive llama.cpp sampler fields (Settings → Providers); it is not sent` };
+    });
+  }
+
+  /**
+   * Providers::start_reply for a chat's remote target: the provider and its key are looked up before
+   * the reply starts (failing then, nothing is saved); the display name is "<model> (<provider name>)".
+   * A refused key only shows once the request is made: `refused` is the error the reply fails with.
+   */
+  function startRemote(target) {
+    const p = providerOf(target.provider);
+    let refused = null;
+    try {
+      keyFor(p);
+    } catch (error) {
+      if (state.keys[p.config.id] !== REFUSED_KEY) throw error;
+      refused = error;
+    }
+    return { model: `${target.model} (${p.config.name})`, refused };
+  }
 
   // --- Turns: send, edit, regenerate and continue share one streaming path. ---
   const TURNS = {
@@ -620,7 +814,8 @@ export function installMockTauri(config) {
     const events = channel(payload.onEvent);
     const chat = findChat(payload.chatId);
     if ('content' in turn.args && payload.content.trim() === '') throw { kind: 'invalidInput', message: 'the message is empty' };
-    if (!state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
+    const remote = chat.model.kind === 'remote' ? chat.model : null;
+    if (!remote && !state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
     if (state.generating.size > 0) throw { kind: 'busy', message: 'A reply is already being generated.' };
     const plan = turn.plan(chat, payload);
     const reply = state.replies.shift() ?? state.defaultReply;
@@ -628,17 +823,35 @@ export function installMockTauri(config) {
     state.generating.set(chat.id, gen);
 
     const user = plan.user && append(chat, plan.user.parentId, { role: 'user', content: plan.user.content });
-    const assistant =
-      plan.continued ?? append(chat, user ? user.id : plan.replyParent, { role: 'assistant', content: '', status: 'streaming', model: state.model.name });
-    assistant.status = 'streaming';
-
     await delay(5);
     if (user) events.send({ event: 'userSaved', data: { message: decorate(user) } });
+
+    let model = state.model?.name;
+    let { text, failWith } = reply;
+    if (remote) {
+      try {
+        const started = startRemote(remote);
+        model = started.model;
+        // A refused key fails the request before any text.
+        if (started.refused) [text, failWith] = ['', started.refused];
+      } catch (error) {
+        // The backend could not start the reply: nothing was saved for it.
+        state.generating.delete(chat.id);
+        events.send({ event: 'failed', data: { error, message: null } });
+        events.end();
+        return null;
+      }
+    }
+    const assistant =
+      plan.continued ?? append(chat, user ? user.id : plan.replyParent, { role: 'assistant', content: '', status: 'streaming', model });
+    assistant.status = 'streaming';
+    assistant.model = model;
+
     await delay(reply.ttftMs ?? 40);
-    events.send({ event: 'replyStarted', data: { messageId: assistant.id, model: state.model.name } });
+    events.send({ event: 'replyStarted', data: { messageId: assistant.id, model } });
     const started = performance.now();
     let tokens = 0;
-    for (const piece of chunks(reply.text, reply.chunkSize ?? 4)) {
+    for (const piece of chunks(text, reply.chunkSize ?? 4)) {
       await delay(reply.delayMs ?? 20);
       if (gen.stop) break;
       assistant.content += piece;
@@ -652,9 +865,10 @@ export function installMockTauri(config) {
     };
     chat.updatedAt = now();
     state.generating.delete(chat.id);
-    if (reply.failWith && !gen.stop) {
+    if (failWith && !gen.stop) {
       assistant.status = 'failed';
-      events.send({ event: 'failed', data: { error: reply.failWith, message: decorate(assistant) } });
+      assistant.stats = null;
+      events.send({ event: 'failed', data: { error: failWith, message: decorate(assistant) } });
     } else {
       assistant.status = gen.stop ? 'stopped' : 'complete';
       events.send({ event: 'finished', data: { message: decorate(assistant) } });
@@ -668,7 +882,7 @@ export function installMockTauri(config) {
       case 'list_chats':
         return sortedChats();
       case 'create_chat': {
-        const chat = { id: state.nextId++, title: '', updatedAt: now(), pinned: false, systemPrompt: '', leafId: null };
+        const chat = { id: state.nextId++, title: '', updatedAt: now(), pinned: false, systemPrompt: '', leafId: null, model: { kind: 'local' } };
         state.chats.push(chat);
         return summary(chat);
       }
@@ -728,6 +942,24 @@ export function installMockTauri(config) {
         return setLoadSettings(payload);
       case 'reload_model':
         return reloadModel();
+      case 'list_providers':
+        return clone(state.providers);
+      case 'save_provider':
+        return saveProvider(payload);
+      case 'delete_provider':
+        return deleteProvider(payload);
+      case 'set_api_key':
+        return setApiKey(payload);
+      case 'list_provider_models':
+        await delay(state.listDelayMs ?? 60);
+        return listModels(payload, cmd);
+      case 'test_provider':
+        await delay(state.listDelayMs ?? 60);
+        return { models: listModels(payload, cmd), latencyMs: 123.4 };
+      case 'set_chat_model':
+        return setChatModel(payload);
+      case 'sampling_support_for':
+        return samplingSupport(payload);
       default:
         state.contractErrors.push(`unknown command ${cmd}`);
         throw { kind: 'invalidInput', message: `Unknown command ${cmd}` };

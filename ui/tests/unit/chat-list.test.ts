@@ -9,6 +9,7 @@ const chat = ([id, updatedAt, pinned = false]: [number, number, boolean?]): Chat
   updatedAt,
   pinned,
   systemPrompt: '',
+  model: { kind: 'local' },
 });
 const ids = (chats: ChatSummary[]) => chats.map((c) => c.id);
 

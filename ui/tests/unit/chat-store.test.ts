@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ChatEvent, ChatSummary, ModelInfo, StoredMessage } from '../../src/ipc/bindings';
+import type { ChatEvent, ChatSummary, ModelInfo, ModelTarget, StoredMessage } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
 import { PENDING_USER_ID } from '../../src/lib/turns';
@@ -8,8 +8,8 @@ import { model } from './settings-fixtures';
 
 const MODEL: ModelInfo = model();
 
-function chat(id: number, title: string, updatedAt: number): ChatSummary {
-  return { id, title, updatedAt, pinned: false, systemPrompt: '' };
+function chat(id: number, title: string, updatedAt: number, model: ModelTarget = { kind: 'local' }): ChatSummary {
+  return { id, title, updatedAt, pinned: false, systemPrompt: '', model };
 }
 
 function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' | 'role'>): StoredMessage {
@@ -43,8 +43,8 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
           pending = { kind, chatId, args: rest, emit, resolve: () => resolve(null), reject };
         }),
     );
-  const chatOp = (field: 'title' | 'pinned' | 'systemPrompt') =>
-    vi.fn(async (chatId: number, value: string | boolean) => {
+  const chatOp = (field: 'title' | 'pinned' | 'systemPrompt' | 'model') =>
+    vi.fn(async (chatId: number, value: string | boolean | ModelTarget) => {
       const found = chats.find((c) => c.id === chatId)!;
       Object.assign(found, { [field]: value });
       return { ...found };
@@ -68,6 +68,7 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
     renameChat: chatOp('title'),
     pinChat: chatOp('pinned'),
     setSystemPrompt: chatOp('systemPrompt'),
+    setChatModel: chatOp('model'),
     deleteChat: vi.fn(async (chatId: number) => {
       chats.splice(chats.findIndex((c) => c.id === chatId), 1);
       return null;
@@ -581,5 +582,91 @@ describe('ChatStore: the chat list', () => {
     expect(store.error).toBeNull();
     expect(warn).toHaveBeenCalled();
     warn.mockRestore();
+  });
+});
+
+describe('ChatStore: remote replies', () => {
+  const OPENAI: ModelTarget = { kind: 'remote', provider: 'openai', model: 'gpt-4o-mini' };
+  const REPLY_MODEL = 'gpt-4o-mini (OpenAI)';
+  const RATE_LIMITED = {
+    kind: 'rateLimited' as const,
+    message: 'OpenAI is rate limiting requests (429); it asks to wait 7 s before retrying: Rate limit reached',
+    retryAfterS: 7,
+  };
+  const failedReply = (content = '') => msg({ id: 2, chatId: 1, role: 'assistant', content, status: 'failed', model: REPLY_MODEL });
+
+  /** Chat 1 answered by `model`, with a question sent and its reply started. */
+  async function sending(model: ModelTarget) {
+    const t = await setup({ chats: [chat(1, 'Remote', 1, model)] });
+    t.store.draft = 'hi';
+    const sent = t.store.send();
+    await settle();
+    t.backend.send.emit(ev.userSaved(msg({ id: 1, chatId: 1, role: 'user', content: 'hi' })));
+    t.backend.send.emit(ev.replyStarted(2, REPLY_MODEL));
+    return { ...t, sent };
+  }
+
+  it("switches the chat's model; the summary the backend returns replaces the chat's", async () => {
+    const { store, backend } = await setup({ chats: [chat(1, 'Remote', 1)] });
+    expect(await store.setChatModel(1, OPENAI)).toBe(true);
+    expect(backend.api.setChatModel).toHaveBeenCalledWith(1, OPENAI);
+    expect(store.activeChat?.model).toEqual(OPENAI);
+    vi.mocked(backend.api.setChatModel).mockRejectedValueOnce({ kind: 'provider', message: 'no provider "gone" is configured' });
+    expect(await store.setChatModel(1, { kind: 'remote', provider: 'gone', model: 'x' })).toBe(false);
+    expect(store.error).toBe('no provider "gone" is configured');
+    expect(store.activeChat?.model).toEqual(OPENAI);
+  });
+
+  it('a failed remote reply keeps its text and carries its error, with when to retry; no banner', async () => {
+    vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
+    const { store, backend, sent } = await sending(OPENAI);
+    backend.send.emit(ev.delta('Half a'));
+    backend.send.emit({ event: 'failed', data: { error: RATE_LIMITED, message: failedReply('Half a') } });
+    backend.send.resolve();
+    await sent;
+    expect(store.messages.at(-1)).toMatchObject({ id: 2, status: 'failed', content: 'Half a', model: REPLY_MODEL });
+    expect(store.failures[2]).toEqual({ chatId: 1, error: RATE_LIMITED, retryAt: 1_007_000 });
+    expect(store.error).toBeNull();
+  });
+
+  const banner: [string, ModelTarget, ChatEvent, string, string | null][] = [
+    [
+      'a remote reply that could not start (no key) goes to the banner, with its kind',
+      OPENAI,
+      { event: 'failed', data: { error: { kind: 'providerAuth', message: 'OpenAI needs an API key: add it in Settings → Providers' }, message: null } },
+      'OpenAI needs an API key: add it in Settings → Providers',
+      'providerAuth',
+    ],
+    [
+      'a local failure keeps the banner, even with the reply saved',
+      { kind: 'local' },
+      { event: 'failed', data: { error: { kind: 'engine', message: 'The model crashed' }, message: failedReply('partial') } },
+      'The model crashed',
+      'engine',
+    ],
+  ];
+  it.each(banner)('%s', async (_, model, failed, text, kind) => {
+    const { store, backend, sent } = await sending(model);
+    backend.send.emit(failed);
+    backend.send.resolve();
+    await sent;
+    expect(store.error).toBe(text);
+    expect(store.errorKind).toBe(kind);
+    expect(store.failures).toEqual({});
+    store.dismissError();
+    expect(store.errorKind).toBeNull();
+  });
+
+  it("the chat's next turn drops its earlier failures (the retry's own result replaces them)", async () => {
+    const { store, backend, sent } = await sending(OPENAI);
+    const auth = { kind: 'providerAuth' as const, message: 'OpenAI refused the API key (401): bad key. Check the key in Settings → Providers' };
+    backend.send.emit({ event: 'failed', data: { error: auth, message: failedReply() } });
+    backend.send.resolve();
+    await sent;
+    expect(store.failures[2]?.retryAt).toBeNull();
+    void store.regenerate(2);
+    await settle();
+    expect(backend.api.regenerateReply).toHaveBeenCalledWith(1, 2, expect.any(Function));
+    expect(store.failures).toEqual({});
   });
 });

@@ -91,7 +91,7 @@ table('errorMessage', errorMessage, [
 ]);
 
 const imported = (n: number): ChatSummary[] =>
-  Array.from({ length: n }, (_, i) => ({ id: i + 1, title: `Chat ${i + 1}`, updatedAt: 0, pinned: false, systemPrompt: '' }));
+  Array.from({ length: n }, (_, i) => ({ id: i + 1, title: `Chat ${i + 1}`, updatedAt: 0, pinned: false, systemPrompt: '', model: { kind: 'local' } }));
 const skipped = (n: number) => Array.from({ length: n }, (_, i) => ({ chat: `chat ${i + 1}`, reason: 'broken' }));
 
 table('importSummary: the headline of an import report', importSummary, [

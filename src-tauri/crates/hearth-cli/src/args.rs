@@ -5,12 +5,15 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use hearth_core::SamplingParams;
+use hearth_core::{ProviderKind, SamplingParams};
 use hearth_engine::{FlashAttention, KvType, LoadParams};
 
 #[derive(Debug)]
 pub struct ChatArgs {
-    pub model: PathBuf,
+    /// A GGUF file, or with `remote` the provider's model name.
+    pub model: String,
+    /// Chat with a remote provider instead of a local model.
+    pub remote: Option<RemoteArgs>,
     pub load: LoadParams,
     pub system: Option<String>,
     pub sampling: SamplingParams,
@@ -18,6 +21,13 @@ pub struct ChatArgs {
     pub db: Option<PathBuf>,
     /// With `db`: carry on this chat instead of starting a new one.
     pub chat: Option<i64>,
+}
+
+#[derive(Debug, PartialEq)]
+pub struct RemoteArgs {
+    pub kind: ProviderKind,
+    /// `None`: the kind's usual URL.
+    pub base_url: Option<String>,
 }
 
 #[derive(Debug)]
@@ -38,11 +48,20 @@ impl ChatArgs {
         let mut system = None;
         let mut db = None;
         let mut chat = None;
+        let mut kind = None;
+        let mut base_url = None;
         let mut sampling = SamplingFlags::new();
         let mut it = Flags::new(args);
         while let Some(flag) = it.next_flag()? {
             match flag.as_str() {
-                "model" => model = Some(PathBuf::from(it.value(&flag)?)),
+                "model" => model = Some(it.value(&flag)?),
+                "provider" => {
+                    let value = it.value(&flag)?;
+                    kind = Some(ProviderKind::parse(&value).ok_or_else(|| {
+                        format!("--provider {value:?}: choose openai, anthropic or openai-compatible")
+                    })?);
+                }
+                "base-url" => base_url = Some(it.value(&flag)?),
                 "ctx" => load.n_ctx = Some(number(&flag, &it.value(&flag)?)?),
                 "threads" => load.n_threads = Some(number(&flag, &it.value(&flag)?)?),
                 "batch" => load.n_batch = number(&flag, &it.value(&flag)?)?,
@@ -75,11 +94,16 @@ impl ChatArgs {
                 }
             }
         }
-        let model = model.ok_or("--model PATH is required")?;
+        let model = model.ok_or("--model is required: a GGUF file, or with --provider the provider's model name")?;
         if chat.is_some() && db.is_none() {
             return Err("--chat ID needs --db FILE: it names a chat saved there".into());
         }
-        Ok(ChatArgs { model, load, system, sampling: sampling.finish()?, db, chat })
+        let remote = match (kind, base_url) {
+            (Some(kind), base_url) => Some(RemoteArgs { kind, base_url }),
+            (None, Some(_)) => return Err("--base-url needs --provider openai|anthropic|openai-compatible".into()),
+            (None, None) => None,
+        };
+        Ok(ChatArgs { model, remote, load, system, sampling: sampling.finish()?, db, chat })
     }
 }
 
@@ -299,11 +323,24 @@ mod tests {
             (&["--seed"], "--seed needs a value"),
             (&["stray"], "unexpected argument"),
             (&["--preset", "wild"], "--preset expects one of Precise, Balanced, Creative"),
+            (&["--provider", "gemini"], "choose openai, anthropic or openai-compatible"),
+            (&["--base-url", "http://x"], "--base-url needs --provider"),
         ];
         for (args, expected) in cases {
             let err = parse(args).unwrap_err();
             assert!(err.contains(expected), "{args:?}: {err}");
         }
         assert!(ChatArgs::parse(&[]).unwrap_err().contains("--model"));
+    }
+
+    #[test]
+    fn provider_flags_pick_a_remote_model() {
+        let argv: Vec<String> = ["--provider", "openai-compatible", "--base-url", "http://127.0.0.1:8080/v1", "--model", "smol"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let args = ChatArgs::parse(&argv).unwrap();
+        let remote = RemoteArgs { kind: ProviderKind::OpenAiCompatible, base_url: Some("http://127.0.0.1:8080/v1".into()) };
+        assert_eq!((args.model.as_str(), args.remote), ("smol", Some(remote)));
     }
 }

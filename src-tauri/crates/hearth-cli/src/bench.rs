@@ -205,7 +205,7 @@ fn fastest_per_turn(rounds: &[Vec<f64>]) -> Vec<f64> {
 
 async fn fresh_server(binary: Option<&std::path::Path>, args: &BenchArgs) -> Result<Option<LlamaServer>, String> {
     match binary {
-        Some(binary) => LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH).await.map(Some),
+        Some(binary) => LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH, &[]).await.map(Some),
         None => Ok(None),
     }
 }

@@ -1,30 +1,49 @@
-//! `hearth-cli chat`: a conversation on stdin/stdout that keeps the KV cache across turns. With
-//! `--db PATH` it is saved as a Hearth chat through the app's own turn logic (flushed as it
-//! streams, so a killed process leaves an interrupted reply, never a lost one).
+//! `hearth-cli chat`: a conversation on stdin/stdout, with a local model (keeping the KV cache
+//! across turns) or a remote provider (`--provider`). With `--db PATH` it is saved as a Hearth
+//! chat through the app's own turn logic (flushed as it streams, so a killed process leaves an
+//! interrupted reply, never a lost one).
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hearth_core::{
-    CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, ReplyRequest, ReplyStats, Role,
-    SamplingParams, TurnEvent,
+    CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, ModelTarget, ProviderConfig, ProviderKind,
+    ReplyRequest, ReplyStats, Role, SamplingParams, Switch, TurnEvent,
 };
 use hearth_engine::Engine;
+use hearth_providers::{FixedKeys, HubOptions, KeyError, KeySource, KeyStore, Providers, Timeouts};
 use hearth_store::Store;
 
-use crate::args::ChatArgs;
+use crate::args::{ChatArgs, RemoteArgs};
+
+type Backend = Switch<Engine, Providers>;
 
 pub async fn run(args: ChatArgs) -> Result<(), String> {
     let engine = Engine::spawn();
-    let info = engine.load(&args.model, args.load).await.map_err(|e| e.to_string())?;
+    let providers = Providers::new(Arc::new(cli_keys(args.remote.as_ref())), Timeouts::default(), &HubOptions::default());
+    let (target, banner) = match &args.remote {
+        None => {
+            let info = engine.load(Path::new(&args.model), args.load).await.map_err(|e| e.to_string())?;
+            (ModelTarget::Local, format!("{} loaded", info.name))
+        }
+        Some(remote) => {
+            let config = remote_config(remote);
+            let banner = format!("{} at {} ({})", args.model, config.base_url, config.name);
+            let target = ModelTarget::Remote { provider: config.id.clone(), model: args.model.clone() };
+            providers.set_configs(vec![config]);
+            (target, banner)
+        }
+    };
+    let backend = Arc::new(Switch::new(Arc::new(engine), Arc::new(providers)));
     let mut conversation = match &args.db {
-        Some(path) => Conversation::saved(engine, path, args.chat, args.system.as_deref()).await?,
-        None => Conversation::in_memory(engine, args.system),
+        Some(path) => Conversation::saved(backend, path, args.chat, args.system.as_deref(), &target).await?,
+        None => Conversation::in_memory(backend, args.system, target),
     };
     let interactive = std::io::stdin().is_terminal();
     if interactive {
-        eprintln!("{} loaded. Type a message; Ctrl-D ends.", info.name);
+        eprintln!("{banner}. Type a message; Ctrl-D ends.");
     }
     let mut lines = std::io::stdin().lock().lines();
     loop {
@@ -48,20 +67,75 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The provider `--provider` names. Its id is the kind's name, the id the app gives its
+/// built-in OpenAI and Anthropic entries, so a key saved in the app is found here.
+fn remote_config(remote: &RemoteArgs) -> ProviderConfig {
+    let (id, name) = match remote.kind {
+        ProviderKind::OpenAi => ("openai", "OpenAI"),
+        ProviderKind::Anthropic => ("anthropic", "Anthropic"),
+        ProviderKind::OpenAiCompatible => ("openai-compatible", "OpenAI-compatible server"),
+    };
+    ProviderConfig {
+        id: id.into(),
+        name: name.into(),
+        kind: remote.kind,
+        base_url: remote.base_url.clone().unwrap_or_else(|| remote.kind.default_base_url().into()),
+        models: Vec::new(),
+        context_length: None,
+        extensions: remote.kind == ProviderKind::OpenAiCompatible,
+        tokenizer_repo: None,
+    }
+}
+
+/// The key from the kind's environment variable (or `HEARTH_API_KEY`), else the keychain.
+fn cli_keys(remote: Option<&RemoteArgs>) -> CliKeys {
+    let from_env = remote.and_then(|r| {
+        [r.kind.key_env_var(), "HEARTH_API_KEY"].iter().find_map(|var| std::env::var(var).ok().filter(|k| !k.is_empty()))
+    });
+    let data_dir = std::env::var_os("HEARTH_DATA_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        let base = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/share")
+        });
+        base.join("dev.hearth.desktop")
+    });
+    let env = FixedKeys(remote.zip(from_env).map(|(r, key)| (remote_config(r).id, key)).into_iter().collect::<BTreeMap<_, _>>());
+    CliKeys { env, keychain: KeyStore::new(data_dir.join("keys.json")) }
+}
+
+struct CliKeys {
+    env: FixedKeys,
+    keychain: KeyStore,
+}
+
+impl KeySource for CliKeys {
+    fn key(&self, provider: &str) -> Result<Option<String>, KeyError> {
+        match self.env.key(provider)? {
+            Some(key) => Ok(Some(key)),
+            None => self.keychain.key(provider),
+        }
+    }
+}
+
 enum Conversation {
     /// History kept in this process only.
-    InMemory { engine: Engine, history: Vec<ChatMessage> },
+    InMemory { backend: Arc<Backend>, history: Vec<ChatMessage>, target: ModelTarget },
     /// A chat in a Hearth history database.
-    Saved { service: ChatService<Engine, Store>, chat: ChatId },
+    Saved { service: ChatService<Backend, Store>, chat: ChatId },
 }
 
 impl Conversation {
-    fn in_memory(engine: Engine, system: Option<String>) -> Self {
+    fn in_memory(backend: Arc<Backend>, system: Option<String>, target: ModelTarget) -> Self {
         let history = system.into_iter().map(|s| ChatMessage::new(Role::System, s)).collect();
-        Conversation::InMemory { engine, history }
+        Conversation::InMemory { backend, history, target }
     }
 
-    async fn saved(engine: Engine, db: &Path, chat: Option<ChatId>, system: Option<&str>) -> Result<Self, String> {
+    async fn saved(
+        backend: Arc<Backend>,
+        db: &Path,
+        chat: Option<ChatId>,
+        system: Option<&str>,
+        target: &ModelTarget,
+    ) -> Result<Self, String> {
         let store = Store::open(db).await.map_err(|e| e.to_string())?;
         let chat = match chat {
             Some(id) => store.chat(id).await,
@@ -71,15 +145,16 @@ impl Conversation {
         if let Some(prompt) = system {
             store.set_system_prompt(chat, prompt).await.map_err(|e| e.to_string())?;
         }
-        Ok(Conversation::Saved { service: ChatService::new(Arc::new(engine), Arc::new(store)), chat })
+        store.set_chat_target(chat, target).await.map_err(|e| e.to_string())?;
+        Ok(Conversation::Saved { service: ChatService::new(backend, Arc::new(store)), chat })
     }
 
     /// Streams the reply to `line` to stdout and returns its stats.
     async fn reply(&mut self, line: String, sampling: &SamplingParams) -> Result<ReplyStats, String> {
         match self {
-            Conversation::InMemory { engine, history } => {
+            Conversation::InMemory { backend, history, target } => {
                 history.push(ChatMessage::new(Role::User, line));
-                let (reply, stats) = stream_reply(engine, history, sampling).await?;
+                let (reply, stats) = stream_reply(backend, history, sampling, target).await?;
                 history.push(ChatMessage::new(Role::Assistant, reply));
                 Ok(stats)
             }
@@ -98,12 +173,14 @@ impl Conversation {
 
 /// Streams one reply to stdout and returns its text and stats.
 async fn stream_reply(
-    engine: &Engine,
+    backend: &Backend,
     history: &[ChatMessage],
     sampling: &SamplingParams,
+    target: &ModelTarget,
 ) -> Result<(String, ReplyStats), String> {
-    let request = ReplyRequest::new(history.to_vec(), sampling.clone(), CancelFlag::new());
-    let mut stream = engine.start_reply(request).map_err(|e| e.to_string())?;
+    let mut request = ReplyRequest::new(history.to_vec(), sampling.clone(), CancelFlag::new());
+    request.target = target.clone();
+    let mut stream = backend.start_reply(request).map_err(|e| e.to_string())?;
     let mut text = String::new();
     while let Some(event) = stream.events.recv().await {
         match event {
@@ -115,7 +192,7 @@ async fn stream_reply(
             GenEvent::Failed(e) => return Err(e.to_string()),
         }
     }
-    Err("the engine stopped unexpectedly".into())
+    Err("the reply stopped unexpectedly".into())
 }
 
 /// Writes reply text as it arrives. A closed stdout is not fatal: with `--db` the reply is

@@ -1,6 +1,7 @@
 //! hearth-cli: Hearth's engine from a terminal or a script. No Tauri is linked.
 //!
 //!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags…] [sampling flags…]
+//!   hearth-cli chat  --provider KIND [--base-url URL] --model NAME [--db …] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 mod args;
@@ -12,7 +13,15 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags] [sampling flags]
+  hearth-cli chat  --provider openai|anthropic|openai-compatible [--base-url URL] --model NAME
+                   [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
+
+With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
+server at --base-url (llama.cpp's server, vLLM, Ollama, LM Studio, Groq, OpenRouter …). The key
+comes from OPENAI_API_KEY / ANTHROPIC_API_KEY / HEARTH_API_KEY, else from the key saved in the app
+(system keychain) for the built-in OpenAI or Anthropic provider. Settings a provider does not take
+are not sent (see the app's sampler panel).
 
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it.

@@ -24,7 +24,15 @@ pub struct ServerTurn {
 }
 
 impl LlamaServer {
-    pub async fn start(binary: &Path, model: &Path, threads: u32, n_ctx: u32, n_batch: u32) -> Result<LlamaServer, String> {
+    /// Starts the server; `extra` arguments are passed on (an alias, an API key …).
+    pub async fn start(
+        binary: &Path,
+        model: &Path,
+        threads: u32,
+        n_ctx: u32,
+        n_batch: u32,
+        extra: &[&str],
+    ) -> Result<LlamaServer, String> {
         let port = free_port()?;
         let child = Command::new(binary)
             .arg("--model")
@@ -33,6 +41,7 @@ impl LlamaServer {
             .args(["--threads", &threads.to_string(), "--threads-batch", &threads.to_string()])
             .args(["--ctx-size", &n_ctx.to_string(), "--batch-size", &n_batch.to_string()])
             .args(["--ubatch-size", &n_batch.to_string(), "--parallel", "1", "--jinja", "--no-webui"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -40,6 +49,13 @@ impl LlamaServer {
         let server = LlamaServer { child, base: format!("http://127.0.0.1:{port}"), client: reqwest::Client::new() };
         server.wait_until_ready(Duration::from_secs(120)).await?;
         Ok(server)
+    }
+
+    /// Where it listens, e.g. `http://127.0.0.1:41234`. (Used by hearth-providers' peer test,
+    /// which includes this file.)
+    #[allow(dead_code)]
+    pub fn base_url(&self) -> &str {
+        &self.base
     }
 
     async fn wait_until_ready(&self, limit: Duration) -> Result<(), String> {

@@ -102,6 +102,17 @@ impl Providers {
         Ok(listed)
     }
 
+    /// How `model`'s tokens are counted at `config`: the tokenizer of its repository, or the
+    /// estimate.
+    async fn counter(&self, config: &ProviderConfig, model: &str) -> Counter {
+        self.inner.tokenizers.counter(config.tokenizer_repo.as_deref().or(Some(model))).await
+    }
+
+    /// [`Self::counter`] by provider id, for callers that want to see how a prompt is counted.
+    pub async fn token_counter(&self, provider: &str, model: &str) -> Result<Counter, ProviderError> {
+        Ok(self.counter(&self.config(provider)?, model).await)
+    }
+
     /// `provider`'s key, or `NoKey` where its API requires one.
     fn key(&self, config: &ProviderConfig) -> Result<Option<String>, ProviderError> {
         let key = self.inner.keys.key(&config.id).unwrap_or_else(|e| {
@@ -132,13 +143,12 @@ impl Providers {
             // Learn the model's context window once; a provider without a models endpoint keeps the default.
             let _ = tokio::time::timeout(self.inner.timeouts.connect, self.list_models(&config.id)).await;
         }
-        let repo = config.tokenizer_repo.as_deref().or(Some(model.as_str()));
         let counter = tokio::select! {
             _ = request.cancel.cancelled() => {
                 let _ = tx.send(GenEvent::Finished { reason: hearth_core::FinishReason::Cancelled, stats: Default::default() });
                 return;
             }
-            counter = self.inner.tokenizers.counter(repo) => counter,
+            counter = self.counter(&config, &model) => counter,
         };
         let context_length = self.context_length(&config, &model);
         let fitted =
@@ -156,7 +166,7 @@ impl Providers {
         );
         let body = match config.kind {
             ProviderKind::Anthropic => anthropic::body(&model, &messages, &request.sampling, request.continue_last),
-            _ => openai::body(&config, &model, &messages, &request.sampling, request.continue_last),
+            _ => openai::body(&config, &model, &messages, &request.sampling, request.continue_last, context_length),
         };
         let body = match body {
             Ok(body) => body,

@@ -11,8 +11,16 @@ use hearth_core::{
 
 use crate::stream::{Parser, Tally};
 
-/// The streaming request body. `Err` says in words why the settings cannot be sent.
-pub fn body(config: &ProviderConfig, model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_last: bool) -> Result<Value, String> {
+/// The streaming request body; `context_length` stands in for "the whole context" (-1), which
+/// llama.cpp's server refuses for some fields. `Err` says in words why the settings cannot be sent.
+pub fn body(
+    config: &ProviderConfig,
+    model: &str,
+    messages: &[ChatMessage],
+    s: &SamplingParams,
+    continue_last: bool,
+    context_length: u32,
+) -> Result<Value, String> {
     let official = config.kind == ProviderKind::OpenAi;
     let extensions = config.kind == ProviderKind::OpenAiCompatible && config.extensions;
     let mut wire: Vec<Value> =
@@ -65,7 +73,7 @@ pub fn body(config: &ProviderConfig, model: &str, messages: &[ChatMessage], s: &
         }
     }
     if extensions {
-        llama_cpp_fields(&mut b, s);
+        llama_cpp_fields(&mut b, s, context_length);
     }
     Ok(Value::Object(b))
 }
@@ -97,7 +105,8 @@ fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> 
 }
 
 /// llama.cpp's server sampler fields, by its names.
-fn llama_cpp_fields(b: &mut Map<String, Value>, s: &SamplingParams) {
+fn llama_cpp_fields(b: &mut Map<String, Value>, s: &SamplingParams, context_length: u32) {
+    let last_n = |n: i32| if n < 0 { i64::from(context_length) } else { i64::from(n) };
     let fields = [
         ("dynatemp_range", json!(s.dynatemp_range)),
         ("dynatemp_exponent", json!(s.dynatemp_exponent)),
@@ -110,13 +119,13 @@ fn llama_cpp_fields(b: &mut Map<String, Value>, s: &SamplingParams) {
         ("dry_multiplier", json!(s.dry_multiplier)),
         ("dry_base", json!(s.dry_base)),
         ("dry_allowed_length", json!(s.dry_allowed_length)),
-        ("dry_penalty_last_n", json!(s.dry_last_n)),
+        ("dry_penalty_last_n", json!(last_n(s.dry_last_n))),
         ("dry_sequence_breakers", json!(s.dry_sequence_breakers)),
         ("mirostat", json!(match s.mirostat { Mirostat::Off => 0, Mirostat::V1 => 1, Mirostat::V2 => 2 })),
         ("mirostat_tau", json!(s.mirostat_tau)),
         ("mirostat_eta", json!(s.mirostat_eta)),
         ("repeat_penalty", json!(s.repeat_penalty)),
-        ("repeat_last_n", json!(s.repeat_last_n)),
+        ("repeat_last_n", json!(last_n(s.repeat_last_n))),
         ("ignore_eos", json!(s.ignore_eos)),
         ("samplers", json!(s.sampler_order.iter().map(|stage| sampler_name(*stage)).collect::<Vec<_>>())),
     ];
@@ -253,21 +262,22 @@ mod tests {
         s.seed = Some(7);
         s.stop = vec!["END".into()];
         s.logit_bias = vec![LogitBias { target: BiasTarget::Token { id: 42 }, bias: -100.0 }];
-        let official = body(&config(ProviderKind::OpenAi, true), "gpt", &messages, &s, false).unwrap();
+        let official = body(&config(ProviderKind::OpenAi, true), "gpt", &messages, &s, false, 4096).unwrap();
         assert_eq!(official["messages"][0], json!({ "role": "system", "content": "be brief" }));
         assert_eq!(official["max_completion_tokens"], json!(s.max_tokens));
         assert_eq!(official["logit_bias"], json!({ "42": -100.0 }));
         assert_eq!(official["seed"], json!(7));
         assert!(official.get("top_k").is_none(), "OpenAI gets no llama.cpp fields");
 
-        let plain = body(&config(ProviderKind::OpenAiCompatible, false), "m", &messages, &s, false).unwrap();
+        let plain = body(&config(ProviderKind::OpenAiCompatible, false), "m", &messages, &s, false, 4096).unwrap();
         assert!(plain.get("top_k").is_none() && plain.get("stream_options").is_none());
         assert_eq!(plain["max_tokens"], json!(s.max_tokens));
 
-        let llama = body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &s, false).unwrap();
+        let llama = body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &s, false, 4096).unwrap();
         assert_eq!(llama["top_k"], json!(s.top_k));
         assert_eq!(llama["logit_bias"], json!([[42, -100.0]]));
         assert_eq!(llama["samplers"][0], json!("penalties"));
+        assert_eq!(llama["dry_penalty_last_n"], json!(4096), "-1 (the whole context) is sent as the context length");
     }
 
     #[test]
@@ -281,8 +291,8 @@ mod tests {
         stops.stop = (0..5).map(|i| i.to_string()).collect();
         let openai = config(ProviderKind::OpenAi, false);
         for (s, words) in [(&text_bias, "by token id only"), (&grammar, "GBNF"), (&stops, "at most 4 stop strings")] {
-            assert!(body(&openai, "m", &messages, s, false).unwrap_err().contains(words), "{words}");
+            assert!(body(&openai, "m", &messages, s, false, 4096).unwrap_err().contains(words), "{words}");
         }
-        assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &grammar, false).is_ok());
+        assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &grammar, false, 4096).is_ok());
     }
 }

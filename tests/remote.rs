@@ -1,0 +1,173 @@
+//! The app on Tauri's mock runtime switching one chat between the real local model and a remote
+//! provider (a local server speaking OpenAI's wire format over real HTTP), through the commands
+//! the window calls; and the API key never reaching the history file, the log or an export.
+
+#[allow(dead_code)] // Only part of the fake server's helpers is used here.
+#[path = "../src-tauri/crates/hearth-providers/tests/support/fake.rs"]
+mod fake;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+use tauri::{Manager, WebviewWindow, WebviewWindowBuilder};
+
+use hearth_app::AppState;
+use hearth_app::ipc::chat::send_message;
+use hearth_core::ExportFormat;
+
+fn model_path() -> PathBuf {
+    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    });
+    assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
+    std::fs::canonicalize(path).unwrap()
+}
+
+fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
+}
+
+/// Sends `text` in `chat` and returns the turn's last event (`finished` or `failed`).
+fn send(app: &tauri::AppHandle<MockRuntime>, chat: i64, text: &str) -> Value {
+    let events = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let sink = Arc::clone(&events);
+    let channel = Channel::new(move |body| {
+        if let InvokeResponseBody::Json(json) = body {
+            sink.lock().unwrap().push(serde_json::from_str(&json).unwrap());
+        }
+        Ok(())
+    });
+    tauri::async_runtime::block_on(send_message(app.clone(), chat, text.into(), channel, app.state::<AppState>()))
+        .expect("the turn runs");
+    events.lock().unwrap().last().cloned().unwrap()
+}
+
+/// Every file under `dir` (recursively), as bytes.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.ends_with("models") {
+            continue; // the model file, linked in
+        }
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    out
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secret() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("models")).unwrap();
+    std::os::unix::fs::symlink(model_path(), data.path().join("models/SmolLM2-135M-Instruct.Q4_1.gguf")).unwrap();
+    // SAFETY of set_var: this is the only test in this binary, set before any thread reads it.
+    unsafe { std::env::set_var("HEARTH_DATA_DIR", data.path()) };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (url, _record) = runtime.block_on(fake::start());
+
+    let app = hearth_app::app_builder(mock_builder()).build(hearth_app::context()).expect("app builds");
+    hearth_app::init(app.handle()).expect("app initialises");
+    let handle = app.handle().clone();
+    let window = match app.get_webview_window("main") {
+        Some(w) => w,
+        None => WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap(),
+    };
+
+    // A fresh install offers OpenAI and Anthropic, waiting for keys.
+    let providers = invoke(&window, "list_providers", json!({})).unwrap();
+    let ids: Vec<&str> = providers.as_array().unwrap().iter().map(|p| p["config"]["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["openai", "anthropic"]);
+    assert!(providers[0]["key"].is_null());
+
+    let config = json!({ "id": "fake", "name": "Fake", "kind": "openAiCompatible", "baseUrl": url, "models": [],
+        "contextLength": null, "extensions": false, "tokenizerRepo": null });
+    let bad = json!({ "config": { "id": "bad id", "name": "x", "kind": "openAi", "baseUrl": "http://x.example",
+        "models": [], "contextLength": null, "extensions": false, "tokenizerRepo": null } });
+    assert_eq!(invoke(&window, "save_provider", bad).unwrap_err()["kind"], "invalidInput");
+    invoke(&window, "save_provider", json!({ "config": config })).unwrap();
+    let stored = invoke(&window, "set_api_key", json!({ "provider": "fake", "key": fake::GOOD_KEY })).unwrap();
+    assert!(["keychain", "file"].contains(&stored["kind"].as_str().unwrap()), "{stored}");
+    let report = invoke(&window, "test_provider", json!({ "provider": "fake" })).unwrap();
+    assert_eq!(report["models"].as_array().unwrap().len(), 3, "{report}");
+
+    // One chat: local, then remote, then local again; each reply names its model.
+    let chat = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
+    invoke(&window, "set_sampling", json!({ "params": { "maxTokens": 8 }, "scope": { "kind": "chat", "id": chat } })).unwrap();
+    let local = send(&handle, chat, "Hello there");
+    assert_eq!(local["event"], "finished", "{local}");
+    assert_eq!(local["data"]["message"]["model"], "SmolLM2-135M-Instruct.Q4_1");
+
+    let remote = json!({ "kind": "remote", "provider": "fake", "model": "echo" });
+    let summary = invoke(&window, "set_chat_model", json!({ "chatId": chat, "target": remote })).unwrap();
+    assert_eq!(summary["model"], remote);
+    let echoed = send(&handle, chat, "Is this remote?");
+    assert_eq!(echoed["data"]["message"]["content"], "You said: Is this remote?");
+    assert_eq!(echoed["data"]["message"]["model"], "echo (Fake)");
+    let support = invoke(&window, "sampling_support_for", json!({ "target": remote })).unwrap();
+    let top_k = support.as_array().unwrap().iter().find(|s| s["field"] == "topK").unwrap();
+    assert_eq!(top_k["supported"], false);
+    assert!(top_k["note"].as_str().unwrap().contains("not sent"));
+
+    invoke(&window, "set_chat_model", json!({ "chatId": chat, "target": { "kind": "local" } })).unwrap();
+    let back = send(&handle, chat, "And now?");
+    assert_eq!(back["data"]["message"]["model"], "SmolLM2-135M-Instruct.Q4_1");
+    let models: Vec<Value> = invoke(&window, "list_messages", json!({ "chatId": chat })).unwrap().as_array().unwrap()
+        .iter().filter(|m| m["role"] == "assistant").map(|m| m["model"].clone()).collect();
+    assert_eq!(models, [json!("SmolLM2-135M-Instruct.Q4_1"), json!("echo (Fake)"), json!("SmolLM2-135M-Instruct.Q4_1")]);
+
+    // Errors reach the window typed, in words, with the wait a rate limit asked for.
+    let rate = json!({ "kind": "remote", "provider": "fake", "model": "rate-limited" });
+    invoke(&window, "set_chat_model", json!({ "chatId": chat, "target": rate })).unwrap();
+    let limited = send(&handle, chat, "Again");
+    assert_eq!(limited["event"], "failed");
+    assert_eq!(limited["data"]["error"]["kind"], "rateLimited");
+    assert_eq!(limited["data"]["error"]["retryAfterS"], 7);
+    invoke(&window, "set_chat_model", json!({ "chatId": chat, "target": remote })).unwrap();
+    invoke(&window, "set_api_key", json!({ "provider": "fake", "key": "sk-wrong-but-secret-2b" })).unwrap();
+    let denied = send(&handle, chat, "With a wrong key");
+    assert_eq!(denied["data"]["error"]["kind"], "providerAuth", "{denied}");
+    assert!(denied["data"]["error"]["message"].as_str().unwrap().contains("refused the API key (401)"));
+
+    // Neither key is in the history file, the log or an export.
+    let exports = data.path().join("exports");
+    std::fs::create_dir_all(&exports).unwrap();
+    let state = app.state::<AppState>();
+    for (format, name) in [(ExportFormat::Json, "all.json"), (ExportFormat::Markdown, "all.md")] {
+        tauri::async_runtime::block_on(hearth_app::export_to(&state.store, None, format, &exports.join(name))).unwrap();
+    }
+    tauri::async_runtime::block_on(state.store.close());
+    let scanned: Vec<(PathBuf, Vec<u8>)> = files_under(data.path())
+        .into_iter()
+        // keys.json is the fallback file itself, where no keychain answers.
+        .filter(|(path, _)| !path.ends_with("keys.json"))
+        .collect();
+    assert!(scanned.iter().any(|(p, _)| p.ends_with("hearth.db")));
+    assert!(scanned.iter().any(|(p, _)| p.to_string_lossy().contains("hearth.log")));
+    for (path, bytes) in &scanned {
+        for key in [fake::GOOD_KEY, "sk-wrong-but-secret-2b"] {
+            assert!(!contains(bytes, key), "{key} found in {}", path.display());
+        }
+    }
+    hearth_app::shutdown(&handle);
+}

@@ -1,0 +1,178 @@
+// Remote providers on the UI side: what each kind of API needs, the settings form of a provider,
+// new ids, where a key is kept, and the labels of a chat's model. Pure functions over plain values;
+// the reactive stores are in providers.svelte.ts, model-catalog.svelte.ts and sampling-support.svelte.ts.
+import type { ConnectionReport, IpcErrorKind, KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../ipc/bindings';
+import { plural } from './format';
+import { deepEqual } from './settings';
+
+export const LOCAL_TARGET: ModelTarget = { kind: 'local' };
+
+export type KindInfo = {
+  label: string;
+  /** What a new provider of this kind starts with (hearth-core's ProviderKind::default_base_url). */
+  baseUrl: string;
+  /** The context window the backend budgets for when neither the user nor the server says. */
+  contextLength: number;
+  /** The backend refuses to call it without a key (local servers usually want none). */
+  needsKey: boolean;
+};
+
+export const KINDS: Record<ProviderKind, KindInfo> = {
+  openAi: { label: 'OpenAI', baseUrl: 'https://api.openai.com/v1', contextLength: 128_000, needsKey: true },
+  anthropic: { label: 'Anthropic', baseUrl: 'https://api.anthropic.com/v1', contextLength: 200_000, needsKey: true },
+  openAiCompatible: {
+    label: 'OpenAI-compatible',
+    baseUrl: 'http://127.0.0.1:8080/v1',
+    contextLength: 8_192,
+    needsKey: false,
+  },
+};
+
+export const PROVIDER_KINDS = Object.keys(KINDS) as ProviderKind[];
+
+/** Errors of a remote reply, shown on the reply itself with what to do next. */
+export const PROVIDER_ERRORS: readonly IpcErrorKind[] = ['providerAuth', 'rateLimited', 'network', 'provider'];
+
+/** The longest slug kept, so that "-<n>" still fits the backend's 64 characters. */
+const SLUG_MAX = 48;
+
+/** A new provider's id: its name as a slug plus the first number not taken ("My vLLM" → "my-vllm-1"). */
+export function newProviderId(name: string, taken: Iterable<string>): string {
+  const slug =
+    name
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .slice(0, SLUG_MAX)
+      .replace(/^-+|-+$/g, '') || 'provider';
+  const used = new Set(taken);
+  for (let n = 1; ; n++) {
+    const id = `${slug}-${n}`;
+    if (!used.has(id)) return id;
+  }
+}
+
+/** A provider's settings as typed: numbers and lists stay text until saved. */
+export type ProviderForm = {
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  extensions: boolean;
+  contextLength: string;
+  /** Comma-separated model names. */
+  models: string;
+  tokenizerRepo: string;
+};
+
+/** What "Add OpenAI-compatible provider" starts from: a llama.cpp server on this machine. */
+export function newProviderForm(): ProviderForm {
+  return {
+    name: '',
+    kind: 'openAiCompatible',
+    baseUrl: KINDS.openAiCompatible.baseUrl,
+    extensions: true,
+    contextLength: '',
+    models: '',
+    tokenizerRepo: '',
+  };
+}
+
+export function formOf(config: ProviderConfig): ProviderForm {
+  return {
+    name: config.name,
+    kind: config.kind,
+    baseUrl: config.baseUrl,
+    extensions: config.extensions,
+    contextLength: config.contextLength === null ? '' : String(config.contextLength),
+    models: config.models.join(', '),
+    tokenizerRepo: config.tokenizerRepo ?? '',
+  };
+}
+
+/** The form with another kind; a base URL left at the old kind's default follows to the new one's. */
+export function withKind(form: ProviderForm, kind: ProviderKind): ProviderForm {
+  const followsDefault = form.baseUrl.trim() === '' || form.baseUrl.trim() === KINDS[form.kind].baseUrl;
+  return { ...form, kind, baseUrl: followsDefault ? KINDS[kind].baseUrl : form.baseUrl };
+}
+
+/** Model names typed as a list: split on commas or new lines, trimmed, without blanks or repeats. */
+export function parseModelList(text: string): string[] {
+  return [...new Set(text.split(/[,\n]/).map((m) => m.trim()).filter(Boolean))];
+}
+
+const U32_MAX = 4_294_967_295;
+
+/** The context length typed: empty for the default; what is not a whole number of tokens is a problem in words. */
+export function parseContextLength(text: string): { value: number | null } | { problem: string } {
+  const t = text.trim().replace(/[,_\s]/g, '');
+  if (t === '') return { value: null };
+  const n = Number(t);
+  if (!/^\d+$/.test(t) || n > U32_MAX) {
+    return { problem: `the context length must be a whole number of tokens (or empty for the default), not ${JSON.stringify(text.trim())}` };
+  }
+  return { value: n };
+}
+
+/** The config to save; the backend validates the rest (name, URL, id) and says what is wrong. */
+export function configOf(id: string, form: ProviderForm): { config: ProviderConfig } | { problem: string } {
+  const context = parseContextLength(form.contextLength);
+  if ('problem' in context) return context;
+  const repo = form.tokenizerRepo.trim();
+  return {
+    config: {
+      id,
+      name: form.name.trim(),
+      kind: form.kind,
+      baseUrl: form.baseUrl.trim(),
+      models: parseModelList(form.models),
+      contextLength: context.value,
+      extensions: form.extensions,
+      tokenizerRepo: repo === '' ? null : repo,
+    },
+  };
+}
+
+/** Whether the form says something else than `config` (a draft always has something to save). */
+export function formChanged(form: ProviderForm, config: ProviderConfig | null): boolean {
+  if (!config) return true;
+  const next = configOf(config.id, form);
+  return !('config' in next) || !deepEqual(next.config, config);
+}
+
+/** Where a provider's key is, in words; `warn` when it is not where the user would expect it. */
+export function keyStorageText(storage: KeyStorage | null, config: Pick<ProviderConfig, 'name' | 'kind'>): { text: string; warn: boolean } {
+  if (storage === null) {
+    return KINDS[config.kind].needsKey
+      ? { text: `No key saved: ${config.name || 'this provider'} needs one.`, warn: false }
+      : { text: 'No key saved; servers on this machine usually need none.', warn: false };
+  }
+  if (storage.kind === 'keychain') return { text: 'Key saved in the system keychain.', warn: false };
+  return { text: `No keychain answered: the key is saved in ${storage.path} (readable only by you). ${storage.reason}`, warn: true };
+}
+
+/** "Connected: 3 models in 123 ms". */
+export function connectionText(report: ConnectionReport): string {
+  return `Connected: ${plural(report.models.length, 'model')} in ${Math.round(report.latencyMs)} ms`;
+}
+
+/** Two targets name the same model. */
+export function sameTarget(a: ModelTarget, b: ModelTarget): boolean {
+  if (a.kind === 'local' || b.kind === 'local') return a.kind === b.kind;
+  return a.provider === b.provider && a.model === b.model;
+}
+
+/** A chat's model in the header: the loaded GGUF's name, or "<model> · <provider name>". */
+export function targetLabel(target: ModelTarget, localName: string | null, providerName: string | null): string {
+  if (target.kind === 'local') return localName ?? 'No model loaded';
+  return `${target.model} · ${providerName ?? target.provider}`;
+}
+
+/** Seconds until `retryAt` (Unix ms), rounded up; 0 once it has passed or when there is nothing to wait for. */
+export function secondsLeft(retryAt: number | null, now: number): number {
+  return retryAt === null ? 0 : Math.max(0, Math.ceil((retryAt - now) / 1000));
+}
+
+export function retryLabel(secondsToWait: number): string {
+  return secondsToWait > 0 ? `Retry in ${secondsToWait} s` : 'Retry';
+}

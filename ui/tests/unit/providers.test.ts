@@ -1,0 +1,192 @@
+import type { KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../../src/ipc/bindings';
+import {
+  configOf,
+  connectionText,
+  formChanged,
+  formOf,
+  keyStorageText,
+  newProviderForm,
+  newProviderId,
+  parseContextLength,
+  parseModelList,
+  retryLabel,
+  sameTarget,
+  secondsLeft,
+  targetLabel,
+  withKind,
+  type ProviderForm,
+} from '../../src/lib/providers';
+import { menuStep } from '../../src/lib/menu';
+import { table } from './helpers';
+
+const config = (over: Partial<ProviderConfig> = {}): ProviderConfig => ({
+  id: 'groq-1',
+  name: 'Groq',
+  kind: 'openAiCompatible',
+  baseUrl: 'https://api.groq.com/openai/v1',
+  models: ['llama-3.1-8b-instant'],
+  contextLength: null,
+  extensions: false,
+  tokenizerRepo: null,
+  ...over,
+});
+const form = (over: Partial<ProviderForm> = {}): ProviderForm => ({ ...formOf(config()), ...over });
+
+table(
+  'newProviderId: a slug of the name and the first free number',
+  ([name, taken]: [string, string[]]) => newProviderId(name, taken),
+  [
+    [['My vLLM', []], 'my-vllm-1'],
+    [['My vLLM', ['my-vllm-1', 'my-vllm-2']], 'my-vllm-3'],
+    [['My vLLM', ['my-vllm-2']], 'my-vllm-1'],
+    [['  Groq (fast!) ', []], 'groq-fast-1'],
+    [['Café Über', []], 'cafe-uber-1'],
+    [['', []], 'provider-1'],
+    [['日本語', ['provider-1']], 'provider-2'],
+    [['x'.repeat(80), []], `${'x'.repeat(48)}-1`],
+    [[`${'a'.repeat(47)} b`, []], `${'a'.repeat(47)}-1`],
+  ],
+);
+
+table('newProviderId: always a valid backend id (1–64 of A-Za-z0-9-_)', (name: string) => /^[A-Za-z0-9_-]{1,64}$/.test(newProviderId(name, [])), [
+  ['OpenRouter', true],
+  ['---', true],
+  ['a/b\\c d', true],
+  ['🔥'.repeat(40), true],
+]);
+
+table('parseModelList: comma- or line-separated, trimmed, no blanks or repeats', parseModelList, [
+  ['', []],
+  ['gpt-4o-mini', ['gpt-4o-mini']],
+  [' a, b ,,c ', ['a', 'b', 'c']],
+  ['a\nb, a', ['a', 'b']],
+  ['Qwen/Qwen2.5-7B-Instruct, llama3', ['Qwen/Qwen2.5-7B-Instruct', 'llama3']],
+]);
+
+table('parseContextLength: empty is the default; a whole number of tokens otherwise', parseContextLength, [
+  ['', { value: null }],
+  ['   ', { value: null }],
+  ['8192', { value: 8192 }],
+  ['128,000', { value: 128000 }],
+  [' 32 768 ', { value: 32768 }],
+  ['0', { value: 0 }], // the backend says why 0 is refused
+  ['1.5', { problem: 'the context length must be a whole number of tokens (or empty for the default), not "1.5"' }],
+  ['-3', { problem: 'the context length must be a whole number of tokens (or empty for the default), not "-3"' }],
+  ['lots', { problem: 'the context length must be a whole number of tokens (or empty for the default), not "lots"' }],
+  ['5000000000', { problem: 'the context length must be a whole number of tokens (or empty for the default), not "5000000000"' }],
+]);
+
+table('configOf: the config to save from the form', ([id, f]: [string, ProviderForm]) => configOf(id, f), [
+  [['groq-1', form()], { config: config() }],
+  [
+    ['local-1', { ...newProviderForm(), name: ' Local ', models: 'a, b', contextLength: '4096', tokenizerRepo: ' Qwen/Qwen2.5-7B ' }],
+    {
+      config: {
+        id: 'local-1',
+        name: 'Local',
+        kind: 'openAiCompatible',
+        baseUrl: 'http://127.0.0.1:8080/v1',
+        models: ['a', 'b'],
+        contextLength: 4096,
+        extensions: true,
+        tokenizerRepo: 'Qwen/Qwen2.5-7B',
+      },
+    },
+  ],
+  [['x-1', form({ contextLength: 'big' })], { problem: 'the context length must be a whole number of tokens (or empty for the default), not "big"' }],
+]);
+
+table('formChanged: only what the saved config would change counts', ([f, saved]: [ProviderForm, ProviderConfig | null]) => formChanged(f, saved), [
+  [[form(), config()], false],
+  [[form({ name: ' Groq ' }), config()], false],
+  [[form({ models: 'llama-3.1-8b-instant,' }), config()], false],
+  [[form({ name: 'Groq 2' }), config()], true],
+  [[form({ extensions: true }), config()], true],
+  [[form({ contextLength: '8192' }), config()], true],
+  [[form({ contextLength: 'nope' }), config()], true],
+  [[newProviderForm(), null], true],
+]);
+
+table('withKind: a base URL at the old default follows the kind; a typed one stays', ([f, kind]: [ProviderForm, ProviderKind]) => withKind(f, kind).baseUrl, [
+  [[newProviderForm(), 'openAi'], 'https://api.openai.com/v1'],
+  [[form({ kind: 'openAi', baseUrl: 'https://api.openai.com/v1' }), 'anthropic'], 'https://api.anthropic.com/v1'],
+  [[form({ kind: 'openAi', baseUrl: '' }), 'openAiCompatible'], 'http://127.0.0.1:8080/v1'],
+  [[form(), 'openAi'], 'https://api.groq.com/openai/v1'],
+]);
+
+const FILE: KeyStorage = { kind: 'file', path: '/home/me/.local/share/hearth/keys.json', reason: 'no Secret Service is running' };
+table(
+  'keyStorageText: where the key is, warning when it is in the fallback file',
+  ([storage, kind]: [KeyStorage | null, ProviderKind]) => keyStorageText(storage, { name: 'OpenAI', kind }),
+  [
+    [[{ kind: 'keychain' }, 'openAi'], { text: 'Key saved in the system keychain.', warn: false }],
+    [
+      [FILE, 'openAi'],
+      {
+        text: 'No keychain answered: the key is saved in /home/me/.local/share/hearth/keys.json (readable only by you). no Secret Service is running',
+        warn: true,
+      },
+    ],
+    [[null, 'openAi'], { text: 'No key saved: OpenAI needs one.', warn: false }],
+    [[null, 'anthropic'], { text: 'No key saved: OpenAI needs one.', warn: false }],
+    [[null, 'openAiCompatible'], { text: 'No key saved; servers on this machine usually need none.', warn: false }],
+  ],
+);
+
+table('connectionText', connectionText, [
+  [{ models: [{ id: 'a', contextLength: null }, { id: 'b', contextLength: 8192 }, { id: 'c', contextLength: null }], latencyMs: 123.4 }, 'Connected: 3 models in 123 ms'],
+  [{ models: [{ id: 'a', contextLength: null }], latencyMs: 88.6 }, 'Connected: 1 model in 89 ms'],
+  [{ models: [], latencyMs: 5 }, 'Connected: 0 models in 5 ms'],
+]);
+
+const LOCAL: ModelTarget = { kind: 'local' };
+const mini = (provider = 'openai'): ModelTarget => ({ kind: 'remote', provider, model: 'gpt-4o-mini' });
+
+table('sameTarget', ([a, b]: [ModelTarget, ModelTarget]) => sameTarget(a, b), [
+  [[LOCAL, LOCAL], true],
+  [[LOCAL, mini()], false],
+  [[mini(), mini()], true],
+  [[mini(), mini('groq-1')], false],
+  [[mini(), { kind: 'remote', provider: 'openai', model: 'gpt-4o' }], false],
+]);
+
+table(
+  'targetLabel: the header says which model answers',
+  ([target, local, provider]: [ModelTarget, string | null, string | null]) => targetLabel(target, local, provider),
+  [
+    [[LOCAL, 'Llama-3.2-3B', null], 'Llama-3.2-3B'],
+    [[LOCAL, null, null], 'No model loaded'],
+    [[mini(), 'Llama-3.2-3B', 'OpenAI'], 'gpt-4o-mini · OpenAI'],
+    [[mini('gone'), null, null], 'gpt-4o-mini · gone'],
+  ],
+);
+
+const NOW = 1_000_000;
+table('secondsLeft: whole seconds until the retry, rounded up', ([retryAt, now]: [number | null, number]) => secondsLeft(retryAt, now), [
+  [[null, NOW], 0],
+  [[NOW + 7000, NOW], 7],
+  [[NOW + 6001, NOW], 7],
+  [[NOW + 6000, NOW], 6],
+  [[NOW + 1, NOW], 1],
+  [[NOW, NOW], 0],
+  [[NOW - 5000, NOW], 0],
+]);
+
+table('retryLabel', retryLabel, [
+  [7, 'Retry in 7 s'],
+  [1, 'Retry in 1 s'],
+  [0, 'Retry'],
+]);
+
+table('menuStep: arrows wrap, Home and End jump, other keys do nothing', ([key, at, count]: [string, number, number]) => menuStep(key, at, count), [
+  [['ArrowDown', 0, 3], 1],
+  [['ArrowDown', 2, 3], 0],
+  [['ArrowUp', 0, 3], 2],
+  [['ArrowUp', 2, 3], 1],
+  [['ArrowDown', -1, 3], 0],
+  [['ArrowUp', -1, 3], 2],
+  [['Home', 2, 3], 0],
+  [['End', 0, 3], 2],
+  [['Enter', 1, 3], null],
+  [['ArrowDown', -1, 0], null],
+]);
