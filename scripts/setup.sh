@@ -9,7 +9,8 @@ mode="${1:-run}"
 packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
           cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
 if [ "$mode" = test ]; then
-  packages+=(xvfb xauth dbus webkit2gtk-driver chromium fonts-dejavu-core imagemagick)
+  # dbus + gnome-keyring: a real Secret Service keychain for the API-key tests.
+  packages+=(xvfb xauth dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick)
 fi
 
 missing=()
@@ -39,6 +40,8 @@ fi
 
 if [ "$mode" = test ]; then
   scripts/fetch-model.sh target/test-data
+  # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests.
+  scripts/build-llama-server.sh >/dev/null
   if ! command -v tauri-driver >/dev/null; then
     cargo install tauri-driver --locked --version 2.1.0
   fi

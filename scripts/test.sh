@@ -2,6 +2,13 @@
 # Runs every test. Expects scripts/setup.sh test to have run (make test does both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# API keys live in the OS keychain: run everything inside a D-Bus session with an unlocked GNOME
+# Keyring (the Secret Service), as a desktop session has.
+if [ -z "${HEARTH_KEYRING_SESSION:-}" ]; then
+  exec env HEARTH_KEYRING_SESSION=1 dbus-run-session -- "$PWD/scripts/test.sh" "$@"
+fi
+printf 'hearth-test' | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 export HEARTH_TEST_MODEL="$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 step() { printf '\n==> %s\n' "$*"; }
