@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/tauri.sh build --debug --no-bundle
+# The provider tests' peers: llama.cpp's server (scripts/setup.sh test builds it) and the fake API.
+cargo build -p hearth-providers --example fake_provider
+export HEARTH_FAKE_PROVIDER="$PWD/target/debug/examples/fake_provider"
+export HEARTH_LLAMA_SERVER="$PWD/target/llama-server/bin/llama-server"
 export HEARTH_APP_BINARY="$PWD/target/debug/hearth"
 export HEARTH_TEST_MODEL="${HEARTH_TEST_MODEL:-$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 xvfb-run -a -s "-screen 0 1280x900x24" node --test --test-concurrency=1 tests/e2e/

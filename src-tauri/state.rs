@@ -39,17 +39,10 @@ async fn saved_providers(store: &Store) -> Result<Vec<ProviderConfig>, StoreErro
     if let Some(configs) = saved.and_then(|json| serde_json::from_str::<Vec<ProviderConfig>>(&json).ok()) {
         return Ok(configs);
     }
-    let built_in = |id: &str, name: &str, kind: ProviderKind| ProviderConfig {
-        id: id.into(),
-        name: name.into(),
-        kind,
-        base_url: kind.default_base_url().into(),
-        models: Vec::new(),
-        context_length: None,
-        extensions: false,
-        tokenizer_repo: None,
-    };
-    Ok(vec![built_in("openai", "OpenAI", ProviderKind::OpenAi), built_in("anthropic", "Anthropic", ProviderKind::Anthropic)])
+    Ok(vec![
+        ProviderConfig::new("openai", "OpenAI", ProviderKind::OpenAi),
+        ProviderConfig::new("anthropic", "Anthropic", ProviderKind::Anthropic),
+    ])
 }
 
 /// Everything the commands need, managed by Tauri.

@@ -1,54 +1,19 @@
 //! The app wired together on Tauri's mock runtime, with the real engine, the real model and a
 //! real SQLite file: commands answer through IPC, and a reply streams over a Channel.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
-use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
-use tauri::webview::InvokeRequest;
-use tauri::{Manager, WebviewWindow, WebviewWindowBuilder};
+use tauri::Manager;
+use tauri::ipc::{Channel, InvokeResponseBody};
+
+use common::{invoke, recording_channel, start_app};
 
 use hearth_app::AppState;
 use hearth_core::ExportFormat;
 use hearth_app::ipc::chat::{continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
-
-fn model_path() -> PathBuf {
-    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    });
-    assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
-    std::fs::canonicalize(path).unwrap()
-}
-
-fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
-    let request = InvokeRequest {
-        cmd: cmd.into(),
-        callback: CallbackFn(0),
-        error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::Json(args),
-        headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
-    };
-    get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
-}
-
-/// A Channel that records every event it is sent.
-fn recording_channel() -> (Channel<hearth_app::ipc::ChatEvent>, Arc<Mutex<Vec<Value>>>) {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let channel = Channel::new(move |body| {
-        let value = match body {
-            InvokeResponseBody::Json(json) => serde_json::from_str(&json).unwrap(),
-            InvokeResponseBody::Raw(_) => panic!("chat events are JSON"),
-        };
-        sink.lock().unwrap().push(value);
-        Ok(())
-    });
-    (channel, events)
-}
 
 fn names(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["event"].as_str().unwrap()).collect()
@@ -57,18 +22,8 @@ fn names(events: &[Value]) -> Vec<&str> {
 #[test]
 fn chat_through_ipc_with_the_real_model() {
     let data = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(data.path().join("models")).unwrap();
-    std::os::unix::fs::symlink(model_path(), data.path().join("models/SmolLM2-135M-Instruct.Q4_1.gguf")).unwrap();
-    // SAFETY of set_var: this is the only test in this binary, set before any thread reads it.
-    unsafe { std::env::set_var("HEARTH_DATA_DIR", data.path()) };
-
-    let app = hearth_app::app_builder(mock_builder()).build(hearth_app::context()).expect("app builds");
-    hearth_app::init(app.handle()).expect("app initialises");
+    let (app, window) = start_app(data.path());
     let handle = app.handle().clone();
-    let window = match app.get_webview_window("main") {
-        Some(w) => w,
-        None => WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap(),
-    };
 
     let model = invoke(&window, "active_model", json!({})).unwrap();
     assert_eq!(model["name"], "SmolLM2-135M-Instruct.Q4_1");

@@ -6,50 +6,23 @@
 #[path = "../src-tauri/crates/hearth-providers/tests/support/fake.rs"]
 mod fake;
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
-use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
-use tauri::webview::InvokeRequest;
-use tauri::{Manager, WebviewWindow, WebviewWindowBuilder};
+use tauri::Manager;
+use tauri::test::MockRuntime;
+
+use common::{invoke, recording_channel, start_app};
 
 use hearth_app::AppState;
 use hearth_app::ipc::chat::send_message;
 use hearth_core::ExportFormat;
 
-fn model_path() -> PathBuf {
-    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    });
-    assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
-    std::fs::canonicalize(path).unwrap()
-}
-
-fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
-    let request = InvokeRequest {
-        cmd: cmd.into(),
-        callback: CallbackFn(0),
-        error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::Json(args),
-        headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
-    };
-    get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
-}
-
 /// Sends `text` in `chat` and returns the turn's last event (`finished` or `failed`).
 fn send(app: &tauri::AppHandle<MockRuntime>, chat: i64, text: &str) -> Value {
-    let events = Arc::new(Mutex::new(Vec::<Value>::new()));
-    let sink = Arc::clone(&events);
-    let channel = Channel::new(move |body| {
-        if let InvokeResponseBody::Json(json) = body {
-            sink.lock().unwrap().push(serde_json::from_str(&json).unwrap());
-        }
-        Ok(())
-    });
+    let (channel, events) = recording_channel();
     tauri::async_runtime::block_on(send_message(app.clone(), chat, text.into(), channel, app.state::<AppState>()))
         .expect("the turn runs");
     events.lock().unwrap().last().cloned().unwrap()
@@ -78,21 +51,11 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[test]
 fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secret() {
-    let data = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(data.path().join("models")).unwrap();
-    std::os::unix::fs::symlink(model_path(), data.path().join("models/SmolLM2-135M-Instruct.Q4_1.gguf")).unwrap();
-    // SAFETY of set_var: this is the only test in this binary, set before any thread reads it.
-    unsafe { std::env::set_var("HEARTH_DATA_DIR", data.path()) };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (url, _record) = runtime.block_on(fake::start());
-
-    let app = hearth_app::app_builder(mock_builder()).build(hearth_app::context()).expect("app builds");
-    hearth_app::init(app.handle()).expect("app initialises");
+    let data = tempfile::tempdir().unwrap();
+    let (app, window) = start_app(data.path());
     let handle = app.handle().clone();
-    let window = match app.get_webview_window("main") {
-        Some(w) => w,
-        None => WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap(),
-    };
 
     // A fresh install offers OpenAI and Anthropic, waiting for keys.
     let providers = invoke(&window, "list_providers", json!({})).unwrap();

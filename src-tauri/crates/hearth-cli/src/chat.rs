@@ -75,16 +75,12 @@ fn remote_config(remote: &RemoteArgs) -> ProviderConfig {
         ProviderKind::Anthropic => ("anthropic", "Anthropic"),
         ProviderKind::OpenAiCompatible => ("openai-compatible", "OpenAI-compatible server"),
     };
-    ProviderConfig {
-        id: id.into(),
-        name: name.into(),
-        kind: remote.kind,
-        base_url: remote.base_url.clone().unwrap_or_else(|| remote.kind.default_base_url().into()),
-        models: Vec::new(),
-        context_length: None,
-        extensions: remote.kind == ProviderKind::OpenAiCompatible,
-        tokenizer_repo: None,
+    let mut config = ProviderConfig::new(id, name, remote.kind);
+    if let Some(url) = &remote.base_url {
+        config.base_url = url.clone();
     }
+    config.extensions = remote.kind == ProviderKind::OpenAiCompatible;
+    config
 }
 
 /// The key from the kind's environment variable (or `HEARTH_API_KEY`), else the keychain.

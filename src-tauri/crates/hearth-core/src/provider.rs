@@ -81,6 +81,20 @@ pub struct ProviderConfig {
 }
 
 impl ProviderConfig {
+    /// A provider at its kind's usual URL, with nothing else set.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, kind: ProviderKind) -> Self {
+        ProviderConfig {
+            id: id.into(),
+            name: name.into(),
+            kind,
+            base_url: kind.default_base_url().into(),
+            models: Vec::new(),
+            context_length: None,
+            extensions: false,
+            tokenizer_repo: None,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         let id_ok = !self.id.is_empty()
             && self.id.len() <= 64
@@ -251,16 +265,7 @@ mod tests {
     use super::*;
 
     fn config(kind: ProviderKind, extensions: bool) -> ProviderConfig {
-        ProviderConfig {
-            id: "p".into(),
-            name: "P".into(),
-            kind,
-            base_url: kind.default_base_url().into(),
-            models: vec![],
-            context_length: None,
-            extensions,
-            tokenizer_repo: None,
-        }
+        ProviderConfig { extensions, ..ProviderConfig::new("p", "P", kind) }
     }
 
     #[test]

@@ -243,16 +243,7 @@ mod tests {
     use hearth_core::{LogitBias, ProviderKind, Role};
 
     fn config(kind: ProviderKind, extensions: bool) -> ProviderConfig {
-        ProviderConfig {
-            id: "p".into(),
-            name: "P".into(),
-            kind,
-            base_url: kind.default_base_url().into(),
-            models: vec![],
-            context_length: None,
-            extensions,
-            tokenizer_repo: None,
-        }
+        ProviderConfig { extensions, ..ProviderConfig::new("p", "P", kind) }
     }
 
     #[test]

@@ -39,15 +39,11 @@ fn server_binary() -> PathBuf {
 
 fn config(id: &str, base_url: String) -> ProviderConfig {
     ProviderConfig {
-        id: id.into(),
-        name: "llama.cpp".into(),
-        kind: ProviderKind::OpenAiCompatible,
         base_url,
-        models: vec![],
         // The server's runtime context; its models endpoint reports the trained length.
         context_length: Some(N_CTX),
         extensions: true,
-        tokenizer_repo: None,
+        ..ProviderConfig::new(id, "llama.cpp", ProviderKind::OpenAiCompatible)
     }
 }
 

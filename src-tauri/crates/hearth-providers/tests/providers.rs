@@ -20,16 +20,7 @@ const TIMEOUTS: Timeouts =
     Timeouts { connect: Duration::from_secs(2), response: Duration::from_secs(2), idle: Duration::from_millis(700) };
 
 fn config(id: &str, kind: ProviderKind, base_url: &str) -> ProviderConfig {
-    ProviderConfig {
-        id: id.into(),
-        name: id.into(),
-        kind,
-        base_url: base_url.into(),
-        models: vec!["typed-in".into()],
-        context_length: None,
-        extensions: false,
-        tokenizer_repo: None,
-    }
+    ProviderConfig { base_url: base_url.into(), models: vec!["typed-in".into()], ..ProviderConfig::new(id, id, kind) }
 }
 
 /// Providers "openai", "anthropic" and "compatible" at the fake server (and the same with a

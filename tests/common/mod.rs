@@ -1,0 +1,65 @@
+//! Shared by the app's integration tests: the app on Tauri's mock runtime with the real model in
+//! a fresh data dir, IPC calls as the window makes them, and Channels that record what they hear.
+#![allow(dead_code)] // Each test binary uses a different part.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Manager, WebviewWindow, WebviewWindowBuilder};
+
+pub fn model_path() -> PathBuf {
+    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    });
+    assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
+    std::fs::canonicalize(path).unwrap()
+}
+
+/// The app with `data` as its data dir (the real model linked into its models folder), started
+/// as at launch, and its main window. Call once per test binary: it sets `HEARTH_DATA_DIR`.
+pub fn start_app(data: &Path) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    std::fs::create_dir_all(data.join("models")).unwrap();
+    std::os::unix::fs::symlink(model_path(), data.join("models/SmolLM2-135M-Instruct.Q4_1.gguf")).unwrap();
+    // SAFETY of set_var: each test binary has one test, which calls this before any thread
+    // reads the environment.
+    unsafe { std::env::set_var("HEARTH_DATA_DIR", data) };
+    let app = hearth_app::app_builder(mock_builder()).build(hearth_app::context()).expect("app builds");
+    hearth_app::init(app.handle()).expect("app initialises");
+    let window = match app.get_webview_window("main") {
+        Some(w) => w,
+        None => WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap(),
+    };
+    (app, window)
+}
+
+pub fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
+}
+
+/// A Channel that records every event it is sent.
+pub fn recording_channel<T>() -> (Channel<T>, Arc<Mutex<Vec<Value>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let channel = Channel::new(move |body| {
+        let value = match body {
+            InvokeResponseBody::Json(json) => serde_json::from_str(&json).unwrap(),
+            InvokeResponseBody::Raw(_) => panic!("events are JSON"),
+        };
+        sink.lock().unwrap().push(value);
+        Ok(())
+    });
+    (channel, events)
+}

@@ -1,0 +1,217 @@
+// End to end: one chat in the real app switches from the local SmolLM2 to llama.cpp's own server
+// (a real OpenAI-compatible peer serving the same model) and back; a provider that fails shows
+// each failure in words with its action. The failing provider is the test suite's fake
+// (hearth-providers' fake_provider example), speaking OpenAI's wire format on 127.0.0.1.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+
+import { KEYS, Session, startDriver } from "./webdriver.mjs";
+
+const app = process.env.HEARTH_APP_BINARY;
+const model = process.env.HEARTH_TEST_MODEL;
+const llamaServer = process.env.HEARTH_LLAMA_SERVER;
+const fakeProvider = process.env.HEARTH_FAKE_PROVIDER;
+const out = path.join(import.meta.dirname, "output");
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-providers-"));
+const PEER_MODEL = "smollm2-peer";
+let driver;
+let peer;
+let fake;
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+async function startPeer() {
+  const port = await freePort();
+  const child = spawn(llamaServer, ["--model", model, "--host", "127.0.0.1", "--port", String(port), "--ctx-size", "2048",
+    "--threads", "2", "--parallel", "1", "--jinja", "--no-webui", "--alias", PEER_MODEL], { stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { child, url: `${url}/v1` };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error("llama-server did not start");
+}
+
+async function startFake() {
+  const child = spawn(fakeProvider, [], { stdio: ["ignore", "pipe", "inherit"] });
+  const line = await new Promise((resolve) => readline.createInterface({ input: child.stdout }).once("line", resolve));
+  const [, url, key] = line.match(/listening on (\S+) \(key (\S+)\)/);
+  return { child, url, key };
+}
+
+before(async () => {
+  for (const [name, file] of Object.entries({ app, model, llamaServer, fakeProvider })) {
+    assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist: run scripts/e2e.sh`);
+  }
+  fs.mkdirSync(out, { recursive: true });
+  fs.mkdirSync(path.join(dataDir, "models"));
+  fs.symlinkSync(model, path.join(dataDir, "models", path.basename(model)));
+  [peer, fake] = await Promise.all([startPeer(), startFake()]);
+  // No hub here: token counts of remote models are estimates (the hub path is tested in Rust).
+  const env = { ...process.env, HEARTH_DATA_DIR: dataDir, HF_ENDPOINT: "http://127.0.0.1:9" };
+  driver = await startDriver(4444 + ((process.pid + 500) % 1000), env);
+});
+
+after(() => {
+  driver?.driver.kill();
+  peer?.child.kill();
+  fake?.child.kill();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function shot(session, name) {
+  fs.writeFileSync(path.join(out, `${name}.png`), await session.screenshot());
+}
+
+const reply = '[data-testid="message"][data-role="assistant"]';
+
+async function send(session, text) {
+  const composer = await session.waitFor('[data-testid="composer"]');
+  await session.type(composer, text);
+  await session.type(composer, KEYS.enter);
+}
+
+/** Waits for the `n`th reply (1-based) to end with `status`; returns its element. */
+async function nthReply(session, n, status) {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    const replies = await session.findAll(`${reply}[data-status]`);
+    if (replies.length >= n && (await session.attribute(replies[n - 1], "data-status")) === status) return replies[n - 1];
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`reply ${n} never became ${status}`);
+}
+
+const modelOf = async (session, element) => (await session.text(await session.within(element, '[data-testid="message-model"]'))).trim();
+
+/** Picks a model in the header's menu (after a screenshot of the open menu, if `shotName`). */
+async function chooseModel(session, provider, modelId, shotName) {
+  await session.click(await session.waitFor('[data-testid="model-switcher"]'));
+  const option = provider === "local"
+    ? '[data-testid="model-option"][data-provider="local"]'
+    : `[data-testid="model-option"][data-provider="${provider}"][data-model="${modelId}"]`;
+  const found = await session.waitFor(option);
+  if (shotName) await shot(session, shotName);
+  await session.press(found);
+  if (provider !== "local") {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes(modelId) });
+  }
+}
+
+async function fill(session, card, testid, value) {
+  const input = await session.within(card, `[data-testid="${testid}"]`);
+  await session.clear(input);
+  if (value) await session.type(input, value);
+}
+
+/** Adds an OpenAI-compatible provider in Settings → Providers; returns its id. */
+async function addProvider(session, { name, url, key = "", models = "" }) {
+  await session.click(await session.waitFor('[data-testid="open-settings"]'));
+  await session.press(await session.waitFor('[data-testid="open-providers"]'));
+  const before = (await session.findAll('[data-testid="provider-card"]')).length;
+  await session.press(await session.waitFor('[data-testid="add-provider"]'));
+  let cards;
+  while ((cards = await session.findAll('[data-testid="provider-card"]')).length === before) await new Promise((r) => setTimeout(r, 100));
+  const card = cards[cards.length - 1];
+  await fill(session, card, "provider-name", name);
+  await fill(session, card, "provider-base-url", url);
+  if (models) await fill(session, card, "provider-models", models);
+  if (key) await fill(session, card, "provider-key", key);
+  await session.press(await session.within(card, '[data-testid="save-provider"]'));
+  await session.press(await session.within(card, '[data-testid="test-provider"]'));
+  const status = await session.within(card, '[data-testid="provider-status"]');
+  await session.waitFor('[data-testid="provider-status"]', { accept: (t) => t.includes("Connected") });
+  assert.match(await session.text(status), /Connected/);
+  return { card, id: await session.attribute(card, "data-provider") };
+}
+
+test("one chat: the local SmolLM2, then llama.cpp's server, then local again; each reply shows its model", async () => {
+  const session = await Session.open(driver.base, app);
+  try {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") });
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    await send(session, "What is the capital of France?");
+    assert.match(await modelOf(session, await nthReply(session, 1, "complete")), /SmolLM2/);
+
+    const { id } = await addProvider(session, { name: "llama.cpp server", url: peer.url });
+    await shot(session, "07-providers");
+    await session.click(await session.waitFor('[data-testid="close-settings"]'));
+
+    await chooseModel(session, id, PEER_MODEL, "08-model-menu");
+    await send(session, "And the capital of Italy?");
+    const remote = await nthReply(session, 2, "complete");
+    assert.match(await modelOf(session, remote), new RegExp(`${PEER_MODEL} \\(llama\\.cpp server\\)`));
+    assert.match(await session.text(await session.within(remote, '[data-testid="message-content"]')), /\S/);
+    await shot(session, "09-remote-reply");
+
+    await chooseModel(session, "local");
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") });
+    await send(session, "Thank you!");
+    assert.match(await modelOf(session, await nthReply(session, 3, "complete")), /SmolLM2/);
+    await shot(session, "10-back-to-local");
+  } finally {
+    await session.close();
+  }
+});
+
+test("a provider's failures are shown in words, with the text kept and an action", async () => {
+  const session = await Session.open(driver.base, app);
+  try {
+    await session.waitFor('[data-testid="model-switcher"]');
+    const { card, id } = await addProvider(session, { name: "Fake cloud", url: fake.url, key: fake.key, models: "rate-limited, cut" });
+    await session.click(await session.waitFor('[data-testid="close-settings"]'));
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+
+    await chooseModel(session, id, "echo");
+    await send(session, "hello");
+    const echoed = await nthReply(session, 1, "complete");
+    assert.match(await session.text(echoed), /You said: hello/);
+    assert.equal(await modelOf(session, echoed), "echo (Fake cloud)");
+
+    await chooseModel(session, id, "rate-limited");
+    await send(session, "again");
+    await nthReply(session, 2, "failed");
+    await session.waitFor('[data-testid="reply-error"]', { accept: (t) => t.includes("asks to wait 7 s") });
+    await session.waitFor('[data-testid="retry-reply"]', { accept: (t) => /Retry in \d+ s/.test(t) });
+    await shot(session, "11-rate-limited");
+
+    await chooseModel(session, id, "cut");
+    await send(session, "tell me more");
+    const cut = await nthReply(session, 3, "failed");
+    assert.match(await session.text(cut), /The first words/);
+    await session.waitFor('[data-testid="reply-error"]', { accept: (t) => t.includes("broke off in the middle of the reply") });
+    await shot(session, "12-stream-cut");
+
+    await session.click(await session.waitFor('[data-testid="open-settings"]'));
+    await session.press(await session.waitFor('[data-testid="open-providers"]'));
+    const fakeCard = await session.waitFor(`[data-testid="provider-card"][data-provider="${id}"]`);
+    await fill(session, fakeCard, "provider-key", "sk-wrong-key-00");
+    await session.press(await session.within(fakeCard, '[data-testid="save-provider"]'));
+    await session.waitFor(`[data-testid="provider-card"][data-provider="${id}"] [data-testid="provider-key-storage"]`, { accept: (t) => /keychain|saved/i.test(t) });
+    await session.click(await session.waitFor('[data-testid="close-settings"]'));
+    await chooseModel(session, id, "echo");
+    await send(session, "with the wrong key");
+    await nthReply(session, 4, "failed");
+    await session.waitFor('[data-testid="reply-error"]', { accept: (t) => t.includes("refused the API key (401)") && !t.includes("sk-wrong-key-00") });
+    await session.waitFor('[data-testid="open-provider-settings"]');
+    await shot(session, "13-bad-key");
+    assert.ok(card);
+  } finally {
+    await session.close();
+  }
+});
