@@ -30,6 +30,12 @@ export const KINDS: Record<ProviderKind, KindInfo> = {
 
 export const PROVIDER_KINDS = Object.keys(KINDS) as ProviderKind[];
 
+/** The API a provider speaks, to show beside its name; null when the name already says it ("OpenAI"). */
+export function kindNote(name: string, kind: ProviderKind): string | null {
+  const label = KINDS[kind].label;
+  return name.trim().toLowerCase() === label.toLowerCase() ? null : label;
+}
+
 /** Errors of a remote reply, shown on the reply itself with what to do next. */
 export const PROVIDER_ERRORS: readonly IpcErrorKind[] = ['providerAuth', 'rateLimited', 'network', 'provider'];
 
@@ -145,7 +151,7 @@ export function keyStorageText(storage: KeyStorage | null, config: Pick<Provider
   if (storage === null) {
     return KINDS[config.kind].needsKey
       ? { text: `No key saved: ${config.name || 'this provider'} needs one.`, warn: false }
-      : { text: 'No key saved; servers on this machine usually need none.', warn: false };
+      : { text: 'No key saved; local servers usually need none.', warn: false };
   }
   if (storage.kind === 'keychain') return { text: 'Key saved in the system keychain.', warn: false };
   return { text: `No keychain answered: the key is saved in ${storage.path} (readable only by you). ${storage.reason}`, warn: true };

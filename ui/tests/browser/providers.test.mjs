@@ -205,7 +205,7 @@ describe('Providers settings', () => {
         id: 'my-llama-cpp-1', name: 'My llama.cpp', kind: 'openAiCompatible', baseUrl: 'http://localhost:8080/v1',
         models: ['qwen2.5-7b-instruct', 'llama-3.1-8b'], contextLength: 16384, extensions: false, tokenizerRepo: 'Qwen/Qwen2.5-7B-Instruct',
       });
-      assert.equal(await text(added.getByTestId('provider-key-storage')), 'No key saved; servers on this machine usually need none.');
+      assert.equal(await text(added.getByTestId('provider-key-storage')), 'No key saved; local servers usually need none.');
       await added.getByTestId('test-provider').click();
       await added.getByTestId('provider-status').filter({ hasText: 'Connected: 2 models in 123 ms' }).waitFor();
 
@@ -229,11 +229,30 @@ describe('Providers settings', () => {
       await added.getByTestId('confirm-no').click();
       await added.getByTestId('delete-provider').click();
       await added.getByTestId('confirm-yes').click();
-      await added.waitFor({ state: 'detached' });
+      await card(page, 'my-llama-cpp-1').waitFor({ state: 'detached' });
       assert.deepEqual((await mock(page, 'providers')).map((p) => p.config.id), ['openai', 'anthropic']);
 
       await page.keyboard.press('Escape');
       await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
+    });
+  });
+
+  test('Test pressed right after Save (as a script presses them) tests what was saved', { timeout: TIMEOUT }, async () => {
+    await withApp(tripChat(), async (page) => {
+      await openProviders(page);
+      await page.getByTestId('add-provider').click();
+      const added = page.getByTestId('provider-card').last();
+      await added.getByTestId('provider-name').fill('Laptop server');
+      await added.getByTestId('provider-models').fill('phi-4');
+      await added.evaluate((el) => {
+        el.querySelector('[data-testid="save-provider"]').click();
+        el.querySelector('[data-testid="test-provider"]').click();
+      });
+      await card(page, 'laptop-server-1').getByTestId('provider-status').filter({ hasText: 'Connected: 1 model in 123 ms' }).waitFor();
+      assert.deepEqual((await mockState(page)).calls.filter((c) => ['save_provider', 'test_provider'].includes(c.cmd)).map((c) => c.cmd), [
+        'save_provider',
+        'test_provider',
+      ]);
     });
   });
 
@@ -398,6 +417,7 @@ describe('Screenshots', () => {
 
       await page.getByTestId('open-sampling').click();
       await field(page, 'topK').and(page.locator('[data-unsupported="true"]')).waitFor();
+      await shot(page, `sampling-remote${suffix}`, options(await center(page.getByTestId('support-notice'))));
       await field(page, 'topK').evaluate((el) => el.scrollIntoView({ block: 'center' }));
       await shot(page, `sampling-greyed${suffix}`, options(await center(page.getByTestId('field-topK'))));
       await page.keyboard.press('Escape');

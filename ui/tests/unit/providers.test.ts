@@ -5,6 +5,7 @@ import {
   formChanged,
   formOf,
   keyStorageText,
+  kindNote,
   newProviderForm,
   newProviderId,
   parseContextLength,
@@ -129,7 +130,7 @@ table(
     ],
     [[null, 'openAi'], { text: 'No key saved: OpenAI needs one.', warn: false }],
     [[null, 'anthropic'], { text: 'No key saved: OpenAI needs one.', warn: false }],
-    [[null, 'openAiCompatible'], { text: 'No key saved; servers on this machine usually need none.', warn: false }],
+    [[null, 'openAiCompatible'], { text: 'No key saved; local servers usually need none.', warn: false }],
   ],
 );
 
@@ -189,4 +190,12 @@ table('menuStep: arrows wrap, Home and End jump, other keys do nothing', ([key, 
   [['End', 0, 3], 2],
   [['Enter', 1, 3], null],
   [['ArrowDown', -1, 0], null],
+]);
+
+table('kindNote: the API beside a provider name that does not already say it', ([name, kind]: [string, ProviderKind]) => kindNote(name, kind), [
+  [['OpenAI', 'openAi'], null],
+  [['openai ', 'openAi'], null],
+  [['Anthropic', 'anthropic'], null],
+  [['Work account', 'openAi'], 'OpenAI'],
+  [['Groq', 'openAiCompatible'], 'OpenAI-compatible'],
 ]);
