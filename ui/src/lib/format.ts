@@ -96,6 +96,12 @@ export function errorMessage(error: unknown): string {
   return 'Something went wrong.';
 }
 
+/** A message shown on its own as a sentence: its first letter upper-case (backend errors begin in
+ * lower case, as they are also composed into longer messages). */
+export function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 const KIND_FALLBACK: Record<string, string> = {
   notFound: 'That item no longer exists.',
   invalidInput: 'The request was not valid.',
@@ -104,6 +110,11 @@ const KIND_FALLBACK: Record<string, string> = {
   engine: 'The model failed to generate a reply.',
   store: 'Could not read or write the chat history.',
   file: 'Could not read or write the file.',
+  providerAuth: 'The provider refused the API key.',
+  rateLimited: 'The provider is rate limiting requests; wait a little.',
+  network: 'The provider could not be reached.',
+  provider: 'The provider could not give a reply.',
+  keychain: 'The system keychain could not be used.',
 };
 
 /** The first line of an import's report: how many chats came in, or why none did. */

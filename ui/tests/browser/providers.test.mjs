@@ -349,7 +349,8 @@ describe('Remote failures, in words, with what to do', () => {
       const failed = lastAssistant(page);
       await waitForStatus(failed, 'failed');
       assert.equal(await text(failed.getByTestId('message-content')), 'Start with the Alfama at');
-      assert.equal(await text(failed.getByTestId('reply-error')), UNREACHABLE.message);
+      // Shown as a sentence: the backend's message begins in lower case.
+      assert.equal(await text(failed.getByTestId('reply-error')), `C${UNREACHABLE.message.slice(1)}`);
       assert.equal(await text(failed.getByTestId('retry-reply')), 'Retry');
       assert.equal(await failed.getByTestId('retry-reply').isDisabled(), false);
       assert.equal(await failed.getByTestId('continue').count(), 1, 'Continue still writes on');

@@ -9,6 +9,7 @@ import {
   importSummary,
   relativeDate,
   replyNotice,
+  sentence,
 } from '../../src/lib/format';
 import { table } from './helpers';
 
@@ -83,11 +84,18 @@ table('errorMessage', errorMessage, [
   [{ kind: 'store' }, 'Could not read or write the chat history.'],
   [{ kind: 'file' }, 'Could not read or write the file.'],
   [{ kind: 'mystery' }, 'Something went wrong.'],
+  [{ kind: 'network' }, 'The provider could not be reached.'],
   [new Error('boom'), 'boom'],
   ['plain string', 'plain string'],
   [null, 'Something went wrong.'],
   [42, 'Something went wrong.'],
   [{ message: { nested: true } }, 'Something went wrong.'],
+]);
+
+table('sentence: a backend message shown on its own', sentence, [
+  ['the connection broke off', 'The connection broke off'],
+  ['OpenAI refused the key', 'OpenAI refused the key'],
+  ['', ''],
 ]);
 
 const imported = (n: number): ChatSummary[] =>

@@ -21,7 +21,8 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// A server's words made safe to show: one line, bounded, the key masked.
     pub fn detail(&self, text: &str) -> String {
-        let mut text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        // One line; no closing period, as the message goes on after it.
+        let mut text = text.split_whitespace().collect::<Vec<_>>().join(" ").trim_end_matches('.').to_owned();
         if let Some(key) = self.key.filter(|k| k.len() >= 4) {
             text = text.replace(key, "[key]");
         }
