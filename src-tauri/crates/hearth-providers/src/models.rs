@@ -1,6 +1,8 @@
 //! The models a provider offers, from its models endpoint (`GET {base}/models`), with the
 //! context window where the listing says (OpenRouter's `context_length`, vLLM's
-//! `max_model_len`, llama.cpp's `meta.n_ctx_train`).
+//! `max_model_len`). llama.cpp's server lists the length a model was trained for
+//! (`meta.n_ctx_train`), but serves the context it was started with: that one comes from its
+//! `/props`.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -36,6 +38,27 @@ struct Meta {
     n_ctx_train: Option<u32>,
 }
 
+#[derive(Deserialize)]
+struct Props {
+    default_generation_settings: Option<GenerationSettings>,
+}
+
+#[derive(Deserialize)]
+struct GenerationSettings {
+    n_ctx: Option<u32>,
+}
+
+/// The context llama.cpp's server runs with (per slot), from `{origin}/props`; `None` where it
+/// does not say.
+async fn served_context(http: &reqwest::Client, config: &ProviderConfig, key: Option<&str>, timeouts: Timeouts) -> Option<u32> {
+    let base = config.base_url.trim().trim_end_matches('/');
+    let url = format!("{}/props", base.strip_suffix("/v1").unwrap_or(base));
+    let request = crate::authorized(http.get(&url), config, key);
+    let response = tokio::time::timeout(timeouts.response, request.send()).await.ok()?.ok()?;
+    let props: Props = response.error_for_status().ok()?.json().await.ok()?;
+    props.default_generation_settings?.n_ctx.filter(|n| *n > 0)
+}
+
 pub async fn list(
     http: &reqwest::Client,
     config: &ProviderConfig,
@@ -69,11 +92,13 @@ pub async fn list(
     }
     let listing: Listing =
         serde_json::from_str(&body).map_err(|e| context.malformed(format!("the model list is not as documented: {e}")))?;
+    let llama_cpp = listing.data.iter().any(|e| e.meta.is_some());
+    let served = if llama_cpp { served_context(http, config, key, timeouts).await } else { None };
     let mut models: Vec<RemoteModel> = listing
         .data
         .into_iter()
         .map(|e| RemoteModel {
-            context_length: e.context_length.or(e.max_model_len).or(e.meta.and_then(|m| m.n_ctx_train)),
+            context_length: e.context_length.or(e.max_model_len).or(served).or(e.meta.and_then(|m| m.n_ctx_train)),
             id: e.id,
         })
         .collect();
