@@ -8,7 +8,11 @@ cd "$(dirname "$0")/.."
 if [ -z "${HEARTH_KEYRING_SESSION:-}" ]; then
   exec env HEARTH_KEYRING_SESSION=1 dbus-run-session -- "$PWD/scripts/test.sh" "$@"
 fi
-printf 'hearth-test' | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+# Its keyrings live in a fresh folder: a login keyring left by another session (another password)
+# would stay locked.
+keyring_home=$(mktemp -d)
+trap 'rm -rf "$keyring_home"' EXIT
+printf 'hearth-test' | XDG_DATA_HOME="$keyring_home" gnome-keyring-daemon --unlock --components=secrets >/dev/null
 export HEARTH_TEST_MODEL="$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 step() { printf '\n==> %s\n' "$*"; }
