@@ -47,7 +47,13 @@ export class Session {
     let last = "";
     while (Date.now() < deadline) {
       for (const id of await this.findAll(css)) {
-        last = await this.text(id);
+        try {
+          last = await this.text(id);
+        } catch (e) {
+          // The page re-rendered the element between finding and reading it: look again.
+          if (String(e.message).includes("stale element reference")) continue;
+          throw e;
+        }
         if (accept(last)) return id;
       }
       await sleep(100);

@@ -18,7 +18,8 @@ const SERVICE: &str = "hearth";
 pub enum KeyStorage {
     /// The OS keychain.
     Keychain,
-    /// The fallback file (mode 0600), because no keychain answered; `reason` says why.
+    /// The fallback file (mode 0600), because no keychain answered; `reason` says why, in
+    /// sentences.
     File { path: String, reason: String },
 }
 
@@ -87,7 +88,7 @@ impl KeyStore {
         let keychain = keychain_entry(provider).and_then(|entry| entry.get_password());
         let reason = match keychain {
             Ok(key) => return Ok(Some((key, KeyStorage::Keychain))),
-            Err(keyring::Error::NoEntry) => "the key was saved while no keychain answered".to_owned(),
+            Err(keyring::Error::NoEntry) => "It was saved there while no keychain answered.".to_owned(),
             Err(error) => no_keychain_reason(&error),
         };
         let path = self.fallback.display().to_string();
@@ -138,8 +139,11 @@ fn keychain_entry(provider: &str) -> keyring::Result<keyring::Entry> {
     keyring::Entry::new(SERVICE, &format!("provider:{provider}"))
 }
 
+/// Why the file is used, as sentences the UI shows after "No keychain answered: …".
 fn no_keychain_reason(error: &keyring::Error) -> String {
-    format!("no keychain answered ({error}); on Linux, install and unlock a Secret Service keyring such as GNOME Keyring or KWallet")
+    format!(
+        "The keychain said: {error}. On Linux, install and unlock a Secret Service keyring such as GNOME Keyring or KWallet, then save the key again."
+    )
 }
 
 fn part_path(path: &Path) -> PathBuf {
