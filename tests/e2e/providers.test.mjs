@@ -90,8 +90,12 @@ async function send(session, text) {
 async function nthReply(session, n, status) {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    const replies = await session.findAll(`${reply}[data-status]`);
-    if (replies.length >= n && (await session.attribute(replies[n - 1], "data-status")) === status) return replies[n - 1];
+    try {
+      const replies = await session.findAll(`${reply}[data-status]`);
+      if (replies.length >= n && (await session.attribute(replies[n - 1], "data-status")) === status) return replies[n - 1];
+    } catch (e) {
+      if (!String(e.message).includes("stale element")) throw e; // re-rendered meanwhile: look again
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`reply ${n} never became ${status}`);
@@ -144,6 +148,14 @@ test("one chat: the local SmolLM2, then llama.cpp's server, then local again; ea
   const session = await Session.open(driver.base, app);
   try {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") });
+    // Short replies, local and remote alike (max tokens is sent to the provider): a sampled
+    // reply's length must not decide whether the test finishes in time.
+    await session.click(await session.waitFor('[data-testid="open-settings"]'));
+    const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
+    await session.clear(maxTokens);
+    await session.type(maxTokens, "24");
+    await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
+    await session.click(await session.waitFor('[data-testid="close-settings"]'));
     await session.click(await session.waitFor('[data-testid="new-chat"]'));
     await send(session, "What is the capital of France?");
     assert.match(await modelOf(session, await nthReply(session, 1, "complete")), /SmolLM2/);

@@ -46,15 +46,15 @@ export class Session {
     const deadline = Date.now() + timeoutMs;
     let last = "";
     while (Date.now() < deadline) {
-      for (const id of await this.findAll(css)) {
-        try {
+      try {
+        for (const id of await this.findAll(css)) {
           last = await this.text(id);
-        } catch (e) {
-          // The page re-rendered the element between finding and reading it: look again.
-          if (String(e.message).includes("stale element reference")) continue;
-          throw e;
+          if (accept(last)) return id;
         }
-        if (accept(last)) return id;
+      } catch (e) {
+        // The page re-rendered while it was searched or read (a streaming reply, a list that
+        // refreshed): look again.
+        if (!String(e.message).includes("stale element")) throw e;
       }
       await sleep(100);
     }
