@@ -7,6 +7,7 @@
 pub mod bench;
 mod gguf;
 mod load;
+mod prefix;
 mod sampler;
 mod session;
 mod stop;

@@ -15,6 +15,7 @@ use hearth_core::{
 };
 
 use crate::LoadParams;
+use crate::prefix;
 use crate::sampler;
 use crate::stop::StopFilter;
 use crate::template::ChatTemplate;
@@ -69,6 +70,7 @@ impl<'m> Session<'m> {
         let started = Instant::now();
         let n_ctx = self.context.n_ctx() as usize;
         let (tokens, dropped) = self.fit_prompt(request, n_ctx)?;
+        let tokens = if self.reuse_kv { self.follow_cache(tokens) } else { tokens };
         let mut stats = ReplyStats {
             prompt_tokens: tokens.len() as u32,
             cached_tokens: self.reuse_prefix(&tokens) as u32,
@@ -196,6 +198,17 @@ impl<'m> Session<'m> {
         let bos = special_text(self.model, vocab.bos());
         let add_bos = vocab.should_add_bos() && (bos.is_empty() || !prompt.starts_with(&bos));
         vocab.tokenize(prompt.as_bytes(), add_bos, true)
+    }
+
+    /// The prompt spelled as the cache spells the text they share (see [`prefix`]).
+    fn follow_cache(&self, tokens: Vec<LlamaToken>) -> Vec<LlamaToken> {
+        let vocab = self.model.vocab();
+        prefix::follow_cache(
+            &self.cached,
+            tokens,
+            |token| vocab.token_to_piece(token, true, None),
+            |text| vocab.tokenize(text, false, true),
+        )
     }
 
     /// Keeps the longest cached prefix of `tokens` and drops the rest of the cache; returns its

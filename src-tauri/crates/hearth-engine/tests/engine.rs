@@ -32,6 +32,26 @@ async fn replies_to_a_real_prompt_deterministically_and_reuses_the_cache() {
 }
 
 #[tokio::test]
+async fn a_reply_spelled_in_unusual_tokens_is_still_reused_from_the_cache() {
+    use hearth_core::{BiasTarget, LogitBias};
+
+    // With the tokens that spell "London" pushed down, the model writes the word in smaller
+    // pieces, which tokenizing the reply's text again would not give back.
+    let engine = loaded_engine().await;
+    let prompt = user("What is the capital of England?");
+    let push_down = LogitBias { target: BiasTarget::Text { text: "London".into() }, bias: -10.0 };
+    let first = reply(&engine, &prompt, SamplingParams { logit_bias: vec![push_down], ..greedy(16) }, None).await;
+    assert!(first.text.contains("London"), "{:?}", first.text);
+
+    let mut next = prompt.clone();
+    next.push(ChatMessage::new(Role::Assistant, first.text.clone()));
+    next.push(ChatMessage::new(Role::User, "Thanks."));
+    let second = reply(&engine, &next, greedy(4), None).await;
+    let whole_first_turn = first.stats.prompt_tokens + first.stats.completion_tokens - 1;
+    assert!(second.stats.cached_tokens >= whole_first_turn, "{:?} vs {:?}", second.stats, first.stats);
+}
+
+#[tokio::test]
 async fn stops_mid_reply_and_honours_max_tokens() {
     let engine = loaded_engine().await;
     let long = user("Write a long story about a dragon who learns to bake bread.");

@@ -1,0 +1,111 @@
+//! Lines a new prompt up with the KV cache by the text they share, not only token by token.
+//!
+//! A sampled reply may spell its text with tokens that tokenizing the text again would not
+//! ("Par" + "is" where the tokenizer writes "Paris"). Matching the next turn's prompt to the cache
+//! token by token would then stop at that word and prefill the rest of the conversation again.
+
+/// Returns `tokens` (the prompt) re-spelled so that the cached tokens that write the same text
+/// lead it, followed by the tokenized rest. Falls back to `tokens` unchanged when the text parts
+/// ways at the first differing token, or when the rest cannot be tokenized on its own into
+/// exactly its text (SentencePiece tokenizers add a space before the text they are given).
+pub fn follow_cache<T: Copy + PartialEq>(
+    cached: &[T],
+    tokens: Vec<T>,
+    piece: impl Fn(T) -> Vec<u8>,
+    tokenize: impl Fn(&[u8]) -> Vec<T>,
+) -> Vec<T> {
+    let same = cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count();
+    if same == cached.len() || same == tokens.len() {
+        return tokens;
+    }
+    let pieces: Vec<Vec<u8>> = tokens[same..].iter().map(|&t| piece(t)).collect();
+    if pieces.iter().any(Vec::is_empty) {
+        return tokens; // A token that writes no text (an added BOS) would be lost in the text.
+    }
+    let rest = pieces.concat();
+    let (mut matched, mut kept) = (0, same);
+    for &token in &cached[same..] {
+        let p = piece(token);
+        if p.is_empty() || !rest[matched..].starts_with(&p) {
+            break;
+        }
+        matched += p.len();
+        kept += 1;
+    }
+    if kept == same {
+        return tokens;
+    }
+    let tail = tokenize(&rest[matched..]);
+    if tail.iter().flat_map(|&t| piece(t)).ne(rest[matched..].iter().copied()) {
+        return tokens;
+    }
+    let mut spelled = cached[..kept].to_vec();
+    spelled.extend(tail);
+    spelled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::follow_cache;
+
+    /// A toy vocabulary: token i writes VOCAB[i]; tokenizing takes the longest match first.
+    const VOCAB: &[&str] = &["<s>", "Par", "is", "Paris", " is", " nice", " ", "n", "ice", "?", ""];
+
+    fn piece(t: usize) -> Vec<u8> {
+        VOCAB[t].as_bytes().to_vec()
+    }
+
+    fn tokenize(text: &[u8]) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let (id, len) = VOCAB
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| !w.is_empty() && text[at..].starts_with(w.as_bytes()))
+                .map(|(i, w)| (i, w.len()))
+                .max_by_key(|&(_, len)| len)
+                .expect("the toy vocabulary covers the text");
+            out.push(id);
+            at += len;
+        }
+        out
+    }
+
+    /// A tokenizer that, like SentencePiece, writes a space before the text it is given.
+    fn tokenize_with_space(text: &[u8]) -> Vec<usize> {
+        tokenize(&[b" ", text].concat())
+    }
+
+    #[test]
+    fn follows_the_cache_where_it_writes_the_same_text() {
+        // (cache, canonical prompt, expected)
+        let cases: &[(&[usize], &[usize], &[usize])] = &[
+            // "Par"+"is" sampled where the tokenizer writes "Paris": the cache leads.
+            (&[0, 1, 2, 4, 5], &[0, 3, 4, 5, 9], &[0, 1, 2, 4, 5, 9]),
+            // The cache goes on with text the prompt lacks: as far as it agrees.
+            (&[0, 1, 2, 4, 9], &[0, 3, 4, 5, 9], &[0, 1, 2, 4, 5, 9]),
+            // Token for token the same: unchanged.
+            (&[0, 3, 4], &[0, 3, 4, 5], &[0, 3, 4, 5]),
+            // Text that parts ways at once: unchanged.
+            (&[0, 4, 5], &[0, 3, 9], &[0, 3, 9]),
+            // An empty cache, or a prompt inside the cache: unchanged.
+            (&[], &[0, 3], &[0, 3]),
+            (&[0, 3, 4, 5], &[0, 3], &[0, 3]),
+            // The whole prompt in other tokens: all of it from the cache.
+            (&[0, 1, 2, 4], &[0, 3, 4], &[0, 1, 2, 4]),
+            // A cached token that writes nothing is not taken as matching.
+            (&[0, 10, 3], &[0, 3, 4], &[0, 3, 4]),
+        ];
+        for (cache, prompt, expected) in cases {
+            let got = follow_cache(cache, prompt.to_vec(), piece, tokenize);
+            assert_eq!(got, *expected, "cache {cache:?}, prompt {prompt:?}");
+        }
+    }
+
+    #[test]
+    fn keeps_the_prompt_when_the_rest_cannot_be_tokenized_alone() {
+        let prompt = vec![0, 3, 4, 5];
+        assert_eq!(follow_cache(&[0, 1, 2], prompt.clone(), piece, tokenize_with_space), prompt);
+    }
+}
