@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/tauri.sh build --debug --no-bundle
 # The provider tests' peers: llama.cpp's server (scripts/setup.sh test builds it) and the fake API.
-cargo build -p hearth-providers --example fake_provider
+# Built by the test step already (same features); this only checks it is there.
+cargo build --workspace --examples
 export HEARTH_FAKE_PROVIDER="$PWD/target/debug/examples/fake_provider"
 export HEARTH_LLAMA_SERVER="$PWD/target/llama-server/bin/llama-server"
 export HEARTH_APP_BINARY="$PWD/target/debug/hearth"
