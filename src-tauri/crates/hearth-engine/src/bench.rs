@@ -32,7 +32,7 @@ pub fn raw_llama_speed(
     prompt: &str,
     n_decode: usize,
 ) -> Result<RawSpeed, EngineError> {
-    let file = crate::gguf::validate(path)?;
+    let file = hearth_gguf::validate(path)?;
     let backend = llama_backend().map_err(|_| EngineError::Gone)?;
     let shown = path.display().to_string();
     let model = LlamaModel::load_from_file(backend, &file.path, &LlamaModelParams::default()).map_err(|_| {

@@ -5,7 +5,6 @@
 //! implements [`hearth_core::ChatBackend`], so the chat flow does not know it is local.
 
 pub mod bench;
-mod gguf;
 mod load;
 mod prefix;
 mod sampler;
@@ -14,7 +13,7 @@ mod stop;
 mod template;
 mod worker;
 
-pub use gguf::{GgufError, MetaValue, ValidatedGguf, validate};
+pub use hearth_gguf::{GgufError, MetaValue, ValidatedGguf, validate};
 pub use template::{ChatTemplate, TemplateError};
 pub use hearth_core::{FlashAttention, KvType, LoadParams};
 pub use load::physical_cores;

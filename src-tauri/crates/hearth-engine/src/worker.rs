@@ -15,7 +15,7 @@ use hearth_core::{
 };
 
 use crate::LoadParams;
-use crate::gguf::{GgufError, ValidatedGguf};
+use hearth_gguf::{GgufError, ValidatedGguf};
 use crate::session::Session;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,7 +96,7 @@ impl Engine {
     /// Validates the file at `path` and loads it, replacing the current model.
     pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
         let path = path.to_path_buf();
-        let file = tokio::task::spawn_blocking(move || crate::gguf::validate(&path))
+        let file = tokio::task::spawn_blocking(move || hearth_gguf::validate(&path))
             .await
             .map_err(|_| EngineError::Gone)??;
         self.load_validated(file, params).await

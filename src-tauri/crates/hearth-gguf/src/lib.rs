@@ -3,7 +3,12 @@
 //! llama.cpp reports every bad file as the same null result (and can abort() on crafted metadata),
 //! so Hearth parses the header itself: magic, version, every key/value, every tensor description,
 //! and checks that all tensor data lies inside the file. The result, [`ValidatedGguf`], is the only
-//! thing the engine will load.
+//! thing the engine will load. The same parser reads a header fetched from the network
+//! ([`parse_prefix`]) so a model's facts are known before it is downloaded.
+
+mod facts;
+
+pub use facts::{ModelFacts, file_type_name};
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -29,6 +34,9 @@ pub enum GgufError {
     UnsupportedVersion { path: String, version: u32 },
     #[error("{path} is corrupt: {detail}")]
     Corrupt { path: String, detail: String },
+    /// Only from [`parse_prefix`]: the header goes on past the bytes given.
+    #[error("{path}: the header goes on past the first {have} bytes")]
+    NeedMore { path: String, have: u64 },
 }
 
 /// A file whose GGUF header parsed and whose tensor data lies within the file.
@@ -38,6 +46,8 @@ pub struct ValidatedGguf {
     pub file_size: u64,
     pub version: u32,
     pub tensor_count: u64,
+    /// Elements of all tensors: the parameter count.
+    pub parameters: u64,
     /// Metadata strings and numbers (arrays are omitted).
     pub metadata: BTreeMap<String, MetaValue>,
 }
@@ -78,24 +88,40 @@ pub fn validate(path: &Path) -> Result<ValidatedGguf, GgufError> {
     let io = |e: std::io::Error| GgufError::Io { path: shown.clone(), reason: e.to_string() };
     let file = File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
-    let mut r = Reader { inner: BufReader::with_capacity(1 << 16, file), pos: 0, len, path: &shown };
-    r.parse().map(|(version, tensor_count, metadata)| ValidatedGguf {
-        path: path.to_path_buf(),
-        file_size: len,
-        version,
-        tensor_count,
-        metadata,
-    })
+    let mut r = Reader { inner: BufReader::with_capacity(1 << 16, file), pos: 0, len, available: len, path: &shown };
+    r.parse().map(|parsed| parsed.into_validated(path.to_path_buf(), len))
+}
+
+/// Parses a header from the first bytes of a `file_size`-byte file (a range fetched over HTTP).
+/// [`GgufError::NeedMore`] asks for more bytes; every other error is the file's.
+pub fn parse_prefix(bytes: &[u8], file_size: u64, name: &str) -> Result<ValidatedGguf, GgufError> {
+    let mut r = Reader { inner: bytes, pos: 0, len: file_size, available: bytes.len() as u64, path: name };
+    r.parse().map(|parsed| parsed.into_validated(PathBuf::from(name), file_size))
 }
 
 struct Reader<'a, R> {
     inner: R,
     pos: u64,
+    /// The file's length, which the header's claims are checked against.
     len: u64,
+    /// How much of it can be read (less than `len` for a prefix).
+    available: u64,
     path: &'a str,
 }
 
-type Parsed = (u32, u64, BTreeMap<String, MetaValue>);
+struct Parsed {
+    version: u32,
+    tensor_count: u64,
+    parameters: u64,
+    metadata: BTreeMap<String, MetaValue>,
+}
+
+impl Parsed {
+    fn into_validated(self, path: PathBuf, file_size: u64) -> ValidatedGguf {
+        let Parsed { version, tensor_count, parameters, metadata } = self;
+        ValidatedGguf { path, file_size, version, tensor_count, parameters, metadata }
+    }
+}
 
 impl<R: Read> Reader<'_, R> {
     fn parse(&mut self) -> Result<Parsed, GgufError> {
@@ -130,7 +156,9 @@ impl<R: Read> Reader<'_, R> {
             tensors.push(self.tensor_info()?);
         }
         let data_start = self.pos.div_ceil(alignment) * alignment;
+        let mut parameters: u64 = 0;
         for t in &tensors {
+            parameters = parameters.saturating_add(t.elements);
             if t.offset % alignment != 0 {
                 return Err(self.corrupt(format!("tensor {} is misaligned", t.name)));
             }
@@ -142,7 +170,7 @@ impl<R: Read> Reader<'_, R> {
                 return Err(GgufError::Truncated { path: self.path.into(), len: self.len, needed: end });
             }
         }
-        Ok((version, tensor_count, metadata))
+        Ok(Parsed { version, tensor_count, parameters, metadata })
     }
 
     fn tensor_info(&mut self) -> Result<TensorInfo, GgufError> {
@@ -152,8 +180,12 @@ impl<R: Read> Reader<'_, R> {
             return Err(self.corrupt(format!("tensor {name} has {n_dims} dimensions")));
         }
         let mut elements: u64 = 1;
-        for _ in 0..n_dims {
+        let mut row = 0;
+        for i in 0..n_dims {
             let d = self.u64()?;
+            if i == 0 {
+                row = d;
+            }
             elements = elements
                 .checked_mul(d)
                 .ok_or_else(|| self.corrupt(format!("tensor {name} has absurd dimensions")))?;
@@ -162,7 +194,8 @@ impl<R: Read> Reader<'_, R> {
         let offset = self.u64()?;
         let bytes = match block_layout(ty) {
             Some((block, size)) => {
-                if elements % block != 0 {
+                // ggml quantizes rows: a row must be whole blocks (llama.cpp refuses the file otherwise).
+                if row % block != 0 {
                     return Err(self.corrupt(format!("tensor {name} does not fill whole blocks")));
                 }
                 Some((elements / block).checked_mul(size).ok_or_else(|| {
@@ -173,7 +206,7 @@ impl<R: Read> Reader<'_, R> {
             None if ty < 64 => None,
             None => return Err(self.corrupt(format!("tensor {name} has unknown type {ty}"))),
         };
-        Ok(TensorInfo { name, offset, bytes })
+        Ok(TensorInfo { name, offset, bytes, elements })
     }
 
     fn value(&mut self, ty: u32, key: &str) -> Result<MetaValue, GgufError> {
@@ -239,10 +272,11 @@ impl<R: Read> Reader<'_, R> {
         Ok(buf)
     }
 
-    /// Fails unless `n` more bytes exist, before anything is allocated for them.
+    /// Fails unless `n` more bytes exist (and can be read), before anything is allocated for them.
     fn need(&self, n: u64) -> Result<(), GgufError> {
         match self.pos.checked_add(n) {
-            Some(end) if end <= self.len => Ok(()),
+            Some(end) if end <= self.available => Ok(()),
+            Some(end) if end <= self.len => Err(GgufError::NeedMore { path: self.path.into(), have: self.available }),
             _ => Err(GgufError::Truncated {
                 path: self.path.into(),
                 len: self.len,
@@ -269,6 +303,7 @@ struct TensorInfo {
     name: String,
     offset: u64,
     bytes: Option<u64>,
+    elements: u64,
 }
 
 /// (elements per block, bytes per block) of each ggml tensor type, from ggml.h's type table.
