@@ -1,0 +1,86 @@
+//! hearth-hub: finding, fetching and keeping GGUF models.
+//!
+//! [`Hub`] talks to Hugging Face (or any endpoint speaking its API: `HF_ENDPOINT`) through hf-hub:
+//! search, a repository's GGUF files grouped by quantization, a model's header read with range
+//! requests for a [`fit`] estimate before download. [`Downloads`] fetches files into the standard
+//! Hugging Face cache ([`HubCache`]) with resume, retries, sha256 checks and a free-disk check.
+//! [`Library`] lists what is on disk: the HF cache, Hearth's models folder and imported files.
+
+mod cache;
+mod download;
+mod error;
+pub mod fit;
+mod header;
+mod library;
+pub mod names;
+mod search;
+
+pub use cache::{CachedFile, HubCache};
+pub use download::{Download, DownloadState, Downloads, RetryPolicy};
+pub use error::HubError;
+pub use fit::{FitEstimate, FitVerdict, Memory};
+pub use library::{ImportMode, Library, LibraryModel, ModelSource};
+pub use search::{HubRepo, RepoFile, RepoQuant, group_quants};
+
+use std::sync::{Arc, RwLock};
+
+use hf_hub::HFClient;
+
+/// Where the hub is and who we are to it.
+#[derive(Debug, Clone, Default)]
+pub struct HubConfig {
+    /// The hub's base URL; `None`: `HF_ENDPOINT`, else huggingface.co.
+    pub endpoint: Option<String>,
+    /// For gated and private repositories.
+    pub token: Option<String>,
+}
+
+/// A handle on the hub; cheap to clone. The token can change while it lives.
+#[derive(Clone)]
+pub struct Hub {
+    client: Arc<RwLock<HFClient>>,
+    endpoint: Option<String>,
+}
+
+impl Hub {
+    pub fn new(config: &HubConfig) -> Result<Hub, HubError> {
+        let client = build_client(config.endpoint.as_deref(), config.token.as_deref())?;
+        Ok(Hub { client: Arc::new(RwLock::new(client)), endpoint: config.endpoint.clone() })
+    }
+
+    /// Uses `token` (or none) from now on.
+    pub fn set_token(&self, token: Option<&str>) -> Result<(), HubError> {
+        let client = build_client(self.endpoint.as_deref(), token)?;
+        *self.client.write().expect("hub client lock poisoned") = client;
+        Ok(())
+    }
+
+    pub fn endpoint(&self) -> String {
+        self.client().endpoint().to_owned()
+    }
+
+    fn client(&self) -> HFClient {
+        self.client.read().expect("hub client lock poisoned").clone()
+    }
+
+    fn repo(&self, repo: &str) -> Result<hf_hub::HFRepository<hf_hub::RepoTypeModel>, HubError> {
+        let (owner, name) = names::repo_id(repo)?;
+        Ok(self.client().model(owner, name))
+    }
+
+    fn error(&self, error: hf_hub::HFError, repo: &str) -> HubError {
+        HubError::from_hf(error, repo, &self.endpoint())
+    }
+}
+
+fn build_client(endpoint: Option<&str>, token: Option<&str>) -> Result<HFClient, HubError> {
+    // Downloads retry themselves (with resume); hf-hub's own retries would hide a dead network.
+    let mut builder = HFClient::builder().retry_max_attempts(1);
+    if let Some(endpoint) = endpoint {
+        builder = builder.endpoint(endpoint);
+    }
+    if let Some(token) = token.filter(|t| !t.is_empty()) {
+        builder = builder.token(token);
+    }
+    builder.build().map_err(|e| HubError::Network { endpoint: endpoint.unwrap_or("huggingface.co").into(), detail: e.to_string() })
+}

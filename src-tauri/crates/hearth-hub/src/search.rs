@@ -1,0 +1,163 @@
+//! Discovery: GGUF repositories matching a query, and a repository's GGUF files grouped by
+//! quantization (a split model's parts as one entry).
+
+use futures_util::{StreamExt, TryStreamExt};
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::{Hub, HubError, names};
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HubRepo {
+    pub id: String,
+    #[ts(type = "number")]
+    pub downloads: u64,
+    #[ts(type = "number")]
+    pub likes: u64,
+    pub updated_at: Option<String>,
+    pub gated: bool,
+}
+
+/// One file of a repository, as its tree listing says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoFile {
+    pub path: String,
+    pub size: u64,
+    /// The LFS object id (sha256 of the content); `None` for files kept in git itself.
+    pub sha256: Option<String>,
+}
+
+/// One quantization of a model: its file, or its parts in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoQuant {
+    pub quant: String,
+    pub files: Vec<String>,
+    #[ts(type = "number")]
+    pub size_bytes: u64,
+}
+
+impl Hub {
+    /// GGUF repositories matching `query`, most downloaded first.
+    pub async fn search(&self, query: &str, limit: usize) -> Result<Vec<HubRepo>, HubError> {
+        let client = self.client();
+        let stream = client
+            .list_models()
+            .search(query.trim())
+            .filter("gguf")
+            .sort("downloads")
+            .limit(limit)
+            .send()
+            .map_err(|e| self.error(e, "search"))?;
+        let found: Vec<_> = stream.take(limit).try_collect().await.map_err(|e| self.error(e, "search"))?;
+        Ok(found
+            .into_iter()
+            .map(|m| HubRepo {
+                id: m.id,
+                downloads: m.downloads.unwrap_or(0),
+                likes: m.likes.unwrap_or(0),
+                updated_at: m.last_modified,
+                gated: m.gated.is_some_and(|g| g != serde_json::Value::Bool(false)),
+            })
+            .collect())
+    }
+
+    /// The repository's GGUF files (with sizes and LFS hashes).
+    pub async fn repo_files(&self, repo: &str) -> Result<Vec<RepoFile>, HubError> {
+        let handle = self.repo(repo)?;
+        let entries: Vec<_> = handle
+            .list_tree()
+            .recursive(true)
+            .send()
+            .map_err(|e| self.error(e, repo))?
+            .try_collect()
+            .await
+            .map_err(|e| self.error(e, repo))?;
+        let mut files = Vec::new();
+        for entry in entries {
+            if let hf_hub::repository::RepoTreeEntry::File { path, size, lfs, .. } = entry
+                && path.ends_with(".gguf")
+                && names::repo_path(&path).is_ok()
+            {
+                let sha256 = lfs.and_then(|l| l.sha256);
+                files.push(RepoFile { path, size, sha256 });
+            }
+        }
+        Ok(files)
+    }
+
+    /// The commit `main` points at, which names the cache's snapshot folder.
+    pub async fn head_commit(&self, repo: &str) -> Result<String, HubError> {
+        let info = self.repo(repo)?.info().send().await.map_err(|e| self.error(e, repo))?;
+        info.sha.ok_or_else(|| HubError::Server { status: 200, detail: format!("the hub did not say which commit {repo} is at") })
+    }
+}
+
+/// Groups files by quantization; a split model's parts (`-0000N-of-0000M`) form one entry, and
+/// only complete sets count. Smallest first.
+pub fn group_quants(files: &[RepoFile]) -> Vec<RepoQuant> {
+    let mut groups: Vec<RepoQuant> = Vec::new();
+    let mut sorted: Vec<&RepoFile> = files.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    for file in sorted {
+        let part = names::split_part(&file.path);
+        let key = match part {
+            Some(_) => split_base(&file.path),
+            None => file.path.clone(),
+        };
+        let quant = names::quant_label(&file.path);
+        match groups.iter_mut().find(|g| part.is_some() && g.files.first().is_some_and(|f| split_base(f) == key)) {
+            Some(group) => {
+                group.files.push(file.path.clone());
+                group.size_bytes += file.size;
+            }
+            None => groups.push(RepoQuant { quant, files: vec![file.path.clone()], size_bytes: file.size }),
+        }
+    }
+    groups.retain(|g| match names::split_part(&g.files[0]) {
+        Some((1, count)) => g.files.len() == count as usize,
+        Some(_) => false,
+        None => true,
+    });
+    // Two files with the same label (a model in two sizes) keep their file names apart.
+    let labels: Vec<String> = groups.iter().map(|g| g.quant.clone()).collect();
+    for group in &mut groups {
+        if labels.iter().filter(|l| **l == group.quant).count() > 1 {
+            group.quant = format!("{} ({})", group.quant, group.files[0].rsplit('/').next().unwrap_or(&group.files[0]));
+        }
+    }
+    groups.sort_by_key(|g| g.size_bytes);
+    groups
+}
+
+/// A split file's name without its `-0000N-of-0000M.gguf`.
+fn split_base(path: &str) -> String {
+    const SUFFIX: usize = "-00001-of-00002.gguf".len();
+    path[..path.len().saturating_sub(SUFFIX)].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, size: u64) -> RepoFile {
+        RepoFile { path: path.into(), size, sha256: None }
+    }
+
+    #[test]
+    fn quantizations_group_split_parts_and_drop_incomplete_sets() {
+        let files = [
+            file("m-Q8_0.gguf", 800),
+            file("m-Q4_K_M.gguf", 400),
+            file("F16/m-F16-00002-of-00002.gguf", 700),
+            file("F16/m-F16-00001-of-00002.gguf", 900),
+            file("Q2/m-Q2_K-00001-of-00003.gguf", 100),
+            file("Q2/m-Q2_K-00002-of-00003.gguf", 100),
+        ];
+        let groups = group_quants(&files);
+        let got: Vec<(&str, usize, u64)> = groups.iter().map(|g| (g.quant.as_str(), g.files.len(), g.size_bytes)).collect();
+        assert_eq!(got, [("Q4_K_M", 1, 400), ("Q8_0", 1, 800), ("F16", 2, 1600)]);
+        assert_eq!(groups[2].files, ["F16/m-F16-00001-of-00002.gguf", "F16/m-F16-00002-of-00002.gguf"]);
+    }
+}
