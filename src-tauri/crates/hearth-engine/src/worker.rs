@@ -39,6 +39,8 @@ enum Request {
     Generate { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
     /// Served in a small context of its own, so the conversation's KV cache stays as it is.
     Aside { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
+    /// Drop the model; acknowledged once its memory is freed.
+    Unload(oneshot::Sender<()>),
     /// End the engine thread (after the request in hand).
     Quit,
 }
@@ -52,7 +54,11 @@ struct LoadRequest {
     file: ValidatedGguf,
     params: LoadParams,
     reply: oneshot::Sender<Result<ModelInfo, EngineError>>,
+    /// Told llama.cpp's load progress, 0 to 1.
+    progress: Option<Progress>,
 }
+
+type Progress = Box<dyn FnMut(f32) + Send>;
 
 /// Handle to the engine thread. Cloning is cheap; the thread ends when the last handle is dropped.
 #[derive(Clone)]
@@ -110,13 +116,40 @@ impl Engine {
         params.validate().map_err(EngineError::InvalidSettings)?;
         let (reply, answer) = oneshot::channel();
         self.requests
-            .send(Request::Load(LoadRequest { file, params, reply }))
+            .send(Request::Load(LoadRequest { file, params, reply, progress: None }))
             .map_err(|_| EngineError::Gone)?;
         answer.await.map_err(|_| EngineError::Gone)?
     }
 }
 
 impl Engine {
+    /// As [`Engine::load`], telling `progress` how far llama.cpp got (0 to 1).
+    pub async fn load_with_progress(
+        &self,
+        path: &Path,
+        params: LoadParams,
+        progress: impl FnMut(f32) + Send + 'static,
+    ) -> Result<ModelInfo, EngineError> {
+        let path = path.to_path_buf();
+        let file = tokio::task::spawn_blocking(move || hearth_gguf::validate(&path))
+            .await
+            .map_err(|_| EngineError::Gone)??;
+        params.validate().map_err(EngineError::InvalidSettings)?;
+        let (reply, answer) = oneshot::channel();
+        let progress: Progress = Box::new(progress);
+        self.requests
+            .send(Request::Load(LoadRequest { file, params, reply, progress: Some(progress) }))
+            .map_err(|_| EngineError::Gone)?;
+        answer.await.map_err(|_| EngineError::Gone)?
+    }
+
+    /// Frees the model and its context; replies then fail with "no model".
+    pub async fn unload(&self) -> Result<(), EngineError> {
+        let (done, unloaded) = oneshot::channel();
+        self.requests.send(Request::Unload(done)).map_err(|_| EngineError::Gone)?;
+        unloaded.await.map_err(|_| EngineError::Gone)
+    }
+
     fn send(&self, to_request: impl FnOnce(tokio_mpsc::UnboundedSender<GenEvent>) -> Request) -> Result<ReplyStream, BackendError> {
         let model = self.loaded().ok_or(BackendError::NoModel)?.name;
         let (events, receiver) = tokio_mpsc::unbounded_channel();
@@ -145,6 +178,7 @@ impl ChatBackend for Engine {
 /// What ended the service of one model.
 enum Next {
     Load(LoadRequest),
+    Unloaded(oneshot::Sender<()>),
     Quit,
 }
 
@@ -178,6 +212,10 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
                     let _ = events.send(GenEvent::Failed(BackendError::NoModel));
                     continue;
                 }
+                Ok(Request::Unload(done)) => {
+                    let _ = done.send(());
+                    continue;
+                }
                 Ok(Request::Quit) | Err(_) => return,
             },
         };
@@ -185,6 +223,11 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
         *loaded.lock().expect("engine state poisoned") = None;
         match serve(backend, load, &inbox, &loaded) {
             Next::Load(next) => pending = Some(next),
+            Next::Unloaded(done) => {
+                *loaded.lock().expect("engine state poisoned") = None;
+                tracing::info!("model unloaded");
+                let _ = done.send(());
+            }
             Next::Quit => return,
         }
     }
@@ -197,9 +240,16 @@ fn serve(
     inbox: &Receiver<Request>,
     loaded: &Mutex<Option<ModelInfo>>,
 ) -> Next {
-    let LoadRequest { file, params, reply } = load;
+    let LoadRequest { file, params, reply, progress } = load;
     let path = file.path.display().to_string();
-    let model = match LlamaModel::load_from_file(backend, &file.path, &crate::load::model_params(&params)) {
+    let mut model_params = crate::load::model_params(&params);
+    if let Some(mut progress) = progress {
+        model_params = model_params.with_progress_callback(move |fraction| {
+            progress(fraction);
+            true
+        });
+    }
+    let model = match LlamaModel::load_from_file(backend, &file.path, &model_params) {
         Ok(model) => model,
         Err(e) => {
             tracing::warn!(%path, error = %e, "model load failed");
@@ -248,6 +298,7 @@ fn serve(
                 }
             }
             Ok(Request::Load(next)) => return Next::Load(next),
+            Ok(Request::Unload(done)) => return Next::Unloaded(done),
             Ok(Request::Quit) | Err(_) => return Next::Quit,
         }
     }
@@ -279,6 +330,7 @@ fn next_load(inbox: &Receiver<Request>) -> Next {
             Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                 let _ = events.send(GenEvent::Failed(BackendError::NoModel));
             }
+            Ok(Request::Unload(done)) => return Next::Unloaded(done),
             Ok(Request::Quit) | Err(_) => return Next::Quit,
         }
     }

@@ -58,6 +58,8 @@ impl HubError {
             E::EntryNotFound { path, .. } => HubError::NotFound { what: format!("{path} in {repo}") },
             E::RevisionNotFound { revision, .. } => HubError::NotFound { what: format!("revision {revision} of {repo}") },
             E::RateLimited { .. } => HubError::RateLimited,
+            E::Http { context } if matches!(context.status.as_u16(), 401 | 403) => HubError::Auth { repo: repo.to_owned() },
+            E::Http { context } if context.status.as_u16() == 404 => HubError::NotFound { what: format!("repository {repo}") },
             E::Http { context } => {
                 let status = context.status.as_u16();
                 let detail = context.server_message.clone().unwrap_or_else(|| context.body.chars().take(200).collect());

@@ -80,11 +80,22 @@ impl Hub {
                 && path.ends_with(".gguf")
                 && names::repo_path(&path).is_ok()
             {
+                let is_lfs = lfs.is_some();
                 let sha256 = lfs.and_then(|l| l.sha256);
-                files.push(RepoFile { path, size, sha256 });
+                files.push((RepoFile { path, size, sha256 }, is_lfs));
             }
         }
-        Ok(files)
+        // The hub's tree lists an LFS file's sha256 as `lfs.oid`, which hf-hub 1.0 does not read
+        // (it expects `lfs.sha256`); the file's ETag is the same sha256, so ask for that.
+        let mut out = Vec::with_capacity(files.len());
+        for (mut file, is_lfs) in files {
+            if file.sha256.is_none() && is_lfs {
+                let meta = handle.get_file_metadata().filepath(file.path.clone()).send().await.map_err(|e| self.error(e, repo))?;
+                file.sha256 = Some(meta.etag).filter(|e| e.len() == 64 && e.bytes().all(|b| b.is_ascii_hexdigit()));
+            }
+            out.push(file);
+        }
+        Ok(out)
     }
 
     /// The commit `main` points at, which names the cache's snapshot folder.
