@@ -2,11 +2,13 @@
 //!
 //!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags…] [sampling flags…]
 //!   hearth-cli chat  --provider KIND [--base-url URL] --model NAME [--db …] [sampling flags…]
+//!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 mod args;
 mod bench;
 mod chat;
+mod models;
 mod peer;
 
 use std::process::ExitCode;
@@ -15,6 +17,7 @@ const USAGE: &str = "usage:
   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags] [sampling flags]
   hearth-cli chat  --provider openai|anthropic|openai-compatible [--base-url URL] --model NAME
                    [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
+  hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
@@ -22,6 +25,11 @@ server at --base-url (llama.cpp's server, vLLM, Ollama, LM Studio, Groq, OpenRou
 comes from OPENAI_API_KEY / ANTHROPIC_API_KEY / HEARTH_API_KEY, else from the key saved in the app
 (system keychain) for the built-in OpenAI or Anthropic provider. Settings a provider does not take
 are not sent (see the app's sampler panel).
+
+models: list the library (Hugging Face cache, Hearth's models folder, imports), inspect a GGUF
+file's header (a bad file is an error, exit status 1), search the hub for GGUF repositories, pull a
+file (a split model's parts together) into the Hugging Face cache with resume and sha256 checks.
+HF_ENDPOINT points at another hub, HF_HUB_CACHE at another cache, HF_TOKEN opens gated repositories.
 
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it.
@@ -56,6 +64,7 @@ fn main() -> ExitCode {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let result = match argv.first().map(String::as_str) {
         Some("chat") => args::ChatArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(chat::run(a))),
+        Some("models") => runtime.block_on(models::run(&argv[1..])),
         Some("bench") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(bench::run(a))),
         // Internal: the raw baseline, run by `bench` in a process of its own.
         Some("bench-raw") => args::BenchArgs::parse(&argv[1..]).and_then(bench::run_raw),
