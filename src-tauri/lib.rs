@@ -81,6 +81,9 @@ pub fn init<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(), Box<dyn std::er
     tracing::info!(data_dir = %paths.data_dir.display(), "Hearth starting");
     let state = tauri::async_runtime::block_on(AppState::open(paths))?;
     startup::load_default_model(&state);
+    // Downloads under way when Hearth last quit go on.
+    let downloads = state.downloads.clone();
+    tauri::async_runtime::spawn(async move { downloads.restore() });
     app.manage(state);
     Ok(())
 }

@@ -4,7 +4,8 @@ use tokio::sync::watch;
 
 use hearth_core::{ChatService, LoadParams, Preset, ProviderConfig, ProviderKind, SamplingParams, SettingsScope, Switch};
 use hearth_engine::Engine;
-use hearth_providers::{HubOptions, KeyStore, Providers, Timeouts};
+use hearth_hub::{Downloads, Hub, HubCache, HubConfig, Library, RetryPolicy};
+use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
 use hearth_store::{Store, StoreError};
 
 use crate::AppPaths;
@@ -13,6 +14,9 @@ use crate::AppPaths;
 const PRESETS_KEY: &str = "presets";
 /// Settings key of the configured providers (JSON list; keys are in the keychain, not here).
 const PROVIDERS_KEY: &str = "providers";
+
+/// The keychain entry of the Hugging Face token (beside the providers' keys).
+pub const HUB_TOKEN_KEY: &str = "huggingface-hub";
 
 /// Where replies come from: the local engine or a remote provider, by the chat's target.
 pub type Backend = Switch<Engine, Providers>;
@@ -53,6 +57,10 @@ pub struct AppState {
     pub providers: Providers,
     pub keys: Arc<KeyStore>,
     pub store: Store,
+    /// Hugging Face (or `HF_ENDPOINT`), with the token kept in the keychain.
+    pub hub: Hub,
+    pub downloads: Downloads,
+    pub library: Library,
     pub watchers: crate::titles::ChatWatchers,
     /// True once the start-up model load has finished (whatever its outcome).
     model_settled: watch::Receiver<bool>,
@@ -60,7 +68,7 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub async fn open(paths: AppPaths) -> Result<AppState, StoreError> {
+    pub async fn open(paths: AppPaths) -> Result<AppState, Box<dyn std::error::Error>> {
         let store = Store::open(&paths.database).await?;
         let engine = Engine::spawn();
         let keys = Arc::new(KeyStore::new(paths.data_dir.join("keys.json")));
@@ -70,7 +78,29 @@ impl AppState {
         let backend = Switch::new(Arc::new(engine.clone()), Arc::new(providers.clone()));
         let chat = ChatService::new(Arc::new(backend), Arc::new(store.clone()));
         let (settle_model, model_settled) = watch::channel(false);
-        Ok(AppState { paths, chat, engine, providers, keys, store, watchers: Default::default(), model_settled, settle_model })
+        // The hub honours HF_ENDPOINT; models go to the standard Hugging Face cache.
+        let token = keys.key(HUB_TOKEN_KEY).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the Hugging Face token could not be read");
+            None
+        });
+        let hub = Hub::new(&HubConfig { endpoint: None, token })?;
+        let cache = HubCache::new(HubCache::default_root());
+        let downloads = Downloads::new(hub.clone(), cache.clone(), paths.data_dir.join("downloads.json"), RetryPolicy::default());
+        let library = Library::new(cache, paths.models_dir.clone(), paths.data_dir.join("imports.json"));
+        Ok(AppState {
+            paths,
+            chat,
+            engine,
+            providers,
+            keys,
+            store,
+            hub,
+            downloads,
+            library,
+            watchers: Default::default(),
+            model_settled,
+            settle_model,
+        })
     }
 
     /// Saves the provider list and puts it in force.

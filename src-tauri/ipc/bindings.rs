@@ -9,11 +9,13 @@ use hearth_core::{
     ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage, ModelTarget, ProviderKind, ProviderConfig,
     FieldSupport,
 };
+use hearth_gguf::ModelFacts;
+use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
 use hearth_providers::{KeyStorage, RemoteModel};
 
 use super::{
-    ChatEvent, ConnectionReport, FailedReply, IpcError, IpcErrorKind, LoadSettings, MessageSaved, ProviderView,
-    ReplyStarted, SamplingSettings, TextDelta,
+    ChatEvent, ConnectionReport, FailedReply, HubTokenStatus, IpcError, IpcErrorKind, LoadSettings, MessageSaved,
+    ProviderView, ReplyStarted, SamplingSettings, TextDelta,
 };
 
 /// The full text of ui/src/ipc/bindings.ts.
@@ -61,6 +63,17 @@ pub fn typescript_bindings() -> String {
         RemoteModel::decl(&cfg),
         ConnectionReport::decl(&cfg),
         FieldSupport::decl(&cfg),
+        HubRepo::decl(&cfg),
+        RepoQuant::decl(&cfg),
+        ModelFacts::decl(&cfg),
+        FitVerdict::decl(&cfg),
+        FitEstimate::decl(&cfg),
+        DownloadState::decl(&cfg),
+        Download::decl(&cfg),
+        ModelSource::decl(&cfg),
+        LibraryModel::decl(&cfg),
+        ImportMode::decl(&cfg),
+        HubTokenStatus::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\n",

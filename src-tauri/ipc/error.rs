@@ -39,6 +39,12 @@ pub enum IpcErrorKind {
     Provider,
     /// The OS keychain (or the key file) failed.
     Keychain,
+    /// A gated or private Hugging Face repository wants a (different) token.
+    HubAuth,
+    /// The disk has no room for a download.
+    DiskFull,
+    /// A download failed otherwise (damaged on the way, the hub refused, …).
+    Download,
 }
 
 impl IpcError {

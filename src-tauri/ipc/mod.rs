@@ -3,6 +3,7 @@
 mod bindings;
 pub mod chat;
 mod error;
+pub mod hub;
 mod models;
 mod providers;
 mod settings;
@@ -11,6 +12,7 @@ mod transfer;
 pub use bindings::typescript_bindings;
 pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
 pub use error::{IpcError, IpcErrorKind};
+pub use hub::HubTokenStatus;
 pub use models::LoadSettings;
 pub use providers::{ConnectionReport, ProviderView};
 pub use settings::SamplingSettings;
@@ -55,5 +57,23 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         providers::test_provider,
         providers::set_chat_model,
         providers::sampling_support_for,
+        hub::hub_search,
+        hub::hub_repo_files,
+        hub::hub_fit,
+        hub::start_download,
+        hub::list_downloads,
+        hub::watch_downloads,
+        hub::pause_download,
+        hub::resume_download,
+        hub::cancel_download,
+        hub::list_library,
+        hub::import_model,
+        hub::import_model_dialog,
+        hub::delete_model,
+        hub::reveal_model,
+        hub::load_model,
+        hub::unload_model,
+        hub::hub_token_status,
+        hub::set_hub_token,
     ]
 }

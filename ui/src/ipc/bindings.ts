@@ -141,7 +141,7 @@ export type ImportReport = { imported: Array<ChatSummary>, skipped: Array<Skippe
  */
 notes: Array<string>, };
 
-export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain";
+export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain" | "hubAuth" | "diskFull" | "download";
 
 export type IpcError = { kind: IpcErrorKind, message: string, 
 /**
@@ -334,3 +334,49 @@ field: string, supported: boolean,
  * Why it is not (shown as a tooltip), or how it is sent; empty when there is nothing to say.
  */
 note: string, };
+
+export type HubRepo = { id: string, downloads: number, likes: number, updatedAt: string | null, gated: boolean, };
+
+export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
+
+export type ModelFacts = { architecture: string | null, 
+/**
+ * Parameter count (elements of all tensors).
+ */
+parameters: number | null, 
+/**
+ * The quantization the file was made with ("Q4_K_M"), from `general.file_type`.
+ */
+quantization: string | null, 
+/**
+ * The context length the model was trained for.
+ */
+contextLength: number | null, layers: number | null, hasChatTemplate: boolean, };
+
+export type FitVerdict = { "kind": "fits" } | { "kind": "gpuLayers", layers: number, totalLayers: number, } | { "kind": "tooLarge" };
+
+export type FitEstimate = { facts: ModelFacts, contextLength: number, weightsBytes: number, kvCacheBytes: number, computeBytes: number, totalBytes: number, freeRamBytes: number, freeVramBytes: number | null, verdict: FitVerdict, };
+
+export type DownloadState = "queued" | "running" | "paused" | "retrying" | "verifying" | "done" | "failed" | "cancelled";
+
+export type Download = { id: string, repo: string, quant: string, files: Array<string>, state: DownloadState, doneBytes: number, totalBytes: number, bytesPerSecond: number, etaSeconds: number | null, attempt: number, maxAttempts: number, retryInS: number | null, error: string | null, 
+/**
+ * The model's path once done (a split model's first part).
+ */
+modelPath: string | null, };
+
+export type ModelSource = "hubCache" | "modelsFolder" | "linked" | "copied";
+
+export type LibraryModel = { path: string, name: string, source: ModelSource, repo: string | null, 
+/**
+ * All parts of a split model together.
+ */
+sizeBytes: number, facts: ModelFacts | null, 
+/**
+ * Why the file cannot be loaded, when its header is bad.
+ */
+error: string | null, loaded: boolean, };
+
+export type ImportMode = "copy" | "link";
+
+export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };

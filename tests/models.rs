@@ -1,0 +1,120 @@
+//! The model manager through the commands the window calls, on Tauri's mock runtime, against a
+//! local fake of the Hugging Face hub (real HTTP): search → files → fit → download (progress,
+//! verified) → library → load (progress) → chat → unload; a bad file keeps the loaded model; a
+//! gated repository asks for the token, which opens it.
+
+#[allow(dead_code)]
+#[path = "../src-tauri/crates/hearth-hub/tests/support/fake_hub.rs"]
+mod fake_hub;
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tauri::Manager;
+
+use common::{invoke, model_path, recording_channel, start_app};
+use fake_hub::{FakeFile, FakeHub, FakeRepo, TOKEN};
+use hearth_app::AppState;
+
+const SMOL: &str = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";
+const FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+const GATED: &str = "meta-llama/Llama-3.2-1B-Instruct-GGUF";
+
+#[test]
+fn search_download_load_and_chat_through_ipc() {
+    let model = std::fs::read(model_path()).unwrap();
+    let hub = FakeHub::new(vec![
+        FakeRepo { id: SMOL.into(), gated: false, downloads: 7, likes: 1, files: vec![FakeFile::new(FILE, model)] },
+        FakeRepo { id: GATED.into(), gated: true, downloads: 9, likes: 2, files: vec![FakeFile::new("Llama-3.2-1B-Instruct-Q4_K_M.gguf", vec![1; 64])] },
+    ]);
+    let (url, _fake) = tauri::async_runtime::block_on(fake_hub::start(hub));
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: set before the app (or any thread) reads the environment.
+    unsafe {
+        std::env::set_var("HF_ENDPOINT", &url);
+        std::env::set_var("HF_HUB_CACHE", dir.path().join("hf-cache"));
+    }
+    let (app, window) = start_app(&dir.path().join("data"));
+    let state = app.state::<AppState>();
+
+    let found = invoke(&window, "hub_search", json!({ "query": "SmolLM2" })).unwrap();
+    assert_eq!(found[0]["id"], SMOL);
+    let quants = invoke(&window, "hub_repo_files", json!({ "repo": SMOL })).unwrap();
+    assert_eq!(quants[0]["quant"], "Q4_1");
+    assert_eq!(quants[0]["files"], json!([FILE]));
+    let fit = invoke(&window, "hub_fit", json!({ "repo": SMOL, "file": FILE, "contextLength": 4096 })).unwrap();
+    assert_eq!((fit["verdict"]["kind"].as_str(), fit["contextLength"].as_u64()), (Some("fits"), Some(4096)));
+    assert_eq!(fit["kvCacheBytes"], 90 << 20);
+    assert_eq!(fit["facts"]["quantization"], "Q4_1");
+
+    // Gated: the files are refused until the token is saved (kept in the keychain).
+    let refused = invoke(&window, "hub_repo_files", json!({ "repo": GATED })).unwrap_err();
+    assert_eq!(refused["kind"], "hubAuth", "{refused}");
+    let saved = invoke(&window, "set_hub_token", json!({ "token": TOKEN })).unwrap();
+    assert_eq!(saved["stored"], true);
+    assert_eq!(invoke(&window, "hub_repo_files", json!({ "repo": GATED })).unwrap()[0]["files"][0], "Llama-3.2-1B-Instruct-Q4_K_M.gguf");
+    assert_eq!(invoke(&window, "set_hub_token", json!({ "token": null })).unwrap()["stored"], false);
+    assert_eq!(invoke(&window, "hub_repo_files", json!({ "repo": GATED })).unwrap_err()["kind"], "hubAuth");
+    let climbing = invoke(&window, "start_download", json!({ "repo": SMOL, "quant": "x", "files": ["../../x.gguf"] })).unwrap_err();
+    assert_eq!(climbing["kind"], "invalidInput");
+
+    let (channel, updates) = recording_channel();
+    hearth_app::ipc::hub::watch_downloads(channel, state.clone());
+    let started = invoke(&window, "start_download", json!({ "repo": SMOL, "quant": "Q4_1", "files": [FILE] })).unwrap();
+    let id = started["id"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let done = loop {
+        let list = invoke(&window, "list_downloads", json!({})).unwrap();
+        let d = list.as_array().unwrap().iter().find(|d| d["id"] == id.as_str()).cloned().unwrap();
+        if d["state"] == "done" || d["state"] == "failed" {
+            break d;
+        }
+        assert!(Instant::now() < deadline, "{d}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(done["state"], "done", "{done}");
+    let heard: Vec<Value> = updates.lock().unwrap().clone();
+    assert!(heard.iter().any(|d| d["state"] == "verifying") && heard.last().unwrap()["state"] == "done");
+    let path = done["modelPath"].as_str().unwrap().to_owned();
+
+    let library = invoke(&window, "list_library", json!({})).unwrap();
+    let listed: Vec<&Value> = library.as_array().unwrap().iter().filter(|m| m["source"] == "hubCache").collect();
+    assert_eq!(listed.len(), 1, "{library}");
+    assert_eq!((listed[0]["path"].as_str(), listed[0]["repo"].as_str()), (Some(path.as_str()), Some(SMOL)));
+
+    // Load it, hearing the progress; then chat with it.
+    state_settled(&app);
+    let (progress, fractions) = recording_channel();
+    let loaded = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(path.clone(), progress, state.clone())).unwrap();
+    assert_eq!(loaded.path, path);
+    let fractions: Vec<f64> = fractions.lock().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(fractions.len() > 2 && *fractions.last().unwrap() >= 0.99 && fractions.windows(2).all(|w| w[0] <= w[1]), "{fractions:?}");
+    let chat = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
+    let (channel, events) = recording_channel();
+    tauri::async_runtime::block_on(hearth_app::ipc::chat::send_message(app.handle().clone(), chat, "Say hello.".into(), channel, state.clone())).unwrap();
+    assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
+    assert_eq!(invoke(&window, "delete_model", json!({ "path": path })).unwrap_err()["kind"], "busy");
+
+    // A bad file is refused before llama.cpp sees it, and the loaded model stays.
+    let bad = dir.path().join("bad.gguf");
+    std::fs::write(&bad, b"GGUF but nothing else").unwrap();
+    let (progress, _) = recording_channel();
+    let error = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(bad.display().to_string(), progress, state.clone())).unwrap_err();
+    assert_eq!(error.kind, hearth_app::ipc::IpcErrorKind::File);
+    assert!(error.message.contains("bad.gguf"), "{}", error.message);
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
+
+    invoke(&window, "unload_model", json!({})).unwrap();
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);
+    invoke(&window, "delete_model", json!({ "path": path })).unwrap();
+    let library = invoke(&window, "list_library", json!({})).unwrap();
+    assert!(library.as_array().unwrap().iter().all(|m| m["source"] != "hubCache"), "{library}");
+    state.engine.shutdown();
+}
+
+/// Waits for the start-up load (of the data dir's model) to finish, so it does not race ours.
+fn state_settled(app: &tauri::App<tauri::test::MockRuntime>) {
+    tauri::async_runtime::block_on(app.state::<AppState>().model_settled());
+}
