@@ -15,6 +15,15 @@ import type {
   SearchHit,
   StoredMessage,
 } from './bindings';
+import type {
+  Download,
+  FitEstimate,
+  HubRepo,
+  HubTokenStatus,
+  ImportMode,
+  LibraryModel,
+  RepoQuant,
+} from './hub-types';
 import type { LoadParams, LoadSettings, SamplingParams, SamplingSettings, SettingsScope } from './settings-types';
 
 /** Streams a turn's events; the command resolves after the terminal `finished`/`failed` event was sent. */
@@ -94,6 +103,44 @@ export interface HearthApi {
   setChatModel(chatId: number, target: ModelTarget): Promise<ChatSummary>;
   /** One entry per sampling setting: whether it reaches the model behind `target`, and a note. */
   samplingSupportFor(target: ModelTarget): Promise<FieldSupport[]>;
+
+  // --- The model manager: Hugging Face, downloads, the local library. ---
+  /** GGUF repositories on Hugging Face matching `query`; rejects with `network` when the hub cannot be reached. */
+  hubSearch(query: string): Promise<HubRepo[]>;
+  /** A repository's GGUF files grouped by quantization; rejects with `hubAuth` for a gated or private one without a valid token. */
+  hubRepoFiles(repo: string): Promise<RepoQuant[]>;
+  /**
+   * Whether `file` (a quantization's first part) would fit this machine at `contextLength` tokens,
+   * from its GGUF header read off the hub; null: the model's own context length.
+   */
+  hubFit(repo: string, file: string, contextLength: number | null): Promise<FitEstimate>;
+  /** Queues the download of one quantization (all its parts); progress arrives through `watchDownloads`. */
+  startDownload(repo: string, quant: string, files: string[]): Promise<Download>;
+  /** Every download the backend remembers, finished ones included. */
+  listDownloads(): Promise<Download[]>;
+  /** Calls `onUpdate` with a download each time it changes; called once, when the app starts. */
+  watchDownloads(onUpdate: (download: Download) => void): Promise<null>;
+  pauseDownload(id: string): Promise<Download>;
+  /** Resumes a paused download, or retries a failed one from where it stopped. */
+  resumeDownload(id: string): Promise<Download>;
+  /** Stops a download and deletes its partial file. */
+  cancelDownload(id: string): Promise<null>;
+  /** The GGUF files Hearth knows: the Hugging Face cache, its models folder, imported ones. */
+  listLibrary(): Promise<LibraryModel[]>;
+  /** Adds a GGUF file at `path`: copied into Hearth's models folder, or used where it is. */
+  importModel(path: string, mode: ImportMode): Promise<LibraryModel>;
+  /** As importModel, with a file the user picks in the system's open dialog; null when cancelled. */
+  importModelDialog(mode: ImportMode): Promise<LibraryModel | null>;
+  /** Deletes the file, or (linked) only forgets it. */
+  deleteModel(path: string): Promise<null>;
+  /** Shows the file in the system's file manager. */
+  revealModel(path: string): Promise<null>;
+  /** Loads the model at `path` in place of the loaded one, reporting 0..1; on failure the previous one stays loaded. */
+  loadModel(path: string, onProgress: (fraction: number) => void): Promise<ModelInfo>;
+  unloadModel(): Promise<null>;
+  hubTokenStatus(): Promise<HubTokenStatus>;
+  /** Saves the Hugging Face token (null forgets it) and says where it is kept. */
+  setHubToken(token: string | null): Promise<HubTokenStatus>;
 }
 
 /** The turn commands all stream over a Channel passed as `onEvent`. */
@@ -145,4 +192,22 @@ export const tauriApi: HearthApi = {
   testProvider: (provider) => invoke<ConnectionReport>('test_provider', { provider }),
   setChatModel: (chatId, target) => invoke<ChatSummary>('set_chat_model', { chatId, target }),
   samplingSupportFor: (target) => invoke<FieldSupport[]>('sampling_support_for', { target }),
+  hubSearch: (query) => invoke<HubRepo[]>('hub_search', { query }),
+  hubRepoFiles: (repo) => invoke<RepoQuant[]>('hub_repo_files', { repo }),
+  hubFit: (repo, file, contextLength) => invoke<FitEstimate>('hub_fit', { repo, file, contextLength }),
+  startDownload: (repo, quant, files) => invoke<Download>('start_download', { repo, quant, files }),
+  listDownloads: () => invoke<Download[]>('list_downloads'),
+  watchDownloads: (onUpdate) => invoke<null>('watch_downloads', { onUpdate: new Channel<Download>(onUpdate) }),
+  pauseDownload: (id) => invoke<Download>('pause_download', { id }),
+  resumeDownload: (id) => invoke<Download>('resume_download', { id }),
+  cancelDownload: (id) => invoke<null>('cancel_download', { id }),
+  listLibrary: () => invoke<LibraryModel[]>('list_library'),
+  importModel: (path, mode) => invoke<LibraryModel>('import_model', { path, mode }),
+  importModelDialog: (mode) => invoke<LibraryModel | null>('import_model_dialog', { mode }),
+  deleteModel: (path) => invoke<null>('delete_model', { path }),
+  revealModel: (path) => invoke<null>('reveal_model', { path }),
+  loadModel: (path, onProgress) => invoke<ModelInfo>('load_model', { path, onProgress: new Channel<number>(onProgress) }),
+  unloadModel: () => invoke<null>('unload_model'),
+  hubTokenStatus: () => invoke<HubTokenStatus>('hub_token_status'),
+  setHubToken: (token) => invoke<HubTokenStatus>('set_hub_token', { token }),
 };

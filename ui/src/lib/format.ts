@@ -115,6 +115,9 @@ const KIND_FALLBACK: Record<string, string> = {
   network: 'The provider could not be reached.',
   provider: 'The provider could not give a reply.',
   keychain: 'The system keychain could not be used.',
+  hubAuth: 'Hugging Face refused access: this model needs a token with access to it.',
+  diskFull: 'The disk is full.',
+  download: 'The download failed.',
 };
 
 /** The first line of an import's report: how many chats came in, or why none did. */

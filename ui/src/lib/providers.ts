@@ -2,7 +2,7 @@
 // new ids, where a key is kept, and the labels of a chat's model. Pure functions over plain values;
 // the reactive stores are in providers.svelte.ts, model-catalog.svelte.ts and sampling-support.svelte.ts.
 import type { ConnectionReport, IpcErrorKind, KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../ipc/bindings';
-import { plural } from './format';
+import { plural, sentence } from './format';
 import { deepEqual } from './settings';
 
 export const LOCAL_TARGET: ModelTarget = { kind: 'local' };
@@ -153,8 +153,13 @@ export function keyStorageText(storage: KeyStorage | null, config: Pick<Provider
       ? { text: `No key saved: ${config.name || 'this provider'} needs one.`, warn: false }
       : { text: 'No key saved; local servers usually need none.', warn: false };
   }
-  if (storage.kind === 'keychain') return { text: 'Key saved in the system keychain.', warn: false };
-  return { text: `No keychain answered: the key is saved in ${storage.path} (readable only by you). ${storage.reason}`, warn: true };
+  return savedWhere(storage, 'key');
+}
+
+/** Where a secret (`noun`: "key", "token") was saved, in words; `warn` for the fallback file. */
+export function savedWhere(storage: KeyStorage, noun: string): { text: string; warn: boolean } {
+  if (storage.kind === 'keychain') return { text: `${sentence(noun)} saved in the system keychain.`, warn: false };
+  return { text: `No keychain answered: the ${noun} is saved in ${storage.path} (readable only by you). ${storage.reason}`, warn: true };
 }
 
 /** "Connected: 3 models in 123 ms". */

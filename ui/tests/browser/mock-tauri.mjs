@@ -14,7 +14,12 @@
  * be saved and reloaded, and remote providers: their settings and keys (`providers`, `keyStorage`), the
  * models they list (`remoteModels`, failures via `providerFailures`), chats switched to one of their
  * models, which sampling settings reach them, and remote replies with their failures (no key, a refused
- * key "sk-wrong", rate limits and network errors through a reply's `failWith`).
+ * key "sk-wrong", rate limits and network errors through a reply's `failWith`); and the model manager:
+ * Hugging Face repositories (`hubRepos`; a gated one refused without a token, `hubToken`), their files
+ * and fit on this machine (`freeRamBytes`, `freeVramBytes`), downloads advancing on timers and reported to
+ * `watch_downloads` channels (`downloads` persisted, `downloadTrouble`: a dropped connection, a full disk),
+ * the library of GGUF files (`library`), imports (`importPick` for the dialog), loading a model with its
+ * progress (`loadFailures`), and the webview's drag-and-drop events (`__hearthMock.emit`).
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
@@ -877,7 +882,460 @@ export function installMockTauri(config) {
     return null;
   }
 
+  // --- The model manager, as src-tauri's ipc/hub commands have it: Hugging Face search, files and fit,
+  // downloads reported over `watch_downloads` channels (timers stand in for the network), the library
+  // of GGUF files, imports, and loading a model with its progress. ---
+  const GB = 1e9;
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+  const isoAgo = (ms) => new Date(Date.now() - ms).toISOString();
+  const HF_CACHE = '/home/me/.cache/huggingface/hub';
+  const MODELS_DIR = '/home/me/.local/share/hearth/models';
+  const facts = (architecture, parameters, quantization, contextLength, layers, hasChatTemplate = true) =>
+    ({ architecture, parameters, quantization, contextLength, layers, hasChatTemplate });
+  const GATED_MESSAGE =
+    'meta-llama/Llama-3.2-1B-Instruct-GGUF is gated: accept its license on huggingface.co, then add your Hugging Face token in Models → Discover';
+  const DISK_FULL = 'the download stopped: the disk is full (needs 1.1 GB more on /home). Free some space, then resume';
+
+  const HUB_REPOS = [
+    { id: 'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF', downloads: 48211, likes: 37, updatedAt: isoAgo(3 * DAY + HOUR), gated: false },
+    { id: 'bartowski/SmolLM2-1.7B-Instruct-GGUF', downloads: 12890, likes: 21, updatedAt: isoAgo(40 * DAY), gated: false },
+    { id: 'Qwen/Qwen2.5-7B-Instruct-GGUF', downloads: 301544, likes: 412, updatedAt: isoAgo(9 * DAY), gated: false },
+    { id: 'meta-llama/Llama-3.2-1B-Instruct-GGUF', downloads: 88012, likes: 164, updatedAt: isoAgo(5 * HOUR), gated: true },
+    { id: 'unsloth/Llama-3.3-70B-Instruct-GGUF', downloads: 1_204_410, likes: 98, updatedAt: isoAgo(2 * DAY), gated: false },
+  ];
+  /**
+   * Per repository: its GGUF header's facts (the quantization is each file's own), the KV cache's bytes
+   * per token (layers × K and V × KV heads × head size × 2 bytes), the compute buffer, and its files as
+   * the hub lists them (not in order: the window sorts them).
+   */
+  const split = (stem, n) => Array.from({ length: n }, (_, i) => `${stem}-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.gguf`);
+  const HUB_MODELS = {
+    'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF': {
+      facts: facts('llama', 134_515_008, null, 8192, 30), kvPerToken: 30 * 2 * 3 * 64 * 2, computeBytes: 0.04 * GB,
+      quants: [
+        { quant: 'Q8_0', files: ['smollm2-135m-instruct-q8_0.gguf'], sizeBytes: 144_811_296 },
+        { quant: 'F16', files: split('smollm2-135m-instruct-f16', 2), sizeBytes: 270_897_952 },
+        { quant: 'Q4_1', files: ['smollm2-135m-instruct-q4_1.gguf'], sizeBytes: 98_402_592 },
+      ],
+    },
+    'bartowski/SmolLM2-1.7B-Instruct-GGUF': {
+      facts: facts('llama', 1_711_376_384, null, 8192, 24), kvPerToken: 24 * 2 * 32 * 64 * 2, computeBytes: 0.15 * GB,
+      quants: [
+        { quant: 'Q8_0', files: ['SmolLM2-1.7B-Instruct-Q8_0.gguf'], sizeBytes: 1_820_414_944 },
+        { quant: 'Q4_K_M', files: ['SmolLM2-1.7B-Instruct-Q4_K_M.gguf'], sizeBytes: 1_055_609_824 },
+      ],
+    },
+    'Qwen/Qwen2.5-7B-Instruct-GGUF': {
+      facts: facts('qwen2', 7_615_616_512, null, 32768, 28), kvPerToken: 28 * 2 * 4 * 128 * 2, computeBytes: 0.3 * GB,
+      quants: [
+        { quant: 'Q4_K_M', files: split('qwen2.5-7b-instruct-q4_k_m', 2), sizeBytes: 4_683_073_184 },
+        { quant: 'Q8_0', files: split('qwen2.5-7b-instruct-q8_0', 3), sizeBytes: 8_098_525_888 },
+        { quant: 'Q2_K', files: ['qwen2.5-7b-instruct-q2_k.gguf'], sizeBytes: 3_015_940_800 },
+      ],
+    },
+    'meta-llama/Llama-3.2-1B-Instruct-GGUF': {
+      facts: facts('llama', 1_235_814_432, null, 131072, 16), kvPerToken: 16 * 2 * 8 * 64 * 2, computeBytes: 0.12 * GB,
+      quants: [
+        { quant: 'Q4_K_M', files: ['Llama-3.2-1B-Instruct-Q4_K_M.gguf'], sizeBytes: 807_694_464 },
+        { quant: 'Q8_0', files: ['Llama-3.2-1B-Instruct-Q8_0.gguf'], sizeBytes: 1_321_083_008 },
+      ],
+    },
+    'unsloth/Llama-3.3-70B-Instruct-GGUF': {
+      facts: facts('llama', 70_553_706_496, null, 131072, 80), kvPerToken: 80 * 2 * 8 * 128 * 2, computeBytes: 1.1 * GB,
+      quants: [
+        { quant: 'Q4_K_M', files: split('Llama-3.3-70B-Instruct-Q4_K_M', 2), sizeBytes: 42_520_395_584 },
+        { quant: 'F16', files: split('Llama-3.3-70B-Instruct-F16', 3), sizeBytes: 141_107_412_992 },
+      ],
+    },
+  };
+  state.hubRepos = clone(config.hubRepos ?? HUB_REPOS);
+  /** The Hugging Face token the backend keeps, and where it keeps it. */
+  state.hubToken = config.hubToken ?? null;
+  state.hubTokenStorage = clone(config.hubTokenStorage ?? { kind: 'keychain' });
+  /** What hub_fit measures this machine at. */
+  state.freeRamBytes = config.freeRamBytes ?? 12.4 * GB;
+  state.freeVramBytes = config.freeVramBytes === undefined ? 6 * GB : config.freeVramBytes;
+  state.hubDelayMs = config.hubDelayMs ?? 60;
+
+  function hubModel(repo) {
+    const model = HUB_MODELS[repo];
+    const listed = state.hubRepos.some((r) => r.id === repo);
+    if (!model || !listed) throw { kind: 'notFound', message: `no repository ${repo} on Hugging Face` };
+    if (state.hubRepos.find((r) => r.id === repo).gated && !state.hubToken) throw { kind: 'hubAuth', message: GATED_MESSAGE };
+    return model;
+  }
+
+  function hubSearch(payload) {
+    expectArgs('hub_search', payload, { query: 'string' });
+    const words = payload.query.toLowerCase().split(/\s+/).filter((w) => w && w !== 'gguf');
+    return clone(state.hubRepos.filter((r) => words.every((w) => r.id.toLowerCase().includes(w))));
+  }
+
+  function hubRepoFiles(payload) {
+    expectArgs('hub_repo_files', payload, { repo: 'string' });
+    return clone(hubModel(payload.repo).quants);
+  }
+
+  /** hearth-hub's fit: weights + KV cache at the context + compute, against free VRAM (all layers) or VRAM and RAM (some). */
+  function hubFit(payload) {
+    expectArgs('hub_fit', payload, { repo: 'string', file: 'string' });
+    const ctx = payload.contextLength;
+    if (!(ctx === null || (Number.isInteger(ctx) && ctx > 0))) {
+      state.contractErrors.push(`hub_fit: contextLength should be null or a u32, got ${JSON.stringify(ctx)}`);
+      throw `invalid args \`contextLength\` for command \`hub_fit\`: ${JSON.stringify(ctx)}`;
+    }
+    const model = hubModel(payload.repo);
+    const quant = model.quants.find((q) => q.files[0] === payload.file);
+    if (!quant) throw { kind: 'notFound', message: `${payload.repo} has no file ${payload.file}, or it is not a quantization's first part` };
+    const contextLength = ctx ?? model.facts.contextLength ?? 4096;
+    const weightsBytes = quant.sizeBytes;
+    const kvCacheBytes = model.kvPerToken * contextLength;
+    const computeBytes = model.computeBytes;
+    const totalBytes = weightsBytes + kvCacheBytes + computeBytes;
+    const ram = state.freeRamBytes;
+    const vram = state.freeVramBytes;
+    const layers = model.facts.layers;
+    let verdict;
+    if (totalBytes <= (vram ?? ram)) verdict = { kind: 'fits' };
+    else if (vram !== null && totalBytes <= vram + ram) {
+      verdict = { kind: 'gpuLayers', layers: Math.max(1, Math.floor((layers * vram) / totalBytes)), totalLayers: layers };
+    } else verdict = { kind: 'tooLarge' };
+    return {
+      facts: { ...clone(model.facts), quantization: quant.quant }, contextLength, weightsBytes, kvCacheBytes, computeBytes, totalBytes,
+      freeRamBytes: ram, freeVramBytes: vram, verdict,
+    };
+  }
+
+  const tokenStatus = () => ({ stored: state.hubToken !== null, storage: state.hubToken !== null ? clone(state.hubTokenStorage) : null });
+
+  function setHubToken(payload) {
+    const token = payload.token;
+    if (!(token === null || typeof token === 'string')) {
+      state.contractErrors.push(`set_hub_token: token should be a string or null, got ${JSON.stringify(token)}`);
+      throw `invalid args \`token\` for command \`set_hub_token\`: ${JSON.stringify(token)}`;
+    }
+    const trimmed = token?.trim() ?? '';
+    if (trimmed === '') {
+      state.hubToken = null;
+      return tokenStatus();
+    }
+    if (trimmed === 'hf_wrong') {
+      throw { kind: 'hubAuth', message: 'Hugging Face refused the token (401 Unauthorized): check it at huggingface.co → Settings → Access Tokens' };
+    }
+    state.hubToken = trimmed;
+    return tokenStatus();
+  }
+
+  // Downloads: each advances by a step per tick; `bytesPerSecond` is what a real link would report.
+  const downloadWatchers = [];
+  const downloadTimers = new Map();
+  state.downloads = clone(config.downloads ?? []);
+  state.downloadTickMs = config.downloadTickMs ?? 90;
+  state.downloadSteps = config.downloadSteps ?? 24;
+  state.downloadSpeed = config.downloadSpeed ?? 23.4e6;
+  state.retryWaitS = config.retryWaitS ?? 2;
+  /** "repo:quant" → what goes wrong with it: a dropped connection (retried), or a disk that fills up. */
+  state.downloadTrouble = clone(
+    config.downloadTrouble ?? {
+      'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:F16': { dropAt: 0.4 },
+      'bartowski/SmolLM2-1.7B-Instruct-GGUF:Q8_0': { diskFullAt: 0.5 },
+    },
+  );
+  let nextDownload = 1;
+
+  function findDownload(cmd, payload) {
+    expectArgs(cmd, payload, { id: 'string' });
+    const d = state.downloads.find((x) => x.id === payload.id);
+    if (!d) throw { kind: 'notFound', message: `no download ${payload.id}` };
+    return d;
+  }
+
+  function publish(d) {
+    for (const w of downloadWatchers) w.send(d);
+  }
+
+  function snapshotPath(d) {
+    const [owner, name] = d.repo.split('/');
+    return `${HF_CACHE}/models--${owner}--${name}/snapshots/5b9e1a4c0f3e2d7c8a6b4e1f9d2c3a7b8e6f0d1c/${d.files[0]}`;
+  }
+
+  function stopTimer(d) {
+    clearTimeout(downloadTimers.get(d.id));
+    downloadTimers.delete(d.id);
+  }
+
+  function after(d, ms, step) {
+    stopTimer(d);
+    downloadTimers.set(d.id, setTimeout(() => {
+      downloadTimers.delete(d.id);
+      step();
+    }, ms));
+  }
+
+  /** One tick of a running download: more bytes, or trouble, or the checksum and the library. */
+  function advance(d) {
+    const trouble = state.downloadTrouble[`${d.repo}:${d.quant}`] ?? {};
+    const next = Math.min(d.totalBytes, d.doneBytes + Math.ceil(d.totalBytes / state.downloadSteps));
+    const crossed = (at) => at !== undefined && d.doneBytes < at * d.totalBytes && next >= at * d.totalBytes;
+    if (crossed(trouble.dropAt) && !trouble.dropped) {
+      trouble.dropped = true;
+      Object.assign(d, { state: 'retrying', bytesPerSecond: 0, etaSeconds: null, attempt: d.attempt + 1, retryInS: state.retryWaitS });
+      publish(d);
+      after(d, state.retryWaitS * 1000, () => {
+        Object.assign(d, { state: 'running', retryInS: null });
+        publish(d);
+        after(d, state.downloadTickMs, () => advance(d));
+      });
+      return;
+    }
+    if (crossed(trouble.diskFullAt) && !trouble.failed) {
+      trouble.failed = true;
+      Object.assign(d, { state: 'failed', doneBytes: Math.floor(trouble.diskFullAt * d.totalBytes), bytesPerSecond: 0, etaSeconds: null, error: DISK_FULL });
+      publish(d);
+      return;
+    }
+    d.doneBytes = next;
+    if (next < d.totalBytes) {
+      Object.assign(d, { state: 'running', bytesPerSecond: state.downloadSpeed, etaSeconds: (d.totalBytes - next) / state.downloadSpeed });
+      publish(d);
+      after(d, state.downloadTickMs, () => advance(d));
+      return;
+    }
+    Object.assign(d, { state: 'verifying', bytesPerSecond: 0, etaSeconds: null });
+    publish(d);
+    after(d, 3 * state.downloadTickMs, () => {
+      d.state = 'done';
+      d.modelPath = snapshotPath(d);
+      const facts = { ...clone(HUB_MODELS[d.repo]?.facts ?? {}), quantization: d.quant };
+      if (!state.library.some((m) => m.path === d.modelPath)) {
+        state.library.push({
+          path: d.modelPath, name: d.files[0].replace(/(-0000\d-of-0000\d)?\.gguf$/, ''), source: 'hubCache', repo: d.repo,
+          sizeBytes: d.totalBytes, facts, error: null,
+        });
+      }
+      publish(d);
+    });
+  }
+
+  function startDownload(payload) {
+    expectArgs('start_download', payload, { repo: 'string', quant: 'string' });
+    if (!Array.isArray(payload.files) || !payload.files.every((f) => typeof f === 'string')) {
+      state.contractErrors.push(`start_download: files should be a list of strings, got ${JSON.stringify(payload.files)}`);
+      throw 'invalid args `files` for command `start_download`';
+    }
+    const quant = hubModel(payload.repo).quants.find((q) => q.quant === payload.quant);
+    if (!quant || JSON.stringify(quant.files) !== JSON.stringify(payload.files)) {
+      throw { kind: 'notFound', message: `${payload.repo} has no quantization ${payload.quant} with those files` };
+    }
+    if (quant.sizeBytes > 20 * GB) {
+      throw {
+        kind: 'diskFull',
+        message: `not enough disk space for ${payload.repo} ${payload.quant}: it needs ${(quant.sizeBytes / GB).toFixed(1)} GB and /home has 20.3 GB free`,
+      };
+    }
+    const d = {
+      id: `dl-${nextDownload++}`, repo: payload.repo, quant: payload.quant, files: clone(payload.files), state: 'queued', doneBytes: 0,
+      totalBytes: quant.sizeBytes, bytesPerSecond: 0, etaSeconds: null, attempt: 1, maxAttempts: 8, retryInS: null, error: null, modelPath: null,
+    };
+    state.downloads.push(d);
+    after(d, 2 * state.downloadTickMs, () => advance(d));
+    return clone(d);
+  }
+
+  function pauseDownload(payload) {
+    const d = findDownload('pause_download', payload);
+    if (!['queued', 'running', 'retrying'].includes(d.state)) throw { kind: 'invalidInput', message: `this download is ${d.state}: there is nothing to pause` };
+    stopTimer(d);
+    Object.assign(d, { state: 'paused', bytesPerSecond: 0, etaSeconds: null, retryInS: null });
+    publish(d);
+    return clone(d);
+  }
+
+  function resumeDownload(payload) {
+    const d = findDownload('resume_download', payload);
+    if (!['paused', 'failed'].includes(d.state)) throw { kind: 'invalidInput', message: `this download is ${d.state}: there is nothing to resume` };
+    Object.assign(d, { state: 'queued', error: null, attempt: d.state === 'failed' ? 1 : d.attempt });
+    publish(d);
+    after(d, state.downloadTickMs, () => advance(d));
+    return clone(d);
+  }
+
+  function cancelDownload(payload) {
+    const d = findDownload('cancel_download', payload);
+    if (['done', 'cancelled'].includes(d.state)) throw { kind: 'invalidInput', message: `this download is ${d.state}` };
+    stopTimer(d);
+    Object.assign(d, { state: 'cancelled', doneBytes: 0, bytesPerSecond: 0, etaSeconds: null, retryInS: null });
+    setTimeout(() => publish(d), 20);
+    return null;
+  }
+
+  // The library: the loaded model is the one whose path is state.model's.
+  const DEFAULT_LIBRARY = [
+    {
+      path: config.model?.path ?? '/home/me/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf', name: config.model?.name ?? 'Llama-3.2-3B-Instruct-Q4_K_M',
+      source: 'linked', repo: null, sizeBytes: config.model?.sizeBytes ?? 2_019_377_696, facts: facts('llama', 3_212_749_824, 'Q4_K_M', 131072, 28), error: null,
+    },
+    {
+      path: `${HF_CACHE}/models--Qwen--Qwen2.5-0.5B-Instruct-GGUF/snapshots/9217f5db79a29953eb74d5343926648285ec7e67/qwen2.5-0.5b-instruct-q8_0.gguf`,
+      name: 'qwen2.5-0.5b-instruct-q8_0', source: 'hubCache', repo: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', sizeBytes: 675_710_816,
+      facts: facts('qwen2', 494_032_768, 'Q8_0', 32768, 24), error: null,
+    },
+    {
+      path: `${MODELS_DIR}/Phi-3.5-mini-instruct-Q4_K_M.gguf`, name: 'Phi-3.5-mini-instruct-Q4_K_M', source: 'modelsFolder', repo: null,
+      sizeBytes: 2_393_232_608, facts: facts('phi3', 3_821_079_552, 'Q4_K_M', 131072, 32), error: null,
+    },
+    {
+      path: `${MODELS_DIR}/TinyStories-33M-F16.gguf`, name: 'TinyStories-33M-F16', source: 'copied', repo: null, sizeBytes: 137_854_112,
+      facts: facts('gpt2', 68_530_000, 'F16', 2048, 4, false), error: null,
+    },
+    {
+      path: `${MODELS_DIR}/broken.gguf`, name: 'broken', source: 'modelsFolder', repo: null, sizeBytes: 4096, facts: null,
+      error: 'broken.gguf is truncated: it ends at byte 4096 but its header needs at least byte 70231; download it again',
+    },
+  ];
+  state.library = clone(config.library ?? DEFAULT_LIBRARY);
+  /** path → IpcError: loading that file fails with it (after some progress); the loaded model stays. */
+  state.loadFailures = clone(config.loadFailures ?? {});
+  state.loadStepMs = config.loadStepMs ?? 70;
+  /** The file import_model_dialog's open dialog picks; null: it is cancelled. */
+  state.importPick = config.importPick === undefined ? '/home/me/Downloads/gemma-2-2b-it-Q4_K_M.gguf' : config.importPick;
+  state.revealed = [];
+
+  const libraryEntry = (m) => ({ ...clone(m), loaded: state.model?.path === m.path });
+
+  function libraryModel(cmd, payload) {
+    expectArgs(cmd, payload, { path: 'string' });
+    const m = state.library.find((x) => x.path === payload.path);
+    if (!m) throw { kind: 'notFound', message: `${payload.path} is not in the library` };
+    return m;
+  }
+
+  async function loadModelCmd(payload) {
+    expectArgs('load_model', payload, { path: 'string', onProgress: 'string' });
+    const progress = channel(payload.onProgress);
+    const m = libraryModel('load_model', payload);
+    if (state.generating.size > 0) throw { kind: 'busy', message: 'a reply is being generated: stop it or wait, then load the model' };
+    if (m.error) throw { kind: 'file', message: m.error };
+    const failure = state.loadFailures[m.path];
+    for (const fraction of [0, 0.15, 0.35, 0.55, 0.75, 0.9, 1]) {
+      if (failure && fraction > 0.5) {
+        progress.end();
+        throw clone(failure);
+      }
+      progress.send(fraction);
+      await delay(state.loadStepMs);
+    }
+    progress.end();
+    state.loadSaved[m.path] ??= clone(DEFAULT_LOAD);
+    state.model = loadModel({ name: m.name, path: m.path, sizeBytes: m.sizeBytes, nCtxTrain: m.facts?.contextLength ?? 4096 }, state.loadSaved[m.path]);
+    return clone(state.model);
+  }
+
+  function importModel(cmd, path, mode) {
+    if (!['copy', 'link'].includes(mode)) {
+      state.contractErrors.push(`${cmd}: mode should be "copy" or "link", got ${JSON.stringify(mode)}`);
+      throw `invalid args \`mode\` for command \`${cmd}\``;
+    }
+    const file = path.split('/').at(-1);
+    if (!/\.gguf$/i.test(file) || file.includes('not-a-model')) {
+      throw { kind: 'invalidInput', message: `${file} is not a GGUF file: it starts with "PK\\u0003\\u0004" where a GGUF file starts with "GGUF"` };
+    }
+    const target = mode === 'copy' ? `${MODELS_DIR}/${file}` : path;
+    const existing = state.library.find((m) => m.path === target);
+    if (existing) return libraryEntry(existing);
+    const quant = /(I?Q\d\w*|F16|BF16|F32)\.gguf$/i.exec(file)?.[1]?.toUpperCase() ?? null;
+    const m = {
+      path: target, name: file.replace(/\.gguf$/i, ''), source: mode === 'copy' ? 'copied' : 'linked', repo: null, sizeBytes: 1_708_582_752,
+      facts: facts('gemma2', 2_614_341_888, quant, 8192, 26), error: null,
+    };
+    state.library.push(m);
+    return libraryEntry(m);
+  }
+
+  // Events (plugin:event|listen): only the webview's drag-and-drop events are sent, through `state.emit`.
+  const eventListeners = [];
+  let nextEventId = 1;
+  state.emit = (event, payload) => {
+    for (const l of eventListeners.filter((x) => x.event === event)) runCallback(l.handler, { event, id: l.id, payload });
+  };
+  window.__TAURI_EVENT_PLUGIN_INTERNALS__ = { unregisterListener: () => {} };
+
+  async function handleModels(cmd, payload) {
+    switch (cmd) {
+      case 'hub_search':
+        await delay(state.hubDelayMs);
+        return hubSearch(payload);
+      case 'hub_repo_files':
+        await delay(state.hubDelayMs);
+        return hubRepoFiles(payload);
+      case 'hub_fit':
+        await delay(state.hubDelayMs);
+        return hubFit(payload);
+      case 'hub_token_status':
+        return tokenStatus();
+      case 'set_hub_token':
+        return setHubToken(payload);
+      case 'start_download':
+        return startDownload(payload);
+      case 'list_downloads':
+        return clone(state.downloads);
+      case 'watch_downloads':
+        downloadWatchers.push(channel(payload.onUpdate));
+        return null;
+      case 'pause_download':
+        return pauseDownload(payload);
+      case 'resume_download':
+        return resumeDownload(payload);
+      case 'cancel_download':
+        return cancelDownload(payload);
+      case 'list_library':
+        return state.library.map(libraryEntry);
+      case 'import_model':
+        expectArgs(cmd, payload, { path: 'string' });
+        return importModel(cmd, payload.path, payload.mode);
+      case 'import_model_dialog':
+        if (state.importPick === null) {
+          if (!['copy', 'link'].includes(payload.mode)) state.contractErrors.push(`${cmd}: bad mode ${JSON.stringify(payload.mode)}`);
+          return null;
+        }
+        return importModel(cmd, state.importPick, payload.mode);
+      case 'delete_model': {
+        const m = libraryModel(cmd, payload);
+        if (state.model?.path === m.path) state.model = null;
+        state.library = state.library.filter((x) => x !== m);
+        return null;
+      }
+      case 'reveal_model':
+        state.revealed.push(libraryModel(cmd, payload).path);
+        return null;
+      case 'load_model':
+        return loadModelCmd(payload);
+      case 'unload_model':
+        state.model = null;
+        return null;
+      case 'plugin:event|listen': {
+        const id = nextEventId++;
+        eventListeners.push({ event: payload.event, handler: payload.handler, id });
+        return id;
+      }
+      case 'plugin:event|unlisten': {
+        const at = eventListeners.findIndex((l) => l.event === payload.event && l.id === payload.eventId);
+        if (at >= 0) eventListeners.splice(at, 1);
+        return null;
+      }
+      default:
+        return undefined;
+    }
+  }
+  const MODEL_COMMANDS = [
+    'hub_search', 'hub_repo_files', 'hub_fit', 'hub_token_status', 'set_hub_token', 'start_download', 'list_downloads', 'watch_downloads',
+    'pause_download', 'resume_download', 'cancel_download', 'list_library', 'import_model', 'import_model_dialog', 'delete_model',
+    'reveal_model', 'load_model', 'unload_model', 'plugin:event|listen', 'plugin:event|unlisten',
+  ];
+
   async function handle(cmd, payload) {
+    if (MODEL_COMMANDS.includes(cmd)) return handleModels(cmd, payload);
     switch (cmd) {
       case 'list_chats':
         return sortedChats();

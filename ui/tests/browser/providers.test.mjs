@@ -101,8 +101,11 @@ describe('Switching a chat between the local model and remote ones', () => {
       await page.getByTestId('model-menu-settings').waitFor();
       assert.deepEqual((await callsOf(page, 'list_provider_models')).map((p) => p.provider).sort(), ['anthropic', 'openai']);
 
-      // Keyboard: the checked model has the focus; arrows move; Escape closes and gives the focus back.
+      // Keyboard: the checked model has the focus; arrows move (through the local group's "Manage models…");
+      // Escape closes and gives the focus back.
       assert.equal(await page.evaluate(() => document.activeElement.dataset.provider), 'local');
+      await page.keyboard.press('ArrowDown');
+      assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'manage-models');
       await page.keyboard.press('ArrowDown');
       assert.equal(await page.evaluate(() => document.activeElement.dataset.model), 'gpt-4o-mini');
       await page.keyboard.press('Escape');
