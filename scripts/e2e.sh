@@ -4,10 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/tauri.sh build --debug --no-bundle
-# The provider tests' peers: llama.cpp's server (scripts/setup.sh test builds it) and the fake API.
+# The provider tests' peers: llama.cpp's server (scripts/setup.sh test builds it) and the fake API;
+# the model manager's: the fake Hugging Face hub.
 # Built by the test step already (same features); this only checks it is there.
 cargo build --workspace --examples
 export HEARTH_FAKE_PROVIDER="$PWD/target/debug/examples/fake_provider"
+export HEARTH_FAKE_HUB="$PWD/target/debug/examples/fake_hub"
 export HEARTH_LLAMA_SERVER="$PWD/target/llama-server/bin/llama-server"
 export HEARTH_APP_BINARY="$PWD/target/debug/hearth"
 export HEARTH_TEST_MODEL="${HEARTH_TEST_MODEL:-$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"

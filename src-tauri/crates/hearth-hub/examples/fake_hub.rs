@@ -1,0 +1,40 @@
+//! The test suite's fake Hugging Face hub as a program, for the real app's end-to-end test:
+//! `fake_hub MODEL.gguf` serves that model as HuggingFaceTB/SmolLM2-135M-Instruct-GGUF (and a
+//! gated repository), prints "listening on URL" and serves until killed.
+//! `HEARTH_FAKE_HUB_DELAY_MS` slows each 64 KiB chunk, so that progress can be watched.
+
+#[path = "../tests/support/fake_hub.rs"]
+#[allow(dead_code)] // The example uses only part of it.
+mod fake_hub;
+
+use std::time::Duration;
+
+use fake_hub::{FakeFile, FakeHub, FakeRepo};
+
+#[tokio::main]
+async fn main() {
+    let model = std::env::args().nth(1).expect("usage: fake_hub MODEL.gguf");
+    let bytes = std::fs::read(&model).unwrap_or_else(|e| panic!("{model}: {e}"));
+    let hub = FakeHub::new(vec![
+        FakeRepo {
+            id: "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF".into(),
+            gated: false,
+            downloads: 48_210,
+            likes: 132,
+            files: vec![FakeFile::new("SmolLM2-135M-Instruct.Q4_1.gguf", bytes)],
+        },
+        FakeRepo {
+            id: "meta-llama/Llama-3.2-1B-Instruct-GGUF".into(),
+            gated: true,
+            downloads: 1_204_331,
+            likes: 2_210,
+            files: vec![FakeFile::new("Llama-3.2-1B-Instruct-Q4_K_M.gguf", vec![0; 1024])],
+        },
+    ]);
+    if let Some(ms) = std::env::var("HEARTH_FAKE_HUB_DELAY_MS").ok().and_then(|v| v.parse().ok()) {
+        hub.faults.lock().unwrap().chunk_delay = Some(Duration::from_millis(ms));
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    println!("listening on http://{}", listener.local_addr().unwrap());
+    fake_hub::serve(listener, std::sync::Arc::new(hub)).await;
+}
