@@ -55,7 +55,8 @@ pub async fn hub_fit(repo: String, file: String, context_length: Option<u32>, st
         IpcError::new(IpcErrorKind::InvalidInput, format!("{file}'s metadata does not describe its layers and heads, so its memory cannot be estimated"))
     })?;
     let kv = LoadParams::default().kv_cache_type;
-    Ok(hearth_hub::fit::estimate(header.facts(), &shape, quant.size_bytes, context_length, kv, Memory::available()))
+    let memory = Memory { free_vram: hearth_engine::gpu_free_memory(), ..Memory::available() };
+    Ok(hearth_hub::fit::estimate(header.facts(), &shape, quant.size_bytes, context_length, kv, memory))
 }
 
 #[tauri::command]

@@ -16,5 +16,5 @@ mod worker;
 pub use hearth_gguf::{GgufError, MetaValue, ValidatedGguf, validate};
 pub use template::{ChatTemplate, TemplateError};
 pub use hearth_core::{FlashAttention, KvType, LoadParams};
-pub use load::physical_cores;
+pub use load::{gpu_free_memory, physical_cores};
 pub use worker::{Engine, EngineError};

@@ -90,3 +90,16 @@ pub fn physical_cores() -> u32 {
     }
     if cores.is_empty() { logical } else { (cores.len() as u32).min(logical) }
 }
+
+/// Free memory of the GPUs llama.cpp can use (discrete ones; an integrated GPU shares RAM), if
+/// any: the fit estimate places layers there. A query of the compute backends' devices, which
+/// are registered when the process starts; no model or context is touched.
+pub fn gpu_free_memory() -> Option<u64> {
+    use llama_cpp_2::{LlamaBackendDeviceType, list_llama_ggml_backend_devices};
+    let gpus: Vec<u64> = list_llama_ggml_backend_devices()
+        .into_iter()
+        .filter(|d| matches!(d.device_type, LlamaBackendDeviceType::Gpu))
+        .map(|d| d.memory_free as u64)
+        .collect();
+    (!gpus.is_empty()).then(|| gpus.iter().sum())
+}

@@ -217,19 +217,32 @@ async fn connections_cut_at_random_offsets_resume_to_the_right_hash() {
         sent += cut;
         assert!(starts[i + 1] >= starts[i] && starts[i + 1] <= sent, "seed {seed}: {starts:?}");
     }
+    // A cut before the response's headers arrive is retried by hf-hub's request itself; the
+    // ones mid-body are the download's own retries, which the window hears of.
     let retries = seen.lock().unwrap().iter().filter(|d| d.state == DownloadState::Retrying).count();
-    assert!(retries >= 4, "{retries}");
+    assert!((1..=4).contains(&retries), "{retries}");
 }
 
+/// Two downloads at once, one of them a split model's two parts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_split_model_downloads_all_its_parts() {
+async fn a_split_model_downloads_all_its_parts_beside_another_download() {
     let env = Env::new().await;
+    env.fake.faults.lock().unwrap().chunk_delay = Some(Duration::from_millis(20));
     let downloads = env.downloads();
+    let seen = record(&downloads);
     let parts = ["F16/bulk-F16-00001-of-00002.gguf".to_owned(), "F16/bulk-F16-00002-of-00002.gguf".to_owned()];
+    let other = downloads.start(BULK, "Q8_0", &["bulk.Q8_0.gguf".to_owned()]).await.unwrap();
     let started = downloads.start(BULK, "F16", &parts).await.unwrap();
     assert_eq!(started.total_bytes, (1 << 20) + 700_000);
     let done = wait_until(&downloads, &started.id, finished).await;
     assert_eq!(done.state, DownloadState::Done, "{done:?}");
+    assert_eq!(wait_until(&downloads, &other.id, finished).await.state, DownloadState::Done);
+    // Both made progress before either finished.
+    let events = seen.lock().unwrap().clone();
+    let first_done = events.iter().position(|d| d.state == DownloadState::Done).unwrap();
+    for id in [&started.id, &other.id] {
+        assert!(events[..first_done].iter().any(|d| &d.id == id && d.done_bytes > 0), "{id} waited for the other");
+    }
     for (part, seed, len) in [(&parts[0], 2, 1 << 20), (&parts[1], 3, 700_000)] {
         let path = env.cache.snapshot(BULK, COMMIT, part);
         assert_eq!(std::fs::read(path).unwrap(), noise(len, seed));
