@@ -10,7 +10,8 @@ import { installMockTauri } from './mock-tauri.mjs';
 import { serveStatic } from './static-server.mjs';
 
 const UI = fileURLToPath(new URL('../../', import.meta.url));
-const DIST = `${UI}dist`;
+/** HEARTH_UI_DIST lets two builds of the UI be tested side by side. */
+const DIST = process.env.HEARTH_UI_DIST || `${UI}dist`;
 /** Screenshots of the existing screens. */
 export const RESULTS = `${UI}test-results`;
 /** Screenshots of the history, chat list and search screens. */

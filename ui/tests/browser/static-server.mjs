@@ -1,10 +1,13 @@
 import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 
-/** The CSP the Tauri app ships with; served as a header so the test enforces it. */
-export const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: asset:; connect-src ipc: http://ipc.localhost";
+/** The CSP the Tauri app ships with, read from tauri.conf.json; served as a header so the test enforces it. */
+const CONF = JSON.parse(readFileSync(new URL('../../../tauri.conf.json', import.meta.url), 'utf8'));
+export const CSP = Object.entries(CONF.app.security.csp)
+  .map(([directive, sources]) => `${directive} ${sources}`)
+  .join('; ');
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -13,6 +16,9 @@ const TYPES = {
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
   '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.ttf': 'font/ttf',
   '.json': 'application/json',
 };
 
