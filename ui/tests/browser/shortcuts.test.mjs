@@ -1,0 +1,196 @@
+// Browser tests of the window's keyboard shortcuts (the table in src/lib/keys.ts, one handler in
+// App.svelte).
+// Run with `npm run test:browser`; screenshots go to tests/browser/output/.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MODEL, OUTPUT, TIMEOUT, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
+
+useBrowser();
+
+const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) => c.cmd === cmd);
+/** The data-testid of the focused element ('' when none has one). */
+const focused = (page) => page.evaluate(() => document.activeElement?.dataset?.testid ?? '');
+const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 60)))));
+
+/** A slow reply: time enough to press keys while it streams. */
+const SLOW = { text: 'A slow reply that keeps going, word after word, for quite a while yet. '.repeat(6), chunkSize: 3, delayMs: 30 };
+/** A chat with a question and its answer, so the composer is not the only thing on screen. */
+const CHAT = {
+  chats: [{ id: 1, title: 'Soup', updatedAt: 10 }],
+  messages: [
+    { id: 1, chatId: 1, role: 'user', content: 'A soup for tonight?', status: 'complete', createdAt: 1, model: null, stats: null },
+    { id: 2, chatId: 1, role: 'assistant', content: 'Leek and potato.', status: 'complete', createdAt: 2, model: MODEL.name, stats: null },
+  ],
+};
+
+/** Send `text` in the open chat and wait until the reply has begun to stream. */
+async function startStreaming(page, text = 'Tell me more') {
+  await page.getByTestId('composer').fill(text);
+  await page.keyboard.press('Enter');
+  await page.getByTestId('stop').waitFor();
+  await page.waitForFunction(() => {
+    const replies = document.querySelectorAll('[data-role="assistant"]');
+    return replies[replies.length - 1]?.dataset.status === 'streaming' && replies[replies.length - 1].textContent.length > 8;
+  });
+}
+
+describe('Keyboard shortcuts', () => {
+  test('Ctrl+Shift+O and Ctrl+N start a new chat with the composer focused', { timeout: TIMEOUT }, async () => {
+    await withApp(CHAT, async (page) => {
+      await page.getByTestId('search-input').focus();
+      await page.keyboard.press('Control+Shift+O');
+      await page.getByTestId('empty-chat').waitFor();
+      assert.equal((await callsOf(page, 'create_chat')).length, 1);
+      assert.equal(await focused(page), 'composer');
+      assert.equal(await page.getByTestId('chat-item').count(), 2);
+
+      await page.getByTestId('open-settings').focus();
+      await page.keyboard.press('Control+n');
+      await page.waitForFunction(() => window.__hearthMock.calls.filter((c) => c.cmd === 'create_chat').length === 2);
+      await settle(page);
+      assert.equal(await focused(page), 'composer');
+    });
+  });
+
+  test('Shift+Esc focuses the composer from anywhere; / only from outside text fields', { timeout: TIMEOUT }, async () => {
+    await withApp(CHAT, async (page) => {
+      const composer = page.getByTestId('composer');
+      await page.getByTestId('search-input').fill('soup');
+      await page.keyboard.press('Shift+Escape');
+      assert.equal(await focused(page), 'composer');
+
+      await page.getByTestId('open-settings').focus();
+      await page.keyboard.press('/');
+      assert.equal(await focused(page), 'composer');
+      assert.equal(await composer.inputValue(), '', 'the "/" that moved focus is not typed');
+
+      // In a text field "/" is a character.
+      await page.keyboard.type('a/b');
+      assert.equal(await composer.inputValue(), 'a/b');
+      await page.getByTestId('search-input').fill('');
+      await page.getByTestId('search-input').focus();
+      await page.keyboard.press('/');
+      assert.equal(await page.getByTestId('search-input').inputValue(), '/');
+      assert.equal(await focused(page), 'search-input');
+    });
+  });
+
+  test('Ctrl+K focuses search, Ctrl+, opens the settings; tooltips name the shortcuts', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHAT, replies: [SLOW] }, async (page) => {
+      await page.keyboard.press('Control+k');
+      assert.equal(await focused(page), 'search-input');
+
+      await page.keyboard.press('Control+,');
+      await page.getByTestId('settings-panel').waitFor();
+      // While a drawer is open the window's shortcuts are off: the drawer has the keyboard.
+      await page.keyboard.press('Control+Shift+O');
+      await settle(page);
+      assert.equal((await callsOf(page, 'create_chat')).length, 0);
+      await page.keyboard.press('Escape');
+      await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
+
+      assert.equal(await page.getByTestId('new-chat').getAttribute('title'), 'New chat (Ctrl+Shift+O)');
+      assert.equal(await page.getByTestId('open-settings').getAttribute('title'), 'Settings (Ctrl+,)');
+      await startStreaming(page);
+      assert.equal(await page.getByTestId('stop').getAttribute('title'), 'Stop generating (Esc)');
+    });
+  });
+
+  test('Ctrl+/ opens the shortcuts help listing every shortcut; Esc and × close it and focus returns', { timeout: TIMEOUT }, async () => {
+    await withApp(CHAT, async (page) => {
+      const help = page.getByTestId('shortcuts-help');
+      await page.getByTestId('composer').focus();
+      await page.keyboard.press('Control+/');
+      await help.waitFor();
+      assert.equal(await focused(page), 'shortcuts-help');
+      const rows = await help.locator('.row').evaluateAll((els) =>
+        els.map((el) => [el.querySelector('dt').textContent, [...el.querySelectorAll('kbd')].map((k) => k.textContent)]),
+      );
+      assert.deepEqual(rows, [
+        ['New chat', ['Ctrl+Shift+O', 'Ctrl+N']],
+        ['Focus the message box', ['Shift+Esc', '/']],
+        ['Stop the reply being written', ['Esc']],
+        ['Search messages', ['Ctrl+K']],
+        ['Settings', ['Ctrl+,']],
+        ['Keyboard shortcuts', ['Ctrl+/']],
+      ]);
+      await page.keyboard.press('Escape');
+      await help.waitFor({ state: 'detached' });
+      assert.equal(await focused(page), 'composer');
+
+      // From the search box, closed with its button: focus goes back to the search box.
+      await page.getByTestId('search-input').focus();
+      await page.keyboard.press('Control+/');
+      await help.waitFor();
+      await page.getByTestId('shortcuts-close').click();
+      await help.waitFor({ state: 'detached' });
+      assert.equal(await focused(page), 'search-input');
+      // Ctrl+/ again closes it too.
+      await page.keyboard.press('Control+/');
+      await help.waitFor();
+      await page.keyboard.press('Control+/');
+      await help.waitFor({ state: 'detached' });
+    });
+    await inBothSchemes(CHAT, async (page, suffix) => {
+      await page.keyboard.press('Control+/');
+      await page.getByTestId('shortcuts-help').waitFor();
+      await shot(page, `shortcuts-help${suffix}`, { dir: OUTPUT });
+    });
+  });
+
+  test('Esc stops a streaming reply (from the composer or the page), not during IME composition', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHAT, replies: [SLOW, SLOW] }, async (page) => {
+      await startStreaming(page);
+      // An Escape that ends an IME composition belongs to the composition.
+      await page.getByTestId('composer').dispatchEvent('keydown', { key: 'Escape', isComposing: true, bubbles: true });
+      await settle(page);
+      assert.equal((await callsOf(page, 'stop_generation')).length, 0);
+
+      assert.equal(await focused(page), 'composer');
+      await page.keyboard.press('Escape');
+      await waitForStatus(lastAssistant(page), 'stopped');
+      const stops = await callsOf(page, 'stop_generation');
+      assert.deepEqual(stops.map((c) => c.payload), [{ chatId: 1 }]);
+
+      // Focus outside any text field: Esc still stops.
+      await startStreaming(page, 'Again');
+      await page.getByTestId('chat-title').click();
+      await page.keyboard.press('Escape');
+      await waitForStatus(lastAssistant(page), 'stopped');
+      assert.equal((await callsOf(page, 'stop_generation')).length, 2);
+      // Without a reply streaming Esc does nothing.
+      await page.keyboard.press('Escape');
+      await settle(page);
+      assert.equal((await callsOf(page, 'stop_generation')).length, 2);
+    });
+  });
+
+  test('Esc that closes a drawer, the help or a menu does not also stop the reply', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHAT, replies: [{ ...SLOW, delayMs: 45 }] }, async (page) => {
+      await startStreaming(page);
+      await page.keyboard.press('Control+,');
+      await page.getByTestId('settings-panel').waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
+
+      await page.getByTestId('open-models').click();
+      await page.getByTestId('models-panel').waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByTestId('models-panel').waitFor({ state: 'detached' });
+
+      await page.keyboard.press('Control+/');
+      await page.getByTestId('shortcuts-help').waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByTestId('shortcuts-help').waitFor({ state: 'detached' });
+
+      await page.getByTestId('search-input').fill('soup');
+      await page.keyboard.press('Escape'); // clears the query
+      await page.keyboard.press('Escape'); // leaves the box
+
+      await settle(page);
+      assert.equal(await lastAssistant(page).getAttribute('data-status'), 'streaming', 'still streaming');
+      await waitForStatus(lastAssistant(page), 'complete');
+      assert.equal((await callsOf(page, 'stop_generation')).length, 0);
+    });
+  });
+});
