@@ -1,5 +1,6 @@
 // Browser tests of the window's keyboard shortcuts (the table in src/lib/keys.ts, one handler in
-// App.svelte).
+// App.svelte), and of what a brand-new user is shown first: each empty state says what to do, with
+// the action to do it.
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -191,6 +192,69 @@ describe('Keyboard shortcuts', () => {
       assert.equal(await lastAssistant(page).getAttribute('data-status'), 'streaming', 'still streaming');
       await waitForStatus(lastAssistant(page), 'complete');
       assert.equal((await callsOf(page, 'stop_generation')).length, 0);
+    });
+  });
+});
+
+/** The tab shown in the drawer `panel`. */
+const selectedTab = (page, panel) => page.getByTestId(panel).locator('[role="tab"][aria-selected="true"]').getAttribute('data-testid');
+
+describe('Empty states', () => {
+  test('a fresh install (no model, no chats) offers to get a model or use an API key', { timeout: TIMEOUT }, async () => {
+    await withApp({ model: null }, async (page) => {
+      const welcome = page.getByTestId('no-chats');
+      await welcome.getByText('Welcome to Hearth').waitFor();
+      await page.getByTestId('empty-get-model').click();
+      await page.getByTestId('models-panel').waitFor();
+      assert.equal(await selectedTab(page, 'models-panel'), 'models-tab-library');
+      await page.keyboard.press('Escape');
+      await page.getByTestId('models-panel').waitFor({ state: 'detached' });
+
+      await page.getByTestId('empty-use-provider').click();
+      await page.getByTestId('settings-panel').waitFor();
+      assert.equal(await selectedTab(page, 'settings-panel'), 'open-providers');
+    });
+    await inBothSchemes({ model: null }, async (page, suffix) => {
+      await page.getByTestId('no-chats').waitFor();
+      await shot(page, `empty-fresh-install${suffix}`, { dir: OUTPUT });
+    });
+  });
+
+  test('a model but no chats: start one; an empty chat without a model: get one, also from the error', { timeout: TIMEOUT }, async () => {
+    await withApp({}, async (page) => {
+      await page.getByTestId('no-chats').getByText('No chats yet').waitFor();
+      await page.getByTestId('empty-new-chat').click();
+      await page.getByTestId('empty-chat').getByText(`Say hello to ${MODEL.name}`).waitFor();
+      assert.equal(await page.getByTestId('empty-get-model').count(), 0, 'a model is loaded: nothing to get');
+    });
+    await withApp({ model: null }, async (page) => {
+      await page.keyboard.press('Control+Shift+O');
+      const empty = page.getByTestId('empty-chat');
+      await empty.getByText('No model is loaded yet').waitFor();
+      await shot(page, 'empty-chat-no-model', { dir: OUTPUT });
+      // Sending anyway: the error says so and offers the way out.
+      await page.getByTestId('composer').fill('hello?');
+      await page.keyboard.press('Enter');
+      await page.getByTestId('error-banner').waitFor();
+      await page.getByTestId('banner-get-model').click();
+      await page.getByTestId('models-panel').waitFor();
+      await page.keyboard.press('Escape');
+      await empty.getByTestId('empty-get-model').click();
+      await page.getByTestId('models-panel').waitFor();
+    });
+  });
+
+  test('a search without results says so and leads back to the chats', { timeout: TIMEOUT }, async () => {
+    await withApp(CHAT, async (page) => {
+      await page.keyboard.press('Control+k');
+      await page.keyboard.type('zebra crossing');
+      const none = page.getByTestId('search-empty');
+      await none.filter({ hasText: 'No messages match “zebra crossing”. Try other or fewer words.' }).waitFor();
+      await shot(page, 'empty-search', { dir: OUTPUT });
+      await page.getByTestId('search-empty-clear').click();
+      await page.getByTestId('chat-item').first().waitFor();
+      assert.equal(await page.getByTestId('search-input').inputValue(), '');
+      assert.equal(await focused(page), 'search-input');
     });
   });
 });
