@@ -1,98 +1,101 @@
 // End to end: the real Hearth binary in a real WebKit webview with the real SmolLM2 model and a
-// fresh data dir. Sends a message, sees the streamed reply, restarts the app, finds it again.
+// fresh data dir: the user's first journey (send, stop, regenerate, a setting, restart), then
+// the history tools. A screenshot per step lands in tests/e2e/output/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 
+import { REPLY as reply, dataDirWith, nonEmpty, send, shot, sleep } from "./helpers.mjs";
 import { KEYS, Session, startDriver } from "./webdriver.mjs";
 
 const app = process.env.HEARTH_APP_BINARY;
 const model = process.env.HEARTH_TEST_MODEL;
-const out = path.join(import.meta.dirname, "output");
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-"));
+let dataDir;
 let driver;
 
 before(async () => {
   assert.ok(app && fs.existsSync(app), `HEARTH_APP_BINARY (${app}) must be the built app`);
   assert.ok(model && fs.existsSync(model), `HEARTH_TEST_MODEL (${model}) must exist`);
-  fs.mkdirSync(out, { recursive: true });
-  fs.mkdirSync(path.join(dataDir, "models"));
-  fs.symlinkSync(model, path.join(dataDir, "models", path.basename(model)));
+  dataDir = dataDirWith(model, "hearth-e2e-");
   driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
 });
 
 after(() => {
   driver?.driver.kill();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function shot(session, name) {
-  fs.writeFileSync(path.join(out, `${name}.png`), await session.screenshot());
-}
+/** The one reply on show, once its data-status is `status`; returns it. */
+const replyWith = (session, status, accept = () => true) =>
+  session.waitFor(`${reply}[data-status="${status}"]`, { accept, timeoutMs: 120_000 });
 
-const nonEmpty = (text) => text.trim().length > 0;
-
-test("send a message to the real model, see the reply, find it after a restart", async () => {
+test("first start → default model → send → streamed reply → stop → regenerate → setting applies → restart keeps history", async () => {
   let session = await Session.open(driver.base, app);
-  let reply;
+  let stopped;
   try {
-    await session.waitFor('[data-testid="model-name"]', { accept: (t) => t.includes("SmolLM2") });
+    // First start on a fresh data dir: the model in the models folder is loaded as the default.
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading") });
+    // What a new user sees first tells them what to do.
+    await session.waitFor('[data-testid="message-list"]', { accept: (t) => /new chat/i.test(t) });
+    await sleep(500); // the empty state fades in
+    await shot(session, "journey-01-first-start");
+
     await session.click(await session.waitFor('[data-testid="new-chat"]'));
-    const composer = await session.waitFor('[data-testid="composer"]');
-    await session.type(composer, "What is the capital of France?");
-    await session.type(composer, KEYS.enter);
+    await send(session, "Write a long story about a lighthouse keeper and the sea.");
+    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("lighthouse keeper") });
+    // Streamed: text shows while the reply is still being written.
+    await replyWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 3);
+    await shot(session, "journey-02-streaming");
 
-    await session.waitFor('[data-testid="message"][data-role="user"]', {
-      accept: (t) => t.includes("capital of France"),
-    });
-    const done = await session.waitFor('[data-testid="message"][data-role="assistant"][data-status="complete"]', {
-      accept: nonEmpty,
-    });
-    reply = (await session.text(done)).trim();
-    assert.match(reply, /\w/);
-    // The model titles the chat after the reply; the sidebar hears of it without a reload.
-    await session.waitFor('[data-testid="chat-item"]', { accept: (t) => nonEmpty(t) && !t.includes("What is the capital of France?") });
-    await shot(session, "01-reply");
-  } finally {
-    await session.close();
-  }
+    await session.click(await session.waitFor('[data-testid="stop"]'));
+    const done = await replyWith(session, "stopped", nonEmpty);
+    stopped = (await session.text(await session.within(done, '[data-testid="message-content"]'))).trim();
+    assert.match(stopped, /\w/);
+    await shot(session, "journey-03-stopped");
 
-  // Restart: the chat and both messages come back from SQLite.
-  session = await Session.open(driver.base, app);
-  try {
-    await session.click(await session.waitFor('[data-testid="chat-item"]'));
-    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("capital of France") });
-    const again = await session.waitFor('[data-testid="message"][data-role="assistant"]', { accept: nonEmpty });
-    const restored = (await session.text(again)).trim();
-    assert.equal(restored.slice(0, 20), reply.slice(0, 20));
-    await shot(session, "02-after-restart");
-  } finally {
-    await session.close();
-  }
-});
+    // Regenerate the stopped reply: a second version, 2/2, streaming; stopped again (a whole story
+    // would take minutes on a busy machine).
+    await session.press(await session.waitFor(`${reply} [data-testid="action-regenerate"]`));
+    await session.waitFor(`${reply}[data-status="streaming"] [data-testid="branch-position"]`, { accept: (t) => t.includes("2/2") });
+    await replyWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 3);
+    await session.click(await session.waitFor('[data-testid="stop"]'));
+    const second = await replyWith(session, "stopped", nonEmpty);
+    assert.match(await session.text(await session.within(second, '[data-testid="branch-position"]')), /2\/2/);
+    // Its stats line: tokens, speed, time to first token.
+    const stats = await session.text(await session.within(second, '[data-testid="message-stats"]'));
+    for (const part of [/\d+ tokens/, /[\d.]+ tok\/s/, /TTFT \d/]) assert.match(stats, part);
+    await shot(session, "journey-04-regenerated");
 
-test("a setting changed in the panel shapes the next reply of the real model", async () => {
-  const session = await Session.open(driver.base, app);
-  try {
-    await session.waitFor('[data-testid="model-name"]', { accept: (t) => t.includes("SmolLM2") });
+    // A setting changed in the panel shapes the next reply: at most 4 tokens.
     await session.click(await session.waitFor('[data-testid="open-settings"]'));
     const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
     await session.clear(maxTokens);
     await session.type(maxTokens, "4");
     await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
-    await shot(session, "03-settings");
+    await shot(session, "journey-05-settings");
     await session.click(await session.waitFor('[data-testid="close-settings"]'));
-    await session.click(await session.waitFor('[data-testid="new-chat"]'));
-    const composer = await session.waitFor('[data-testid="composer"]');
-    await session.type(composer, "Tell me a long story about the sea.");
-    await session.type(composer, KEYS.enter);
-    const done = await session.waitFor('[data-testid="message"][data-role="assistant"][data-status="complete"]', {
-      accept: (t) => /\b4 tokens\b/.test(t),
-    });
-    assert.ok(done);
-    await shot(session, "04-capped-reply");
+    await send(session, "Tell me about whales.");
+    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("whales") });
+    await session.waitFor(`${reply}[data-status="complete"] [data-testid="message-stats"]`, { accept: (t) => /\b4 tokens\b/.test(t) });
+    await shot(session, "journey-06-setting-applied");
+  } finally {
+    await session.close();
+  }
+
+  // Restart: the chat, both questions and both versions of the first reply come back from SQLite.
+  session = await Session.open(driver.base, app);
+  try {
+    await session.click(await session.waitFor('[data-testid="chat-item"]'));
+    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("whales") });
+    const first = await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("lighthouse keeper") });
+    assert.ok(first);
+    // The first reply comes back at its newest version; the arrow shows the first, stopped one.
+    const position = `${reply}[data-status="stopped"] [data-testid="branch-position"]`;
+    await session.waitFor(position, { accept: (t) => t.includes("2/2") });
+    await session.press(await session.waitFor(`${reply} [data-testid="branch-prev"]`));
+    await session.waitFor(position, { accept: (t) => t.includes("1/2") });
+    await session.waitFor(`${reply}[data-status="stopped"] [data-testid="message-content"]`, { accept: (t) => t.trim() === stopped });
+    await shot(session, "journey-07-after-restart");
   } finally {
     await session.close();
   }
@@ -101,7 +104,6 @@ test("a setting changed in the panel shapes the next reply of the real model", a
 test("history in the real app: regenerate, switch versions, edit, continue, search", async () => {
   // Replies are capped at 4 tokens by the previous test's setting: short, and cut at the limit.
   const session = await Session.open(driver.base, app);
-  const reply = '[data-testid="message"][data-role="assistant"]';
   const position = async (css) => (await session.text(await session.within(await session.waitFor(css), '[data-testid="branch-position"]'))).trim();
   try {
     await session.waitFor('[data-testid="model-name"]', { accept: (t) => t.includes("SmolLM2") });
@@ -133,14 +135,14 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.waitFor(`${reply}[data-status="complete"] [data-testid="message-content"]`, {
       accept: (t) => t.trim().length > before.length && t.trim().startsWith(before),
     });
-    await shot(session, "05-branches");
+    await shot(session, "history-1-branches");
 
     // Search finds the edited question and opens the chat at it.
     const search = await session.waitFor('[data-testid="search-input"]');
     await session.type(search, "fruit");
     const hit = await session.waitFor('[data-testid="search-result"]', { accept: (t) => t.includes("fruit") });
     await session.within(hit, "mark");
-    await shot(session, "06-search");
+    await shot(session, "history-2-search");
     await session.click(hit);
     await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("Name a fruit.") });
   } finally {

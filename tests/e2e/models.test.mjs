@@ -10,12 +10,12 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 
+import { shot, sleep } from "./helpers.mjs";
 import { KEYS, Session, startDriver } from "./webdriver.mjs";
 
 const app = process.env.HEARTH_APP_BINARY;
 const model = process.env.HEARTH_TEST_MODEL;
 const fakeHub = process.env.HEARTH_FAKE_HUB;
-const out = path.join(import.meta.dirname, "output");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-models-"));
 const hubCache = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-hf-cache-"));
 const REPO = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";
@@ -26,7 +26,6 @@ before(async () => {
   for (const [name, file] of Object.entries({ app, model, fakeHub })) {
     assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist: run scripts/e2e.sh`);
   }
-  fs.mkdirSync(out, { recursive: true });
   // 2 ms per 64 KiB: the 98 MB download takes a few seconds, long enough to watch its progress.
   const child = spawn(fakeHub, [model], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, HEARTH_FAKE_HUB_DELAY_MS: "2" } });
   const line = await new Promise((resolve) => readline.createInterface({ input: child.stdout }).once("line", resolve));
@@ -42,11 +41,6 @@ after(() => {
   fs.rmSync(hubCache, { recursive: true, force: true });
 });
 
-async function shot(session, name) {
-  fs.writeFileSync(path.join(out, `${name}.png`), await session.screenshot());
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test("first start: find SmolLM2 on the hub, download it, load it, chat", async () => {
   const session = await Session.open(driver.base, app);

@@ -6,31 +6,19 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import readline from "node:readline";
 
-import { KEYS, Session, startDriver } from "./webdriver.mjs";
+import { addProvider, dataDirWith, chooseModel, fill, freePort, modelOf, nthReply, send, shot, startFake } from "./helpers.mjs";
+import { Session, startDriver } from "./webdriver.mjs";
 
 const app = process.env.HEARTH_APP_BINARY;
 const model = process.env.HEARTH_TEST_MODEL;
 const llamaServer = process.env.HEARTH_LLAMA_SERVER;
 const fakeProvider = process.env.HEARTH_FAKE_PROVIDER;
-const out = path.join(import.meta.dirname, "output");
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-providers-"));
+let dataDir;
 const PEER_MODEL = "smollm2-peer";
 let driver;
 let peer;
 let fake;
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
 async function startPeer() {
   const port = await freePort();
@@ -47,21 +35,12 @@ async function startPeer() {
   throw new Error("llama-server did not start");
 }
 
-async function startFake() {
-  const child = spawn(fakeProvider, [], { stdio: ["ignore", "pipe", "inherit"] });
-  const line = await new Promise((resolve) => readline.createInterface({ input: child.stdout }).once("line", resolve));
-  const [, url, key] = line.match(/listening on (\S+) \(key (\S+)\)/);
-  return { child, url, key };
-}
-
 before(async () => {
   for (const [name, file] of Object.entries({ app, model, llamaServer, fakeProvider })) {
     assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist: run scripts/e2e.sh`);
   }
-  fs.mkdirSync(out, { recursive: true });
-  fs.mkdirSync(path.join(dataDir, "models"));
-  fs.symlinkSync(model, path.join(dataDir, "models", path.basename(model)));
-  [peer, fake] = await Promise.all([startPeer(), startFake()]);
+  dataDir = dataDirWith(model, "hearth-e2e-providers-");
+  [peer, fake] = await Promise.all([startPeer(), startFake(fakeProvider)]);
   // No hub here: token counts of remote models are estimates (the hub path is tested in Rust).
   const env = { ...process.env, HEARTH_DATA_DIR: dataDir, HF_ENDPOINT: "http://127.0.0.1:9" };
   driver = await startDriver(4444 + ((process.pid + 500) % 1000), env);
@@ -71,78 +50,8 @@ after(() => {
   driver?.driver.kill();
   peer?.child.kill();
   fake?.child.kill();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function shot(session, name) {
-  fs.writeFileSync(path.join(out, `${name}.png`), await session.screenshot());
-}
-
-const reply = '[data-testid="message"][data-role="assistant"]';
-
-async function send(session, text) {
-  const composer = await session.waitFor('[data-testid="composer"]');
-  await session.type(composer, text);
-  await session.type(composer, KEYS.enter);
-}
-
-/** Waits for the `n`th reply (1-based) to end with `status`; returns its element. */
-async function nthReply(session, n, status) {
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    try {
-      const replies = await session.findAll(`${reply}[data-status]`);
-      if (replies.length >= n && (await session.attribute(replies[n - 1], "data-status")) === status) return replies[n - 1];
-    } catch (e) {
-      if (!String(e.message).includes("stale element")) throw e; // re-rendered meanwhile: look again
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`reply ${n} never became ${status}`);
-}
-
-const modelOf = async (session, element) => (await session.text(await session.within(element, '[data-testid="message-model"]'))).trim();
-
-/** Picks a model in the header's menu (after a screenshot of the open menu, if `shotName`). */
-async function chooseModel(session, provider, modelId, shotName) {
-  await session.click(await session.waitFor('[data-testid="model-switcher"]'));
-  const option = provider === "local"
-    ? '[data-testid="model-option"][data-provider="local"]'
-    : `[data-testid="model-option"][data-provider="${provider}"][data-model="${modelId}"]`;
-  const found = await session.waitFor(option);
-  if (shotName) await shot(session, shotName);
-  await session.press(found);
-  if (provider !== "local") {
-    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes(modelId) });
-  }
-}
-
-async function fill(session, card, testid, value) {
-  const input = await session.within(card, `[data-testid="${testid}"]`);
-  await session.clear(input);
-  if (value) await session.type(input, value);
-}
-
-/** Adds an OpenAI-compatible provider in Settings → Providers; returns its id. */
-async function addProvider(session, { name, url, key = "", models = "" }) {
-  await session.click(await session.waitFor('[data-testid="open-settings"]'));
-  await session.press(await session.waitFor('[data-testid="open-providers"]'));
-  const before = (await session.findAll('[data-testid="provider-card"]')).length;
-  await session.press(await session.waitFor('[data-testid="add-provider"]'));
-  let cards;
-  while ((cards = await session.findAll('[data-testid="provider-card"]')).length === before) await new Promise((r) => setTimeout(r, 100));
-  const card = cards[cards.length - 1];
-  await fill(session, card, "provider-name", name);
-  await fill(session, card, "provider-base-url", url);
-  if (models) await fill(session, card, "provider-models", models);
-  if (key) await fill(session, card, "provider-key", key);
-  await session.press(await session.within(card, '[data-testid="save-provider"]'));
-  await session.press(await session.within(card, '[data-testid="test-provider"]'));
-  const status = await session.within(card, '[data-testid="provider-status"]');
-  await session.waitFor('[data-testid="provider-status"]', { accept: (t) => t.includes("Connected") });
-  assert.match(await session.text(status), /Connected/);
-  return { card, id: await session.attribute(card, "data-provider") };
-}
 
 test("one chat: the local SmolLM2, then llama.cpp's server, then local again; each reply shows its model", async () => {
   const session = await Session.open(driver.base, app);

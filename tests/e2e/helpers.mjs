@@ -1,0 +1,112 @@
+// What the end-to-end files share: screenshots, sending a message, waiting for replies, the fake
+// provider, adding a provider in Settings and picking a model in the chat header.
+import { spawn } from "node:child_process";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import readline from "node:readline";
+
+import { KEYS } from "./webdriver.mjs";
+
+export const OUT = path.join(import.meta.dirname, "output");
+export const REPLY = '[data-testid="message"][data-role="assistant"]';
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const nonEmpty = (text) => text.trim().length > 0;
+
+/** Saves the window as tests/e2e/output/{name}.png. */
+export async function shot(session, name) {
+  fs.mkdirSync(OUT, { recursive: true });
+  fs.writeFileSync(path.join(OUT, `${name}.png`), await session.screenshot());
+}
+
+/** Types `text` into the composer and sends it with Enter. */
+export async function send(session, text) {
+  const composer = await session.waitFor('[data-testid="composer"]');
+  await session.type(composer, text);
+  await session.type(composer, KEYS.enter);
+}
+
+/** Waits for the `n`th reply (1-based) to end with `status`; returns its element. */
+export async function nthReply(session, n, status) {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    try {
+      const replies = await session.findAll(`${REPLY}[data-status]`);
+      if (replies.length >= n && (await session.attribute(replies[n - 1], "data-status")) === status) return replies[n - 1];
+    } catch (e) {
+      if (!String(e.message).includes("stale element")) throw e; // re-rendered meanwhile: look again
+    }
+    await sleep(100);
+  }
+  throw new Error(`reply ${n} never became ${status}`);
+}
+
+export const modelOf = async (session, element) =>
+  (await session.text(await session.within(element, '[data-testid="message-model"]'))).trim();
+
+export const freePort = () =>
+  new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+/** Starts hearth-providers' fake_provider example (OpenAI's and Anthropic's wire formats). */
+export async function startFake(fakeProvider) {
+  const child = spawn(fakeProvider, [], { stdio: ["ignore", "pipe", "inherit"] });
+  const line = await new Promise((resolve) => readline.createInterface({ input: child.stdout }).once("line", resolve));
+  const [, url, key] = line.match(/listening on (\S+) \(key (\S+)\)/);
+  return { child, url, key };
+}
+
+/** Picks a model in the header's menu (after a screenshot of the open menu, if `shotName`). */
+export async function chooseModel(session, provider, modelId, shotName) {
+  await session.click(await session.waitFor('[data-testid="model-switcher"]'));
+  const option = provider === "local"
+    ? '[data-testid="model-option"][data-provider="local"]'
+    : `[data-testid="model-option"][data-provider="${provider}"][data-model="${modelId}"]`;
+  const found = await session.waitFor(option);
+  if (shotName) await shot(session, shotName);
+  await session.press(found);
+  if (provider !== "local") {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes(modelId) });
+  }
+}
+
+export async function fill(session, card, testid, value) {
+  const input = await session.within(card, `[data-testid="${testid}"]`);
+  await session.clear(input);
+  if (value) await session.type(input, value);
+}
+
+/** Adds an OpenAI-compatible provider in Settings → Providers; returns its card and id. */
+export async function addProvider(session, { name, url, key = "", models = "" }) {
+  await session.click(await session.waitFor('[data-testid="open-settings"]'));
+  await session.press(await session.waitFor('[data-testid="open-providers"]'));
+  const before = (await session.findAll('[data-testid="provider-card"]')).length;
+  await session.press(await session.waitFor('[data-testid="add-provider"]'));
+  let cards;
+  while ((cards = await session.findAll('[data-testid="provider-card"]')).length === before) await sleep(100);
+  const card = cards[cards.length - 1];
+  await fill(session, card, "provider-name", name);
+  await fill(session, card, "provider-base-url", url);
+  if (models) await fill(session, card, "provider-models", models);
+  if (key) await fill(session, card, "provider-key", key);
+  await session.press(await session.within(card, '[data-testid="save-provider"]'));
+  await session.press(await session.within(card, '[data-testid="test-provider"]'));
+  const status = await session.within(card, '[data-testid="provider-status"]');
+  await session.waitFor('[data-testid="provider-status"]', { accept: (t) => t.includes("Connected") });
+  assert.match(await session.text(status), /Connected/);
+  return { card, id: await session.attribute(card, "data-provider") };
+}
+
+/** A fresh data dir whose models folder links the test model (the app loads it at start). */
+export function dataDirWith(model, prefix) {
+  const dir = fs.mkdtempSync(path.join(fs.realpathSync(process.env.TMPDIR || "/tmp"), prefix));
+  fs.mkdirSync(path.join(dir, "models"));
+  fs.symlinkSync(model, path.join(dir, "models", path.basename(model)));
+  return dir;
+}
