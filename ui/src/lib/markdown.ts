@@ -1,17 +1,24 @@
 import { Marked } from 'marked';
 import DOMPurify from 'dompurify';
+import { codeBlock } from './code-block';
+import { mathExtensions, renderMath, type Formula } from './math';
 
 // Model output is untrusted: parse Markdown, then sanitize the resulting HTML.
 // No raw HTML may execute: scripts, event handlers and javascript: URLs are removed,
 // and tags that could restyle or take over the app are forbidden outright.
-const marked = new Marked({ gfm: true, breaks: true, async: false });
+//
+// What the model's markup may not hold but a reply shows (code blocks with a Copy button, KaTeX
+// with its inline styles) is left out of that pass: marked writes a placeholder in its stead, and
+// after sanitizing, the placeholders in the DOM's text are replaced by nodes we build. Placeholders
+// are matched in text nodes only, never in attributes or in the HTML string.
 
 const FORBID_TAGS = [
   'style', 'script', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'base',
   'link', 'meta', 'form', 'input', 'button', 'textarea', 'select', 'option', 'dialog',
   'template', 'svg', 'math', 'video', 'audio', 'source', 'track',
 ];
-const FORBID_ATTR = ['style', 'id', 'name', 'srcset', 'action', 'formaction', 'autofocus', 'tabindex'];
+// `background` too: Chromium still loads <table background=…>, a request no CSP-less test would see.
+const FORBID_ATTR = ['style', 'id', 'name', 'srcset', 'action', 'formaction', 'autofocus', 'tabindex', 'background'];
 
 // Only these URL schemes survive in href/src (DOMPurify strips javascript:, vbscript:, etc. too).
 const SAFE_URL = /^(?:https?:|mailto:|#)/i;
@@ -38,15 +45,94 @@ function installHooks(): void {
   });
 }
 
+/** What a placeholder stands for. */
+type Slot = { kind: 'code'; code: string; lang: string } | ({ kind: 'math' } & Formula);
+
+/** Random per load, so a reply cannot spell a placeholder by chance. Letters and digits only: Markdown leaves them be. */
+const NONCE = Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, '0')).join('');
+const PREFIX = `hearth${NONCE}s`;
+const PLACEHOLDER = new RegExp(`${PREFIX}(\\d+)e`, 'g');
+
+/** The slots of the render in progress (rendering is synchronous). */
+let slots: Slot[] = [];
+function place(slot: Slot, block: boolean): string {
+  slots.push(slot);
+  const mark = `${PREFIX}${slots.length - 1}e`;
+  return block ? `<div>${mark}</div>\n` : mark;
+}
+
+const marked = new Marked(
+  { gfm: true, breaks: true, async: false },
+  {
+    extensions: mathExtensions((formula, block) => place({ kind: 'math', ...formula }, block)),
+    renderer: {
+      code: ({ text, lang }) => place({ kind: 'code', code: text, lang: lang ?? '' }, true),
+    },
+  },
+);
+
 /** Render untrusted Markdown (model output) to sanitized HTML. */
 export function renderMarkdown(source: string): string {
   installHooks();
-  const html = marked.parse(source) as string;
-  return DOMPurify.sanitize(html, {
+  const { html, placed } = parse(source);
+  const fragment = DOMPurify.sanitize(html, {
     USE_PROFILES: { html: true },
     FORBID_TAGS,
     FORBID_ATTR,
     ALLOW_DATA_ATTR: false,
     ALLOW_UNKNOWN_PROTOCOLS: false,
+    RETURN_DOM_FRAGMENT: true,
   });
+  fillSlots(fragment, placed);
+  for (const table of fragment.querySelectorAll('table')) wrap(table, 'table-wrap');
+  const host = document.createElement('div');
+  host.append(fragment);
+  return host.innerHTML;
+}
+
+function parse(source: string): { html: string; placed: Slot[] } {
+  slots = [];
+  try {
+    return { html: marked.parse(source) as string, placed: slots };
+  } finally {
+    slots = [];
+  }
+}
+
+/** Replace each placeholder in the fragment's text with the node its slot stands for. */
+function fillSlots(root: DocumentFragment, placed: Slot[]): void {
+  if (placed.length === 0) return;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const texts: Text[] = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if ((node as Text).data.includes(PREFIX)) texts.push(node as Text);
+  }
+  for (const text of texts) {
+    const parts = document.createDocumentFragment();
+    let last = 0;
+    for (const m of text.data.matchAll(PLACEHOLDER)) {
+      const slot = placed[Number(m[1])];
+      if (!slot) continue;
+      if (m.index > last) parts.append(text.data.slice(last, m.index));
+      parts.append(build(slot));
+      last = m.index + m[0].length;
+    }
+    if (last < text.data.length) parts.append(text.data.slice(last));
+    const parent = text.parentElement;
+    // A block's placeholder came in a bare <div> of its own: the block takes the div's place.
+    const bare = parent?.tagName === 'DIV' && parent.attributes.length === 0 && parent.childNodes.length === 1;
+    (bare ? parent : text).replaceWith(parts);
+  }
+}
+
+function build(slot: Slot): Node {
+  return slot.kind === 'code' ? codeBlock(slot.code, slot.lang) : renderMath(slot.tex, slot.display);
+}
+
+/** Put `el` inside a new <div class=…> (a wide table scrolls in it). */
+function wrap(el: Element, className: string): void {
+  const box = document.createElement('div');
+  box.className = className;
+  el.replaceWith(box);
+  box.append(el);
 }

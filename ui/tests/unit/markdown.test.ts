@@ -51,6 +51,7 @@ const unsafe: Case[] = [
     source: '<div style="position:fixed;inset:0">overlay</div>',
     check: (root) => expect(root.querySelector('[style]')).toBeNull(),
   },
+  { name: 'legacy background attribute', source: '<table background="https://example.com/x.png"><tr><td>x</td></tr></table>', check: (root) => expect(root.querySelector('[background]')).toBeNull() },
   { name: 'meta refresh', source: '<meta http-equiv="refresh" content="0;url=https://evil">', check: noTags('meta') },
   {
     name: 'remote image source dropped',
@@ -86,6 +87,35 @@ const safe: Case[] = [
     },
   },
   { name: 'gfm table', source: '| a | b |\n|---|---|\n| 1 | 2 |', check: (root) => expect(root.querySelectorAll('td')).toHaveLength(2) },
+  {
+    name: 'gfm table in a scrolling box',
+    source: '| a | b |\n|---|---|\n| 1 | $x$ |',
+    check: (root) => {
+      expect(root.querySelector('.table-wrap > table > thead th')?.textContent).toBe('a');
+      expect(root.querySelector('.table-wrap td .katex')).not.toBeNull();
+    },
+  },
+  {
+    name: 'code block inside a list item',
+    source: '1. Run:\n\n   ```bash\n   cargo test\n   ```',
+    check: (root) => expect(root.querySelector('li [data-testid="code-block"] code')?.textContent).toBe('cargo test'),
+  },
+  {
+    name: 'math in a heading and a link',
+    source: '## Area $\\pi r^2$\n\n[the $x$ axis](https://example.com)',
+    check: (root) => {
+      expect(root.querySelector('h2 .katex')).not.toBeNull();
+      expect(root.querySelector('a .katex')).not.toBeNull();
+    },
+  },
+  {
+    name: 'math placeholders are not spelled by text',
+    source: 'hearth0s0e and `$x$`',
+    check: (root) => {
+      expect(root.textContent).toContain('hearth0s0e');
+      expect(root.querySelector('code')?.textContent).toBe('$x$');
+    },
+  },
   { name: 'single newline is a line break', source: 'line one\nline two', check: (root) => expect(root.querySelector('br')).not.toBeNull() },
   {
     name: 'partial markdown while streaming does not throw',
