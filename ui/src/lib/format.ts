@@ -16,6 +16,8 @@ export function formatStats(stats: ReplyStats | null | undefined): string {
   const parts = [plural(stats.completionTokens, 'token')];
   if (Number.isFinite(stats.decodeTps) && stats.decodeTps > 0) parts.push(`${stats.decodeTps.toFixed(1)} tok/s`);
   parts.push(`TTFT ${formatMs(stats.ttftMs)}`);
+  // The KV cache's work, in plain sight: prompt tokens the next turn did not have to prefill.
+  if (stats.cachedTokens > 0) parts.push(`${stats.cachedTokens} cached`);
   return parts.join(' · ');
 }
 

@@ -98,7 +98,7 @@ describe('Hearth chat screen', () => {
       assert.equal(await reply.locator('strong').first().textContent(), 'three', 'markdown rendered');
       assert.equal(await reply.locator('ol > li').count(), 3);
       assert.match(await reply.locator('pre code').textContent(), /print\(idea\)/);
-      assert.match(await reply.getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms$/);
+      assert.match(await reply.getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms · \d+ cached$/);
       assert.equal(await reply.getByTestId('message-status').count(), 0, 'no label on a complete reply');
       await page.getByTestId('send').waitFor();
 

@@ -41,6 +41,7 @@ table('formatStats', formatStats, [
   [stats({ ttftMs: 12_340 }), '12 tokens · 85.3 tok/s · TTFT 12.3 s'],
   [stats({ decodeTps: 4.04 }), '12 tokens · 4.0 tok/s · TTFT 120 ms'],
   [stats({ decodeTps: Number.NaN }), '12 tokens · TTFT 120 ms'],
+  [stats({ cachedTokens: 15 }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 cached'],
   [null, ''],
   [undefined, ''],
 ]);
