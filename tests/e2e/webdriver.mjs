@@ -5,8 +5,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
+/** Starts tauri-driver on `port`, its WebKitWebDriver on `port + 1` (two drivers at once must not
+ *  share the default 4445: the second would talk to the first one's app). */
 export async function startDriver(port, env) {
-  const driver = spawn("tauri-driver", ["--port", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
+  const args = ["--port", String(port), "--native-port", String(port + 1)];
+  const driver = spawn("tauri-driver", args, { env, stdio: ["ignore", "inherit", "inherit"] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
