@@ -11,7 +11,7 @@ import { serveStatic } from './static-server.mjs';
 
 const UI = fileURLToPath(new URL('../../', import.meta.url));
 /** HEARTH_UI_DIST lets two builds of the UI be tested side by side. */
-const DIST = process.env.HEARTH_UI_DIST || `${UI}dist`;
+export const DIST = process.env.HEARTH_UI_DIST || `${UI}dist`;
 /** Screenshots of the existing screens. */
 export const RESULTS = `${UI}test-results`;
 /** Screenshots of the history, chat list and search screens. */
@@ -24,35 +24,41 @@ export const MODEL = { name: 'Llama-3.2-3B-Instruct-Q4_K_M', path: '/home/me/mod
 let server;
 let browser;
 
-/** Build if needed, serve, launch Chromium before the file's tests; close them after. */
-export function useBrowser() {
-  before(async () => {
-    if (!existsSync(`${DIST}/index.html`)) {
-      execFileSync(process.execPath, [`${UI}node_modules/vite/bin/vite.js`, 'build'], { cwd: UI, stdio: 'inherit' });
-    }
-    mkdirSync(RESULTS, { recursive: true });
-    mkdirSync(OUTPUT, { recursive: true });
-    server = await serveStatic(DIST);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+/** Build if needed, serve the build and launch Chromium (the browser tests, and ui/bench with `extraArgs`). */
+export async function launchBrowser(extraArgs = []) {
+  if (!existsSync(`${DIST}/index.html`)) {
+    execFileSync(process.execPath, [`${UI}node_modules/vite/bin/vite.js`, 'build'], { cwd: UI, stdio: 'inherit' });
+  }
+  mkdirSync(RESULTS, { recursive: true });
+  mkdirSync(OUTPUT, { recursive: true });
+  server = await serveStatic(DIST);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      ...extraArgs,
+    ],
   });
+  return browser.version();
+}
 
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+export async function closeBrowser() {
+  await browser?.close();
+  await server?.close();
+}
+
+/** Launch before the file's tests; close after. */
+export function useBrowser() {
+  before(() => launchBrowser());
+  after(closeBrowser);
 }
 
 /** Open the app with a fresh mock backend; collects console errors (CSP violations included). */

@@ -20,6 +20,8 @@
  * `watch_downloads` channels (`downloads` persisted, `downloadTrouble`: a dropped connection, a full disk),
  * the library of GGUF files (`library`), imports (`importPick` for the dialog), loading a model with its
  * progress (`loadFailures`), and the webview's drag-and-drop events (`__hearthMock.emit`).
+ * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
+ * `chunkSize` pieces, one every `delayMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate).
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
@@ -89,6 +91,8 @@ export function installMockTauri(config) {
     remoteModels: clone(config.remoteModels ?? REMOTE_MODELS),
     /** provider id -> IpcError: listing its models (and testing it) fails with it. */
     providerFailures: clone(config.providerFailures ?? {}),
+    /** Replies offered at a fixed rate (`tokensPerSecond`): when each token was sent; see offerAtRate. */
+    offered: [],
   };
   window.__hearthMock = state;
 
@@ -813,6 +817,30 @@ export function installMockTauri(config) {
     },
   };
 
+  /**
+   * A reply offered at a fixed rate (the streaming bench, ui/bench/stream.mjs): a reply with
+   * `tokensPerSecond` sends its text's `chunkSize` pieces (tokens) on a timer every `tickMs`
+   * (default 4), each tick every token due by then at that rate, one delta message per token (Hearth's
+   * engine coalesces tokens every 40 ms: one message each is the harder case for the window). A late
+   * timer (a busy main thread) sends the tokens it owes in its tick, as an IPC queue would deliver
+   * them. When each token was sent (performance.now()) is kept in `state.offered`: one
+   * { tokensPerSecond, sentAt: [] } per such reply.
+   */
+  async function offerAtRate(pieces, reply, gen, deliver) {
+    const log = { tokensPerSecond: reply.tokensPerSecond, sentAt: [] };
+    state.offered.push(log);
+    const start = performance.now();
+    let sent = 0;
+    while (sent < pieces.length && !gen.stop) {
+      await delay(reply.tickMs ?? 4);
+      const due = Math.min(pieces.length, Math.floor(((performance.now() - start) / 1000) * reply.tokensPerSecond) + 1);
+      for (; sent < due && !gen.stop; sent++) {
+        deliver(pieces[sent]);
+        log.sentAt.push(performance.now());
+      }
+    }
+  }
+
   async function runTurn(cmd, payload) {
     const turn = TURNS[cmd];
     expectArgs(cmd, payload, { chatId: 'number', ...turn.args, onEvent: 'string' });
@@ -856,12 +884,20 @@ export function installMockTauri(config) {
     events.send({ event: 'replyStarted', data: { messageId: assistant.id, model } });
     const started = performance.now();
     let tokens = 0;
-    for (const piece of chunks(text, reply.chunkSize ?? 4)) {
-      await delay(reply.delayMs ?? 20);
-      if (gen.stop) break;
+    const pieces = chunks(text, reply.chunkSize ?? 4);
+    const deliver = (piece) => {
       assistant.content += piece;
       tokens += 1;
       events.send({ event: 'delta', data: { text: piece } });
+    };
+    if (reply.tokensPerSecond) {
+      await offerAtRate(pieces, reply, gen, deliver);
+    } else {
+      for (const piece of pieces) {
+        await delay(reply.delayMs ?? 20);
+        if (gen.stop) break;
+        deliver(piece);
+      }
     }
     const seconds = Math.max((performance.now() - started) / 1000, 0.001);
     assistant.stats = {
