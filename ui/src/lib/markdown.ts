@@ -1,7 +1,8 @@
-import { Marked } from 'marked';
+import { Marked, type TokensList } from 'marked';
 import DOMPurify from 'dompurify';
 import { codeBlock } from './code-block';
 import { mathExtensions, renderMath, type Formula } from './math';
+import { Lru } from './memo';
 
 // Model output is untrusted: parse Markdown, then sanitize the resulting HTML.
 // No raw HTML may execute: scripts, event handlers and javascript: URLs are removed,
@@ -73,8 +74,33 @@ const marked = new Marked(
 
 /** Render untrusted Markdown (model output) to sanitized HTML. */
 export function renderMarkdown(source: string): string {
+  return renderBlocks(source).join('');
+}
+
+/**
+ * The same, one sanitized HTML string per top-level block (paragraph, list, code block, table…).
+ * While a reply streams only its last block changes: the window keeps the DOM of the others, so
+ * a frame's work stays the size of that block instead of growing with the whole reply.
+ */
+export function renderBlocks(source: string): string[] {
   installHooks();
-  const { html, placed } = parse(source);
+  const tokens = marked.lexer(source);
+  // Reference-style links are defined anywhere in the reply and used in any block.
+  const links = tokens.links;
+  const context = Object.keys(links).length === 0 ? '' : JSON.stringify(links);
+  const blocks: string[] = [];
+  for (const token of tokens) {
+    if (token.type === 'space' || token.type === 'def') continue;
+    blocks.push(blockCache.get(`${context}\u0000${token.raw}`, () => sanitizeBlock(Object.assign([token], { links }))));
+  }
+  return blocks;
+}
+
+/** Finished blocks of the replies on show, looked up every frame while one streams. */
+const blockCache = new Lru<string>(2_000, 4_000_000);
+
+function sanitizeBlock(tokens: TokensList): string {
+  const { html, placed } = parse(tokens);
   const fragment = DOMPurify.sanitize(html, {
     USE_PROFILES: { html: true },
     FORBID_TAGS,
@@ -90,10 +116,10 @@ export function renderMarkdown(source: string): string {
   return host.innerHTML;
 }
 
-function parse(source: string): { html: string; placed: Slot[] } {
+function parse(tokens: TokensList): { html: string; placed: Slot[] } {
   slots = [];
   try {
-    return { html: marked.parse(source) as string, placed: slots };
+    return { html: marked.parser(tokens) as string, placed: slots };
   } finally {
     slots = [];
   }

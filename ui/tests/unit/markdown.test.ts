@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderMarkdown } from '../../src/lib/markdown';
+import { renderBlocks, renderMarkdown } from '../../src/lib/markdown';
 
 /** Render, then parse the result back into a DOM fragment for structural assertions. */
 function rendered(source: string): HTMLElement {
@@ -130,4 +130,30 @@ describe('renderMarkdown strips unsafe content', () => {
 
 describe('renderMarkdown keeps ordinary markdown', () => {
   it.each(safe)('$name', ({ source, check }) => check(rendered(source), renderMarkdown(source)));
+});
+
+describe('renderBlocks: one string per top-level block', () => {
+  const reply = 'Intro with a [ref][r] link.\n\n```rust\nfn main() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n[r]: https://example.com\n\nThe end is stre';
+
+  it('joined, is what renderMarkdown renders', () => {
+    expect(renderBlocks(reply).join('')).toBe(renderMarkdown(reply));
+    expect(renderBlocks(reply)).toHaveLength(4);
+  });
+
+  it('a reference defined in a later block links an earlier one', () => {
+    expect(renderBlocks(reply)[0]).toContain('href="https://example.com"');
+  });
+
+  // Streaming: the reply grows at its end; every earlier block keeps its exact string, so the
+  // window leaves its DOM alone.
+  it.each([
+    ['the last paragraph grows', reply + 'aming', 3],
+    ['a new block starts', reply + 'aming.\n\n- one', 3],
+    ['a code fence opens', reply + '.\n\n```py\nprint(', 3],
+  ])('%s: the finished blocks are unchanged', (_, grown, unchanged) => {
+    const before = renderBlocks(reply);
+    const after = renderBlocks(grown);
+    for (let i = 0; i < unchanged; i++) expect(after[i]).toBe(before[i]);
+    expect(after[unchanged]).not.toBe(before[unchanged]);
+  });
 });
