@@ -56,6 +56,8 @@ database (--chat ID carries on a chat saved there), streamed to disk as in the a
 opening a history marks replies still streaming as interrupted).";
 
 fn main() -> ExitCode {
+    // The CLI's engine runs in a child process of this same binary.
+    hearth_engine::host::serve_if_asked();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();

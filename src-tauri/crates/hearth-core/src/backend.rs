@@ -73,7 +73,7 @@ pub struct ReplyStream {
     pub events: mpsc::UnboundedReceiver<GenEvent>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum GenEvent {
     /// New text; UTF-8 complete (a character split across tokens arrives whole).
     Delta(String),
@@ -81,7 +81,7 @@ pub enum GenEvent {
     Failed(BackendError),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FinishReason {
     /// The model ended its turn.
     EndOfTurn,
@@ -111,9 +111,13 @@ pub struct ReplyStats {
     /// The reply stopped at its max-tokens limit or the context's end, not where the model ended
     /// it: "Continue" writes on.
     pub cut_at_limit: bool,
+    /// Why the reply was cut off when the engine under it died ("the model crashed: …").
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum BackendError {
     #[error("no model is loaded: pick one in the model list first")]
     NoModel,
@@ -125,6 +129,10 @@ pub enum BackendError {
     Engine(String),
     #[error("the engine stopped unexpectedly; restart Hearth")]
     EngineGone,
+    /// The engine process died under the reply; the supervisor starts a new one and reloads
+    /// the model, so the next reply works.
+    #[error("{cause}. The text so far is kept; the model was loaded again, so Continue or Regenerate works")]
+    EngineCrashed { cause: String },
     #[error(transparent)]
     Provider(#[from] ProviderError),
 }

@@ -129,7 +129,7 @@ pub enum ModelTarget {
 
 /// What went wrong talking to a provider. Messages say what happened and what to do, and never
 /// hold the API key.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum ProviderError {
     #[error("no provider {id:?} is configured; pick another model for this chat")]
     UnknownProvider { id: String },

@@ -234,7 +234,16 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 store.update_reply(reply.id, &text, status, Some(&stats)).await.map_err(boxed)
             }
             Err(error) => {
-                let saved = store.update_reply(reply.id, &text, MessageStatus::Failed, None).await;
+                // A reply the engine died under is interrupted, not failed: its text is kept and
+                // Continue writes on once the supervisor has the model back.
+                let (status, stats) = match &error {
+                    BackendError::EngineCrashed { cause } => (
+                        MessageStatus::Interrupted,
+                        Some(ReplyStats { interrupted_by: Some(cause.clone()), ..ReplyStats::default() }),
+                    ),
+                    _ => (MessageStatus::Failed, None),
+                };
+                let saved = store.update_reply(reply.id, &text, status, stats.as_ref()).await;
                 let reply = saved.map_err(|e| tracing::error!(error = %e, "could not save failed reply"));
                 Err(TurnError::Backend { error, reply: reply.ok() })
             }

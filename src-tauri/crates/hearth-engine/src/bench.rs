@@ -12,7 +12,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 
 use crate::EngineError;
-use crate::worker::llama_backend;
+use crate::local::llama_backend;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RawSpeed {
@@ -36,7 +36,7 @@ pub fn raw_llama_speed(
     let backend = llama_backend().map_err(|_| EngineError::Gone)?;
     let shown = path.display().to_string();
     let model = LlamaModel::load_from_file(backend, &file.path, &LlamaModelParams::default()).map_err(|_| {
-        EngineError::Load { path: shown.clone(), arch: file.architecture().unwrap_or("unknown").into() }
+        EngineError::Load { path: shown.clone(), reason: format!("llama.cpp refused it (architecture {})", file.architecture().unwrap_or("unknown")) }
     })?;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(n_ctx))

@@ -1,20 +1,25 @@
-//! hearth-engine runs GGUF models in-process with llama.cpp (through llama-cpp-2).
+//! hearth-engine runs GGUF models with llama.cpp (through llama-cpp-2) in a supervised process.
 //!
-//! One dedicated OS thread owns the llama.cpp backend, the model and its context; [`Engine`] is a
-//! cheap, cloneable handle that sends it messages, each carrying its own reply channel. The engine
-//! implements [`hearth_core::ChatBackend`], so the chat flow does not know it is local.
+//! Inside the engine process one dedicated OS thread owns the llama.cpp backend, the model and
+//! its context ([`LocalEngine`]); the app holds an [`Engine`], a cheap, cloneable handle that
+//! sends the process framed requests, each with its own reply channel on the app's side (see
+//! [`host`]). Both implement [`hearth_core::ChatBackend`], so the chat flow does not know it is
+//! local, nor that it crosses a process.
 
 pub mod bench;
+pub mod host;
+mod llama_log;
 mod load;
 mod prefix;
 mod sampler;
 mod session;
 mod stop;
 mod template;
-mod worker;
+mod local;
 
 pub use hearth_gguf::{GgufError, MetaValue, ValidatedGguf, validate};
 pub use template::{ChatTemplate, TemplateError};
 pub use hearth_core::{FlashAttention, KvType, LoadParams};
 pub use load::{gpu_free_memory, physical_cores};
-pub use worker::{Engine, EngineError};
+pub use host::{Engine, HostProgram};
+pub use local::{EngineError, LocalEngine};

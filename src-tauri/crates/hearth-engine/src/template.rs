@@ -3,6 +3,8 @@
 //! The GGUF's own Jinja template is rendered with minijinja (llama.cpp's built-in renderer only
 //! recognises a fixed list of formats); llama.cpp's renderer is the fallback.
 
+use std::io::Write;
+
 use minijinja::{Environment, ErrorKind, context};
 use serde::Serialize;
 
@@ -11,6 +13,13 @@ use hearth_core::ChatMessage;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the model's chat template failed: {0}")]
 pub struct TemplateError(pub String);
+
+/// Instructions a render may take: real templates need a few hundred per message, so this
+/// allows chats of tens of thousands of messages and stops a template that loops forever in well
+/// under a second.
+const FUEL: u64 = 50_000_000;
+/// The longest prompt a template may write (far beyond any context window's worth of text).
+const MAX_PROMPT_BYTES: usize = 32 << 20;
 
 /// A compiled chat template plus the special tokens it may refer to.
 pub struct ChatTemplate {
@@ -28,6 +37,7 @@ struct TemplateMessage<'a> {
 impl ChatTemplate {
     pub fn new(source: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
         let mut env = Environment::new();
+        env.set_fuel(Some(FUEL));
         minijinja_contrib::add_to_environment(&mut env);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_function("raise_exception", |msg: String| -> Result<String, minijinja::Error> {
@@ -45,14 +55,50 @@ impl ChatTemplate {
             .map(|m| TemplateMessage { role: m.role.as_str(), content: &m.content })
             .collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
-        template
-            .render(context! {
+        let mut out = CappedWriter(Vec::new());
+        let rendered = template.render_captured_to(
+            context! {
                 messages,
                 add_generation_prompt => true,
                 bos_token => self.bos_token,
                 eos_token => self.eos_token,
-            })
-            .map_err(|e| TemplateError(e.to_string()))
+            },
+            &mut out,
+        );
+        match rendered {
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::OutOfFuel => {
+                return Err(TemplateError("it ran too long (it may loop forever); choose another template in the Model settings".into()));
+            }
+            Err(e) if out.0.len() >= MAX_PROMPT_BYTES => {
+                tracing::debug!(error = %e, "template output capped");
+                return Err(TemplateError(format!("it wrote more than {} MB; choose another template in the Model settings", MAX_PROMPT_BYTES >> 20)));
+            }
+            Err(e) => return Err(TemplateError(e.to_string())),
+        }
+        let prompt = String::from_utf8(out.0).map_err(|_| TemplateError("it wrote text that is not UTF-8".into()))?;
+        if prompt.trim().is_empty() {
+            return Err(TemplateError("it rendered an empty prompt; choose another template in the Model settings".into()));
+        }
+        Ok(prompt)
+    }
+}
+
+/// Collects a template's output, refusing to grow past [`MAX_PROMPT_BYTES`].
+struct CappedWriter(Vec<u8>);
+
+impl Write for CappedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > MAX_PROMPT_BYTES {
+            self.0.extend_from_slice(&buf[..MAX_PROMPT_BYTES - self.0.len()]);
+            return Err(std::io::Error::other("the prompt is too long"));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -94,6 +140,13 @@ mod tests {
             Err("Conversation roles must alternate"),
         );
         check("{% for %}", &[], Err("chat template failed"));
+        // Hostile templates: words, not a hang, a flood or an empty prompt.
+        let forever = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";
+        check(forever, &[(Role::User, "u")], Err("it ran too long"));
+        let flood = format!("{{% for a in range(100000) %}}{{% for b in range(100000) %}}{}{{% endfor %}}{{% endfor %}}", "x".repeat(64));
+        let flood = flood.as_str();
+        check(flood, &[(Role::User, "u")], Err("it wrote more than 32 MB"));
+        check("{# nothing #}  ", &[(Role::User, "u")], Err("it rendered an empty prompt"));
     }
 
     #[test]

@@ -131,9 +131,9 @@ async fn overflow_policies_trim_or_refuse() {
 /// refused in words.
 #[tokio::test]
 async fn load_settings_apply() {
-    use hearth_engine::{Engine, FlashAttention, KvType};
+    use hearth_engine::{FlashAttention, KvType};
 
-    let engine = Engine::spawn();
+    let engine = common::spawn_engine();
     let base = LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() };
     let load = |params: LoadParams| {
         let engine = engine.clone();
@@ -161,7 +161,7 @@ async fn load_settings_apply() {
 #[tokio::test]
 async fn stop_edit_and_regenerate_keep_the_cache_valid() {
     let warm = loaded_engine().await;
-    let cold = hearth_engine::Engine::spawn();
+    let cold = common::spawn_engine();
     let no_reuse = LoadParams { n_ctx: Some(2048), n_threads: Some(2), reuse_kv: false, ..LoadParams::default() };
     cold.load(&model_path(), no_reuse).await.unwrap();
     let check = async |history: &[ChatMessage], label: &str| {

@@ -21,8 +21,53 @@ const DEFAULT_ALIGNMENT: u64 = 32;
 const MAX_TENSORS: u64 = 1 << 20;
 const MAX_KV: u64 = 1 << 20;
 const MAX_DIMS: u32 = 4;
+/// GGUF's value types that this file names.
+const STRING: u32 = 8;
+const ARRAY: u32 = 9;
+const U32: u32 = 4;
+const I32: u32 = 5;
+const F32: u32 = 6;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Keys llama.cpp reads with a fixed type and asserts on (an abort, not an error) when a file
+/// holds something else: (key, value type, item type of an array).
+const EXPECTED_TYPES: &[(&str, u32, Option<u32>)] = &[
+    ("general.architecture", STRING, None),
+    ("tokenizer.ggml.model", STRING, None),
+    ("tokenizer.ggml.pre", STRING, None),
+    ("tokenizer.chat_template", STRING, None),
+    ("tokenizer.ggml.tokens", ARRAY, Some(STRING)),
+    ("tokenizer.ggml.merges", ARRAY, Some(STRING)),
+    ("tokenizer.ggml.scores", ARRAY, Some(F32)),
+    ("tokenizer.ggml.token_type", ARRAY, Some(I32)),
+];
+
+/// Refuses a value of the wrong type under a key llama.cpp would assert on.
+fn check_type(key: &str, ty: u32, item_ty: Option<u32>) -> Result<(), String> {
+    let Some(&(_, want, want_item)) = EXPECTED_TYPES.iter().find(|(k, ..)| *k == key) else {
+        return Ok(());
+    };
+    if ty == want && (want_item.is_none() || item_ty == want_item) {
+        return Ok(());
+    }
+    let name = |t: u32| match t {
+        STRING => "a string".to_owned(),
+        ARRAY => "an array".to_owned(),
+        U32 | I32 => "an integer".to_owned(),
+        F32 => "a float".to_owned(),
+        other => format!("type {other}"),
+    };
+    let wanted = match want_item {
+        Some(item) => format!("an array of {}s", name(item).trim_start_matches("a ").trim_start_matches("an ")),
+        None => name(want),
+    };
+    let found = match item_ty {
+        Some(item) => format!("an array of type {item}"),
+        None => name(ty),
+    };
+    Err(format!("{key} must be {wanted} but is {found} (llama.cpp would abort on it)"))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum GgufError {
     #[error("{path} cannot be read: {reason}")]
     Io { path: String, reason: String },
@@ -143,6 +188,9 @@ impl<R: Read> Reader<'_, R> {
         for _ in 0..kv_count {
             let key = self.string()?;
             let ty = self.u32()?;
+            if ty != ARRAY {
+                check_type(&key, ty, None).map_err(|detail| self.corrupt(detail))?;
+            }
             let value = self.value(ty, &key)?;
             metadata.insert(key, value);
         }
@@ -220,15 +268,18 @@ impl<R: Read> Reader<'_, R> {
             6 => MetaValue::Float(f32::from_le_bytes(self.array()?).into()),
             7 => MetaValue::Bool(self.bytes(1)?[0] != 0),
             8 => MetaValue::Str(self.string()?),
-            9 => {
+            ARRAY => {
                 let item_ty = self.u32()?;
+                check_type(key, ARRAY, Some(item_ty)).map_err(|detail| self.corrupt(detail))?;
                 let count = self.u64()?;
                 let min_size = match item_ty {
                     0 | 1 | 7 => 1,
                     2 | 3 => 2,
                     4..=6 => 4,
                     8 | 10..=12 => 8,
-                    9 => 12,
+                    // llama.cpp cannot read arrays of arrays; nesting them thousands deep also
+                    // overflowed this parser's stack. One level is all there is.
+                    ARRAY => return Err(self.corrupt(format!("{key} is an array of arrays, which llama.cpp cannot read"))),
                     _ => return Err(self.corrupt(format!("{key} has unknown array type {item_ty}"))),
                 };
                 self.need(count.saturating_mul(min_size))?;

@@ -174,8 +174,9 @@ async fn search_pick_fit_download_list_load_and_chat() {
     assert_eq!((model.source, model.repo.as_deref(), model.loaded), (ModelSource::HubCache, Some(SMOL), true));
     assert_eq!(model.facts.as_ref().unwrap().quantization.as_deref(), Some("Q4_1"));
 
-    // Loaded by the engine and chatted with.
-    let engine = hearth_engine::Engine::spawn();
+    // Loaded by the engine (in this process: the engine process is tested in hearth-engine) and
+    // chatted with.
+    let engine = hearth_engine::LocalEngine::spawn();
     let params = hearth_engine::LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..Default::default() };
     engine.load(&path, params).await.unwrap();
     let question = "What is the capital of France? Answer in one sentence.";

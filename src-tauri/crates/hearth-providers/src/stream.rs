@@ -166,6 +166,7 @@ pub async fn run(
         }),
         dropped_messages: outgoing.dropped_messages,
         cut_at_limit: false,
+        interrupted_by: None,
     };
     let reason = if cancelled { FinishReason::Cancelled } else { tally.finish.unwrap_or(FinishReason::EndOfTurn) };
     finish(reason, stats)

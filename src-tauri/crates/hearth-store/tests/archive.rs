@@ -20,7 +20,7 @@ async fn history(store: &Store) {
     let chat = store.create_chat().await.unwrap().id;
     let q1 = add(store, chat, None, Role::User, "What is **WAL**?", MessageStatus::Complete).await;
     let a1 = add(store, chat, Some(q1), Role::Assistant, "", MessageStatus::Streaming).await;
-    let stats = ReplyStats { prompt_tokens: 30, cached_tokens: 12, completion_tokens: 8, ttft_ms: 41.5, decode_tps: 180.25, dropped_messages: 1, cut_at_limit: true };
+    let stats = ReplyStats { prompt_tokens: 30, cached_tokens: 12, completion_tokens: 8, ttft_ms: 41.5, decode_tps: 180.25, dropped_messages: 1, cut_at_limit: true, interrupted_by: Some("the model crashed: GGML_ASSERT(x) failed in ggml.c:1".into()) };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
     add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;
     let q2 = add(store, chat, Some(a1), Role::User, "And FTS5?\nTwo lines.", MessageStatus::Complete).await;

@@ -7,7 +7,7 @@ use hearth_core::{
     CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats, Role,
     SamplingParams,
 };
-use hearth_engine::{Engine, LoadParams};
+use hearth_engine::{Engine, HostProgram, LoadParams};
 
 pub fn model_path() -> PathBuf {
     let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
@@ -22,8 +22,13 @@ pub async fn loaded_engine() -> Engine {
     engine_with_context(2048).await
 }
 
+/// A new engine process of this crate's own host binary, with the test-only hooks on.
+pub fn spawn_engine() -> Engine {
+    Engine::spawn_with(HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host")).with_test_hooks())
+}
+
 pub async fn engine_with_context(n_ctx: u32) -> Engine {
-    let engine = Engine::spawn();
+    let engine = spawn_engine();
     let params = LoadParams { n_ctx: Some(n_ctx), n_threads: Some(2), ..LoadParams::default() };
     let info = engine.load(&model_path(), params).await.expect("the real model loads");
     assert_eq!(info.name, "SmolLM2-135M-Instruct.Q4_1");

@@ -1,4 +1,5 @@
-//! The engine thread and its handle.
+//! The engine thread and its in-process handle: what runs inside the engine process (and, for
+//! tests of other crates, in their own process).
 
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -18,12 +19,16 @@ use crate::LoadParams;
 use hearth_gguf::{GgufError, ValidatedGguf};
 use crate::session::Session;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum EngineError {
     #[error(transparent)]
     InvalidFile(#[from] GgufError),
-    #[error("llama.cpp could not load {path}: its architecture may be unsupported ({arch}) or memory may be short")]
-    Load { path: String, arch: String },
+    /// `reason` is llama.cpp's own last error line.
+    #[error("llama.cpp could not load {path}: {reason}")]
+    Load { path: String, reason: String },
+    /// The engine process died while loading (llama.cpp aborted on the file or the settings).
+    #[error("loading {path} crashed the engine — {cause}. Check the file and its load settings")]
+    Crashed { path: String, cause: String },
     #[error("could not create a context of {n_ctx} tokens for {path}: lower the context length or free memory")]
     Context { path: String, n_ctx: u32 },
     #[error("the engine stopped unexpectedly; restart Hearth")]
@@ -58,11 +63,12 @@ struct LoadRequest {
     progress: Option<Progress>,
 }
 
-type Progress = Box<dyn FnMut(f32) + Send>;
+pub(crate) type Progress = Box<dyn FnMut(f32) + Send>;
 
-/// Handle to the engine thread. Cloning is cheap; the thread ends when the last handle is dropped.
+/// Handle to the engine thread in this process. Cloning is cheap; the thread ends when the last
+/// handle is dropped. The app uses [`crate::Engine`], which runs this in a supervised process.
 #[derive(Clone)]
-pub struct Engine {
+pub struct LocalEngine {
     requests: Sender<Request>,
     loaded: Arc<Mutex<Option<ModelInfo>>>,
     /// The aside queued or running, cancelled when a reply is asked for.
@@ -70,8 +76,8 @@ pub struct Engine {
     thread: Arc<Mutex<Option<thread::JoinHandle<()>>>>,
 }
 
-impl Engine {
-    pub fn spawn() -> Engine {
+impl LocalEngine {
+    pub fn spawn() -> LocalEngine {
         let (requests, inbox) = mpsc::channel();
         let loaded = Arc::new(Mutex::new(None));
         let worker_loaded = Arc::clone(&loaded);
@@ -79,7 +85,7 @@ impl Engine {
             .name("hearth-engine".into())
             .spawn(move || run(inbox, worker_loaded))
             .expect("cannot spawn the engine thread");
-        Engine { requests, loaded, aside: Arc::default(), thread: Arc::new(Mutex::new(Some(thread))) }
+        LocalEngine { requests, loaded, aside: Arc::default(), thread: Arc::new(Mutex::new(Some(thread))) }
     }
 
     /// Ends the engine thread and waits for it: llama.cpp must not be decoding while the process
@@ -113,17 +119,10 @@ impl Engine {
         file: ValidatedGguf,
         params: LoadParams,
     ) -> Result<ModelInfo, EngineError> {
-        params.validate().map_err(EngineError::InvalidSettings)?;
-        let (reply, answer) = oneshot::channel();
-        self.requests
-            .send(Request::Load(LoadRequest { file, params, reply, progress: None }))
-            .map_err(|_| EngineError::Gone)?;
-        answer.await.map_err(|_| EngineError::Gone)?
+        self.submit_load(file, params, None)?.await.map_err(|_| EngineError::Gone)?
     }
-}
 
-impl Engine {
-    /// As [`Engine::load`], telling `progress` how far llama.cpp got (0 to 1).
+    /// As [`LocalEngine::load`], telling `progress` how far llama.cpp got (0 to 1).
     pub async fn load_with_progress(
         &self,
         path: &Path,
@@ -134,31 +133,68 @@ impl Engine {
         let file = tokio::task::spawn_blocking(move || hearth_gguf::validate(&path))
             .await
             .map_err(|_| EngineError::Gone)??;
+        self.submit_load(file, params, Some(Box::new(progress)))?.await.map_err(|_| EngineError::Gone)?
+    }
+
+    /// Queues a load; the answer comes on the returned channel (usable without a runtime).
+    pub(crate) fn submit_load(
+        &self,
+        file: ValidatedGguf,
+        params: LoadParams,
+        progress: Option<Progress>,
+    ) -> Result<oneshot::Receiver<Result<ModelInfo, EngineError>>, EngineError> {
         params.validate().map_err(EngineError::InvalidSettings)?;
         let (reply, answer) = oneshot::channel();
-        let progress: Progress = Box::new(progress);
-        self.requests
-            .send(Request::Load(LoadRequest { file, params, reply, progress: Some(progress) }))
-            .map_err(|_| EngineError::Gone)?;
-        answer.await.map_err(|_| EngineError::Gone)?
+        self.requests.send(Request::Load(LoadRequest { file, params, reply, progress })).map_err(|_| EngineError::Gone)?;
+        Ok(answer)
     }
 
     /// Frees the model and its context; replies then fail with "no model".
     pub async fn unload(&self) -> Result<(), EngineError> {
+        self.submit_unload()?.await.map_err(|_| EngineError::Gone)
+    }
+
+    pub(crate) fn submit_unload(&self) -> Result<oneshot::Receiver<()>, EngineError> {
         let (done, unloaded) = oneshot::channel();
         self.requests.send(Request::Unload(done)).map_err(|_| EngineError::Gone)?;
-        unloaded.await.map_err(|_| EngineError::Gone)
+        Ok(unloaded)
     }
 
     fn send(&self, to_request: impl FnOnce(tokio_mpsc::UnboundedSender<GenEvent>) -> Request) -> Result<ReplyStream, BackendError> {
         let model = self.loaded().ok_or(BackendError::NoModel)?.name;
+        let events = self.queue(to_request)?;
+        Ok(ReplyStream { model, events })
+    }
+
+    /// Queues a request behind the ones before it (a reply after a load in flight waits for it).
+    fn queue(
+        &self,
+        to_request: impl FnOnce(tokio_mpsc::UnboundedSender<GenEvent>) -> Request,
+    ) -> Result<tokio_mpsc::UnboundedReceiver<GenEvent>, BackendError> {
         let (events, receiver) = tokio_mpsc::unbounded_channel();
         self.requests.send(to_request(events)).map_err(|_| BackendError::EngineGone)?;
-        Ok(ReplyStream { model, events: receiver })
+        Ok(receiver)
+    }
+
+    /// As `start_reply` / `start_aside`, but queued even while a load is still in flight: the
+    /// engine process takes requests in the order the app sent them.
+    pub(crate) fn queue_reply(
+        &self,
+        request: ReplyRequest,
+        aside: bool,
+    ) -> Result<tokio_mpsc::UnboundedReceiver<GenEvent>, BackendError> {
+        if aside {
+            self.queue(|events| Request::Aside { request, events })
+        } else {
+            if let Some(aside) = self.aside.lock().expect("engine state poisoned").take() {
+                aside.cancel();
+            }
+            self.queue(|events| Request::Generate { request, events })
+        }
     }
 }
 
-impl ChatBackend for Engine {
+impl ChatBackend for LocalEngine {
     fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
         if let Some(aside) = self.aside.lock().expect("engine state poisoned").take() {
             aside.cancel();
@@ -242,6 +278,7 @@ fn serve(
 ) -> Next {
     let LoadRequest { file, params, reply, progress } = load;
     let path = file.path.display().to_string();
+    crate::llama_log::clear();
     let mut model_params = crate::load::model_params(&params);
     if let Some(mut progress) = progress {
         model_params = model_params.with_progress_callback(move |fraction| {
@@ -253,8 +290,11 @@ fn serve(
         Ok(model) => model,
         Err(e) => {
             tracing::warn!(%path, error = %e, "model load failed");
-            let arch = file.architecture().unwrap_or("unknown").to_owned();
-            let _ = reply.send(Err(EngineError::Load { path, arch }));
+            let reason = crate::llama_log::last_error().unwrap_or_else(|| {
+                let arch = file.architecture().unwrap_or("unknown");
+                format!("llama.cpp gave no reason (architecture {arch}); the file may be damaged or too new for this Hearth")
+            });
+            let _ = reply.send(Err(EngineError::Load { path, reason }));
             return next_load(inbox);
         }
     };

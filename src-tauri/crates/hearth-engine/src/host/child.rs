@@ -1,0 +1,225 @@
+//! The engine process: reads requests from stdin, runs them on the in-process engine
+//! ([`LocalEngine`]), and writes what comes back as frames on the pipe that was its stdout.
+//! Whatever else writes to fd 1 (llama.cpp prints now and then) goes to stderr instead, so it can
+//! never corrupt a frame; stderr is the log the supervisor reads to explain a crash.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use tracing_subscriber::prelude::*;
+use tracing_subscriber::{EnvFilter, fmt};
+
+use hearth_core::{CancelFlag, GenEvent, ReplyRequest};
+
+use super::protocol::{FrameReader, FrameWriter, FromHost, RequestId, ToHost};
+use super::supervisor::QUIT_WAIT;
+use crate::llama_log::CaptureLlamaErrors;
+use crate::{EngineError, LocalEngine};
+
+/// The argument that makes the app's binary (or `hearth-cli`) the engine process.
+pub const HOST_ARG: &str = "--hearth-engine-host";
+
+/// Set to 1 in the engine process's environment to honour test-only requests (`Abort`).
+pub const TEST_HOOKS_ENV: &str = "HEARTH_ENGINE_TEST_HOOKS";
+
+/// Call first in `main` of a binary that can host the engine: if it was started as the engine
+/// process, serves and exits; otherwise returns at once.
+pub fn serve_if_asked() {
+    if std::env::args_os().nth(1).is_some_and(|arg| arg == HOST_ARG) {
+        std::process::exit(serve_stdio());
+    }
+}
+
+/// Serves requests from stdin until it closes or `Quit` comes; returns the exit status.
+pub fn serve_stdio() -> i32 {
+    // A panic anywhere leaves an engine in an unknown state: die, and let the supervisor start a
+    // fresh one (its message, printed first, is what the user reads).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        std::process::abort();
+    }));
+    let frames = match take_stdout() {
+        Ok(frames) => frames,
+        Err(e) => {
+            eprintln!("the engine process could not set up its pipe: {e}");
+            return 2;
+        }
+    };
+    init_logging();
+    let outbox = spawn_writer(frames);
+    let _ = outbox.send(FromHost::Ready { pid: std::process::id() });
+
+    let engine = LocalEngine::spawn();
+    let cancels: Arc<Mutex<HashMap<RequestId, CancelFlag>>> = Arc::default();
+    let mut requests = FrameReader::new(std::io::stdin().lock());
+    let status = loop {
+        let request = match requests.next::<ToHost>() {
+            Ok(Some(request)) => request,
+            Ok(None) => break 0, // The app is gone.
+            Err(e) => {
+                tracing::error!(error = %e, "unreadable request; the engine process ends");
+                break 3;
+            }
+        };
+        match request {
+            ToHost::Load { id, path, params, progress } => load(&engine, &outbox, id, path, params, progress),
+            ToHost::Reply { id, aside, spec } => {
+                let cancel = CancelFlag::new();
+                cancels.lock().expect("cancel map poisoned").insert(id, cancel.clone());
+                let mut request = ReplyRequest::new(spec.messages, spec.sampling, cancel);
+                request.continue_last = spec.continue_last;
+                relay_reply(&engine, &outbox, &cancels, id, request, aside);
+            }
+            ToHost::Cancel { id } => {
+                if let Some(flag) = cancels.lock().expect("cancel map poisoned").get(&id) {
+                    flag.cancel();
+                }
+            }
+            ToHost::Unload { id } => {
+                let outbox = outbox.clone();
+                let done = engine.submit_unload();
+                thread::spawn(move || {
+                    if let Ok(done) = done {
+                        let _ = done.blocking_recv();
+                    }
+                    let _ = outbox.send(FromHost::Unloaded { id });
+                });
+            }
+            ToHost::Quit => break 0,
+            ToHost::Abort => abort_if_testing(),
+        }
+    };
+    for flag in cancels.lock().expect("cancel map poisoned").values() {
+        flag.cancel();
+    }
+    // llama.cpp must not be decoding while the process exits; but an engine stuck in llama.cpp
+    // must not keep an orphaned process alive either.
+    let (done, finished) = mpsc::channel();
+    thread::spawn(move || {
+        engine.shutdown();
+        let _ = done.send(());
+    });
+    if finished.recv_timeout(QUIT_WAIT).is_err() {
+        tracing::warn!("the engine did not stop in time; exiting anyway");
+    }
+    status
+}
+
+fn load(
+    engine: &LocalEngine,
+    outbox: &Sender<FromHost>,
+    id: RequestId,
+    path: std::path::PathBuf,
+    params: hearth_core::LoadParams,
+    progress: bool,
+) {
+    // Queued on the engine here, in the order requests came: a reply sent after this load must
+    // find the model loaded. Only the wait for the answer moves to a thread.
+    let submitted = (|| {
+        // The app checked the header too; the file may have changed since.
+        let file = hearth_gguf::validate(&path)?;
+        let progress: Option<crate::local::Progress> = progress.then(|| {
+            let outbox = outbox.clone();
+            Box::new(move |fraction| {
+                let _ = outbox.send(FromHost::Progress { id, fraction });
+            }) as crate::local::Progress
+        });
+        engine.submit_load(file, params, progress)
+    })();
+    let outbox = outbox.clone();
+    thread::spawn(move || {
+        let result = submitted.and_then(|answer| answer.blocking_recv().map_err(|_| EngineError::Gone)?);
+        let _ = outbox.send(FromHost::Loaded { id, result });
+    });
+}
+
+fn relay_reply(
+    engine: &LocalEngine,
+    outbox: &Sender<FromHost>,
+    cancels: &Arc<Mutex<HashMap<RequestId, CancelFlag>>>,
+    id: RequestId,
+    request: ReplyRequest,
+    aside: bool,
+) {
+    let outbox = outbox.clone();
+    let cancels = Arc::clone(cancels);
+    let events = engine.queue_reply(request, aside);
+    thread::spawn(move || {
+        match events {
+            Ok(mut events) => {
+                while let Some(event) = events.blocking_recv() {
+                    let last = !matches!(event, GenEvent::Delta(_));
+                    let _ = outbox.send(FromHost::Event { id, event });
+                    if last {
+                        break;
+                    }
+                }
+            }
+            Err(error) => {
+                let _ = outbox.send(FromHost::Event { id, event: GenEvent::Failed(error) });
+            }
+        }
+        cancels.lock().expect("cancel map poisoned").remove(&id);
+    });
+}
+
+/// One thread owns the pipe, so frames never interleave. If the app is gone, so is the point of
+/// this process.
+fn spawn_writer(pipe: File) -> Sender<FromHost> {
+    let (outbox, messages) = mpsc::channel::<FromHost>();
+    thread::Builder::new()
+        .name("engine-frames".into())
+        .spawn(move || {
+            let mut frames = FrameWriter::new(pipe);
+            for message in messages {
+                if frames.write(&message).is_err() {
+                    std::process::exit(0);
+                }
+            }
+        })
+        .expect("cannot spawn the frame writer");
+    outbox
+}
+
+/// The pipe that was stdout becomes the frame pipe; fd 1 then points at stderr.
+fn take_stdout() -> std::io::Result<File> {
+    let stdout = std::io::stdout();
+    let _ = stdout.lock().flush();
+    let frames = File::from(stdout.as_fd().try_clone_to_owned()?);
+    let stderr = std::io::stderr();
+    // SAFETY: dup2 on two descriptors this process owns; fd 1 is replaced atomically, and the
+    // frame pipe keeps its own duplicate.
+    if unsafe { libc::dup2(stderr.as_fd().as_raw_fd(), stdout.as_fd().as_raw_fd()) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(frames)
+}
+
+/// Plain lines on stderr, which the supervisor forwards to the app's log. llama.cpp's info lines
+/// are left out unless `RUST_LOG` asks for them.
+fn init_logging() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,hearth_engine=info"));
+    let _ = tracing_subscriber::registry()
+        .with(fmt::layer().with_writer(std::io::stderr).without_time().with_ansi(false).with_filter(filter))
+        .with(CaptureLlamaErrors)
+        .try_init();
+}
+
+/// Test-only: die the way llama.cpp dies on a failed assertion, through ggml's own abort.
+fn abort_if_testing() {
+    if std::env::var_os(TEST_HOOKS_ENV).is_none_or(|v| v != "1") {
+        tracing::warn!("ignoring a test-only abort request");
+        return;
+    }
+    // SAFETY: ggml_abort prints "file:line: message" and aborts the process; the strings are
+    // NUL-terminated literals and the format has one %s for one string argument.
+    unsafe {
+        llama_cpp_sys_2::ggml_abort(c"hearth-test-hook.c".as_ptr(), 1, c"GGML_ASSERT(%s) failed".as_ptr(), c"engine test hook".as_ptr())
+    }
+}

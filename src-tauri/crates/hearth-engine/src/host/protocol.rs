@@ -1,0 +1,156 @@
+//! What crosses the process boundary: length-delimited frames (tokio-util's codec, capped), each
+//! one JSON message. Requests carry an id; everything the engine sends back about a request is
+//! tagged with it.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use bytes::{Bytes, BytesMut};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
+
+use hearth_core::{ChatMessage, GenEvent, LoadParams, ModelInfo, SamplingParams};
+
+use crate::EngineError;
+
+pub type RequestId = u64;
+
+/// The longest frame either side accepts: far above any real message (a delta is one 40 ms batch
+/// of text, a request one conversation), low enough that garbage cannot make us allocate gigabytes.
+pub const MAX_FRAME: usize = 16 << 20;
+
+/// App → engine.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ToHost {
+    Load { id: RequestId, path: PathBuf, params: LoadParams, progress: bool },
+    Reply { id: RequestId, aside: bool, spec: ReplySpec },
+    Cancel { id: RequestId },
+    Unload { id: RequestId },
+    /// Finish the request in hand and exit.
+    Quit,
+    /// Test-only: die as llama.cpp does on a failed assertion (honoured only when the engine
+    /// process was started with `HEARTH_ENGINE_TEST_HOOKS=1`).
+    Abort,
+}
+
+/// A reply request without its cancel flag (the flag stays in the app; `Cancel` raises it).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReplySpec {
+    pub messages: Vec<ChatMessage>,
+    pub sampling: SamplingParams,
+    pub continue_last: bool,
+}
+
+/// Engine → app.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum FromHost {
+    /// The first frame: the process is up and speaks this protocol.
+    Ready { pid: u32 },
+    Progress { id: RequestId, fraction: f32 },
+    Loaded { id: RequestId, result: Result<ModelInfo, EngineError> },
+    Event { id: RequestId, event: GenEvent },
+    Unloaded { id: RequestId },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("the engine's pipe failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("a frame could not be read: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("the pipe closed in the middle of a frame")]
+    Truncated,
+}
+
+fn codec() -> LengthDelimitedCodec {
+    LengthDelimitedCodec::builder().max_frame_length(MAX_FRAME).new_codec()
+}
+
+/// Reads whole frames from a blocking pipe.
+pub struct FrameReader<R> {
+    inner: R,
+    codec: LengthDelimitedCodec,
+    buffer: BytesMut,
+}
+
+impl<R: Read> FrameReader<R> {
+    pub fn new(inner: R) -> Self {
+        FrameReader { inner, codec: codec(), buffer: BytesMut::with_capacity(64 * 1024) }
+    }
+
+    /// The next message; `None` at a clean end of the pipe.
+    pub fn next<T: DeserializeOwned>(&mut self) -> Result<Option<T>, FrameError> {
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            if let Some(frame) = self.codec.decode(&mut self.buffer)? {
+                return Ok(Some(serde_json::from_slice(&frame)?));
+            }
+            let n = match self.inner.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            if n == 0 {
+                return if self.buffer.is_empty() { Ok(None) } else { Err(FrameError::Truncated) };
+            }
+            self.buffer.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+/// Writes one frame per message to a blocking pipe, flushed at once.
+pub struct FrameWriter<W> {
+    inner: W,
+    codec: LengthDelimitedCodec,
+    buffer: BytesMut,
+}
+
+impl<W: Write> FrameWriter<W> {
+    pub fn new(inner: W) -> Self {
+        FrameWriter { inner, codec: codec(), buffer: BytesMut::new() }
+    }
+
+    pub fn write<T: Serialize>(&mut self, message: &T) -> Result<(), FrameError> {
+        let json = serde_json::to_vec(message)?;
+        self.buffer.clear();
+        self.codec.encode(Bytes::from(json), &mut self.buffer)?;
+        self.inner.write_all(&self.buffer)?;
+        self.inner.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_oversized_or_cut_frames_are_refused() {
+        let mut wire = Vec::new();
+        let mut writer = FrameWriter::new(&mut wire);
+        writer.write(&ToHost::Cancel { id: 7 }).unwrap();
+        writer.write(&FromHost::Event { id: 7, event: GenEvent::Delta("héllo".into()) }).unwrap();
+
+        let mut reader = FrameReader::new(wire.as_slice());
+        assert!(matches!(reader.next::<ToHost>().unwrap(), Some(ToHost::Cancel { id: 7 })));
+        match reader.next::<FromHost>().unwrap() {
+            Some(FromHost::Event { id: 7, event: GenEvent::Delta(text) }) => assert_eq!(text, "héllo"),
+            other => panic!("{other:?}"),
+        }
+        assert!(reader.next::<ToHost>().unwrap().is_none());
+
+        // A length prefix past the cap is refused before anything is allocated.
+        let huge = ((MAX_FRAME + 1) as u32).to_be_bytes();
+        assert!(matches!(FrameReader::new(&huge[..]).next::<ToHost>(), Err(FrameError::Io(_))));
+        // A pipe that closes mid-frame.
+        let cut = &wire[..wire.len() - 3];
+        let mut reader = FrameReader::new(cut);
+        reader.next::<ToHost>().unwrap();
+        assert!(matches!(reader.next::<FromHost>(), Err(FrameError::Truncated)));
+        // Garbage inside a frame.
+        let mut garbage = Vec::new();
+        FrameWriter::new(&mut garbage).write(&"not a request").unwrap();
+        assert!(matches!(FrameReader::new(garbage.as_slice()).next::<ToHost>(), Err(FrameError::Json(_))));
+    }
+}

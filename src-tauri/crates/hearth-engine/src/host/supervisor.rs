@@ -1,0 +1,616 @@
+//! The app's side of the engine process: [`Engine`] starts it, speaks to it, and when it dies
+//! (abort, signal, out-of-memory kill, a wedge) fails what was in flight with the cause in words,
+//! starts a new one and loads the model again. It needs no async runtime: three threads per
+//! engine process (frames in, frames out, stderr) and one watchdog per `Engine`. If the app dies,
+//! the engine process sees its stdin close and exits.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc as tokio_mpsc, oneshot};
+
+use hearth_core::{
+    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest, ReplyStats,
+    ReplyStream,
+};
+use hearth_gguf::ValidatedGguf;
+
+use super::cause::{self, LastLines};
+use super::child::{HOST_ARG, TEST_HOOKS_ENV};
+use super::protocol::{FrameReader, FrameWriter, FromHost, ReplySpec, RequestId, ToHost};
+use crate::EngineError;
+use crate::local::Progress;
+
+/// A reply asked to stop is answered within this, whatever the engine is doing.
+pub const STOP_ANSWER: Duration = Duration::from_secs(1);
+/// An engine still busy with a stopped request this long after Stop is wedged: it is killed and
+/// started again. (Long enough for one prefill chunk of a large model on a slow CPU.)
+const WEDGED_AFTER: Duration = Duration::from_secs(30);
+/// Quitting never waits longer than this for the engine process.
+pub const QUIT_WAIT: Duration = Duration::from_secs(2);
+const WATCHDOG_TICK: Duration = Duration::from_millis(50);
+
+/// The program run as the engine process: by default this very binary with [`HOST_ARG`]
+/// (the app and `hearth-cli` serve it from `main`), or `HEARTH_ENGINE_HOST` if set.
+#[derive(Debug, Clone)]
+pub struct HostProgram {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl HostProgram {
+    /// `program` started with [`HOST_ARG`].
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        HostProgram { program: program.into(), args: vec![HOST_ARG.into()], env: Vec::new() }
+    }
+
+    pub fn from_env() -> Self {
+        match std::env::var_os("HEARTH_ENGINE_HOST") {
+            Some(program) => HostProgram::new(program),
+            None => HostProgram::new(std::env::current_exe().unwrap_or_else(|_| "hearth".into())),
+        }
+    }
+
+    /// Honours the test-only requests (`Engine::abort_for_test`).
+    pub fn with_test_hooks(mut self) -> Self {
+        self.env.push((TEST_HOOKS_ENV.into(), "1".into()));
+        self
+    }
+}
+
+/// Handle to the supervised engine process. Cloning is cheap; the process ends when the last
+/// handle is dropped or [`Engine::shutdown`] is called.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    me: Weak<Shared>,
+    program: HostProgram,
+    state: Mutex<State>,
+    next_id: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    host: Option<Host>,
+    pending: HashMap<RequestId, Pending>,
+    loaded: Option<ModelInfo>,
+    /// What to load again in a new engine process: the file and settings of the loaded model.
+    model: Option<(PathBuf, LoadParams)>,
+    /// The aside queued or running, cancelled when a reply is asked for.
+    aside: Option<CancelFlag>,
+    /// Why the last engine process died, if one did.
+    last_crash: Option<String>,
+    shutting_down: bool,
+    epoch: u64,
+}
+
+/// One running engine process.
+struct Host {
+    epoch: u64,
+    pid: u32,
+    child: Arc<Mutex<Child>>,
+    frames: Sender<ToHost>,
+    /// Set when a stopped request outlived `WEDGED_AFTER`; the watchdog then kills the process.
+    wedged_since: Option<Instant>,
+}
+
+enum Pending {
+    Load {
+        reply: Option<oneshot::Sender<Result<ModelInfo, EngineError>>>,
+        progress: Option<Progress>,
+        path: PathBuf,
+        params: LoadParams,
+    },
+    Reply {
+        events: tokio_mpsc::UnboundedSender<GenEvent>,
+        cancel: CancelFlag,
+        cancel_sent: Option<Instant>,
+    },
+    Unload(oneshot::Sender<()>),
+}
+
+impl Engine {
+    /// Starts the engine process from [`HostProgram::from_env`].
+    pub fn spawn() -> Engine {
+        Engine::spawn_with(HostProgram::from_env())
+    }
+
+    pub fn spawn_with(program: HostProgram) -> Engine {
+        let shared = Arc::new_cyclic(|me| Shared {
+            me: me.clone(),
+            program,
+            state: Mutex::default(),
+            next_id: AtomicU64::new(1),
+        });
+        {
+            let mut state = shared.lock();
+            if let Err(e) = shared.start_host(&mut state) {
+                tracing::error!(error = %e, "the engine process could not start");
+            }
+        }
+        let watched = Arc::downgrade(&shared);
+        thread::Builder::new()
+            .name("engine-watchdog".into())
+            .spawn(move || watchdog(watched))
+            .expect("cannot spawn the engine watchdog");
+        Engine { shared }
+    }
+
+    /// Ends the engine process: asks it to quit, and kills it if it has not within [`QUIT_WAIT`].
+    /// Replies still running are cancelled.
+    pub fn shutdown(&self) {
+        self.shared.shutdown();
+    }
+
+    /// The model currently loaded, if any.
+    pub fn loaded(&self) -> Option<ModelInfo> {
+        self.shared.lock().loaded.clone()
+    }
+
+    /// The engine process's id, while one runs.
+    pub fn host_pid(&self) -> Option<u32> {
+        self.shared.lock().host.as_ref().map(|h| h.pid)
+    }
+
+    /// Why the last engine process died, if one did since this handle was made.
+    pub fn last_crash(&self) -> Option<String> {
+        self.shared.lock().last_crash.clone()
+    }
+
+    /// Validates the file at `path` and loads it, replacing the current model.
+    pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
+        let file = validate(path).await?;
+        self.load_validated(file, params).await
+    }
+
+    pub async fn load_validated(&self, file: ValidatedGguf, params: LoadParams) -> Result<ModelInfo, EngineError> {
+        self.submit_load(file.path, params, None).await
+    }
+
+    /// As [`Engine::load`], telling `progress` how far llama.cpp got (0 to 1).
+    pub async fn load_with_progress(
+        &self,
+        path: &Path,
+        params: LoadParams,
+        progress: impl FnMut(f32) + Send + 'static,
+    ) -> Result<ModelInfo, EngineError> {
+        let file = validate(path).await?;
+        self.submit_load(file.path, params, Some(Box::new(progress))).await
+    }
+
+    async fn submit_load(&self, path: PathBuf, params: LoadParams, progress: Option<Progress>) -> Result<ModelInfo, EngineError> {
+        params.validate().map_err(EngineError::InvalidSettings)?;
+        let (reply, answer) = oneshot::channel();
+        let id = self.shared.id();
+        let request = ToHost::Load { id, path: path.clone(), params: params.clone(), progress: progress.is_some() };
+        self.shared
+            .submit(id, Pending::Load { reply: Some(reply), progress, path, params }, request)
+            .map_err(|_| EngineError::Gone)?;
+        answer.await.map_err(|_| EngineError::Gone)?
+    }
+
+    /// Frees the model and its context; replies then fail with "no model".
+    pub async fn unload(&self) -> Result<(), EngineError> {
+        let (done, unloaded) = oneshot::channel();
+        let id = self.shared.id();
+        self.shared.submit(id, Pending::Unload(done), ToHost::Unload { id }).map_err(|_| EngineError::Gone)?;
+        unloaded.await.map_err(|_| EngineError::Gone)
+    }
+
+    /// Test-only: makes the engine process abort through ggml's own abort, as llama.cpp does on
+    /// a failed assertion. Honoured only by a process started [`HostProgram::with_test_hooks`].
+    pub fn abort_for_test(&self) {
+        if let Some(host) = &self.shared.lock().host {
+            let _ = host.frames.send(ToHost::Abort);
+        }
+    }
+
+    fn start(&self, request: ReplyRequest, aside: bool) -> Result<ReplyStream, BackendError> {
+        let mut state = self.shared.lock();
+        let model = state.loaded.as_ref().ok_or(BackendError::NoModel)?.name.clone();
+        if aside {
+            if let Some(previous) = state.aside.replace(request.cancel.clone()) {
+                previous.cancel();
+            }
+        } else if let Some(running) = state.aside.take() {
+            running.cancel();
+        }
+        let (events, receiver) = tokio_mpsc::unbounded_channel();
+        let id = self.shared.id();
+        let spec = ReplySpec { messages: request.messages, sampling: request.sampling, continue_last: request.continue_last };
+        let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
+        self.shared
+            .submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec })
+            .map_err(|_| BackendError::EngineGone)?;
+        Ok(ReplyStream { model, events: receiver })
+    }
+}
+
+impl ChatBackend for Engine {
+    fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        self.start(request, false)
+    }
+
+    fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
+        self.start(request, true)
+    }
+}
+
+async fn validate(path: &Path) -> Result<ValidatedGguf, EngineError> {
+    let path = path.to_path_buf();
+    Ok(tokio::task::spawn_blocking(move || hearth_gguf::validate(&path)).await.map_err(|_| EngineError::Gone)??)
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the engine process {program} could not be started: {reason}")]
+struct StartError {
+    program: String,
+    reason: String,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("engine supervisor state poisoned")
+    }
+
+    fn id(&self) -> RequestId {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn submit(self: &Arc<Self>, id: RequestId, pending: Pending, request: ToHost) -> Result<(), StartError> {
+        let mut state = self.lock();
+        self.submit_locked(&mut state, id, pending, request)
+    }
+
+    /// Records `pending` and sends `request`, starting an engine process first if none runs.
+    fn submit_locked(&self, state: &mut State, id: RequestId, pending: Pending, request: ToHost) -> Result<(), StartError> {
+        if state.shutting_down {
+            return Err(StartError { program: self.program.program.display().to_string(), reason: "Hearth is quitting".into() });
+        }
+        if state.host.is_none() {
+            self.start_host(state)?;
+        }
+        let host = state.host.as_ref().expect("just started");
+        state.pending.insert(id, pending);
+        let _ = host.frames.send(request); // If the process is dying, its reader fails `pending`.
+        Ok(())
+    }
+
+    /// Starts an engine process and the threads that serve it.
+    fn start_host(&self, state: &mut State) -> Result<(), StartError> {
+        let fail = |reason: String| StartError { program: self.program.program.display().to_string(), reason };
+        let mut command = Command::new(&self.program.program);
+        command
+            .args(&self.program.args)
+            .envs(self.program.env.iter().map(|(k, v)| (k, v)))
+            // ggml would attach gdb for a backtrace on abort: slow, and useless to a user.
+            .env("GGML_NO_BACKTRACE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(|e| fail(e.to_string()))?;
+        let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+            let _ = child.kill();
+            return Err(fail("its pipes could not be opened".into()));
+        };
+        state.epoch += 1;
+        let epoch = state.epoch;
+        let pid = child.id();
+        let child = Arc::new(Mutex::new(child));
+        let (frames, outgoing) = mpsc::channel::<ToHost>();
+        thread::Builder::new()
+            .name("engine-requests".into())
+            .spawn(move || {
+                let mut writer = FrameWriter::new(stdin);
+                for request in outgoing {
+                    if writer.write(&request).is_err() {
+                        break; // The process is gone; its reader reports why.
+                    }
+                }
+            })
+            .map_err(|e| fail(e.to_string()))?;
+        let last_lines = Arc::new(Mutex::new(LastLines::default()));
+        let stderr_thread = spawn_stderr_reader(stderr, Arc::clone(&last_lines)).map_err(|e| fail(e.to_string()))?;
+        let exit = Exit { epoch, child: Arc::clone(&child), last_lines, stderr_thread };
+        let shared = self.weak();
+        thread::Builder::new()
+            .name("engine-replies".into())
+            .spawn(move || read_replies(shared, stdout, exit))
+            .map_err(|e| fail(e.to_string()))?;
+        tracing::info!(pid, "engine process started");
+        state.host = Some(Host { epoch, pid, child, frames, wedged_since: None });
+        Ok(())
+    }
+
+    /// A weak handle for the threads: they must not keep the engine alive once the app drops it.
+    fn weak(&self) -> Weak<Shared> {
+        self.me.clone()
+    }
+
+    /// Routes a frame from the engine to whoever waits for it.
+    fn dispatch(&self, epoch: u64, message: FromHost) {
+        let mut state = self.lock();
+        match message {
+            FromHost::Ready { pid } => tracing::debug!(pid, "engine process ready"),
+            FromHost::Progress { id, fraction } => {
+                if let Some(Pending::Load { progress: Some(progress), .. }) = state.pending.get_mut(&id) {
+                    progress(fraction);
+                }
+            }
+            FromHost::Loaded { id, result } => {
+                let Some(Pending::Load { reply, path, params, .. }) = state.pending.remove(&id) else { return };
+                match &result {
+                    Ok(info) => {
+                        state.loaded = Some(info.clone());
+                        state.model = Some((path, params));
+                    }
+                    Err(e) => {
+                        // The engine drops its model before loading another: none is loaded now.
+                        tracing::warn!(error = %e, "model load failed");
+                        state.loaded = None;
+                        state.model = None;
+                    }
+                }
+                if let Some(reply) = reply {
+                    let _ = reply.send(result);
+                }
+            }
+            FromHost::Event { id, event } => {
+                let finished = !matches!(event, GenEvent::Delta(_));
+                if let Some(Pending::Reply { events, .. }) = state.pending.get(&id) {
+                    let _ = events.send(event);
+                }
+                if finished {
+                    state.pending.remove(&id);
+                    if state.host.as_ref().is_some_and(|h| h.epoch == epoch) {
+                        // A wedge ends when the engine finishes what it was stuck on.
+                        let busy_with_stopped = state.pending.values().any(|p| matches!(p, Pending::Reply { cancel_sent: Some(_), .. }));
+                        if !busy_with_stopped && let Some(host) = state.host.as_mut() {
+                            host.wedged_since = None;
+                        }
+                    }
+                }
+            }
+            FromHost::Unloaded { id } => {
+                state.loaded = None;
+                state.model = None;
+                if let Some(Pending::Unload(done)) = state.pending.remove(&id) {
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+
+    /// The engine process of `epoch` is gone: fail what it held, say why, start a new one and
+    /// load the model again.
+    fn on_exit(&self, epoch: u64, cause: String) {
+        let mut state = self.lock();
+        if !state.host.as_ref().is_some_and(|h| h.epoch == epoch) {
+            return;
+        }
+        state.host = None;
+        let quitting = state.shutting_down;
+        let mut crashed_loading = false;
+        for (_, pending) in state.pending.drain() {
+            match pending {
+                Pending::Reply { events, .. } => {
+                    let _ = events.send(GenEvent::Failed(BackendError::EngineCrashed { cause: cause.clone() }));
+                }
+                Pending::Load { reply, path, .. } => {
+                    crashed_loading = true;
+                    let error = EngineError::Crashed { path: path.display().to_string(), cause: cause.clone() };
+                    match reply {
+                        Some(reply) => {
+                            let _ = reply.send(Err(error));
+                        }
+                        None => tracing::error!(%error, "reloading the model after a crash failed"),
+                    }
+                }
+                Pending::Unload(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+        if quitting {
+            return;
+        }
+        tracing::error!(%cause, "the engine process died");
+        state.last_crash = Some(cause);
+        if crashed_loading {
+            // That file or those settings crash llama.cpp: do not load them again by ourselves.
+            state.loaded = None;
+            state.model = None;
+        }
+        if let Err(e) = self.start_host(&mut state) {
+            tracing::error!(error = %e, "the engine process could not be started again");
+            state.loaded = None;
+            return;
+        }
+        if let Some((path, params)) = state.model.clone() {
+            tracing::info!(path = %path.display(), "loading the model again in the new engine process");
+            let id = self.id();
+            let request = ToHost::Load { id, path: path.clone(), params: params.clone(), progress: false };
+            let pending = Pending::Load { reply: None, progress: None, path, params };
+            let _ = self.submit_locked(&mut state, id, pending, request);
+        }
+    }
+
+    fn shutdown(&self) {
+        let host = {
+            let mut state = self.lock();
+            state.shutting_down = true;
+            if let Some(aside) = state.aside.take() {
+                aside.cancel();
+            }
+            state.host.take()
+        };
+        let Some(host) = host else { return };
+        let _ = host.frames.send(ToHost::Quit);
+        let deadline = Instant::now() + QUIT_WAIT;
+        loop {
+            let exited = host.child.lock().expect("child poisoned").try_wait().map(|s| s.is_some()).unwrap_or(true);
+            if exited {
+                break;
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(pid = host.pid, "the engine process did not quit in time; killing it");
+                let mut child = host.child.lock().expect("child poisoned");
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        let mut state = self.lock();
+        for (_, pending) in state.pending.drain() {
+            match pending {
+                Pending::Reply { events, .. } => {
+                    let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
+                }
+                Pending::Load { reply: Some(reply), .. } => {
+                    let _ = reply.send(Err(EngineError::Gone));
+                }
+                Pending::Load { reply: None, .. } => {}
+                Pending::Unload(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+        state.loaded = None;
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// What the reader needs to explain the end of its process.
+struct Exit {
+    epoch: u64,
+    child: Arc<Mutex<Child>>,
+    last_lines: Arc<Mutex<LastLines>>,
+    stderr_thread: thread::JoinHandle<()>,
+}
+
+/// Reads frames until the pipe ends, then reports the process's end.
+fn read_replies(shared: Weak<Shared>, stdout: ChildStdout, exit: Exit) {
+    let mut frames = FrameReader::new(stdout);
+    let broken = loop {
+        match frames.next::<FromHost>() {
+            Ok(Some(message)) => match shared.upgrade() {
+                Some(shared) => shared.dispatch(exit.epoch, message),
+                None => return,
+            },
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    if let Some(e) = &broken {
+        // A process that sends garbage cannot be trusted with the next request.
+        tracing::error!(error = %e, "the engine process sent a bad frame; restarting it");
+        let _ = exit.child.lock().expect("child poisoned").kill();
+    }
+    let status = wait_for_exit(&exit.child);
+    let _ = exit.stderr_thread.join();
+    let cause = cause::describe(status, &exit.last_lines.lock().expect("stderr lines poisoned"));
+    if let Some(shared) = shared.upgrade() {
+        shared.on_exit(exit.epoch, cause);
+    }
+}
+
+/// The exit status once the process has ended; kills it if it closed its pipe but lingers.
+fn wait_for_exit(child: &Mutex<Child>) -> Option<ExitStatus> {
+    let deadline = Instant::now() + QUIT_WAIT;
+    loop {
+        let mut child = child.lock().expect("child poisoned");
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                return child.wait().ok();
+            }
+            Ok(None) => {}
+            Err(_) => return None,
+        }
+        drop(child);
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Forwards the engine's stderr to the app's log and keeps its last lines for crash reports.
+fn spawn_stderr_reader(stderr: ChildStderr, last: Arc<Mutex<LastLines>>) -> std::io::Result<thread::JoinHandle<()>> {
+    thread::Builder::new().name("engine-stderr".into()).spawn(move || {
+        let reader = BufReader::new(stderr);
+        for line in reader.split(b'\n') {
+            let Ok(line) = line else { break };
+            let line = String::from_utf8_lossy(&line).trim_end().to_owned();
+            if line.is_empty() {
+                continue;
+            }
+            tracing::info!(target: "engine", "{line}");
+            last.lock().expect("stderr lines poisoned").push(line);
+        }
+    })
+}
+
+/// Every tick: forwards Stop to the engine, answers a stopped reply itself if the engine has
+/// not within [`STOP_ANSWER`], and kills an engine wedged on a stopped request.
+fn watchdog(shared: Weak<Shared>) {
+    loop {
+        thread::sleep(WATCHDOG_TICK);
+        let Some(shared) = shared.upgrade() else { return };
+        let mut state = shared.lock();
+        if state.shutting_down {
+            return;
+        }
+        let now = Instant::now();
+        let mut cancels = Vec::new();
+        let mut answered = Vec::new();
+        for (id, pending) in &mut state.pending {
+            let Pending::Reply { events, cancel, cancel_sent } = pending else { continue };
+            if cancel.is_cancelled() || events.is_closed() {
+                match cancel_sent {
+                    None => {
+                        *cancel_sent = Some(now);
+                        cancels.push(*id);
+                    }
+                    Some(sent) if now - *sent >= STOP_ANSWER => answered.push(*id),
+                    Some(_) => {}
+                }
+            }
+        }
+        for id in answered {
+            if let Some(Pending::Reply { events, .. }) = state.pending.remove(&id) {
+                tracing::warn!(id, "the engine did not stop within a second; the reply ends here");
+                let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
+            }
+            if let Some(host) = state.host.as_mut() {
+                host.wedged_since.get_or_insert(now);
+            }
+        }
+        let Some(host) = state.host.as_ref() else { continue };
+        for id in cancels {
+            let _ = host.frames.send(ToHost::Cancel { id });
+        }
+        if host.wedged_since.is_some_and(|since| now - since >= WEDGED_AFTER) {
+            tracing::error!(pid = host.pid, "the engine is stuck on a stopped request; restarting it");
+            let _ = host.child.lock().expect("child poisoned").kill();
+        }
+    }
+}
+

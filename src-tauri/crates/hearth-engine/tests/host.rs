@@ -1,0 +1,98 @@
+//! The engine process dies under a reply — aborted as llama.cpp aborts, or killed — and the app's
+//! side survives it: the reply keeps its text and says why, a new process loads the model again,
+//! and the next reply works. Stop and quit answer in bounded time.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use hearth_core::{BackendError, CancelFlag, ChatBackend, GenEvent, ReplyRequest};
+use hearth_engine::Engine;
+
+use common::{greedy, loaded_engine, reply, user};
+
+/// Starts a long reply, waits for its first text, runs `kill`, and returns the text seen and the
+/// error the reply ended with.
+async fn die_mid_reply(engine: &Engine, kill: impl FnOnce(&Engine)) -> (String, BackendError) {
+    let mut sampling = greedy(2000);
+    sampling.ignore_eos = true;
+    let request = ReplyRequest::new(user("Write a long story about a dragon."), sampling, CancelFlag::new());
+    let mut stream = engine.start_reply(request).unwrap();
+    let mut text = String::new();
+    let mut kill = Some(kill);
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Delta(delta) => {
+                text.push_str(&delta);
+                if let Some(kill) = kill.take() {
+                    kill(engine);
+                }
+            }
+            GenEvent::Failed(error) => return (text, error),
+            GenEvent::Finished { reason, .. } => panic!("the reply finished ({reason:?}) instead of dying"),
+        }
+    }
+    panic!("the stream ended without a word");
+}
+
+async fn next_reply_works(engine: &Engine) {
+    let after = reply(engine, &user("What is the capital of France? Answer in one sentence."), greedy(48), None).await;
+    assert!(after.text.contains("Paris"), "{:?}", after.text);
+}
+
+#[tokio::test]
+async fn an_abort_in_the_engine_costs_one_reply_and_says_why() {
+    let engine = loaded_engine().await;
+    let first_pid = engine.host_pid().unwrap();
+    let (text, error) = die_mid_reply(&engine, Engine::abort_for_test).await;
+    assert!(!text.is_empty());
+    let BackendError::EngineCrashed { cause } = &error else { panic!("{error:?}") };
+    // llama.cpp's own words, from its last line on stderr.
+    assert_eq!(cause, "the model crashed: GGML_ASSERT(engine test hook) failed in hearth-test-hook.c:1");
+    assert!(error.to_string().contains("the model was loaded again"), "{error}");
+    assert_eq!(engine.last_crash().as_deref(), Some(cause.as_str()));
+
+    // A new process, the same model, and the next reply works.
+    next_reply_works(&engine).await;
+    assert_ne!(engine.host_pid(), Some(first_pid));
+    assert_eq!(engine.loaded().unwrap().name, "SmolLM2-135M-Instruct.Q4_1");
+}
+
+#[tokio::test]
+async fn a_killed_engine_is_started_again() {
+    let engine = loaded_engine().await;
+    let kill = |engine: &Engine| {
+        let pid = engine.host_pid().unwrap() as i32;
+        // SAFETY: kill(2) on the engine process this test started.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    };
+    let (text, error) = die_mid_reply(&engine, kill).await;
+    assert!(!text.is_empty());
+    assert!(
+        matches!(&error, BackendError::EngineCrashed { cause } if cause.contains("killed (SIGKILL)") && cause.contains("out of memory")),
+        "{error:?}"
+    );
+    next_reply_works(&engine).await;
+}
+
+#[tokio::test]
+async fn stop_and_quit_answer_in_bounded_time() {
+    let engine = loaded_engine().await;
+    let long = user("Write a long story about a dragon who learns to bake bread.");
+    let stopped_at = Instant::now();
+    let stopped = reply(&engine, &long, greedy(2000), Some(1)).await;
+    assert!(stopped_at.elapsed() < Duration::from_secs(10));
+    assert_eq!(stopped.reason, hearth_core::FinishReason::Cancelled);
+
+    // Quit while a reply streams: the process is gone within the bound.
+    let request = ReplyRequest::new(long, greedy(2000), CancelFlag::new());
+    let mut stream = engine.start_reply(request).unwrap();
+    let _ = stream.events.recv().await;
+    let pid = engine.host_pid().unwrap() as i32;
+    let quitting = Instant::now();
+    engine.shutdown();
+    assert!(quitting.elapsed() <= hearth_engine::host::QUIT_WAIT + Duration::from_millis(500));
+    // SAFETY: signal 0 only asks whether the process exists.
+    assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "the engine process outlived quit");
+    assert!(engine.loaded().is_none());
+}
