@@ -111,6 +111,49 @@ fn chat_through_ipc_with_the_real_model() {
     // The title left the conversation's KV cache alone: the first exchange was not prefilled again.
     assert!(stopped["stats"]["cachedTokens"].as_u64().unwrap() > first_prompt, "{stopped}");
     assert!(stopped["stats"]["completionTokens"].as_u64().unwrap() < 100);
+    drop(events);
+
+    // The engine process is killed mid-reply: the app lives on, the reply keeps its text and is
+    // marked interrupted with the cause, the model is loaded again and Continue writes on.
+    let (channel, events) = recording_channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !events.lock().unwrap().iter().any(|e| e["event"] == "delta") {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let pid = state.engine.host_pid().expect("an engine process runs") as i32;
+            // SAFETY: kill(2) on the engine process this app started.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+        });
+        tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Write a very long story about a lighthouse.".into(), channel, state.clone()))
+            .unwrap();
+    });
+    let failed = events.lock().unwrap().last().unwrap().clone();
+    assert_eq!(failed["event"], "failed", "{failed}");
+    assert_eq!(failed["data"]["error"]["kind"], "engine");
+    let interrupted = &failed["data"]["message"];
+    assert_eq!(interrupted["status"], "interrupted", "{failed}");
+    assert!(!interrupted["content"].as_str().unwrap().is_empty());
+    assert!(interrupted["stats"]["interruptedBy"].as_str().unwrap().contains("killed (SIGKILL)"), "{interrupted}");
+    let saved = invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap();
+    assert_eq!(saved.as_array().unwrap().last().unwrap()["status"], "interrupted");
+    let (channel, events) = recording_channel();
+    let reply_id = interrupted["id"].as_i64().unwrap();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !events.lock().unwrap().iter().any(|e| e["event"] == "delta") {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            stop_generation(chat_id, state.clone());
+        });
+        tauri::async_runtime::block_on(continue_reply(handle.clone(), chat_id, reply_id, channel, state.clone())).unwrap();
+    });
+    let continued = events.lock().unwrap().last().unwrap().clone();
+    assert_eq!(continued["event"], "finished", "{continued}");
+    let continued = &continued["data"]["message"];
+    let (before, after) = (interrupted["content"].as_str().unwrap(), continued["content"].as_str().unwrap());
+    assert!(after.starts_with(before) && after.len() > before.len(), "{before:?} → {after:?}");
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["name"], "SmolLM2-135M-Instruct.Q4_1");
 
     // Sampling settings: out-of-range values are refused in words; saved ones shape the next reply.
     let settings = invoke(&window, "get_sampling", json!({})).unwrap();
@@ -200,7 +243,7 @@ fn chat_through_ipc_with_the_real_model() {
     let (channel, _) = recording_channel();
     let err = tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "  ".into(), channel, state.clone())).unwrap_err();
     assert_eq!(err.kind, hearth_app::ipc::IpcErrorKind::InvalidInput);
-    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 8);
+    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 10);
 
     // History as a tree, through IPC with the real model (greedy, short replies).
     let greedy = json!({ "params": { "temperature": 0.0, "maxTokens": 8, "ignoreEos": true } });

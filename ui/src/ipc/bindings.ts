@@ -30,7 +30,11 @@ droppedMessages: number,
  * The reply stopped at its max-tokens limit or the context's end, not where the model ended
  * it: "Continue" writes on.
  */
-cutAtLimit: boolean, };
+cutAtLimit: boolean, 
+/**
+ * Why the reply was cut off when the engine under it died ("the model crashed: …").
+ */
+interruptedBy?: string, };
 
 export type ModelTarget = { "kind": "local" } | { "kind": "remote", provider: string, model: string, };
 
