@@ -12,7 +12,8 @@ function formatMs(ms: number): string {
 
 /** One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms". */
 export function formatStats(stats: ReplyStats | null | undefined): string {
-  if (!stats) return '';
+  // A reply the engine died under has no figures, only the cause (shown as its notice).
+  if (!stats || stats.interruptedBy) return '';
   const parts = [plural(stats.completionTokens, 'token')];
   if (Number.isFinite(stats.decodeTps) && stats.decodeTps > 0) parts.push(`${stats.decodeTps.toFixed(1)} tok/s`);
   parts.push(`TTFT ${formatMs(stats.ttftMs)}`);
@@ -40,8 +41,12 @@ export function replyNotice(message: { status: MessageStatus; stats: ReplyStats 
   switch (message.status) {
     case 'stopped':
       return 'Stopped';
-    case 'interrupted':
+    case 'interrupted': {
+      // The engine process died under the reply: say why (llama.cpp's own words), capitalised.
+      const cause = message.stats?.interruptedBy;
+      if (cause) return `Interrupted — ${cause.charAt(0).toUpperCase()}${cause.slice(1)}`;
       return 'Interrupted — Hearth closed while this reply was being written';
+    }
     case 'failed':
       return 'Failed';
     case 'complete':

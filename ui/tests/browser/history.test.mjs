@@ -127,6 +127,11 @@ describe('The message tree', () => {
     const unfinished = [
       ['stopped', {}, 'Stopped'],
       ['interrupted', {}, 'Interrupted — Hearth closed while this reply was being written'],
+      [
+        'interrupted',
+        { stats: stats({ interruptedBy: 'the model crashed: GGML_ASSERT(n_tokens > 0) failed in llama-batch.cpp:310' }) },
+        'Interrupted — The model crashed: GGML_ASSERT(n_tokens > 0) failed in llama-batch.cpp:310',
+      ],
       ['complete', { stats: stats({ cutAtLimit: true }) }, 'Cut off at the length limit'],
     ];
     for (const [status, extra, notice] of unfinished) {
@@ -633,7 +638,7 @@ function scene() {
       ...history(1, 3, [['user', 'Make the poem about rain.', { parentId: 2 }], ['assistant', 'Rain taps the glass…', { parentId: 3 }]], start + 5 * MINUTE),
       ...history(1, 5, [
         ['user', 'Write the poem about rain, in four short lines.', { parentId: 2 }],
-        ['assistant', 'Soft rain on the roof,\nthe kettle begins to', { parentId: 5, status: 'interrupted', stats: null }],
+        ['assistant', 'Soft rain on the roof,\nthe kettle begins to', { parentId: 5, status: 'interrupted', stats: stats({ interruptedBy: 'the engine was killed (SIGKILL) — most often because the system ran out of memory' }) }],
       ], start + 9 * MINUTE),
       ...history(2, 20, [['user', 'Why does the borrow checker complain when the rain stops?']], start - 3 * 24 * 60 * MINUTE),
       ...history(3, 30, [['assistant', 'Feed it at 8 am and 8 pm; on rainy days it rises slower.']], start - 40 * 24 * 60 * MINUTE),

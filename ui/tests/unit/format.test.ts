@@ -42,6 +42,7 @@ table('formatStats', formatStats, [
   [stats({ decodeTps: 4.04 }), '12 tokens · 4.0 tok/s · TTFT 120 ms'],
   [stats({ decodeTps: Number.NaN }), '12 tokens · TTFT 120 ms'],
   [stats({ cachedTokens: 15 }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 cached'],
+  [stats({ interruptedBy: 'the engine was killed (SIGKILL)' }), ''],
   [null, ''],
   [undefined, ''],
 ]);
@@ -58,6 +59,10 @@ table('replyNotice: the label under a reply that did not end where the model end
   [{ status: 'streaming', stats: null }, null],
   [{ status: 'stopped', stats: null }, 'Stopped'],
   [{ status: 'interrupted', stats: null }, 'Interrupted — Hearth closed while this reply was being written'],
+  [
+    { status: 'interrupted', stats: stats({ interruptedBy: 'the model crashed: GGML_ASSERT(x) failed in ggml.c:12' }) },
+    'Interrupted — The model crashed: GGML_ASSERT(x) failed in ggml.c:12',
+  ],
   [{ status: 'failed', stats: null }, 'Failed'],
   [{ status: 'complete', stats: stats({ cutAtLimit: true }) }, 'Cut off at the length limit'],
   [{ status: 'stopped', stats: stats({ cutAtLimit: true }) }, 'Stopped'],
