@@ -46,6 +46,7 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
         eprintln!("{banner}. Type a message; Ctrl-D ends.");
     }
     let mut lines = std::io::stdin().lock().lines();
+    let mut failed = 0;
     loop {
         if interactive {
             eprint!("> ");
@@ -55,7 +56,17 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
         if line.trim().is_empty() {
             continue;
         }
-        let stats = conversation.reply(line, &args.sampling).await?;
+        let stats = match conversation.reply(line, &args.sampling).await {
+            Ok(stats) => stats,
+            Err(e) => {
+                // One failed reply (even an engine crash: a new engine has the model again)
+                // does not end the conversation; the exit status says it happened.
+                println!();
+                eprintln!("error: {e}");
+                failed += 1;
+                continue;
+            }
+        };
         let mut stdout = std::io::stdout();
         writeln!(stdout).and_then(|_| stdout.flush()).map_err(|e| e.to_string())?;
         // On stderr, so scripts reading the reply text never see it; it also marks a turn's end.
@@ -64,7 +75,10 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
             stats.prompt_tokens, stats.cached_tokens, stats.completion_tokens, stats.decode_tps, stats.ttft_ms
         );
     }
-    Ok(())
+    match failed {
+        0 => Ok(()),
+        n => Err(format!("{n} {} failed", if n == 1 { "reply" } else { "replies" })),
+    }
 }
 
 /// The provider `--provider` names. Its id is the kind's name, the id the app gives its
@@ -150,7 +164,9 @@ impl Conversation {
         match self {
             Conversation::InMemory { backend, history, target } => {
                 history.push(ChatMessage::new(Role::User, line));
-                let (reply, stats) = stream_reply(backend, history, sampling, target).await?;
+                let (reply, stats) = stream_reply(backend, history, sampling, target).await.inspect_err(|_| {
+                    history.pop(); // Unanswered: the next line is asked without it.
+                })?;
                 history.push(ChatMessage::new(Role::Assistant, reply));
                 Ok(stats)
             }

@@ -7,15 +7,22 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 
-static LAST_ERROR: Mutex<Option<String>> = Mutex::new(None);
+/// Error lines since the last `clear`, oldest first (a few: a failure logs its cause, then
+/// "failed to load model" on its way out).
+static ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+const KEPT: usize = 16;
 
-/// Forgets the last error (before a step whose failure should be explained).
+/// Forgets the errors so far (before a step whose failure should be explained).
 pub(crate) fn clear() {
-    *LAST_ERROR.lock().expect("log state poisoned") = None;
+    ERRORS.lock().expect("log state poisoned").clear();
 }
 
+/// What llama.cpp said went wrong since `clear`: its "error loading model: …" cause if it gave
+/// one, else its first error line.
 pub(crate) fn last_error() -> Option<String> {
-    LAST_ERROR.lock().expect("log state poisoned").clone()
+    let errors = ERRORS.lock().expect("log state poisoned");
+    let cause = errors.iter().find_map(|line| line.split_once("error loading model: ").map(|(_, cause)| cause.to_owned()));
+    cause.or_else(|| errors.first().cloned())
 }
 
 /// A `tracing` layer that keeps the message of llama.cpp's last error-level log line.
@@ -32,7 +39,10 @@ impl<S: Subscriber> Layer<S> for CaptureLlamaErrors {
         if let Some(text) = message.0.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()) {
             // "llama_model_load: error loading model: …" → the part after the function name.
             let text = text.split_once(": ").map_or(text.as_str(), |(_, rest)| rest).to_owned();
-            *LAST_ERROR.lock().expect("log state poisoned") = Some(text);
+            let mut errors = ERRORS.lock().expect("log state poisoned");
+            if errors.len() < KEPT {
+                errors.push(text);
+            }
         }
     }
 }

@@ -173,10 +173,14 @@ impl<'m> Session<'m> {
     }
 
     fn render(&self, messages: &[ChatMessage]) -> Result<String, BackendError> {
+        let mut jinja_error = None;
         if let Renderer::Jinja(jinja, _) = &self.renderer {
             match jinja.render(messages) {
                 Ok(prompt) => return Ok(prompt),
-                Err(e) => tracing::warn!(error = %e, "Jinja chat template failed; using llama.cpp's"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "Jinja chat template failed; using llama.cpp's");
+                    jinja_error = Some(e);
+                }
             }
         }
         let builtin = match &self.renderer {
@@ -187,9 +191,15 @@ impl<'m> Session<'m> {
             .map(|m| LlamaChatMessage::new(m.role.as_str().into(), m.content.clone()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| BackendError::Engine(format!("a message cannot be sent to the model: {e}")))?;
-        self.model
-            .apply_chat_template(builtin, &chat, true)
-            .map_err(|e| BackendError::Engine(format!("the chat template failed: {e}")))
+        let prompt = self.model.apply_chat_template(builtin, &chat, true).map_err(|e| match jinja_error {
+            // Ours says more than llama.cpp's "unsupported template".
+            Some(jinja) => BackendError::Engine(jinja.to_string()),
+            None => BackendError::Engine(format!("the chat template failed: {e}")),
+        })?;
+        if prompt.trim().is_empty() {
+            return Err(BackendError::Engine("the chat template rendered an empty prompt; choose another template in the Model settings".into()));
+        }
+        Ok(prompt)
     }
 
     fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {

@@ -1,0 +1,97 @@
+//! Files and settings met in the wild that used to abort llama.cpp, overflow a stack or hang:
+//! each gets a specific sentence, the engine lives on, and the next reply on the real model works.
+//! The hostile files are built here from the real model (nothing binary is checked in).
+
+mod common;
+
+use hearth_core::{Constraint, SamplingParams};
+use hearth_engine::LoadParams;
+
+use common::gguf::{self, ARRAY, STRING, U32};
+use common::{greedy, model_path, reply, reply_error, spawn_engine, user};
+
+const FOREVER: &str = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";
+
+enum Expect {
+    /// The load is refused with these words.
+    Refused(&'static str),
+    /// It loads, and a reply fails with these words.
+    ReplyFails(&'static str),
+}
+
+#[tokio::test]
+async fn hostile_files_get_words_and_the_engine_lives_on() {
+    let real = std::fs::read(model_path()).unwrap();
+    let cases: Vec<(&str, Vec<u8>, Expect)> = vec![
+        (
+            "arrays of arrays 100,000 deep",
+            gguf::with_kv(&real, "hearth.test.nested", ARRAY, &gguf::nested_arrays(100_000)),
+            Expect::Refused("hearth.test.nested is an array of arrays"),
+        ),
+        (
+            "token list of integers",
+            gguf::with_kv(&real, "tokenizer.ggml.tokens", ARRAY, &gguf::array(U32, 3, &[0; 12])),
+            Expect::Refused("tokenizer.ggml.tokens must be an array of strings but is an array of type 4"),
+        ),
+        (
+            "tokenizer model as a number",
+            gguf::with_kv(&real, "tokenizer.ggml.model", U32, &7u32.to_le_bytes()),
+            Expect::Refused("tokenizer.ggml.model must be a string but is an integer"),
+        ),
+        (
+            "an architecture llama.cpp does not know",
+            gguf::with_kv(&real, "general.architecture", STRING, &gguf::string("hearthtest")),
+            // llama.cpp's own words, from its log.
+            Expect::Refused("unknown model architecture: 'hearthtest'"),
+        ),
+        (
+            "a chat template that loops forever",
+            gguf::with_kv(&real, "tokenizer.chat_template", STRING, &gguf::string(FOREVER)),
+            Expect::ReplyFails("it ran too long (it may loop forever)"),
+        ),
+        (
+            "a chat template that renders nothing",
+            gguf::with_kv(&real, "tokenizer.chat_template", STRING, &gguf::string("{# nothing #}")),
+            Expect::ReplyFails("rendered an empty prompt"),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let engine = spawn_engine();
+    let params = LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() };
+    for (name, bytes, expect) in cases {
+        let path = dir.path().join(format!("{}.gguf", name.replace([' ', ','], "-")));
+        std::fs::write(&path, bytes).unwrap();
+        let loaded = engine.load(&path, params.clone()).await;
+        match expect {
+            Expect::Refused(words) => {
+                let message = loaded.expect_err(name).to_string();
+                assert!(message.contains(words), "{name}: {message:?} should say {words:?}");
+            }
+            Expect::ReplyFails(words) => {
+                loaded.unwrap_or_else(|e| panic!("{name}: {e}"));
+                let message = reply_error(&engine, &user("Hello"), greedy(8)).await;
+                assert!(message.contains(words), "{name}: {message:?} should say {words:?}");
+            }
+        }
+        assert!(engine.last_crash().is_none(), "{name} crashed the engine: {:?}", engine.last_crash());
+        // The real model still loads and answers.
+        engine.load(&model_path(), params.clone()).await.unwrap();
+        let after = reply(&engine, &user("Say hi."), greedy(4), None).await;
+        assert!(after.stats.completion_tokens > 0, "{name}");
+    }
+}
+
+/// A grammar that can only end, with end-of-turn banned, left llama.cpp nothing to sample.
+#[tokio::test]
+async fn a_grammar_that_must_end_while_end_of_turn_is_banned() {
+    let engine = common::loaded_engine().await;
+    let sampling = SamplingParams {
+        constraint: Some(Constraint::Gbnf("root ::= \"yes\"".into())),
+        ignore_eos: true,
+        ..greedy(16)
+    };
+    let done = reply(&engine, &user("Answer yes."), sampling, None).await;
+    assert!(engine.last_crash().is_none(), "{:?}", engine.last_crash());
+    assert_eq!(done.text, "yes");
+    assert_eq!(done.reason, hearth_core::FinishReason::EndOfTurn);
+}
