@@ -96,3 +96,40 @@ async fn stop_and_quit_answer_in_bounded_time() {
     assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "the engine process outlived quit");
     assert!(engine.loaded().is_none());
 }
+
+#[tokio::test]
+async fn a_wedged_engine_answers_stop_in_a_second_and_is_replaced() {
+    let mut program = hearth_engine::HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host")).with_test_hooks();
+    program.wedged_after = Duration::from_secs(2);
+    let engine = Engine::spawn_with(program);
+    let params = hearth_engine::LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..Default::default() };
+    engine.load(&common::model_path(), params).await.unwrap();
+    let wedged_pid = engine.host_pid().unwrap();
+
+    let cancel = CancelFlag::new();
+    let request = ReplyRequest::new(user("Write a long story about a dragon."), greedy(2000), cancel.clone());
+    let mut stream = engine.start_reply(request).unwrap();
+    assert!(matches!(stream.events.recv().await, Some(GenEvent::Delta(_))));
+    engine.freeze_for_test();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stopped_at = Instant::now();
+    cancel.cancel();
+    let last = loop {
+        match stream.events.recv().await.expect("the reply ends") {
+            GenEvent::Delta(_) => continue,
+            other => break other,
+        }
+    };
+    let waited = stopped_at.elapsed();
+    assert!(matches!(last, GenEvent::Finished { reason: hearth_core::FinishReason::Cancelled, .. }), "{last:?}");
+    assert!(waited >= hearth_engine::host::STOP_ANSWER && waited < Duration::from_millis(1500), "{waited:?}");
+
+    // Still wedged two seconds later: killed, started again, the model loaded again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while engine.host_pid().is_none_or(|pid| pid == wedged_pid) {
+        assert!(Instant::now() < deadline, "the wedged engine was never replaced");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(engine.last_crash().as_deref(), Some("the engine stopped responding for 2 s after Stop and was restarted"));
+    next_reply_works(&engine).await;
+}

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -92,7 +93,16 @@ pub fn serve_stdio() -> i32 {
                 });
             }
             ToHost::Quit => break 0,
-            ToHost::Abort => abort_if_testing(),
+            ToHost::Abort => {
+                if testing() {
+                    abort_for_test();
+                }
+            }
+            ToHost::Freeze => {
+                if testing() {
+                    FROZEN.store(true, Ordering::Relaxed);
+                }
+            }
         }
     };
     for flag in cancels.lock().expect("cancel map poisoned").values() {
@@ -154,6 +164,9 @@ fn relay_reply(
         match events {
             Ok(mut events) => {
                 while let Some(event) = events.blocking_recv() {
+                    while FROZEN.load(Ordering::Relaxed) {
+                        thread::sleep(std::time::Duration::from_millis(50));
+                    }
                     let last = !matches!(event, GenEvent::Delta(_));
                     let _ = outbox.send(FromHost::Event { id, event });
                     if last {
@@ -211,12 +224,19 @@ fn init_logging() {
         .try_init();
 }
 
-/// Test-only: die the way llama.cpp dies on a failed assertion, through ggml's own abort.
-fn abort_if_testing() {
-    if std::env::var_os(TEST_HOOKS_ENV).is_none_or(|v| v != "1") {
-        tracing::warn!("ignoring a test-only abort request");
-        return;
+/// Set by the test-only `Freeze`: replies' events are no longer relayed.
+static FROZEN: AtomicBool = AtomicBool::new(false);
+
+fn testing() -> bool {
+    let on = std::env::var_os(TEST_HOOKS_ENV).is_some_and(|v| v == "1");
+    if !on {
+        tracing::warn!("ignoring a test-only request");
     }
+    on
+}
+
+/// Test-only: die the way llama.cpp dies on a failed assertion, through ggml's own abort.
+fn abort_for_test() {
     // SAFETY: ggml_abort prints "file:line: message" and aborts the process; the strings are
     // NUL-terminated literals and the format has one %s for one string argument.
     unsafe {

@@ -32,6 +32,8 @@ pub enum ToHost {
     /// Test-only: die as llama.cpp does on a failed assertion (honoured only when the engine
     /// process was started with `HEARTH_ENGINE_TEST_HOOKS=1`).
     Abort,
+    /// Test-only, likewise: stop sending anything about replies, as a wedged engine would.
+    Freeze,
 }
 
 /// A reply request without its cancel flag (the flag stays in the app; `Cancel` raises it).

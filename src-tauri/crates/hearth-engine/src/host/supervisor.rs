@@ -33,7 +33,7 @@ use crate::local::Progress;
 pub const STOP_ANSWER: Duration = Duration::from_secs(1);
 /// An engine still busy with a stopped request this long after Stop is wedged: it is killed and
 /// started again. (Long enough for one prefill chunk of a large model on a slow CPU.)
-const WEDGED_AFTER: Duration = Duration::from_secs(30);
+pub const WEDGED_AFTER: Duration = Duration::from_secs(30);
 /// Quitting never waits longer than this for the engine process.
 pub const QUIT_WAIT: Duration = Duration::from_secs(2);
 const WATCHDOG_TICK: Duration = Duration::from_millis(50);
@@ -45,12 +45,14 @@ pub struct HostProgram {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub env: Vec<(OsString, OsString)>,
+    /// How long after Stop an engine still busy with the request counts as wedged.
+    pub wedged_after: Duration,
 }
 
 impl HostProgram {
     /// `program` started with [`HOST_ARG`].
     pub fn new(program: impl Into<PathBuf>) -> Self {
-        HostProgram { program: program.into(), args: vec![HOST_ARG.into()], env: Vec::new() }
+        HostProgram { program: program.into(), args: vec![HOST_ARG.into()], env: Vec::new(), wedged_after: WEDGED_AFTER }
     }
 
     pub fn from_env() -> Self {
@@ -104,6 +106,8 @@ struct Host {
     frames: Sender<ToHost>,
     /// Set when a stopped request outlived `WEDGED_AFTER`; the watchdog then kills the process.
     wedged_since: Option<Instant>,
+    /// The watchdog killed it: its SIGKILL is ours, not the system's.
+    killed_as_wedged: bool,
 }
 
 enum Pending {
@@ -212,8 +216,17 @@ impl Engine {
     /// Test-only: makes the engine process abort through ggml's own abort, as llama.cpp does on
     /// a failed assertion. Honoured only by a process started [`HostProgram::with_test_hooks`].
     pub fn abort_for_test(&self) {
+        self.send_test_hook(ToHost::Abort);
+    }
+
+    /// Test-only, likewise: the engine process stops answering about replies, as if wedged.
+    pub fn freeze_for_test(&self) {
+        self.send_test_hook(ToHost::Freeze);
+    }
+
+    fn send_test_hook(&self, hook: ToHost) {
         if let Some(host) = &self.shared.lock().host {
-            let _ = host.frames.send(ToHost::Abort);
+            let _ = host.frames.send(hook);
         }
     }
 
@@ -331,7 +344,7 @@ impl Shared {
             .spawn(move || read_replies(shared, stdout, exit))
             .map_err(|e| fail(e.to_string()))?;
         tracing::info!(pid, "engine process started");
-        state.host = Some(Host { epoch, pid, child, frames, wedged_since: None });
+        state.host = Some(Host { epoch, pid, child, frames, wedged_since: None, killed_as_wedged: false });
         Ok(())
     }
 
@@ -398,10 +411,12 @@ impl Shared {
     /// load the model again.
     fn on_exit(&self, epoch: u64, cause: String) {
         let mut state = self.lock();
-        if !state.host.as_ref().is_some_and(|h| h.epoch == epoch) {
-            return;
-        }
-        state.host = None;
+        let Some(host) = state.host.take_if(|h| h.epoch == epoch) else { return };
+        let cause = if host.killed_as_wedged {
+            format!("the engine stopped responding for {} s after Stop and was restarted", self.program.wedged_after.as_secs())
+        } else {
+            cause
+        };
         let quitting = state.shutting_down;
         let mut crashed_loading = false;
         for (_, pending) in state.pending.drain() {
@@ -603,12 +618,13 @@ fn watchdog(shared: Weak<Shared>) {
                 host.wedged_since.get_or_insert(now);
             }
         }
-        let Some(host) = state.host.as_ref() else { continue };
+        let Some(host) = state.host.as_mut() else { continue };
         for id in cancels {
             let _ = host.frames.send(ToHost::Cancel { id });
         }
-        if host.wedged_since.is_some_and(|since| now - since >= WEDGED_AFTER) {
+        if !host.killed_as_wedged && host.wedged_since.is_some_and(|since| now - since >= shared.program.wedged_after) {
             tracing::error!(pid = host.pid, "the engine is stuck on a stopped request; restarting it");
+            host.killed_as_wedged = true;
             let _ = host.child.lock().expect("child poisoned").kill();
         }
     }
