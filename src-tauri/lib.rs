@@ -3,6 +3,7 @@
 
 pub mod ipc;
 mod logging;
+mod model_memory;
 mod paths;
 mod startup;
 mod state;
@@ -70,7 +71,33 @@ fn fail(message: &str) -> ! {
 
 /// The app's wiring, generic over the runtime so tests can use Tauri's mock runtime.
 pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.plugin(tauri_plugin_dialog::init()).invoke_handler(ipc::handler())
+    // First: a second Hearth on the same data dir hands over to the running one and exits.
+    builder.plugin(single_instance()).plugin(tauri_plugin_dialog::init()).invoke_handler(ipc::handler())
+}
+
+/// One Hearth per data dir: a second launch brings the running window to the front instead.
+/// (The history's lock file refuses a second opener too; this is the friendly path.)
+fn single_instance<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    let plugin = tauri_plugin_single_instance::Builder::new().callback(|app: &tauri::AppHandle<R>, _args, _cwd| {
+        if let Some(window) = app.get_webview_window("main") {
+            let _ = window.unminimize();
+            let _ = window.show();
+            let _ = window.set_focus();
+        }
+    });
+    match std::env::var_os(paths::DATA_DIR_ENV) {
+        // Another data dir is another Hearth (tests, portable installs): its own bus name.
+        Some(dir) => plugin.dbus_id(instance_id(&dir)).build(),
+        None => plugin.build(),
+    }
+}
+
+/// A D-Bus name element for a data dir: the app's identifier plus a hash of the path.
+fn instance_id(data_dir: &std::ffi::OsStr) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hash = std::collections::hash_map::DefaultHasher::new();
+    data_dir.hash(&mut hash);
+    format!("dev.hearth.desktop.d{:016x}", hash.finish())
 }
 
 /// Opens what the commands need (data dir, logs, history, engine) and starts loading the model.

@@ -3,19 +3,22 @@
 
 use std::path::{Path, PathBuf};
 
+use hearth_engine::EngineError;
+
 use crate::AppState;
+use crate::model_memory::{self, StartPlan};
 use crate::state::saved_load_params;
 
 /// The model scripts/fetch-model.sh installs.
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-/// Settings key holding the path of the selected model.
-pub const ACTIVE_MODEL_KEY: &str = "active_model";
+use crate::model_memory::ACTIVE_MODEL_KEY;
 
 pub fn load_default_model(state: &AppState) {
     let engine = state.engine.clone();
     let store = state.store.clone();
     let models_dir = state.paths.models_dir.clone();
     let settle = state.settle_model.clone();
+    let problem = state.startup_problem.clone();
     tauri::async_runtime::spawn(async move {
         let chosen = store.setting(ACTIVE_MODEL_KEY).await.ok().flatten().map(PathBuf::from);
         match pick_model(chosen, &models_dir) {
@@ -23,27 +26,43 @@ pub fn load_default_model(state: &AppState) {
                 dir = %models_dir.display(),
                 "no model found; run scripts/fetch-model.sh or put a .gguf file in the models folder"
             ),
-            Some(path) => match load_saved(&engine, &store, &path).await {
-                Ok(info) => {
-                    if let Err(e) = store.set_setting(ACTIVE_MODEL_KEY, &info.path).await {
-                        tracing::warn!(error = %e, "could not remember the selected model");
-                    }
+            Some(path) => {
+                if let Err(words) = load_at_start(&engine, &store, &path).await {
+                    tracing::error!("{words}");
+                    *problem.lock().expect("startup problem poisoned") = Some(words);
                 }
-                Err(e) => tracing::error!(error = %e, "the model could not be loaded"),
-            },
+            }
         }
         let _ = settle.send(true);
     });
 }
 
-/// Loads `path` with its saved load settings.
-async fn load_saved(
-    engine: &hearth_engine::Engine,
-    store: &hearth_store::Store,
-    path: &Path,
-) -> Result<hearth_core::ModelInfo, String> {
-    let params = saved_load_params(store, &path.display().to_string()).await.map_err(|e| e.to_string())?;
-    engine.load(path, params).await.map_err(|e| e.to_string())
+/// Loads `path` as start-up should (known good settings, never a model in safe mode); the
+/// error is the sentence the user sees.
+async fn load_at_start(engine: &hearth_engine::Engine, store: &hearth_store::Store, path: &Path) -> Result<(), String> {
+    let shown = path.display().to_string();
+    let name = path.file_stem().map_or(shown.clone(), |s| s.to_string_lossy().into_owned());
+    let saved = saved_load_params(store, &shown).await.map_err(|e| e.to_string())?;
+    let params = match model_memory::start_plan(store, &shown, &name, saved).await.map_err(|e| e.to_string())? {
+        StartPlan::Load(params) => params,
+        StartPlan::Skip(why) => return Err(why),
+    };
+    match engine.load(path, params.clone()).await {
+        Ok(info) => {
+            if let Err(e) = model_memory::loaded_ok(store, &info).await {
+                tracing::warn!(error = %e, "could not remember the loaded model");
+            }
+            Ok(())
+        }
+        Err(error) => {
+            if let EngineError::Crashed { cause, .. } = &error
+                && let Err(e) = model_memory::record_crash(store, &shown, &params, cause).await
+            {
+                tracing::warn!(error = %e, "could not remember the crash");
+            }
+            Err(format!("{name} could not be loaded at start: {error}"))
+        }
+    }
 }
 
 fn pick_model(chosen: Option<PathBuf>, models_dir: &Path) -> Option<PathBuf> {

@@ -62,6 +62,8 @@ pub struct AppState {
     pub downloads: Downloads,
     pub library: Library,
     pub watchers: crate::titles::ChatWatchers,
+    /// Why the start-up load did not happen or failed, in words; cleared by the next load.
+    pub(crate) startup_problem: Arc<std::sync::Mutex<Option<String>>>,
     /// True once the start-up model load has finished (whatever its outcome).
     model_settled: watch::Receiver<bool>,
     pub(crate) settle_model: watch::Sender<bool>,
@@ -100,6 +102,7 @@ impl AppState {
             watchers: Default::default(),
             model_settled,
             settle_model,
+            startup_problem: Arc::default(),
         })
     }
 
@@ -181,6 +184,30 @@ impl AppState {
     pub async fn set_load_params(&self, model_path: &str, params: &LoadParams) -> Result<(), StoreError> {
         let json = serde_json::to_string(params).expect("LoadParams serializes");
         self.store.set_setting(&load_key(model_path), &json).await
+    }
+
+    /// A load through the window finished: remember it (active model, known good settings) and
+    /// forget a start-up problem; a crash while loading is remembered for safe mode.
+    pub async fn after_load(&self, path: &str, params: &LoadParams, result: &Result<hearth_core::ModelInfo, hearth_engine::EngineError>) {
+        let remembered = match result {
+            Ok(info) => {
+                *self.startup_problem.lock().expect("startup problem poisoned") = None;
+                crate::model_memory::loaded_ok(&self.store, info).await
+            }
+            Err(hearth_engine::EngineError::Crashed { cause, .. }) => crate::model_memory::record_crash(&self.store, path, params, cause).await,
+            Err(_) => Ok(()),
+        };
+        if let Err(e) = remembered {
+            tracing::warn!(error = %e, "could not remember the load");
+        }
+    }
+
+    /// Why the start-up load did not happen or failed, while no model is loaded.
+    pub fn startup_problem(&self) -> Option<String> {
+        if self.engine.loaded().is_some() {
+            return None;
+        }
+        self.startup_problem.lock().expect("startup problem poisoned").clone()
     }
 
     /// Waits until the start-up model load is over, so the first message does not race it.

@@ -165,10 +165,11 @@ pub async fn load_model(path: String, on_progress: Channel<f32>, state: State<'_
     let params = state.load_params(&path).await?;
     let result = state
         .engine
-        .load_with_progress(Path::new(&path), params, move |fraction| {
+        .load_with_progress(Path::new(&path), params.clone(), move |fraction| {
             let _ = on_progress.send(fraction);
         })
         .await;
+    state.after_load(&path, &params, &result).await;
     match (result, previous) {
         (Ok(model), _) => Ok(model),
         // The file itself was refused before llama.cpp saw it: the previous model is still loaded.

@@ -7,11 +7,15 @@ use hearth_core::{LoadParams, ModelInfo};
 use crate::AppState;
 use crate::ipc::{IpcError, IpcErrorKind};
 
-/// The loaded model, once the start-up load has settled; `None` if there is none.
+/// The loaded model, once the start-up load has settled; `None` if there is none, an error
+/// saying why if the start-up load failed or was skipped (safe mode).
 #[tauri::command]
-pub async fn active_model(state: State<'_, AppState>) -> Result<Option<ModelInfo>, ()> {
+pub async fn active_model(state: State<'_, AppState>) -> Result<Option<ModelInfo>, IpcError> {
     state.model_settled().await;
-    Ok(state.engine.loaded())
+    match (state.engine.loaded(), state.startup_problem()) {
+        (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
+        (loaded, _) => Ok(loaded),
+    }
 }
 
 /// What the panel's Model group needs: the loaded model (with what its automatic settings
@@ -62,7 +66,9 @@ pub async fn reload_model(state: State<'_, AppState>) -> Result<LoadSettings, Ip
     let previous = loaded(&state)?;
     let path = std::path::PathBuf::from(&previous.path);
     let params = state.load_params(&previous.path).await?;
-    match state.engine.load(&path, params).await {
+    let result = state.engine.load(&path, params.clone()).await;
+    state.after_load(&previous.path, &params, &result).await;
+    match result {
         Ok(model) => load_settings(&state, model).await,
         Err(error) => {
             let restored = state.engine.load(&path, previous.load.clone()).await;

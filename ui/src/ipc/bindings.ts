@@ -121,7 +121,11 @@ nCtx: number,
 /**
  * The context length the model was trained for.
  */
-nCtxTrain: number, nThreads: number, };
+nCtxTrain: number, nThreads: number, 
+/**
+ * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
+ */
+notice?: string, };
 
 export type SnippetPart = { text: string, hit: boolean, };
 

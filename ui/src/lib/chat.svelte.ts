@@ -428,7 +428,8 @@ export class ChatStore {
         if (message && stream.remote) {
           const retryAt = error.retryAfterS ? Date.now() + error.retryAfterS * 1000 : null;
           this.failures[message.id] = { chatId: stream.chatId, error, retryAt };
-        } else {
+        } else if (!message?.stats?.interruptedBy) {
+          // A reply the engine died under says why on itself, with Continue; no banner too.
           this.showError(error);
         }
         this.#finish(stream);

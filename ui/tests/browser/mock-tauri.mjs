@@ -328,6 +328,7 @@ export function installMockTauri(config) {
     return {
       name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load),
       nCtx: load.nCtx ?? Math.min(nCtxTrain, 32768), nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
+      ...(file.notice ? { notice: file.notice } : {}),
     };
   }
   if (config.model) {

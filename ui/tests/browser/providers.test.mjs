@@ -83,6 +83,15 @@ async function openProviders(page) {
 }
 
 describe('Switching a chat between the local model and remote ones', () => {
+  test('a local model loaded without a chat template says so in the menu', { timeout: TIMEOUT }, async () => {
+    const notice = 'no chat template — using ChatML; choose one in the Model settings';
+    await withApp({ ...tripChat(), model: { ...MODEL, notice } }, async (page) => {
+      await openMenu(page);
+      assert.equal(await text(page.getByTestId('model-notice')), notice);
+      await shot(page, 'model-menu-no-template', { dir: OUTPUT, mouse: [600, 700] });
+    });
+  });
+
   test('switch to a remote model and back; each reply names the model that wrote it', { timeout: TIMEOUT }, async () => {
     await withApp(tripChat(), async (page) => {
       const switcher = page.getByTestId('model-switcher');

@@ -71,7 +71,7 @@ fn inspect(path: &Path) -> Result<(), String> {
     println!("context length: {}", facts.context_length.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into()));
     println!("layers:         {}", facts.layers.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into()));
     println!("tensors:        {}", file.tensor_count);
-    println!("chat template:  {}", if facts.has_chat_template { "yes" } else { "no" });
+    println!("chat template:  {}", if facts.has_chat_template { "yes" } else { hearth_core::NO_CHAT_TEMPLATE });
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! `hearth-cli` with hostile model files and a crashing engine: words and an exit status, never
 //! an abort; a reply the engine died under does not end the conversation.
 
+#[allow(dead_code)] // The CLI tests use part of it.
 #[path = "../../hearth-engine/tests/common/gguf.rs"]
 mod gguf;
 
@@ -44,6 +45,12 @@ fn hostile_files_exit_in_words() {
         assert_eq!(code, Some(1), "{name}: {err}");
         assert!(err.contains(words), "{name}: {err}");
     }
+    // A file without a chat template: inspect says what Hearth does about it.
+    let bare = dir.path().join("bare.gguf");
+    std::fs::write(&bare, gguf::without_kv(&real, "tokenizer.chat_template")).unwrap();
+    let (code, out, _) = cli(&["models", "inspect", bare.to_str().unwrap()], "");
+    assert_eq!(code, Some(0));
+    assert!(out.contains("chat template:  no chat template — using ChatML; choose one in the Model settings"), "{out}");
     // The header check alone says it too.
     let (code, _, err) = cli(&["models", "inspect", dir.path().join("nested.gguf").to_str().unwrap()], "");
     assert_eq!(code, Some(1));

@@ -189,4 +189,11 @@ pub struct ModelInfo {
     /// The context length the model was trained for.
     pub n_ctx_train: u32,
     pub n_threads: u32,
+    /// What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
+    #[ts(optional)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
+
+/// Said of a model file that carries no chat template (and no template was chosen for it).
+pub const NO_CHAT_TEMPLATE: &str = "no chat template — using ChatML; choose one in the Model settings";

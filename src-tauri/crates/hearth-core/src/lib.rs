@@ -16,7 +16,7 @@ mod title;
 mod transfer;
 
 pub use backend::{
-    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest,
+    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, NO_CHAT_TEMPLATE, ReplyRequest,
     ReplyStats, ReplyStream, Switch,
 };
 pub use provider::{

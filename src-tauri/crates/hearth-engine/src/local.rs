@@ -315,6 +315,8 @@ fn serve(
         n_ctx: resolved.n_ctx,
         n_ctx_train: model.n_ctx_train(),
         n_threads: resolved.n_threads,
+        notice: (params.chat_template.is_none() && model.chat_template(None).is_err())
+            .then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
     };
     tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());

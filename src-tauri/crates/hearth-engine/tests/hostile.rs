@@ -81,6 +81,25 @@ async fn hostile_files_get_words_and_the_engine_lives_on() {
     }
 }
 
+/// A model file without a chat template loads, says so, and chats in ChatML.
+#[tokio::test]
+async fn a_model_without_a_chat_template_says_so() {
+    let real = std::fs::read(model_path()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-template.gguf");
+    std::fs::write(&path, gguf::without_kv(&real, "tokenizer.chat_template")).unwrap();
+    let engine = spawn_engine();
+    let params = LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() };
+    let info = engine.load(&path, params.clone()).await.unwrap();
+    assert_eq!(info.notice.as_deref(), Some(hearth_core::NO_CHAT_TEMPLATE));
+    let r = reply(&engine, &user("Say hi."), greedy(4), None).await;
+    assert!(r.stats.completion_tokens > 0);
+    // A template chosen in the settings: nothing to say.
+    let chosen = LoadParams { chat_template: Some("{% for m in messages %}{{ m.content }}{% endfor %}".into()), ..params };
+    assert_eq!(engine.load(&path, chosen).await.unwrap().notice, None);
+    assert_eq!(engine.load(&model_path(), LoadParams::default()).await.unwrap().notice, None);
+}
+
 /// A grammar that can only end, with end-of-turn banned, left llama.cpp nothing to sample.
 #[tokio::test]
 async fn a_grammar_that_must_end_while_end_of_turn_is_banned() {

@@ -13,6 +13,9 @@ pub enum StoreError {
     Unreadable { path: String, source: std::io::Error },
     #[error("the history database{} is damaged ({detail}). Hearth left the file as it is: quit Hearth, then restore the file from a backup, or move it elsewhere to start a new, empty history", path.as_ref().map(|p| format!(" {p}")).unwrap_or_default())]
     Damaged { path: Option<String>, detail: String },
+    /// Another Hearth (the app or `hearth-cli --db`) has this history open.
+    #[error("the history database {path} is open in another Hearth (the app or hearth-cli); close that one first — nothing was changed")]
+    InUse { path: String },
     #[error("chat {0} does not exist")]
     ChatNotFound(ChatId),
     #[error("message {0} does not exist")]

@@ -21,6 +21,8 @@ const TITLE_CHARS: usize = 60;
 #[derive(Clone)]
 pub struct Store {
     pool: SqlitePool,
+    /// Held while any clone lives: one Hearth (app or CLI) per history at a time.
+    _lock: std::sync::Arc<std::fs::File>,
 }
 
 impl Store {
@@ -28,6 +30,9 @@ impl Store {
     /// replies left streaming by a crash as interrupted.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
         let shown = path.display().to_string();
+        // Before anything else: a second Hearth on a history in use would mark the first one's
+        // live replies interrupted.
+        let lock = lock_history(path, &shown).await?;
         crate::header::check(path)?;
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(|source| StoreError::opening(&shown, source))?
@@ -48,7 +53,7 @@ impl Store {
             MigrateError::Execute(source) => StoreError::opening(&shown, source),
             source => StoreError::Migrate { path: shown.clone(), source },
         })?;
-        let store = Store { pool };
+        let store = Store { pool, _lock: std::sync::Arc::new(lock) };
         let interrupted = store.mark_interrupted().await.map_err(|e| StoreError::opening(&shown, e))?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "replies left streaming by a crash were marked interrupted");
@@ -431,6 +436,35 @@ mod tests {
         ];
         for (content, expected) in cases {
             assert_eq!(title_from(content), expected, "{content:?}");
+        }
+    }
+}
+
+/// How long an opener waits for the lock: a Hearth that is quitting lets go within this.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// Takes the history's lock file (`<file>.lock` beside it), which the system frees when the
+/// holder exits, however it exits.
+async fn lock_history(path: &Path, shown: &str) -> Result<std::fs::File, StoreError> {
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| StoreError::Unreadable { path: shown.to_owned(), source })?;
+    let deadline = tokio::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(StoreError::InUse { path: shown.to_owned() }),
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(StoreError::Unreadable { path: shown.to_owned(), source });
+            }
         }
     }
 }

@@ -149,3 +149,28 @@ async fn a_deleted_chats_settings_go_with_it() {
     // SQLite hands the freed id out again: the new chat starts with no settings of its own.
     assert_eq!(store.create_chat().await.unwrap().id, chat);
 }
+
+/// One Hearth per history: a second opener (another app, `hearth-cli --db`) is refused in words
+/// before it touches the file (it would mark the first one's live replies interrupted).
+#[tokio::test]
+async fn a_history_in_use_is_refused_until_its_holder_lets_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let first = Store::open(&path).await.unwrap();
+    let chat = first.create_chat().await.unwrap();
+    first.append_message(chat.id, None, Role::Assistant, "half a reply", MessageStatus::Streaming, None).await.unwrap();
+    match Store::open(&path).await {
+        Err(e @ StoreError::InUse { .. }) => assert!(e.to_string().contains("is open in another Hearth"), "{e}"),
+        Err(other) => panic!("unexpected error {other}"),
+        Ok(_) => panic!("a history in use must be refused"),
+    }
+    // Still streaming: the refused opener did not mark it interrupted.
+    assert_eq!(first.messages(chat.id).await.unwrap()[0].status, MessageStatus::Streaming);
+    let clone = first.clone();
+    drop(first);
+    assert!(matches!(Store::open(&path).await, Err(StoreError::InUse { .. })), "a clone still holds it");
+    clone.close().await;
+    drop(clone);
+    let reopened = Store::open(&path).await.unwrap();
+    assert_eq!(reopened.messages(chat.id).await.unwrap()[0].status, MessageStatus::Interrupted);
+}

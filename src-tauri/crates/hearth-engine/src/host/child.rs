@@ -27,6 +27,8 @@ pub const HOST_ARG: &str = "--hearth-engine-host";
 
 /// Set to 1 in the engine process's environment to honour test-only requests (`Abort`).
 pub const TEST_HOOKS_ENV: &str = "HEARTH_ENGINE_TEST_HOOKS";
+/// Test-only, with the hooks on: loading a file whose path contains this aborts the engine.
+pub const ABORT_ON_LOAD_ENV: &str = "HEARTH_ENGINE_TEST_ABORT_ON_LOAD";
 
 /// Call first in `main` of a binary that can host the engine: if it was started as the engine
 /// process, serves and exits; otherwise returns at once.
@@ -129,6 +131,12 @@ fn load(
     params: hearth_core::LoadParams,
     progress: bool,
 ) {
+    if let Some(marker) = std::env::var_os(ABORT_ON_LOAD_ENV)
+        && path.to_string_lossy().contains(&*marker.to_string_lossy())
+        && testing()
+    {
+        abort_for_test(); // Test-only: a file that crashes llama.cpp while it loads.
+    }
     // Queued on the engine here, in the order requests came: a reply sent after this load must
     // find the model loaded. Only the wait for the answer moves to a thread.
     let submitted = (|| {

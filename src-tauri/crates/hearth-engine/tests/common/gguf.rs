@@ -35,30 +35,40 @@ pub fn nested_arrays(depth: usize) -> Vec<u8> {
 
 /// `model` with `key` set to a value of type `ty` (encoded as `value`), added if absent.
 pub fn with_kv(model: &[u8], key: &str, ty: u32, value: &[u8]) -> Vec<u8> {
-    let mut r = Walk { bytes: model, pos: 24 };
-    let n_tensors = u64::from_le_bytes(model[8..16].try_into().unwrap());
-    let n_kv = u64::from_le_bytes(model[16..24].try_into().unwrap());
     let mut entry = string(key);
     entry.extend_from_slice(&ty.to_le_bytes());
     entry.extend_from_slice(value);
+    edit(model, key, Some(entry))
+}
+
+/// `model` without the entry `key`.
+pub fn without_kv(model: &[u8], key: &str) -> Vec<u8> {
+    edit(model, key, None)
+}
+
+fn edit(model: &[u8], key: &str, entry: Option<Vec<u8>>) -> Vec<u8> {
+    let mut r = Walk { bytes: model, pos: 24 };
+    let n_tensors = u64::from_le_bytes(model[8..16].try_into().unwrap());
+    let n_kv = u64::from_le_bytes(model[16..24].try_into().unwrap());
     let mut out = model[..24].to_vec();
-    let mut replaced = false;
+    let mut found = false;
     for _ in 0..n_kv {
         let start = r.pos;
         let name = r.string();
         let ty = r.u32();
         r.value(ty);
         if name == key {
-            out.extend_from_slice(&entry);
-            replaced = true;
+            found = true;
+            out.extend_from_slice(entry.as_deref().unwrap_or_default());
         } else {
             out.extend_from_slice(&model[start..r.pos]);
         }
     }
-    if !replaced {
-        out.extend_from_slice(&entry);
-        out[16..24].copy_from_slice(&(n_kv + 1).to_le_bytes());
+    let count = n_kv + u64::from(!found && entry.is_some()) - u64::from(found && entry.is_none());
+    if !found && let Some(entry) = &entry {
+        out.extend_from_slice(entry);
     }
+    out[16..24].copy_from_slice(&count.to_le_bytes());
     let infos = r.pos;
     for _ in 0..n_tensors {
         r.string();

@@ -1,0 +1,82 @@
+// End to end: the engine process is killed under a streaming reply in the real app. The window
+// lives on, the reply keeps its text and says why, the model is back, and Continue writes on.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+
+import { REPLY as reply, dataDirWith, nonEmpty, send, shot, sleep } from "./helpers.mjs";
+import { Session, startDriver } from "./webdriver.mjs";
+
+const app = process.env.HEARTH_APP_BINARY;
+const model = process.env.HEARTH_TEST_MODEL;
+let dataDir;
+let driver;
+
+before(async () => {
+  assert.ok(app && fs.existsSync(app), `HEARTH_APP_BINARY (${app}) must be the built app`);
+  assert.ok(model && fs.existsSync(model), `HEARTH_TEST_MODEL (${model}) must exist`);
+  dataDir = dataDirWith(model, "hearth-e2e-engine-");
+  driver = await startDriver(4444 + ((process.pid + 7) % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
+});
+
+after(() => {
+  driver?.driver.kill();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The engine process of the app using `dir`: the app's binary with --hearth-engine-host and
+ * this data dir in its environment. */
+function enginePid(dir) {
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (!cmdline.includes("--hearth-engine-host")) continue;
+      const environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      if (environ.includes(`HEARTH_DATA_DIR=${dir}`)) return Number(pid);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return null;
+}
+
+const replyWith = (session, status, accept = () => true) =>
+  session.waitFor(`${reply}[data-status="${status}"]`, { accept, timeoutMs: 120_000 });
+
+test("the engine process killed mid-reply: the reply is kept with the cause, the model comes back, Continue works", async () => {
+  const session = await Session.open(driver.base, app);
+  try {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading") });
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    await send(session, "Write a long story about a lighthouse keeper and the sea.");
+    await replyWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 5);
+
+    const pid = enginePid(dataDir);
+    assert.ok(pid, "the app runs its engine in a process of its own");
+    process.kill(pid, "SIGKILL");
+
+    const interrupted = await replyWith(session, "interrupted", nonEmpty);
+    const notice = await session.text(await session.within(interrupted, '[data-testid="message-status"]'));
+    assert.match(notice, /Interrupted — The engine was killed \(SIGKILL\)/);
+    const kept = (await session.text(await session.within(interrupted, '[data-testid="message-content"]'))).trim();
+    assert.match(kept, /\w/);
+    await sleep(300);
+    await shot(session, "engine-01-killed-mid-reply");
+
+    // A new engine process has the model again; Continue writes on in the same message.
+    const deadline = Date.now() + 30_000;
+    while (!enginePid(dataDir) || enginePid(dataDir) === pid) {
+      assert.ok(Date.now() < deadline, "no new engine process");
+      await sleep(100);
+    }
+    await session.click(await session.within(interrupted, '[data-testid="continue"]'));
+    await replyWith(session, "streaming", (t) => t.trim().length > kept.length + 10);
+    await session.click(await session.waitFor('[data-testid="stop"]'));
+    const continued = await replyWith(session, "stopped", nonEmpty);
+    const text = (await session.text(await session.within(continued, '[data-testid="message-content"]'))).trim();
+    assert.ok(text.startsWith(kept.slice(0, 40)) && text.length > kept.length, `${kept} → ${text}`);
+    await shot(session, "engine-02-continued");
+  } finally {
+    await session.close();
+  }
+});
