@@ -9,6 +9,10 @@ mod fake_hub;
 
 mod common;
 
+#[allow(dead_code)] // The app tests use part of it.
+#[path = "../src-tauri/crates/hearth-engine/tests/common/gguf.rs"]
+mod gguf;
+
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -105,6 +109,23 @@ fn search_download_load_and_chat_through_ipc() {
     assert_eq!(error.kind, hearth_app::ipc::IpcErrorKind::File);
     assert!(error.message.contains("bad.gguf"), "{}", error.message);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
+    // Hostile files met in the wild get words, not a crash of the app or the engine: arrays of
+    // arrays 100,000 deep (overflowed the app's stack), and an architecture llama.cpp does not
+    // know (llama.cpp's own words; the previous model is loaded again).
+    let real = std::fs::read(model_path()).unwrap();
+    let hostile = [
+        ("nested.gguf", gguf::with_kv(&real, "x.nested", gguf::ARRAY, &gguf::nested_arrays(100_000)), "x.nested is an array of arrays"),
+        ("arch.gguf", gguf::with_kv(&real, "general.architecture", gguf::STRING, &gguf::string("hearthtest")), "unknown model architecture: 'hearthtest'"),
+    ];
+    for (name, bytes, words) in hostile {
+        let file = dir.path().join(name);
+        std::fs::write(&file, bytes).unwrap();
+        let (progress, _) = recording_channel();
+        let error = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(file.display().to_string(), progress, state.clone())).unwrap_err();
+        assert!(error.message.contains(words), "{name}: {}", error.message);
+        assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str(), "{name}");
+    }
+    assert_eq!(state.engine.last_crash(), None);
 
     invoke(&window, "unload_model", json!({})).unwrap();
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);

@@ -21,8 +21,8 @@ const TITLE_CHARS: usize = 60;
 #[derive(Clone)]
 pub struct Store {
     pool: SqlitePool,
-    /// Held while any clone lives: one Hearth (app or CLI) per history at a time.
-    _lock: std::sync::Arc<std::fs::File>,
+    /// Held until closed or the last clone is dropped: one Hearth (app or CLI) per history.
+    lock: std::sync::Arc<std::fs::File>,
 }
 
 impl Store {
@@ -53,7 +53,7 @@ impl Store {
             MigrateError::Execute(source) => StoreError::opening(&shown, source),
             source => StoreError::Migrate { path: shown.clone(), source },
         })?;
-        let store = Store { pool, _lock: std::sync::Arc::new(lock) };
+        let store = Store { pool, lock: std::sync::Arc::new(lock) };
         let interrupted = store.mark_interrupted().await.map_err(|e| StoreError::opening(&shown, e))?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "replies left streaming by a crash were marked interrupted");
@@ -277,9 +277,10 @@ impl Store {
         Ok(sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?)
     }
 
-    /// Closes every connection, checkpointing the WAL.
+    /// Closes every connection, checkpointing the WAL, and lets go of the history.
     pub async fn close(&self) {
         self.pool.close().await;
+        let _ = self.lock.unlock();
     }
 }
 
