@@ -1,36 +1,20 @@
 // End to end: the real Hearth binary in a real WebKit webview with the real SmolLM2 model and a
 // fresh data dir: the user's first journey (send, stop, regenerate, a setting, restart), then
 // the history tools. A screenshot per step lands in tests/e2e/output/.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
 
-import { REPLY as reply, dataDirWith, nonEmpty, send, shot, sleep } from "./helpers.mjs";
-import { KEYS, Session, startDriver } from "./webdriver.mjs";
+import { REPLY as reply, appUnderTest, nonEmpty, send, shot, sleep } from "./helpers.mjs";
+import { KEYS, Session } from "./webdriver.mjs";
 
-const app = process.env.HEARTH_APP_BINARY;
-const model = process.env.HEARTH_TEST_MODEL;
-let dataDir;
-let driver;
-
-before(async () => {
-  assert.ok(app && fs.existsSync(app), `HEARTH_APP_BINARY (${app}) must be the built app`);
-  assert.ok(model && fs.existsSync(model), `HEARTH_TEST_MODEL (${model}) must exist`);
-  dataDir = dataDirWith(model, "hearth-e2e-");
-  driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
-});
-
-after(() => {
-  driver?.driver.kill();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const ctx = appUnderTest("hearth-e2e-");
 
 /** The one reply on show, once its data-status is `status`; returns it. */
 const replyWith = (session, status, accept = () => true) =>
   session.waitFor(`${reply}[data-status="${status}"]`, { accept, timeoutMs: 120_000 });
 
 test("first start → default model → send → streamed reply → stop → regenerate → setting applies → restart keeps history", async () => {
-  let session = await Session.open(driver.base, app);
+  let session = await Session.open(ctx.driver.base, ctx.app);
   let stopped;
   try {
     // First start on a fresh data dir: the model in the models folder is loaded as the default.
@@ -83,7 +67,7 @@ test("first start → default model → send → streamed reply → stop → reg
   }
 
   // Restart: the chat, both questions and both versions of the first reply come back from SQLite.
-  session = await Session.open(driver.base, app);
+  session = await Session.open(ctx.driver.base, ctx.app);
   try {
     await session.click(await session.waitFor('[data-testid="chat-item"]'));
     await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("whales") });
@@ -103,7 +87,7 @@ test("first start → default model → send → streamed reply → stop → reg
 
 test("history in the real app: regenerate, switch versions, edit, continue, search", async () => {
   // Replies are capped at 4 tokens by the previous test's setting: short, and cut at the limit.
-  const session = await Session.open(driver.base, app);
+  const session = await Session.open(ctx.driver.base, ctx.app);
   const position = async (css) => (await session.text(await session.within(await session.waitFor(css), '[data-testid="branch-position"]'))).trim();
   try {
     await session.waitFor('[data-testid="model-name"]', { accept: (t) => t.includes("SmolLM2") });

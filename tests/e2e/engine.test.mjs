@@ -1,28 +1,13 @@
 // End to end: the engine process is killed under a streaming reply in the real app. The window
 // lives on, the reply keeps its text and says why, the model is back, and Continue writes on.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 
-import { REPLY as reply, dataDirWith, nonEmpty, send, shot, sleep } from "./helpers.mjs";
-import { Session, startDriver } from "./webdriver.mjs";
+import { REPLY as reply, appUnderTest, nonEmpty, send, shot, sleep } from "./helpers.mjs";
+import { Session } from "./webdriver.mjs";
 
-const app = process.env.HEARTH_APP_BINARY;
-const model = process.env.HEARTH_TEST_MODEL;
-let dataDir;
-let driver;
-
-before(async () => {
-  assert.ok(app && fs.existsSync(app), `HEARTH_APP_BINARY (${app}) must be the built app`);
-  assert.ok(model && fs.existsSync(model), `HEARTH_TEST_MODEL (${model}) must exist`);
-  dataDir = dataDirWith(model, "hearth-e2e-engine-");
-  driver = await startDriver(4444 + ((process.pid + 7) % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
-});
-
-after(() => {
-  driver?.driver.kill();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const ctx = appUnderTest("hearth-e2e-engine-", { portSalt: 7 });
 
 /** The engine process of the app using `dir`: the app's binary with --hearth-engine-host and
  * this data dir in its environment. */
@@ -44,14 +29,14 @@ const replyWith = (session, status, accept = () => true) =>
   session.waitFor(`${reply}[data-status="${status}"]`, { accept, timeoutMs: 120_000 });
 
 test("the engine process killed mid-reply: the reply is kept with the cause, the model comes back, Continue works", async () => {
-  const session = await Session.open(driver.base, app);
+  const session = await Session.open(ctx.driver.base, ctx.app);
   try {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading") });
     await session.click(await session.waitFor('[data-testid="new-chat"]'));
     await send(session, "Write a long story about a lighthouse keeper and the sea.");
     await replyWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 5);
 
-    const pid = enginePid(dataDir);
+    const pid = enginePid(ctx.dataDir);
     assert.ok(pid, "the app runs its engine in a process of its own");
     process.kill(pid, "SIGKILL");
 
@@ -65,7 +50,7 @@ test("the engine process killed mid-reply: the reply is kept with the cause, the
 
     // A new engine process has the model again; Continue writes on in the same message.
     const deadline = Date.now() + 30_000;
-    while (!enginePid(dataDir) || enginePid(dataDir) === pid) {
+    while (!enginePid(ctx.dataDir) || enginePid(ctx.dataDir) === pid) {
       assert.ok(Date.now() < deadline, "no new engine process");
       await sleep(100);
     }

@@ -7,7 +7,9 @@ import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
 
-import { KEYS } from "./webdriver.mjs";
+import { before, after } from "node:test";
+
+import { KEYS, startDriver } from "./webdriver.mjs";
 
 export const OUT = path.join(import.meta.dirname, "output");
 export const REPLY = '[data-testid="message"][data-role="assistant"]';
@@ -109,4 +111,30 @@ export function dataDirWith(model, prefix) {
   fs.mkdirSync(path.join(dir, "models"));
   fs.symlinkSync(model, path.join(dir, "models", path.basename(model)));
   return dir;
+}
+
+/**
+ * The built app with a fresh data dir (prepared by `prepare(dir, model)`, by default the test
+ * model in its models folder) behind its own tauri-driver: registers the file's before/after
+ * hooks and returns { app, dataDir, driver }, filled in before the tests run.
+ */
+export function appUnderTest(prefix, { portSalt = 0, env = {}, prepare } = {}) {
+  const ctx = { app: process.env.HEARTH_APP_BINARY, dataDir: null, driver: null };
+  const model = process.env.HEARTH_TEST_MODEL;
+  before(async () => {
+    assert.ok(ctx.app && fs.existsSync(ctx.app), `HEARTH_APP_BINARY (${ctx.app}) must be the built app`);
+    assert.ok(model && fs.existsSync(model), `HEARTH_TEST_MODEL (${model}) must exist`);
+    if (prepare) {
+      ctx.dataDir = fs.mkdtempSync(path.join(fs.realpathSync(process.env.TMPDIR || "/tmp"), prefix));
+      prepare(ctx.dataDir, model);
+    } else {
+      ctx.dataDir = dataDirWith(model, prefix);
+    }
+    ctx.driver = await startDriver(4444 + ((process.pid + portSalt) % 1000), { ...process.env, HEARTH_DATA_DIR: ctx.dataDir, ...env });
+  });
+  after(() => {
+    ctx.driver?.driver.kill();
+    if (ctx.dataDir) fs.rmSync(ctx.dataDir, { recursive: true, force: true });
+  });
+  return ctx;
 }

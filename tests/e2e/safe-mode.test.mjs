@@ -1,43 +1,27 @@
 // End to end: a model whose load crashes the engine (a test hook makes llama.cpp abort on it).
 // Each start says why in the window; after two crashes within minutes the next start does not try
 // again (safe mode) and says which file and settings did it.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { shot, sleep } from "./helpers.mjs";
-import { Session, startDriver } from "./webdriver.mjs";
+import { appUnderTest, shot, sleep } from "./helpers.mjs";
+import { Session } from "./webdriver.mjs";
 
-const app = process.env.HEARTH_APP_BINARY;
-const model = process.env.HEARTH_TEST_MODEL;
-let dataDir;
-let driver;
-
-before(async () => {
-  assert.ok(app && fs.existsSync(app), `HEARTH_APP_BINARY (${app}) must be the built app`);
-  assert.ok(model && fs.existsSync(model), `HEARTH_TEST_MODEL (${model}) must exist`);
-  dataDir = fs.mkdtempSync(path.join(fs.realpathSync(process.env.TMPDIR || "/tmp"), "hearth-e2e-safe-"));
-  fs.mkdirSync(path.join(dataDir, "models"));
+const ctx = appUnderTest("hearth-e2e-safe-", {
+  portSalt: 13,
+  env: { HEARTH_ENGINE_TEST_HOOKS: "1", HEARTH_ENGINE_TEST_ABORT_ON_LOAD: "crash-on-load" },
   // The only model in the folder, so every start picks it.
-  fs.symlinkSync(model, path.join(dataDir, "models", "crash-on-load.gguf"));
-  const env = {
-    ...process.env,
-    HEARTH_DATA_DIR: dataDir,
-    HEARTH_ENGINE_TEST_HOOKS: "1",
-    HEARTH_ENGINE_TEST_ABORT_ON_LOAD: "crash-on-load",
-  };
-  driver = await startDriver(4444 + ((process.pid + 13) % 1000), env);
-});
-
-after(() => {
-  driver?.driver.kill();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  prepare: (dir, model) => {
+    fs.mkdirSync(path.join(dir, "models"));
+    fs.symlinkSync(model, path.join(dir, "models", "crash-on-load.gguf"));
+  },
 });
 
 /** Starts the app and returns the error banner's text once it shows. */
 async function startAndReadBanner(name) {
-  const session = await Session.open(driver.base, app);
+  const session = await Session.open(ctx.driver.base, ctx.app);
   try {
     const banner = await session.waitFor('[data-testid="error-banner"]', { accept: (t) => t.includes("crash-on-load"), timeoutMs: 60_000 });
     const text = await session.text(banner);

@@ -107,10 +107,7 @@ impl LocalEngine {
 
     /// Validates the file at `path` and loads it, replacing the current model.
     pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
-        let path = path.to_path_buf();
-        let file = tokio::task::spawn_blocking(move || hearth_gguf::validate(&path))
-            .await
-            .map_err(|_| EngineError::Gone)??;
+        let file = validate_off_thread(path).await?;
         self.load_validated(file, params).await
     }
 
@@ -120,20 +117,6 @@ impl LocalEngine {
         params: LoadParams,
     ) -> Result<ModelInfo, EngineError> {
         self.submit_load(file, params, None)?.await.map_err(|_| EngineError::Gone)?
-    }
-
-    /// As [`LocalEngine::load`], telling `progress` how far llama.cpp got (0 to 1).
-    pub async fn load_with_progress(
-        &self,
-        path: &Path,
-        params: LoadParams,
-        progress: impl FnMut(f32) + Send + 'static,
-    ) -> Result<ModelInfo, EngineError> {
-        let path = path.to_path_buf();
-        let file = tokio::task::spawn_blocking(move || hearth_gguf::validate(&path))
-            .await
-            .map_err(|_| EngineError::Gone)??;
-        self.submit_load(file, params, Some(Box::new(progress)))?.await.map_err(|_| EngineError::Gone)?
     }
 
     /// Queues a load; the answer comes on the returned channel (usable without a runtime).
@@ -209,6 +192,12 @@ impl ChatBackend for LocalEngine {
         }
         self.send(|events| Request::Aside { request, events })
     }
+}
+
+/// The header check, on a blocking thread (it reads the file).
+pub(crate) async fn validate_off_thread(path: &Path) -> Result<ValidatedGguf, EngineError> {
+    let path = path.to_path_buf();
+    Ok(tokio::task::spawn_blocking(move || hearth_gguf::validate(&path)).await.map_err(|_| EngineError::Gone)??)
 }
 
 /// What ended the service of one model.

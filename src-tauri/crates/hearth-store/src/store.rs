@@ -422,25 +422,6 @@ pub(crate) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::title_from;
-
-    #[test]
-    fn titles_come_from_the_first_line() {
-        let long = "a".repeat(80);
-        let cases = [
-            ("Hello there", "Hello there"),
-            ("  \n first line \nsecond", "first line"),
-            ("", ""),
-            (long.as_str(), &format!("{}…", "a".repeat(59))),
-        ];
-        for (content, expected) in cases {
-            assert_eq!(title_from(content), expected, "{content:?}");
-        }
-    }
-}
-
 /// How long an opener waits for the lock: a Hearth that is quitting lets go within this.
 const LOCK_WAIT: Duration = Duration::from_secs(3);
 
@@ -466,6 +447,25 @@ async fn lock_history(path: &Path, shown: &str) -> Result<std::fs::File, StoreEr
             Err(std::fs::TryLockError::Error(source)) => {
                 return Err(StoreError::Unreadable { path: shown.to_owned(), source });
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_from;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        let long = "a".repeat(80);
+        let cases = [
+            ("Hello there", "Hello there"),
+            ("  \n first line \nsecond", "first line"),
+            ("", ""),
+            (long.as_str(), &format!("{}…", "a".repeat(59))),
+        ];
+        for (content, expected) in cases {
+            assert_eq!(title_from(content), expected, "{content:?}");
         }
     }
 }

@@ -62,7 +62,7 @@ pub fn serve_stdio() -> i32 {
     let cancels: Arc<Mutex<HashMap<RequestId, CancelFlag>>> = Arc::default();
     let mut requests = FrameReader::new(std::io::stdin().lock());
     let status = loop {
-        let request = match requests.next::<ToHost>() {
+        let request = match requests.read::<ToHost>() {
             Ok(Some(request)) => request,
             Ok(None) => break 0, // The app is gone.
             Err(e) => {

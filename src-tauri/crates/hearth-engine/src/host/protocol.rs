@@ -82,7 +82,7 @@ impl<R: Read> FrameReader<R> {
     }
 
     /// The next message; `None` at a clean end of the pipe.
-    pub fn next<T: DeserializeOwned>(&mut self) -> Result<Option<T>, FrameError> {
+    pub fn read<T: DeserializeOwned>(&mut self) -> Result<Option<T>, FrameError> {
         let mut chunk = [0u8; 64 * 1024];
         loop {
             if let Some(frame) = self.codec.decode(&mut self.buffer)? {
@@ -135,24 +135,24 @@ mod tests {
         writer.write(&FromHost::Event { id: 7, event: GenEvent::Delta("héllo".into()) }).unwrap();
 
         let mut reader = FrameReader::new(wire.as_slice());
-        assert!(matches!(reader.next::<ToHost>().unwrap(), Some(ToHost::Cancel { id: 7 })));
-        match reader.next::<FromHost>().unwrap() {
+        assert!(matches!(reader.read::<ToHost>().unwrap(), Some(ToHost::Cancel { id: 7 })));
+        match reader.read::<FromHost>().unwrap() {
             Some(FromHost::Event { id: 7, event: GenEvent::Delta(text) }) => assert_eq!(text, "héllo"),
             other => panic!("{other:?}"),
         }
-        assert!(reader.next::<ToHost>().unwrap().is_none());
+        assert!(reader.read::<ToHost>().unwrap().is_none());
 
         // A length prefix past the cap is refused before anything is allocated.
         let huge = ((MAX_FRAME + 1) as u32).to_be_bytes();
-        assert!(matches!(FrameReader::new(&huge[..]).next::<ToHost>(), Err(FrameError::Io(_))));
+        assert!(matches!(FrameReader::new(&huge[..]).read::<ToHost>(), Err(FrameError::Io(_))));
         // A pipe that closes mid-frame.
         let cut = &wire[..wire.len() - 3];
         let mut reader = FrameReader::new(cut);
-        reader.next::<ToHost>().unwrap();
-        assert!(matches!(reader.next::<FromHost>(), Err(FrameError::Truncated)));
+        reader.read::<ToHost>().unwrap();
+        assert!(matches!(reader.read::<FromHost>(), Err(FrameError::Truncated)));
         // Garbage inside a frame.
         let mut garbage = Vec::new();
         FrameWriter::new(&mut garbage).write(&"not a request").unwrap();
-        assert!(matches!(FrameReader::new(garbage.as_slice()).next::<ToHost>(), Err(FrameError::Json(_))));
+        assert!(matches!(FrameReader::new(garbage.as_slice()).read::<ToHost>(), Err(FrameError::Json(_))));
     }
 }

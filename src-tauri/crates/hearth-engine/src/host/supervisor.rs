@@ -27,7 +27,7 @@ use super::cause::{self, LastLines};
 use super::child::{HOST_ARG, TEST_HOOKS_ENV};
 use super::protocol::{FrameReader, FrameWriter, FromHost, ReplySpec, RequestId, ToHost};
 use crate::EngineError;
-use crate::local::Progress;
+use crate::local::{Progress, validate_off_thread};
 
 /// A reply asked to stop is answered within this, whatever the engine is doing.
 pub const STOP_ANSWER: Duration = Duration::from_secs(1);
@@ -175,7 +175,7 @@ impl Engine {
 
     /// Validates the file at `path` and loads it, replacing the current model.
     pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
-        let file = validate(path).await?;
+        let file = validate_off_thread(path).await?;
         self.load_validated(file, params).await
     }
 
@@ -190,7 +190,7 @@ impl Engine {
         params: LoadParams,
         progress: impl FnMut(f32) + Send + 'static,
     ) -> Result<ModelInfo, EngineError> {
-        let file = validate(path).await?;
+        let file = validate_off_thread(path).await?;
         self.submit_load(file.path, params, Some(Box::new(progress))).await
     }
 
@@ -259,11 +259,6 @@ impl ChatBackend for Engine {
     fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
         self.start(request, true)
     }
-}
-
-async fn validate(path: &Path) -> Result<ValidatedGguf, EngineError> {
-    let path = path.to_path_buf();
-    Ok(tokio::task::spawn_blocking(move || hearth_gguf::validate(&path)).await.map_err(|_| EngineError::Gone)??)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -526,7 +521,7 @@ struct Exit {
 fn read_replies(shared: Weak<Shared>, stdout: ChildStdout, exit: Exit) {
     let mut frames = FrameReader::new(stdout);
     let broken = loop {
-        match frames.next::<FromHost>() {
+        match frames.read::<FromHost>() {
             Ok(Some(message)) => match shared.upgrade() {
                 Some(shared) => shared.dispatch(exit.epoch, message),
                 None => return,
