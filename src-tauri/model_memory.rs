@@ -72,6 +72,20 @@ pub async fn start_plan(store: &Store, path: &str, name: &str, saved: LoadParams
     Ok(plan_start(name, saved, good, crashes.as_ref(), now()))
 }
 
+/// The settings a load the user asks for uses: the saved ones, unless they put the model in
+/// safe mode — then the defaults, with the sentence that says so, so the model loads and its
+/// settings can be changed in the Model settings.
+pub async fn user_load_params(store: &Store, path: &str, name: &str, saved: LoadParams) -> Result<(LoadParams, Option<String>), StoreError> {
+    let crashes = read_json::<CrashRecord>(store, &crash_key(path)).await?;
+    match plan_start(name, saved.clone(), None, crashes.as_ref(), now()) {
+        StartPlan::Skip(_) if saved != LoadParams::default() => Ok((
+            LoadParams::default(),
+            Some("loaded with default settings: the saved ones crashed the engine twice; change them in the Model settings and Reload".into()),
+        )),
+        _ => Ok((saved, None)),
+    }
+}
+
 /// A load succeeded: it becomes the active model, its settings the known good ones, and its
 /// crash record is forgotten.
 pub async fn loaded_ok(store: &Store, info: &ModelInfo) -> Result<(), StoreError> {
@@ -140,5 +154,37 @@ mod tests {
                 _ => assert_eq!(got, want, "{saved:?} {good:?} {record:?}"),
             }
         }
+    }
+
+    /// Through a real history file: two crashes put the saved settings in safe mode; a load the
+    /// user asks for then uses the defaults and says so; once that loaded, start-up uses it.
+    #[tokio::test]
+    async fn a_model_in_safe_mode_loads_with_defaults_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("hearth.db")).await.unwrap();
+        let (path, saved) = ("/models/m.gguf", params(65_536));
+        assert_eq!(user_load_params(&store, path, "m", saved.clone()).await.unwrap(), (saved.clone(), None));
+        for _ in 0..2 {
+            record_crash(&store, path, &saved, "the engine was killed (SIGKILL)").await.unwrap();
+        }
+        assert!(matches!(start_plan(&store, path, "m", saved.clone()).await.unwrap(), StartPlan::Skip(_)));
+        let (used, note) = user_load_params(&store, path, "m", saved.clone()).await.unwrap();
+        assert_eq!(used, LoadParams::default());
+        assert!(note.unwrap().contains("loaded with default settings"));
+
+        let info = ModelInfo {
+            name: "m".into(),
+            path: path.into(),
+            size_bytes: 1,
+            load: LoadParams::default(),
+            n_ctx: 4096,
+            n_ctx_train: 8192,
+            n_threads: 2,
+            notice: None,
+        };
+        loaded_ok(&store, &info).await.unwrap();
+        assert_eq!(store.setting(ACTIVE_MODEL_KEY).await.unwrap().as_deref(), Some(path));
+        // The saved settings never loaded: start-up keeps to the ones that did.
+        assert_eq!(start_plan(&store, path, "m", saved).await.unwrap(), StartPlan::Load(LoadParams::default()));
     }
 }

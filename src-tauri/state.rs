@@ -62,6 +62,9 @@ pub struct AppState {
     pub downloads: Downloads,
     pub library: Library,
     pub watchers: crate::titles::ChatWatchers,
+    /// What the app (not the engine) has to say about the loaded model, e.g. that safe mode
+    /// loaded it with default settings; replaced at each load.
+    load_notice: std::sync::Mutex<Option<String>>,
     /// Why the start-up load did not happen or failed, in words; cleared by the next load.
     pub(crate) startup_problem: Arc<std::sync::Mutex<Option<String>>>,
     /// True once the start-up model load has finished (whatever its outcome).
@@ -103,6 +106,7 @@ impl AppState {
             model_settled,
             settle_model,
             startup_problem: Arc::default(),
+            load_notice: Default::default(),
         })
     }
 
@@ -200,6 +204,21 @@ impl AppState {
         if let Err(e) = remembered {
             tracing::warn!(error = %e, "could not remember the load");
         }
+    }
+
+    pub fn set_load_notice(&self, notice: Option<String>) {
+        *self.load_notice.lock().expect("load notice poisoned") = notice;
+    }
+
+    /// `model` with the app's notice about it, if any (the engine's own comes second).
+    pub fn with_load_notice(&self, mut model: hearth_core::ModelInfo) -> hearth_core::ModelInfo {
+        if let Some(notice) = self.load_notice.lock().expect("load notice poisoned").clone() {
+            model.notice = Some(match model.notice {
+                Some(engine) => format!("{notice}; {engine}"),
+                None => notice,
+            });
+        }
+        model
     }
 
     /// Why the start-up load did not happen or failed, while no model is loaded.

@@ -162,7 +162,9 @@ pub fn reveal_model(path: String, state: State<'_, AppState>) -> Result<(), IpcE
 #[tauri::command]
 pub async fn load_model(path: String, on_progress: Channel<f32>, state: State<'_, AppState>) -> Result<ModelInfo, IpcError> {
     let previous = state.engine.loaded();
-    let params = state.load_params(&path).await?;
+    let saved = state.load_params(&path).await?;
+    let name = Path::new(&path).file_stem().map_or(path.clone(), |s| s.to_string_lossy().into_owned());
+    let (params, safe) = crate::model_memory::user_load_params(&state.store, &path, &name, saved).await?;
     let result = state
         .engine
         .load_with_progress(Path::new(&path), params.clone(), move |fraction| {
@@ -170,8 +172,9 @@ pub async fn load_model(path: String, on_progress: Channel<f32>, state: State<'_
         })
         .await;
     state.after_load(&path, &params, &result).await;
+    state.set_load_notice(result.as_ref().ok().and(safe));
     match (result, previous) {
-        (Ok(model), _) => Ok(model),
+        (Ok(model), _) => Ok(state.with_load_notice(model)),
         // The file itself was refused before llama.cpp saw it: the previous model is still loaded.
         (Err(error @ hearth_engine::EngineError::InvalidFile(_)), _) => Err(IpcError::new(IpcErrorKind::File, error)),
         (Err(error), Some(previous)) if previous.path != path => {

@@ -14,7 +14,7 @@ pub async fn active_model(state: State<'_, AppState>) -> Result<Option<ModelInfo
     state.model_settled().await;
     match (state.engine.loaded(), state.startup_problem()) {
         (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
-        (loaded, _) => Ok(loaded),
+        (loaded, _) => Ok(loaded.map(|model| state.with_load_notice(model))),
     }
 }
 
@@ -68,6 +68,9 @@ pub async fn reload_model(state: State<'_, AppState>) -> Result<LoadSettings, Ip
     let params = state.load_params(&previous.path).await?;
     let result = state.engine.load(&path, params.clone()).await;
     state.after_load(&previous.path, &params, &result).await;
+    if result.is_ok() {
+        state.set_load_notice(None);
+    }
     match result {
         Ok(model) => load_settings(&state, model).await,
         Err(error) => {
