@@ -65,6 +65,8 @@ pub struct AppState {
     /// What the app (not the engine) has to say about the loaded model, e.g. that safe mode
     /// loaded it with default settings; replaced at each load.
     load_notice: std::sync::Mutex<Option<String>>,
+    /// The cancel flag of the load the window asked for, while it runs.
+    load_cancel: std::sync::Mutex<Option<hearth_core::CancelFlag>>,
     /// Why the start-up load did not happen or failed, in words; cleared by the next load.
     pub(crate) startup_problem: Arc<std::sync::Mutex<Option<String>>>,
     /// True once the start-up model load has finished (whatever its outcome).
@@ -107,6 +109,7 @@ impl AppState {
             settle_model,
             startup_problem: Arc::default(),
             load_notice: Default::default(),
+            load_cancel: Default::default(),
         })
     }
 
@@ -203,6 +206,29 @@ impl AppState {
         };
         if let Err(e) = remembered {
             tracing::warn!(error = %e, "could not remember the load");
+        }
+    }
+
+    /// A load through the window starts: the flag `cancel_load` raises.
+    pub fn begin_load(&self) -> hearth_core::CancelFlag {
+        let flag = hearth_core::CancelFlag::new();
+        *self.load_cancel.lock().expect("load cancel poisoned") = Some(flag.clone());
+        flag
+    }
+
+    /// The load the window asked for is over (whatever its outcome).
+    pub fn end_load(&self) {
+        *self.load_cancel.lock().expect("load cancel poisoned") = None;
+    }
+
+    /// Raises the flag of the load under way; false if none is.
+    pub fn cancel_load(&self) -> bool {
+        match self.load_cancel.lock().expect("load cancel poisoned").take() {
+            Some(flag) => {
+                flag.cancel();
+                true
+            }
+            None => false,
         }
     }
 

@@ -126,6 +126,19 @@ fn search_download_load_and_chat_through_ipc() {
         assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str(), "{name}");
     }
     assert_eq!(state.engine.last_crash(), None);
+    // Cancel, pressed while a load is under way: that load is given up and the model loaded
+    // before it is loaded again.
+    let other = dir.path().join("other.gguf");
+    std::fs::copy(model_path(), &other).unwrap();
+    let handle = app.handle().clone();
+    let press_cancel = tauri::ipc::Channel::<f32>::new(move |_| {
+        handle.state::<AppState>().cancel_load();
+        Ok(())
+    });
+    let error = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(other.display().to_string(), press_cancel, state.clone())).unwrap_err();
+    assert!(error.message.contains("other.gguf was cancelled") && error.message.contains("is loaded again"), "{}", error.message);
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
+    assert!(!state.cancel_load(), "no load is under way any more");
 
     invoke(&window, "unload_model", json!({})).unwrap();
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);

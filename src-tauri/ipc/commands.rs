@@ -52,6 +52,7 @@ pub const COMMANDS: &[&str] = &[
     "delete_model",
     "reveal_model",
     "load_model",
+    "cancel_load",
     "unload_model",
     "hub_token_status",
     "set_hub_token",

@@ -165,12 +165,19 @@ pub async fn load_model(path: String, on_progress: Channel<f32>, state: State<'_
     let saved = state.load_params(&path).await?;
     let name = Path::new(&path).file_stem().map_or(path.clone(), |s| s.to_string_lossy().into_owned());
     let (params, safe) = crate::model_memory::user_load_params(&state.store, &path, &name, saved).await?;
+    let cancel = state.begin_load();
     let result = state
         .engine
-        .load_with_progress(Path::new(&path), params.clone(), move |fraction| {
-            let _ = on_progress.send(fraction);
-        })
+        .load_with_progress(
+            Path::new(&path),
+            params.clone(),
+            move |fraction| {
+                let _ = on_progress.send(fraction);
+            },
+            cancel,
+        )
         .await;
+    state.end_load();
     state.after_load(&path, &params, &result).await;
     state.set_load_notice(result.as_ref().ok().and(safe));
     match (result, previous) {
@@ -187,6 +194,13 @@ pub async fn load_model(path: String, on_progress: Channel<f32>, state: State<'_
         }
         (Err(error), _) => Err(IpcError::new(IpcErrorKind::Engine, error)),
     }
+}
+
+/// Gives up the load under way, if any; `load_model` then answers that it was cancelled (and
+/// the model loaded before it is loaded again).
+#[tauri::command]
+pub fn cancel_load(state: State<'_, AppState>) -> bool {
+    state.cancel_load()
 }
 
 #[tauri::command]

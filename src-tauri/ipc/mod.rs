@@ -72,6 +72,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         hub::delete_model,
         hub::reveal_model,
         hub::load_model,
+        hub::cancel_load,
         hub::unload_model,
         hub::hub_token_status,
         hub::set_hub_token,

@@ -137,6 +137,8 @@ export interface HearthApi {
   revealModel(path: string): Promise<null>;
   /** Loads the model at `path` in place of the loaded one, reporting 0..1; on failure the previous one stays loaded. */
   loadModel(path: string, onProgress: (fraction: number) => void): Promise<ModelInfo>;
+  /** Gives up the load under way; false if none was. */
+  cancelLoad(): Promise<boolean>;
   unloadModel(): Promise<null>;
   hubTokenStatus(): Promise<HubTokenStatus>;
   /** Saves the Hugging Face token (null forgets it) and says where it is kept. */
@@ -207,6 +209,7 @@ export const tauriApi: HearthApi = {
   deleteModel: (path) => invoke<null>('delete_model', { path }),
   revealModel: (path) => invoke<null>('reveal_model', { path }),
   loadModel: (path, onProgress) => invoke<ModelInfo>('load_model', { path, onProgress: new Channel<number>(onProgress) }),
+  cancelLoad: () => invoke<boolean>('cancel_load'),
   unloadModel: () => invoke<null>('unload_model'),
   hubTokenStatus: () => invoke<HubTokenStatus>('hub_token_status'),
   setHubToken: (token) => invoke<HubTokenStatus>('set_hub_token', { token }),

@@ -77,6 +77,17 @@ export class LibraryStore {
     }
   }
 
+  /** Gives up the load under way; `load` then ends with the app's words on the row. */
+  async cancelLoad(): Promise<void> {
+    if (!this.loading) return;
+    try {
+      await this.#api.cancelLoad();
+    } catch (e) {
+      const path = this.loading?.path;
+      if (path) this.errors[path] = { action: 'load', message: errorMessage(e), kind: errorKind(e) };
+    }
+  }
+
   async unload(): Promise<void> {
     const path = this.loadedPath;
     if (path === null) return;

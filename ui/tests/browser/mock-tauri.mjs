@@ -1255,10 +1255,17 @@ export function installMockTauri(config) {
     if (state.generating.size > 0) throw { kind: 'busy', message: 'a reply is being generated: stop it or wait, then load the model' };
     if (m.error) throw { kind: 'file', message: m.error };
     const failure = state.loadFailures[m.path];
+    state.loadCancelled = false;
     for (const fraction of [0, 0.15, 0.35, 0.55, 0.75, 0.9, 1]) {
       if (failure && fraction > 0.5) {
         progress.end();
         throw clone(failure);
+      }
+      if (state.loadCancelled) {
+        // As the app answers: the load given up, the model before it loaded again.
+        progress.end();
+        const again = state.model ? `; ${state.model.name} is loaded again` : '';
+        throw { kind: 'engine', message: `loading ${m.path} was cancelled${again}` };
       }
       progress.send(fraction);
       await delay(state.loadStepMs);
@@ -1348,6 +1355,9 @@ export function installMockTauri(config) {
         return null;
       case 'load_model':
         return loadModelCmd(payload);
+      case 'cancel_load':
+        state.loadCancelled = true;
+        return true;
       case 'unload_model':
         state.model = null;
         return null;
@@ -1368,7 +1378,7 @@ export function installMockTauri(config) {
   const MODEL_COMMANDS = [
     'hub_search', 'hub_repo_files', 'hub_fit', 'hub_token_status', 'set_hub_token', 'start_download', 'list_downloads', 'watch_downloads',
     'pause_download', 'resume_download', 'cancel_download', 'list_library', 'import_model', 'import_model_dialog', 'delete_model',
-    'reveal_model', 'load_model', 'unload_model', 'plugin:event|listen', 'plugin:event|unlisten',
+    'reveal_model', 'load_model', 'cancel_load', 'unload_model', 'plugin:event|listen', 'plugin:event|unlisten',
   ];
 
   async function handle(cmd, payload) {

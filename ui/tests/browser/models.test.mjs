@@ -198,6 +198,23 @@ describe('Discover: search Hugging Face, check the fit, download', () => {
     });
   });
 
+  test('Cancel gives up a load under way; the model loaded before stays', { timeout: TIMEOUT }, async () => {
+    await withApp({ loadStepMs: 250 }, async (page) => {
+      await openModels(page);
+      const qwen = row(page, QWEN_05);
+      await qwen.getByTestId('load-model').click();
+      await qwen.getByTestId('load-progress').waitFor();
+      await shot(page, 'models-load-cancel', { dir: OUTPUT, mouse: [600, 700] });
+      await qwen.getByTestId('cancel-load').click();
+      const failed = qwen.getByTestId('load-error');
+      await failed.waitFor();
+      assert.match(await text(failed), new RegExp(`was cancelled; ${MODEL.name} is loaded again`));
+      assert.equal(await qwen.getByTestId('load-progress').count(), 0);
+      await row(page, MODEL.path).getByTestId('loaded-badge').waitFor();
+      assert.deepEqual((await mockState(page)).calls.filter((c) => c.cmd === 'cancel_load').length, 1);
+    });
+  });
+
   test('a dropped connection is retried, counting down; a full disk fails in words; Retry; cancel asks first', { timeout: TIMEOUT }, async () => {
     await withApp({}, async (page) => {
       await openModels(page, 'discover');

@@ -31,6 +31,8 @@ pub enum EngineError {
     Crashed { path: String, cause: String },
     #[error("could not create a context of {n_ctx} tokens for {path}: lower the context length or free memory")]
     Context { path: String, n_ctx: u32 },
+    #[error("loading {path} was cancelled")]
+    LoadCancelled { path: String },
     #[error("the engine stopped unexpectedly; restart Hearth")]
     Gone,
     #[error("invalid load settings: {0}")]
@@ -61,6 +63,8 @@ struct LoadRequest {
     reply: oneshot::Sender<Result<ModelInfo, EngineError>>,
     /// Told llama.cpp's load progress, 0 to 1.
     progress: Option<Progress>,
+    /// Raised to give up the load (checked at each of llama.cpp's progress steps).
+    cancel: CancelFlag,
 }
 
 pub(crate) type Progress = Box<dyn FnMut(f32) + Send>;
@@ -116,7 +120,7 @@ impl LocalEngine {
         file: ValidatedGguf,
         params: LoadParams,
     ) -> Result<ModelInfo, EngineError> {
-        self.submit_load(file, params, None)?.await.map_err(|_| EngineError::Gone)?
+        self.submit_load(file, params, None, CancelFlag::new())?.await.map_err(|_| EngineError::Gone)?
     }
 
     /// Queues a load; the answer comes on the returned channel (usable without a runtime).
@@ -125,10 +129,12 @@ impl LocalEngine {
         file: ValidatedGguf,
         params: LoadParams,
         progress: Option<Progress>,
+        cancel: CancelFlag,
     ) -> Result<oneshot::Receiver<Result<ModelInfo, EngineError>>, EngineError> {
         params.validate().map_err(EngineError::InvalidSettings)?;
         let (reply, answer) = oneshot::channel();
-        self.requests.send(Request::Load(LoadRequest { file, params, reply, progress })).map_err(|_| EngineError::Gone)?;
+        let load = LoadRequest { file, params, reply, progress, cancel };
+        self.requests.send(Request::Load(load)).map_err(|_| EngineError::Gone)?;
         Ok(answer)
     }
 
@@ -265,18 +271,23 @@ fn serve(
     inbox: &Receiver<Request>,
     loaded: &Mutex<Option<ModelInfo>>,
 ) -> Next {
-    let LoadRequest { file, params, reply, progress } = load;
+    let LoadRequest { file, params, reply, mut progress, cancel } = load;
     let path = file.path.display().to_string();
     crate::llama_log::clear();
-    let mut model_params = crate::load::model_params(&params);
-    if let Some(mut progress) = progress {
-        model_params = model_params.with_progress_callback(move |fraction| {
+    let cancelled = cancel.clone();
+    let model_params = crate::load::model_params(&params).with_progress_callback(move |fraction| {
+        if let Some(progress) = progress.as_mut() {
             progress(fraction);
-            true
-        });
-    }
+        }
+        !cancelled.is_cancelled() // false makes llama.cpp give up the load.
+    });
     let model = match LlamaModel::load_from_file(backend, &file.path, &model_params) {
         Ok(model) => model,
+        Err(_) if cancel.is_cancelled() => {
+            tracing::info!(%path, "model load cancelled");
+            let _ = reply.send(Err(EngineError::LoadCancelled { path }));
+            return next_load(inbox);
+        }
         Err(e) => {
             tracing::warn!(%path, error = %e, "model load failed");
             let reason = crate::llama_log::last_error().unwrap_or_else(|| {

@@ -133,3 +133,19 @@ async fn a_wedged_engine_answers_stop_in_a_second_and_is_replaced() {
     assert_eq!(engine.last_crash().as_deref(), Some("the engine stopped responding for 2 s after Stop and was restarted"));
     next_reply_works(&engine).await;
 }
+
+#[tokio::test]
+async fn a_load_can_be_cancelled_and_the_next_one_works() {
+    let engine = loaded_engine().await;
+    let cancel = CancelFlag::new();
+    let raise = cancel.clone();
+    let params = hearth_engine::LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..Default::default() };
+    // Given up at llama.cpp's first progress step.
+    let given_up = engine.load_with_progress(&common::model_path(), params.clone(), move |_| raise.cancel(), cancel).await;
+    assert!(matches!(&given_up, Err(hearth_engine::EngineError::LoadCancelled { .. })), "{given_up:?}");
+    assert!(given_up.unwrap_err().to_string().ends_with("was cancelled"));
+    assert!(engine.loaded().is_none());
+    assert!(engine.last_crash().is_none());
+    engine.load(&common::model_path(), params).await.unwrap();
+    next_reply_works(&engine).await;
+}

@@ -71,7 +71,11 @@ pub fn serve_stdio() -> i32 {
             }
         };
         match request {
-            ToHost::Load { id, path, params, progress } => load(&engine, &outbox, id, path, params, progress),
+            ToHost::Load { id, path, params, progress } => {
+                let cancel = CancelFlag::new();
+                cancels.lock().expect("cancel map poisoned").insert(id, cancel.clone());
+                load(&engine, &outbox, &cancels, id, (path, params, progress), cancel);
+            }
             ToHost::Reply { id, aside, spec } => {
                 let cancel = CancelFlag::new();
                 cancels.lock().expect("cancel map poisoned").insert(id, cancel.clone());
@@ -126,10 +130,10 @@ pub fn serve_stdio() -> i32 {
 fn load(
     engine: &LocalEngine,
     outbox: &Sender<FromHost>,
+    cancels: &Arc<Mutex<HashMap<RequestId, CancelFlag>>>,
     id: RequestId,
-    path: std::path::PathBuf,
-    params: hearth_core::LoadParams,
-    progress: bool,
+    (path, params, progress): (std::path::PathBuf, hearth_core::LoadParams, bool),
+    cancel: CancelFlag,
 ) {
     if let Some(marker) = std::env::var_os(ABORT_ON_LOAD_ENV)
         && path.to_string_lossy().contains(&*marker.to_string_lossy())
@@ -148,11 +152,13 @@ fn load(
                 let _ = outbox.send(FromHost::Progress { id, fraction });
             }) as crate::local::Progress
         });
-        engine.submit_load(file, params, progress)
+        engine.submit_load(file, params, progress, cancel)
     })();
     let outbox = outbox.clone();
+    let cancels = Arc::clone(cancels);
     thread::spawn(move || {
         let result = submitted.and_then(|answer| answer.blocking_recv().map_err(|_| EngineError::Gone)?);
+        cancels.lock().expect("cancel map poisoned").remove(&id);
         let _ = outbox.send(FromHost::Loaded { id, result });
     });
 }

@@ -116,6 +116,8 @@ enum Pending {
         progress: Option<Progress>,
         path: PathBuf,
         params: LoadParams,
+        cancel: CancelFlag,
+        cancel_sent: bool,
     },
     Reply {
         events: tokio_mpsc::UnboundedSender<GenEvent>,
@@ -180,28 +182,36 @@ impl Engine {
     }
 
     pub async fn load_validated(&self, file: ValidatedGguf, params: LoadParams) -> Result<ModelInfo, EngineError> {
-        self.submit_load(file.path, params, None).await
+        self.submit_load(file.path, params, None, CancelFlag::new()).await
     }
 
-    /// As [`Engine::load`], telling `progress` how far llama.cpp got (0 to 1).
+    /// As [`Engine::load`], telling `progress` how far llama.cpp got (0 to 1); raising `cancel`
+    /// gives the load up at llama.cpp's next progress step ([`EngineError::LoadCancelled`]; no
+    /// model is loaded then).
     pub async fn load_with_progress(
         &self,
         path: &Path,
         params: LoadParams,
         progress: impl FnMut(f32) + Send + 'static,
+        cancel: CancelFlag,
     ) -> Result<ModelInfo, EngineError> {
         let file = validate_off_thread(path).await?;
-        self.submit_load(file.path, params, Some(Box::new(progress))).await
+        self.submit_load(file.path, params, Some(Box::new(progress)), cancel).await
     }
 
-    async fn submit_load(&self, path: PathBuf, params: LoadParams, progress: Option<Progress>) -> Result<ModelInfo, EngineError> {
+    async fn submit_load(
+        &self,
+        path: PathBuf,
+        params: LoadParams,
+        progress: Option<Progress>,
+        cancel: CancelFlag,
+    ) -> Result<ModelInfo, EngineError> {
         params.validate().map_err(EngineError::InvalidSettings)?;
         let (reply, answer) = oneshot::channel();
         let id = self.shared.id();
         let request = ToHost::Load { id, path: path.clone(), params: params.clone(), progress: progress.is_some() };
-        self.shared
-            .submit(id, Pending::Load { reply: Some(reply), progress, path, params }, request)
-            .map_err(|_| EngineError::Gone)?;
+        let pending = Pending::Load { reply: Some(reply), progress, path, params, cancel, cancel_sent: false };
+        self.shared.submit(id, pending, request).map_err(|_| EngineError::Gone)?;
         answer.await.map_err(|_| EngineError::Gone)?
     }
 
@@ -359,7 +369,20 @@ impl Shared {
                 }
             }
             FromHost::Loaded { id, result } => {
-                let Some(Pending::Load { reply, path, params, .. }) = state.pending.remove(&id) else { return };
+                let Some(Pending::Load { reply, path, params, cancel, .. }) = state.pending.remove(&id) else { return };
+                // A cancel raised before the result arrived wins: the model is let go again.
+                let result = match result {
+                    Ok(_) if cancel.is_cancelled() => {
+                        let unload = self.id();
+                        let (done, _) = oneshot::channel();
+                        state.pending.insert(unload, Pending::Unload(done));
+                        if let Some(host) = &state.host {
+                            let _ = host.frames.send(ToHost::Unload { id: unload });
+                        }
+                        Err(EngineError::LoadCancelled { path: path.display().to_string() })
+                    }
+                    other => other,
+                };
                 match &result {
                     Ok(info) => {
                         state.loaded = Some(info.clone());
@@ -453,7 +476,7 @@ impl Shared {
             tracing::info!(path = %path.display(), "loading the model again in the new engine process");
             let id = self.id();
             let request = ToHost::Load { id, path: path.clone(), params: params.clone(), progress: false };
-            let pending = Pending::Load { reply: None, progress: None, path, params };
+            let pending = Pending::Load { reply: None, progress: None, path, params, cancel: CancelFlag::new(), cancel_sent: false };
             let _ = self.submit_locked(&mut state, id, pending, request);
         }
     }
@@ -592,6 +615,13 @@ fn watchdog(shared: Weak<Shared>) {
         let mut cancels = Vec::new();
         let mut answered = Vec::new();
         for (id, pending) in &mut state.pending {
+            if let Pending::Load { cancel, cancel_sent, .. } = pending {
+                if cancel.is_cancelled() && !*cancel_sent {
+                    *cancel_sent = true;
+                    cancels.push(*id);
+                }
+                continue;
+            }
             let Pending::Reply { events, cancel, cancel_sent } = pending else { continue };
             if cancel.is_cancelled() || events.is_closed() {
                 match cancel_sent {
