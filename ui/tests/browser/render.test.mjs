@@ -16,6 +16,16 @@ async function ask(page, text) {
   const before = await lastAssistant(page).getAttribute('data-message-id', { timeout: 100 }).catch(() => null);
   await page.getByTestId('composer').fill(text);
   await page.keyboard.press('Enter');
+  // A send empties the composer. An Enter that was not taken has been seen twice in fresh-clone
+  // runs (cause not found yet, see the closing note of issue 13): say so and press it again, so
+  // this test keeps testing rendering.
+  const taken = await page
+    .waitForFunction(() => document.querySelector('[data-testid="composer"]')?.value === '', null, { timeout: 3000 })
+    .then(() => true, () => false);
+  if (!taken) {
+    console.log(`the composer kept its text 3 s after Enter (${text}); pressing Enter again`);
+    await page.getByTestId('composer').press('Enter');
+  }
   await page.waitForFunction(
     (previous) => {
       const replies = document.querySelectorAll('[data-testid="message"][data-role="assistant"]');
