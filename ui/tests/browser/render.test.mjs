@@ -71,6 +71,9 @@ describe('Rendering replies', () => {
         if (i % PER_CHAT === 0) {
           await page.getByTestId('new-chat').click();
           await page.getByTestId('composer').waitFor();
+          // Ask only once the new chat is on show: asked sooner, the message went to the previous
+          // chat (created asynchronously; seen in fresh-clone runs, also at 2b64ae8).
+          await page.waitForFunction(() => document.querySelectorAll('[data-testid="message"]').length === 0, null, { timeout: 5000 });
         }
         const reply = await ask(page, `payload ${i + 1}`);
         // A sanitized javascript: link has no href left: clicking it must do nothing.
