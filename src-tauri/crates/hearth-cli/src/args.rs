@@ -21,6 +21,8 @@ pub struct ChatArgs {
     pub db: Option<PathBuf>,
     /// With `db`: carry on this chat instead of starting a new one.
     pub chat: Option<i64>,
+    /// Each line starts a new conversation (the model stays loaded), as "New chat" does in the app.
+    pub fresh: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -48,6 +50,7 @@ impl ChatArgs {
         let mut system = None;
         let mut db = None;
         let mut chat = None;
+        let mut fresh = false;
         let mut kind = None;
         let mut base_url = None;
         let mut sampling = SamplingFlags::new();
@@ -87,6 +90,7 @@ impl ChatArgs {
                 "db" => db = Some(PathBuf::from(it.value(&flag)?)),
                 "chat" => chat = Some(number(&flag, &it.value(&flag)?)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
+                "fresh" => fresh = true,
                 "preset" => sampling.preset(&it.value(&flag)?)?,
                 _ => {
                     let value = it.value(&flag)?;
@@ -103,7 +107,10 @@ impl ChatArgs {
             (None, Some(_)) => return Err("--base-url needs --provider openai|anthropic|openai-compatible".into()),
             (None, None) => None,
         };
-        Ok(ChatArgs { model, remote, load, system, sampling: sampling.finish()?, db, chat })
+        if fresh && db.is_some() {
+            return Err("--fresh starts a new conversation per line; it does not save them (--db)".into());
+        }
+        Ok(ChatArgs { model, remote, load, system, sampling: sampling.finish()?, db, chat, fresh })
     }
 }
 
@@ -325,6 +332,7 @@ mod tests {
             (&["--preset", "wild"], "--preset expects one of Precise, Balanced, Creative"),
             (&["--provider", "gemini"], "choose openai, anthropic or openai-compatible"),
             (&["--base-url", "http://x"], "--base-url needs --provider"),
+            (&["--fresh", "--db", "h.db"], "--fresh starts a new conversation per line"),
         ];
         for (args, expected) in cases {
             let err = parse(args).unwrap_err();

@@ -38,8 +38,8 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
     };
     let backend = Arc::new(Switch::new(Arc::new(engine), Arc::new(providers)));
     let mut conversation = match &args.db {
-        Some(path) => Conversation::saved(backend, path, args.chat, args.system.as_deref(), &target).await?,
-        None => Conversation::in_memory(backend, args.system, target),
+        Some(path) => Conversation::saved(backend.clone(), path, args.chat, args.system.as_deref(), &target).await?,
+        None => Conversation::in_memory(backend.clone(), args.system.clone(), target.clone()),
     };
     let interactive = std::io::stdin().is_terminal();
     if interactive {
@@ -55,6 +55,9 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
         let line = line.map_err(|e| format!("cannot read stdin: {e}"))?;
         if line.trim().is_empty() {
             continue;
+        }
+        if args.fresh {
+            conversation = Conversation::in_memory(backend.clone(), args.system.clone(), target.clone());
         }
         let stats = match conversation.reply(line, &args.sampling).await {
             Ok(stats) => stats,

@@ -1,6 +1,6 @@
 //! hearth-cli: Hearth's engine from a terminal or a script. No Tauri is linked.
 //!
-//!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags…] [sampling flags…]
+//!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [--fresh] [load flags…] [sampling flags…]
 //!   hearth-cli chat  --provider KIND [--base-url URL] --model NAME [--db …] [sampling flags…]
 //!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
@@ -14,7 +14,7 @@ mod peer;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [load flags] [sampling flags]
+  hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [--fresh] [load flags] [sampling flags]
   hearth-cli chat  --provider openai|anthropic|openai-compatible [--base-url URL] --model NAME
                    [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
@@ -53,7 +53,8 @@ Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
 When stdin is not a terminal, each input line is one user turn; replies go to stdout, each
 turn's stats line to stderr. --db FILE saves the conversation as a new chat in that Hearth history
 database (--chat ID carries on a chat saved there), streamed to disk as in the app (quit Hearth before pointing it at the app's own file:
-opening a history marks replies still streaming as interrupted).";
+opening a history marks replies still streaming as interrupted). --fresh makes each line a new
+conversation with the model still loaded, as New chat does in the app (make bench-app uses it).";
 
 fn main() -> ExitCode {
     // The CLI's engine runs in a child process of this same binary.

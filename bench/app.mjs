@@ -1,0 +1,230 @@
+// The speed a user sees: the real Hearth window (tauri-driver + WebKitWebDriver under Xvfb) against
+// the engine alone (`hearth-cli chat`), same model, same load settings (the defaults), same prompts,
+// end-of-turn ignored and a fixed reply length. Prints one JSON object last (make bench-app).
+//
+// In the window, a probe in the page times the Enter that sends, the first and the last token
+// painted (a MutationObserver on the reply, stamped in the next animation frame), and counts the
+// updates; /proc gives the CPU time of the app, its web process, the engine process and Xvfb.
+import { spawn, spawnSync } from "node:child_process";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import { REPLY, dataDirWith, shot, sleep } from "../tests/e2e/helpers.mjs";
+import { KEYS, Session, startDriver } from "../tests/e2e/webdriver.mjs";
+
+const APP = process.env.HEARTH_APP_BINARY;
+const CLI = process.env.HEARTH_CLI_BINARY;
+const MODEL = process.env.HEARTH_TEST_MODEL;
+const TOKENS = Number(process.env.BENCH_TOKENS || 400);
+const RUNS = Number(process.env.BENCH_RUNS || 3);
+const PROMPTS = [
+  "Write a long story about a lighthouse keeper and the sea.",
+  "Explain how a steam engine works, step by step, in detail.",
+  "Describe a walk through a busy market in a city you love.",
+  "Tell me everything you know about the history of bread.",
+];
+const WARMUP = "Say hello.";
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const round = (x, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+// ---- the engine alone -------------------------------------------------------------------------
+
+/** One reply from `hearth-cli chat --fresh`: a warm-up conversation, then `prompt` as a new one on
+ *  the loaded model, exactly as the window's runs do (New chat after a warm-up chat). */
+function engineReply(prompt) {
+  const args = ["chat", "--fresh", "--model", MODEL, "--ignore-eos", "--max-tokens", String(TOKENS)];
+  const run = spawnSync(CLI, args, { input: `${WARMUP}\n${prompt}\n`, encoding: "utf8", maxBuffer: 64 << 20 });
+  assert.equal(run.status, 0, `hearth-cli chat failed: ${run.stderr}`);
+  const stats = [...run.stderr.matchAll(/\[(\d+) prompt tokens, (\d+) cached, (\d+) generated, ([\d.]+) tok\/s, TTFT (\d+) ms\]/g)];
+  assert.equal(stats.length, 2, `unexpected hearth-cli output: ${run.stderr}`);
+  const [, promptTokens, cachedTokens, tokens, tps, ttft] = stats[1];
+  return { promptTokens: +promptTokens, cachedTokens: +cachedTokens, tokens: +tokens, decodeTps: +tps, ttftMs: +ttft };
+}
+
+// ---- /proc --------------------------------------------------------------------------------------
+
+const TICK_MS = 1000 / 100; // USER_HZ
+function cpuMs(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+  } catch {
+    return 0; // gone
+  }
+}
+function processes() {
+  const all = [];
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      all.push({ pid: Number(pid), ppid, comm, cmdline });
+    } catch {}
+  }
+  return all;
+}
+/** The app's processes: the app, its web process(es), the engine process, and Xvfb. */
+function appProcesses() {
+  const all = processes();
+  const app = all.find((p) => p.cmdline[0] === APP && !p.cmdline.includes("--hearth-engine-host"));
+  assert.ok(app, "the app process is not running");
+  const children = all.filter((p) => p.ppid === app.pid);
+  return {
+    app: [app.pid],
+    web: children.filter((p) => p.comm.startsWith("WebKitWebProces")).map((p) => p.pid),
+    engine: children.filter((p) => p.cmdline.includes("--hearth-engine-host")).map((p) => p.pid),
+    xvfb: all.filter((p) => p.comm === "Xvfb").map((p) => p.pid),
+  };
+}
+const cpuOf = (groups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, p) => s + cpuMs(p), 0)]));
+
+// ---- the window ---------------------------------------------------------------------------------
+
+/** Installed once per page: times the sending Enter, the first and last painted token of the
+ *  reply being written, and the updates in between. */
+const PROBE = `
+  const probe = (window.__hearthBench = { enter: 0, first: 0, last: 0, updates: 0, length: 0 });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) Object.assign(probe, { enter: performance.now(), first: 0, last: 0, updates: 0, length: 0 });
+  }, true);
+  new MutationObserver(() => {
+    if (!probe.enter) return;
+    const replies = document.querySelectorAll('${REPLY}');
+    const content = replies[replies.length - 1]?.querySelector('[data-testid="message-content"]');
+    const length = content ? content.textContent.length : 0;
+    if (length === probe.length) return;
+    probe.length = length;
+    probe.updates++;
+    requestAnimationFrame(() => {
+      const now = performance.now();
+      if (!probe.first) probe.first = now;
+      probe.last = now;
+    });
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+`;
+
+async function appReply(session, prompt, { measure }) {
+  await session.click(await session.waitFor('[data-testid="new-chat"]'));
+  while ((await session.findAll('[data-testid="message"]')).length) await sleep(100); // the new chat is on show
+  const composer = await session.waitFor('[data-testid="composer"]');
+  await session.type(composer, prompt);
+  const pids = appProcesses();
+  const before = cpuOf(pids);
+  const wallBefore = Date.now();
+  await session.type(composer, KEYS.enter);
+  // Waits inside the page (no polling over WebDriver while the reply streams).
+  await session.cmd("POST", "/execute/async", {
+    script: `const done = arguments[arguments.length - 1];
+      const check = () => {
+        const r = document.querySelectorAll('${REPLY}');
+        const last = r[r.length - 1];
+        if (last && last.dataset.status && last.dataset.status !== "streaming" && window.__hearthBench.last) done();
+        else setTimeout(check, 250);
+      };
+      check();`,
+    args: [],
+  });
+  const after = cpuOf(pids);
+  const wallMs = Date.now() - wallBefore;
+  const probe = await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench", args: [] });
+  const replies = await session.findAll(`${REPLY}[data-status]`);
+  const reply = replies[replies.length - 1];
+  const status = await session.attribute(reply, "data-status");
+  const stats = await session.text(await session.within(reply, '[data-testid="message-stats"]'));
+  const detail = await session.attribute(await session.within(reply, '[data-testid="message-stats"]'), "title");
+  const tokens = Number(stats.match(/(\d+) tokens/)?.[1]);
+  const statsTps = Number(stats.match(/([\d.]+) tok\/s/)?.[1]);
+  if (measure) await shot(session, "bench-app-reply");
+  // The chat's title is written by the model next: let it finish before the next reply.
+  await session.waitFor('[data-testid="chat-item"]', { accept: (t) => !/new chat/i.test(t), timeoutMs: 30_000 }).catch(() => {});
+  await sleep(1500);
+  const cpu = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+  return {
+    status,
+    detail,
+    tokens,
+    statsTps,
+    ttftMs: probe.first - probe.enter,
+    decodeTps: (tokens - 1) / ((probe.last - probe.first) / 1000),
+    updatesPerSecond: probe.updates / ((probe.last - probe.first) / 1000),
+    wallMs,
+    cpuMsPerToken: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v / tokens])),
+  };
+}
+
+async function setReplyShape(session) {
+  await session.click(await session.waitFor('[data-testid="open-settings"]'));
+  const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
+  await session.clear(maxTokens);
+  await session.type(maxTokens, String(TOKENS));
+  await session.press(await session.waitFor('[data-testid="field-ignoreEos"]'));
+  await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
+  await session.click(await session.waitFor('[data-testid="close-settings"]'));
+}
+
+async function windowRuns() {
+  const dataDir = dataDirWith(MODEL, "hearth-bench-app-");
+  const driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
+  const session = await Session.open(driver.base, APP);
+  try {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading"), timeoutMs: 120_000 });
+    await session.cmd("POST", "/timeouts", { script: 600_000 });
+    await session.cmd("POST", "/execute/sync", { script: PROBE, args: [] });
+    await setReplyShape(session);
+    await appReply(session, WARMUP, { measure: false });
+    const runs = [];
+    for (let i = 0; i < RUNS; i++) runs.push(await appReply(session, PROMPTS[i % PROMPTS.length], { measure: i === RUNS - 1 }));
+    return runs;
+  } finally {
+    await session.close().catch(() => {});
+    driver.driver.kill();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---- the run ------------------------------------------------------------------------------------
+
+for (const [name, file] of [["HEARTH_APP_BINARY", APP], ["HEARTH_CLI_BINARY", CLI], ["HEARTH_TEST_MODEL", MODEL]]) {
+  assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist`);
+}
+
+const engine = [];
+for (let i = 0; i < RUNS; i++) engine.push(engineReply(PROMPTS[i % PROMPTS.length]));
+for (const run of engine) console.error(`engine: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.tokens} tokens at ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
+const app = await windowRuns();
+for (const run of app) {
+  console.error(`window: ${run.status} [${run.detail.replace(/\s+/g, ' ')}], ${run.tokens} tokens at ${round(run.decodeTps, 1)} tok/s painted (stats line ${run.statsTps}), ` +
+    `TTFT ${round(run.ttftMs, 0)} ms, ${round(run.updatesPerSecond, 1)} updates/s, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
+}
+
+const pick = (runs, f) => median(runs.map(f));
+const result = {
+  bench: "app",
+  model: path.basename(MODEL),
+  cores: os.cpus().length,
+  reply_tokens: TOKENS,
+  runs: RUNS,
+  engine_decode_tps: round(pick(engine, (r) => r.decodeTps), 2),
+  engine_ttft_ms: round(pick(engine, (r) => r.ttftMs), 1),
+  app_decode_tps: round(pick(app, (r) => r.decodeTps), 2),
+  app_ttft_ms: round(pick(app, (r) => r.ttftMs), 1),
+  app_stats_line_tps: round(pick(app, (r) => r.statsTps), 2),
+  app_updates_per_s: round(pick(app, (r) => r.updatesPerSecond), 1),
+  app_decode_ratio: round(pick(app, (r) => r.decodeTps) / pick(engine, (r) => r.decodeTps)),
+  app_ttft_ratio: round(pick(app, (r) => r.ttftMs) / pick(engine, (r) => r.ttftMs)),
+  stats_line_vs_painted: round(pick(app, (r) => r.statsTps / r.decodeTps)),
+  webview_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.web), 2),
+  app_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.app), 2),
+  engine_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.engine), 2),
+  xvfb_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.xvfb), 2),
+};
+console.log(JSON.stringify(result));

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# make bench-app: the speed a user sees. Builds the app as `make run` does and hearth-cli with the
+# same engine build, then drives the real window under Xvfb against the engine alone
+# (bench/app.mjs). Prints one JSON object last. Expects scripts/setup.sh test to have run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${HEARTH_BENCH_SESSION:-}" ]; then
+  exec env HEARTH_BENCH_SESSION=1 dbus-run-session -- "$PWD/scripts/bench-app.sh" "$@"
+fi
+scripts/tauri.sh build --debug --no-bundle >&2
+cargo build -p hearth-cli >&2
+export HEARTH_APP_BINARY="$PWD/target/debug/hearth"
+export HEARTH_CLI_BINARY="$PWD/target/debug/hearth-cli"
+export HEARTH_TEST_MODEL="${HEARTH_TEST_MODEL:-$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+xvfb-run -a -s "-screen 0 1280x900x24" node bench/app.mjs
