@@ -171,6 +171,7 @@ async function setReplyShape(session) {
   await session.click(await session.waitFor('[data-testid="close-settings"]'));
 }
 
+let idle = {};
 async function windowRuns() {
   const dataDir = dataDirWith(MODEL, "hearth-bench-app-");
   const driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
@@ -181,6 +182,12 @@ async function windowRuns() {
     await session.cmd("POST", "/execute/sync", { script: PROBE, args: [] });
     await setReplyShape(session);
     await appReply(session, WARMUP, { measure: false });
+    // The window at rest, a chat open: what it costs when nothing happens.
+    const pids = appProcesses();
+    const before = cpuOf(pids);
+    await sleep(3000);
+    const after = cpuOf(pids);
+    idle = Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] - before[k]) / 3000]));
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await appReply(session, PROMPTS[i % PROMPTS.length], { measure: i === RUNS - 1 }));
     return runs;
@@ -225,6 +232,7 @@ const result = {
   webview_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.web), 2),
   app_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.app), 2),
   engine_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.engine), 2),
+  webview_idle_cpu_share: round(idle.web ?? NaN),
   xvfb_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.xvfb), 2),
 };
 console.log(JSON.stringify(result));

@@ -9,6 +9,7 @@ mod startup;
 mod state;
 mod titles;
 mod transfer;
+pub mod webview_render;
 
 use tauri::{Manager, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
@@ -105,7 +106,7 @@ fn instance_id(data_dir: &std::ffi::OsStr) -> String {
 pub fn init<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(), Box<dyn std::error::Error>> {
     let paths = AppPaths::resolve(app)?;
     logging::init(&paths.log_dir);
-    tracing::info!(data_dir = %paths.data_dir.display(), "Hearth starting");
+    tracing::info!(data_dir = %paths.data_dir.display(), compositing = ?webview_render::for_this_machine(), "Hearth starting");
     let state = tauri::async_runtime::block_on(AppState::open(paths))?;
     startup::load_default_model(&state);
     // Downloads under way when Hearth last quit go on.

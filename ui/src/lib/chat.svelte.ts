@@ -1,3 +1,4 @@
+import { flushSync } from 'svelte';
 import type { ChatEvent, ChatSummary, IpcError, IpcErrorKind, ModelInfo, ModelTarget, StoredMessage } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
@@ -75,7 +76,11 @@ export class ChatStore {
 
   constructor(api: HearthApi, frames: FrameScheduler = animationFrames) {
     this.#api = api;
-    this.#batcher = new DeltaBatcher((text) => this.#applyDelta(text), frames);
+    // flushSync: the DOM is updated inside the hand-over, so the batcher's pacing sees its cost.
+    this.#batcher = new DeltaBatcher((text) => {
+      this.#applyDelta(text);
+      flushSync();
+    }, frames);
   }
 
   async init(): Promise<void> {

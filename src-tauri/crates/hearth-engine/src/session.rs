@@ -320,7 +320,9 @@ struct Outbox {
     last_sent: Option<Instant>,
 }
 
-const DELTA_INTERVAL: Duration = Duration::from_millis(40);
+/// The window shows at most ~15 updates a second (ui/src/lib/batcher.ts); each delta sent is an
+/// IPC message for the app and a script for the web view to run, taken from the model's cores.
+const DELTA_INTERVAL: Duration = Duration::from_millis(66);
 
 impl Outbox {
     fn new() -> Self {
