@@ -11,10 +11,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { REPLY, dataDirWith, shot, sleep } from "../tests/e2e/helpers.mjs";
+import { REPLY, addProvider, chooseModel, dataDirWith, shot, sleep, startFake } from "../tests/e2e/helpers.mjs";
 import { KEYS, Session, startDriver } from "../tests/e2e/webdriver.mjs";
 
 const APP = process.env.HEARTH_APP_BINARY;
+const FAKE = process.env.HEARTH_FAKE_PROVIDER;
 const CLI = process.env.HEARTH_CLI_BINARY;
 const MODEL = process.env.HEARTH_TEST_MODEL;
 const TOKENS = Number(process.env.BENCH_TOKENS || 400);
@@ -26,6 +27,10 @@ const PROMPTS = [
   "Tell me everything you know about the history of bread.",
 ];
 const WARMUP = "Say hello.";
+/** The fake provider's models that stream Markdown a window finds hard (BENCH_HOSTILE=0 skips them). */
+const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : ["hostile-line", "hostile-table", "hostile-code", "hostile-lists"];
+/** The engine's reply while the window renders one of them. */
+const HOSTILE_ENGINE_TOKENS = 800;
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -37,14 +42,30 @@ const round = (x, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** One reply from `hearth-cli chat --fresh`: a warm-up conversation, then `prompt` as a new one on
  *  the loaded model, exactly as the window's runs do (New chat after a warm-up chat). */
-function engineReply(prompt) {
-  const args = ["chat", "--fresh", "--model", MODEL, "--ignore-eos", "--max-tokens", String(TOKENS)];
+function engineReply(prompt, maxTokens = TOKENS) {
+  const args = ["chat", "--fresh", "--model", MODEL, "--ignore-eos", "--max-tokens", String(maxTokens)];
   const run = spawnSync(CLI, args, { input: `${WARMUP}\n${prompt}\n`, encoding: "utf8", maxBuffer: 64 << 20 });
   assert.equal(run.status, 0, `hearth-cli chat failed: ${run.stderr}`);
   const stats = [...run.stderr.matchAll(/\[(\d+) prompt tokens, (\d+) cached, (\d+) generated, ([\d.]+) tok\/s, TTFT (\d+) ms\]/g)];
   assert.equal(stats.length, 2, `unexpected hearth-cli output: ${run.stderr}`);
   const [, promptTokens, cachedTokens, tokens, tps, ttft] = stats[1];
   return { promptTokens: +promptTokens, cachedTokens: +cachedTokens, tokens: +tokens, decodeTps: +tps, ttftMs: +ttft };
+}
+
+/** engineReply, in the background (the window streams meanwhile). */
+function engineReplyAsync(prompt, tokens) {
+  const args = ["chat", "--fresh", "--model", MODEL, "--ignore-eos", "--max-tokens", String(tokens)];
+  const child = spawn(CLI, args, { stdio: ["pipe", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  child.stdin.end(`${WARMUP}\n${prompt}\n`);
+  return new Promise((resolve, reject) => {
+    child.on("exit", (code) => {
+      const stats = [...stderr.matchAll(/\[(\d+) prompt tokens, (\d+) cached, (\d+) generated, ([\d.]+) tok\/s, TTFT (\d+) ms\]/g)];
+      if (code !== 0 || stats.length !== 2) reject(new Error(`hearth-cli chat failed: ${stderr}`));
+      else resolve({ tokens: +stats[1][3], decodeTps: +stats[1][4] });
+    });
+  });
 }
 
 // ---- /proc --------------------------------------------------------------------------------------
@@ -163,6 +184,62 @@ async function appReply(session, prompt, { measure }) {
   };
 }
 
+/** Milliseconds from sending a key to the composer to the frame that shows it (WebDriver's round
+ *  trip included: an upper bound). */
+async function keyEcho(session, composer) {
+  const start = performance.now();
+  await session.type(composer, "k");
+  await session.cmd("POST", "/execute/async", { script: "requestAnimationFrame(arguments[arguments.length - 1])", args: [] });
+  return performance.now() - start;
+}
+
+/** One hostile reply from the fake provider while the engine decodes beside it and keys are typed. */
+async function hostileRun(session, providerId, model) {
+  await session.click(await session.waitFor('[data-testid="new-chat"]'));
+  while ((await session.findAll('[data-testid="message"]')).length) await sleep(100);
+  await chooseModel(session, providerId, model);
+  const alone = engineReply(PROMPTS[0], HOSTILE_ENGINE_TOKENS);
+  const composer = await session.waitFor('[data-testid="composer"]');
+  await session.type(composer, `Show me ${model}.`);
+  const started = performance.now();
+  await session.type(composer, KEYS.enter);
+  await session.waitFor(`${REPLY}[data-status="streaming"]`, { accept: (t) => t.trim().length > 0 });
+  const beside = engineReplyAsync(PROMPTS[0], HOSTILE_ENGINE_TOKENS);
+  let engineDone = false;
+  beside.then(() => (engineDone = true), () => (engineDone = true));
+  const echoes = [];
+  while (!engineDone) {
+    echoes.push(await keyEcho(session, composer));
+    await sleep(200);
+  }
+  const withWindow = await beside;
+  await session.cmd("POST", "/execute/async", {
+    script: `const done = arguments[arguments.length - 1];
+      const check = () => {
+        const r = document.querySelectorAll('${REPLY}');
+        const last = r[r.length - 1];
+        if (last && last.dataset.status && last.dataset.status !== "streaming") done();
+        else setTimeout(check, 250);
+      };
+      check();`,
+    args: [],
+  });
+  const streamedMs = performance.now() - started;
+  const replies = await session.findAll(`${REPLY}[data-status]`);
+  const status = await session.attribute(replies[replies.length - 1], "data-status");
+  await shot(session, `bench-app-${model}`);
+  await session.clear(composer);
+  return {
+    model,
+    status,
+    streamed_s: round(streamedMs / 1000, 1),
+    key_echo_p95_ms: round([...echoes].sort((a, b) => a - b)[Math.floor(echoes.length * 0.95)] ?? NaN, 0),
+    key_echo_max_ms: round(Math.max(...echoes), 0),
+    keys: echoes.length,
+    engine_ratio: round(withWindow.decodeTps / alone.decodeTps),
+  };
+}
+
 async function setReplyShape(session) {
   await session.click(await session.waitFor('[data-testid="open-settings"]'));
   const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
@@ -174,6 +251,7 @@ async function setReplyShape(session) {
 }
 
 let idle = {};
+const hostile = [];
 async function windowRuns() {
   const dataDir = dataDirWith(MODEL, "hearth-bench-app-");
   const driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
@@ -202,6 +280,20 @@ async function windowRuns() {
       engine.push(engineReply(prompt));
       runs.push(await appReply(session, prompt, { measure: i === RUNS - 1 }));
     }
+    if (HOSTILE.length) {
+      const fake = await startFake(FAKE);
+      try {
+        const { id } = await addProvider(session, { name: "Hostile", url: fake.url, key: fake.key, models: HOSTILE.join(", ") });
+        await session.click(await session.waitFor('[data-testid="close-settings"]'));
+        for (const model of HOSTILE) {
+          const run = await hostileRun(session, id, model);
+          console.error(`hostile: ${JSON.stringify(run)}`);
+          hostile.push(run);
+        }
+      } finally {
+        fake.child.kill();
+      }
+    }
     return runs;
   } finally {
     await session.close().catch(() => {});
@@ -212,7 +304,7 @@ async function windowRuns() {
 
 // ---- the run ------------------------------------------------------------------------------------
 
-for (const [name, file] of [["HEARTH_APP_BINARY", APP], ["HEARTH_CLI_BINARY", CLI], ["HEARTH_TEST_MODEL", MODEL]]) {
+for (const [name, file] of [["HEARTH_APP_BINARY", APP], ["HEARTH_CLI_BINARY", CLI], ["HEARTH_TEST_MODEL", MODEL], ["HEARTH_FAKE_PROVIDER", FAKE]]) {
   assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist`);
 }
 
@@ -247,5 +339,8 @@ const result = {
   engine_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.engine), 2),
   webview_idle_cpu_share: round(idle.web ?? NaN),
   xvfb_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.xvfb), 2),
+  hostile_key_echo_p95_ms: hostile.length ? Math.max(...hostile.map((h) => h.key_echo_p95_ms)) : null,
+  hostile_engine_ratio: hostile.length ? Math.min(...hostile.map((h) => h.engine_ratio)) : null,
+  hostile,
 };
 console.log(JSON.stringify(result));

@@ -9,6 +9,8 @@ if [ -z "${HEARTH_BENCH_SESSION:-}" ]; then
 fi
 scripts/tauri.sh build --debug --no-bundle >&2
 cargo build -p hearth-cli >&2
+cargo build -p hearth-providers --example fake_provider >&2
+export HEARTH_FAKE_PROVIDER="$PWD/target/debug/examples/fake_provider"
 export HEARTH_APP_BINARY="$PWD/target/debug/hearth"
 export HEARTH_CLI_BINARY="$PWD/target/debug/hearth-cli"
 export HEARTH_TEST_MODEL="${HEARTH_TEST_MODEL:-$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"

@@ -8,6 +8,8 @@ export type FrameScheduler = {
   /** Runs `cb` after `ms` (a timer, no frame held open meanwhile); returns a handle. */
   after?: (cb: () => void, ms: number) => number;
   cancelAfter?: (handle: number) => void;
+  /** Brings layout up to date now (so an update's measured cost includes its layout). */
+  settle?: () => void;
 };
 
 export const animationFrames: FrameScheduler = {
@@ -16,6 +18,8 @@ export const animationFrames: FrameScheduler = {
   now: () => performance.now(),
   after: (cb, ms) => window.setTimeout(cb, ms),
   cancelAfter: (handle) => window.clearTimeout(handle),
+  // Reading a layout value lays the page out now instead of at the frame: no extra work.
+  settle: () => void document.documentElement.offsetHeight,
 };
 
 /** Reading needs no more than ~15 updates a second, and each update costs the web view a style,
@@ -79,6 +83,7 @@ export class DeltaBatcher {
     const now = this.#frames.now;
     const start = now?.() ?? 0;
     this.#flush(text);
+    this.#frames.settle?.();
     if (now) {
       const cost = now() - start;
       this.#lastAt = start;

@@ -1,4 +1,4 @@
-import { highlightCode, languageLabel } from './highlight';
+import { escapeHtml, highlightCode, languageLabel } from './highlight';
 
 // A fenced code block of a reply: a header with the language and a Copy button, then the code.
 // Built after sanitizing (a reply's own HTML may never hold a button), from the raw code, so
@@ -6,9 +6,10 @@ import { highlightCode, languageLabel } from './highlight';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
-/** The block for `code` fenced as `lang`; the copy button copies `pre code`'s text, the exact code. */
-export function codeBlock(code: string, lang: string): HTMLElement {
-  const { html, language } = highlightCode(code, lang);
+/** The block for `code` fenced as `lang` (unhighlighted if `plain`); the copy button copies
+ *  `pre code`'s text, the exact code. */
+export function codeBlock(code: string, lang: string, plain = false): HTMLElement {
+  const { html, language } = plain ? { html: escapeHtml(code), language: null } : highlightCode(code, lang);
   const block = element('div', 'code-block');
   block.dataset.testid = 'code-block';
 

@@ -82,24 +82,32 @@ export function renderMarkdown(source: string): string {
  * While a reply streams only its last block changes: the window keeps the DOM of the others, so
  * a frame's work stays the size of that block instead of growing with the whole reply.
  */
-export function renderBlocks(source: string): string[] {
+export function renderBlocks(source: string, { streaming = false } = {}): string[] {
   installHooks();
   const tokens = marked.lexer(source);
   // Reference-style links are defined anywhere in the reply and used in any block.
   const links = tokens.links;
   const context = Object.keys(links).length === 0 ? '' : JSON.stringify(links);
   const blocks: string[] = [];
-  for (const token of tokens) {
-    if (token.type === 'space' || token.type === 'def') continue;
-    blocks.push(blockCache.get(`${context}\u0000${token.raw}`, () => sanitizeBlock(Object.assign([token], { links }))));
-  }
+  const last = tokens.findLastIndex((t) => t.type !== 'space' && t.type !== 'def');
+  tokens.forEach((token, i) => {
+    if (token.type === 'space' || token.type === 'def') return;
+    // The code block being written is re-rendered at every update: past a size, highlighting it
+    // each time would cost more than the update itself, so it is highlighted once it is done.
+    const plain = streaming && i === last && token.type === 'code' && token.text.length > STREAMING_HIGHLIGHT_MAX;
+    const key = `${plain ? 'plain' : ''}\u0000${context}\u0000${token.raw}`;
+    blocks.push(blockCache.get(key, () => sanitizeBlock(Object.assign([token], { links }), plain)));
+  });
   return blocks;
 }
+
+/** A streaming code block longer than this is shown unhighlighted until it is complete. */
+export const STREAMING_HIGHLIGHT_MAX = 4_000;
 
 /** Finished blocks of the replies on show, looked up every frame while one streams. */
 const blockCache = new Lru<string>(2_000, 4_000_000);
 
-function sanitizeBlock(tokens: TokensList): string {
+function sanitizeBlock(tokens: TokensList, plainCode = false): string {
   const { html, placed } = parse(tokens);
   const fragment = DOMPurify.sanitize(html, {
     USE_PROFILES: { html: true },
@@ -109,7 +117,7 @@ function sanitizeBlock(tokens: TokensList): string {
     ALLOW_UNKNOWN_PROTOCOLS: false,
     RETURN_DOM_FRAGMENT: true,
   });
-  fillSlots(fragment, placed);
+  fillSlots(fragment, placed, plainCode);
   for (const table of fragment.querySelectorAll('table')) wrap(table, 'table-wrap');
   const host = document.createElement('div');
   host.append(fragment);
@@ -126,7 +134,7 @@ function parse(tokens: TokensList): { html: string; placed: Slot[] } {
 }
 
 /** Replace each placeholder in the fragment's text with the node its slot stands for. */
-function fillSlots(root: DocumentFragment, placed: Slot[]): void {
+function fillSlots(root: DocumentFragment, placed: Slot[], plainCode: boolean): void {
   if (placed.length === 0) return;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const texts: Text[] = [];
@@ -140,7 +148,7 @@ function fillSlots(root: DocumentFragment, placed: Slot[]): void {
       const slot = placed[Number(m[1])];
       if (!slot) continue;
       if (m.index > last) parts.append(text.data.slice(last, m.index));
-      parts.append(build(slot));
+      parts.append(build(slot, plainCode));
       last = m.index + m[0].length;
     }
     if (last < text.data.length) parts.append(text.data.slice(last));
@@ -151,8 +159,8 @@ function fillSlots(root: DocumentFragment, placed: Slot[]): void {
   }
 }
 
-function build(slot: Slot): Node {
-  return slot.kind === 'code' ? codeBlock(slot.code, slot.lang) : renderMath(slot.tex, slot.display);
+function build(slot: Slot, plainCode: boolean): Node {
+  return slot.kind === 'code' ? codeBlock(slot.code, slot.lang, plainCode) : renderMath(slot.tex, slot.display);
 }
 
 /** Put `el` inside a new <div class=…> (a wide table scrolls in it). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderBlocks, renderMarkdown } from '../../src/lib/markdown';
+import { STREAMING_HIGHLIGHT_MAX, renderBlocks, renderMarkdown } from '../../src/lib/markdown';
 
 /** Render, then parse the result back into a DOM fragment for structural assertions. */
 function rendered(source: string): HTMLElement {
@@ -155,5 +155,23 @@ describe('renderBlocks: one string per top-level block', () => {
     const after = renderBlocks(grown);
     for (let i = 0; i < unchanged; i++) expect(after[i]).toBe(before[i]);
     expect(after[unchanged]).not.toBe(before[unchanged]);
+  });
+});
+
+describe('renderBlocks while streaming: a long open code block is highlighted once done', () => {
+  const code = (lines: number) => Array.from({ length: lines }, (_, i) => `let x${i} = ${i};`).join('\n');
+  const long = code(Math.ceil(STREAMING_HIGHLIGHT_MAX / 12) + 10);
+  it.each([
+    ['a short block streaming', `\`\`\`rust\n${code(5)}`, true, true],
+    ['a long block streaming', `\`\`\`rust\n${long}`, true, false],
+    ['a long block once done', `\`\`\`rust\n${long}\n\`\`\``, false, true],
+    ['a long block that is not the last one', `\`\`\`rust\n${long}\n\`\`\`\n\nAfter.`, true, true],
+  ])('%s: highlighted %s', (_, source, streaming, highlighted) => {
+    const blocks = renderBlocks(source, { streaming });
+    expect(blocks[0]).toContain('data-testid="code-block"');
+    expect(blocks[0].includes('hljs-keyword')).toBe(highlighted);
+    // The same code either way: only the colouring differs.
+    const text = (html: string) => Object.assign(document.createElement('div'), { innerHTML: html }).querySelector('code')!.textContent;
+    expect(text(blocks[0])).toBe(text(renderBlocks(source)[0]));
   });
 });

@@ -13,6 +13,7 @@
 //! | `malformed`    | a word, then an event that is not JSON                          |
 //! | `error-event`  | a word, then the API's in-stream error event                    |
 //! | `endless`      | a word every 20 ms until the client hangs up                    |
+//! | `hostile-line`, `hostile-table`, `hostile-code`, `hostile-lists` | Markdown a window finds hard to stream (20,000 tokens of one line, a 500-row table, 5,000 lines of code, lists nested 200 deep), ~4 characters per event, 500 events a second (make bench-app); a short title when asked for ≤ 64 tokens |
 //! | anything else  | 404, model not found                                            |
 //!
 //! Any request without the right key gets the API's 401. Used by the tests and, as the
@@ -165,6 +166,29 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
             };
             vec![opening(api), delta(api, "Hello "), event]
         }
+        hostile if hostile.starts_with("hostile-") => {
+            // A chat's title is asked for with a few tokens: answered as a model would, so the
+            // bench's next reply does not stream beside a second hostile one.
+            let limit = body["max_completion_tokens"].as_u64().or(body["max_tokens"].as_u64()).unwrap_or(u64::MAX);
+            let text = if limit <= 64 { Some("Hostile Markdown".to_owned()) } else { hostile_markdown(hostile) };
+            let Some(text) = text else {
+                return error(api, 404, "not_found_error", &format!("The model `{model}` does not exist."));
+            };
+            let pieces: Vec<String> = text
+                .chars()
+                .collect::<Vec<_>>()
+                .chunks(4)
+                .map(|c| c.iter().collect())
+                .collect();
+            let mut events = vec![opening(api)];
+            events.extend(pieces.iter().map(|p| delta(api, p)));
+            events.extend(end(api, "stop"));
+            let body = stream::iter(events).then(|event| async move {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Ok::<_, Infallible>(Bytes::from(event))
+            });
+            return sse(body.boxed());
+        }
         "endless" => {
             let guard = HangUp(record.clone());
             let body = stream::unfold((0usize, guard), move |(n, guard)| async move {
@@ -181,6 +205,23 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
         }
     };
     sse(stream::iter(events.into_iter().map(|e| Ok::<_, Infallible>(Bytes::from(e)))).boxed())
+}
+
+/// What the `hostile-*` models write.
+fn hostile_markdown(model: &str) -> Option<String> {
+    Some(match model {
+        "hostile-line" => "lorem".repeat(20_000),
+        "hostile-table" => {
+            let rows: String = (0..500).map(|i| format!("| {i} | cell {i} | *more* {i} |\n")).collect();
+            format!("| n | text | more |\n|---|---|---|\n{rows}")
+        }
+        "hostile-code" => {
+            let lines: String = (0..5_000).map(|i| format!("let x{i} = {i};\n")).collect();
+            format!("```rust\n{lines}```\n")
+        }
+        "hostile-lists" => (0..200).map(|depth| format!("{}- level {depth}\n", "  ".repeat(depth))).collect(),
+        _ => return None,
+    })
 }
 
 /// Marks the record when the stream holding it is dropped: the client hung up.
