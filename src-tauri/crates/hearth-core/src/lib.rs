@@ -33,4 +33,4 @@ pub use search::{SearchHit, SnippetPart};
 pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};
-pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent};
+pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent, WINDOW_UPDATE_INTERVAL};

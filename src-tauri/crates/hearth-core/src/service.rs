@@ -6,6 +6,11 @@ use std::time::Duration;
 
 use tokio::time::{Instant, MissedTickBehavior};
 
+/// How often a streaming reply's text is handed to the window (and the engine's process sends
+/// it): ~15 times a second is all reading needs (the window paces itself likewise, see
+/// ui/src/lib/batcher.ts), and each hand-over costs the web view a script, a layout and a paint.
+pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(66);
+
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId,
     MessageStatus, ModelTarget, ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage,
@@ -198,6 +203,11 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
 
         let mut text = reply.content.clone();
         let mut unsaved = false;
+        // Deltas reach the window at most every WINDOW_UPDATE_INTERVAL (the first at once): a
+        // provider may send hundreds of events a second, each an IPC message and a script for
+        // the web view, on the cores the model needs.
+        let mut unsent = String::new();
+        let mut last_sent: Option<Instant> = None;
         let mut flush = tokio::time::interval_at(Instant::now() + self.flush_every, self.flush_every);
         flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let outcome = loop {
@@ -206,12 +216,21 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     Some(GenEvent::Delta(delta)) => {
                         text.push_str(&delta);
                         unsaved = true;
-                        on_event(TurnEvent::Delta(delta));
+                        unsent.push_str(&delta);
+                        if last_sent.is_none_or(|at| at.elapsed() >= WINDOW_UPDATE_INTERVAL) {
+                            on_event(TurnEvent::Delta(std::mem::take(&mut unsent)));
+                            last_sent = Some(Instant::now());
+                        }
                     }
                     Some(GenEvent::Finished { reason, stats }) => break Ok((reason, stats)),
                     Some(GenEvent::Failed(error)) => break Err(error),
                     None => break Err(BackendError::EngineGone),
                 },
+                _ = tokio::time::sleep_until(last_sent.unwrap_or_else(Instant::now) + WINDOW_UPDATE_INTERVAL),
+                    if !unsent.is_empty() => {
+                    on_event(TurnEvent::Delta(std::mem::take(&mut unsent)));
+                    last_sent = Some(Instant::now());
+                }
                 _ = flush.tick(), if unsaved => {
                     // A failed flush is not fatal: the final save below reports the problem.
                     match store.update_reply(reply.id, &text, MessageStatus::Streaming, None).await {
@@ -221,6 +240,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 }
             }
         };
+        if !unsent.is_empty() {
+            on_event(TurnEvent::Delta(unsent));
+        }
 
         match outcome {
             Ok((reason, mut stats)) => {

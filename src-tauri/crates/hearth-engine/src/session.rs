@@ -320,9 +320,8 @@ struct Outbox {
     last_sent: Option<Instant>,
 }
 
-/// The window shows at most ~15 updates a second (ui/src/lib/batcher.ts); each delta sent is an
-/// IPC message for the app and a script for the web view to run, taken from the model's cores.
-const DELTA_INTERVAL: Duration = Duration::from_millis(66);
+/// As often as the window takes text (each frame sent wakes the app, on the model's cores).
+const DELTA_INTERVAL: Duration = hearth_core::WINDOW_UPDATE_INTERVAL;
 
 impl Outbox {
     fn new() -> Self {

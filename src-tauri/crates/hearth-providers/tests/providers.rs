@@ -252,3 +252,29 @@ async fn a_broken_reply_keeps_its_text_in_the_history() {
     assert_eq!(last.model.as_deref(), Some("cut (anthropic)"));
     assert_eq!(saved[1].model.as_deref(), Some("echo (openai)"), "the earlier reply keeps its model");
 }
+
+#[tokio::test]
+async fn a_burst_of_events_reaches_the_window_in_a_few_paced_deltas() {
+    let (url, _record) = fake::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap());
+    let service = ChatService::new(Arc::new(providers(&url)), store.clone());
+    let chat = store.create_chat().await.unwrap().id;
+    store.set_chat_target(chat, &ModelTarget::Remote { provider: "openai".into(), model: "echo".into() }).await.unwrap();
+    // 800 words (the fake's context is 4,096 tokens): ~800 events from the server at once.
+    let long: String = (0..800).map(|i| format!("w{i} ")).collect();
+    let mut deltas = Vec::new();
+    let on_event = |event| {
+        if let hearth_core::TurnEvent::Delta(text) = event {
+            deltas.push((std::time::Instant::now(), text));
+        }
+    };
+    let reply = service.run(chat, Turn::Send { content: long.trim() }, SamplingParams::default(), on_event).await.unwrap();
+    let shown: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(shown, reply.content, "every word reaches the window, in order");
+    assert!(deltas.len() < 30, "{} deltas for one burst", deltas.len());
+    for pair in deltas.windows(2).take(deltas.len().saturating_sub(2)) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(gap >= hearth_core::WINDOW_UPDATE_INTERVAL - Duration::from_millis(5), "deltas {gap:?} apart");
+    }
+}
