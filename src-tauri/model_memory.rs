@@ -180,6 +180,7 @@ mod tests {
             n_ctx: 4096,
             n_ctx_train: 8192,
             n_threads: 2,
+            n_threads_batch: 2,
             notice: None,
         };
         loaded_ok(&store, &info).await.unwrap();

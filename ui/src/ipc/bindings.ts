@@ -121,7 +121,15 @@ nCtx: number,
 /**
  * The context length the model was trained for.
  */
-nCtxTrain: number, nThreads: number, 
+nCtxTrain: number, 
+/**
+ * Threads writing the reply (one token at a time).
+ */
+nThreads: number, 
+/**
+ * Threads reading the prompt.
+ */
+nThreadsBatch: number, 
 /**
  * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
  */

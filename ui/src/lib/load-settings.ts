@@ -32,7 +32,7 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
   },
   nThreads: {
     label: 'CPU threads',
-    help: 'Threads that read the prompt and generate on the CPU; auto uses one per physical core.',
+    help: 'Threads on the CPU. Auto reads the prompt on every physical core and writes the reply on one fewer: writing waits for its slowest thread, so a thread that has to share its core with the window or another program holds up all the others (on 2 cores, 2 threads wrote at 0.77 of their speed beside the window; 1 thread wrote as fast alone and kept 0.95). A number here is used for both.',
     control: { kind: 'auto' },
   },
   nBatch: {
@@ -106,7 +106,7 @@ export function inUse(key: LoadKey, model: ModelInfo): string {
     const length = `${formatNumber(model.nCtx)} of ${formatNumber(model.nCtxTrain)} trained`;
     return auto ? `Auto (${length})` : length;
   }
-  if (key === 'nThreads') return auto ? `Auto (${model.nThreads})` : String(model.nThreads);
+  if (key === 'nThreads') return auto ? `Auto (${model.nThreads} writing, ${model.nThreadsBatch} reading the prompt)` : String(model.nThreads);
   if (key === 'chatTemplate') return auto ? "The model's own" : 'Override';
   const text = formatLoadValue(key, model.load[key]);
   return text.charAt(0).toUpperCase() + text.slice(1);

@@ -89,7 +89,8 @@ export function renderBlocks(source: string, { streaming = false } = {}): string
   const links = tokens.links;
   const context = Object.keys(links).length === 0 ? '' : JSON.stringify(links);
   const blocks: string[] = [];
-  const last = tokens.findLastIndex((t) => t.type !== 'space' && t.type !== 'def');
+  let last = tokens.length - 1;
+  while (last >= 0 && (tokens[last].type === 'space' || tokens[last].type === 'def')) last--;
   tokens.forEach((token, i) => {
     if (token.type === 'space' || token.type === 'def') return;
     // The code block being written is re-rendered at every update: past a size, highlighting it

@@ -188,7 +188,10 @@ pub struct ModelInfo {
     pub n_ctx: u32,
     /// The context length the model was trained for.
     pub n_ctx_train: u32,
+    /// Threads writing the reply (one token at a time).
     pub n_threads: u32,
+    /// Threads reading the prompt.
+    pub n_threads_batch: u32,
     /// What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
     #[ts(optional)]
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -24,13 +24,36 @@ pub(crate) fn model_params(load: &LoadParams) -> LlamaModelParams {
 /// What the automatic choices resolved to for one model on this machine.
 pub(crate) struct Resolved {
     pub n_ctx: u32,
-    pub n_threads: u32,
+    pub threads: Threads,
+}
+
+/// llama.cpp's threads: `decode` writes the reply one token at a time, `batch` reads the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threads {
+    pub decode: u32,
+    pub batch: u32,
+}
+
+impl Threads {
+    /// The user's choice (both), or the automatic one for `physical` cores. Writing a reply is
+    /// bound by memory bandwidth and synchronises its threads at every layer: when the window
+    /// (or anything else) takes part of a core, a thread that waits for it stalls all the others.
+    /// So one core is left to the rest of the machine. Measured by make bench-app on 2 cores with
+    /// SmolLM2: 1 decode thread ran as fast as 2 alone (127 vs 126–139 tok/s), and 0.95 of that
+    /// in the window where 2 threads ran at 0.77. Reading the prompt is compute-bound and short,
+    /// so it uses every core.
+    pub fn choose(user: Option<u32>, physical: u32) -> Threads {
+        match user {
+            Some(n) => Threads { decode: n, batch: n },
+            None => Threads { decode: physical.saturating_sub(1).max(1), batch: physical.max(1) },
+        }
+    }
 }
 
 /// The context parameters for `model`, and what `load`'s automatic choices resolved to.
 pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel) -> (Resolved, LlamaContextParams) {
     let n_ctx = load.n_ctx.unwrap_or_else(|| default_n_ctx(model, load.kv_cache_type, available_memory()));
-    let n_threads = load.n_threads.unwrap_or_else(physical_cores);
+    let threads = Threads::choose(load.n_threads, physical_cores());
     let flash = match load.flash_attention {
         FlashAttention::Auto => -1,
         FlashAttention::Off => 0,
@@ -41,12 +64,12 @@ pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel) -> (Resolved
         .with_n_ctx(NonZeroU32::new(n_ctx))
         .with_n_batch(load.n_batch)
         .with_n_ubatch(load.n_ubatch)
-        .with_n_threads(n_threads as i32)
-        .with_n_threads_batch(n_threads as i32)
+        .with_n_threads(threads.decode as i32)
+        .with_n_threads_batch(threads.batch as i32)
         .with_flash_attention_policy(flash)
         .with_type_k(kv)
         .with_type_v(kv);
-    (Resolved { n_ctx, n_threads }, params)
+    (Resolved { n_ctx, threads }, params)
 }
 
 fn llama_kv_type(kv: KvType) -> KvCacheType {
@@ -102,4 +125,26 @@ pub fn gpu_free_memory() -> Option<u64> {
         .map(|d| d.memory_free as u64)
         .collect();
     (!gpus.is_empty()).then(|| gpus.iter().sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Threads;
+
+    #[test]
+    fn automatic_threads_leave_a_core_for_the_window_while_writing() {
+        let cases = [
+            // (user's choice, physical cores) → (decode, batch)
+            (None, 1, (1, 1)),
+            (None, 2, (1, 2)),
+            (None, 4, (3, 4)),
+            (None, 16, (15, 16)),
+            (None, 0, (1, 1)),
+            (Some(2), 2, (2, 2)),
+            (Some(6), 16, (6, 6)),
+        ];
+        for (user, physical, (decode, batch)) in cases {
+            assert_eq!(Threads::choose(user, physical), Threads { decode, batch }, "{user:?} on {physical} cores");
+        }
+    }
 }

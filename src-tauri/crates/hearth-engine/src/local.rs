@@ -314,11 +314,12 @@ fn serve(
         load: params.clone(),
         n_ctx: resolved.n_ctx,
         n_ctx_train: model.n_ctx_train(),
-        n_threads: resolved.n_threads,
+        n_threads: resolved.threads.decode,
+        n_threads_batch: resolved.threads.batch,
         notice: (params.chat_template.is_none() && model.chat_template(None).is_err())
             .then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
     };
-    tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, ?params, "model loaded");
+    tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
     let _ = reply.send(Ok(info));
 
