@@ -20,6 +20,9 @@ type Stream = {
   replySiblings: number[];
   replyParent: number | null;
   userSaved: boolean;
+  /** The chat list is read again at the first token: not while the model reads the prompt,
+   *  which shares the cores with the window (make bench-app). */
+  refreshChatsAtFirstToken: boolean;
   done: boolean;
 };
 
@@ -301,6 +304,7 @@ export class ChatStore {
       replySiblings: turn.kind === 'regenerate' ? (original?.siblings ?? []) : [],
       replyParent: turn.kind === 'regenerate' ? (original?.parentId ?? null) : null,
       userSaved: false,
+      refreshChatsAtFirstToken: false,
       done: false,
     };
     this.#stream = stream;
@@ -408,7 +412,7 @@ export class ChatStore {
         stream.userSaved = true;
         stream.replyParent = event.data.message.id;
         this.#upsert(stream.chatId, event.data.message, PENDING_USER_ID);
-        void this.refreshChats(); // the backend may have titled the chat from this message
+        stream.refreshChatsAtFirstToken = true; // the backend may have titled the chat from this message
         break;
       }
       case 'replyStarted': {
@@ -419,6 +423,10 @@ export class ChatStore {
       }
       case 'delta':
         this.#batcher.push(event.data.text);
+        if (stream.refreshChatsAtFirstToken) {
+          stream.refreshChatsAtFirstToken = false;
+          void this.refreshChats();
+        }
         break;
       case 'finished':
         this.#batcher.flush();
