@@ -32,7 +32,7 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
   },
   nThreads: {
     label: 'CPU threads',
-    help: 'Threads on the CPU. Auto reads the prompt on every physical core and writes the reply on one fewer: writing waits for its slowest thread, so a thread that has to share its core with the window or another program holds up all the others (on 2 cores, 2 threads wrote at 0.77 of their speed beside the window; 1 thread wrote as fast alone and kept 0.95). A number here is used for both.',
+    help: 'Auto reads the prompt on every physical core and writes the reply on one fewer, leaving a core to the window: writing waits for its slowest thread, so one sharing its core stalls the rest. A number is used for both.',
     control: { kind: 'auto' },
   },
   nBatch: {
