@@ -27,6 +27,11 @@ const PROMPTS = [
   "Tell me everything you know about the history of bread.",
 ];
 const WARMUP = "Say hello.";
+/** A pasted document (~1,300 tokens, one line: hearth-cli takes a turn per line): time to first
+ *  token when reading the prompt, not fixed costs, is most of the wait. */
+const LONG_PROMPT = "Summarise the following notes in three sentences. " +
+  Array.from({ length: 40 }, (_, i) => `Note ${i + 1}: the harbour crew logged ${i * 7 + 3} crates of tea, ${i * 3 + 11} barrels of oil and ${i + 2} sacks of grain, and the tide turned at ${(i % 12) + 1} o'clock.`).join(" ");
+const LONG_RUNS = Number(process.env.BENCH_LONG_RUNS || 2);
 /** The fake provider's models that stream Markdown a window finds hard (BENCH_HOSTILE=0 skips them). */
 const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : ["hostile-line", "hostile-table", "hostile-code", "hostile-lists"];
 /** The engine's reply while the window renders one of them. */
@@ -137,7 +142,13 @@ async function appReply(session, prompt, { measure }) {
   await session.click(await session.waitFor('[data-testid="new-chat"]'));
   while ((await session.findAll('[data-testid="message"]')).length) await sleep(100); // the new chat is on show
   const composer = await session.waitFor('[data-testid="composer"]');
-  await session.type(composer, prompt);
+  if (prompt.length > 500) {
+    // A paste, not typing: set the text and say so, as the clipboard would.
+    const set = "const [el, text] = arguments; el.value = text; el.dispatchEvent(new Event('input', { bubbles: true }));";
+    await session.cmd("POST", "/execute/sync", { script: set, args: [{ "element-6066-11e4-a52e-4f735466cecf": composer }, prompt] });
+  } else {
+    await session.type(composer, prompt);
+  }
   const pids = appProcesses();
   const before = cpuOf(pids);
   const wallBefore = Date.now();
@@ -252,6 +263,9 @@ async function setReplyShape(session) {
 
 let idle = {};
 const hostile = [];
+const engineLong = [];
+const idleEchoes = [];
+const appLong = [];
 async function windowRuns() {
   const dataDir = dataDirWith(MODEL, "hearth-bench-app-");
   const driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
@@ -280,11 +294,22 @@ async function windowRuns() {
       engine.push(engineReply(prompt));
       runs.push(await appReply(session, prompt, { measure: i === RUNS - 1 }));
     }
+    for (let i = 0; i < LONG_RUNS; i++) {
+      engineLong.push(engineReply(LONG_PROMPT));
+      appLong.push(await appReply(session, LONG_PROMPT, { measure: false }));
+    }
     if (HOSTILE.length) {
       const fake = await startFake(FAKE);
       try {
         const { id } = await addProvider(session, { name: "Hostile", url: fake.url, key: fake.key, models: HOSTILE.join(", ") });
         await session.click(await session.waitFor('[data-testid="close-settings"]'));
+        // The same measure at rest: WebDriver's own round trip is in every figure.
+        const composer = await session.waitFor('[data-testid="composer"]');
+        for (let i = 0; i < 20; i++) {
+          idleEchoes.push(await keyEcho(session, composer));
+          await sleep(100);
+        }
+        await session.clear(composer);
         for (const model of HOSTILE) {
           const run = await hostileRun(session, id, model);
           console.error(`hostile: ${JSON.stringify(run)}`);
@@ -311,7 +336,8 @@ for (const [name, file] of [["HEARTH_APP_BINARY", APP], ["HEARTH_CLI_BINARY", CL
 const engine = [];
 const app = await windowRuns();
 for (const run of engine) console.error(`engine: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.tokens} tokens at ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
-for (const run of app) {
+for (const run of engineLong) console.error(`engine, long prompt: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), TTFT ${run.ttftMs} ms`);
+for (const run of [...app, ...appLong]) {
   console.error(`window: ${run.status} [${run.detail.replace(/\s+/g, ' ')}], ${run.tokens} tokens at ${round(run.decodeTps, 1)} tok/s painted (stats line ${run.statsTps}), ` +
     `TTFT ${round(run.ttftMs, 0)} ms (engine ${run.statsTtftMs} ms), ${round(run.updatesPerSecond, 1)} updates/s, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
 }
@@ -333,12 +359,17 @@ const result = {
   app_decode_ratio: round(median(app.map((r, i) => r.decodeTps / engine[i].decodeTps))),
   app_ttft_ratio: round(median(app.map((r, i) => r.ttftMs / engine[i].ttftMs))),
   app_engine_ttft_ms: round(pick(app, (r) => r.statsTtftMs), 1),
+  long_prompt_tokens: engineLong[0]?.promptTokens ?? null,
+  long_engine_ttft_ms: engineLong.length ? round(pick(engineLong, (r) => r.ttftMs), 1) : null,
+  long_app_ttft_ms: appLong.length ? round(pick(appLong, (r) => r.ttftMs), 1) : null,
+  long_app_ttft_ratio: appLong.length ? round(median(appLong.map((r, i) => r.ttftMs / engineLong[i].ttftMs))) : null,
   stats_line_vs_painted: round(pick(app, (r) => r.statsTps / r.decodeTps)),
   webview_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.web), 2),
   app_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.app), 2),
   engine_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.engine), 2),
   webview_idle_cpu_share: round(idle.web ?? NaN),
   xvfb_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.xvfb), 2),
+  key_echo_idle_p95_ms: idleEchoes.length ? round([...idleEchoes].sort((a, b) => a - b)[Math.floor(idleEchoes.length * 0.95)], 0) : null,
   hostile_key_echo_p95_ms: hostile.length ? Math.max(...hostile.map((h) => h.key_echo_p95_ms)) : null,
   hostile_engine_ratio: hostile.length ? Math.min(...hostile.map((h) => h.engine_ratio)) : null,
   hostile,
