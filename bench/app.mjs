@@ -295,8 +295,10 @@ async function windowRuns() {
       runs.push(await appReply(session, prompt, { measure: i === RUNS - 1 }));
     }
     for (let i = 0; i < LONG_RUNS; i++) {
-      engineLong.push(engineReply(LONG_PROMPT));
-      appLong.push(await appReply(session, LONG_PROMPT, { measure: false }));
+      // Each run its own document: the engine keeps the last prompt's cache across chats.
+      const prompt = `Document ${i + 1}. ${LONG_PROMPT}`;
+      engineLong.push(engineReply(prompt));
+      appLong.push(await appReply(session, prompt, { measure: false }));
     }
     if (HOSTILE.length) {
       const fake = await startFake(FAKE);
@@ -336,7 +338,7 @@ for (const [name, file] of [["HEARTH_APP_BINARY", APP], ["HEARTH_CLI_BINARY", CL
 const engine = [];
 const app = await windowRuns();
 for (const run of engine) console.error(`engine: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.tokens} tokens at ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
-for (const run of engineLong) console.error(`engine, long prompt: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), TTFT ${run.ttftMs} ms`);
+for (const run of engineLong) console.error(`engine, long prompt: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
 for (const run of [...app, ...appLong]) {
   console.error(`window: ${run.status} [${run.detail.replace(/\s+/g, ' ')}], ${run.tokens} tokens at ${round(run.decodeTps, 1)} tok/s painted (stats line ${run.statsTps}), ` +
     `TTFT ${round(run.ttftMs, 0)} ms (engine ${run.statsTtftMs} ms), ${round(run.updatesPerSecond, 1)} updates/s, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
@@ -362,6 +364,9 @@ const result = {
   long_prompt_tokens: engineLong[0]?.promptTokens ?? null,
   long_engine_ttft_ms: engineLong.length ? round(pick(engineLong, (r) => r.ttftMs), 1) : null,
   long_app_ttft_ms: appLong.length ? round(pick(appLong, (r) => r.ttftMs), 1) : null,
+  long_engine_decode_tps: engineLong.length ? round(pick(engineLong, (r) => r.decodeTps), 2) : null,
+  long_app_decode_tps: appLong.length ? round(pick(appLong, (r) => r.decodeTps), 2) : null,
+  long_app_decode_ratio: appLong.length ? round(median(appLong.map((r, i) => r.decodeTps / engineLong[i].decodeTps))) : null,
   long_app_ttft_ratio: appLong.length ? round(median(appLong.map((r, i) => r.ttftMs / engineLong[i].ttftMs))) : null,
   stats_line_vs_painted: round(pick(app, (r) => r.statsTps / r.decodeTps)),
   webview_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.web), 2),

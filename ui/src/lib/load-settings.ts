@@ -32,7 +32,7 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
   },
   nThreads: {
     label: 'CPU threads',
-    help: 'Auto reads the prompt on every physical core and writes the reply on one fewer, leaving a core to the window: writing waits for its slowest thread, so one sharing its core stalls the rest. A number is used for both.',
+    help: 'Threads that read the prompt and write the reply on the CPU; auto uses one per physical core. Writing waits for its slowest thread: while another program keeps a core busy, one thread fewer can be faster.',
     control: { kind: 'auto' },
   },
   nBatch: {
@@ -106,7 +106,10 @@ export function inUse(key: LoadKey, model: ModelInfo): string {
     const length = `${formatNumber(model.nCtx)} of ${formatNumber(model.nCtxTrain)} trained`;
     return auto ? `Auto (${length})` : length;
   }
-  if (key === 'nThreads') return auto ? `Auto (${model.nThreads} writing, ${model.nThreadsBatch} reading the prompt)` : String(model.nThreads);
+  if (key === 'nThreads') {
+    const used = model.nThreads === model.nThreadsBatch ? String(model.nThreads) : `${model.nThreads} writing, ${model.nThreadsBatch} reading the prompt`;
+    return auto ? `Auto (${used})` : used;
+  }
   if (key === 'chatTemplate') return auto ? "The model's own" : 'Override';
   const text = formatLoadValue(key, model.load[key]);
   return text.charAt(0).toUpperCase() + text.slice(1);

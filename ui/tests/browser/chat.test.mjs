@@ -708,7 +708,7 @@ describe('Settings scopes, presets and the Model group', () => {
       const group = await showModelGroup(page);
       assert.equal(await text(group.getByTestId('load-model-name')), MODEL.name);
       assert.equal(await text(group.getByTestId('note-nCtx')), 'In use: Auto (8,192 of 8,192 trained)');
-      assert.equal(await text(group.getByTestId('note-nThreads')), 'In use: Auto (7 writing, 8 reading the prompt)');
+      assert.equal(await text(group.getByTestId('note-nThreads')), 'In use: Auto (8)');
       assert.equal(await text(group.getByTestId('default-nCtx')), 'Default auto');
       assert.equal(await group.getByTestId('reload-notice').count(), 0);
       assert.equal(await group.getByTestId('reset-nCtx').isDisabled(), true);

@@ -327,7 +327,7 @@ export function installMockTauri(config) {
     const nCtxTrain = file.nCtxTrain ?? 8192;
     return {
       name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load),
-      nCtx: load.nCtx ?? Math.min(nCtxTrain, 32768), nCtxTrain, nThreads: load.nThreads ?? Math.max(1, PHYSICAL_CORES - 1),
+      nCtx: load.nCtx ?? Math.min(nCtxTrain, 32768), nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
       nThreadsBatch: load.nThreads ?? PHYSICAL_CORES,
       ...(file.notice ? { notice: file.notice } : {}),
     };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadParams } from '../../src/ipc/settings-types';
+import type { ModelInfo } from '../../src/ipc/bindings';
 import {
   LOAD_FIELDS,
   LOAD_KEYS,
@@ -50,10 +51,11 @@ table('formatLoadValue: the default shown next to a field', ([key, value]: [Load
   [['chatTemplate', '{{ x }}'], 'override'],
 ]);
 
-table('inUse: what the loaded model runs with, "auto" resolved', ([key, load]: [LoadKey, LoadParams]) => inUse(key, model(load)), [
+table('inUse: what the loaded model runs with, "auto" resolved', ([key, load, over]: [LoadKey, LoadParams, Partial<ModelInfo>?]) => inUse(key, model(load, over)), [
   [['nCtx', loadParams()], 'Auto (8,192 of 8,192 trained)'],
   [['nCtx', loadParams({ nCtx: 4096 })], '4,096 of 8,192 trained'],
-  [['nThreads', loadParams()], 'Auto (7 writing, 8 reading the prompt)'],
+  [['nThreads', loadParams()], 'Auto (8)'],
+  [['nThreads', loadParams(), { nThreadsBatch: 16 }], 'Auto (8 writing, 16 reading the prompt)'],
   [['nThreads', loadParams({ nThreads: 4 })], '4'],
   [['nGpuLayers', loadParams()], 'Auto'],
   [['nGpuLayers', loadParams({ nGpuLayers: 0 })], 'None'],
@@ -69,7 +71,7 @@ table(
     [['nCtx', loadParams(), loadParams()], { text: 'In use: Auto (8,192 of 8,192 trained)', pending: false }],
     [['nCtx', loadParams({ nCtx: 4096 }), loadParams()], { text: 'In use until reload: Auto (8,192 of 8,192 trained)', pending: true }],
     [['nCtx', loadParams(), loadParams({ nCtx: 2048 })], { text: 'In use until reload: 2,048 of 8,192 trained', pending: true }],
-    [['nThreads', loadParams(), loadParams()], { text: 'In use: Auto (7 writing, 8 reading the prompt)', pending: false }],
+    [['nThreads', loadParams(), loadParams()], { text: 'In use: Auto (8)', pending: false }],
     [['nBatch', loadParams(), loadParams()], null],
     [['kvCacheType', loadParams({ kvCacheType: 'q4_0' }), loadParams()], { text: 'In use until reload: F16', pending: true }],
     [['useMmap', loadParams({ useMmap: false }), loadParams()], { text: 'In use until reload: On', pending: true }],
@@ -92,7 +94,7 @@ table('fromChoice', ([choice, custom]: [AutoChoice, number]) => fromChoice(choic
 
 table('customStart: a Custom number starts at what is in use', ([key, load]: [LoadKey, LoadParams]) => customStart(key, model(load)), [
   [['nCtx', loadParams()], 8192],
-  [['nThreads', loadParams()], 7],
+  [['nThreads', loadParams()], 8],
   [['nGpuLayers', loadParams()], 32],
   [['nGpuLayers', loadParams({ nGpuLayers: 0 })], 32],
   [['nGpuLayers', loadParams({ nGpuLayers: 20 })], 20],

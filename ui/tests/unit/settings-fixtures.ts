@@ -77,7 +77,7 @@ export function loadParams(over: Partial<LoadParams> = {}): LoadParams {
   return { ...LOAD_DEFAULTS, ...over };
 }
 
-/** A model loaded with `load`; "auto" resolved to 8192 tokens of 8192 trained and 7 threads writing, 8 reading. */
+/** A model loaded with `load`; "auto" resolved to 8192 tokens of 8192 trained and 8 threads. */
 export function model(load: LoadParams = loadParams(), over: Partial<ModelInfo> = {}): ModelInfo {
   return {
     name: 'Tiny-1B-Q4_K_M',
@@ -86,7 +86,7 @@ export function model(load: LoadParams = loadParams(), over: Partial<ModelInfo> 
     load,
     nCtx: load.nCtx ?? 8192,
     nCtxTrain: 8192,
-    nThreads: load.nThreads ?? 7,
+    nThreads: load.nThreads ?? 8,
     nThreadsBatch: load.nThreads ?? 8,
     ...over,
   };

@@ -35,18 +35,16 @@ pub struct Threads {
 }
 
 impl Threads {
-    /// The user's choice (both), or the automatic one for `physical` cores. Writing a reply is
-    /// bound by memory bandwidth and synchronises its threads at every layer: when the window
-    /// (or anything else) takes part of a core, a thread that waits for it stalls all the others.
-    /// So one core is left to the rest of the machine. Measured by make bench-app on 2 cores with
-    /// SmolLM2: 1 decode thread ran as fast as 2 alone (127 vs 126–139 tok/s), and 0.95 of that
-    /// in the window where 2 threads ran at 0.77. Reading the prompt is compute-bound and short,
-    /// so it uses every core.
+    /// The user's choice, or one thread per physical core, for both. Measured by make bench-app
+    /// on 2 cores with SmolLM2 (docs/benchmarks.md): writing on one thread fewer than the cores
+    /// kept 0.95 of the engine's speed in the window where all cores kept 0.8, but only because
+    /// this tiny model writes as fast on one thread at a short context (127 vs 126–142 tok/s);
+    /// at a 1,800-token context one thread wrote 41 tok/s alone where two wrote 60–67, and in the
+    /// window 44 where two wrote 48 — and a larger model needs the compute more. So every core
+    /// writes; machines with more cores could not be measured here.
     pub fn choose(user: Option<u32>, physical: u32) -> Threads {
-        match user {
-            Some(n) => Threads { decode: n, batch: n },
-            None => Threads { decode: physical.saturating_sub(1).max(1), batch: physical.max(1) },
-        }
+        let n = user.unwrap_or(physical).max(1);
+        Threads { decode: n, batch: n }
     }
 }
 
@@ -132,13 +130,12 @@ mod tests {
     use super::Threads;
 
     #[test]
-    fn automatic_threads_leave_a_core_for_the_window_while_writing() {
+    fn automatic_threads_are_the_physical_cores() {
         let cases = [
             // (user's choice, physical cores) → (decode, batch)
             (None, 1, (1, 1)),
-            (None, 2, (1, 2)),
-            (None, 4, (3, 4)),
-            (None, 16, (15, 16)),
+            (None, 2, (2, 2)),
+            (None, 16, (16, 16)),
             (None, 0, (1, 1)),
             (Some(2), 2, (2, 2)),
             (Some(6), 16, (6, 6)),
