@@ -7,9 +7,9 @@ use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
 
 /// How often a streaming reply's text is handed to the window (and the engine's process sends
-/// it): ~15 times a second is all reading needs (the window paces itself likewise, see
+/// it): ~10 times a second is all reading needs (the window paces itself likewise, see
 /// ui/src/lib/batcher.ts), and each hand-over costs the web view a script, a layout and a paint.
-pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(66);
+pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId,
