@@ -212,6 +212,8 @@ async function hostileRun(session, providerId, model) {
   const alone = engineReply(PROMPTS[0], HOSTILE_ENGINE_TOKENS);
   const composer = await session.waitFor('[data-testid="composer"]');
   await session.type(composer, `Show me ${model}.`);
+  const pids = appProcesses();
+  const before = cpuOf(pids);
   const started = performance.now();
   await session.type(composer, KEYS.enter);
   await session.waitFor(`${REPLY}[data-status="streaming"]`, { accept: (t) => t.trim().length > 0 });
@@ -236,6 +238,9 @@ async function hostileRun(session, providerId, model) {
     args: [],
   });
   const streamedMs = performance.now() - started;
+  const after = cpuOf(pids);
+  // Shares of a core while it streamed (the window's own engine is idle: a provider writes).
+  const cpuShare = Object.fromEntries(["app", "web", "xvfb"].map((k) => [k, round((after[k] - before[k]) / streamedMs, 2)]));
   const replies = await session.findAll(`${REPLY}[data-status]`);
   const status = await session.attribute(replies[replies.length - 1], "data-status");
   await shot(session, `bench-app-${model}`);
@@ -248,6 +253,7 @@ async function hostileRun(session, providerId, model) {
     key_echo_max_ms: round(Math.max(...echoes), 0),
     keys: echoes.length,
     engine_ratio: round(withWindow.decodeTps / alone.decodeTps),
+    cpu_share: cpuShare,
   };
 }
 
