@@ -29,7 +29,7 @@ export const animationFrames: FrameScheduler = {
 export const MIN_INTERVAL_MS = 1000 / 10;
 /** An update may take at most this share of the time between updates: a renderer that falls
  *  behind (a long table, a huge code block, a slow machine) gets fewer, larger updates. */
-export const MAX_RENDER_SHARE = 0.2;
+export const MAX_RENDER_SHARE = 0.1;
 /** Never slower than this: the text must still be seen to move. */
 export const MAX_INTERVAL_MS = 500;
 
