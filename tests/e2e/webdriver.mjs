@@ -98,7 +98,20 @@ export class Session {
     return this.cmd("POST", `/element/${id}/value`, { text });
   }
 
+  /** The window as a PNG. WebKitWebDriver takes it after the page's next painted update; without
+   *  compositing (no GPU) a page where nothing changes (a menu open, no caret blinking) is never
+   *  painted again and the screenshot waits forever. So a one-pixel, all-but-transparent dot is
+   *  shown just after the request, and removed. */
   async screenshot() {
+    await this.cmd("POST", "/execute/sync", {
+      script: `setTimeout(() => {
+        const dot = document.createElement("div");
+        dot.style.cssText = "position:fixed;left:0;top:0;width:1px;height:1px;background:rgba(0,0,0,0.01);pointer-events:none";
+        document.body.append(dot);
+        setTimeout(() => dot.remove(), 500);
+      }, 50)`,
+      args: [],
+    });
     return Buffer.from(await this.cmd("GET", "/screenshot"), "base64");
   }
 
