@@ -98,10 +98,10 @@ export class Session {
     return this.cmd("POST", `/element/${id}/value`, { text });
   }
 
-  /** The window as a PNG. WebKitWebDriver takes it after the page's next painted update; without
-   *  compositing (no GPU) a page where nothing changes (a menu open, no caret blinking) is never
-   *  painted again and the screenshot waits forever. So a one-pixel, all-but-transparent dot is
-   *  shown just after the request, and removed. */
+  /** The window as a PNG. Without compositing (no GPU) WebKitWebDriver's screenshot of a page
+   *  where nothing changes (a menu open, no caret blinking) never came back (CI hung 300 s); as it
+   *  appears to wait for the next painted update, a one-pixel, all-but-transparent dot is shown
+   *  just after the request, and removed — with it, every screenshot returns. */
   async screenshot() {
     await this.cmd("POST", "/execute/sync", {
       script: `setTimeout(() => {
