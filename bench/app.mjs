@@ -45,13 +45,16 @@ const round = (x, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 // ---- the engine alone -------------------------------------------------------------------------
 
+/** hearth-cli chat's per-turn stats lines on stderr. */
+const statsLines = (stderr) => [...stderr.matchAll(/\[(\d+) prompt tokens, (\d+) cached, (\d+) generated, ([\d.]+) tok\/s, TTFT (\d+) ms\]/g)];
+
 /** One reply from `hearth-cli chat --fresh`: a warm-up conversation, then `prompt` as a new one on
  *  the loaded model, exactly as the window's runs do (New chat after a warm-up chat). */
 function engineReply(prompt, maxTokens = TOKENS) {
   const args = ["chat", "--fresh", "--model", MODEL, "--ignore-eos", "--max-tokens", String(maxTokens)];
   const run = spawnSync(CLI, args, { input: `${WARMUP}\n${prompt}\n`, encoding: "utf8", maxBuffer: 64 << 20 });
   assert.equal(run.status, 0, `hearth-cli chat failed: ${run.stderr}`);
-  const stats = [...run.stderr.matchAll(/\[(\d+) prompt tokens, (\d+) cached, (\d+) generated, ([\d.]+) tok\/s, TTFT (\d+) ms\]/g)];
+  const stats = statsLines(run.stderr);
   assert.equal(stats.length, 2, `unexpected hearth-cli output: ${run.stderr}`);
   const [, promptTokens, cachedTokens, tokens, tps, ttft] = stats[1];
   return { promptTokens: +promptTokens, cachedTokens: +cachedTokens, tokens: +tokens, decodeTps: +tps, ttftMs: +ttft };
@@ -66,7 +69,7 @@ function engineReplyAsync(prompt, tokens) {
   child.stdin.end(`${WARMUP}\n${prompt}\n`);
   return new Promise((resolve, reject) => {
     child.on("exit", (code) => {
-      const stats = [...stderr.matchAll(/\[(\d+) prompt tokens, (\d+) cached, (\d+) generated, ([\d.]+) tok\/s, TTFT (\d+) ms\]/g)];
+      const stats = statsLines(stderr);
       if (code !== 0 || stats.length !== 2) reject(new Error(`hearth-cli chat failed: ${stderr}`));
       else resolve({ tokens: +stats[1][3], decodeTps: +stats[1][4] });
     });
@@ -281,6 +284,7 @@ async function windowRuns() {
     await session.cmd("POST", "/timeouts", { script: 600_000 });
     await session.cmd("POST", "/execute/sync", { script: PROBE, args: [] });
     await setReplyShape(session);
+    // An experiment kept for re-measuring (docs/benchmarks.md): the window at a lower priority.
     if (process.env.BENCH_RENICE) {
       const { web, app } = appProcesses();
       spawnSync("renice", ["-n", process.env.BENCH_RENICE, "-p", ...[...web, ...app].map(String)]);
