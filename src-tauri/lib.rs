@@ -1,22 +1,19 @@
-//! The Hearth desktop shell: wires the core crates into a Tauri app. It holds no logic of its
-//! own beyond start-up; commands in `ipc/` are thin adapters.
+//! The Hearth desktop shell: wires `hearth-app` into a Tauri window — plugins, state, command
+//! registration, Channels. The app's rules live in `hearth-app`; commands in `ipc/` are thin
+//! adapters.
 
 pub mod ipc;
 mod logging;
-mod model_memory;
 mod paths;
-mod startup;
 mod state;
-mod titles;
 mod transfer;
+mod watchers;
 pub mod webview_render;
 
 use tauri::{Manager, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
 
-pub use paths::AppPaths;
 pub use state::AppState;
-pub use titles::title_chat;
 pub use transfer::{export_to, import_from};
 
 /// Runs the desktop app.
@@ -104,11 +101,12 @@ fn instance_id(data_dir: &std::ffi::OsStr) -> String {
 /// Opens what the commands need (data dir, logs, history, engine) and starts loading the model.
 /// Runs before the event loop, so a failure is reported in words instead of Tauri's setup panic.
 pub fn init<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(), Box<dyn std::error::Error>> {
-    let paths = AppPaths::resolve(app)?;
+    let paths = paths::resolve(app)?;
     logging::init(&paths.log_dir);
     tracing::info!(data_dir = %paths.data_dir.display(), compositing = ?webview_render::for_this_machine(), "Hearth starting");
     let state = tauri::async_runtime::block_on(AppState::open(paths))?;
-    startup::load_default_model(&state);
+    let (models, models_dir) = (state.models.clone(), state.paths.models_dir.clone());
+    tauri::async_runtime::spawn(async move { models.load_at_start(&models_dir).await });
     // Downloads under way when Hearth last quit go on.
     let downloads = state.downloads.clone();
     tauri::async_runtime::spawn(async move { downloads.restore() });

@@ -11,9 +11,9 @@ use tauri::ipc::{Channel, InvokeResponseBody};
 
 use common::{invoke, recording_channel, start_app};
 
-use hearth_app::AppState;
+use hearth_shell::AppState;
 use hearth_core::ExportFormat;
-use hearth_app::ipc::chat::{continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
+use hearth_shell::ipc::chat::{continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
 
 fn names(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["event"].as_str().unwrap()).collect()
@@ -34,7 +34,7 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!(missing["kind"], "notFound");
     // Every declared command is registered (a missing one answers "not found"), and commands
     // outside the app's capability are refused.
-    for command in hearth_app::ipc::COMMANDS {
+    for command in hearth_shell::ipc::COMMANDS {
         // These take no arguments they could be refused for, and act: open the system's file
         // dialog, unload the model, forget the Hugging Face token.
         if ["import_chats", "unload_model", "set_hub_token"].contains(command) {
@@ -242,14 +242,14 @@ fn chat_through_ipc_with_the_real_model() {
     // An empty message is rejected with words, before anything is saved.
     let (channel, _) = recording_channel();
     let err = tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "  ".into(), channel, state.clone())).unwrap_err();
-    assert_eq!(err.kind, hearth_app::ipc::IpcErrorKind::InvalidInput);
+    assert_eq!(err.kind, hearth_shell::ipc::IpcErrorKind::InvalidInput);
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 10);
 
     // History as a tree, through IPC with the real model (greedy, short replies).
     let greedy = json!({ "params": { "temperature": 0.0, "maxTokens": 8, "ignoreEos": true } });
     invoke(&window, "set_sampling", greedy).unwrap();
     let tree = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
-    let run = |turn: &dyn Fn(Channel<hearth_app::ipc::ChatEvent>) -> Result<(), hearth_app::ipc::IpcError>| {
+    let run = |turn: &dyn Fn(Channel<hearth_shell::ipc::ChatEvent>) -> Result<(), hearth_shell::ipc::IpcError>| {
         let (channel, events) = recording_channel();
         turn(channel).unwrap();
         let last = events.lock().unwrap().last().cloned().unwrap();
@@ -302,12 +302,12 @@ fn chat_through_ipc_with_the_real_model() {
     // a file that cannot be written leaves nothing behind, a stray file is refused in words.
     let files = tempfile::tempdir().unwrap();
     let (json_file, md_file) = (files.path().join("all.json"), files.path().join("one.md"));
-    tauri::async_runtime::block_on(hearth_app::export_to(&state.store, None, ExportFormat::Json, &json_file)).unwrap();
-    tauri::async_runtime::block_on(hearth_app::export_to(&state.store, Some(&[tree]), ExportFormat::Markdown, &md_file)).unwrap();
+    tauri::async_runtime::block_on(hearth_shell::export_to(&state.store, None, ExportFormat::Json, &json_file)).unwrap();
+    tauri::async_runtime::block_on(hearth_shell::export_to(&state.store, Some(&[tree]), ExportFormat::Markdown, &md_file)).unwrap();
     let markdown = std::fs::read_to_string(&md_file).unwrap();
     assert!(markdown.starts_with("# Colours\n") && markdown.contains("Answer only with the word banana."), "{markdown}");
     let before = invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len();
-    let report = tauri::async_runtime::block_on(hearth_app::import_from(&state.store, &json_file)).unwrap();
+    let report = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &json_file)).unwrap();
     assert_eq!((report.imported.len(), report.skipped.len()), (before, 0), "{report:?}");
     assert_eq!(invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len(), 2 * before);
     let copy = report.imported.iter().find(|c| c.title == "Colours").unwrap();
@@ -316,11 +316,11 @@ fn chat_through_ipc_with_the_real_model() {
     let contents = |path: &Value| path.as_array().unwrap().iter().map(|m| m["content"].clone()).collect::<Vec<_>>();
     assert_eq!(contents(&copied_path), contents(&original_path));
     let nowhere = files.path().join("missing-folder/out.json");
-    let refused = tauri::async_runtime::block_on(hearth_app::export_to(&state.store, None, ExportFormat::Json, &nowhere)).unwrap_err();
+    let refused = tauri::async_runtime::block_on(hearth_shell::export_to(&state.store, None, ExportFormat::Json, &nowhere)).unwrap_err();
     assert!(refused.to_string().contains("Nothing was exported"), "{refused}");
     assert_eq!(std::fs::read_dir(files.path()).unwrap().count(), 2, "a partial file was left behind");
     std::fs::write(files.path().join("notes.json"), "{\"todo\": []}").unwrap();
-    let stray = tauri::async_runtime::block_on(hearth_app::import_from(&state.store, &files.path().join("notes.json"))).unwrap_err();
+    let stray = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &files.path().join("notes.json"))).unwrap_err();
     assert!(stray.to_string().contains("not a Hearth chat export"), "{stray}");
 
     invoke(&window, "delete_chat", json!({ "chatId": tree })).unwrap();
@@ -328,5 +328,5 @@ fn chat_through_ipc_with_the_real_model() {
 
     // As the app does on exit: a title may still be generating in the background, and llama.cpp
     // must not be decoding while the process tears down.
-    hearth_app::shutdown(&handle);
+    hearth_shell::shutdown(&handle);
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use hearth_app::ipc::{COMMANDS, typescript_bindings};
+use hearth_shell::ipc::{COMMANDS, typescript_bindings};
 
 fn repo(path: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)

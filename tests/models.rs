@@ -20,7 +20,7 @@ use tauri::Manager;
 
 use common::{invoke, model_path, recording_channel, start_app};
 use fake_hub::{FakeFile, FakeHub, FakeRepo, TOKEN};
-use hearth_app::AppState;
+use hearth_shell::AppState;
 
 const SMOL: &str = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";
 const FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -65,7 +65,7 @@ fn search_download_load_and_chat_through_ipc() {
     assert_eq!(climbing["kind"], "invalidInput");
 
     let (channel, updates) = recording_channel();
-    hearth_app::ipc::hub::watch_downloads(channel, state.clone());
+    hearth_shell::ipc::hub::watch_downloads(channel, state.clone());
     let started = invoke(&window, "start_download", json!({ "repo": SMOL, "quant": "Q4_1", "files": [FILE] })).unwrap();
     let id = started["id"].as_str().unwrap().to_owned();
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -91,13 +91,13 @@ fn search_download_load_and_chat_through_ipc() {
     // Load it, hearing the progress; then chat with it.
     state_settled(&app);
     let (progress, fractions) = recording_channel();
-    let loaded = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(path.clone(), progress, state.clone())).unwrap();
+    let loaded = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(path.clone(), progress, state.clone())).unwrap();
     assert_eq!(loaded.path, path);
     let fractions: Vec<f64> = fractions.lock().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     assert!(fractions.len() > 2 && *fractions.last().unwrap() >= 0.99 && fractions.windows(2).all(|w| w[0] <= w[1]), "{fractions:?}");
     let chat = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(hearth_app::ipc::chat::send_message(app.handle().clone(), chat, "Say hello.".into(), channel, state.clone())).unwrap();
+    tauri::async_runtime::block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), chat, "Say hello.".into(), channel, state.clone())).unwrap();
     assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
     assert_eq!(invoke(&window, "delete_model", json!({ "path": path })).unwrap_err()["kind"], "busy");
 
@@ -105,8 +105,8 @@ fn search_download_load_and_chat_through_ipc() {
     let bad = dir.path().join("bad.gguf");
     std::fs::write(&bad, b"GGUF but nothing else").unwrap();
     let (progress, _) = recording_channel();
-    let error = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(bad.display().to_string(), progress, state.clone())).unwrap_err();
-    assert_eq!(error.kind, hearth_app::ipc::IpcErrorKind::File);
+    let error = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(bad.display().to_string(), progress, state.clone())).unwrap_err();
+    assert_eq!(error.kind, hearth_shell::ipc::IpcErrorKind::File);
     assert!(error.message.contains("bad.gguf"), "{}", error.message);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
     // Hostile files met in the wild get words, not a crash of the app or the engine: arrays of
@@ -121,7 +121,7 @@ fn search_download_load_and_chat_through_ipc() {
         let file = dir.path().join(name);
         std::fs::write(&file, bytes).unwrap();
         let (progress, _) = recording_channel();
-        let error = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(file.display().to_string(), progress, state.clone())).unwrap_err();
+        let error = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(file.display().to_string(), progress, state.clone())).unwrap_err();
         assert!(error.message.contains(words), "{name}: {}", error.message);
         assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str(), "{name}");
     }
@@ -132,13 +132,13 @@ fn search_download_load_and_chat_through_ipc() {
     std::fs::copy(model_path(), &other).unwrap();
     let handle = app.handle().clone();
     let press_cancel = tauri::ipc::Channel::<f32>::new(move |_| {
-        handle.state::<AppState>().cancel_load();
+        handle.state::<AppState>().models.cancel_load();
         Ok(())
     });
-    let error = tauri::async_runtime::block_on(hearth_app::ipc::hub::load_model(other.display().to_string(), press_cancel, state.clone())).unwrap_err();
+    let error = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(other.display().to_string(), press_cancel, state.clone())).unwrap_err();
     assert!(error.message.contains("other.gguf was cancelled") && error.message.contains("is loaded again"), "{}", error.message);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
-    assert!(!state.cancel_load(), "no load is under way any more");
+    assert!(!state.models.cancel_load(), "no load is under way any more");
 
     invoke(&window, "unload_model", json!({})).unwrap();
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);
@@ -150,5 +150,5 @@ fn search_download_load_and_chat_through_ipc() {
 
 /// Waits for the start-up load (of the data dir's model) to finish, so it does not race ours.
 fn state_settled(app: &tauri::App<tauri::test::MockRuntime>) {
-    tauri::async_runtime::block_on(app.state::<AppState>().model_settled());
+    tauri::async_runtime::block_on(app.state::<AppState>().models.settled());
 }

@@ -16,8 +16,8 @@ use tauri::test::MockRuntime;
 
 use common::{invoke, recording_channel, start_app};
 
-use hearth_app::AppState;
-use hearth_app::ipc::chat::send_message;
+use hearth_shell::AppState;
+use hearth_shell::ipc::chat::send_message;
 use hearth_core::ExportFormat;
 
 /// Sends `text` in `chat` and returns the turn's last event (`finished` or `failed`).
@@ -117,7 +117,7 @@ fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secr
     std::fs::create_dir_all(&exports).unwrap();
     let state = app.state::<AppState>();
     for (format, name) in [(ExportFormat::Json, "all.json"), (ExportFormat::Markdown, "all.md")] {
-        tauri::async_runtime::block_on(hearth_app::export_to(&state.store, None, format, &exports.join(name))).unwrap();
+        tauri::async_runtime::block_on(hearth_shell::export_to(&state.store, None, format, &exports.join(name))).unwrap();
     }
     tauri::async_runtime::block_on(state.store.close());
     let scanned: Vec<(PathBuf, Vec<u8>)> = files_under(data.path())
@@ -132,5 +132,5 @@ fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secr
             assert!(!contains(bytes, key), "{key} found in {}", path.display());
         }
     }
-    hearth_app::shutdown(&handle);
+    hearth_shell::shutdown(&handle);
 }

@@ -4,7 +4,7 @@ use tauri::ipc::Channel;
 use ts_rs::TS;
 
 use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, SettingsScope, StoredMessage, Turn, TurnError,
+    ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, StoredMessage, Turn, TurnError,
     TurnEvent,
 };
 
@@ -132,20 +132,20 @@ async fn run_turn<R: Runtime>(
     turn: Turn<'_>,
     on_event: &Channel<ChatEvent>,
 ) -> Result<(), IpcError> {
-    state.model_settled().await;
+    state.models.settled().await;
     let emit = |event: ChatEvent| {
         if let Err(e) = on_event.send(event) {
             tracing::warn!(error = %e, "the window stopped listening to a reply");
         }
     };
-    let sampling = state.sampling(&SettingsScope::Chat { id: chat_id }).await?;
+    let sampling = state.chat_sampling(chat_id).await?;
     match state.chat.run(chat_id, turn, sampling, |e| emit(e.into())).await {
         Ok(message) => {
             emit(ChatEvent::Finished(MessageSaved { message }));
             // After the reply, never before it: the title waits its turn on the engine.
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
-                crate::titles::title_chat(&app.state::<AppState>(), chat_id).await;
+                app.state::<AppState>().title_chat(chat_id).await;
             });
         }
         Err(TurnError::Backend { error, reply }) => {

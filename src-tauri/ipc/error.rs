@@ -1,7 +1,8 @@
 use serde::Serialize;
 use ts_rs::TS;
 
-use hearth_core::{BackendError, ProviderError, TurnError};
+use hearth_app::{LoadError, SettingsError};
+use hearth_core::{BackendError, FieldError, ProviderError, SamplingError, TurnError};
 use hearth_engine::EngineError;
 use hearth_store::StoreError;
 
@@ -15,6 +16,11 @@ pub struct IpcError {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub retry_after_s: Option<u64>,
+    /// With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
+    /// name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub field: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
@@ -49,7 +55,40 @@ pub enum IpcErrorKind {
 
 impl IpcError {
     pub fn new(kind: IpcErrorKind, message: impl ToString) -> Self {
-        IpcError { kind, message: message.to_string(), retry_after_s: None }
+        IpcError { kind, message: message.to_string(), retry_after_s: None, field: None }
+    }
+}
+
+impl From<FieldError> for IpcError {
+    fn from(e: FieldError) -> Self {
+        IpcError { field: Some(e.field), ..IpcError::new(IpcErrorKind::InvalidInput, e.message) }
+    }
+}
+
+impl From<SamplingError> for IpcError {
+    fn from(e: SamplingError) -> Self {
+        FieldError::from(e).into()
+    }
+}
+
+impl From<SettingsError> for IpcError {
+    fn from(e: SettingsError) -> Self {
+        match e {
+            SettingsError::Store(e) => e.into(),
+            SettingsError::Invalid(e) => e.into(),
+        }
+    }
+}
+
+impl From<LoadError> for IpcError {
+    fn from(e: LoadError) -> Self {
+        let kind = match &e {
+            LoadError::NoModel => IpcErrorKind::NoModel,
+            LoadError::Store(_) => IpcErrorKind::Store,
+            LoadError::File(_) => IpcErrorKind::File,
+            LoadError::Failed { .. } => IpcErrorKind::Engine,
+        };
+        IpcError::new(kind, e)
     }
 }
 

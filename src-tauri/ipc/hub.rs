@@ -15,7 +15,7 @@ use hearth_providers::KeyStorage;
 
 use crate::AppState;
 use crate::ipc::{IpcError, IpcErrorKind};
-use crate::state::HUB_TOKEN_KEY;
+use hearth_app::HUB_TOKEN_KEY;
 
 impl From<HubError> for IpcError {
     fn from(e: HubError) -> Self {
@@ -93,7 +93,7 @@ pub fn cancel_download(id: String, state: State<'_, AppState>) -> Result<(), Ipc
 }
 
 fn loaded_path(state: &AppState) -> Option<PathBuf> {
-    state.engine.loaded().map(|m| PathBuf::from(m.path))
+    state.models.loaded_path().map(PathBuf::from)
 }
 
 #[tauri::command]
@@ -161,51 +161,22 @@ pub fn reveal_model(path: String, state: State<'_, AppState>) -> Result<(), IpcE
 /// llama.cpp cannot load it, the previous model is loaded again and the error says so.
 #[tauri::command]
 pub async fn load_model(path: String, on_progress: Channel<f32>, state: State<'_, AppState>) -> Result<ModelInfo, IpcError> {
-    let previous = state.engine.loaded();
-    let saved = state.load_params(&path).await?;
-    let name = Path::new(&path).file_stem().map_or(path.clone(), |s| s.to_string_lossy().into_owned());
-    let (params, safe) = crate::model_memory::user_load_params(&state.store, &path, &name, saved).await?;
-    let cancel = state.begin_load();
-    let result = state
-        .engine
-        .load_with_progress(
-            Path::new(&path),
-            params.clone(),
-            move |fraction| {
-                let _ = on_progress.send(fraction);
-            },
-            cancel,
-        )
-        .await;
-    state.end_load();
-    state.after_load(&path, &params, &result).await;
-    state.set_load_notice(result.as_ref().ok().and(safe));
-    match (result, previous) {
-        (Ok(model), _) => Ok(state.with_load_notice(model)),
-        // The file itself was refused before llama.cpp saw it: the previous model is still loaded.
-        (Err(error @ hearth_engine::EngineError::InvalidFile(_)), _) => Err(IpcError::new(IpcErrorKind::File, error)),
-        (Err(error), Some(previous)) if previous.path != path => {
-            let restored = state.engine.load(Path::new(&previous.path), previous.load.clone()).await;
-            let outcome = match restored {
-                Ok(_) => format!("{} is loaded again", previous.name),
-                Err(_) => format!("{} could not be loaded again either", previous.name),
-            };
-            Err(IpcError::new(IpcErrorKind::Engine, format!("{error}; {outcome}")))
-        }
-        (Err(error), _) => Err(IpcError::new(IpcErrorKind::Engine, error)),
-    }
+    let progress = move |fraction| {
+        let _ = on_progress.send(fraction);
+    };
+    Ok(state.models.load(&path, progress).await?)
 }
 
 /// Gives up the load under way, if any; `load_model` then answers that it was cancelled (and
 /// the model loaded before it is loaded again).
 #[tauri::command]
 pub fn cancel_load(state: State<'_, AppState>) -> bool {
-    state.cancel_load()
+    state.models.cancel_load()
 }
 
 #[tauri::command]
 pub async fn unload_model(state: State<'_, AppState>) -> Result<(), IpcError> {
-    state.engine.unload().await.map_err(|e| IpcError::new(IpcErrorKind::Engine, e))
+    Ok(state.models.unload().await?)
 }
 
 /// Whether a Hugging Face token is saved, and where.

@@ -2,7 +2,7 @@ use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
 
-use hearth_core::{LoadParams, ModelInfo};
+use hearth_core::{FieldError, LoadParams, ModelInfo};
 
 use crate::AppState;
 use crate::ipc::{IpcError, IpcErrorKind};
@@ -11,10 +11,10 @@ use crate::ipc::{IpcError, IpcErrorKind};
 /// saying why if the start-up load failed or was skipped (safe mode).
 #[tauri::command]
 pub async fn active_model(state: State<'_, AppState>) -> Result<Option<ModelInfo>, IpcError> {
-    state.model_settled().await;
-    match (state.engine.loaded(), state.startup_problem()) {
+    state.models.settled().await;
+    match (state.models.loaded(), state.models.startup_problem()) {
         (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
-        (loaded, _) => Ok(loaded.map(|model| state.with_load_notice(model))),
+        (loaded, _) => Ok(loaded),
     }
 }
 
@@ -31,30 +31,30 @@ pub struct LoadSettings {
 }
 
 async fn load_settings(state: &AppState, model: ModelInfo) -> Result<LoadSettings, IpcError> {
-    let saved = state.load_params(&model.path).await?;
+    let saved = state.settings.load_params(&model.path).await?;
     Ok(LoadSettings { needs_reload: saved != model.load, model, saved, defaults: LoadParams::default() })
 }
 
 fn loaded(state: &AppState) -> Result<ModelInfo, IpcError> {
-    state.engine.loaded().ok_or_else(|| IpcError::new(IpcErrorKind::NoModel, "no model is loaded"))
+    state.models.loaded().ok_or_else(|| IpcError::new(IpcErrorKind::NoModel, "no model is loaded"))
 }
 
 #[tauri::command]
 pub async fn get_load_settings(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
-    state.model_settled().await;
+    state.models.settled().await;
     load_settings(&state, loaded(&state)?).await
 }
 
 /// Saves the loaded model's load settings; they apply at its next load (`reload_model`).
 #[tauri::command]
 pub async fn set_load_settings(params: LoadParams, state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
-    params.validate().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
     if let Some(source) = &params.chat_template {
-        hearth_engine::ChatTemplate::new(source, "", "")
-            .map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, format!("the chat template does not compile: {e}")))?;
+        hearth_engine::ChatTemplate::new(source, "", "").map_err(|e| {
+            IpcError::from(FieldError::new("chatTemplate", format!("the chat template does not compile: {e}")))
+        })?;
     }
     let model = loaded(&state)?;
-    state.set_load_params(&model.path, &params).await?;
+    state.settings.set_load_params(&model.path, &params).await?;
     load_settings(&state, model).await
 }
 
@@ -63,23 +63,6 @@ pub async fn set_load_settings(params: LoadParams, state: State<'_, AppState>) -
 /// keeps a working model, and the error says what happened.
 #[tauri::command]
 pub async fn reload_model(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
-    let previous = loaded(&state)?;
-    let path = std::path::PathBuf::from(&previous.path);
-    let params = state.load_params(&previous.path).await?;
-    let result = state.engine.load(&path, params.clone()).await;
-    state.after_load(&previous.path, &params, &result).await;
-    if result.is_ok() {
-        state.set_load_notice(None);
-    }
-    match result {
-        Ok(model) => load_settings(&state, model).await,
-        Err(error) => {
-            let restored = state.engine.load(&path, previous.load.clone()).await;
-            let outcome = match restored {
-                Ok(_) => "the model was loaded again with its previous settings",
-                Err(_) => "the model could not be loaded again either; choose other settings and reload",
-            };
-            Err(IpcError::new(IpcErrorKind::Engine, format!("{error}; {outcome}")))
-        }
-    }
+    let model = state.models.reload().await?;
+    load_settings(&state, model).await
 }

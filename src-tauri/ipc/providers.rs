@@ -52,7 +52,7 @@ pub async fn list_providers(state: State<'_, AppState>) -> Result<Vec<ProviderVi
 /// Adds `config`, or replaces the provider with its id.
 #[tauri::command]
 pub async fn save_provider(config: ProviderConfig, state: State<'_, AppState>) -> Result<ProviderView, IpcError> {
-    config.validate().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
+    config.validate()?;
     let mut configs = state.providers.configs();
     match configs.iter_mut().find(|c| c.id == config.id) {
         Some(existing) => *existing = config.clone(),

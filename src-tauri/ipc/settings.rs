@@ -5,14 +5,17 @@ use ts_rs::TS;
 use hearth_core::{FieldRange, Preset, SamplingParams, SettingsScope};
 
 use crate::AppState;
-use crate::ipc::{IpcError, IpcErrorKind};
+use crate::ipc::IpcError;
 
-/// What the settings panel needs for one scope: the values in force there, whether they are the
-/// scope's own or inherited, the defaults, the ranges the backend enforces, and the presets.
+/// What the settings panel needs for one scope: the values in force there and where they come
+/// from, the defaults, the ranges the backend enforces, and the presets.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct SamplingSettings {
     pub current: SamplingParams,
-    /// False when `current` comes from a broader scope (or the defaults).
+    /// The scope `current` comes from: this one (its own settings), a broader one, or `null` for
+    /// the defaults.
+    pub source: Option<SettingsScope>,
+    /// True when `current` is the scope's own.
     pub own: bool,
     pub defaults: SamplingParams,
     pub ranges: Vec<FieldRange>,
@@ -24,41 +27,41 @@ pub struct SamplingSettings {
 #[tauri::command]
 pub async fn get_sampling(scope: Option<SettingsScope>, state: State<'_, AppState>) -> Result<SamplingSettings, IpcError> {
     let scope = scope.unwrap_or(SettingsScope::Global);
+    let resolved = state.sampling(&scope).await?;
     Ok(SamplingSettings {
-        current: state.sampling(&scope).await?,
-        own: state.own_sampling(&scope).await?.is_some(),
+        own: resolved.source.as_ref() == Some(&scope),
+        current: resolved.params,
+        source: resolved.source,
         defaults: SamplingParams::default(),
         ranges: SamplingParams::ranges().to_vec(),
-        presets: state.presets().await?,
+        presets: state.settings.presets().await?,
     })
 }
 
 /// Saves sampling settings at `scope` (default: global); the next reply uses them. Out-of-range
-/// values are refused with a message naming the field and its range.
+/// values are refused with the field and its range.
 #[tauri::command]
 pub async fn set_sampling(
     params: SamplingParams,
     scope: Option<SettingsScope>,
     state: State<'_, AppState>,
 ) -> Result<SamplingParams, IpcError> {
-    params.validate().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
-    state.set_sampling(&scope.unwrap_or(SettingsScope::Global), &params).await?;
+    state.settings.set_sampling(&scope.unwrap_or(SettingsScope::Global), &params).await?;
     Ok(params)
 }
 
 /// Makes `scope` inherit again from the broader scopes.
 #[tauri::command]
 pub async fn clear_sampling(scope: SettingsScope, state: State<'_, AppState>) -> Result<(), IpcError> {
-    Ok(state.clear_sampling(&scope).await?)
+    Ok(state.settings.clear_sampling(&scope).await?)
 }
 
 #[tauri::command]
 pub async fn save_preset(name: String, params: SamplingParams, state: State<'_, AppState>) -> Result<(), IpcError> {
-    params.validate().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
-    state.save_preset(&name, params).await?.map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))
+    Ok(state.settings.save_preset(&name, params).await?)
 }
 
 #[tauri::command]
 pub async fn delete_preset(name: String, state: State<'_, AppState>) -> Result<(), IpcError> {
-    Ok(state.delete_preset(&name).await?)
+    Ok(state.settings.delete_preset(&name).await?)
 }

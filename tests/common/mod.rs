@@ -29,8 +29,8 @@ pub fn start_app(data: &Path) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) 
     unsafe { std::env::set_var("HEARTH_DATA_DIR", data) };
     // The engine process is the app's own binary, as in the real app (not this test binary).
     unsafe { std::env::set_var("HEARTH_ENGINE_HOST", env!("CARGO_BIN_EXE_hearth")) };
-    let app = hearth_app::app_builder(mock_builder()).build(hearth_app::context()).expect("app builds");
-    hearth_app::init(app.handle()).expect("app initialises");
+    let app = hearth_shell::app_builder(mock_builder()).build(hearth_shell::context()).expect("app builds");
+    hearth_shell::init(app.handle()).expect("app initialises");
     let window = match app.get_webview_window("main") {
         Some(w) => w,
         None => WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap(),

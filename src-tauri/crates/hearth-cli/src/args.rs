@@ -15,8 +15,13 @@ pub struct ChatArgs {
     /// Chat with a remote provider instead of a local model.
     pub remote: Option<RemoteArgs>,
     pub load: LoadParams,
+    /// Whether any load flag was given; with `db` and none, the model's saved load settings apply.
+    pub load_given: bool,
     pub system: Option<String>,
+    /// The sampling flags over the defaults.
     pub sampling: SamplingParams,
+    /// The sampling flags alone: with `db` they adjust the chat's own settings, as the app resolves them.
+    pub sampling_flags: SamplingFlags,
     /// Save the conversation as a chat in this Hearth history database.
     pub db: Option<PathBuf>,
     /// With `db`: carry on this chat instead of starting a new one.
@@ -55,7 +60,9 @@ impl ChatArgs {
         let mut base_url = None;
         let mut sampling = SamplingFlags::new();
         let mut it = Flags::new(args);
+        let mut load_given = false;
         while let Some(flag) = it.next_flag()? {
+            load_given |= LOAD_FLAGS.contains(&flag.as_str());
             match flag.as_str() {
                 "model" => model = Some(it.value(&flag)?),
                 "provider" => {
@@ -110,7 +117,8 @@ impl ChatArgs {
         if fresh && db.is_some() {
             return Err("--fresh starts a new conversation per line; it does not save them (--db)".into());
         }
-        Ok(ChatArgs { model, remote, load, system, sampling: sampling.finish()?, db, chat, fresh })
+        let flags = sampling.clone();
+        Ok(ChatArgs { model, remote, load, load_given, system, sampling: sampling.finish()?, sampling_flags: flags, db, chat, fresh })
     }
 }
 
@@ -180,9 +188,15 @@ impl<'a> Flags<'a> {
     }
 }
 
-/// Builds `SamplingParams` from flags by editing its JSON form, then validates it.
-struct SamplingFlags {
+/// The flags that set how a model is loaded.
+const LOAD_FLAGS: &[&str] = &["ctx", "threads", "batch", "ubatch", "gpu-layers", "flash-attn", "kv-type", "no-mmap", "mlock", "chat-template"];
+
+/// Builds `SamplingParams` from flags by editing its JSON form, then validates it. Remembers
+/// which fields the flags set, to lay them over other settings.
+#[derive(Debug, Clone)]
+pub struct SamplingFlags {
     fields: Map<String, Value>,
+    given: Map<String, Value>,
 }
 
 impl SamplingFlags {
@@ -194,7 +208,7 @@ impl SamplingFlags {
         let Value::Object(fields) = serde_json::to_value(params).expect("serializes") else {
             unreachable!("SamplingParams is a struct")
         };
-        SamplingFlags { fields }
+        SamplingFlags { fields, given: Map::new() }
     }
 
     /// Starts from a built-in preset; flags after it adjust it.
@@ -205,6 +219,7 @@ impl SamplingFlags {
             format!("--preset expects one of {}, got {name:?}", names.join(", "))
         })?;
         *self = SamplingFlags::from(&preset.params);
+        self.given = self.fields.clone();
         Ok(())
     }
 
@@ -217,20 +232,29 @@ impl SamplingFlags {
             "sampler-order" => ("samplerOrder".to_owned(), raw.split(',').map(|s| Value::from(s.trim())).collect()),
             _ => (camel_case(flag), scalar(raw)),
         };
-        match self.fields.get_mut(&key) {
-            None => Err(format!("unknown flag --{flag} (see --help)")),
+        let result = match self.fields.get_mut(&key) {
+            None => return Err(format!("unknown flag --{flag} (see --help)")),
             Some(Value::Array(items)) if key != "samplerOrder" => {
-                if key != "logitBias" && items_are_defaults(&key) {
+                if key != "logitBias" && items_are_defaults(&key) && !self.given.contains_key(&key) {
                     items.clear();
                 }
                 items.push(if key == "logitBias" { value } else { Value::from(unescape(raw)) });
-                Ok(())
+                Value::Array(items.clone())
             }
             Some(slot) => {
                 *slot = value;
-                Ok(())
+                slot.clone()
             }
-        }
+        };
+        self.given.insert(key, result);
+        Ok(())
+    }
+
+    /// `base` with the fields these flags set replaced, validated.
+    pub fn over(&self, base: &SamplingParams) -> Result<SamplingParams, String> {
+        let mut layered = SamplingFlags::from(base);
+        layered.fields.extend(self.given.clone());
+        layered.finish()
     }
 
     fn finish(self) -> Result<SamplingParams, String> {
@@ -293,6 +317,25 @@ mod tests {
         let mut argv = vec!["--model".to_owned(), "m.gguf".to_owned()];
         argv.extend(args.iter().map(|s| s.to_string()));
         ChatArgs::parse(&argv).map(|a| a.sampling)
+    }
+
+    /// With `--db` the flags adjust the chat's settings: only the fields they name change.
+    #[test]
+    fn flags_lay_over_other_settings_field_by_field() {
+        let base = SamplingParams { temperature: 0.3, top_k: 5, seed: Some(9), ..SamplingParams::default() };
+        let cases: &[(&[&str], SamplingParams)] = &[
+            (&[], base.clone()),
+            (&["--top-k", "7"], SamplingParams { top_k: 7, ..base.clone() }),
+            (&["--stop", "A", "--stop", "B"], SamplingParams { stop: vec!["A".into(), "B".into()], ..base.clone() }),
+            (&["--preset", "precise"], SamplingParams::presets()[0].params.clone()),
+            (&["--preset", "precise", "--seed", "3"], SamplingParams { seed: Some(3), ..SamplingParams::presets()[0].params.clone() }),
+        ];
+        for (args, want) in cases {
+            let mut argv = vec!["--model".to_owned(), "m.gguf".to_owned()];
+            argv.extend(args.iter().map(|s| s.to_string()));
+            let flags = ChatArgs::parse(&argv).unwrap().sampling_flags;
+            assert_eq!(&flags.over(&base).unwrap(), want, "{args:?}");
+        }
     }
 
     #[test]

@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use hearth_core::{
     CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, ModelTarget, ProviderConfig, ProviderKind,
-    ReplyRequest, ReplyStats, Role, SamplingParams, Switch, TurnEvent,
+    LoadParams, ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TurnEvent,
 };
 use hearth_engine::Engine;
 use hearth_providers::{FixedKeys, HubOptions, KeyError, KeySource, KeyStore, Providers, Timeouts};
+use hearth_app::Settings;
 use hearth_store::Store;
 
 use crate::args::{ChatArgs, RemoteArgs};
@@ -25,7 +26,12 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
     let providers = Providers::new(Arc::new(cli_keys(args.remote.as_ref())), Timeouts::default(), &HubOptions::default());
     let (target, banner) = match &args.remote {
         None => {
-            let info = engine.load(Path::new(&args.model), args.load).await.map_err(|e| e.to_string())?;
+            let load = match &args.db {
+                // As the app loads it: with the settings saved for it.
+                Some(db) if !args.load_given => saved_load_params(db, &args.model).await?,
+                _ => args.load.clone(),
+            };
+            let info = engine.load(Path::new(&args.model), load).await.map_err(|e| e.to_string())?;
             (ModelTarget::Local, format!("{} loaded", info.name))
         }
         Some(remote) => {
@@ -59,7 +65,7 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
         if args.fresh {
             conversation = Conversation::in_memory(backend.clone(), args.system.clone(), target.clone());
         }
-        let stats = match conversation.reply(line, &args.sampling).await {
+        let stats = match conversation.reply(line, &args).await {
             Ok(stats) => stats,
             Err(e) => {
                 // One failed reply (even an engine crash: a new engine has the model again)
@@ -132,8 +138,8 @@ impl KeySource for CliKeys {
 enum Conversation {
     /// History kept in this process only.
     InMemory { backend: Arc<Backend>, history: Vec<ChatMessage>, target: ModelTarget },
-    /// A chat in a Hearth history database.
-    Saved { service: ChatService<Backend, Store>, chat: ChatId },
+    /// A chat in a Hearth history database, answered with its settings as the app resolves them.
+    Saved { service: ChatService<Backend, Store>, settings: Settings, chat: ChatId },
 }
 
 impl Conversation {
@@ -159,31 +165,42 @@ impl Conversation {
             store.set_system_prompt(chat, prompt).await.map_err(|e| e.to_string())?;
         }
         store.set_chat_target(chat, target).await.map_err(|e| e.to_string())?;
-        Ok(Conversation::Saved { service: ChatService::new(backend, Arc::new(store)), chat })
+        let settings = Settings::new(store.clone());
+        Ok(Conversation::Saved { service: ChatService::new(backend, Arc::new(store)), settings, chat })
     }
 
     /// Streams the reply to `line` to stdout and returns its stats.
-    async fn reply(&mut self, line: String, sampling: &SamplingParams) -> Result<ReplyStats, String> {
+    async fn reply(&mut self, line: String, args: &ChatArgs) -> Result<ReplyStats, String> {
         match self {
             Conversation::InMemory { backend, history, target } => {
                 history.push(ChatMessage::new(Role::User, line));
-                let (reply, stats) = stream_reply(backend, history, sampling, target).await.inspect_err(|_| {
+                let (reply, stats) = stream_reply(backend, history, &args.sampling, target).await.inspect_err(|_| {
                     history.pop(); // Unanswered: the next line is asked without it.
                 })?;
                 history.push(ChatMessage::new(Role::Assistant, reply));
                 Ok(stats)
             }
-            Conversation::Saved { service, chat } => {
+            Conversation::Saved { service, settings, chat } => {
+                // The chat's settings, else its model's, else the global ones; flags adjust them.
+                let model = service.backend().local.loaded().map(|m| m.path);
+                let resolved = settings.sampling(&SettingsScope::Chat { id: *chat }, model.as_deref()).await.map_err(|e| e.to_string())?;
+                let sampling = args.sampling_flags.over(&resolved.params)?;
                 let print = |event: TurnEvent| {
                     if let TurnEvent::Delta(text) = event {
                         print_delta(&text);
                     }
                 };
-                let reply = service.send(*chat, &line, sampling.clone(), print).await.map_err(|e| e.to_string())?;
+                let reply = service.send(*chat, &line, sampling, print).await.map_err(|e| e.to_string())?;
                 Ok(reply.stats.unwrap_or_default())
             }
         }
     }
+}
+
+/// The load settings the app saved for `model` in the history at `db`.
+async fn saved_load_params(db: &Path, model: &str) -> Result<LoadParams, String> {
+    let store = Store::open(db).await.map_err(|e| e.to_string())?;
+    Settings::new(store).load_params(model).await.map_err(|e| e.to_string())
 }
 
 /// Streams one reply to stdout and returns its text and stats.

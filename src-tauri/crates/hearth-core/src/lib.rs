@@ -5,6 +5,7 @@
 
 mod backend;
 mod chat;
+mod field;
 mod load;
 mod overflow;
 mod provider;
@@ -22,6 +23,7 @@ pub use backend::{
 pub use provider::{
     FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, sampling_support,
 };
+pub use field::FieldError;
 pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::FieldError;
+
 /// Load settings. `None` means "pick a sensible default for this machine and model".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
@@ -79,24 +81,25 @@ const MAX_BATCH: u32 = 1 << 16;
 
 impl LoadParams {
     /// Combinations llama.cpp refuses with an unhelpful message (or aborts on), refused here in words.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let bad = |field: &str, message: String| Err(FieldError::new(field, message));
         if self.kv_cache_type != KvType::F16 && self.flash_attention == FlashAttention::Off {
-            return Err("a quantized KV cache needs flash attention (auto or on)".into());
+            return bad("kvCacheType,flashAttention", "a quantized KV cache needs flash attention (auto or on)".into());
         }
         if !(1..=MAX_BATCH).contains(&self.n_batch) || !(1..=MAX_BATCH).contains(&self.n_ubatch) {
-            return Err(format!("batch and ubatch sizes must be between 1 and {MAX_BATCH}"));
+            return bad("nBatch,nUbatch", format!("batch and ubatch sizes must be between 1 and {MAX_BATCH}"));
         }
         if self.n_ubatch > self.n_batch {
-            return Err(format!("ubatch ({}) must be at most the batch size ({})", self.n_ubatch, self.n_batch));
+            return bad("nUbatch,nBatch", format!("ubatch ({}) must be at most the batch size ({})", self.n_ubatch, self.n_batch));
         }
         if self.n_ctx.is_some_and(|n| !(16..=MAX_N_CTX).contains(&n)) {
-            return Err(format!("context length must be between 16 and {MAX_N_CTX} tokens"));
+            return bad("nCtx", format!("context length must be between 16 and {MAX_N_CTX} tokens"));
         }
         if self.n_threads.is_some_and(|n| !(1..=MAX_THREADS).contains(&n)) {
-            return Err(format!("threads must be between 1 and {MAX_THREADS}"));
+            return bad("nThreads", format!("threads must be between 1 and {MAX_THREADS}"));
         }
         if self.chat_template.as_deref().is_some_and(|t| t.trim().is_empty()) {
-            return Err("the chat template override is empty: clear it to use the model's own".into());
+            return bad("chatTemplate", "the chat template override is empty: clear it to use the model's own".into());
         }
         Ok(())
     }
@@ -110,19 +113,23 @@ mod tests {
     fn refuses_what_llama_cpp_would_refuse_or_abort_on() {
         let base = LoadParams::default();
         assert_eq!(base.validate(), Ok(()));
-        let cases: &[(LoadParams, &str)] = &[
-            (LoadParams { kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::Off, ..base.clone() }, "flash attention"),
-            (LoadParams { n_batch: 0, ..base.clone() }, "batch"),
-            (LoadParams { n_ubatch: 0, ..base.clone() }, "batch"),
-            (LoadParams { n_batch: 256, n_ubatch: 512, ..base.clone() }, "at most the batch size"),
-            (LoadParams { n_ctx: Some(0), ..base.clone() }, "context length"),
-            (LoadParams { n_ctx: Some(u32::MAX), ..base.clone() }, "context length"),
-            (LoadParams { n_threads: Some(0), ..base.clone() }, "threads"),
-            (LoadParams { chat_template: Some("  ".into()), ..base.clone() }, "template"),
+        let cases: &[(LoadParams, &str, &str)] = &[
+            (LoadParams { kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::Off, ..base.clone() }, "flash attention", "kvCacheType"),
+            (LoadParams { n_batch: 0, ..base.clone() }, "batch", "nBatch"),
+            (LoadParams { n_ubatch: 0, ..base.clone() }, "batch", "nUbatch"),
+            (LoadParams { n_batch: 256, n_ubatch: 512, ..base.clone() }, "at most the batch size", "nUbatch"),
+            (LoadParams { n_ctx: Some(0), ..base.clone() }, "context length", "nCtx"),
+            (LoadParams { n_ctx: Some(u32::MAX), ..base.clone() }, "context length", "nCtx"),
+            (LoadParams { n_threads: Some(0), ..base.clone() }, "threads", "nThreads"),
+            (LoadParams { chat_template: Some("  ".into()), ..base.clone() }, "template", "chatTemplate"),
         ];
-        for (params, needle) in cases {
+        let keys = serde_json::to_value(&base).unwrap();
+        for (params, needle, field) in cases {
             let err = params.validate().unwrap_err();
-            assert!(err.contains(needle), "{params:?}: {err}");
+            assert!(err.message.contains(needle), "{params:?}: {err}");
+            assert!(err.fields().any(|f| f == *field), "{params:?}: {err:?}");
+            // Every field named is one the window has.
+            assert!(err.fields().all(|f| keys.get(f).is_some()), "{err:?}");
         }
     }
 

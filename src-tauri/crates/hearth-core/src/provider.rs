@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::FieldError;
+
 /// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -95,22 +97,22 @@ impl ProviderConfig {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         let id_ok = !self.id.is_empty()
             && self.id.len() <= 64
             && self.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !id_ok {
-            return Err("a provider id is 1–64 letters, digits, '-' or '_'".into());
+            return Err(FieldError::new("id", "a provider id is 1–64 letters, digits, '-' or '_'"));
         }
         if self.name.trim().is_empty() {
-            return Err("give the provider a name".into());
+            return Err(FieldError::new("name", "give the provider a name"));
         }
         let url = self.base_url.trim();
         if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
-            return Err(format!("the base URL {url:?} must start with http:// or https://"));
+            return Err(FieldError::new("baseUrl", format!("the base URL {url:?} must start with http:// or https://")));
         }
         if self.context_length == Some(0) {
-            return Err("a context length must be above 0".into());
+            return Err(FieldError::new("contextLength", "a context length must be above 0"));
         }
         Ok(())
     }
@@ -302,15 +304,19 @@ mod tests {
     fn configs_are_validated() {
         let good = config(ProviderKind::OpenAiCompatible, true);
         assert_eq!(good.validate(), Ok(()));
-        for (change, words) in [
-            (Box::new(|c: &mut ProviderConfig| c.id = "a b".into()) as Box<dyn Fn(&mut ProviderConfig)>, "provider id"),
-            (Box::new(|c: &mut ProviderConfig| c.name = " ".into()), "name"),
-            (Box::new(|c: &mut ProviderConfig| c.base_url = "ftp://x.example".into()), "http://"),
-            (Box::new(|c: &mut ProviderConfig| c.context_length = Some(0)), "above 0"),
+        let keys = serde_json::to_value(&good).unwrap();
+        for (change, words, field) in [
+            (Box::new(|c: &mut ProviderConfig| c.id = "a b".into()) as Box<dyn Fn(&mut ProviderConfig)>, "provider id", "id"),
+            (Box::new(|c: &mut ProviderConfig| c.name = " ".into()), "name", "name"),
+            (Box::new(|c: &mut ProviderConfig| c.base_url = "ftp://x.example".into()), "http://", "baseUrl"),
+            (Box::new(|c: &mut ProviderConfig| c.context_length = Some(0)), "above 0", "contextLength"),
         ] {
             let mut bad = good.clone();
             change(&mut bad);
-            assert!(bad.validate().unwrap_err().contains(words), "{words}");
+            let err = bad.validate().unwrap_err();
+            assert!(err.message.contains(words), "{words}");
+            assert_eq!(err.field, field);
+            assert!(keys.get(field).is_some(), "{field} is one of the config's fields");
         }
     }
 

@@ -131,7 +131,7 @@ impl LocalEngine {
         progress: Option<Progress>,
         cancel: CancelFlag,
     ) -> Result<oneshot::Receiver<Result<ModelInfo, EngineError>>, EngineError> {
-        params.validate().map_err(EngineError::InvalidSettings)?;
+        params.validate().map_err(|e| EngineError::InvalidSettings(e.message))?;
         let (reply, answer) = oneshot::channel();
         let load = LoadRequest { file, params, reply, progress, cancel };
         self.requests.send(Request::Load(load)).map_err(|_| EngineError::Gone)?;

@@ -206,7 +206,7 @@ impl Engine {
         progress: Option<Progress>,
         cancel: CancelFlag,
     ) -> Result<ModelInfo, EngineError> {
-        params.validate().map_err(EngineError::InvalidSettings)?;
+        params.validate().map_err(|e| EngineError::InvalidSettings(e.message))?;
         let (reply, answer) = oneshot::channel();
         let id = self.shared.id();
         let request = ToHost::Load { id, path: path.clone(), params: params.clone(), progress: progress.is_some() };

@@ -1,0 +1,117 @@
+//! What the Hearth app decides, without Tauri: the settings the user saves (sampling per scope,
+//! presets, providers, load settings), which model loads at start and what a failed load
+//! restores, and chat titles. The desktop shell wires it into a window; `hearth-cli` uses the
+//! same rules headless, so a chat behaves the same in both.
+
+pub mod model_memory;
+mod models;
+mod settings;
+mod titles;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use hearth_core::{ChatService, SamplingParams, SettingsScope, Switch};
+use hearth_engine::Engine;
+use hearth_hub::{Downloads, Hub, HubCache, HubConfig, Library, RetryPolicy};
+use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
+use hearth_store::{Store, StoreError};
+
+pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
+pub use settings::{ResolvedSampling, Settings, SettingsError};
+pub use titles::title_chat;
+
+/// The keychain entry of the Hugging Face token (beside the providers' keys).
+pub const HUB_TOKEN_KEY: &str = "huggingface-hub";
+
+/// Where replies come from: the local engine or a remote provider, by the chat's target.
+pub type Backend = Switch<Engine, Providers>;
+
+/// Where Hearth keeps its files.
+#[derive(Debug, Clone)]
+pub struct AppPaths {
+    pub data_dir: PathBuf,
+    pub models_dir: PathBuf,
+    pub database: PathBuf,
+    pub log_dir: PathBuf,
+}
+
+impl AppPaths {
+    /// Everything, logs included, under one folder.
+    pub fn under(data_dir: PathBuf) -> AppPaths {
+        AppPaths {
+            models_dir: data_dir.join("models"),
+            database: data_dir.join("hearth.db"),
+            log_dir: data_dir.join("logs"),
+            data_dir,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Hub(#[from] hearth_hub::HubError),
+}
+
+/// The app's parts, opened on one data dir.
+pub struct App {
+    pub paths: AppPaths,
+    pub chat: ChatService<Backend, Store>,
+    pub engine: Engine,
+    pub providers: Providers,
+    pub keys: Arc<KeyStore>,
+    pub store: Store,
+    pub settings: Settings,
+    pub models: Models,
+    /// Hugging Face (or `HF_ENDPOINT`), with the token kept in the keychain.
+    pub hub: Hub,
+    pub downloads: Downloads,
+    pub library: Library,
+}
+
+impl App {
+    /// Opens the history, starts the engine and configures the providers; no model is loaded
+    /// yet (`models.load_at_start`).
+    pub async fn open(paths: AppPaths) -> Result<App, OpenError> {
+        let store = Store::open(&paths.database).await?;
+        let settings = Settings::new(store.clone());
+        let engine = Engine::spawn();
+        let keys = Arc::new(KeyStore::new(paths.data_dir.join("keys.json")));
+        // The hub (for remote models' tokenizers) honours HF_ENDPOINT and the standard cache.
+        let providers = Providers::new(keys.clone(), Timeouts::default(), &HubOptions::default());
+        providers.set_configs(settings.providers().await?);
+        let backend = Switch::new(Arc::new(engine.clone()), Arc::new(providers.clone()));
+        let chat = ChatService::new(Arc::new(backend), Arc::new(store.clone()));
+        let token = keys.key(HUB_TOKEN_KEY).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the Hugging Face token could not be read");
+            None
+        });
+        let hub = Hub::new(&HubConfig { endpoint: None, token })?;
+        let cache = HubCache::new(HubCache::default_root());
+        let downloads = Downloads::new(hub.clone(), cache.clone(), paths.data_dir.join("downloads.json"), RetryPolicy::default());
+        let library = Library::new(cache, paths.models_dir.clone(), paths.data_dir.join("imports.json"));
+        let models = Models::new(engine.clone(), store.clone());
+        Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library })
+    }
+
+    /// The sampling settings a chat's next reply uses: the chat's own, else the loaded model's,
+    /// else the global ones, else the defaults.
+    pub async fn chat_sampling(&self, chat: hearth_core::ChatId) -> Result<SamplingParams, StoreError> {
+        Ok(self.sampling(&SettingsScope::Chat { id: chat }).await?.params)
+    }
+
+    /// The settings in force at `scope`, a chat inheriting from the model loaded now.
+    pub async fn sampling(&self, scope: &SettingsScope) -> Result<ResolvedSampling, StoreError> {
+        self.settings.sampling(scope, self.models.loaded_path().as_deref()).await
+    }
+
+    /// Saves the provider list and puts it in force.
+    pub async fn set_providers(&self, configs: Vec<hearth_core::ProviderConfig>) -> Result<(), StoreError> {
+        self.settings.set_providers(&configs).await?;
+        self.providers.set_configs(configs);
+        Ok(())
+    }
+}
