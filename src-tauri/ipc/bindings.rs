@@ -1,7 +1,7 @@
 //! TypeScript types for the window, generated from the Rust types above. The committed copy is
 //! ui/src/ipc/bindings.ts; a test fails when it is stale (`UPDATE_BINDINGS=1` rewrites it).
 
-use ts_rs::{Config, TS};
+use ts_rs::TS;
 
 use hearth_core::{
     BiasTarget, ChatSummary, Constraint, FieldRange, FlashAttention, KvType, LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo,
@@ -20,7 +20,7 @@ use super::{
 
 /// The full text of ui/src/ipc/bindings.ts.
 pub fn typescript_bindings() -> String {
-    let cfg = Config::new().with_large_int("number");
+    let cfg = super::contract::ts_config();
     let decls = [
         Role::decl(&cfg),
         MessageStatus::decl(&cfg),
@@ -76,14 +76,13 @@ pub fn typescript_bindings() -> String {
         HubTokenStatus::decl(&cfg),
     ];
     let mut out = String::from(
-        "// Generated from the Rust types by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\n",
+        "// Generated from the Rust types and commands by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\nimport { Channel, invoke } from '@tauri-apps/api/core';\n\n",
     );
     for decl in decls {
         out.push_str("export ");
         out.push_str(&decl);
         out.push_str("\n\n");
     }
-    out.truncate(out.trim_end().len());
-    out.push('\n');
+    out.push_str(&super::typescript_commands(&super::contracts()));
     out
 }

@@ -9,6 +9,7 @@ use hearth_core::{
 };
 
 use crate::AppState;
+use crate::ipc::contract::command;
 use crate::ipc::IpcError;
 
 /// The stream of one `send_message` call, in order: `userSaved`, `replyStarted`, `delta`*, then
@@ -60,69 +61,76 @@ impl From<TurnEvent> for ChatEvent {
     }
 }
 
-#[tauri::command]
-pub async fn list_chats(state: State<'_, AppState>) -> Result<Vec<ChatSummary>, IpcError> {
-    Ok(state.store.list_chats().await?)
+command! {
+    pub async fn list_chats(state: State<'_, AppState>) -> Result<Vec<ChatSummary>, IpcError> {
+        Ok(state.store.list_chats().await?)
+    }
 }
 
-#[tauri::command]
-pub async fn create_chat(state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
-    Ok(state.store.create_chat().await?)
+command! {
+    pub async fn create_chat(state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+        Ok(state.store.create_chat().await?)
+    }
 }
 
-#[tauri::command]
-pub async fn list_messages(chat_id: ChatId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
-    Ok(state.store.messages(chat_id).await?)
+command! {
+    pub async fn list_messages(chat_id: ChatId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
+        Ok(state.store.messages(chat_id).await?)
+    }
 }
 
-/// Sends a user message and streams the reply over `on_event`. Resolves once the reply has
-/// finished or failed; rejects only if nothing could be started (e.g. an empty message).
-#[tauri::command]
-pub async fn send_message<R: Runtime>(
-    app: AppHandle<R>,
-    chat_id: ChatId,
-    content: String,
-    on_event: Channel<ChatEvent>,
-    state: State<'_, AppState>,
-) -> Result<(), IpcError> {
-    run_turn(&app, &state, chat_id, Turn::Send { content: &content }, &on_event).await
+command! {
+    /// Sends a user message and streams the reply over `on_event`. Resolves once the reply has
+    /// finished or failed; rejects only if nothing could be started (e.g. an empty message).
+    pub async fn send_message<R: Runtime>(
+        app: AppHandle<R>,
+        chat_id: ChatId,
+        content: String,
+        on_event: Channel<ChatEvent>,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
+        run_turn(&app, &state, chat_id, Turn::Send { content: &content }, &on_event).await
+    }
 }
 
-/// Saves a new version of user message `message_id` beside it and streams a reply to it.
-#[tauri::command]
-pub async fn edit_message<R: Runtime>(
-    app: AppHandle<R>,
-    chat_id: ChatId,
-    message_id: MessageId,
-    content: String,
-    on_event: Channel<ChatEvent>,
-    state: State<'_, AppState>,
-) -> Result<(), IpcError> {
-    run_turn(&app, &state, chat_id, Turn::Edit { message: message_id, content: &content }, &on_event).await
+command! {
+    /// Saves a new version of user message `message_id` beside it and streams a reply to it.
+    pub async fn edit_message<R: Runtime>(
+        app: AppHandle<R>,
+        chat_id: ChatId,
+        message_id: MessageId,
+        content: String,
+        on_event: Channel<ChatEvent>,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
+        run_turn(&app, &state, chat_id, Turn::Edit { message: message_id, content: &content }, &on_event).await
+    }
 }
 
-/// Streams another reply beside `message_id`, to the same user message.
-#[tauri::command]
-pub async fn regenerate_reply<R: Runtime>(
-    app: AppHandle<R>,
-    chat_id: ChatId,
-    message_id: MessageId,
-    on_event: Channel<ChatEvent>,
-    state: State<'_, AppState>,
-) -> Result<(), IpcError> {
-    run_turn(&app, &state, chat_id, Turn::Regenerate { reply: message_id }, &on_event).await
+command! {
+    /// Streams another reply beside `message_id`, to the same user message.
+    pub async fn regenerate_reply<R: Runtime>(
+        app: AppHandle<R>,
+        chat_id: ChatId,
+        message_id: MessageId,
+        on_event: Channel<ChatEvent>,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
+        run_turn(&app, &state, chat_id, Turn::Regenerate { reply: message_id }, &on_event).await
+    }
 }
 
-/// Writes on from where the unfinished reply `message_id` ended.
-#[tauri::command]
-pub async fn continue_reply<R: Runtime>(
-    app: AppHandle<R>,
-    chat_id: ChatId,
-    message_id: MessageId,
-    on_event: Channel<ChatEvent>,
-    state: State<'_, AppState>,
-) -> Result<(), IpcError> {
-    run_turn(&app, &state, chat_id, Turn::Continue { reply: message_id }, &on_event).await
+command! {
+    /// Writes on from where the unfinished reply `message_id` ended.
+    pub async fn continue_reply<R: Runtime>(
+        app: AppHandle<R>,
+        chat_id: ChatId,
+        message_id: MessageId,
+        on_event: Channel<ChatEvent>,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
+        run_turn(&app, &state, chat_id, Turn::Continue { reply: message_id }, &on_event).await
+    }
 }
 
 async fn run_turn<R: Runtime>(
@@ -156,55 +164,64 @@ async fn run_turn<R: Runtime>(
     Ok(())
 }
 
-/// Shows the branch through `message_id` (one of a message's versions); returns the new path.
-#[tauri::command]
-pub async fn switch_branch(chat_id: ChatId, message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
-    Ok(state.store.switch_branch(chat_id, message_id).await?)
+command! {
+    /// Shows the branch through `message_id` (one of a message's versions); returns the new path.
+    pub async fn switch_branch(chat_id: ChatId, message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
+        Ok(state.store.switch_branch(chat_id, message_id).await?)
+    }
 }
 
-/// Deletes a message and everything after it in its branch; returns the path now shown.
-#[tauri::command]
-pub async fn delete_message(chat_id: ChatId, message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
-    Ok(state.store.delete_message(chat_id, message_id).await?)
+command! {
+    /// Deletes a message and everything after it in its branch; returns the path now shown.
+    pub async fn delete_message(chat_id: ChatId, message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<StoredMessage>, IpcError> {
+        Ok(state.store.delete_message(chat_id, message_id).await?)
+    }
 }
 
-#[tauri::command]
-pub async fn rename_chat(chat_id: ChatId, title: String, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
-    Ok(state.store.rename_chat(chat_id, &title).await?)
+command! {
+    pub async fn rename_chat(chat_id: ChatId, title: String, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+        Ok(state.store.rename_chat(chat_id, &title).await?)
+    }
 }
 
-#[tauri::command]
-pub async fn pin_chat(chat_id: ChatId, pinned: bool, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
-    Ok(state.store.set_pinned(chat_id, pinned).await?)
+command! {
+    pub async fn pin_chat(chat_id: ChatId, pinned: bool, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+        Ok(state.store.set_pinned(chat_id, pinned).await?)
+    }
 }
 
-#[tauri::command]
-pub async fn set_system_prompt(chat_id: ChatId, prompt: String, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
-    Ok(state.store.set_system_prompt(chat_id, &prompt).await?)
+command! {
+    pub async fn set_system_prompt(chat_id: ChatId, prompt: String, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+        Ok(state.store.set_system_prompt(chat_id, &prompt).await?)
+    }
 }
 
-#[tauri::command]
-pub async fn delete_chat(chat_id: ChatId, state: State<'_, AppState>) -> Result<(), IpcError> {
-    state.chat.stop(chat_id);
-    Ok(state.store.delete_chat(chat_id).await?)
+command! {
+    pub async fn delete_chat(chat_id: ChatId, state: State<'_, AppState>) -> Result<(), IpcError> {
+        state.chat.stop(chat_id);
+        Ok(state.store.delete_chat(chat_id).await?)
+    }
 }
 
-/// Messages matching `query` in every chat, best first. Any text is a valid query.
-#[tauri::command]
-pub async fn search_messages(query: String, state: State<'_, AppState>) -> Result<Vec<SearchHit>, IpcError> {
-    Ok(state.store.search(&query, SEARCH_LIMIT).await?)
+command! {
+    /// Messages matching `query` in every chat, best first. Any text is a valid query.
+    pub async fn search_messages(query: String, state: State<'_, AppState>) -> Result<Vec<SearchHit>, IpcError> {
+        Ok(state.store.search(&query, SEARCH_LIMIT).await?)
+    }
 }
 
 /// Search results shown at most.
 const SEARCH_LIMIT: u32 = 50;
 
-/// Registers the window for chats changed in the background (e.g. titled by the model).
-#[tauri::command]
-pub fn watch_chats(on_update: Channel<ChatSummary>, state: State<'_, AppState>) {
-    state.watchers.add(on_update);
+command! {
+    /// Registers the window for chats changed in the background (e.g. titled by the model).
+    pub fn watch_chats(on_update: Channel<ChatSummary>, state: State<'_, AppState>) {
+        state.watchers.add(on_update);
+    }
 }
 
-#[tauri::command]
-pub fn stop_generation(chat_id: ChatId, state: State<'_, AppState>) {
-    state.chat.stop(chat_id);
+command! {
+    pub fn stop_generation(chat_id: ChatId, state: State<'_, AppState>) {
+        state.chat.stop(chat_id);
+    }
 }

@@ -53,6 +53,27 @@ pub enum IpcErrorKind {
     Download,
 }
 
+impl IpcErrorKind {
+    /// Every kind, for the window's generated contract.
+    pub const ALL: [IpcErrorKind; 15] = [
+        IpcErrorKind::NotFound,
+        IpcErrorKind::InvalidInput,
+        IpcErrorKind::NoModel,
+        IpcErrorKind::Busy,
+        IpcErrorKind::Engine,
+        IpcErrorKind::Store,
+        IpcErrorKind::File,
+        IpcErrorKind::ProviderAuth,
+        IpcErrorKind::RateLimited,
+        IpcErrorKind::Network,
+        IpcErrorKind::Provider,
+        IpcErrorKind::Keychain,
+        IpcErrorKind::HubAuth,
+        IpcErrorKind::DiskFull,
+        IpcErrorKind::Download,
+    ];
+}
+
 impl IpcError {
     pub fn new(kind: IpcErrorKind, message: impl ToString) -> Self {
         IpcError { kind, message: message.to_string(), retry_after_s: None, field: None }

@@ -2,7 +2,9 @@
 
 mod bindings;
 pub mod chat;
+pub mod contract;
 mod error;
+mod fixtures;
 pub mod hub;
 mod models;
 mod providers;
@@ -10,6 +12,8 @@ mod settings;
 mod transfer;
 
 pub use bindings::typescript_bindings;
+pub use contract::{CommandContract, typescript_commands};
+pub use fixtures::contract_data;
 pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
 pub use error::{IpcError, IpcErrorKind};
 pub use hub::HubTokenStatus;
@@ -19,62 +23,75 @@ pub use settings::SamplingSettings;
 
 include!("commands.rs");
 
-/// Registers every command in `COMMANDS`.
-pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
-    tauri::generate_handler![
-        chat::list_chats,
-        chat::create_chat,
-        chat::list_messages,
-        chat::send_message,
-        chat::stop_generation,
-        chat::edit_message,
-        chat::regenerate_reply,
-        chat::continue_reply,
-        chat::switch_branch,
-        chat::delete_message,
-        chat::rename_chat,
-        chat::pin_chat,
-        chat::set_system_prompt,
-        chat::delete_chat,
-        chat::search_messages,
-        chat::watch_chats,
-        transfer::export_chats,
-        transfer::import_chats,
-        models::active_model,
-        models::get_load_settings,
-        models::set_load_settings,
-        models::reload_model,
-        settings::get_sampling,
-        settings::set_sampling,
-        settings::clear_sampling,
-        settings::save_preset,
-        settings::delete_preset,
-        providers::list_providers,
-        providers::save_provider,
-        providers::delete_provider,
-        providers::set_api_key,
-        providers::list_provider_models,
-        providers::test_provider,
-        providers::set_chat_model,
-        providers::sampling_support_for,
-        hub::hub_search,
-        hub::hub_repo_files,
-        hub::hub_fit,
-        hub::start_download,
-        hub::list_downloads,
-        hub::watch_downloads,
-        hub::pause_download,
-        hub::resume_download,
-        hub::cancel_download,
-        hub::list_library,
-        hub::import_model,
-        hub::import_model_dialog,
-        hub::delete_model,
-        hub::reveal_model,
-        hub::load_model,
-        hub::cancel_load,
-        hub::unload_model,
-        hub::hub_token_status,
-        hub::set_hub_token,
-    ]
+/// Registers the commands and lists their contracts: one list for both. It must name the
+/// commands of `COMMANDS` in the same order (a test checks).
+macro_rules! register {
+    ($($module:ident :: $command:ident),* $(,)?) => {
+        /// Registers every command.
+        pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+            tauri::generate_handler![$($module::$command),*]
+        }
+
+        /// Every command as the window calls it, read off its signature.
+        pub fn contracts() -> Vec<contract::CommandContract> {
+            vec![$($module::$command::contract()),*]
+        }
+    };
+}
+
+register! {
+    chat::list_chats,
+    chat::create_chat,
+    chat::list_messages,
+    chat::send_message,
+    chat::stop_generation,
+    chat::edit_message,
+    chat::regenerate_reply,
+    chat::continue_reply,
+    chat::switch_branch,
+    chat::delete_message,
+    chat::rename_chat,
+    chat::pin_chat,
+    chat::set_system_prompt,
+    chat::delete_chat,
+    chat::search_messages,
+    chat::watch_chats,
+    transfer::export_chats,
+    transfer::import_chats,
+    models::active_model,
+    models::get_load_settings,
+    models::set_load_settings,
+    models::reload_model,
+    settings::get_sampling,
+    settings::set_sampling,
+    settings::clear_sampling,
+    settings::save_preset,
+    settings::delete_preset,
+    providers::list_providers,
+    providers::save_provider,
+    providers::delete_provider,
+    providers::set_api_key,
+    providers::list_provider_models,
+    providers::test_provider,
+    providers::set_chat_model,
+    providers::sampling_support_for,
+    hub::hub_search,
+    hub::hub_repo_files,
+    hub::hub_fit,
+    hub::start_download,
+    hub::list_downloads,
+    hub::watch_downloads,
+    hub::pause_download,
+    hub::resume_download,
+    hub::cancel_download,
+    hub::list_library,
+    hub::import_model,
+    hub::import_model_dialog,
+    hub::delete_model,
+    hub::reveal_model,
+    hub::load_model,
+    hub::cancel_load,
+    hub::unload_model,
+    hub::hub_token_status,
+    hub::set_hub_token,
 }

@@ -5,16 +5,18 @@ use ts_rs::TS;
 use hearth_core::{FieldError, LoadParams, ModelInfo};
 
 use crate::AppState;
+use crate::ipc::contract::command;
 use crate::ipc::{IpcError, IpcErrorKind};
 
-/// The loaded model, once the start-up load has settled; `None` if there is none, an error
-/// saying why if the start-up load failed or was skipped (safe mode).
-#[tauri::command]
-pub async fn active_model(state: State<'_, AppState>) -> Result<Option<ModelInfo>, IpcError> {
-    state.models.settled().await;
-    match (state.models.loaded(), state.models.startup_problem()) {
-        (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
-        (loaded, _) => Ok(loaded),
+command! {
+    /// The loaded model, once the start-up load has settled; `None` if there is none, an error
+    /// saying why if the start-up load failed or was skipped (safe mode).
+    pub async fn active_model(state: State<'_, AppState>) -> Result<Option<ModelInfo>, IpcError> {
+        state.models.settled().await;
+        match (state.models.loaded(), state.models.startup_problem()) {
+            (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
+            (loaded, _) => Ok(loaded),
+        }
     }
 }
 
@@ -39,30 +41,33 @@ fn loaded(state: &AppState) -> Result<ModelInfo, IpcError> {
     state.models.loaded().ok_or_else(|| IpcError::new(IpcErrorKind::NoModel, "no model is loaded"))
 }
 
-#[tauri::command]
-pub async fn get_load_settings(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
-    state.models.settled().await;
-    load_settings(&state, loaded(&state)?).await
-}
-
-/// Saves the loaded model's load settings; they apply at its next load (`reload_model`).
-#[tauri::command]
-pub async fn set_load_settings(params: LoadParams, state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
-    if let Some(source) = &params.chat_template {
-        hearth_engine::ChatTemplate::new(source, "", "").map_err(|e| {
-            IpcError::from(FieldError::new("chatTemplate", format!("the chat template does not compile: {e}")))
-        })?;
+command! {
+    pub async fn get_load_settings(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
+        state.models.settled().await;
+        load_settings(&state, loaded(&state)?).await
     }
-    let model = loaded(&state)?;
-    state.settings.set_load_params(&model.path, &params).await?;
-    load_settings(&state, model).await
 }
 
-/// Reloads the loaded model with its saved load settings. When llama.cpp cannot load it that way
-/// (too long a context for the memory, say), the model is loaded again as it was, so the user
-/// keeps a working model, and the error says what happened.
-#[tauri::command]
-pub async fn reload_model(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
-    let model = state.models.reload().await?;
-    load_settings(&state, model).await
+command! {
+    /// Saves the loaded model's load settings; they apply at its next load (`reload_model`).
+    pub async fn set_load_settings(params: LoadParams, state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
+        if let Some(source) = &params.chat_template {
+            hearth_engine::ChatTemplate::new(source, "", "").map_err(|e| {
+                IpcError::from(FieldError::new("chatTemplate", format!("the chat template does not compile: {e}")))
+            })?;
+        }
+        let model = loaded(&state)?;
+        state.settings.set_load_params(&model.path, &params).await?;
+        load_settings(&state, model).await
+    }
+}
+
+command! {
+    /// Reloads the loaded model with its saved load settings. When llama.cpp cannot load it that way
+    /// (too long a context for the memory, say), the model is loaded again as it was, so the user
+    /// keeps a working model, and the error says what happened.
+    pub async fn reload_model(state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
+        let model = state.models.reload().await?;
+        load_settings(&state, model).await
+    }
 }

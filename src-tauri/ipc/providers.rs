@@ -11,6 +11,7 @@ use hearth_core::{ChatId, ChatSummary, FieldSupport, ModelTarget, ProviderConfig
 use hearth_providers::{KeyStorage, RemoteModel};
 
 use crate::AppState;
+use crate::ipc::contract::command;
 use crate::ipc::{IpcError, IpcErrorKind};
 
 /// A provider as the settings show it: its configuration and where its key is (never the key).
@@ -40,83 +41,91 @@ async fn view(state: &AppState, config: ProviderConfig) -> Result<ProviderView, 
     Ok(ProviderView { config, key })
 }
 
-#[tauri::command]
-pub async fn list_providers(state: State<'_, AppState>) -> Result<Vec<ProviderView>, IpcError> {
-    let mut views = Vec::new();
-    for config in state.providers.configs() {
-        views.push(view(&state, config).await?);
-    }
-    Ok(views)
-}
-
-/// Adds `config`, or replaces the provider with its id.
-#[tauri::command]
-pub async fn save_provider(config: ProviderConfig, state: State<'_, AppState>) -> Result<ProviderView, IpcError> {
-    config.validate()?;
-    let mut configs = state.providers.configs();
-    match configs.iter_mut().find(|c| c.id == config.id) {
-        Some(existing) => *existing = config.clone(),
-        None => configs.push(config.clone()),
-    }
-    state.set_providers(configs).await?;
-    view(&state, config).await
-}
-
-/// Removes a provider and its key. Chats that used it say so at their next message.
-#[tauri::command]
-pub async fn delete_provider(provider: String, state: State<'_, AppState>) -> Result<(), IpcError> {
-    let mut configs = state.providers.configs();
-    configs.retain(|c| c.id != provider);
-    state.set_providers(configs).await?;
-    let keys = state.keys.clone();
-    tauri::async_runtime::spawn_blocking(move || keys.delete(&provider))
-        .await
-        .map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??;
-    Ok(())
-}
-
-/// Saves `key` for `provider` in the keychain (an empty key forgets it); says where it went.
-#[tauri::command]
-pub async fn set_api_key(provider: String, key: String, state: State<'_, AppState>) -> Result<Option<KeyStorage>, IpcError> {
-    state.providers.config(&provider)?;
-    let keys = state.keys.clone();
-    let key = key.trim().to_owned();
-    let stored = tauri::async_runtime::spawn_blocking(move || {
-        if key.is_empty() { keys.delete(&provider).map(|()| None) } else { keys.set(&provider, &key).map(Some) }
-    });
-    Ok(stored.await.map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??)
-}
-
-#[tauri::command]
-pub async fn list_provider_models(provider: String, state: State<'_, AppState>) -> Result<Vec<RemoteModel>, IpcError> {
-    Ok(state.providers.list_models(&provider).await?)
-}
-
-/// Asks the provider for its models with the saved URL and key.
-#[tauri::command]
-pub async fn test_provider(provider: String, state: State<'_, AppState>) -> Result<ConnectionReport, IpcError> {
-    let started = Instant::now();
-    let models = state.providers.list_models(&provider).await?;
-    Ok(ConnectionReport { models, latency_ms: started.elapsed().as_secs_f64() * 1000.0 })
-}
-
-/// Where the chat's next reply comes from. Earlier replies keep the model that wrote them.
-#[tauri::command]
-pub async fn set_chat_model(chat_id: ChatId, target: ModelTarget, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
-    if let ModelTarget::Remote { provider, model } = &target {
-        state.providers.config(provider)?;
-        if model.trim().is_empty() {
-            return Err(IpcError::new(IpcErrorKind::InvalidInput, "pick a model of the provider"));
+command! {
+    pub async fn list_providers(state: State<'_, AppState>) -> Result<Vec<ProviderView>, IpcError> {
+        let mut views = Vec::new();
+        for config in state.providers.configs() {
+            views.push(view(&state, config).await?);
         }
+        Ok(views)
     }
-    Ok(state.store.set_chat_target(chat_id, &target).await?)
 }
 
-/// Which sampling settings reach the model behind `target`.
-#[tauri::command]
-pub async fn sampling_support_for(target: ModelTarget, state: State<'_, AppState>) -> Result<Vec<FieldSupport>, IpcError> {
-    Ok(match target {
-        ModelTarget::Local => sampling_support(None),
-        ModelTarget::Remote { provider, .. } => sampling_support(Some(&state.providers.config(&provider)?)),
-    })
+command! {
+    /// Adds `config`, or replaces the provider with its id.
+    pub async fn save_provider(config: ProviderConfig, state: State<'_, AppState>) -> Result<ProviderView, IpcError> {
+        config.validate()?;
+        let mut configs = state.providers.configs();
+        match configs.iter_mut().find(|c| c.id == config.id) {
+            Some(existing) => *existing = config.clone(),
+            None => configs.push(config.clone()),
+        }
+        state.set_providers(configs).await?;
+        view(&state, config).await
+    }
+}
+
+command! {
+    /// Removes a provider and its key. Chats that used it say so at their next message.
+    pub async fn delete_provider(provider: String, state: State<'_, AppState>) -> Result<(), IpcError> {
+        let mut configs = state.providers.configs();
+        configs.retain(|c| c.id != provider);
+        state.set_providers(configs).await?;
+        let keys = state.keys.clone();
+        tauri::async_runtime::spawn_blocking(move || keys.delete(&provider))
+            .await
+            .map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??;
+        Ok(())
+    }
+}
+
+command! {
+    /// Saves `key` for `provider` in the keychain (an empty key forgets it); says where it went.
+    pub async fn set_api_key(provider: String, key: String, state: State<'_, AppState>) -> Result<Option<KeyStorage>, IpcError> {
+        state.providers.config(&provider)?;
+        let keys = state.keys.clone();
+        let key = key.trim().to_owned();
+        let stored = tauri::async_runtime::spawn_blocking(move || {
+            if key.is_empty() { keys.delete(&provider).map(|()| None) } else { keys.set(&provider, &key).map(Some) }
+        });
+        Ok(stored.await.map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??)
+    }
+}
+
+command! {
+    pub async fn list_provider_models(provider: String, state: State<'_, AppState>) -> Result<Vec<RemoteModel>, IpcError> {
+        Ok(state.providers.list_models(&provider).await?)
+    }
+}
+
+command! {
+    /// Asks the provider for its models with the saved URL and key.
+    pub async fn test_provider(provider: String, state: State<'_, AppState>) -> Result<ConnectionReport, IpcError> {
+        let started = Instant::now();
+        let models = state.providers.list_models(&provider).await?;
+        Ok(ConnectionReport { models, latency_ms: started.elapsed().as_secs_f64() * 1000.0 })
+    }
+}
+
+command! {
+    /// Where the chat's next reply comes from. Earlier replies keep the model that wrote them.
+    pub async fn set_chat_model(chat_id: ChatId, target: ModelTarget, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
+        if let ModelTarget::Remote { provider, model } = &target {
+            state.providers.config(provider)?;
+            if model.trim().is_empty() {
+                return Err(IpcError::new(IpcErrorKind::InvalidInput, "pick a model of the provider"));
+            }
+        }
+        Ok(state.store.set_chat_target(chat_id, &target).await?)
+    }
+}
+
+command! {
+    /// Which sampling settings reach the model behind `target`.
+    pub async fn sampling_support_for(target: ModelTarget, state: State<'_, AppState>) -> Result<Vec<FieldSupport>, IpcError> {
+        Ok(match target {
+            ModelTarget::Local => sampling_support(None),
+            ModelTarget::Remote { provider, .. } => sampling_support(Some(&state.providers.config(&provider)?)),
+        })
+    }
 }

@@ -5,6 +5,7 @@ use ts_rs::TS;
 use hearth_core::{FieldRange, Preset, SamplingParams, SettingsScope};
 
 use crate::AppState;
+use crate::ipc::contract::command;
 use crate::ipc::IpcError;
 
 /// What the settings panel needs for one scope: the values in force there and where they come
@@ -23,45 +24,50 @@ pub struct SamplingSettings {
     pub presets: Vec<Preset>,
 }
 
-/// Settings at `scope` (default: global).
-#[tauri::command]
-pub async fn get_sampling(scope: Option<SettingsScope>, state: State<'_, AppState>) -> Result<SamplingSettings, IpcError> {
-    let scope = scope.unwrap_or(SettingsScope::Global);
-    let resolved = state.sampling(&scope).await?;
-    Ok(SamplingSettings {
-        own: resolved.source.as_ref() == Some(&scope),
-        current: resolved.params,
-        source: resolved.source,
-        defaults: SamplingParams::default(),
-        ranges: SamplingParams::ranges().to_vec(),
-        presets: state.settings.presets().await?,
-    })
+command! {
+    /// Settings at `scope` (default: global).
+    pub async fn get_sampling(scope: Option<SettingsScope>, state: State<'_, AppState>) -> Result<SamplingSettings, IpcError> {
+        let scope = scope.unwrap_or(SettingsScope::Global);
+        let resolved = state.sampling(&scope).await?;
+        Ok(SamplingSettings {
+            own: resolved.source.as_ref() == Some(&scope),
+            current: resolved.params,
+            source: resolved.source,
+            defaults: SamplingParams::default(),
+            ranges: SamplingParams::ranges().to_vec(),
+            presets: state.settings.presets().await?,
+        })
+    }
 }
 
-/// Saves sampling settings at `scope` (default: global); the next reply uses them. Out-of-range
-/// values are refused with the field and its range.
-#[tauri::command]
-pub async fn set_sampling(
-    params: SamplingParams,
-    scope: Option<SettingsScope>,
-    state: State<'_, AppState>,
-) -> Result<SamplingParams, IpcError> {
-    state.settings.set_sampling(&scope.unwrap_or(SettingsScope::Global), &params).await?;
-    Ok(params)
+command! {
+    /// Saves sampling settings at `scope` (default: global); the next reply uses them. Out-of-range
+    /// values are refused with the field and its range.
+    pub async fn set_sampling(
+        params: SamplingParams,
+        scope: Option<SettingsScope>,
+        state: State<'_, AppState>,
+    ) -> Result<SamplingParams, IpcError> {
+        state.settings.set_sampling(&scope.unwrap_or(SettingsScope::Global), &params).await?;
+        Ok(params)
+    }
 }
 
-/// Makes `scope` inherit again from the broader scopes.
-#[tauri::command]
-pub async fn clear_sampling(scope: SettingsScope, state: State<'_, AppState>) -> Result<(), IpcError> {
-    Ok(state.settings.clear_sampling(&scope).await?)
+command! {
+    /// Makes `scope` inherit again from the broader scopes.
+    pub async fn clear_sampling(scope: SettingsScope, state: State<'_, AppState>) -> Result<(), IpcError> {
+        Ok(state.settings.clear_sampling(&scope).await?)
+    }
 }
 
-#[tauri::command]
-pub async fn save_preset(name: String, params: SamplingParams, state: State<'_, AppState>) -> Result<(), IpcError> {
-    Ok(state.settings.save_preset(&name, params).await?)
+command! {
+    pub async fn save_preset(name: String, params: SamplingParams, state: State<'_, AppState>) -> Result<(), IpcError> {
+        Ok(state.settings.save_preset(&name, params).await?)
+    }
 }
 
-#[tauri::command]
-pub async fn delete_preset(name: String, state: State<'_, AppState>) -> Result<(), IpcError> {
-    Ok(state.settings.delete_preset(&name).await?)
+command! {
+    pub async fn delete_preset(name: String, state: State<'_, AppState>) -> Result<(), IpcError> {
+        Ok(state.settings.delete_preset(&name).await?)
+    }
 }

@@ -11,53 +11,56 @@ use tokio::sync::oneshot;
 use hearth_core::{ChatId, ExportFormat, ImportReport};
 
 use crate::AppState;
+use crate::ipc::contract::command;
 use crate::ipc::{IpcError, IpcErrorKind};
 use crate::transfer::{self, TransferError};
 
-/// Exports chats `chat_ids` (all when absent) to a file the user picks. Returns the path
-/// written, or nothing when the user cancelled.
-#[tauri::command]
-pub async fn export_chats<R: Runtime>(
-    app: AppHandle<R>,
-    chat_ids: Option<Vec<ChatId>>,
-    format: ExportFormat,
-    state: State<'_, AppState>,
-) -> Result<Option<String>, IpcError> {
-    let name = match chat_ids.as_deref() {
-        Some([id]) => file_stem(&state.store.chat(*id).await?.title),
-        _ => "hearth-chats".to_owned(),
-    };
-    let (label, extension) = match format {
-        ExportFormat::Json => ("Hearth export (JSON)", format.extension()),
-        ExportFormat::Markdown => ("Markdown", format.extension()),
-    };
-    let (tx, rx) = oneshot::channel();
-    app.dialog()
-        .file()
-        .set_title("Export chats")
-        .set_file_name(format!("{name}.{extension}"))
-        .add_filter(label, &[extension])
-        .save_file(move |path| {
-            let _ = tx.send(path.and_then(|p| p.into_path().ok()));
-        });
-    let Some(path) = rx.await.ok().flatten() else { return Ok(None) };
-    transfer::export_to(&state.store, chat_ids.as_deref(), format, &path).await?;
-    Ok(Some(path.display().to_string()))
+command! {
+    /// Exports chats `chat_ids` (all when absent) to a file the user picks. Returns the path
+    /// written, or nothing when the user cancelled.
+    pub async fn export_chats<R: Runtime>(
+        app: AppHandle<R>,
+        chat_ids: Option<Vec<ChatId>>,
+        format: ExportFormat,
+        state: State<'_, AppState>,
+    ) -> Result<Option<String>, IpcError> {
+        let name = match chat_ids.as_deref() {
+            Some([id]) => file_stem(&state.store.chat(*id).await?.title),
+            _ => "hearth-chats".to_owned(),
+        };
+        let (label, extension) = match format {
+            ExportFormat::Json => ("Hearth export (JSON)", format.extension()),
+            ExportFormat::Markdown => ("Markdown", format.extension()),
+        };
+        let (tx, rx) = oneshot::channel();
+        app.dialog()
+            .file()
+            .set_title("Export chats")
+            .set_file_name(format!("{name}.{extension}"))
+            .add_filter(label, &[extension])
+            .save_file(move |path| {
+                let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+            });
+        let Some(path) = rx.await.ok().flatten() else { return Ok(None) };
+        transfer::export_to(&state.store, chat_ids.as_deref(), format, &path).await?;
+        Ok(Some(path.display().to_string()))
+    }
 }
 
-/// Imports the chats of an export file the user picks; nothing when the user cancelled.
-#[tauri::command]
-pub async fn import_chats<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>) -> Result<Option<ImportReport>, IpcError> {
-    let (tx, rx) = oneshot::channel::<Option<PathBuf>>();
-    app.dialog()
-        .file()
-        .set_title("Import chats")
-        .add_filter("Hearth export (JSON)", &["json"])
-        .pick_file(move |path| {
-            let _ = tx.send(path.and_then(|p| p.into_path().ok()));
-        });
-    let Some(path) = rx.await.ok().flatten() else { return Ok(None) };
-    Ok(Some(transfer::import_from(&state.store, &path).await?))
+command! {
+    /// Imports the chats of an export file the user picks; nothing when the user cancelled.
+    pub async fn import_chats<R: Runtime>(app: AppHandle<R>, state: State<'_, AppState>) -> Result<Option<ImportReport>, IpcError> {
+        let (tx, rx) = oneshot::channel::<Option<PathBuf>>();
+        app.dialog()
+            .file()
+            .set_title("Import chats")
+            .add_filter("Hearth export (JSON)", &["json"])
+            .pick_file(move |path| {
+                let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+            });
+        let Some(path) = rx.await.ok().flatten() else { return Ok(None) };
+        Ok(Some(transfer::import_from(&state.store, &path).await?))
+    }
 }
 
 /// A chat title as a file name: letters, digits, spaces and dashes; "chat" when nothing is left.

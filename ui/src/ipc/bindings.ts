@@ -1,5 +1,7 @@
-// Generated from the Rust types by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.
+// Generated from the Rust types and commands by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.
 // Do not edit by hand.
+
+import { Channel, invoke } from '@tauri-apps/api/core';
 
 export type Role = "system" | "user" | "assistant";
 
@@ -163,7 +165,12 @@ export type IpcError = { kind: IpcErrorKind, message: string,
 /**
  * Seconds a provider asked to wait before retrying (rate limits).
  */
-retryAfterS?: number, };
+retryAfterS?: number, 
+/**
+ * With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
+ * name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
+ */
+field?: string, };
 
 export type MessageSaved = { message: StoredMessage, };
 
@@ -277,7 +284,12 @@ export type SettingsScope = { "kind": "global" } | { "kind": "model", path: stri
 
 export type SamplingSettings = { current: SamplingParams, 
 /**
- * False when `current` comes from a broader scope (or the defaults).
+ * The scope `current` comes from: this one (its own settings), a broader one, or `null` for
+ * the defaults.
+ */
+source: SettingsScope | null, 
+/**
+ * True when `current` is the scope's own.
  */
 own: boolean, defaults: SamplingParams, ranges: Array<FieldRange>, 
 /**
@@ -396,3 +408,159 @@ error: string | null, loaded: boolean, };
 export type ImportMode = "copy" | "link";
 
 export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
+
+/** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
+export const commands = {
+  listChats: (): Promise<Array<ChatSummary>> => invoke<Array<ChatSummary>>('list_chats'),
+  createChat: (): Promise<ChatSummary> => invoke<ChatSummary>('create_chat'),
+  listMessages: (chatId: number): Promise<Array<StoredMessage>> => invoke<Array<StoredMessage>>('list_messages', { chatId }),
+  /**
+   * Sends a user message and streams the reply over `on_event`. Resolves once the reply has
+   * finished or failed; rejects only if nothing could be started (e.g. an empty message).
+   */
+  sendMessage: (chatId: number, content: string, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('send_message', { chatId, content, onEvent: new Channel<ChatEvent>(onEvent) }),
+  stopGeneration: (chatId: number): Promise<null> => invoke<null>('stop_generation', { chatId }),
+  /**
+   * Saves a new version of user message `message_id` beside it and streams a reply to it.
+   */
+  editMessage: (chatId: number, messageId: number, content: string, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('edit_message', { chatId, messageId, content, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
+   * Streams another reply beside `message_id`, to the same user message.
+   */
+  regenerateReply: (chatId: number, messageId: number, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('regenerate_reply', { chatId, messageId, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
+   * Writes on from where the unfinished reply `message_id` ended.
+   */
+  continueReply: (chatId: number, messageId: number, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('continue_reply', { chatId, messageId, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
+   * Shows the branch through `message_id` (one of a message's versions); returns the new path.
+   */
+  switchBranch: (chatId: number, messageId: number): Promise<Array<StoredMessage>> => invoke<Array<StoredMessage>>('switch_branch', { chatId, messageId }),
+  /**
+   * Deletes a message and everything after it in its branch; returns the path now shown.
+   */
+  deleteMessage: (chatId: number, messageId: number): Promise<Array<StoredMessage>> => invoke<Array<StoredMessage>>('delete_message', { chatId, messageId }),
+  renameChat: (chatId: number, title: string): Promise<ChatSummary> => invoke<ChatSummary>('rename_chat', { chatId, title }),
+  pinChat: (chatId: number, pinned: boolean): Promise<ChatSummary> => invoke<ChatSummary>('pin_chat', { chatId, pinned }),
+  setSystemPrompt: (chatId: number, prompt: string): Promise<ChatSummary> => invoke<ChatSummary>('set_system_prompt', { chatId, prompt }),
+  deleteChat: (chatId: number): Promise<null> => invoke<null>('delete_chat', { chatId }),
+  /**
+   * Messages matching `query` in every chat, best first. Any text is a valid query.
+   */
+  searchMessages: (query: string): Promise<Array<SearchHit>> => invoke<Array<SearchHit>>('search_messages', { query }),
+  /**
+   * Registers the window for chats changed in the background (e.g. titled by the model).
+   */
+  watchChats: (onUpdate: (message: ChatSummary) => void): Promise<null> => invoke<null>('watch_chats', { onUpdate: new Channel<ChatSummary>(onUpdate) }),
+  /**
+   * Exports chats `chat_ids` (all when absent) to a file the user picks. Returns the path
+   * written, or nothing when the user cancelled.
+   */
+  exportChats: (chatIds: Array<number> | null, format: ExportFormat): Promise<string | null> => invoke<string | null>('export_chats', { chatIds, format }),
+  /**
+   * Imports the chats of an export file the user picks; nothing when the user cancelled.
+   */
+  importChats: (): Promise<ImportReport | null> => invoke<ImportReport | null>('import_chats'),
+  /**
+   * The loaded model, once the start-up load has settled; `None` if there is none, an error
+   * saying why if the start-up load failed or was skipped (safe mode).
+   */
+  activeModel: (): Promise<ModelInfo | null> => invoke<ModelInfo | null>('active_model'),
+  getLoadSettings: (): Promise<LoadSettings> => invoke<LoadSettings>('get_load_settings'),
+  /**
+   * Saves the loaded model's load settings; they apply at its next load (`reload_model`).
+   */
+  setLoadSettings: (params: LoadParams): Promise<LoadSettings> => invoke<LoadSettings>('set_load_settings', { params }),
+  /**
+   * Reloads the loaded model with its saved load settings. When llama.cpp cannot load it that way
+   * (too long a context for the memory, say), the model is loaded again as it was, so the user
+   * keeps a working model, and the error says what happened.
+   */
+  reloadModel: (): Promise<LoadSettings> => invoke<LoadSettings>('reload_model'),
+  /**
+   * Settings at `scope` (default: global).
+   */
+  getSampling: (scope: SettingsScope | null): Promise<SamplingSettings> => invoke<SamplingSettings>('get_sampling', { scope }),
+  /**
+   * Saves sampling settings at `scope` (default: global); the next reply uses them. Out-of-range
+   * values are refused with the field and its range.
+   */
+  setSampling: (params: SamplingParams, scope: SettingsScope | null): Promise<SamplingParams> => invoke<SamplingParams>('set_sampling', { params, scope }),
+  /**
+   * Makes `scope` inherit again from the broader scopes.
+   */
+  clearSampling: (scope: SettingsScope): Promise<null> => invoke<null>('clear_sampling', { scope }),
+  savePreset: (name: string, params: SamplingParams): Promise<null> => invoke<null>('save_preset', { name, params }),
+  deletePreset: (name: string): Promise<null> => invoke<null>('delete_preset', { name }),
+  listProviders: (): Promise<Array<ProviderView>> => invoke<Array<ProviderView>>('list_providers'),
+  /**
+   * Adds `config`, or replaces the provider with its id.
+   */
+  saveProvider: (config: ProviderConfig): Promise<ProviderView> => invoke<ProviderView>('save_provider', { config }),
+  /**
+   * Removes a provider and its key. Chats that used it say so at their next message.
+   */
+  deleteProvider: (provider: string): Promise<null> => invoke<null>('delete_provider', { provider }),
+  /**
+   * Saves `key` for `provider` in the keychain (an empty key forgets it); says where it went.
+   */
+  setApiKey: (provider: string, key: string): Promise<KeyStorage | null> => invoke<KeyStorage | null>('set_api_key', { provider, key }),
+  listProviderModels: (provider: string): Promise<Array<RemoteModel>> => invoke<Array<RemoteModel>>('list_provider_models', { provider }),
+  /**
+   * Asks the provider for its models with the saved URL and key.
+   */
+  testProvider: (provider: string): Promise<ConnectionReport> => invoke<ConnectionReport>('test_provider', { provider }),
+  /**
+   * Where the chat's next reply comes from. Earlier replies keep the model that wrote them.
+   */
+  setChatModel: (chatId: number, target: ModelTarget): Promise<ChatSummary> => invoke<ChatSummary>('set_chat_model', { chatId, target }),
+  /**
+   * Which sampling settings reach the model behind `target`.
+   */
+  samplingSupportFor: (target: ModelTarget): Promise<Array<FieldSupport>> => invoke<Array<FieldSupport>>('sampling_support_for', { target }),
+  hubSearch: (query: string): Promise<Array<HubRepo>> => invoke<Array<HubRepo>>('hub_search', { query }),
+  hubRepoFiles: (repo: string): Promise<Array<RepoQuant>> => invoke<Array<RepoQuant>>('hub_repo_files', { repo }),
+  /**
+   * Will `file` (a quantization's first part) run here at `context_length` tokens (its own when
+   * null)? Read from its header over range requests, before any download.
+   */
+  hubFit: (repo: string, file: string, contextLength: number | null): Promise<FitEstimate> => invoke<FitEstimate>('hub_fit', { repo, file, contextLength }),
+  startDownload: (repo: string, quant: string, files: Array<string>): Promise<Download> => invoke<Download>('start_download', { repo, quant, files }),
+  listDownloads: (): Promise<Array<Download>> => invoke<Array<Download>>('list_downloads'),
+  /**
+   * Sends every change of every download to `on_update`.
+   */
+  watchDownloads: (onUpdate: (message: Download) => void): Promise<null> => invoke<null>('watch_downloads', { onUpdate: new Channel<Download>(onUpdate) }),
+  pauseDownload: (id: string): Promise<Download> => invoke<Download>('pause_download', { id }),
+  resumeDownload: (id: string): Promise<Download> => invoke<Download>('resume_download', { id }),
+  cancelDownload: (id: string): Promise<null> => invoke<null>('cancel_download', { id }),
+  listLibrary: (): Promise<Array<LibraryModel>> => invoke<Array<LibraryModel>>('list_library'),
+  importModel: (path: string, mode: ImportMode): Promise<LibraryModel> => invoke<LibraryModel>('import_model', { path, mode }),
+  /**
+   * Asks for a GGUF file in the system's open dialog, then imports it; null when cancelled.
+   */
+  importModelDialog: (mode: ImportMode): Promise<LibraryModel | null> => invoke<LibraryModel | null>('import_model_dialog', { mode }),
+  deleteModel: (path: string): Promise<null> => invoke<null>('delete_model', { path }),
+  /**
+   * Shows the model's folder in the system's file manager.
+   */
+  revealModel: (path: string): Promise<null> => invoke<null>('reveal_model', { path }),
+  /**
+   * Loads `path` with its saved load settings, reporting llama.cpp's progress (0 to 1). When
+   * llama.cpp cannot load it, the previous model is loaded again and the error says so.
+   */
+  loadModel: (path: string, onProgress: (message: number) => void): Promise<ModelInfo> => invoke<ModelInfo>('load_model', { path, onProgress: new Channel<number>(onProgress) }),
+  /**
+   * Gives up the load under way, if any; `load_model` then answers that it was cancelled (and
+   * the model loaded before it is loaded again).
+   */
+  cancelLoad: (): Promise<boolean> => invoke<boolean>('cancel_load'),
+  unloadModel: (): Promise<null> => invoke<null>('unload_model'),
+  hubTokenStatus: (): Promise<HubTokenStatus> => invoke<HubTokenStatus>('hub_token_status'),
+  /**
+   * Saves the token (null or empty: forgets it) and uses it from now on.
+   */
+  setHubToken: (token: string | null): Promise<HubTokenStatus> => invoke<HubTokenStatus>('set_hub_token', { token }),
+};
+
+export type Commands = typeof commands;

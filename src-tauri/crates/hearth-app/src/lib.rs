@@ -18,7 +18,7 @@ use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
 use hearth_store::{Store, StoreError};
 
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
-pub use settings::{ResolvedSampling, Settings, SettingsError};
+pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};
 pub use titles::title_chat;
 
 /// The keychain entry of the Hugging Face token (beside the providers' keys).

@@ -20,6 +20,14 @@ fn load_key(model_path: &str) -> String {
     format!("load:model:{model_path}")
 }
 
+/// The providers on first start: OpenAI and Anthropic, without keys.
+pub fn default_providers() -> Vec<ProviderConfig> {
+    vec![
+        ProviderConfig::new("openai", "OpenAI", ProviderKind::OpenAi),
+        ProviderConfig::new("anthropic", "Anthropic", ProviderKind::Anthropic),
+    ]
+}
+
 /// The sampling settings in force at a scope and where they come from.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct ResolvedSampling {
@@ -116,12 +124,7 @@ impl Settings {
     /// The saved providers; OpenAI and Anthropic (without keys) on first start, so a user only
     /// has to paste a key.
     pub async fn providers(&self) -> Result<Vec<ProviderConfig>, StoreError> {
-        Ok(self.read(PROVIDERS_KEY).await?.unwrap_or_else(|| {
-            vec![
-                ProviderConfig::new("openai", "OpenAI", ProviderKind::OpenAi),
-                ProviderConfig::new("anthropic", "Anthropic", ProviderKind::Anthropic),
-            ]
-        }))
+        Ok(self.read(PROVIDERS_KEY).await?.unwrap_or_else(default_providers))
     }
 
     pub async fn set_providers(&self, configs: &[ProviderConfig]) -> Result<(), StoreError> {
