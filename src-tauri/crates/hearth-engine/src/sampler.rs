@@ -18,30 +18,46 @@ const MIN_KEEP: usize = 1;
 /// Candidates mirostat v1 uses to estimate s_hat (llama.cpp's value).
 const MIROSTAT_M: i32 = 100;
 
-/// `n_ctx` stands in for a look-back window of -1 ("the whole context").
-pub fn build(model: &LlamaModel, params: &SamplingParams, n_ctx: u32) -> Result<LlamaSampler, BackendError> {
+/// One sampler of the chain, with the values it runs with: what [`plan`] decides, before any
+/// llama.cpp object exists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Grammar(Constraint),
+    /// The user's biases (resolved against the vocabulary when built), and whether end-of-
+    /// generation tokens are forbidden (`ignore_eos`).
+    LogitBias { biases: Vec<LogitBias>, ban_eog: bool },
+    Penalties { last_n: i32, repeat: f32, frequency: f32, presence: f32 },
+    Dry { multiplier: f32, base: f32, allowed_length: i32, last_n: i32, breakers: Vec<String> },
+    TopNSigma(f32),
+    TopK(i32),
+    TypicalP(f32),
+    TopP(f32),
+    MinP(f32),
+    Xtc { probability: f32, threshold: f32, seed: u32 },
+    Temperature(f32),
+    /// Dynamic temperature: `temperature ± range`, shaped by `exponent`.
+    DynamicTemperature { temperature: f32, range: f32, exponent: f32 },
+    MirostatV1 { seed: u32, tau: f32, eta: f32 },
+    MirostatV2 { seed: u32, tau: f32, eta: f32 },
+    Greedy,
+    Dist(u32),
+}
+
+/// The chain for `params`, in order. `n_ctx` stands in for a look-back window of -1 ("the
+/// whole context").
+pub fn plan(params: &SamplingParams, n_ctx: u32) -> Vec<Step> {
     let mut chain = Vec::new();
     if let Some(constraint) = &params.constraint {
-        chain.push(grammar(model, constraint)?);
+        chain.push(Step::Grammar(constraint.clone()));
     }
-    let mut biases = logit_biases(model, &params.logit_bias)?;
-    if params.ignore_eos {
-        let vocab = model.vocab();
-        biases.extend(vocab.tokens().filter(|&t| vocab.is_eog(t)).map(|t| LlamaLogitBias::new(t, f32::NEG_INFINITY)));
-    }
-    if !biases.is_empty() {
-        chain.push(LlamaSampler::logit_bias(model.n_vocab(), &biases));
+    if !params.logit_bias.is_empty() || params.ignore_eos {
+        chain.push(Step::LogitBias { biases: params.logit_bias.clone(), ban_eog: params.ignore_eos });
     }
     let seed = params.seed.unwrap_or(RANDOM_SEED);
+    let (tau, eta) = (params.mirostat_tau, params.mirostat_eta);
     match params.mirostat {
-        Mirostat::V1 => chain.extend([
-            LlamaSampler::temp(params.temperature),
-            LlamaSampler::mirostat(model.n_vocab(), seed, params.mirostat_tau, params.mirostat_eta, MIROSTAT_M),
-        ]),
-        Mirostat::V2 => chain.extend([
-            LlamaSampler::temp(params.temperature),
-            LlamaSampler::mirostat_v2(seed, params.mirostat_tau, params.mirostat_eta),
-        ]),
+        Mirostat::V1 => chain.extend([Step::Temperature(params.temperature), Step::MirostatV1 { seed, tau, eta }]),
+        Mirostat::V2 => chain.extend([Step::Temperature(params.temperature), Step::MirostatV2 { seed, tau, eta }]),
         Mirostat::Off => {
             let greedy = params.temperature <= 0.0;
             chain.extend(
@@ -53,54 +69,86 @@ pub fn build(model: &LlamaModel, params: &SamplingParams, n_ctx: u32) -> Result<
                     // between decode calls short (llama.cpp's worker threads stop spinning on a
                     // long one, which costs far more than the stage itself).
                     .filter(|&&stage| !greedy || matches!(stage, SamplerStage::Penalties | SamplerStage::Dry))
-                    .filter_map(|&stage| self::stage(model, params, stage, n_ctx)),
+                    .filter_map(|&stage| self::stage(params, stage, n_ctx)),
             );
-            chain.push(if params.temperature <= 0.0 { LlamaSampler::greedy() } else { LlamaSampler::dist(seed) });
+            chain.push(if greedy { Step::Greedy } else { Step::Dist(seed) });
         }
     }
+    chain
+}
+
+/// The llama.cpp chain for `params` on `model`.
+pub fn build(model: &LlamaModel, params: &SamplingParams, n_ctx: u32) -> Result<LlamaSampler, BackendError> {
+    let chain = plan(params, n_ctx).into_iter().map(|step| sampler(model, step)).collect::<Result<Vec<_>, _>>()?;
     Ok(LlamaSampler::chain_simple(chain))
 }
 
-/// The sampler for one stage, or `None` where the stage is at its neutral setting.
-fn stage(model: &LlamaModel, p: &SamplingParams, stage: SamplerStage, n_ctx: u32) -> Option<LlamaSampler> {
+fn sampler(model: &LlamaModel, step: Step) -> Result<LlamaSampler, BackendError> {
+    Ok(match step {
+        Step::Grammar(constraint) => grammar(model, &constraint)?,
+        Step::LogitBias { biases, ban_eog } => {
+            let mut resolved = logit_biases(model, &biases)?;
+            if ban_eog {
+                let vocab = model.vocab();
+                resolved.extend(vocab.tokens().filter(|&t| vocab.is_eog(t)).map(|t| LlamaLogitBias::new(t, f32::NEG_INFINITY)));
+            }
+            LlamaSampler::logit_bias(model.n_vocab(), &resolved)
+        }
+        Step::Penalties { last_n, repeat, frequency, presence } => {
+            LlamaSampler::penalties(model.n_vocab(), last_n, repeat, frequency, presence)
+        }
+        Step::Dry { multiplier, base, allowed_length, last_n, breakers } => {
+            LlamaSampler::dry(model, multiplier, base, allowed_length, last_n, &breakers)
+        }
+        Step::TopNSigma(n) => LlamaSampler::top_n_sigma(n),
+        Step::TopK(k) => LlamaSampler::top_k(k),
+        Step::TypicalP(p) => LlamaSampler::typical(p, MIN_KEEP),
+        Step::TopP(p) => LlamaSampler::top_p(p, MIN_KEEP),
+        Step::MinP(p) => LlamaSampler::min_p(p, MIN_KEEP),
+        Step::Xtc { probability, threshold, seed } => LlamaSampler::xtc(probability, threshold, MIN_KEEP, seed),
+        Step::Temperature(t) => LlamaSampler::temp(t),
+        Step::DynamicTemperature { temperature, range, exponent } => LlamaSampler::temp_ext(temperature, range, exponent),
+        Step::MirostatV1 { seed, tau, eta } => LlamaSampler::mirostat(model.n_vocab(), seed, tau, eta, MIROSTAT_M),
+        Step::MirostatV2 { seed, tau, eta } => LlamaSampler::mirostat_v2(seed, tau, eta),
+        Step::Greedy => LlamaSampler::greedy(),
+        Step::Dist(seed) => LlamaSampler::dist(seed),
+    })
+}
+
+/// The step for one stage, or `None` where the stage is at its neutral setting.
+fn stage(p: &SamplingParams, stage: SamplerStage, n_ctx: u32) -> Option<Step> {
     let window = |last_n: i32| if last_n < 0 { n_ctx as i32 } else { last_n };
     match stage {
         SamplerStage::Penalties => {
             let neutral = p.repeat_penalty == 1.0 && p.frequency_penalty == 0.0 && p.presence_penalty == 0.0;
-            (p.repeat_last_n != 0 && !neutral).then(|| {
-                LlamaSampler::penalties(
-                    model.n_vocab(),
-                    window(p.repeat_last_n),
-                    p.repeat_penalty,
-                    p.frequency_penalty,
-                    p.presence_penalty,
-                )
+            (p.repeat_last_n != 0 && !neutral).then(|| Step::Penalties {
+                last_n: window(p.repeat_last_n),
+                repeat: p.repeat_penalty,
+                frequency: p.frequency_penalty,
+                presence: p.presence_penalty,
             })
         }
-        SamplerStage::Dry => (p.dry_multiplier > 0.0 && p.dry_last_n != 0).then(|| {
-            LlamaSampler::dry(
-                model,
-                p.dry_multiplier,
-                p.dry_base,
-                p.dry_allowed_length as i32,
-                window(p.dry_last_n),
-                &p.dry_sequence_breakers,
-            )
+        SamplerStage::Dry => (p.dry_multiplier > 0.0 && p.dry_last_n != 0).then(|| Step::Dry {
+            multiplier: p.dry_multiplier,
+            base: p.dry_base,
+            allowed_length: p.dry_allowed_length as i32,
+            last_n: window(p.dry_last_n),
+            breakers: p.dry_sequence_breakers.clone(),
         }),
-        SamplerStage::TopNSigma => (p.top_n_sigma > 0.0).then(|| LlamaSampler::top_n_sigma(p.top_n_sigma)),
-        SamplerStage::TopK => (p.top_k > 0).then(|| LlamaSampler::top_k(p.top_k as i32)),
-        SamplerStage::TypicalP => (p.typical_p < 1.0).then(|| LlamaSampler::typical(p.typical_p, MIN_KEEP)),
-        SamplerStage::TopP => (p.top_p < 1.0).then(|| LlamaSampler::top_p(p.top_p, MIN_KEEP)),
-        SamplerStage::MinP => (p.min_p > 0.0).then(|| LlamaSampler::min_p(p.min_p, MIN_KEEP)),
-        SamplerStage::Xtc => (p.xtc_probability > 0.0).then(|| {
-            LlamaSampler::xtc(p.xtc_probability, p.xtc_threshold, MIN_KEEP, p.seed.unwrap_or(RANDOM_SEED))
+        SamplerStage::TopNSigma => (p.top_n_sigma > 0.0).then_some(Step::TopNSigma(p.top_n_sigma)),
+        SamplerStage::TopK => (p.top_k > 0).then_some(Step::TopK(p.top_k as i32)),
+        SamplerStage::TypicalP => (p.typical_p < 1.0).then_some(Step::TypicalP(p.typical_p)),
+        SamplerStage::TopP => (p.top_p < 1.0).then_some(Step::TopP(p.top_p)),
+        SamplerStage::MinP => (p.min_p > 0.0).then_some(Step::MinP(p.min_p)),
+        SamplerStage::Xtc => (p.xtc_probability > 0.0).then(|| Step::Xtc {
+            probability: p.xtc_probability,
+            threshold: p.xtc_threshold,
+            seed: p.seed.unwrap_or(RANDOM_SEED),
         }),
-        SamplerStage::Temperature => (p.temperature > 0.0).then(|| {
-            if p.dynatemp_range > 0.0 {
-                LlamaSampler::temp_ext(p.temperature, p.dynatemp_range, p.dynatemp_exponent)
-            } else {
-                LlamaSampler::temp(p.temperature)
-            }
+        SamplerStage::Temperature => (p.temperature > 0.0).then_some(if p.dynatemp_range > 0.0 {
+            Step::DynamicTemperature { temperature: p.temperature, range: p.dynatemp_range, exponent: p.dynatemp_exponent }
+        } else {
+            Step::Temperature(p.temperature)
         }),
     }
 }
@@ -144,4 +192,109 @@ fn logit_biases(model: &LlamaModel, biases: &[LogitBias]) -> Result<Vec<LlamaLog
     out.sort_by_key(|b| b.token().0);
     out.dedup_by_key(|b| b.token().0);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use hearth_core::BiasTarget;
+
+    use super::*;
+
+    const N_CTX: u32 = 4096;
+
+    fn with(change: impl FnOnce(&mut SamplingParams)) -> SamplingParams {
+        let mut params = SamplingParams { seed: Some(7), ..SamplingParams::default() };
+        change(&mut params);
+        params
+    }
+
+    /// The defaults' truncation: top-k 40, top-p 0.95, min-p 0.05, temperature 0.8.
+    fn default_stages() -> Vec<Step> {
+        vec![Step::TopK(40), Step::TopP(0.95), Step::MinP(0.05), Step::Temperature(0.8)]
+    }
+
+    fn then(mut steps: Vec<Step>, last: Step) -> Vec<Step> {
+        steps.push(last);
+        steps
+    }
+
+    /// What each setting puts in the chain, and where (beside the real-model tests, which check
+    /// what the chain does).
+    #[test]
+    fn the_chain_follows_the_settings() {
+        let ban = LogitBias { target: BiasTarget::Token { id: 5 }, bias: LogitBias::BAN };
+        let cases: Vec<(&str, SamplingParams, Vec<Step>)> = vec![
+            ("defaults: neutral stages are left out", with(|_| {}), then(default_stages(), Step::Dist(7))),
+            ("no seed: llama.cpp draws one", with(|p| p.seed = None), then(default_stages(), Step::Dist(RANDOM_SEED))),
+            ("greedy: only the stages that change logits", with(|p| p.temperature = 0.0), vec![Step::Greedy]),
+            (
+                "greedy keeps penalties, with -1 as the whole context",
+                with(|p| {
+                    p.temperature = 0.0;
+                    p.repeat_penalty = 1.1;
+                    p.repeat_last_n = -1;
+                }),
+                vec![Step::Penalties { last_n: N_CTX as i32, repeat: 1.1, frequency: 0.0, presence: 0.0 }, Step::Greedy],
+            ),
+            (
+                "the user's order",
+                with(|p| p.sampler_order = vec![SamplerStage::Temperature, SamplerStage::MinP, SamplerStage::TopK]),
+                vec![Step::Temperature(0.8), Step::MinP(0.05), Step::TopK(40), Step::Dist(7)],
+            ),
+            (
+                "a stage left out of the order does not run",
+                with(|p| p.sampler_order = vec![SamplerStage::Temperature]),
+                vec![Step::Temperature(0.8), Step::Dist(7)],
+            ),
+            (
+                "dynamic temperature",
+                with(|p| {
+                    p.dynatemp_range = 0.3;
+                    p.sampler_order = vec![SamplerStage::Temperature];
+                }),
+                vec![Step::DynamicTemperature { temperature: 0.8, range: 0.3, exponent: 1.0 }, Step::Dist(7)],
+            ),
+            (
+                "XTC and DRY where the order puts them",
+                with(|p| {
+                    p.xtc_probability = 0.5;
+                    p.dry_multiplier = 0.8;
+                    p.sampler_order = vec![SamplerStage::Xtc, SamplerStage::Dry];
+                }),
+                vec![
+                    Step::Xtc { probability: 0.5, threshold: 0.1, seed: 7 },
+                    Step::Dry {
+                        multiplier: 0.8,
+                        base: 1.75,
+                        allowed_length: 2,
+                        last_n: N_CTX as i32,
+                        breakers: ["\n", ":", "\"", "*"].map(String::from).to_vec(),
+                    },
+                    Step::Dist(7),
+                ],
+            ),
+            (
+                "mirostat replaces the stages",
+                with(|p| p.mirostat = Mirostat::V2),
+                vec![Step::Temperature(0.8), Step::MirostatV2 { seed: 7, tau: 5.0, eta: 0.1 }],
+            ),
+            (
+                "grammar first, then biases",
+                with(|p| {
+                    p.constraint = Some(Constraint::Gbnf("root ::= \"a\"".into()));
+                    p.logit_bias = vec![ban.clone()];
+                    p.ignore_eos = true;
+                    p.temperature = 0.0;
+                }),
+                vec![
+                    Step::Grammar(Constraint::Gbnf("root ::= \"a\"".into())),
+                    Step::LogitBias { biases: vec![ban.clone()], ban_eog: true },
+                    Step::Greedy,
+                ],
+            ),
+        ];
+        for (name, params, want) in cases {
+            assert_eq!(plan(&params, N_CTX), want, "{name}");
+        }
+    }
 }

@@ -594,22 +594,14 @@ fn check_room(dir: &Path, file: &str, needed: u64) -> Result<(), HubError> {
     }
 }
 
-#[cfg(unix)]
+/// Bytes free for this user on the file system holding `dir` (or its nearest existing
+/// ancestor): the disk whose mount point is the longest prefix of its real path.
 fn free_space(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `path` is a valid C string and `stat` a writable statvfs.
-    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut stat) };
-    (rc == 0).then(|| stat.f_bavail as u64 * stat.f_frsize as u64)
-}
-
-#[cfg(not(unix))]
-fn free_space(dir: &Path) -> Option<u64> {
+    let real = dir.ancestors().find_map(|d| d.canonicalize().ok())?;
     let disks = sysinfo::Disks::new_with_refreshed_list();
     disks
         .iter()
-        .filter(|d| dir.starts_with(d.mount_point()))
+        .filter(|d| real.starts_with(d.mount_point()))
         .max_by_key(|d| d.mount_point().as_os_str().len())
         .map(|d| d.available_space())
 }
@@ -641,5 +633,30 @@ impl Meter {
         self.last_bytes = bytes;
         let eta = (self.rate > 0.0).then(|| ((total - bytes) as f64 / self.rate).ceil() as u64);
         Some((self.rate, eta))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `df` says is available to this user on the file system holding `dir`.
+    fn df_available(dir: &Path) -> u64 {
+        let out = std::process::Command::new("df").args(["-B1", "--output=avail"]).arg(dir).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().lines().nth(1).unwrap().trim().parse().unwrap()
+    }
+
+    #[test]
+    fn free_space_is_what_df_reports_for_the_folder_or_its_nearest_existing_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        for (asked, existing) in [
+            (dir.path().to_path_buf(), dir.path().to_path_buf()),
+            (dir.path().join("not/yet"), dir.path().to_path_buf()),
+            (PathBuf::from("/"), PathBuf::from("/")),
+        ] {
+            let (ours, df) = (free_space(&asked).unwrap(), df_available(&existing));
+            // Other programs write meanwhile: a few MiB either way.
+            assert!(ours.abs_diff(df) < 64 << 20, "{}: {ours} vs df {df}", asked.display());
+        }
     }
 }
