@@ -53,11 +53,7 @@ fn fail_in_window(app: tauri::App, message: &str) {
     if let Some(first) = sentence.get_mut(..1) {
         first.make_ascii_uppercase();
     }
-    app.dialog()
-        .message(sentence)
-        .title("Hearth could not start")
-        .kind(MessageDialogKind::Error)
-        .show(move |_| handle.exit(1));
+    app.dialog().message(sentence).title("Hearth could not start").kind(MessageDialogKind::Error).show(move |_| handle.exit(1));
     app.run(|_, _| {});
 }
 

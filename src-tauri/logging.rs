@@ -11,9 +11,5 @@ const DEFAULT_FILTER: &str = "info,llama-cpp-2=warn,llama_cpp_2=warn,llama.cpp=w
 pub fn init(log_dir: &Path) {
     let file = tracing_appender::rolling::daily(log_dir, "hearth.log");
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .with_writer(std::io::stderr.and(file))
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false).with_writer(std::io::stderr.and(file)).try_init();
 }

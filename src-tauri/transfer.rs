@@ -32,9 +32,7 @@ pub async fn export_to(store: &Store, ids: Option<&[ChatId]>, format: ExportForm
         ExportFormat::Markdown => to_markdown(&archive),
     };
     let path = path.to_owned();
-    tokio::task::spawn_blocking(move || write_whole(&path, text.as_bytes()))
-        .await
-        .expect("the export writer does not panic")
+    tokio::task::spawn_blocking(move || write_whole(&path, text.as_bytes())).await.expect("the export writer does not panic")
 }
 
 fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), TransferError> {

@@ -30,21 +30,12 @@ pub fn choose(override_value: Option<&str>, has_render_node: bool) -> Compositin
 
 /// Whether `dri` (normally /dev/dri) holds a render node (`renderD128`, …).
 pub fn has_render_node(dri: &Path) -> bool {
-    std::fs::read_dir(dri)
-        .map(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("renderD"))
-        })
-        .unwrap_or(false)
+    std::fs::read_dir(dri).map(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with("renderD"))).unwrap_or(false)
 }
 
 /// The choice for this machine.
 pub fn for_this_machine() -> Compositing {
-    choose(
-        std::env::var(OVERRIDE_ENV).ok().as_deref(),
-        has_render_node(Path::new("/dev/dri")),
-    )
+    choose(std::env::var(OVERRIDE_ENV).ok().as_deref(), has_render_node(Path::new("/dev/dri")))
 }
 
 /// WebKitGTK's own switch; a value the user set is left alone.
@@ -81,11 +72,7 @@ mod tests {
             (Some(""), true, Compositing::Gpu),
         ];
         for (value, node, expected) in cases {
-            assert_eq!(
-                choose(value, node),
-                expected,
-                "{value:?}, render node {node}"
-            );
+            assert_eq!(choose(value, node), expected, "{value:?}, render node {node}");
         }
     }
 
@@ -94,10 +81,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(!has_render_node(dir.path()));
         std::fs::write(dir.path().join("card0"), "").unwrap();
-        assert!(
-            !has_render_node(dir.path()),
-            "a card node alone is not a render node"
-        );
+        assert!(!has_render_node(dir.path()), "a card node alone is not a render node");
         std::fs::write(dir.path().join("renderD128"), "").unwrap();
         assert!(has_render_node(dir.path()));
         assert!(!has_render_node(&dir.path().join("missing")));

@@ -11,8 +11,8 @@ use tauri::ipc::{Channel, InvokeResponseBody};
 
 use common::{invoke, recording_channel, start_app};
 
-use hearth_shell::AppState;
 use hearth_core::ExportFormat;
+use hearth_shell::AppState;
 use hearth_shell::ipc::chat::{continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
 
 fn names(events: &[Value]) -> Vec<&str> {
@@ -97,7 +97,8 @@ fn chat_through_ipc_with_the_real_model() {
             }
             stop_generation(chat_id, state.clone());
         });
-        tauri::async_runtime::block_on(send_message(handle.clone(), 
+        tauri::async_runtime::block_on(send_message(
+            handle.clone(),
             chat_id,
             "Write a very long story about a dragon.".into(),
             channel,
@@ -125,8 +126,14 @@ fn chat_through_ipc_with_the_real_model() {
             // SAFETY: kill(2) on the engine process this app started.
             assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
         });
-        tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Write a very long story about a lighthouse.".into(), channel, state.clone()))
-            .unwrap();
+        tauri::async_runtime::block_on(send_message(
+            handle.clone(),
+            chat_id,
+            "Write a very long story about a lighthouse.".into(),
+            channel,
+            state.clone(),
+        ))
+        .unwrap();
     });
     let failed = events.lock().unwrap().last().unwrap().clone();
     assert_eq!(failed["event"], "failed", "{failed}");
@@ -202,7 +209,8 @@ fn chat_through_ipc_with_the_real_model() {
     // User presets sit beside the built-in ones, which cannot be overwritten.
     invoke(&window, "save_preset", json!({ "name": "Mine", "params": params })).unwrap();
     let presets = at(&json!({ "kind": "global" }))["presets"].clone();
-    let names: Vec<(&str, bool)> = presets.as_array().unwrap().iter().map(|p| (p["name"].as_str().unwrap(), p["builtIn"].as_bool().unwrap())).collect();
+    let names: Vec<(&str, bool)> =
+        presets.as_array().unwrap().iter().map(|p| (p["name"].as_str().unwrap(), p["builtIn"].as_bool().unwrap())).collect();
     assert_eq!(names, [("Precise", true), ("Balanced", true), ("Creative", true), ("Mine", false)]);
     let taken = invoke(&window, "save_preset", json!({ "name": "precise", "params": params })).unwrap_err();
     assert_eq!(taken["kind"], "invalidInput");
@@ -259,11 +267,13 @@ fn chat_through_ipc_with_the_real_model() {
     let first = run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), tree, "Name a colour.".into(), c, state.clone())));
     let question_id = first["parentId"].as_i64().unwrap();
     // Regenerate: a sibling reply to the same question, and the path shows it.
-    let again = run(&|c| tauri::async_runtime::block_on(regenerate_reply(handle.clone(), tree, first["id"].as_i64().unwrap(), c, state.clone())));
+    let again =
+        run(&|c| tauri::async_runtime::block_on(regenerate_reply(handle.clone(), tree, first["id"].as_i64().unwrap(), c, state.clone())));
     assert_eq!(again["parentId"], question_id);
     assert_eq!(again["siblings"], json!([first["id"], again["id"]]));
     // Edit the question: a sibling question with its own reply.
-    let edited = run(&|c| tauri::async_runtime::block_on(edit_message(handle.clone(), tree, question_id, "Name a fruit.".into(), c, state.clone())));
+    let edited =
+        run(&|c| tauri::async_runtime::block_on(edit_message(handle.clone(), tree, question_id, "Name a fruit.".into(), c, state.clone())));
     let path = invoke(&window, "list_messages", json!({ "chatId": tree })).unwrap();
     assert_eq!(path.as_array().unwrap().len(), 2);
     assert_eq!(path[0]["content"], "Name a fruit.");
@@ -274,12 +284,21 @@ fn chat_through_ipc_with_the_real_model() {
     assert_eq!(switched[1]["id"], again["id"]);
     // Continue a reply cut at its length limit: greedy, so the two halves make the reply a
     // single longer run writes.
-    let continued = run(&|c| tauri::async_runtime::block_on(continue_reply(handle.clone(), tree, again["id"].as_i64().unwrap(), c, state.clone())));
+    let continued =
+        run(&|c| tauri::async_runtime::block_on(continue_reply(handle.clone(), tree, again["id"].as_i64().unwrap(), c, state.clone())));
     assert_eq!(continued["id"], again["id"]);
-    let whole = run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap(), "Name a colour.".into(), c, {
-        invoke(&window, "set_sampling", json!({ "params": { "temperature": 0.0, "maxTokens": 16, "ignoreEos": true } })).unwrap();
-        state.clone()
-    })));
+    let whole = run(&|c| {
+        tauri::async_runtime::block_on(send_message(
+            handle.clone(),
+            invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap(),
+            "Name a colour.".into(),
+            c,
+            {
+                invoke(&window, "set_sampling", json!({ "params": { "temperature": 0.0, "maxTokens": 16, "ignoreEos": true } })).unwrap();
+                state.clone()
+            },
+        ))
+    });
     assert!(continued["content"].as_str().unwrap().starts_with(again["content"].as_str().unwrap()), "{continued}");
     assert_eq!(continued["content"], whole["content"], "a continued reply equals an uncut one");
     // Delete the shown reply: the path falls back to its sibling.

@@ -20,10 +20,7 @@ fn generated_files_are_current() {
             std::fs::write(&path, &fresh).unwrap();
         }
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == fresh,
-            "{file} is stale: run `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract` and commit it"
-        );
+        assert!(committed == fresh, "{file} is stale: run `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract` and commit it");
     }
 }
 
@@ -43,12 +40,7 @@ fn the_generated_client_has_exactly_the_registered_commands() {
 fn the_capability_grants_exactly_the_commands() {
     let capability: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(repo("src-tauri/capabilities/main.json")).unwrap()).unwrap();
-    let mut granted: Vec<String> = capability["permissions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_str().unwrap().to_owned())
-        .collect();
+    let mut granted: Vec<String> = capability["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_owned()).collect();
     let mut expected: Vec<String> = COMMANDS.iter().map(|c| format!("allow-{}", c.replace('_', "-"))).collect();
     // Beyond the commands, only listening for events: the window hears files dropped on it.
     expected.extend(["core:event:allow-listen".to_owned(), "core:event:allow-unlisten".to_owned()]);
@@ -102,8 +94,7 @@ fn the_csp_is_strict() {
     }
     for (directive, sources) in csp {
         for source in sources.as_str().unwrap().split_whitespace() {
-            let local = source.starts_with('\'')
-                || ["data:", "ipc:", "http://ipc.localhost"].contains(&source);
+            let local = source.starts_with('\'') || ["data:", "ipc:", "http://ipc.localhost"].contains(&source);
             assert!(local, "{directive} allows {source}: only the app itself, its IPC and inline data");
             assert_ne!(source, "'unsafe-eval'", "{directive}");
             if directive != "style-src" {

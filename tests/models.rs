@@ -31,7 +31,13 @@ fn search_download_load_and_chat_through_ipc() {
     let model = std::fs::read(model_path()).unwrap();
     let hub = FakeHub::new(vec![
         FakeRepo { id: SMOL.into(), gated: false, downloads: 7, likes: 1, files: vec![FakeFile::new(FILE, model)] },
-        FakeRepo { id: GATED.into(), gated: true, downloads: 9, likes: 2, files: vec![FakeFile::new("Llama-3.2-1B-Instruct-Q4_K_M.gguf", vec![1; 64])] },
+        FakeRepo {
+            id: GATED.into(),
+            gated: true,
+            downloads: 9,
+            likes: 2,
+            files: vec![FakeFile::new("Llama-3.2-1B-Instruct-Q4_K_M.gguf", vec![1; 64])],
+        },
     ]);
     let (url, _fake) = tauri::async_runtime::block_on(fake_hub::start(hub));
     let dir = tempfile::tempdir().unwrap();
@@ -97,7 +103,14 @@ fn search_download_load_and_chat_through_ipc() {
     assert!(fractions.len() > 2 && *fractions.last().unwrap() >= 0.99 && fractions.windows(2).all(|w| w[0] <= w[1]), "{fractions:?}");
     let chat = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), chat, "Say hello.".into(), channel, state.clone())).unwrap();
+    tauri::async_runtime::block_on(hearth_shell::ipc::chat::send_message(
+        app.handle().clone(),
+        chat,
+        "Say hello.".into(),
+        channel,
+        state.clone(),
+    ))
+    .unwrap();
     assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
     assert_eq!(invoke(&window, "delete_model", json!({ "path": path })).unwrap_err()["kind"], "busy");
 
@@ -105,7 +118,8 @@ fn search_download_load_and_chat_through_ipc() {
     let bad = dir.path().join("bad.gguf");
     std::fs::write(&bad, b"GGUF but nothing else").unwrap();
     let (progress, _) = recording_channel();
-    let error = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(bad.display().to_string(), progress, state.clone())).unwrap_err();
+    let error =
+        tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(bad.display().to_string(), progress, state.clone())).unwrap_err();
     assert_eq!(error.kind, hearth_shell::ipc::IpcErrorKind::File);
     assert!(error.message.contains("bad.gguf"), "{}", error.message);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
@@ -115,13 +129,18 @@ fn search_download_load_and_chat_through_ipc() {
     let real = std::fs::read(model_path()).unwrap();
     let hostile = [
         ("nested.gguf", gguf::with_kv(&real, "x.nested", gguf::ARRAY, &gguf::nested_arrays(100_000)), "x.nested is an array of arrays"),
-        ("arch.gguf", gguf::with_kv(&real, "general.architecture", gguf::STRING, &gguf::string("hearthtest")), "unknown model architecture: 'hearthtest'"),
+        (
+            "arch.gguf",
+            gguf::with_kv(&real, "general.architecture", gguf::STRING, &gguf::string("hearthtest")),
+            "unknown model architecture: 'hearthtest'",
+        ),
     ];
     for (name, bytes, words) in hostile {
         let file = dir.path().join(name);
         std::fs::write(&file, bytes).unwrap();
         let (progress, _) = recording_channel();
-        let error = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(file.display().to_string(), progress, state.clone())).unwrap_err();
+        let error = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(file.display().to_string(), progress, state.clone()))
+            .unwrap_err();
         assert!(error.message.contains(words), "{name}: {}", error.message);
         assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str(), "{name}");
     }
@@ -135,7 +154,9 @@ fn search_download_load_and_chat_through_ipc() {
         handle.state::<AppState>().models.cancel_load();
         Ok(())
     });
-    let error = tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(other.display().to_string(), press_cancel, state.clone())).unwrap_err();
+    let error =
+        tauri::async_runtime::block_on(hearth_shell::ipc::hub::load_model(other.display().to_string(), press_cancel, state.clone()))
+            .unwrap_err();
     assert!(error.message.contains("other.gguf was cancelled") && error.message.contains("is loaded again"), "{}", error.message);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
     assert!(!state.models.cancel_load(), "no load is under way any more");

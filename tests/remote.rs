@@ -16,15 +16,14 @@ use tauri::test::MockRuntime;
 
 use common::{invoke, recording_channel, start_app};
 
+use hearth_core::ExportFormat;
 use hearth_shell::AppState;
 use hearth_shell::ipc::chat::send_message;
-use hearth_core::ExportFormat;
 
 /// Sends `text` in `chat` and returns the turn's last event (`finished` or `failed`).
 fn send(app: &tauri::AppHandle<MockRuntime>, chat: i64, text: &str) -> Value {
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(app.clone(), chat, text.into(), channel, app.state::<AppState>()))
-        .expect("the turn runs");
+    tauri::async_runtime::block_on(send_message(app.clone(), chat, text.into(), channel, app.state::<AppState>())).expect("the turn runs");
     events.lock().unwrap().last().cloned().unwrap()
 }
 
@@ -95,8 +94,14 @@ fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secr
     invoke(&window, "set_chat_model", json!({ "chatId": chat, "target": { "kind": "local" } })).unwrap();
     let back = send(&handle, chat, "And now?");
     assert_eq!(back["data"]["message"]["model"], "SmolLM2-135M-Instruct.Q4_1");
-    let models: Vec<Value> = invoke(&window, "list_messages", json!({ "chatId": chat })).unwrap().as_array().unwrap()
-        .iter().filter(|m| m["role"] == "assistant").map(|m| m["model"].clone()).collect();
+    let models: Vec<Value> = invoke(&window, "list_messages", json!({ "chatId": chat }))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["model"].clone())
+        .collect();
     assert_eq!(models, [json!("SmolLM2-135M-Instruct.Q4_1"), json!("echo (Fake)"), json!("SmolLM2-135M-Instruct.Q4_1")]);
 
     // Errors reach the window typed, in words, with the wait a rate limit asked for.

@@ -4,18 +4,17 @@
 use ts_rs::TS;
 
 use hearth_core::{
-    BiasTarget, ChatSummary, Constraint, FieldRange, FlashAttention, KvType, LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo,
-    OverflowPolicy, Preset, SearchHit, SettingsScope, SnippetPart, ExportFormat, ImportReport, SkippedChat,
-    ReplyStats, Role, SamplerStage, SamplingParams, StoredMessage, ModelTarget, ProviderKind, ProviderConfig,
-    FieldSupport,
+    BiasTarget, ChatSummary, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention, ImportReport, KvType, LoadParams,
+    LogitBias, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset, ProviderConfig, ProviderKind, ReplyStats, Role,
+    SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, StoredMessage,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
 use hearth_providers::{KeyStorage, RemoteModel};
 
 use super::{
-    ChatEvent, ConnectionReport, FailedReply, HubTokenStatus, IpcError, IpcErrorKind, LoadSettings, MessageSaved,
-    ProviderView, ReplyStarted, SamplingSettings, TextDelta,
+    ChatEvent, ConnectionReport, FailedReply, HubTokenStatus, IpcError, IpcErrorKind, LoadSettings, MessageSaved, ProviderView,
+    ReplyStarted, SamplingSettings, TextDelta,
 };
 
 /// The full text of ui/src/ipc/bindings.ts.

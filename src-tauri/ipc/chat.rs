@@ -1,16 +1,13 @@
 use serde::Serialize;
-use tauri::{AppHandle, Manager, Runtime, State};
 use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager, Runtime, State};
 use ts_rs::TS;
 
-use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, StoredMessage, Turn, TurnError,
-    TurnEvent,
-};
+use hearth_core::{ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, StoredMessage, Turn, TurnError, TurnEvent};
 
 use crate::AppState;
-use crate::ipc::contract::command;
 use crate::ipc::IpcError;
+use crate::ipc::contract::command;
 
 /// The stream of one `send_message` call, in order: `userSaved`, `replyStarted`, `delta`*, then
 /// `finished` or `failed`.
@@ -53,9 +50,7 @@ impl From<TurnEvent> for ChatEvent {
     fn from(event: TurnEvent) -> Self {
         match event {
             TurnEvent::UserSaved(message) => ChatEvent::UserSaved(MessageSaved { message }),
-            TurnEvent::ReplyStarted { message_id, model } => {
-                ChatEvent::ReplyStarted(ReplyStarted { message_id, model })
-            }
+            TurnEvent::ReplyStarted { message_id, model } => ChatEvent::ReplyStarted(ReplyStarted { message_id, model }),
             TurnEvent::Delta(text) => ChatEvent::Delta(TextDelta { text }),
         }
     }
@@ -156,9 +151,7 @@ async fn run_turn<R: Runtime>(
                 app.state::<AppState>().title_chat(chat_id).await;
             });
         }
-        Err(TurnError::Backend { error, reply }) => {
-            emit(ChatEvent::Failed(FailedReply { error: error.into(), message: reply }))
-        }
+        Err(TurnError::Backend { error, reply }) => emit(ChatEvent::Failed(FailedReply { error: error.into(), message: reply })),
         Err(other) => return Err(other.into()),
     }
     Ok(())

@@ -69,12 +69,24 @@ pub fn ts_config() -> Config {
 /// How the window sees one argument of a command: none for what Tauri injects (`state`, `app`),
 /// a callback for a Channel (named `on_…`), else a JSON value.
 macro_rules! wire_arg {
-    ($cfg:ident, state, $ty:ty) => { None };
-    ($cfg:ident, app, $ty:ty) => { None };
-    ($cfg:ident, on_event, $ty:ty) => { Some(("on_event", $crate::ipc::contract::WireArg::Channel(<$ty as $crate::ipc::contract::ChannelPayload>::ts(&$cfg)))) };
-    ($cfg:ident, on_update, $ty:ty) => { Some(("on_update", $crate::ipc::contract::WireArg::Channel(<$ty as $crate::ipc::contract::ChannelPayload>::ts(&$cfg)))) };
-    ($cfg:ident, on_progress, $ty:ty) => { Some(("on_progress", $crate::ipc::contract::WireArg::Channel(<$ty as $crate::ipc::contract::ChannelPayload>::ts(&$cfg)))) };
-    ($cfg:ident, $name:ident, $ty:ty) => { Some((stringify!($name), $crate::ipc::contract::WireArg::Value(<$ty as ts_rs::TS>::name(&$cfg)))) };
+    ($cfg:ident, state, $ty:ty) => {
+        None
+    };
+    ($cfg:ident, app, $ty:ty) => {
+        None
+    };
+    ($cfg:ident, on_event, $ty:ty) => {
+        Some(("on_event", $crate::ipc::contract::WireArg::Channel(<$ty as $crate::ipc::contract::ChannelPayload>::ts(&$cfg))))
+    };
+    ($cfg:ident, on_update, $ty:ty) => {
+        Some(("on_update", $crate::ipc::contract::WireArg::Channel(<$ty as $crate::ipc::contract::ChannelPayload>::ts(&$cfg))))
+    };
+    ($cfg:ident, on_progress, $ty:ty) => {
+        Some(("on_progress", $crate::ipc::contract::WireArg::Channel(<$ty as $crate::ipc::contract::ChannelPayload>::ts(&$cfg))))
+    };
+    ($cfg:ident, $name:ident, $ty:ty) => {
+        Some((stringify!($name), $crate::ipc::contract::WireArg::Value(<$ty as ts_rs::TS>::name(&$cfg))))
+    };
 }
 pub(crate) use wire_arg;
 
@@ -171,12 +183,7 @@ pub fn typescript_commands(commands: &[CommandContract]) -> String {
             true => format!("invoke<{}>('{}')", command.returns, command.name),
             false => format!("invoke<{}>('{}', {{ {} }})", command.returns, command.name, wire.join(", ")),
         };
-        out.push_str(&format!(
-            "  {}: ({}): Promise<{}> => {call},\n",
-            camel_case(command.name),
-            params.join(", "),
-            command.returns
-        ));
+        out.push_str(&format!("  {}: ({}): Promise<{}> => {call},\n", camel_case(command.name), params.join(", "), command.returns));
     }
     out.push_str("};\n\nexport type Commands = typeof commands;\n");
     out

@@ -153,9 +153,7 @@ impl From<BackendError> for IpcError {
         let kind = match e {
             BackendError::NoModel => IpcErrorKind::NoModel,
             BackendError::ContextOverflow { .. } | BackendError::InvalidRequest(_) => IpcErrorKind::InvalidInput,
-            BackendError::Engine(_) | BackendError::EngineGone | BackendError::EngineCrashed { .. } => {
-                IpcErrorKind::Engine
-            }
+            BackendError::Engine(_) | BackendError::EngineGone | BackendError::EngineCrashed { .. } => IpcErrorKind::Engine,
             BackendError::Provider(provider) => return provider.into(),
         };
         IpcError::new(kind, e)

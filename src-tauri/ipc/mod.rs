@@ -12,10 +12,10 @@ mod settings;
 mod transfer;
 
 pub use bindings::typescript_bindings;
-pub use contract::{CommandContract, typescript_commands};
-pub use fixtures::contract_data;
 pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
+pub use contract::{CommandContract, typescript_commands};
 pub use error::{IpcError, IpcErrorKind};
+pub use fixtures::contract_data;
 pub use hub::HubTokenStatus;
 pub use models::LoadSettings;
 pub use providers::{ConnectionReport, ProviderView};

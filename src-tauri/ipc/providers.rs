@@ -35,9 +35,8 @@ pub struct ConnectionReport {
 async fn view(state: &AppState, config: ProviderConfig) -> Result<ProviderView, IpcError> {
     let keys = state.keys.clone();
     let id = config.id.clone();
-    let key = tauri::async_runtime::spawn_blocking(move || keys.location(&id))
-        .await
-        .map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??;
+    let key =
+        tauri::async_runtime::spawn_blocking(move || keys.location(&id)).await.map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??;
     Ok(ProviderView { config, key })
 }
 

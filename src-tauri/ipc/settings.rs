@@ -5,8 +5,8 @@ use ts_rs::TS;
 use hearth_core::{FieldRange, Preset, SamplingParams, SettingsScope};
 
 use crate::AppState;
-use crate::ipc::contract::command;
 use crate::ipc::IpcError;
+use crate::ipc::contract::command;
 
 /// What the settings panel needs for one scope: the values in force there and where they come
 /// from, the defaults, the ranges the backend enforces, and the presets.

@@ -87,7 +87,13 @@ mod tests {
 
     #[test]
     fn titles_become_safe_file_names() {
-        let cases = [("Tides & the moon?", "Tides the moon"), ("../../etc/passwd", "etc passwd"), ("", "chat"), ("  ***  ", "chat"), ("Café-talk", "Café-talk")];
+        let cases = [
+            ("Tides & the moon?", "Tides the moon"),
+            ("../../etc/passwd", "etc passwd"),
+            ("", "chat"),
+            ("  ***  ", "chat"),
+            ("Café-talk", "Café-talk"),
+        ];
         for (title, expected) in cases {
             assert_eq!(file_stem(title), expected, "{title:?}");
         }

@@ -12,9 +12,9 @@ use tauri::webview::InvokeRequest;
 use tauri::{App, Manager, WebviewWindow, WebviewWindowBuilder};
 
 pub fn model_path() -> PathBuf {
-    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    });
+    let path = std::env::var_os("HEARTH_TEST_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf"));
     assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
     std::fs::canonicalize(path).unwrap()
 }

@@ -39,12 +39,7 @@ pub struct AppPaths {
 impl AppPaths {
     /// Everything, logs included, under one folder.
     pub fn under(data_dir: PathBuf) -> AppPaths {
-        AppPaths {
-            models_dir: data_dir.join("models"),
-            database: data_dir.join("hearth.db"),
-            log_dir: data_dir.join("logs"),
-            data_dir,
-        }
+        AppPaths { models_dir: data_dir.join("models"), database: data_dir.join("hearth.db"), log_dir: data_dir.join("logs"), data_dir }
     }
 }
 

@@ -75,12 +75,20 @@ pub async fn start_plan(store: &Store, path: &str, name: &str, saved: LoadParams
 /// The settings a load the user asks for uses: the saved ones, unless they put the model in
 /// safe mode — then the defaults, with the sentence that says so, so the model loads and its
 /// settings can be changed in the Model settings.
-pub async fn user_load_params(store: &Store, path: &str, name: &str, saved: LoadParams) -> Result<(LoadParams, Option<String>), StoreError> {
+pub async fn user_load_params(
+    store: &Store,
+    path: &str,
+    name: &str,
+    saved: LoadParams,
+) -> Result<(LoadParams, Option<String>), StoreError> {
     let crashes = read_json::<CrashRecord>(store, &crash_key(path)).await?;
     match plan_start(name, saved.clone(), None, crashes.as_ref(), now()) {
         StartPlan::Skip(_) if saved != LoadParams::default() => Ok((
             LoadParams::default(),
-            Some("loaded with default settings: the saved ones crashed the engine twice; change them in the Model settings and Reload".into()),
+            Some(
+                "loaded with default settings: the saved ones crashed the engine twice; change them in the Model settings and Reload"
+                    .into(),
+            ),
         )),
         _ => Ok((saved, None)),
     }
@@ -96,10 +104,11 @@ pub async fn loaded_ok(store: &Store, info: &ModelInfo) -> Result<(), StoreError
 
 /// The engine crashed while loading `path` with `params`.
 pub async fn record_crash(store: &Store, path: &str, params: &LoadParams, cause: &str) -> Result<(), StoreError> {
-    let mut record = read_json::<CrashRecord>(store, &crash_key(path))
-        .await?
-        .filter(|r| r.params == *params)
-        .unwrap_or(CrashRecord { params: params.clone(), at: Vec::new(), cause: String::new() });
+    let mut record = read_json::<CrashRecord>(store, &crash_key(path)).await?.filter(|r| r.params == *params).unwrap_or(CrashRecord {
+        params: params.clone(),
+        at: Vec::new(),
+        cause: String::new(),
+    });
     record.at.push(now());
     record.at.retain(|&t| now().saturating_sub(t) <= SAFE_MODE_WINDOW_S);
     record.cause = cause.to_owned();
@@ -149,7 +158,10 @@ mod tests {
             let got = plan_start("m", saved.clone(), good.clone(), record.as_ref(), now);
             match (&got, &want) {
                 (StartPlan::Skip(why), StartPlan::Skip(_)) => {
-                    assert!(why.contains("crashed the engine 2 times") && why.contains("context 2048") && why.contains("GGML_ASSERT(x)"), "{why}");
+                    assert!(
+                        why.contains("crashed the engine 2 times") && why.contains("context 2048") && why.contains("GGML_ASSERT(x)"),
+                        "{why}"
+                    );
                 }
                 _ => assert_eq!(got, want, "{saved:?} {good:?} {record:?}"),
             }

@@ -67,9 +67,10 @@ impl ChatArgs {
                 "model" => model = Some(it.value(&flag)?),
                 "provider" => {
                     let value = it.value(&flag)?;
-                    kind = Some(ProviderKind::parse(&value).ok_or_else(|| {
-                        format!("--provider {value:?}: choose openai, anthropic or openai-compatible")
-                    })?);
+                    kind = Some(
+                        ProviderKind::parse(&value)
+                            .ok_or_else(|| format!("--provider {value:?}: choose openai, anthropic or openai-compatible"))?,
+                    );
                 }
                 "base-url" => base_url = Some(it.value(&flag)?),
                 "ctx" => load.n_ctx = Some(number(&flag, &it.value(&flag)?)?),
@@ -89,8 +90,7 @@ impl ChatArgs {
                 "mlock" => load.use_mlock = true,
                 "chat-template" => {
                     let path = it.value(&flag)?;
-                    let template = std::fs::read_to_string(&path)
-                        .map_err(|e| format!("--chat-template: cannot read {path}: {e}"))?;
+                    let template = std::fs::read_to_string(&path).map_err(|e| format!("--chat-template: cannot read {path}: {e}"))?;
                     load.chat_template = Some(template);
                 }
                 "system" => system = Some(it.value(&flag)?),
@@ -124,14 +124,7 @@ impl ChatArgs {
 
 impl BenchArgs {
     pub fn parse(args: &[String]) -> Result<BenchArgs, String> {
-        let mut bench = BenchArgs {
-            model: PathBuf::new(),
-            threads: 0,
-            turns: 20,
-            json: false,
-            server: None,
-            no_server: false,
-        };
+        let mut bench = BenchArgs { model: PathBuf::new(), threads: 0, turns: 20, json: false, server: None, no_server: false };
         let mut it = Flags::new(args);
         while let Some(flag) = it.next_flag()? {
             match flag.as_str() {
@@ -189,7 +182,8 @@ impl<'a> Flags<'a> {
 }
 
 /// The flags that set how a model is loaded.
-const LOAD_FLAGS: &[&str] = &["ctx", "threads", "batch", "ubatch", "gpu-layers", "flash-attn", "kv-type", "no-mmap", "mlock", "chat-template"];
+const LOAD_FLAGS: &[&str] =
+    &["ctx", "threads", "batch", "ubatch", "gpu-layers", "flash-attn", "kv-type", "no-mmap", "mlock", "chat-template"];
 
 /// Builds `SamplingParams` from flags by editing its JSON form, then validates it. Remembers
 /// which fields the flags set, to lay them over other settings.
@@ -205,9 +199,7 @@ impl SamplingFlags {
     }
 
     fn from(params: &SamplingParams) -> Self {
-        let Value::Object(fields) = serde_json::to_value(params).expect("serializes") else {
-            unreachable!("SamplingParams is a struct")
-        };
+        let Value::Object(fields) = serde_json::to_value(params).expect("serializes") else { unreachable!("SamplingParams is a struct") };
         SamplingFlags { fields, given: Map::new() }
     }
 
@@ -341,9 +333,27 @@ mod tests {
     #[test]
     fn flags_map_onto_sampling_fields() {
         let p = parse(&[
-            "--temp", "0.2", "--top-k", "7", "--mirostat", "v2", "--seed", "42", "--stop", "\\n\\n",
-            "--stop", "User:", "--logit-bias", "15=-100", "--logit-bias", "Paris=-5", "--grammar",
-            "root ::= \"a\"", "--dry-sequence-breakers", "x", "--ignore-eos",
+            "--temp",
+            "0.2",
+            "--top-k",
+            "7",
+            "--mirostat",
+            "v2",
+            "--seed",
+            "42",
+            "--stop",
+            "\\n\\n",
+            "--stop",
+            "User:",
+            "--logit-bias",
+            "15=-100",
+            "--logit-bias",
+            "Paris=-5",
+            "--grammar",
+            "root ::= \"a\"",
+            "--dry-sequence-breakers",
+            "x",
+            "--ignore-eos",
         ])
         .unwrap();
         assert_eq!((p.temperature, p.top_k, p.mirostat, p.seed), (0.2, 7, Mirostat::V2, Some(42)));

@@ -56,13 +56,8 @@ struct ServerReport {
 }
 
 pub async fn run(args: BenchArgs) -> Result<(), String> {
-    let load = |reuse_kv| LoadParams {
-        n_ctx: Some(N_CTX),
-        n_threads: Some(args.threads),
-        n_batch: N_BATCH,
-        reuse_kv,
-        ..LoadParams::default()
-    };
+    let load =
+        |reuse_kv| LoadParams { n_ctx: Some(N_CTX), n_threads: Some(args.threads), n_batch: N_BATCH, reuse_kv, ..LoadParams::default() };
     let prompt = long_prompt();
 
     // The raw loop runs in a child process: llama.cpp's OpenMP threads from one run slow the
@@ -165,8 +160,7 @@ fn raw_in_child(args: &BenchArgs) -> Result<RawSpeed, String> {
 pub fn run_raw(args: BenchArgs) -> Result<(), String> {
     let prompt = long_prompt();
     raw_llama_speed(&args.model, args.threads, N_CTX, N_BATCH, &prompt, 16).map_err(|e| e.to_string())?;
-    let speed = raw_llama_speed(&args.model, args.threads, N_CTX, N_BATCH, &prompt, DECODE_TOKENS as usize)
-        .map_err(|e| e.to_string())?;
+    let speed = raw_llama_speed(&args.model, args.threads, N_CTX, N_BATCH, &prompt, DECODE_TOKENS as usize).map_err(|e| e.to_string())?;
     println!("{}", serde_json::to_string(&speed).expect("serializes"));
     Ok(())
 }

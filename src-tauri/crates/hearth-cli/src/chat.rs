@@ -8,13 +8,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use hearth_app::Settings;
 use hearth_core::{
-    CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, ModelTarget, ProviderConfig, ProviderKind,
-    LoadParams, ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TurnEvent,
+    CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, LoadParams, ModelTarget, ProviderConfig, ProviderKind,
+    ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TurnEvent,
 };
 use hearth_engine::Engine;
 use hearth_providers::{FixedKeys, HubOptions, KeyError, KeySource, KeyStore, Providers, Timeouts};
-use hearth_app::Settings;
 use hearth_store::Store;
 
 use crate::args::{ChatArgs, RemoteArgs};
@@ -108,13 +108,12 @@ fn remote_config(remote: &RemoteArgs) -> ProviderConfig {
 
 /// The key from the kind's environment variable (or `HEARTH_API_KEY`), else the keychain.
 fn cli_keys(remote: Option<&RemoteArgs>) -> CliKeys {
-    let from_env = remote.and_then(|r| {
-        [r.kind.key_env_var(), "HEARTH_API_KEY"].iter().find_map(|var| std::env::var(var).ok().filter(|k| !k.is_empty()))
-    });
+    let from_env = remote
+        .and_then(|r| [r.kind.key_env_var(), "HEARTH_API_KEY"].iter().find_map(|var| std::env::var(var).ok().filter(|k| !k.is_empty())));
     let data_dir = std::env::var_os("HEARTH_DATA_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        let base = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/share")
-        });
+        let base = std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/share"));
         base.join("dev.hearth.desktop")
     });
     let env = FixedKeys(remote.zip(from_env).map(|(r, key)| (remote_config(r).id, key)).into_iter().collect::<BTreeMap<_, _>>());

@@ -59,8 +59,7 @@ conversation with the model still loaded, as New chat does in the app (make benc
 fn main() -> ExitCode {
     // The CLI's engine runs in a child process of this same binary.
     hearth_engine::host::serve_if_asked();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 
     let argv: Vec<String> = std::env::args().skip(1).collect();

@@ -114,7 +114,13 @@ async fn pull(repo: &str, file: &str) -> Result<(), String> {
                 DownloadState::Verifying => " verifying sha256".into(),
                 _ => String::new(),
             };
-            let _ = write!(stderr, "\r[{bar}] {percent:>3}% {} of {} at {}/s{eta}{state}   ", mb(d.done_bytes), mb(d.total_bytes), mb(d.bytes_per_second as u64));
+            let _ = write!(
+                stderr,
+                "\r[{bar}] {percent:>3}% {} of {} at {}/s{eta}{state}   ",
+                mb(d.done_bytes),
+                mb(d.total_bytes),
+                mb(d.bytes_per_second as u64)
+            );
             if matches!(d.state, DownloadState::Done | DownloadState::Failed) {
                 let _ = writeln!(stderr);
                 return d;

@@ -25,14 +25,7 @@ pub struct ServerTurn {
 
 impl LlamaServer {
     /// Starts the server; `extra` arguments are passed on (an alias, an API key …).
-    pub async fn start(
-        binary: &Path,
-        model: &Path,
-        threads: u32,
-        n_ctx: u32,
-        n_batch: u32,
-        extra: &[&str],
-    ) -> Result<LlamaServer, String> {
+    pub async fn start(binary: &Path, model: &Path, threads: u32, n_ctx: u32, n_batch: u32, extra: &[&str]) -> Result<LlamaServer, String> {
         let port = free_port()?;
         let child = Command::new(binary)
             .arg("--model")

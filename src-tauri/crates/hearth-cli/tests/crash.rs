@@ -14,8 +14,7 @@ use hearth_store::Store;
 
 fn model_path() -> PathBuf {
     let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
     });
     assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
     path

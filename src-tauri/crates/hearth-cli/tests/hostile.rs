@@ -35,7 +35,11 @@ fn hostile_files_exit_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("nested.gguf", gguf::with_kv(&real, "x.nested", gguf::ARRAY, &gguf::nested_arrays(100_000)), "x.nested is an array of arrays"),
-        ("arch.gguf", gguf::with_kv(&real, "general.architecture", gguf::STRING, &gguf::string("hearthtest")), "unknown model architecture: 'hearthtest'"),
+        (
+            "arch.gguf",
+            gguf::with_kv(&real, "general.architecture", gguf::STRING, &gguf::string("hearthtest")),
+            "unknown model architecture: 'hearthtest'",
+        ),
     ];
     for (name, bytes, words) in cases {
         let path = dir.path().join(name);

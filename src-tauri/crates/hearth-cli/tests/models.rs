@@ -52,7 +52,13 @@ async fn search_pull_list_and_inspect() {
     let (ok, out, err) = tokio::task::spawn_blocking({
         let url = url.clone();
         let env = env.map(|(k, v)| (k, v.to_path_buf()));
-        move || cli(&env.iter().map(|(k, v)| (*k, v.as_path())).collect::<Vec<_>>(), &url, &["pull", "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF", "SmolLM2-135M-Instruct.Q4_1.gguf"])
+        move || {
+            cli(
+                &env.iter().map(|(k, v)| (*k, v.as_path())).collect::<Vec<_>>(),
+                &url,
+                &["pull", "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF", "SmolLM2-135M-Instruct.Q4_1.gguf"],
+            )
+        }
     })
     .await
     .unwrap();

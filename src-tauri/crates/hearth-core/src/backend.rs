@@ -77,7 +77,10 @@ pub struct ReplyStream {
 pub enum GenEvent {
     /// New text; UTF-8 complete (a character split across tokens arrives whole).
     Delta(String),
-    Finished { reason: FinishReason, stats: ReplyStats },
+    Finished {
+        reason: FinishReason,
+        stats: ReplyStats,
+    },
     Failed(BackendError),
 }
 

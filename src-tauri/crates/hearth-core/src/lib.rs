@@ -17,22 +17,17 @@ mod title;
 mod transfer;
 
 pub use backend::{
-    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, NO_CHAT_TEMPLATE, ReplyRequest,
-    ReplyStats, ReplyStream, Switch,
+    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, NO_CHAT_TEMPLATE, ReplyRequest, ReplyStats, ReplyStream,
+    Switch,
 };
-pub use provider::{
-    FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, sampling_support,
-};
+pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
 pub use field::FieldError;
 pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};
-pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
-pub use sampling::{
-    BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError,
-    SamplingParams,
-};
+pub use provider::{FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, sampling_support};
+pub use sampling::{BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams};
 pub use search::{SearchHit, SnippetPart};
+pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent, WINDOW_UPDATE_INTERVAL};
 pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};
-pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent, WINDOW_UPDATE_INTERVAL};

@@ -114,7 +114,11 @@ mod tests {
         let base = LoadParams::default();
         assert_eq!(base.validate(), Ok(()));
         let cases: &[(LoadParams, &str, &str)] = &[
-            (LoadParams { kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::Off, ..base.clone() }, "flash attention", "kvCacheType"),
+            (
+                LoadParams { kv_cache_type: KvType::Q8_0, flash_attention: FlashAttention::Off, ..base.clone() },
+                "flash attention",
+                "kvCacheType",
+            ),
             (LoadParams { n_batch: 0, ..base.clone() }, "batch", "nBatch"),
             (LoadParams { n_ubatch: 0, ..base.clone() }, "batch", "nUbatch"),
             (LoadParams { n_batch: 256, n_ubatch: 512, ..base.clone() }, "at most the batch size", "nUbatch"),

@@ -40,8 +40,7 @@ pub fn fit_context(
     while keep_front + dropped < last {
         // Drop a whole turn where possible, one message where only one is left before the last.
         dropped += if keep_front + dropped + 2 <= last { 2 } else { 1 };
-        let candidate: Vec<ChatMessage> =
-            messages[..keep_front].iter().chain(&messages[keep_front + dropped..]).cloned().collect();
+        let candidate: Vec<ChatMessage> = messages[..keep_front].iter().chain(&messages[keep_front + dropped..]).cloned().collect();
         if fits(&candidate) {
             return Some((candidate, dropped));
         }
@@ -58,7 +57,11 @@ mod tests {
     fn check(policy: OverflowPolicy, history: &[&str], budget: usize, expected: Option<(&[&str], usize)>) {
         let parse = |s: &&str| {
             let (r, t) = s.split_once(':').unwrap();
-            let role = match r { "s" => Role::System, "u" => Role::User, _ => Role::Assistant };
+            let role = match r {
+                "s" => Role::System,
+                "u" => Role::User,
+                _ => Role::Assistant,
+            };
             ChatMessage::new(role, t)
         };
         let messages: Vec<ChatMessage> = history.iter().map(parse).collect();

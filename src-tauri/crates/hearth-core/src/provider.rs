@@ -98,9 +98,8 @@ impl ProviderConfig {
     }
 
     pub fn validate(&self) -> Result<(), FieldError> {
-        let id_ok = !self.id.is_empty()
-            && self.id.len() <= 64
-            && self.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        let id_ok =
+            !self.id.is_empty() && self.id.len() <= 64 && self.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !id_ok {
             return Err(FieldError::new("id", "a provider id is 1–64 letters, digits, '-' or '_'"));
         }
@@ -144,20 +143,13 @@ pub enum ProviderError {
     #[error("{provider} has no model {model:?} (404): {detail}. Pick another model")]
     ModelNotFound { provider: String, model: String, detail: String },
     #[error("{provider} is rate limiting requests (429){}: {detail}", retry_hint(*retry_after_s))]
-    RateLimited {
-        provider: String,
-        retry_after_s: Option<u64>,
-        detail: String,
-    },
+    RateLimited { provider: String, retry_after_s: Option<u64>, detail: String },
     #[error("{provider} refused the request ({status}): {detail}")]
     BadRequest { provider: String, status: u16, detail: String },
     #[error("{provider} failed on its side ({status}): {detail}. Try again in a moment")]
     Server { provider: String, status: u16, detail: String },
     #[error("{provider} did not answer within {seconds} s. Try again, or check the server")]
-    Timeout {
-        provider: String,
-        seconds: u64,
-    },
+    Timeout { provider: String, seconds: u64 },
     #[error("could not reach {provider} at {url}: {detail}. Check the network connection and the base URL")]
     Unreachable { provider: String, url: String, detail: String },
     #[error("the connection to {provider} broke off in the middle of the reply; the text so far is kept. Retry to get a whole reply")]
@@ -199,19 +191,61 @@ const OPENAI_FIELDS: &[&str] =
     &["temperature", "topP", "presencePenalty", "frequencyPenalty", "seed", "maxTokens", "stop", "logitBias", "constraint", "overflow"];
 /// What llama.cpp's server takes on top.
 const LLAMA_CPP_FIELDS: &[&str] = &[
-    "dynatempRange", "dynatempExponent", "topK", "minP", "typicalP", "topNSigma", "xtcProbability", "xtcThreshold",
-    "dryMultiplier", "dryBase", "dryAllowedLength", "dryLastN", "drySequenceBreakers", "mirostat", "mirostatTau",
-    "mirostatEta", "repeatPenalty", "repeatLastN", "ignoreEos", "samplerOrder",
+    "dynatempRange",
+    "dynatempExponent",
+    "topK",
+    "minP",
+    "typicalP",
+    "topNSigma",
+    "xtcProbability",
+    "xtcThreshold",
+    "dryMultiplier",
+    "dryBase",
+    "dryAllowedLength",
+    "dryLastN",
+    "drySequenceBreakers",
+    "mirostat",
+    "mirostatTau",
+    "mirostatEta",
+    "repeatPenalty",
+    "repeatLastN",
+    "ignoreEos",
+    "samplerOrder",
 ];
 const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
 
 /// Every sampling setting, in the order of `SamplingParams`.
 pub const SAMPLING_FIELDS: &[&str] = &[
-    "temperature", "dynatempRange", "dynatempExponent", "topK", "topP", "minP", "typicalP", "topNSigma",
-    "xtcProbability", "xtcThreshold", "dryMultiplier", "dryBase", "dryAllowedLength", "dryLastN",
-    "drySequenceBreakers", "mirostat", "mirostatTau", "mirostatEta", "repeatPenalty", "repeatLastN",
-    "presencePenalty", "frequencyPenalty", "logitBias", "seed", "maxTokens", "ignoreEos", "stop", "constraint",
-    "samplerOrder", "overflow",
+    "temperature",
+    "dynatempRange",
+    "dynatempExponent",
+    "topK",
+    "topP",
+    "minP",
+    "typicalP",
+    "topNSigma",
+    "xtcProbability",
+    "xtcThreshold",
+    "dryMultiplier",
+    "dryBase",
+    "dryAllowedLength",
+    "dryLastN",
+    "drySequenceBreakers",
+    "mirostat",
+    "mirostatTau",
+    "mirostatEta",
+    "repeatPenalty",
+    "repeatLastN",
+    "presencePenalty",
+    "frequencyPenalty",
+    "logitBias",
+    "seed",
+    "maxTokens",
+    "ignoreEos",
+    "stop",
+    "constraint",
+    "samplerOrder",
+    "overflow",
 ];
 
 /// Which settings a provider takes. The local engine takes all of them.

@@ -190,10 +190,7 @@ impl SamplingParams {
         let preset = |name: &str, params| Preset { name: name.into(), params, built_in: true };
         let d = SamplingParams::default();
         vec![
-            preset(
-                "Precise",
-                SamplingParams { temperature: 0.2, top_p: 0.9, top_k: 40, min_p: 0.05, repeat_penalty: 1.05, ..d.clone() },
-            ),
+            preset("Precise", SamplingParams { temperature: 0.2, top_p: 0.9, top_k: 40, min_p: 0.05, repeat_penalty: 1.05, ..d.clone() }),
             preset("Balanced", d.clone()),
             preset(
                 "Creative",
@@ -334,7 +331,10 @@ mod tests {
         check(|p| p.xtc_threshold = 0.6, Err("xtcThreshold must be between 0 and 0.5, got 0.6"));
         check(|p| p.dry_base = 0.5, Err("dryBase must be between 1 and 4, got 0.5"));
         check(|p| p.dry_last_n = -2, Err("dryLastN must be -1 (whole context) or between 0 and 1000000, got -2"));
-        check(|p| p.repeat_penalty = f32::INFINITY, Err("repeatPenalty must be between 0.5 and 3, got a value that is not a finite number"));
+        check(
+            |p| p.repeat_penalty = f32::INFINITY,
+            Err("repeatPenalty must be between 0.5 and 3, got a value that is not a finite number"),
+        );
         check(
             |p| p.dry_sequence_breakers.push("a\0b".into()),
             Err("drySequenceBreakers must be non-empty strings without NUL characters, got \"a\\0b\""),
@@ -353,10 +353,7 @@ mod tests {
         check(|p| p.max_tokens = 0, Err("maxTokens must be between 1 and 1000000, got 0"));
         check(|p| p.stop.push(String::new()), Err("stop must be non-empty strings, got \"\""));
         check(|p| p.constraint = Some(Constraint::Gbnf("  ".into())), Err("constraint must be a non-empty grammar or schema, got \"  \""));
-        check(
-            |p| p.sampler_order.push(SamplerStage::TopK),
-            Err("samplerOrder must be each stage at most once, got TopK twice"),
-        );
+        check(|p| p.sampler_order.push(SamplerStage::TopK), Err("samplerOrder must be each stage at most once, got TopK twice"));
     }
 
     #[test]

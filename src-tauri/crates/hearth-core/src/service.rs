@@ -12,8 +12,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 use crate::{
-    BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId,
-    MessageStatus, ModelTarget, ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage,
+    BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, ModelTarget,
+    ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage,
 };
 
 /// Where chats are kept. Implemented by hearth-store over SQLite.
@@ -21,10 +21,7 @@ pub trait HistoryStore: Send + Sync + 'static {
     type Error: StdError + Send + Sync + 'static;
 
     /// The chat's path on show (what the model sees), oldest first. Fails if the chat does not exist.
-    fn messages(
-        &self,
-        chat: ChatId,
-    ) -> impl Future<Output = Result<Vec<StoredMessage>, Self::Error>> + Send;
+    fn messages(&self, chat: ChatId) -> impl Future<Output = Result<Vec<StoredMessage>, Self::Error>> + Send;
 
     fn message(&self, id: MessageId) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
 
@@ -169,10 +166,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let plan = self.plan(chat, turn_kind).await?;
         let mut history = plan.history;
         if let Some((parent, content)) = plan.user {
-            let user = store
-                .append_message(chat, parent, Role::User, content, MessageStatus::Complete, None)
-                .await
-                .map_err(boxed)?;
+            let user = store.append_message(chat, parent, Role::User, content, MessageStatus::Complete, None).await.map_err(boxed)?;
             on_event(TurnEvent::UserSaved(user.clone()));
             history.push(user);
         }
@@ -185,15 +179,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let mut request = ReplyRequest::new(conversation(&system, &history), sampling, turn.flag.clone());
         request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());
         request.target = store.chat_target(chat).await.map_err(boxed)?;
-        let mut stream = self
-            .backend
-            .start_reply(request)
-            .map_err(|error| TurnError::Backend { error, reply: None })?;
+        let mut stream = self.backend.start_reply(request).map_err(|error| TurnError::Backend { error, reply: None })?;
         let reply = match continued {
-            Some(partial) => store
-                .update_reply(partial.id, &partial.content, MessageStatus::Streaming, None)
-                .await
-                .map_err(boxed)?,
+            Some(partial) => store.update_reply(partial.id, &partial.content, MessageStatus::Streaming, None).await.map_err(boxed)?,
             None => store
                 .append_message(chat, reply_parent, Role::Assistant, "", MessageStatus::Streaming, Some(&stream.model))
                 .await
@@ -249,9 +237,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 stats.cut_at_limit = reason == FinishReason::Length;
                 let status = match reason {
                     FinishReason::Cancelled => MessageStatus::Stopped,
-                    FinishReason::EndOfTurn | FinishReason::StopString | FinishReason::Length => {
-                        MessageStatus::Complete
-                    }
+                    FinishReason::EndOfTurn | FinishReason::StopString | FinishReason::Length => MessageStatus::Complete,
                 };
                 store.update_reply(reply.id, &text, status, Some(&stats)).await.map_err(boxed)
             }
@@ -259,10 +245,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 // A reply the engine died under is interrupted, not failed: its text is kept and
                 // Continue writes on once the supervisor has the model back.
                 let (status, stats) = match &error {
-                    BackendError::EngineCrashed { cause } => (
-                        MessageStatus::Interrupted,
-                        Some(ReplyStats { interrupted_by: Some(cause.clone()), ..ReplyStats::default() }),
-                    ),
+                    BackendError::EngineCrashed { cause } => {
+                        (MessageStatus::Interrupted, Some(ReplyStats { interrupted_by: Some(cause.clone()), ..ReplyStats::default() }))
+                    }
                     _ => (MessageStatus::Failed, None),
                 };
                 let saved = store.update_reply(reply.id, &text, status, stats.as_ref()).await;
@@ -279,12 +264,7 @@ fn conversation(system: &str, history: &[StoredMessage]) -> Vec<ChatMessage> {
     let system = (!system.trim().is_empty()).then(|| ChatMessage::new(Role::System, system));
     system
         .into_iter()
-        .chain(
-            history
-                .iter()
-                .filter(|m| !(m.role == Role::Assistant && m.content.is_empty()))
-                .map(StoredMessage::to_chat_message),
-        )
+        .chain(history.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())).map(StoredMessage::to_chat_message))
         .collect()
 }
 

@@ -11,7 +11,9 @@ use crate::ChatId;
 pub enum SettingsScope {
     Global,
     /// A model file, by path.
-    Model { path: String },
+    Model {
+        path: String,
+    },
     Chat {
         #[ts(type = "number")]
         id: ChatId,

@@ -1,10 +1,7 @@
 //! Chat titles written by the model from the first exchange, beside the conversation (an aside),
 //! after the reply has finished.
 
-use crate::{
-    BackendError, CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ModelTarget, ReplyRequest, Role,
-    SamplingParams,
-};
+use crate::{BackendError, CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ModelTarget, ReplyRequest, Role, SamplingParams};
 
 /// Tokens a title may take.
 const TITLE_TOKENS: u32 = 16;

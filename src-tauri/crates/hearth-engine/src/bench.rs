@@ -35,8 +35,9 @@ pub fn raw_llama_speed(
     let file = hearth_gguf::validate(path)?;
     let backend = llama_backend().map_err(|_| EngineError::Gone)?;
     let shown = path.display().to_string();
-    let model = LlamaModel::load_from_file(backend, &file.path, &LlamaModelParams::default()).map_err(|_| {
-        EngineError::Load { path: shown.clone(), reason: format!("llama.cpp refused it (architecture {})", file.architecture().unwrap_or("unknown")) }
+    let model = LlamaModel::load_from_file(backend, &file.path, &LlamaModelParams::default()).map_err(|_| EngineError::Load {
+        path: shown.clone(),
+        reason: format!("llama.cpp refused it (architecture {})", file.architecture().unwrap_or("unknown")),
     })?;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(n_ctx))

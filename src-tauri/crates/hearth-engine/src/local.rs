@@ -11,13 +11,11 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
-use hearth_core::{
-    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest, ReplyStats, ReplyStream,
-};
+use hearth_core::{BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest, ReplyStats, ReplyStream};
 
 use crate::LoadParams;
-use hearth_gguf::{GgufError, ValidatedGguf};
 use crate::session::Session;
+use hearth_gguf::{GgufError, ValidatedGguf};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum EngineError {
@@ -43,9 +41,15 @@ pub enum EngineError {
 
 enum Request {
     Load(LoadRequest),
-    Generate { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
+    Generate {
+        request: ReplyRequest,
+        events: tokio_mpsc::UnboundedSender<GenEvent>,
+    },
     /// Served in a small context of its own, so the conversation's KV cache stays as it is.
-    Aside { request: ReplyRequest, events: tokio_mpsc::UnboundedSender<GenEvent> },
+    Aside {
+        request: ReplyRequest,
+        events: tokio_mpsc::UnboundedSender<GenEvent>,
+    },
     /// Drop the model; acknowledged once its memory is freed.
     Unload(oneshot::Sender<()>),
     /// End the engine thread (after the request in hand).
@@ -115,11 +119,7 @@ impl LocalEngine {
         self.load_validated(file, params).await
     }
 
-    pub async fn load_validated(
-        &self,
-        file: ValidatedGguf,
-        params: LoadParams,
-    ) -> Result<ModelInfo, EngineError> {
+    pub async fn load_validated(&self, file: ValidatedGguf, params: LoadParams) -> Result<ModelInfo, EngineError> {
         self.submit_load(file, params, None, CancelFlag::new())?.await.map_err(|_| EngineError::Gone)?
     }
 
@@ -167,11 +167,7 @@ impl LocalEngine {
 
     /// As `start_reply` / `start_aside`, but queued even while a load is still in flight: the
     /// engine process takes requests in the order the app sent them.
-    pub(crate) fn queue_reply(
-        &self,
-        request: ReplyRequest,
-        aside: bool,
-    ) -> Result<tokio_mpsc::UnboundedReceiver<GenEvent>, BackendError> {
+    pub(crate) fn queue_reply(&self, request: ReplyRequest, aside: bool) -> Result<tokio_mpsc::UnboundedReceiver<GenEvent>, BackendError> {
         if aside {
             self.queue(|events| Request::Aside { request, events })
         } else {
@@ -265,12 +261,7 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
 }
 
 /// Loads one model and answers requests with it until another load is asked for.
-fn serve(
-    backend: &LlamaBackend,
-    load: LoadRequest,
-    inbox: &Receiver<Request>,
-    loaded: &Mutex<Option<ModelInfo>>,
-) -> Next {
+fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Receiver<Request>, loaded: &Mutex<Option<ModelInfo>>) -> Next {
     let LoadRequest { file, params, reply, mut progress, cancel } = load;
     let path = file.path.display().to_string();
     crate::llama_log::clear();
@@ -316,8 +307,7 @@ fn serve(
         n_ctx_train: model.n_ctx_train(),
         n_threads: resolved.threads.decode,
         n_threads_batch: resolved.threads.batch,
-        notice: (params.chat_template.is_none() && model.chat_template(None).is_err())
-            .then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
+        notice: (params.chat_template.is_none() && model.chat_template(None).is_err()).then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
     };
     tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());

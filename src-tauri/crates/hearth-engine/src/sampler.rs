@@ -25,20 +25,50 @@ pub enum Step {
     Grammar(Constraint),
     /// The user's biases (resolved against the vocabulary when built), and whether end-of-
     /// generation tokens are forbidden (`ignore_eos`).
-    LogitBias { biases: Vec<LogitBias>, ban_eog: bool },
-    Penalties { last_n: i32, repeat: f32, frequency: f32, presence: f32 },
-    Dry { multiplier: f32, base: f32, allowed_length: i32, last_n: i32, breakers: Vec<String> },
+    LogitBias {
+        biases: Vec<LogitBias>,
+        ban_eog: bool,
+    },
+    Penalties {
+        last_n: i32,
+        repeat: f32,
+        frequency: f32,
+        presence: f32,
+    },
+    Dry {
+        multiplier: f32,
+        base: f32,
+        allowed_length: i32,
+        last_n: i32,
+        breakers: Vec<String>,
+    },
     TopNSigma(f32),
     TopK(i32),
     TypicalP(f32),
     TopP(f32),
     MinP(f32),
-    Xtc { probability: f32, threshold: f32, seed: u32 },
+    Xtc {
+        probability: f32,
+        threshold: f32,
+        seed: u32,
+    },
     Temperature(f32),
     /// Dynamic temperature: `temperature ± range`, shaped by `exponent`.
-    DynamicTemperature { temperature: f32, range: f32, exponent: f32 },
-    MirostatV1 { seed: u32, tau: f32, eta: f32 },
-    MirostatV2 { seed: u32, tau: f32, eta: f32 },
+    DynamicTemperature {
+        temperature: f32,
+        range: f32,
+        exponent: f32,
+    },
+    MirostatV1 {
+        seed: u32,
+        tau: f32,
+        eta: f32,
+    },
+    MirostatV2 {
+        seed: u32,
+        tau: f32,
+        eta: f32,
+    },
     Greedy,
     Dist(u32),
 }
@@ -159,8 +189,7 @@ fn grammar(model: &LlamaModel, constraint: &Constraint) -> Result<LlamaSampler, 
         Constraint::JsonSchema(schema) => llama_cpp_2::json_schema_to_grammar(schema)
             .map_err(|e| BackendError::InvalidRequest(format!("the JSON schema cannot be used: {e}")))?,
     };
-    LlamaSampler::grammar(model, &gbnf, "root")
-        .map_err(|e| BackendError::InvalidRequest(format!("the grammar does not parse: {e}")))
+    LlamaSampler::grammar(model, &gbnf, "root").map_err(|e| BackendError::InvalidRequest(format!("the grammar does not parse: {e}")))
 }
 
 /// Resolves bias targets to token ids. A text biases its tokens both as written and with a

@@ -10,8 +10,7 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, ReplyRequest,
-    ReplyStats, Role, fit_context,
+    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, ReplyRequest, ReplyStats, Role, fit_context,
 };
 
 use crate::LoadParams;
@@ -62,11 +61,7 @@ impl<'m> Session<'m> {
         let _ = events.send(last);
     }
 
-    fn generate(
-        &mut self,
-        request: &ReplyRequest,
-        events: &UnboundedSender<GenEvent>,
-    ) -> Result<(FinishReason, ReplyStats), BackendError> {
+    fn generate(&mut self, request: &ReplyRequest, events: &UnboundedSender<GenEvent>) -> Result<(FinishReason, ReplyStats), BackendError> {
         let started = Instant::now();
         let n_ctx = self.context.n_ctx() as usize;
         let (tokens, dropped) = self.fit_prompt(request, n_ctx)?;
@@ -103,9 +98,7 @@ impl<'m> Session<'m> {
             if released.stopped {
                 break FinishReason::StopString;
             }
-            if stats.completion_tokens >= request.sampling.max_tokens
-                || self.cached.len() + 1 >= n_ctx
-            {
+            if stats.completion_tokens >= request.sampling.max_tokens || self.cached.len() + 1 >= n_ctx {
                 break FinishReason::Length;
             }
             if request.cancel.is_cancelled() {
@@ -165,9 +158,7 @@ impl<'m> Session<'m> {
     /// assistant's turn opens, so the model carries on from its last word.
     fn prompt(&self, messages: &[ChatMessage], continue_last: bool) -> Result<String, BackendError> {
         match messages.split_last() {
-            Some((last, before)) if continue_last && last.role == Role::Assistant => {
-                Ok(self.render(before)? + &last.content)
-            }
+            Some((last, before)) if continue_last && last.role == Role::Assistant => Ok(self.render(before)? + &last.content),
             _ => self.render(messages),
         }
     }
@@ -197,7 +188,9 @@ impl<'m> Session<'m> {
             None => BackendError::Engine(format!("the chat template failed: {e}")),
         })?;
         if prompt.trim().is_empty() {
-            return Err(BackendError::Engine("the chat template rendered an empty prompt; choose another template in the Model settings".into()));
+            return Err(BackendError::Engine(
+                "the chat template rendered an empty prompt; choose another template in the Model settings".into(),
+            ));
         }
         Ok(prompt)
     }
@@ -224,11 +217,7 @@ impl<'m> Session<'m> {
     /// Keeps the longest cached prefix of `tokens` and drops the rest of the cache; returns its
     /// length. At least one token is always left to decode, since sampling needs fresh logits.
     fn reuse_prefix(&mut self, tokens: &[LlamaToken]) -> usize {
-        let mut keep = if self.reuse_kv {
-            self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count()
-        } else {
-            0
-        };
+        let mut keep = if self.reuse_kv { self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count() } else { 0 };
         keep = keep.min(tokens.len().saturating_sub(1));
         if keep < self.cached.len() {
             if self.context.kv_cache_seq_rm(SEQ, Some(keep as u32), None).is_err() {
@@ -260,9 +249,7 @@ impl<'m> Session<'m> {
         let start = self.cached.len();
         for (i, &token) in tokens.iter().enumerate() {
             let want_logits = logits && i + 1 == tokens.len();
-            self.batch
-                .add(token, (start + i) as i32, &[SEQ], want_logits)
-                .map_err(|e| BackendError::Engine(e.to_string()))?;
+            self.batch.add(token, (start + i) as i32, &[SEQ], want_logits).map_err(|e| BackendError::Engine(e.to_string()))?;
         }
         if let Err(e) = self.context.decode(&mut self.batch) {
             // The cache may now hold part of the batch; forget it all rather than guess.

@@ -42,12 +42,7 @@ impl StopFilter {
     fn longest_partial_stop(&self) -> usize {
         self.stops
             .iter()
-            .flat_map(|stop| {
-                (1..stop.len())
-                    .rev()
-                    .filter(|&n| stop.is_char_boundary(n) && self.held.ends_with(&stop[..n]))
-                    .take(1)
-            })
+            .flat_map(|stop| (1..stop.len()).rev().filter(|&n| stop.is_char_boundary(n) && self.held.ends_with(&stop[..n])).take(1))
             .max()
             .unwrap_or(0)
     }

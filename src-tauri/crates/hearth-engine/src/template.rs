@@ -43,17 +43,13 @@ impl ChatTemplate {
         env.add_function("raise_exception", |msg: String| -> Result<String, minijinja::Error> {
             Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
         });
-        env.add_template_owned("chat", source.to_owned())
-            .map_err(|e| TemplateError(e.to_string()))?;
+        env.add_template_owned("chat", source.to_owned()).map_err(|e| TemplateError(e.to_string()))?;
         Ok(ChatTemplate { env, bos_token: bos_token.into(), eos_token: eos_token.into() })
     }
 
     /// The prompt for `messages`, ending with the opening of the assistant's turn.
     pub fn render(&self, messages: &[ChatMessage]) -> Result<String, TemplateError> {
-        let messages: Vec<_> = messages
-            .iter()
-            .map(|m| TemplateMessage { role: m.role.as_str(), content: &m.content })
-            .collect();
+        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage { role: m.role.as_str(), content: &m.content }).collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
         let mut out = CappedWriter(Vec::new());
         let rendered = template.render_captured_to(
@@ -72,7 +68,10 @@ impl ChatTemplate {
             }
             Err(e) if out.0.len() >= MAX_PROMPT_BYTES => {
                 tracing::debug!(error = %e, "template output capped");
-                return Err(TemplateError(format!("it wrote more than {} MB; choose another template in the Model settings", MAX_PROMPT_BYTES >> 20)));
+                return Err(TemplateError(format!(
+                    "it wrote more than {} MB; choose another template in the Model settings",
+                    MAX_PROMPT_BYTES >> 20
+                )));
             }
             Err(e) => return Err(TemplateError(e.to_string())),
         }
@@ -134,11 +133,7 @@ mod tests {
             &[(Role::System, "s"), (Role::User, "u")],
             Ok("<s>[system]s</s>[user]u</s>"),
         );
-        check(
-            "{{ raise_exception('Conversation roles must alternate') }}",
-            &[(Role::User, "u")],
-            Err("Conversation roles must alternate"),
-        );
+        check("{{ raise_exception('Conversation roles must alternate') }}", &[(Role::User, "u")], Err("Conversation roles must alternate"));
         check("{% for %}", &[], Err("chat template failed"));
         // Hostile templates: words, not a hang, a flood or an empty prompt.
         let forever = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";

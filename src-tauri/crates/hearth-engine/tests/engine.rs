@@ -94,10 +94,7 @@ async fn bad_files_give_clear_errors_and_keep_the_loaded_model() {
 
     let after = reply(&engine, &user("Say hi."), greedy(4), None).await;
     assert!(after.stats.completion_tokens > 0);
-    assert!(matches!(
-        engine.load(&not_gguf, LoadParams::default()).await,
-        Err(EngineError::InvalidFile(GgufError::NotGguf { .. }))
-    ));
+    assert!(matches!(engine.load(&not_gguf, LoadParams::default()).await, Err(EngineError::InvalidFile(GgufError::NotGguf { .. }))));
 }
 
 /// A conversation longer than the context: refused in words by default, trimmed by the other

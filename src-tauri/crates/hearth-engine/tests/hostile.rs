@@ -104,11 +104,7 @@ async fn a_model_without_a_chat_template_says_so() {
 #[tokio::test]
 async fn a_grammar_that_must_end_while_end_of_turn_is_banned() {
     let engine = common::loaded_engine().await;
-    let sampling = SamplingParams {
-        constraint: Some(Constraint::Gbnf("root ::= \"yes\"".into())),
-        ignore_eos: true,
-        ..greedy(16)
-    };
+    let sampling = SamplingParams { constraint: Some(Constraint::Gbnf("root ::= \"yes\"".into())), ignore_eos: true, ..greedy(16) };
     let done = reply(&engine, &user("Answer yes."), sampling, None).await;
     assert!(engine.last_crash().is_none(), "{:?}", engine.last_crash());
     assert_eq!(done.text, "yes");

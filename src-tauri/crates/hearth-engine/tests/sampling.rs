@@ -2,10 +2,7 @@
 
 mod common;
 
-use hearth_core::{
-    BiasTarget, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, Role, SamplerStage,
-    SamplingParams,
-};
+use hearth_core::{BiasTarget, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, Role, SamplerStage, SamplingParams};
 
 use common::{Reply, greedy, loaded_engine, reply, user};
 
@@ -56,7 +53,8 @@ async fn each_parameter_has_its_effect_on_the_real_model() {
     assert!(["yes", "no"].contains(&answer.text.as_str()), "{:?}", answer.text);
 
     // A JSON schema makes the reply parse as JSON of that shape.
-    let schema = r#"{"type":"object","properties":{"city":{"type":"string"},"population":{"type":"integer"}},"required":["city","population"]}"#;
+    let schema =
+        r#"{"type":"object","properties":{"city":{"type":"string"},"population":{"type":"integer"}},"required":["city","population"]}"#;
     let json = run(
         "Give the capital of France and its population as JSON.",
         SamplingParams { constraint: Some(Constraint::JsonSchema(schema.into())), ..greedy(60) },
@@ -138,10 +136,7 @@ async fn kv_cache_is_reused_across_ten_turns() {
     for n in 1..=10 {
         history.push(ChatMessage::new(Role::User, format!("Give me fact number {n} about the sea, in one sentence.")));
         let r = reply(&engine, &history, greedy(80), None).await;
-        assert_eq!(
-            r.stats.cached_tokens, decoded_last_turn,
-            "turn {n}: {:?}, reply {:?}", r.stats, r.text
-        );
+        assert_eq!(r.stats.cached_tokens, decoded_last_turn, "turn {n}: {:?}, reply {:?}", r.stats, r.text);
         let fed_back = match r.reason {
             FinishReason::EndOfTurn => r.stats.completion_tokens,
             _ => r.stats.completion_tokens - 1,

@@ -180,9 +180,7 @@ impl<R: Read> Reader<'_, R> {
         let tensor_count = self.u64()?;
         let kv_count = self.u64()?;
         if tensor_count > MAX_TENSORS || kv_count > MAX_KV {
-            return Err(self.corrupt(format!(
-                "it claims {tensor_count} tensors and {kv_count} metadata entries"
-            )));
+            return Err(self.corrupt(format!("it claims {tensor_count} tensors and {kv_count} metadata entries")));
         }
         let mut metadata = BTreeMap::new();
         for _ in 0..kv_count {
@@ -234,9 +232,7 @@ impl<R: Read> Reader<'_, R> {
             if i == 0 {
                 row = d;
             }
-            elements = elements
-                .checked_mul(d)
-                .ok_or_else(|| self.corrupt(format!("tensor {name} has absurd dimensions")))?;
+            elements = elements.checked_mul(d).ok_or_else(|| self.corrupt(format!("tensor {name} has absurd dimensions")))?;
         }
         let ty = self.u32()?;
         let offset = self.u64()?;
@@ -246,9 +242,7 @@ impl<R: Read> Reader<'_, R> {
                 if row % block != 0 {
                     return Err(self.corrupt(format!("tensor {name} does not fill whole blocks")));
                 }
-                Some((elements / block).checked_mul(size).ok_or_else(|| {
-                    self.corrupt(format!("tensor {name} is impossibly large"))
-                })?)
+                Some((elements / block).checked_mul(size).ok_or_else(|| self.corrupt(format!("tensor {name} is impossibly large")))?)
             }
             // A type newer than this table: llama.cpp checks it; we still bound the offset.
             None if ty < 64 => None,
@@ -328,19 +322,12 @@ impl<R: Read> Reader<'_, R> {
         match self.pos.checked_add(n) {
             Some(end) if end <= self.available => Ok(()),
             Some(end) if end <= self.len => Err(GgufError::NeedMore { path: self.path.into(), have: self.available }),
-            _ => Err(GgufError::Truncated {
-                path: self.path.into(),
-                len: self.len,
-                needed: self.pos.saturating_add(n),
-            }),
+            _ => Err(GgufError::Truncated { path: self.path.into(), len: self.len, needed: self.pos.saturating_add(n) }),
         }
     }
 
     fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), GgufError> {
-        self.inner.read_exact(buf).map_err(|e| GgufError::Io {
-            path: self.path.into(),
-            reason: e.to_string(),
-        })?;
+        self.inner.read_exact(buf).map_err(|e| GgufError::Io { path: self.path.into(), reason: e.to_string() })?;
         self.pos += buf.len() as u64;
         Ok(())
     }
@@ -360,38 +347,38 @@ struct TensorInfo {
 /// (elements per block, bytes per block) of each ggml tensor type, from ggml.h's type table.
 fn block_layout(ty: u32) -> Option<(u64, u64)> {
     Some(match ty {
-        0 => (1, 4),        // F32
-        1 => (1, 2),        // F16
-        2 => (32, 18),      // Q4_0
-        3 => (32, 20),      // Q4_1
-        6 => (32, 22),      // Q5_0
-        7 => (32, 24),      // Q5_1
-        8 => (32, 34),      // Q8_0
-        9 => (32, 36),      // Q8_1
-        10 => (256, 84),    // Q2_K
-        11 => (256, 110),   // Q3_K
-        12 => (256, 144),   // Q4_K
-        13 => (256, 176),   // Q5_K
-        14 => (256, 210),   // Q6_K
-        15 => (256, 292),   // Q8_K
-        16 => (256, 66),    // IQ2_XXS
-        17 => (256, 74),    // IQ2_XS
-        18 => (256, 98),    // IQ3_XXS
-        19 => (256, 50),    // IQ1_S
-        20 => (32, 18),     // IQ4_NL
-        21 => (256, 110),   // IQ3_S
-        22 => (256, 82),    // IQ2_S
-        23 => (256, 136),   // IQ4_XS
-        24 => (1, 1),       // I8
-        25 => (1, 2),       // I16
-        26 => (1, 4),       // I32
-        27 => (1, 8),       // I64
-        28 => (1, 8),       // F64
-        29 => (256, 56),    // IQ1_M
-        30 => (1, 2),       // BF16
-        34 => (256, 54),    // TQ1_0
-        35 => (256, 66),    // TQ2_0
-        39 => (32, 17),     // MXFP4
+        0 => (1, 4),      // F32
+        1 => (1, 2),      // F16
+        2 => (32, 18),    // Q4_0
+        3 => (32, 20),    // Q4_1
+        6 => (32, 22),    // Q5_0
+        7 => (32, 24),    // Q5_1
+        8 => (32, 34),    // Q8_0
+        9 => (32, 36),    // Q8_1
+        10 => (256, 84),  // Q2_K
+        11 => (256, 110), // Q3_K
+        12 => (256, 144), // Q4_K
+        13 => (256, 176), // Q5_K
+        14 => (256, 210), // Q6_K
+        15 => (256, 292), // Q8_K
+        16 => (256, 66),  // IQ2_XXS
+        17 => (256, 74),  // IQ2_XS
+        18 => (256, 98),  // IQ3_XXS
+        19 => (256, 50),  // IQ1_S
+        20 => (32, 18),   // IQ4_NL
+        21 => (256, 110), // IQ3_S
+        22 => (256, 82),  // IQ2_S
+        23 => (256, 136), // IQ4_XS
+        24 => (1, 1),     // I8
+        25 => (1, 2),     // I16
+        26 => (1, 4),     // I32
+        27 => (1, 8),     // I64
+        28 => (1, 8),     // F64
+        29 => (256, 56),  // IQ1_M
+        30 => (1, 2),     // BF16
+        34 => (256, 54),  // TQ1_0
+        35 => (256, 66),  // TQ2_0
+        39 => (32, 17),   // MXFP4
         _ => return None,
     })
 }

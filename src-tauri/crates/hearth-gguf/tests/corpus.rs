@@ -8,8 +8,7 @@ use hearth_gguf::{GgufError, MetaValue, parse_prefix, validate};
 
 fn model_bytes() -> Vec<u8> {
     let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
     });
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run scripts/fetch-model.sh target/test-data)", path.display()))
 }
@@ -119,7 +118,9 @@ fn damaged_files_are_rejected() {
         ("absurd tensor name length", with(at.tensor.name, &u64::MAX.to_le_bytes()), |e| matches!(e, GgufError::Truncated { .. })),
         ("zero dimensions", with(at.tensor.n_dims, &0u32.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("five dimensions", with(at.tensor.n_dims, &5u32.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
-        ("overflowing dimensions", with(at.tensor.dims, &[u64::MAX.to_le_bytes(), u64::MAX.to_le_bytes()].concat()), |e| matches!(e, GgufError::Corrupt { .. })),
+        ("overflowing dimensions", with(at.tensor.dims, &[u64::MAX.to_le_bytes(), u64::MAX.to_le_bytes()].concat()), |e| {
+            matches!(e, GgufError::Corrupt { .. })
+        }),
         ("unknown tensor type", with(at.tensor.ty, &200u32.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("half a block", with(at.tensor.dims, &33u64.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("tensor past the end", with(at.tensor.offset, &(1u64 << 40).to_le_bytes()), |e| matches!(e, GgufError::Truncated { .. })),

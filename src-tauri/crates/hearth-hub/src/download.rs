@@ -160,10 +160,8 @@ impl Downloads {
     /// Picks up the downloads of a previous run: those that were under way resume, paused and
     /// failed ones wait for the user. Call once, inside the runtime.
     pub fn restore(&self) {
-        let saved: Vec<Saved> = std::fs::read(&self.inner.state_file)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
+        let saved: Vec<Saved> =
+            std::fs::read(&self.inner.state_file).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default();
         for s in saved {
             let resume = !matches!(s.state, DownloadState::Paused | DownloadState::Failed);
             let state = if resume { DownloadState::Queued } else { s.state };
@@ -269,7 +267,10 @@ impl Downloads {
             let mut jobs = self.inner.lock();
             let at = jobs.iter().position(|j| j.view.id == id).ok_or_else(|| HubError::NoDownload { id: id.into() })?;
             let job = jobs.remove(at);
-            let running = matches!(job.view.state, DownloadState::Queued | DownloadState::Running | DownloadState::Retrying | DownloadState::Verifying);
+            let running = matches!(
+                job.view.state,
+                DownloadState::Queued | DownloadState::Running | DownloadState::Retrying | DownloadState::Verifying
+            );
             job.control.request(CANCEL);
             let mut view = job.view;
             view.state = DownloadState::Cancelled;
@@ -376,7 +377,9 @@ impl Inner {
 
     /// Runs a download to its end: done, failed, paused or cancelled.
     async fn run(self: Arc<Self>, id: &str) {
-        let Some((repo, plan, control)) = self.lock().iter().find(|j| j.view.id == id).map(|j| (j.view.repo.clone(), j.plan.clone(), Arc::clone(&j.control))) else {
+        let Some((repo, plan, control)) =
+            self.lock().iter().find(|j| j.view.id == id).map(|j| (j.view.repo.clone(), j.plan.clone(), Arc::clone(&j.control)))
+        else {
             return;
         };
         let mut attempt = 1;
@@ -473,7 +476,14 @@ impl Inner {
         }
         check_room(&dir, &file.path, file.size - have)?;
         let mut hasher = Sha256::new();
-        let mut out = tokio::fs::OpenOptions::new().create(true).append(false).write(true).read(true).open(&partial).await.map_err(|e| HubError::io(&partial, &e))?;
+        let mut out = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(false)
+            .write(true)
+            .read(true)
+            .open(&partial)
+            .await
+            .map_err(|e| HubError::io(&partial, &e))?;
         have = hash_existing(&mut out, &mut hasher, have, &partial).await?;
         let mut meter = Meter::new(before + have);
         if have < file.size {

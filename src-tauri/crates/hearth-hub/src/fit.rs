@@ -38,7 +38,10 @@ pub enum FitVerdict {
     Fits,
     /// Fits with `layers` of `total_layers` on the GPU and the rest in RAM.
     #[serde(rename_all = "camelCase")]
-    GpuLayers { layers: u32, total_layers: u32 },
+    GpuLayers {
+        layers: u32,
+        total_layers: u32,
+    },
     TooLarge,
 }
 
@@ -73,10 +76,8 @@ fn kv_element_bytes(kv: KvType) -> (u64, u64) {
 
 pub fn kv_cache_bytes(shape: &ModelShape, context: u32, kv: KvType) -> u64 {
     let (num, den) = kv_element_bytes(kv);
-    let elements = u64::from(shape.layers)
-        * u64::from(context)
-        * u64::from(shape.kv_heads)
-        * u64::from(shape.key_length + shape.value_length);
+    let elements =
+        u64::from(shape.layers) * u64::from(context) * u64::from(shape.kv_heads) * u64::from(shape.key_length + shape.value_length);
     elements * num / den
 }
 

@@ -16,13 +16,8 @@ impl Hub {
         let handle = self.repo(repo)?;
         let mut want = FIRST_RANGE.min(file.size);
         loop {
-            let (_, mut stream) = handle
-                .download_file_stream()
-                .filename(file.path.clone())
-                .range(0..want)
-                .send()
-                .await
-                .map_err(|e| self.error(e, repo))?;
+            let (_, mut stream) =
+                handle.download_file_stream().filename(file.path.clone()).range(0..want).send().await.map_err(|e| self.error(e, repo))?;
             // A server that ignores the range sends the whole file: read no more than asked.
             let mut bytes = Vec::with_capacity(want as usize);
             while let Some(chunk) = stream.next().await {

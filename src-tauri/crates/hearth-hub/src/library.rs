@@ -158,10 +158,9 @@ fn is_model_file(path: &Path) -> bool {
 fn split_parts(first: &Path) -> Vec<PathBuf> {
     let name = first.file_name().unwrap_or_default().to_string_lossy().into_owned();
     match crate::names::split_part(&name) {
-        Some((1, count)) => (1..=count)
-            .map(|i| first.with_file_name(name.replace("-00001-of-", &format!("-{i:05}-of-"))))
-            .filter(|p| p.exists())
-            .collect(),
+        Some((1, count)) => {
+            (1..=count).map(|i| first.with_file_name(name.replace("-00001-of-", &format!("-{i:05}-of-")))).filter(|p| p.exists()).collect()
+        }
         _ => vec![first.to_path_buf()],
     }
 }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, KvType, ReplyRequest, Role, SamplingParams};
 use hearth_hub::{
-    Download, DownloadState, Downloads, FitVerdict, Hub, HubCache, HubConfig, HubError, Library, Memory,
-    ModelSource, RetryPolicy, fit, group_quants,
+    Download, DownloadState, Downloads, FitVerdict, Hub, HubCache, HubConfig, HubError, Library, Memory, ModelSource, RetryPolicy, fit,
+    group_quants,
 };
 use sha2::{Digest, Sha256};
 use support::fake_hub::{COMMIT, FakeFile, FakeHub, FakeRepo, TOKEN, start};
@@ -63,7 +63,13 @@ fn repos() -> Vec<FakeRepo> {
                 lying,
             ],
         },
-        FakeRepo { id: GATED.into(), gated: true, downloads: 99_000, likes: 1_200, files: vec![FakeFile::new("Llama-3.2-1B-Instruct-Q4_K_M.gguf", noise(4096, 4))] },
+        FakeRepo {
+            id: GATED.into(),
+            gated: true,
+            downloads: 99_000,
+            likes: 1_200,
+            files: vec![FakeFile::new("Llama-3.2-1B-Instruct-Q4_K_M.gguf", noise(4096, 4))],
+        },
     ]
 }
 
@@ -143,7 +149,10 @@ async fn search_pick_fit_download_list_load_and_chat() {
     let header = env.hub.header(SMOL, &files[0]).await.unwrap();
     assert!(env.starts_served(SMOL_FILE).iter().all(|&s| s == 0));
     let facts = header.facts();
-    assert_eq!((facts.architecture.as_deref(), facts.quantization.as_deref(), facts.context_length), (Some("llama"), Some("Q4_1"), Some(8192)));
+    assert_eq!(
+        (facts.architecture.as_deref(), facts.quantization.as_deref(), facts.context_length),
+        (Some("llama"), Some("Q4_1"), Some(8192))
+    );
     let estimate = fit::estimate(facts.clone(), &header.shape().unwrap(), files[0].size, Some(8192), KvType::F16, Memory::available());
     assert_eq!(estimate.kv_cache_bytes, 180 << 20);
     assert_eq!(estimate.verdict, FitVerdict::Fits, "{estimate:?}");
@@ -338,7 +347,8 @@ async fn a_full_disk_is_a_clear_error() {
     for (size, fill_while_downloading) in [("2m", false), ("8m", true)] {
         let mount = env.dir.path().join(format!("disk-{size}"));
         std::fs::create_dir_all(&mount).unwrap();
-        let status = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&mount).status().unwrap();
+        let status =
+            std::process::Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&mount).status().unwrap();
         assert!(status.success(), "mounting a tmpfs needs root (as in CI)");
         let _unmount = Unmount(mount.clone());
         let cache = HubCache::new(mount.join("hub"));
@@ -356,7 +366,10 @@ async fn a_full_disk_is_a_clear_error() {
         env.fake.faults.lock().unwrap().chunk_delay = None;
         assert_eq!(failed.state, DownloadState::Failed, "{size}");
         let error = failed.error.unwrap();
-        assert!(error.starts_with("the disk is full: bulk.Q8_0.gguf needs") && error.contains("Free some space, then resume"), "{size}: {error}");
+        assert!(
+            error.starts_with("the disk is full: bulk.Q8_0.gguf needs") && error.contains("Free some space, then resume"),
+            "{size}: {error}"
+        );
         assert!(cache.gguf_files().is_empty());
     }
 }

@@ -49,10 +49,7 @@ pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_
     if !system.is_empty() {
         b.insert("system".into(), json!(system.join("\n\n")));
     }
-    b.insert(
-        "messages".into(),
-        Value::Array(turns.iter().map(|(role, text)| json!({ "role": role.as_str(), "content": text })).collect()),
-    );
+    b.insert("messages".into(), Value::Array(turns.iter().map(|(role, text)| json!({ "role": role.as_str(), "content": text })).collect()));
     b.insert("temperature".into(), json!(s.temperature));
     b.insert("top_p".into(), json!(s.top_p));
     if s.top_k > 0 {
@@ -67,11 +64,19 @@ pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum StreamEvent {
-    MessageStart { message: StartMessage },
+    MessageStart {
+        message: StartMessage,
+    },
     ContentBlockStart {},
-    ContentBlockDelta { delta: BlockDelta },
+    ContentBlockDelta {
+        delta: BlockDelta,
+    },
     ContentBlockStop {},
-    MessageDelta { delta: MessageDeltaBody, #[serde(default)] usage: Option<OutputUsage> },
+    MessageDelta {
+        delta: MessageDeltaBody,
+        #[serde(default)]
+        usage: Option<OutputUsage>,
+    },
     MessageStop {},
     Ping {},
     Error {},
@@ -93,7 +98,9 @@ struct InputUsage {
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum BlockDelta {
-    TextDelta { text: String },
+    TextDelta {
+        text: String,
+    },
     /// Extended thinking and tool input are not shown as reply text.
     #[serde(other)]
     Other,
@@ -160,8 +167,14 @@ impl Parser for EventParser {
 
 fn is_unknown_type(data: &str) -> bool {
     const KNOWN: &[&str] = &[
-        "message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
-        "message_stop", "ping", "error",
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+        "error",
     ];
     serde_json::from_str::<Value>(data)
         .ok()

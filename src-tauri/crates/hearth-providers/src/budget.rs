@@ -65,9 +65,8 @@ pub fn fit(
 ) -> Result<(Vec<ChatMessage>, usize), BackendError> {
     let reserve = max_tokens.min(context_length / 2) as usize;
     let budget = (context_length as usize).saturating_sub(reserve);
-    fit_context(messages, policy, |candidate| counter.count(candidate) <= budget).ok_or_else(|| {
-        BackendError::ContextOverflow { tokens: counter.count(messages) + reserve, n_ctx: context_length }
-    })
+    fit_context(messages, policy, |candidate| counter.count(candidate) <= budget)
+        .ok_or_else(|| BackendError::ContextOverflow { tokens: counter.count(messages) + reserve, n_ctx: context_length })
 }
 
 #[cfg(test)]
@@ -85,9 +84,8 @@ mod tests {
     #[test]
     fn a_long_history_is_trimmed_by_the_policy_and_refused_when_it_must_stop() {
         let turn = "x".repeat(300); // 100 tokens + 4 by the estimate
-        let messages: Vec<ChatMessage> = (0..9)
-            .map(|i| ChatMessage::new(if i % 2 == 0 { Role::User } else { Role::Assistant }, turn.clone()))
-            .collect();
+        let messages: Vec<ChatMessage> =
+            (0..9).map(|i| ChatMessage::new(if i % 2 == 0 { Role::User } else { Role::Assistant }, turn.clone())).collect();
         let counter = Counter::Estimate;
         assert_eq!(counter.count(&messages), 939);
         let (kept, dropped) = fit(&messages, OverflowPolicy::RollingWindow, 1000, 400, &counter).unwrap();

@@ -131,14 +131,27 @@ mod tests {
     fn statuses_become_typed_errors_with_the_servers_words() {
         let mut headers = HeaderMap::new();
         headers.insert("retry-after", "7".parse().unwrap());
-        let openai = r#"{"error":{"message":"Incorrect API key provided: sk-secret-123","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+        let openai =
+            r#"{"error":{"message":"Incorrect API key provided: sk-secret-123","type":"invalid_request_error","code":"invalid_api_key"}}"#;
         let anthropic = r#"{"type":"error","error":{"type":"not_found_error","message":"model: gpt-x"}}"#;
         let cases: &[(u16, &str, &str)] = &[
             (401, openai, "OpenAI refused the API key (401): Incorrect API key provided: [key]. Check the key in Settings → Providers"),
-            (403, r#"{"error":"forbidden"}"#, "OpenAI does not allow this key to do that (403): forbidden. Check the key's permissions or your plan"),
+            (
+                403,
+                r#"{"error":"forbidden"}"#,
+                "OpenAI does not allow this key to do that (403): forbidden. Check the key's permissions or your plan",
+            ),
             (404, anthropic, "OpenAI has no model \"gpt-x\" (404): model: gpt-x. Pick another model"),
-            (429, r#"{"error":{"message":"Rate limit reached"}}"#, "OpenAI is rate limiting requests (429); it asks to wait 7 s before retrying: Rate limit reached"),
-            (529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#, "OpenAI failed on its side (529): Overloaded. Try again in a moment"),
+            (
+                429,
+                r#"{"error":{"message":"Rate limit reached"}}"#,
+                "OpenAI is rate limiting requests (429); it asks to wait 7 s before retrying: Rate limit reached",
+            ),
+            (
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                "OpenAI failed on its side (529): Overloaded. Try again in a moment",
+            ),
             (400, "not json at all", "OpenAI refused the request (400): not json at all"),
             (500, "", "OpenAI failed on its side (500): no details given. Try again in a moment"),
         ];

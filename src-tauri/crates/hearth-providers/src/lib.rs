@@ -17,9 +17,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tokio::sync::mpsc;
 
-use hearth_core::{
-    BackendError, ChatBackend, ModelTarget, ProviderConfig, ProviderError, ProviderKind, ReplyRequest, ReplyStream,
-};
+use hearth_core::{BackendError, ChatBackend, ModelTarget, ProviderConfig, ProviderError, ProviderKind, ReplyRequest, ReplyStream};
 
 pub use budget::Counter;
 pub use keys::{FixedKeys, KeyError, KeySource, KeyStorage, KeyStore};
@@ -74,10 +72,7 @@ impl Providers {
     }
 
     pub fn config(&self, id: &str) -> Result<ProviderConfig, ProviderError> {
-        self.configs()
-            .into_iter()
-            .find(|c| c.id == id)
-            .ok_or_else(|| ProviderError::UnknownProvider { id: id.to_owned() })
+        self.configs().into_iter().find(|c| c.id == id).ok_or_else(|| ProviderError::UnknownProvider { id: id.to_owned() })
     }
 
     /// The models `provider` offers: those its models endpoint lists, then those the user typed.
@@ -136,7 +131,14 @@ impl Providers {
     }
 
     /// Builds and streams one reply; runs as its own task.
-    async fn reply(&self, request: ReplyRequest, config: ProviderConfig, model: String, key: Option<String>, tx: mpsc::UnboundedSender<hearth_core::GenEvent>) {
+    async fn reply(
+        &self,
+        request: ReplyRequest,
+        config: ProviderConfig,
+        model: String,
+        key: Option<String>,
+        tx: mpsc::UnboundedSender<hearth_core::GenEvent>,
+    ) {
         use hearth_core::GenEvent;
         let listed = self.inner.listed.lock().expect("listed poisoned").contains(&config.id);
         if !listed && config.context_length.is_none() {
@@ -151,8 +153,7 @@ impl Providers {
             counter = self.counter(&config, &model) => counter,
         };
         let context_length = self.context_length(&config, &model);
-        let fitted =
-            budget::fit(&request.messages, request.sampling.overflow, context_length, request.sampling.max_tokens, &counter);
+        let fitted = budget::fit(&request.messages, request.sampling.overflow, context_length, request.sampling.max_tokens, &counter);
         let (messages, dropped) = match fitted {
             Ok(fitted) => fitted,
             Err(error) => {
@@ -199,8 +200,8 @@ impl ChatBackend for Providers {
         };
         let config = self.config(&provider)?;
         let key = self.key(&config)?;
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|_| BackendError::Engine("no async runtime to stream the reply on".into()))?;
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| BackendError::Engine("no async runtime to stream the reply on".into()))?;
         let (tx, events) = mpsc::unbounded_channel();
         let display = format!("{model} ({})", config.name);
         let this = self.clone();
@@ -217,9 +218,9 @@ fn endpoint(config: &ProviderConfig, path: &str) -> String {
 /// The request with the provider's authentication headers.
 fn authorized(request: reqwest::RequestBuilder, config: &ProviderConfig, key: Option<&str>) -> reqwest::RequestBuilder {
     match (config.kind, key) {
-        (ProviderKind::Anthropic, key) => request
-            .header("x-api-key", key.unwrap_or_default())
-            .header("anthropic-version", anthropic::API_VERSION),
+        (ProviderKind::Anthropic, key) => {
+            request.header("x-api-key", key.unwrap_or_default()).header("anthropic-version", anthropic::API_VERSION)
+        }
         (_, Some(key)) => request.bearer_auth(key),
         (_, None) => request,
     }

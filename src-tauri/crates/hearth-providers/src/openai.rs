@@ -23,12 +23,13 @@ pub fn body(
 ) -> Result<Value, String> {
     let official = config.kind == ProviderKind::OpenAi;
     let extensions = config.kind == ProviderKind::OpenAiCompatible && config.extensions;
-    let mut wire: Vec<Value> =
-        messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
+    let mut wire: Vec<Value> = messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
     if continue_last && official {
         // OpenAI answers a trailing assistant message anew; ask it to write on instead.
         // (llama.cpp's server and vLLM continue a trailing assistant message themselves.)
-        wire.push(json!({ "role": "user", "content": "Continue your last message exactly where it stopped, without repeating any of it." }));
+        wire.push(
+            json!({ "role": "user", "content": "Continue your last message exactly where it stopped, without repeating any of it." }),
+        );
     }
     let mut b = Map::new();
     b.insert("model".into(), json!(model));
@@ -60,10 +61,7 @@ pub fn body(
         None => {}
         Some(Constraint::JsonSchema(schema)) => {
             let schema: Value = serde_json::from_str(schema).map_err(|e| format!("the JSON schema is not valid JSON: {e}"))?;
-            b.insert(
-                "response_format".into(),
-                json!({ "type": "json_schema", "json_schema": { "name": "reply", "schema": schema } }),
-            );
+            b.insert("response_format".into(), json!({ "type": "json_schema", "json_schema": { "name": "reply", "schema": schema } }));
         }
         Some(Constraint::Gbnf(grammar)) if extensions => {
             b.insert("grammar".into(), json!(grammar));
@@ -121,7 +119,14 @@ fn llama_cpp_fields(b: &mut Map<String, Value>, s: &SamplingParams, context_leng
         ("dry_allowed_length", json!(s.dry_allowed_length)),
         ("dry_penalty_last_n", json!(last_n(s.dry_last_n))),
         ("dry_sequence_breakers", json!(s.dry_sequence_breakers)),
-        ("mirostat", json!(match s.mirostat { Mirostat::Off => 0, Mirostat::V1 => 1, Mirostat::V2 => 2 })),
+        (
+            "mirostat",
+            json!(match s.mirostat {
+                Mirostat::Off => 0,
+                Mirostat::V1 => 1,
+                Mirostat::V2 => 2,
+            }),
+        ),
         ("mirostat_tau", json!(s.mirostat_tau)),
         ("mirostat_eta", json!(s.mirostat_eta)),
         ("repeat_penalty", json!(s.repeat_penalty)),

@@ -98,12 +98,7 @@ pub async fn run(
         let body = tokio::time::timeout(timeouts.idle, response.text()).await.ok().and_then(Result::ok).unwrap_or_default();
         return fail(context.from_status(status, &headers, &body));
     }
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let content_type = response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     if !content_type.contains("event-stream") {
         let body = response.text().await.unwrap_or_default();
         return fail(context.malformed(format!("expected an event stream, got {content_type:?}: {body}")));
@@ -161,9 +156,9 @@ pub async fn run(
         cached_tokens: tally.cached_tokens.unwrap_or(0),
         completion_tokens: completion,
         ttft_ms: ttft,
-        decode_tps: tally.server_decode_tps.unwrap_or_else(|| {
-            if decode_secs > 0.0 { f64::from(completion.saturating_sub(1)) / decode_secs } else { 0.0 }
-        }),
+        decode_tps: tally
+            .server_decode_tps
+            .unwrap_or_else(|| if decode_secs > 0.0 { f64::from(completion.saturating_sub(1)) / decode_secs } else { 0.0 }),
         dropped_messages: outgoing.dropped_messages,
         cut_at_limit: false,
         interrupted_by: None,

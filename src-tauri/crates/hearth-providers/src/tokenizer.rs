@@ -47,10 +47,7 @@ impl Tokenizers {
         if let Some(dir) = &options.cache_dir {
             builder = builder.cache_dir(dir.clone());
         }
-        let hub = builder
-            .build()
-            .map_err(|e| tracing::warn!(error = %e, "no Hugging Face client: remote token counts are estimates"))
-            .ok();
+        let hub = builder.build().map_err(|e| tracing::warn!(error = %e, "no Hugging Face client: remote token counts are estimates")).ok();
         Tokenizers { hub, slots: Mutex::new(HashMap::new()) }
     }
 
@@ -95,7 +92,9 @@ impl Tokenizers {
 /// "owner/name" with characters the hub allows.
 fn looks_like_repo(id: &str) -> bool {
     let ok = |part: &str| {
-        !part.is_empty() && part.len() <= 96 && part.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        !part.is_empty()
+            && part.len() <= 96
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
             && !part.starts_with('.')
     };
     matches!(id.split_once('/'), Some((owner, name)) if ok(owner) && ok(name))

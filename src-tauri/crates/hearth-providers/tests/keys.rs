@@ -12,11 +12,7 @@ fn keys_go_to_the_keychain_and_never_to_the_file() {
     let key = "sk-keychain-test-4d9e";
 
     let stored = store.set(&provider, key).unwrap();
-    assert_eq!(
-        stored,
-        KeyStorage::Keychain,
-        "no keychain answered: run the tests through scripts/test.sh, which starts one ({stored:?})"
-    );
+    assert_eq!(stored, KeyStorage::Keychain, "no keychain answered: run the tests through scripts/test.sh, which starts one ({stored:?})");
     assert!(!file.exists(), "nothing is written to the fallback file");
     assert_eq!(store.key(&provider).unwrap().as_deref(), Some(key));
     assert_eq!(store.location(&provider).unwrap(), Some(KeyStorage::Keychain));

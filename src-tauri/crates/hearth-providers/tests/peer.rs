@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use hearth_core::{
-    BackendError, ChatService, HistoryStore, ModelTarget, OverflowPolicy, ProviderConfig, ProviderError, ProviderKind,
-    SamplingParams, Turn, TurnError,
+    BackendError, ChatService, HistoryStore, ModelTarget, OverflowPolicy, ProviderConfig, ProviderError, ProviderKind, SamplingParams,
+    Turn, TurnError,
 };
 use hearth_providers::{Counter, FixedKeys, HubOptions, Providers, Timeouts};
 
@@ -123,10 +123,7 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     let trimmed = service.run(chat, Turn::Send { content: "Thanks!" }, rolling, |_| {}).await.unwrap();
     assert!(trimmed.stats.unwrap().dropped_messages > 0);
     let refused = service.run(chat, Turn::Send { content: "Again?" }, greedy, |_| {}).await;
-    assert!(
-        matches!(refused, Err(TurnError::Backend { error: BackendError::ContextOverflow { n_ctx: N_CTX, .. }, .. })),
-        "{refused:?}"
-    );
+    assert!(matches!(refused, Err(TurnError::Backend { error: BackendError::ContextOverflow { n_ctx: N_CTX, .. }, .. })), "{refused:?}");
 
     // The real server's own 401, in a new chat.
     let chat = store.create_chat().await.unwrap().id;

@@ -11,13 +11,12 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use hearth_core::{
-    BackendError, CancelFlag, ChatBackend, ChatMessage, ChatService, FinishReason, GenEvent, HistoryStore, MessageStatus,
-    ModelTarget, ProviderConfig, ProviderError, ProviderKind, ReplyRequest, Role, SamplingParams, Turn, TurnError,
+    BackendError, CancelFlag, ChatBackend, ChatMessage, ChatService, FinishReason, GenEvent, HistoryStore, MessageStatus, ModelTarget,
+    ProviderConfig, ProviderError, ProviderKind, ReplyRequest, Role, SamplingParams, Turn, TurnError,
 };
 use hearth_providers::{FixedKeys, HubOptions, Providers, Timeouts};
 
-const TIMEOUTS: Timeouts =
-    Timeouts { connect: Duration::from_secs(2), response: Duration::from_secs(2), idle: Duration::from_millis(700) };
+const TIMEOUTS: Timeouts = Timeouts { connect: Duration::from_secs(2), response: Duration::from_secs(2), idle: Duration::from_millis(700) };
 
 fn config(id: &str, kind: ProviderKind, base_url: &str) -> ProviderConfig {
     ProviderConfig { base_url: base_url.into(), models: vec!["typed-in".into()], ..ProviderConfig::new(id, id, kind) }
@@ -33,7 +32,8 @@ fn providers(url: &str) -> Providers {
         ("openai-badkey".to_owned(), "sk-wrong-0000".to_owned()),
         ("anthropic-badkey".to_owned(), "sk-wrong-0000".to_owned()),
     ]);
-    let providers = Providers::new(Arc::new(FixedKeys(keys)), TIMEOUTS, &HubOptions { endpoint: Some("http://127.0.0.1:9".into()), cache_dir: None });
+    let providers =
+        Providers::new(Arc::new(FixedKeys(keys)), TIMEOUTS, &HubOptions { endpoint: Some("http://127.0.0.1:9".into()), cache_dir: None });
     providers.set_configs(vec![
         config("openai", ProviderKind::OpenAi, url),
         config("anthropic", ProviderKind::Anthropic, url),
@@ -110,13 +110,17 @@ async fn every_failure_is_a_typed_error_that_says_what_to_do() {
     let cases: &[(&str, &str, &str, &str, Check)] = &[
         // provider, model, text kept, words in the message, the variant
         ("openai-badkey", "echo", "", "refused the API key (401)", |e| matches!(e, ProviderError::Unauthorized { .. })),
-        ("anthropic-badkey", "echo", "", "refused the API key (401): invalid x-api-key", |e| matches!(e, ProviderError::Unauthorized { .. })),
+        ("anthropic-badkey", "echo", "", "refused the API key (401): invalid x-api-key", |e| {
+            matches!(e, ProviderError::Unauthorized { .. })
+        }),
         ("openai", "forbidden", "", "(403)", |e| matches!(e, ProviderError::Forbidden { .. })),
         ("anthropic", "no-such-model", "", "has no model \"no-such-model\" (404)", |e| matches!(e, ProviderError::ModelNotFound { .. })),
         ("openai", "rate-limited", "", "asks to wait 7 s", |e| e.retry_after_s() == Some(7)),
         ("anthropic", "rate-limited", "", "asks to wait 7 s", |e| e.retry_after_s() == Some(7)),
         ("openai", "server-error", "", "failed on its side (500)", |e| matches!(e, ProviderError::Server { status: 500, .. })),
-        ("anthropic", "server-error", "", "failed on its side (529): Overloaded", |e| matches!(e, ProviderError::Server { status: 529, .. })),
+        ("anthropic", "server-error", "", "failed on its side (529): Overloaded", |e| {
+            matches!(e, ProviderError::Server { status: 529, .. })
+        }),
         ("openai", "slow", "", "did not answer within 1 s", |e| matches!(e, ProviderError::Timeout { .. })),
         ("openai", "cut", "The first words ", "broke off in the middle", |e| matches!(e, ProviderError::StreamCut { .. })),
         ("anthropic", "cut", "The first words ", "broke off in the middle", |e| matches!(e, ProviderError::StreamCut { .. })),
@@ -192,9 +196,8 @@ async fn the_context_budget_trims_by_the_chats_policy() {
     small.context_length = Some(600);
     providers.set_configs(vec![small]);
     let turn = "word ".repeat(60); // 100 tokens by the estimate
-    let mut messages: Vec<ChatMessage> = (0..8)
-        .map(|i| ChatMessage::new(if i % 2 == 0 { Role::User } else { Role::Assistant }, format!("{i} {turn}")))
-        .collect();
+    let mut messages: Vec<ChatMessage> =
+        (0..8).map(|i| ChatMessage::new(if i % 2 == 0 { Role::User } else { Role::Assistant }, format!("{i} {turn}"))).collect();
     messages.push(ChatMessage::new(Role::User, "last question"));
     for (policy, expect_sent) in [
         (hearth_core::OverflowPolicy::RollingWindow, Some(vec!["4 ", "5 ", "6 ", "7 ", "last"])),
@@ -215,7 +218,8 @@ async fn the_context_budget_trims_by_the_chats_policy() {
         match (expect_sent, end.unwrap()) {
             (Some(prefixes), GenEvent::Finished { stats, .. }) => {
                 let body = record.requests.lock().unwrap().last().unwrap().clone();
-                let sent: Vec<String> = body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_owned()).collect();
+                let sent: Vec<String> =
+                    body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_owned()).collect();
                 assert_eq!(sent.len(), prefixes.len(), "{sent:?}");
                 assert!(sent.iter().zip(&prefixes).all(|(s, p)| s.starts_with(p)), "{sent:?}");
                 assert_eq!(stats.dropped_messages, 4);

@@ -31,9 +31,41 @@ const BASELINE: Scale = Scale { chats: 100, messages: 10_000, long_chat: 2_000, 
 const SMOKE: Scale = Scale { chats: 20, messages: 2_000, long_chat: 200, runs: 1 };
 
 const WORDS: &[&str] = &[
-    "the", "model", "reply", "context", "token", "cache", "window", "sea", "mountain", "river", "history", "search",
-    "branch", "export", "import", "quantized", "weights", "layer", "prompt", "system", "user", "assistant", "fast",
-    "memory", "disk", "stream", "flush", "title", "chat", "question", "answer", "rust", "sqlite", "index", "query",
+    "the",
+    "model",
+    "reply",
+    "context",
+    "token",
+    "cache",
+    "window",
+    "sea",
+    "mountain",
+    "river",
+    "history",
+    "search",
+    "branch",
+    "export",
+    "import",
+    "quantized",
+    "weights",
+    "layer",
+    "prompt",
+    "system",
+    "user",
+    "assistant",
+    "fast",
+    "memory",
+    "disk",
+    "stream",
+    "flush",
+    "title",
+    "chat",
+    "question",
+    "answer",
+    "rust",
+    "sqlite",
+    "index",
+    "query",
 ];
 
 fn main() {
@@ -46,7 +78,13 @@ fn main() {
         let baseline = runtime.block_on(bench(&small.path().join("scale.db"), BASELINE, true));
         println!("\n{:<46} {:>12} {:>12} {:>7} {:>12}", "operation", "10k/1M med.", "100/10k med.", "ratio", "10k/1M worst");
         for ((name, median, worst), (_, base, _)) in full.iter().zip(&baseline) {
-            println!("{name:<46} {:>9.2} ms {:>9.2} ms {:>7.2} {:>9.2} ms", ms(*median), ms(*base), median.as_secs_f64() / base.as_secs_f64(), ms(*worst));
+            println!(
+                "{name:<46} {:>9.2} ms {:>9.2} ms {:>7.2} {:>9.2} ms",
+                ms(*median),
+                ms(*base),
+                median.as_secs_f64() / base.as_secs_f64(),
+                ms(*worst)
+            );
         }
     } else {
         let dir = tempfile::tempdir().unwrap();
@@ -74,24 +112,47 @@ async fn bench(path: &Path, scale: Scale, reseed: bool) -> Vec<Timing> {
     let store = Store::open(path).await.unwrap();
     let long = store.list_chats().await.unwrap().into_iter().find(|c| c.title == "long chat").unwrap().id;
     report("list all chats", time(runs, || async { assert_eq!(store.list_chats().await.unwrap().len() as i64, chats) }).await);
-    report("open the long chat (path + siblings)", time(runs, || async { assert!(store.messages(long).await.unwrap().len() as i64 > long_chat * 9 / 10) }).await);
-    report("search a word found in most messages", time(runs, || async { store.search("model", 50).await.unwrap(); }).await);
-    report("search a rare phrase", time(runs, || async { assert!(!store.search("\"needle in the haystack\"", 50).await.unwrap().is_empty()) }).await);
+    report(
+        "open the long chat (path + siblings)",
+        time(runs, || async { assert!(store.messages(long).await.unwrap().len() as i64 > long_chat * 9 / 10) }).await,
+    );
+    report(
+        "search a word found in most messages",
+        time(runs, || async {
+            store.search("model", 50).await.unwrap();
+        })
+        .await,
+    );
+    report(
+        "search a rare phrase",
+        time(runs, || async { assert!(!store.search("\"needle in the haystack\"", 50).await.unwrap().is_empty()) }).await,
+    );
     let leaf = store.messages(long).await.unwrap().last().unwrap().id;
     let user = store.append_message(long, Some(leaf), Role::User, "one more question", MessageStatus::Complete, None).await.unwrap();
     let reply = store.append_message(long, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, None).await.unwrap();
     let text = std::sync::Mutex::new(String::new());
-    report("flush a streaming reply (in the long chat)", time(runs, || async {
-        let so_far = {
-            let mut text = text.lock().unwrap();
-            text.push_str("more streamed text ");
-            text.clone()
-        };
-        store.update_reply(reply.id, &so_far, MessageStatus::Streaming, None).await.unwrap();
-    }).await);
-    report("save a user message (FTS indexed)", time(runs, || async {
-        store.append_message(long, Some(user.id), Role::User, "an edited question about the sea", MessageStatus::Complete, None).await.unwrap();
-    }).await);
+    report(
+        "flush a streaming reply (in the long chat)",
+        time(runs, || async {
+            let so_far = {
+                let mut text = text.lock().unwrap();
+                text.push_str("more streamed text ");
+                text.clone()
+            };
+            store.update_reply(reply.id, &so_far, MessageStatus::Streaming, None).await.unwrap();
+        })
+        .await,
+    );
+    report(
+        "save a user message (FTS indexed)",
+        time(runs, || async {
+            store
+                .append_message(long, Some(user.id), Role::User, "an edited question about the sea", MessageStatus::Complete, None)
+                .await
+                .unwrap();
+        })
+        .await,
+    );
     // Leave the file as seeded for the next run.
     store.delete_message(long, user.id).await.unwrap();
     store.close().await;

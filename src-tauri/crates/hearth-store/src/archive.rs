@@ -9,8 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use hearth_core::{
-    ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams, SettingsScope,
-    SkippedChat,
+    ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams, SettingsScope, SkippedChat,
 };
 
 use crate::rows::{CHAT_COLUMNS, ChatRow};
@@ -141,7 +140,10 @@ impl Store {
             .map(|r| {
                 Ok(ArchivedMessage {
                     id: place[&r.id],
-                    parent: r.parent_id.map(|p| place.get(&p).copied().ok_or_else(|| invalid(r.id, "parent in another chat"))).transpose()?,
+                    parent: r
+                        .parent_id
+                        .map(|p| place.get(&p).copied().ok_or_else(|| invalid(r.id, "parent in another chat")))
+                        .transpose()?,
                     role: Role::parse(&r.role).ok_or_else(|| invalid(r.id, "unknown role"))?,
                     status: MessageStatus::parse(&r.status).ok_or_else(|| invalid(r.id, "unknown status"))?,
                     stats: r.stats.map(|json| serde_json::from_str(&json)).transpose().map_err(|_| invalid(r.id, "unreadable stats"))?,
@@ -178,7 +180,8 @@ impl Store {
                 .and_then(Value::as_str)
                 .filter(|t| !t.trim().is_empty())
                 .map_or_else(|| format!("chat {}", place + 1), str::to_owned);
-            let chat = match serde_json::from_value::<ArchivedChat>(chat).map_err(|e| e.to_string()).and_then(|c| validate(&c).map(|()| c)) {
+            let chat = match serde_json::from_value::<ArchivedChat>(chat).map_err(|e| e.to_string()).and_then(|c| validate(&c).map(|()| c))
+            {
                 Ok(chat) => chat,
                 Err(reason) => {
                     report.skipped.push(SkippedChat { chat: name, reason });

@@ -4,7 +4,9 @@ use hearth_core::{ChatId, MessageId};
 pub enum StoreError {
     #[error("cannot open the history database {path}: {source}")]
     Open { path: String, source: sqlx::Error },
-    #[error("the history database {path} was written by a newer Hearth (schema version {version}); update Hearth — the file was left untouched")]
+    #[error(
+        "the history database {path} was written by a newer Hearth (schema version {version}); update Hearth — the file was left untouched"
+    )]
     NewerSchema { path: String, version: i64 },
     #[error("cannot upgrade the history database {path}: {source}")]
     Migrate { path: String, source: sqlx::migrate::MigrateError },

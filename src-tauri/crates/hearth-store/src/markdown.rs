@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use hearth_core::{MessageStatus, Role};
 
-use crate::archive::{ArchivedChat, ArchivedMessage, Archive};
+use crate::archive::{Archive, ArchivedChat, ArchivedMessage};
 
 pub fn to_markdown(archive: &Archive) -> String {
     let mut out = String::new();
@@ -35,7 +35,11 @@ fn write_chat(out: &mut String, chat: &ArchivedChat) {
     }
     let hidden = chat.messages.len() - path.len();
     if hidden > 0 {
-        let _ = writeln!(out, "*{hidden} more message{} in other branches (edits and regenerations) are in the JSON export.*\n", if hidden == 1 { "" } else { "s" });
+        let _ = writeln!(
+            out,
+            "*{hidden} more message{} in other branches (edits and regenerations) are in the JSON export.*\n",
+            if hidden == 1 { "" } else { "s" }
+        );
     }
 }
 
@@ -99,7 +103,13 @@ mod tests {
 
     #[test]
     fn dates_are_utc_calendar_days() {
-        let cases = [(0, "1970-01-01"), (951_782_400_000, "2000-02-29"), (1_795_219_199_999, "2026-11-20"), (1_795_219_200_000, "2026-11-21"), (-86_400_000, "1969-12-31")];
+        let cases = [
+            (0, "1970-01-01"),
+            (951_782_400_000, "2000-02-29"),
+            (1_795_219_199_999, "2026-11-20"),
+            (1_795_219_200_000, "2026-11-21"),
+            (-86_400_000, "1969-12-31"),
+        ];
         for (ms, expected) in cases {
             assert_eq!(date(ms), expected, "{ms}");
         }

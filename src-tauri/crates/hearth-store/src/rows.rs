@@ -67,9 +67,7 @@ impl TryFrom<MessageRow> for StoredMessage {
         let role = Role::parse(&r.role).ok_or_else(|| invalid("unknown role"))?;
         let status = MessageStatus::parse(&r.status).ok_or_else(|| invalid("unknown status"))?;
         let stats = match &r.stats {
-            Some(json) => Some(
-                serde_json::from_str::<ReplyStats>(json).map_err(|_| invalid("unreadable stats"))?,
-            ),
+            Some(json) => Some(serde_json::from_str::<ReplyStats>(json).map_err(|_| invalid("unreadable stats"))?),
             None => None,
         };
         let siblings = r.siblings.split(',').map(str::parse).collect::<Result<Vec<i64>, _>>();

@@ -69,13 +69,12 @@ impl Store {
     /// most `limit`.
     pub async fn search(&self, input: &str, limit: u32) -> Result<Vec<SearchHit>, StoreError> {
         let Some(query) = fts_query(input) else { return Ok(Vec::new()) };
-        let oldest_ranked: Option<i64> = sqlx::query_scalar(
-            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
-        )
-        .bind(&query)
-        .bind(RANKED_MATCHES - 1)
-        .fetch_optional(self.pool())
-        .await?;
+        let oldest_ranked: Option<i64> =
+            sqlx::query_scalar("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2")
+                .bind(&query)
+                .bind(RANKED_MATCHES - 1)
+                .fetch_optional(self.pool())
+                .await?;
         let rows: Vec<HitRow> = sqlx::query_as(&format!(
             "SELECT m.chat_id, c.title AS chat_title, m.id AS message_id, m.role, m.created_at,
                     snippet(messages_fts, 0, '{HIT_START}', '{HIT_END}', '…', {SNIPPET_TOKENS}) AS snippet

@@ -62,38 +62,32 @@ impl Store {
     }
 
     async fn mark_interrupted(&self) -> Result<u64, StoreError> {
-        let done = sqlx::query("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'").execute(&self.pool).await?;
         Ok(done.rows_affected())
     }
 
     pub async fn create_chat(&self) -> Result<ChatSummary, StoreError> {
         let now = now_ms();
-        let row: ChatRow = sqlx::query_as(&format!(
-            "INSERT INTO chats (title, created_at, updated_at) VALUES ('', ?1, ?1) RETURNING {CHAT_COLUMNS}"
-        ))
-        .bind(now)
-        .fetch_one(&self.pool)
-        .await?;
+        let row: ChatRow =
+            sqlx::query_as(&format!("INSERT INTO chats (title, created_at, updated_at) VALUES ('', ?1, ?1) RETURNING {CHAT_COLUMNS}"))
+                .bind(now)
+                .fetch_one(&self.pool)
+                .await?;
         Ok(row.into())
     }
 
     /// All chats: pinned first, then by last activity.
     pub async fn list_chats(&self) -> Result<Vec<ChatSummary>, StoreError> {
-        let rows: Vec<ChatRow> = sqlx::query_as(&format!(
-            "SELECT {CHAT_COLUMNS} FROM chats ORDER BY pinned DESC, updated_at DESC, id DESC"
-        ))
-        .fetch_all(&self.pool)
-        .await?;
+        let rows: Vec<ChatRow> =
+            sqlx::query_as(&format!("SELECT {CHAT_COLUMNS} FROM chats ORDER BY pinned DESC, updated_at DESC, id DESC"))
+                .fetch_all(&self.pool)
+                .await?;
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
     pub async fn chat(&self, id: ChatId) -> Result<ChatSummary, StoreError> {
-        let row: Option<ChatRow> = sqlx::query_as(&format!("SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row: Option<ChatRow> =
+            sqlx::query_as(&format!("SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?")).bind(id).fetch_optional(&self.pool).await?;
         Ok(row.ok_or(StoreError::ChatNotFound(id))?.into())
     }
 
@@ -104,17 +98,14 @@ impl Store {
 
     /// An automatic title, kept only while the user has not named the chat.
     pub async fn set_auto_title(&self, id: ChatId, title: &str) -> Result<ChatSummary, StoreError> {
-        self.update_chat(id, "title = CASE WHEN title_source = 'auto' THEN ?2 ELSE title END", title.trim().to_owned())
-            .await
+        self.update_chat(id, "title = CASE WHEN title_source = 'auto' THEN ?2 ELSE title END", title.trim().to_owned()).await
     }
 
     /// The first exchange (user message, reply) of a chat whose title is still the automatic
     /// first line of that message: the model may title it. `None` once the model or the user has.
     pub async fn first_exchange_to_title(&self, id: ChatId) -> Result<Option<(String, String)>, StoreError> {
-        let row: Option<(String, String)> = sqlx::query_as("SELECT title, title_source FROM chats WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row: Option<(String, String)> =
+            sqlx::query_as("SELECT title, title_source FROM chats WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
         let (title, source) = row.ok_or(StoreError::ChatNotFound(id))?;
         if source != "auto" {
             return Ok(None);
@@ -152,12 +143,7 @@ impl Store {
         T: Send + for<'q> sqlx::Encode<'q, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
     {
         let sql = format!("UPDATE chats SET {assignments} WHERE id = ?1 RETURNING {CHAT_COLUMNS}");
-        let row: Option<ChatRow> =
-            sqlx::query_as(&sql)
-                .bind(id)
-                .bind(value)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row: Option<ChatRow> = sqlx::query_as(&sql).bind(id).bind(value).fetch_optional(&self.pool).await?;
         Ok(row.ok_or(StoreError::ChatNotFound(id))?.into())
     }
 
@@ -175,11 +161,10 @@ impl Store {
     }
 
     pub async fn message(&self, id: MessageId) -> Result<StoredMessage, StoreError> {
-        let row: Option<MessageRow> =
-            sqlx::query_as(&format!("SELECT {MESSAGE_COLUMNS} FROM messages AS m WHERE m.id = ?"))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row: Option<MessageRow> = sqlx::query_as(&format!("SELECT {MESSAGE_COLUMNS} FROM messages AS m WHERE m.id = ?"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         row.ok_or(StoreError::MessageNotFound(id))?.try_into()
     }
 
@@ -245,10 +230,7 @@ impl Store {
     }
 
     pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?)
+        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pool).await?)
     }
 
     pub async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
@@ -289,10 +271,8 @@ impl HistoryStore for Store {
 
     /// The path on show: from the chat's first message to its current leaf.
     async fn messages(&self, chat: ChatId) -> Result<Vec<StoredMessage>, StoreError> {
-        let leaf: Option<Option<i64>> = sqlx::query_scalar("SELECT current_leaf_id FROM chats WHERE id = ?")
-            .bind(chat)
-            .fetch_optional(&self.pool)
-            .await?;
+        let leaf: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT current_leaf_id FROM chats WHERE id = ?").bind(chat).fetch_optional(&self.pool).await?;
         match leaf.ok_or(StoreError::ChatNotFound(chat))? {
             Some(leaf) => self.path_to(leaf).await,
             None => Ok(Vec::new()),
@@ -329,10 +309,8 @@ impl HistoryStore for Store {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         if let Some(parent) = parent {
-            let parent_chat: Option<i64> = sqlx::query_scalar("SELECT chat_id FROM messages WHERE id = ?")
-                .bind(parent)
-                .fetch_optional(&mut *tx)
-                .await?;
+            let parent_chat: Option<i64> =
+                sqlx::query_scalar("SELECT chat_id FROM messages WHERE id = ?").bind(parent).fetch_optional(&mut *tx).await?;
             if parent_chat != Some(chat) {
                 return Err(StoreError::MessageNotFound(parent));
             }
@@ -376,16 +354,14 @@ impl HistoryStore for Store {
         stats: Option<&ReplyStats>,
     ) -> Result<StoredMessage, StoreError> {
         let stats = stats.map(|s| serde_json::to_string(s).expect("stats serialize"));
-        let done = sqlx::query(
-            "UPDATE messages SET content = ?, status = ?, stats = COALESCE(?, stats), updated_at = ? WHERE id = ?",
-        )
-        .bind(content)
-        .bind(status.as_str())
-        .bind(stats)
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        let done = sqlx::query("UPDATE messages SET content = ?, status = ?, stats = COALESCE(?, stats), updated_at = ? WHERE id = ?")
+            .bind(content)
+            .bind(status.as_str())
+            .bind(stats)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::MessageNotFound(id));
         }

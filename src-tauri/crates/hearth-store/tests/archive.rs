@@ -20,7 +20,16 @@ async fn history(store: &Store) {
     let chat = store.create_chat().await.unwrap().id;
     let q1 = add(store, chat, None, Role::User, "What is **WAL**?", MessageStatus::Complete).await;
     let a1 = add(store, chat, Some(q1), Role::Assistant, "", MessageStatus::Streaming).await;
-    let stats = ReplyStats { prompt_tokens: 30, cached_tokens: 12, completion_tokens: 8, ttft_ms: 41.5, decode_tps: 180.25, dropped_messages: 1, cut_at_limit: true, interrupted_by: Some("the model crashed: GGML_ASSERT(x) failed in ggml.c:1".into()) };
+    let stats = ReplyStats {
+        prompt_tokens: 30,
+        cached_tokens: 12,
+        completion_tokens: 8,
+        ttft_ms: 41.5,
+        decode_tps: 180.25,
+        dropped_messages: 1,
+        cut_at_limit: true,
+        interrupted_by: Some("the model crashed: GGML_ASSERT(x) failed in ggml.c:1".into()),
+    };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
     add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;
     let q2 = add(store, chat, Some(a1), Role::User, "And FTS5?\nTwo lines.", MessageStatus::Complete).await;
@@ -96,7 +105,16 @@ async fn one_chat_can_be_exported_and_markdown_shows_the_path_on_show() {
     assert!(store.export(Some(&[9999])).await.is_err());
 
     let markdown = to_markdown(&one);
-    let expected_order = ["# SQLite questions", "> Answer briefly.", "## You\n\nWhat is **WAL**?", "## Assistant · SmolLM2-135M-Instruct.Q4_1\n\nWrite-ahead logging.", "## You\n\nAnd FTS5?\nTwo lines.", "Full-text search", "*(failed before it finished)*", "3 more messages in other branches"];
+    let expected_order = [
+        "# SQLite questions",
+        "> Answer briefly.",
+        "## You\n\nWhat is **WAL**?",
+        "## Assistant · SmolLM2-135M-Instruct.Q4_1\n\nWrite-ahead logging.",
+        "## You\n\nAnd FTS5?\nTwo lines.",
+        "Full-text search",
+        "*(failed before it finished)*",
+        "3 more messages in other branches",
+    ];
     let mut at = 0;
     for part in expected_order {
         let found = markdown[at..].find(part).unwrap_or_else(|| panic!("{part:?} missing or out of order in:\n{markdown}"));

@@ -57,6 +57,11 @@ async fn a_damaged_file_is_refused_in_words_and_left_untouched() {
         assert!(message.contains("restore the file from a backup"), "{name}: {message}");
         let after = std::fs::read(&path).unwrap();
         let first_change = after.iter().zip(&bytes).position(|(a, b)| a != b);
-        assert!(after.len() == bytes.len() && first_change.is_none(), "{name}: {error:?}: the file was changed ({} → {} bytes, first change at {first_change:?})", bytes.len(), after.len());
+        assert!(
+            after.len() == bytes.len() && first_change.is_none(),
+            "{name}: {error:?}: the file was changed ({} → {} bytes, first change at {first_change:?})",
+            bytes.len(),
+            after.len()
+        );
     }
 }

@@ -9,9 +9,22 @@ async fn search_finds_marks_and_survives_hostile_queries() {
     let store = Store::open(&dir.path().join("hearth.db")).await.unwrap();
     let trip = store.create_chat().await.unwrap().id;
     let q = store.append_message(trip, None, Role::User, "What is the capital of France?", MessageStatus::Complete, None).await.unwrap();
-    let a = store.append_message(trip, Some(q.id), Role::Assistant, "The capital of France is Paris.", MessageStatus::Complete, None).await.unwrap();
+    let a = store
+        .append_message(trip, Some(q.id), Role::Assistant, "The capital of France is Paris.", MessageStatus::Complete, None)
+        .await
+        .unwrap();
     let other = store.create_chat().await.unwrap().id;
-    store.append_message(other, None, Role::User, "Crème brûlée recipe, \"quoted\" AND weird: NEAR(x) -y ^z *", MessageStatus::Complete, None).await.unwrap();
+    store
+        .append_message(
+            other,
+            None,
+            Role::User,
+            "Crème brûlée recipe, \"quoted\" AND weird: NEAR(x) -y ^z *",
+            MessageStatus::Complete,
+            None,
+        )
+        .await
+        .unwrap();
     // A streaming reply is not searchable until it finishes.
     let streaming = store.append_message(other, None, Role::Assistant, "", MessageStatus::Streaming, None).await.unwrap();
     store.update_reply(streaming.id, "zeppelin", MessageStatus::Streaming, None).await.unwrap();
@@ -32,8 +45,29 @@ async fn search_finds_marks_and_survives_hostile_queries() {
     assert_eq!(store.search("\"of France is\"", 10).await.unwrap().len(), 1);
 
     let hostile = [
-        "\"", "\"\"", "'", "*", "(", ")", "AND", "OR NOT", "NEAR(", "a:b", "-", "^", "{}", "\\", "%", "_",
-        "\u{0}", "💥", "x\" OR \"y", "content:paris", "paris*", "\"unbalanced", "; DROP TABLE messages; --",
+        "\"",
+        "\"\"",
+        "'",
+        "*",
+        "(",
+        ")",
+        "AND",
+        "OR NOT",
+        "NEAR(",
+        "a:b",
+        "-",
+        "^",
+        "{}",
+        "\\",
+        "%",
+        "_",
+        "\u{0}",
+        "💥",
+        "x\" OR \"y",
+        "content:paris",
+        "paris*",
+        "\"unbalanced",
+        "; DROP TABLE messages; --",
     ];
     for query in hostile {
         store.search(query, 10).await.unwrap_or_else(|e| panic!("{query:?}: {e}"));

@@ -46,10 +46,7 @@ async fn missing_chats_and_messages_are_typed_errors() {
         store.append_message(99, None, Role::User, "x", MessageStatus::Complete, None).await,
         Err(StoreError::ChatNotFound(99))
     ));
-    assert!(matches!(
-        store.update_reply(7, "x", MessageStatus::Complete, None).await,
-        Err(StoreError::MessageNotFound(7))
-    ));
+    assert!(matches!(store.update_reply(7, "x", MessageStatus::Complete, None).await, Err(StoreError::MessageNotFound(7))));
 }
 
 #[tokio::test]
@@ -58,10 +55,7 @@ async fn a_reply_cut_off_mid_stream_is_found_partial_and_interrupted_after_reope
     let store = open(&dir).await;
     let chat = store.create_chat().await.unwrap();
     let user = store.append_message(chat.id, None, Role::User, "Tell me a story", MessageStatus::Complete, None).await.unwrap();
-    let reply = store
-        .append_message(chat.id, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, Some("SmolLM2"))
-        .await
-        .unwrap();
+    let reply = store.append_message(chat.id, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, Some("SmolLM2")).await.unwrap();
     store.update_reply(reply.id, "Once upon a", MessageStatus::Streaming, None).await.unwrap();
     // The app dies here: the reply is never finished.
     drop(store);
@@ -88,10 +82,12 @@ async fn a_database_from_a_newer_hearth_is_refused_and_left_untouched() {
     {
         use sqlx::Connection;
         let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display())).await.unwrap();
-        sqlx::query("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (9999, 'future', 1, x'00', 0)")
-            .execute(&mut conn)
-            .await
-            .unwrap();
+        sqlx::query(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (9999, 'future', 1, x'00', 0)",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
         conn.close().await.unwrap();
     }
     let before = std::fs::read(&path).unwrap();
@@ -119,7 +115,8 @@ async fn the_model_titles_a_chat_once_and_never_over_the_users_title() {
     let store = open(&dir).await;
     let chat = store.create_chat().await.unwrap().id;
     assert_eq!(store.first_exchange_to_title(chat).await.unwrap(), None, "no exchange yet");
-    let user = store.append_message(chat, None, Role::User, "How do tides work?\nDetails please", MessageStatus::Complete, None).await.unwrap();
+    let user =
+        store.append_message(chat, None, Role::User, "How do tides work?\nDetails please", MessageStatus::Complete, None).await.unwrap();
     let reply = store.append_message(chat, Some(user.id), Role::Assistant, "", MessageStatus::Streaming, None).await.unwrap();
     assert_eq!(store.first_exchange_to_title(chat).await.unwrap(), None, "the reply is still streaming");
     store.update_reply(reply.id, "The moon pulls the sea.", MessageStatus::Complete, None).await.unwrap();

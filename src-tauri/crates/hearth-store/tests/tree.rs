@@ -41,10 +41,7 @@ async fn edits_and_regenerations_branch_and_the_chat_shows_one_path() {
 
     // Deleting the shown reply moves to its sibling; deleting Q2 takes its subtree and moves
     // to the edited branch.
-    assert_eq!(
-        store.delete_message(chat, a2b.id).await.unwrap().last().map(|m| m.content.clone()),
-        Some("A2".into())
-    );
+    assert_eq!(store.delete_message(chat, a2b.id).await.unwrap().last().map(|m| m.content.clone()), Some("A2".into()));
     let after = store.delete_message(chat, q2.id).await.unwrap();
     assert_eq!(after.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), ["Q1", "A1", "Q2 edited", "A2 for edit"]);
     assert!(matches!(store.message(a2.id).await, Err(StoreError::MessageNotFound(_))));

@@ -30,9 +30,7 @@ pub fn describe(status: Option<ExitStatus>, last: &LastLines) -> String {
     let said = last.lines().rev().find_map(telling_line);
     let signal = status.and_then(|s| s.signal());
     match (signal, said) {
-        (Some(libc::SIGKILL), _) => {
-            "the engine was killed (SIGKILL) — most often because the system ran out of memory".into()
-        }
+        (Some(libc::SIGKILL), _) => "the engine was killed (SIGKILL) — most often because the system ran out of memory".into(),
         (_, Some(said)) => format!("the model crashed: {said}"),
         (Some(signal), None) => format!("the engine crashed ({})", signal_name(signal)),
         (None, None) => match status.and_then(|s| s.code()) {
@@ -69,8 +67,7 @@ fn telling_line(line: &str) -> Option<String> {
     let (place, message) = line.split_once(": ")?;
     let (file, row) = place.rsplit_once(':')?;
     let source = [".c", ".cpp", ".h"].iter().any(|ext| file.ends_with(ext));
-    (source && row.chars().all(|c| c.is_ascii_digit()) && !row.is_empty())
-        .then(|| format!("{message} in {}:{row}", base_name(file)))
+    (source && row.chars().all(|c| c.is_ascii_digit()) && !row.is_empty()).then(|| format!("{message} in {}:{row}", base_name(file)))
 }
 
 fn base_name(path: &str) -> &str {
@@ -137,7 +134,12 @@ mod tests {
             &["thread 'x' panicked at src/session.rs:10:5:", "index out of bounds"],
             "the model crashed: the engine panicked at src/session.rs:10:5:",
         );
-        check(Some(libc::SIGKILL), None, &["INFO decoding"], "the engine was killed (SIGKILL) — most often because the system ran out of memory");
+        check(
+            Some(libc::SIGKILL),
+            None,
+            &["INFO decoding"],
+            "the engine was killed (SIGKILL) — most often because the system ran out of memory",
+        );
         check(Some(libc::SIGSEGV), None, &["INFO decoding"], "the engine crashed (SIGSEGV, a memory fault)");
         check(None, Some(3), &[], "the engine exited unexpectedly (status 3)");
         check(None, None, &[], "the engine stopped answering");

@@ -23,10 +23,23 @@ pub const MAX_FRAME: usize = 16 << 20;
 /// App → engine.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToHost {
-    Load { id: RequestId, path: PathBuf, params: LoadParams, progress: bool },
-    Reply { id: RequestId, aside: bool, spec: ReplySpec },
-    Cancel { id: RequestId },
-    Unload { id: RequestId },
+    Load {
+        id: RequestId,
+        path: PathBuf,
+        params: LoadParams,
+        progress: bool,
+    },
+    Reply {
+        id: RequestId,
+        aside: bool,
+        spec: ReplySpec,
+    },
+    Cancel {
+        id: RequestId,
+    },
+    Unload {
+        id: RequestId,
+    },
     /// Finish the request in hand and exit.
     Quit,
     /// Test-only: die as llama.cpp does on a failed assertion (honoured only when the engine
@@ -48,11 +61,24 @@ pub struct ReplySpec {
 #[derive(Debug, Serialize, Deserialize)]
 pub enum FromHost {
     /// The first frame: the process is up and speaks this protocol.
-    Ready { pid: u32 },
-    Progress { id: RequestId, fraction: f32 },
-    Loaded { id: RequestId, result: Result<ModelInfo, EngineError> },
-    Event { id: RequestId, event: GenEvent },
-    Unloaded { id: RequestId },
+    Ready {
+        pid: u32,
+    },
+    Progress {
+        id: RequestId,
+        fraction: f32,
+    },
+    Loaded {
+        id: RequestId,
+        result: Result<ModelInfo, EngineError>,
+    },
+    Event {
+        id: RequestId,
+        event: GenEvent,
+    },
+    Unloaded {
+        id: RequestId,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{
-    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest, ReplyStats,
-    ReplyStream,
+    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest, ReplyStats, ReplyStream,
 };
 use hearth_gguf::ValidatedGguf;
 
@@ -134,12 +133,7 @@ impl Engine {
     }
 
     pub fn spawn_with(program: HostProgram) -> Engine {
-        let shared = Arc::new_cyclic(|me| Shared {
-            me: me.clone(),
-            program,
-            state: Mutex::default(),
-            next_id: AtomicU64::new(1),
-        });
+        let shared = Arc::new_cyclic(|me| Shared { me: me.clone(), program, state: Mutex::default(), next_id: AtomicU64::new(1) });
         {
             let mut state = shared.lock();
             if let Err(e) = shared.start_host(&mut state) {
@@ -147,10 +141,7 @@ impl Engine {
             }
         }
         let watched = Arc::downgrade(&shared);
-        thread::Builder::new()
-            .name("engine-watchdog".into())
-            .spawn(move || watchdog(watched))
-            .expect("cannot spawn the engine watchdog");
+        thread::Builder::new().name("engine-watchdog".into()).spawn(move || watchdog(watched)).expect("cannot spawn the engine watchdog");
         Engine { shared }
     }
 
@@ -254,9 +245,7 @@ impl Engine {
         let id = self.shared.id();
         let spec = ReplySpec { messages: request.messages, sampling: request.sampling, continue_last: request.continue_last };
         let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
-        self.shared
-            .submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec })
-            .map_err(|_| BackendError::EngineGone)?;
+        self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|_| BackendError::EngineGone)?;
         Ok(ReplyStream { model, events: receiver })
     }
 }
@@ -654,4 +643,3 @@ fn watchdog(shared: Weak<Shared>) {
         }
     }
 }
-

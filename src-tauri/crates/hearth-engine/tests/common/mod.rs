@@ -3,16 +3,12 @@
 
 use std::path::PathBuf;
 
-use hearth_core::{
-    CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats, Role,
-    SamplingParams,
-};
+use hearth_core::{CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats, Role, SamplingParams};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 pub fn model_path() -> PathBuf {
     let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
     });
     assert!(path.exists(), "{} is missing: run scripts/fetch-model.sh target/test-data", path.display());
     path
@@ -71,7 +67,6 @@ pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: Sampling
 pub fn user(text: &str) -> Vec<ChatMessage> {
     vec![ChatMessage::new(Role::User, text)]
 }
-
 
 /// Runs a request that must fail and returns the error's words.
 pub async fn reply_error(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams) -> String {

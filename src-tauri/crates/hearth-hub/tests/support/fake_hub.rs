@@ -9,12 +9,12 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::Json;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use axum::routing::{any, get};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -95,7 +95,12 @@ fn authorized(repo: &FakeRepo, headers: &HeaderMap) -> bool {
 }
 
 fn denied() -> Response {
-    (StatusCode::UNAUTHORIZED, [("x-error-code", "GatedRepo")], Json(json!({"error": "Access to this model is restricted. You must have access to it and be authenticated to access it."}))).into_response()
+    (
+        StatusCode::UNAUTHORIZED,
+        [("x-error-code", "GatedRepo")],
+        Json(json!({"error": "Access to this model is restricted. You must have access to it and be authenticated to access it."})),
+    )
+        .into_response()
 }
 
 fn not_found(what: &str, code: &'static str) -> Response {

@@ -151,18 +151,20 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
         "slow" => return sse(stream::pending::<Result<Bytes, Infallible>>().boxed()),
         "cut" => {
             let chunks = [opening(api), delta(api, "The "), delta(api, "first "), delta(api, "words ")];
-            let body = stream::iter(chunks.into_iter().map(|c| Ok::<_, std::io::Error>(Bytes::from(c))))
-                .chain(stream::once(async {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    Err(std::io::Error::other("connection dropped"))
-                }));
+            let body = stream::iter(chunks.into_iter().map(|c| Ok::<_, std::io::Error>(Bytes::from(c)))).chain(stream::once(async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Err(std::io::Error::other("connection dropped"))
+            }));
             return sse(body.boxed());
         }
         "malformed" => vec![opening(api), delta(api, "Hello "), "data: {\"choices\": [oops\n\n".into()],
         "error-event" => {
             let event = match api {
                 Api::OpenAi => "data: {\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}\n\n".to_owned(),
-                Api::Anthropic => "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".to_owned(),
+                Api::Anthropic => {
+                    "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+                        .to_owned()
+                }
             };
             vec![opening(api), delta(api, "Hello "), event]
         }
@@ -174,12 +176,7 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
             let Some(text) = text else {
                 return error(api, 404, "not_found_error", &format!("The model `{model}` does not exist."));
             };
-            let pieces: Vec<String> = text
-                .chars()
-                .collect::<Vec<_>>()
-                .chunks(4)
-                .map(|c| c.iter().collect())
-                .collect();
+            let pieces: Vec<String> = text.chars().collect::<Vec<_>>().chunks(4).map(|c| c.iter().collect()).collect();
             let mut events = vec![opening(api)];
             events.extend(pieces.iter().map(|p| delta(api, p)));
             events.extend(end(api, "stop"));
@@ -246,7 +243,9 @@ fn opening(api: Api) -> String {
             let start = json!({ "type": "message_start", "message": { "id": "msg_1", "type": "message", "role": "assistant",
                 "content": [], "model": "claude-fake", "stop_reason": null, "usage": { "input_tokens": 21, "output_tokens": 1 } } });
             let block = json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } });
-            format!("event: message_start\ndata: {start}\n\nevent: content_block_start\ndata: {block}\n\nevent: ping\ndata: {{\"type\": \"ping\"}}\n\n")
+            format!(
+                "event: message_start\ndata: {start}\n\nevent: content_block_start\ndata: {block}\n\nevent: ping\ndata: {{\"type\": \"ping\"}}\n\n"
+            )
         }
     }
 }
@@ -265,14 +264,20 @@ fn end(api: Api, reason: &str) -> Vec<String> {
     match api {
         Api::OpenAi => vec![
             chunk(json!({}), Some(reason)),
-            format!("data: {}\n\n", json!({ "id": "c1", "object": "chat.completion.chunk", "choices": [],
-                "usage": { "prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26 } })),
+            format!(
+                "data: {}\n\n",
+                json!({ "id": "c1", "object": "chat.completion.chunk", "choices": [],
+                "usage": { "prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26 } })
+            ),
             "data: [DONE]\n\n".into(),
         ],
         Api::Anthropic => vec![
             format!("event: content_block_stop\ndata: {}\n\n", json!({ "type": "content_block_stop", "index": 0 })),
-            format!("event: message_delta\ndata: {}\n\n", json!({ "type": "message_delta",
-                "delta": { "stop_reason": "end_turn", "stop_sequence": null }, "usage": { "output_tokens": 5 } })),
+            format!(
+                "event: message_delta\ndata: {}\n\n",
+                json!({ "type": "message_delta",
+                "delta": { "stop_reason": "end_turn", "stop_sequence": null }, "usage": { "output_tokens": 5 } })
+            ),
             format!("event: message_stop\ndata: {}\n\n", json!({ "type": "message_stop" })),
         ],
     }

@@ -43,11 +43,8 @@ async fn resolve(
         return (StatusCode::NOT_FOUND, [("x-error-code", "EntryNotFound")], "Entry not found").into_response();
     };
     let etag = format!("\"{:x}\"", bytes.len() * 2654435761 % 1_000_000_007);
-    let headers = [
-        (header::ETAG.as_str(), etag),
-        ("x-repo-commit", COMMIT.to_owned()),
-        (header::CONTENT_LENGTH.as_str(), bytes.len().to_string()),
-    ];
+    let headers =
+        [(header::ETAG.as_str(), etag), ("x-repo-commit", COMMIT.to_owned()), (header::CONTENT_LENGTH.as_str(), bytes.len().to_string())];
     if method == Method::HEAD {
         return (headers, ()).into_response();
     }
@@ -69,8 +66,10 @@ pub fn tokenizer_json_from_gguf(path: &Path) -> Vec<u8> {
         .iter()
         .enumerate()
         .filter(|(_, t)| t.as_i64() == Some(3))
-        .map(|(id, _)| json!({ "id": id, "content": tokens[id], "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true }))
+        .map(|(id, _)| {
+            json!({ "id": id, "content": tokens[id], "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true })
+        })
         .collect();
     let tokenizer = json!({
         "version": "1.0",
