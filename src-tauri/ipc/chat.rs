@@ -151,7 +151,9 @@ async fn run_turn<R: Runtime>(
                 app.state::<AppState>().title_chat(chat_id).await;
             });
         }
-        Err(TurnError::Backend { error, reply }) => emit(ChatEvent::Failed(FailedReply { error: error.into(), message: reply })),
+        Err(TurnError::Backend { error, reply }) => {
+            emit(ChatEvent::Failed(FailedReply { error: error.into(), message: reply.map(|r| *r) }))
+        }
         Err(other) => return Err(other.into()),
     }
     Ok(())

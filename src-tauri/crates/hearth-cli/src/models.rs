@@ -106,7 +106,7 @@ async fn pull(repo: &str, file: &str) -> Result<(), String> {
     let outcome = tokio::task::spawn_blocking(move || {
         let mut stderr = std::io::stderr();
         for d in updates {
-            let percent = if d.total_bytes > 0 { d.done_bytes * 100 / d.total_bytes } else { 0 };
+            let percent = (d.done_bytes * 100).checked_div(d.total_bytes).unwrap_or(0);
             let bar: String = (0..30).map(|i| if i * 100 / 30 < percent { '#' } else { '.' }).collect();
             let eta = d.eta_seconds.map(|s| format!(", {s} s left")).unwrap_or_default();
             let state = match d.state {

@@ -238,10 +238,10 @@ impl SamplingParams {
         if let Some(s) = self.stop.iter().find(|s| s.is_empty()) {
             return bad("stop", "non-empty strings", format!("{s:?}"));
         }
-        if let Some(Constraint::Gbnf(src) | Constraint::JsonSchema(src)) = &self.constraint {
-            if src.trim().is_empty() || src.contains('\0') {
-                return bad("constraint", "a non-empty grammar or schema", format!("{src:?}"));
-            }
+        if let Some(Constraint::Gbnf(src) | Constraint::JsonSchema(src)) = &self.constraint
+            && (src.trim().is_empty() || src.contains('\0'))
+        {
+            return bad("constraint", "a non-empty grammar or schema", format!("{src:?}"));
         }
         for (i, stage) in self.sampler_order.iter().enumerate() {
             if self.sampler_order[..i].contains(stage) {

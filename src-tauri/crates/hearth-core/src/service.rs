@@ -86,7 +86,7 @@ pub enum TurnError {
     Store(#[source] Box<dyn StdError + Send + Sync>),
     /// The backend failed. `reply` is the partial reply as saved, if one had started.
     #[error("{error}")]
-    Backend { error: BackendError, reply: Option<StoredMessage> },
+    Backend { error: BackendError, reply: Option<Box<StoredMessage>> },
 }
 
 /// Runs one chat turn: saves the user's message, streams the reply from the backend, saves the reply
@@ -252,7 +252,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 };
                 let saved = store.update_reply(reply.id, &text, status, stats.as_ref()).await;
                 let reply = saved.map_err(|e| tracing::error!(error = %e, "could not save failed reply"));
-                Err(TurnError::Backend { error, reply: reply.ok() })
+                Err(TurnError::Backend { error, reply: reply.ok().map(Box::new) })
             }
         }
     }

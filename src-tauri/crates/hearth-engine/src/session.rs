@@ -34,7 +34,7 @@ pub struct Session<'m> {
 }
 
 enum Renderer {
-    Jinja(ChatTemplate, LlamaChatTemplate),
+    Jinja(Box<ChatTemplate>, LlamaChatTemplate),
     Builtin(LlamaChatTemplate),
 }
 
@@ -280,7 +280,7 @@ fn renderer_for(model: &LlamaModel, custom: Option<&str>) -> Renderer {
     let bos = special_text(model, vocab.bos());
     let eos = special_text(model, vocab.eos());
     match ChatTemplate::new(&source, &bos, &eos) {
-        Ok(jinja) => Renderer::Jinja(jinja, builtin),
+        Ok(jinja) => Renderer::Jinja(Box::new(jinja), builtin),
         Err(e) => {
             tracing::warn!(error = %e, "chat template does not compile; using llama.cpp's renderer");
             Renderer::Builtin(builtin)

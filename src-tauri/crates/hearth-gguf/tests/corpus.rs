@@ -100,7 +100,8 @@ fn damaged_files_are_rejected() {
         v[offset..offset + bytes.len()].copy_from_slice(bytes);
         v
     };
-    let cases: Vec<(&str, Vec<u8>, fn(&GgufError) -> bool)> = vec![
+    type Case = (&'static str, Vec<u8>, fn(&GgufError) -> bool);
+    let cases: Vec<Case> = vec![
         ("empty", vec![], |e| matches!(e, GgufError::NotGguf { .. })),
         ("three bytes", b"GGU".to_vec(), |e| matches!(e, GgufError::NotGguf { .. })),
         ("bad magic", with(0, b"GGML"), |e| matches!(e, GgufError::NotGguf { .. })),

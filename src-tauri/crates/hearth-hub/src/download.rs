@@ -478,6 +478,8 @@ impl Inner {
         let mut hasher = Sha256::new();
         let mut out = tokio::fs::OpenOptions::new()
             .create(true)
+            // A partial file is resumed from where it stopped.
+            .truncate(false)
             .append(false)
             .write(true)
             .read(true)

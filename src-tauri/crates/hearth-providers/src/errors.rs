@@ -34,7 +34,7 @@ impl Context<'_> {
     }
 
     /// The error for a non-success HTTP answer.
-    pub fn from_status(&self, status: StatusCode, headers: &HeaderMap, body: &str) -> ProviderError {
+    pub fn for_status(&self, status: StatusCode, headers: &HeaderMap, body: &str) -> ProviderError {
         let provider = self.provider.to_owned();
         let detail = self.detail(&error_message(body).unwrap_or_else(|| body.to_owned()));
         match status.as_u16() {
@@ -49,7 +49,7 @@ impl Context<'_> {
     }
 
     /// The error for an `error` event inside a stream that began well.
-    pub fn from_stream_error(&self, body: &str) -> ProviderError {
+    pub fn for_stream_error(&self, body: &str) -> ProviderError {
         let detail = self.detail(&error_message(body).unwrap_or_else(|| body.to_owned()));
         let kind = serde_json::from_str::<serde_json::Value>(body).ok().and_then(|v| {
             let error = v.get("error")?;
@@ -64,7 +64,7 @@ impl Context<'_> {
     }
 
     /// The error for a request that failed in transport (no answer, or a broken one).
-    pub fn from_transport(&self, error: &reqwest::Error, url: &str, timeout: Duration) -> ProviderError {
+    pub fn for_transport(&self, error: &reqwest::Error, url: &str, timeout: Duration) -> ProviderError {
         let provider = self.provider.to_owned();
         if error.is_timeout() {
             return ProviderError::Timeout { provider, seconds: timeout.as_secs().max(1) };
@@ -156,7 +156,7 @@ mod tests {
             (500, "", "OpenAI failed on its side (500): no details given. Try again in a moment"),
         ];
         for (status, body, expected) in cases {
-            let error = context().from_status(StatusCode::from_u16(*status).unwrap(), &headers, body);
+            let error = context().for_status(StatusCode::from_u16(*status).unwrap(), &headers, body);
             assert_eq!(error.to_string(), *expected, "{status}");
         }
     }

@@ -70,7 +70,7 @@ pub async fn list(
     let request = crate::authorized(http.get(&url), config, key).query(&[("limit", "1000")]);
     let response = match tokio::time::timeout(timeouts.response, request.send()).await {
         Err(_) => return Err(context.timeout(timeouts.response)),
-        Ok(Err(e)) => return Err(context.from_transport(&e, &url, timeouts.connect)),
+        Ok(Err(e)) => return Err(context.for_transport(&e, &url, timeouts.connect)),
         Ok(Ok(response)) => response,
     };
     let status = response.status();
@@ -78,9 +78,9 @@ pub async fn list(
     let body = tokio::time::timeout(timeouts.idle, response.text())
         .await
         .map_err(|_| context.timeout(timeouts.idle))?
-        .map_err(|e| context.from_transport(&e, &url, timeouts.idle))?;
+        .map_err(|e| context.for_transport(&e, &url, timeouts.idle))?;
     if !status.is_success() {
-        return Err(match context.from_status(status, &headers, &body) {
+        return Err(match context.for_status(status, &headers, &body) {
             // A 404 here is the endpoint, not a model.
             ProviderError::ModelNotFound { provider, detail, .. } => ProviderError::BadRequest {
                 provider,

@@ -254,10 +254,12 @@ mod tests {
     #[test]
     fn supported_settings_are_sent_and_only_those() {
         let messages = [ChatMessage::new(Role::System, "be brief"), ChatMessage::new(Role::User, "hi")];
-        let mut s = SamplingParams::default();
-        s.seed = Some(7);
-        s.stop = vec!["END".into()];
-        s.logit_bias = vec![LogitBias { target: BiasTarget::Token { id: 42 }, bias: -100.0 }];
+        let s = SamplingParams {
+            seed: Some(7),
+            stop: vec!["END".into()],
+            logit_bias: vec![LogitBias { target: BiasTarget::Token { id: 42 }, bias: -100.0 }],
+            ..SamplingParams::default()
+        };
         let official = body(&config(ProviderKind::OpenAi, true), "gpt", &messages, &s, false, 4096).unwrap();
         assert_eq!(official["messages"][0], json!({ "role": "system", "content": "be brief" }));
         assert_eq!(official["max_completion_tokens"], json!(s.max_tokens));
@@ -279,12 +281,12 @@ mod tests {
     #[test]
     fn what_cannot_be_sent_is_refused_in_words() {
         let messages = [ChatMessage::new(Role::User, "hi")];
-        let mut text_bias = SamplingParams::default();
-        text_bias.logit_bias = vec![LogitBias { target: BiasTarget::Text { text: "no".into() }, bias: -5.0 }];
-        let mut grammar = SamplingParams::default();
-        grammar.constraint = Some(Constraint::Gbnf("root ::= \"a\"".into()));
-        let mut stops = SamplingParams::default();
-        stops.stop = (0..5).map(|i| i.to_string()).collect();
+        let text_bias = SamplingParams {
+            logit_bias: vec![LogitBias { target: BiasTarget::Text { text: "no".into() }, bias: -5.0 }],
+            ..SamplingParams::default()
+        };
+        let grammar = SamplingParams { constraint: Some(Constraint::Gbnf("root ::= \"a\"".into())), ..SamplingParams::default() };
+        let stops = SamplingParams { stop: (0..5).map(|i| i.to_string()).collect(), ..SamplingParams::default() };
         let openai = config(ProviderKind::OpenAi, false);
         for (s, words) in [(&text_bias, "by token id only"), (&grammar, "GBNF"), (&stops, "at most 4 stop strings")] {
             assert!(body(&openai, "m", &messages, s, false, 4096).unwrap_err().contains(words), "{words}");

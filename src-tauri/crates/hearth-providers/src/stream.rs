@@ -89,14 +89,14 @@ pub async fn run(
     };
     let response = match sent {
         Err(_) => return fail(context.timeout(timeouts.response)),
-        Ok(Err(e)) => return fail(context.from_transport(&e, &outgoing.url, timeouts.connect)),
+        Ok(Err(e)) => return fail(context.for_transport(&e, &outgoing.url, timeouts.connect)),
         Ok(Ok(response)) => response,
     };
     let status = response.status();
     if !status.is_success() {
         let headers = response.headers().clone();
         let body = tokio::time::timeout(timeouts.idle, response.text()).await.ok().and_then(Result::ok).unwrap_or_default();
-        return fail(context.from_status(status, &headers, &body));
+        return fail(context.for_status(status, &headers, &body));
     }
     let content_type = response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     if !content_type.contains("event-stream") {
@@ -137,7 +137,7 @@ pub async fn run(
             }
             Ok(None) => {}
             Err(EventError::Malformed(what)) => return fail(context.malformed(what)),
-            Err(EventError::Remote(body)) => return fail(context.from_stream_error(&body)),
+            Err(EventError::Remote(body)) => return fail(context.for_stream_error(&body)),
         }
         if tally.done {
             break;

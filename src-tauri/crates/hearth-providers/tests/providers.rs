@@ -203,9 +203,7 @@ async fn the_context_budget_trims_by_the_chats_policy() {
         (hearth_core::OverflowPolicy::RollingWindow, Some(vec!["4 ", "5 ", "6 ", "7 ", "last"])),
         (hearth_core::OverflowPolicy::StopAtLimit, None),
     ] {
-        let mut sampling = SamplingParams::default();
-        sampling.overflow = policy;
-        sampling.max_tokens = 100;
+        let sampling = SamplingParams { overflow: policy, max_tokens: 100, ..SamplingParams::default() };
         let mut request = ReplyRequest::new(messages.clone(), sampling, CancelFlag::new());
         request.target = ModelTarget::Remote { provider: "compatible".into(), model: "echo".into() };
         let mut stream = providers.start_reply(request).unwrap();
