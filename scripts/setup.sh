@@ -39,6 +39,13 @@ if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.packa
 fi
 
 if [ "$mode" = test ]; then
+  # make test checks formatting and lints.
+  for tool in rustfmt clippy; do
+    if ! cargo "${tool/rustfmt/fmt}" --version >/dev/null 2>&1; then
+      command -v rustup >/dev/null || { echo "error: cargo $tool is missing: install the $tool component" >&2; exit 1; }
+      rustup component add "$tool"
+    fi
+  done
   scripts/fetch-model.sh target/test-data
   # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests.
   scripts/build-llama-server.sh >/dev/null

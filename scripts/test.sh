@@ -17,11 +17,17 @@ export HEARTH_TEST_MODEL="$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_
 
 step() { printf '\n==> %s\n' "$*"; }
 
+step "Rust: formatting (rustfmt.toml)"
+cargo fmt --all --check
+
 step "UI: type check, unit tests, chat screen in Chromium (IPC mocked)"
 npm --prefix ui test
 
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
 cargo test --workspace --all-targets
+
+step "Rust: lints, every crate and target, warnings are errors"
+cargo clippy --workspace --all-targets -- -D warnings
 
 step "End to end: the real app in a WebKit webview, driven by tauri-driver under Xvfb"
 scripts/e2e.sh
