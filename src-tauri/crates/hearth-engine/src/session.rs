@@ -26,7 +26,8 @@ pub struct Session<'m> {
     model: &'m LlamaModel,
     context: LlamaContext<'m>,
     renderer: Renderer,
-    /// Tokens whose keys and values are in the KV cache for `SEQ`, in position order.
+    /// Tokens whose keys and values are in the KV cache for `SEQ`, in position order. A sampled
+    /// token that was never decoded (end of turn, length limit, stop) is not in it.
     cached: Vec<LlamaToken>,
     batch: LlamaBatch<'static>,
     n_batch: usize,
@@ -85,6 +86,7 @@ impl<'m> Session<'m> {
         let vocab = self.model.vocab();
         let reason = loop {
             // `sample` also accepts the token into the sampler state; never `accept` again.
+            // `sample` already accepts the token into the chain: no `accept` after it.
             let token = sampler.sample(&self.context, self.batch.n_tokens() - 1);
             first_token_at.get_or_insert_with(Instant::now);
             if vocab.is_eog(token) {
