@@ -1,12 +1,14 @@
 //! The data the window must not derive again: defaults, ranges, presets, the sampler stages'
-//! order, what "never" means for a logit bias, the providers on first start and which sampling
+//! order, what "never" means for a logit bias, the pace of updates to the window, the providers on first start and which sampling
 //! settings reach each kind of provider, the error kinds and every command's shape. Generated
 //! into ui/src/ipc/contract.json (a test fails when it is stale); the window imports it, and the
 //! browser tests' mock backend answers from it instead of copies.
 
 use serde_json::{Value, json};
 
-use hearth_core::{LoadParams, LogitBias, ProviderConfig, ProviderKind, SamplerStage, SamplingParams, sampling_support};
+use hearth_core::{
+    LoadParams, LogitBias, ProviderConfig, ProviderKind, SamplerStage, SamplingParams, WINDOW_UPDATE_INTERVAL, sampling_support,
+};
 
 use crate::ipc::{IpcErrorKind, contract::WireArg, contracts};
 
@@ -66,6 +68,8 @@ pub fn contract_data() -> String {
         "providerNamePlaceholder": PROVIDER_NAME,
         "samplingSupport": sampling_support_table(),
         "errorKinds": IpcErrorKind::ALL,
+        // Deltas reach the window at most this often; the window paints no more often either.
+        "windowUpdateIntervalMs": WINDOW_UPDATE_INTERVAL.as_millis() as u64,
         "commands": commands(),
     });
     let mut text = serde_json::to_string_pretty(&data).expect("the contract data serializes");
