@@ -196,29 +196,40 @@ impl Models {
                 "no model found; run scripts/fetch-model.sh or put a .gguf file in the models folder"
             ),
             Some(path) => {
-                if let Err(words) = self.start_with(&path).await {
-                    tracing::error!("{words}");
-                    *self.shared.startup_problem.lock().expect("startup problem poisoned") = Some(words);
+                if let Err(problem) = self.start_with(&path).await {
+                    tracing::error!("{problem}");
+                    *self.shared.startup_problem.lock().expect("startup problem poisoned") = Some(problem.to_string());
                 }
             }
         }
         let _ = self.shared.settle.send(true);
     }
 
-    /// Loads `path` as start-up should (known good settings, never a model in safe mode); the
-    /// error is the sentence the user sees.
-    async fn start_with(&self, path: &Path) -> Result<(), String> {
+    /// Loads `path` as start-up should (known good settings, never a model in safe mode).
+    async fn start_with(&self, path: &Path) -> Result<(), StartProblem> {
         let shown = path.display().to_string();
         let name = file_name(&shown);
-        let saved = self.settings.load_params(&shown).await.map_err(|e| e.to_string())?;
-        let params = match model_memory::start_plan(&self.store, &shown, &name, saved).await.map_err(|e| e.to_string())? {
+        let saved = self.settings.load_params(&shown).await?;
+        let params = match model_memory::start_plan(&self.store, &shown, &name, saved).await? {
             StartPlan::Load(params) => params,
-            StartPlan::Skip(why) => return Err(why),
+            StartPlan::Skip(why) => return Err(StartProblem::SafeMode(why)),
         };
         let result = self.engine.load(path, params.clone()).await;
         self.remember(&shown, &params, &result).await;
-        result.map(drop).map_err(|error| format!("{name} could not be loaded at start: {error}"))
+        result.map(drop).map_err(|error| StartProblem::Failed { name, error })
     }
+}
+
+/// Why the start-up load did not happen or failed; its words are what the user sees.
+#[derive(Debug, thiserror::Error)]
+enum StartProblem {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Safe mode: the sentence says which file, which settings and what to do.
+    #[error("{0}")]
+    SafeMode(String),
+    #[error("{name} could not be loaded at start: {error}")]
+    Failed { name: String, error: EngineError },
 }
 
 /// The model the user chose, else the default model, else the first GGUF file by name.

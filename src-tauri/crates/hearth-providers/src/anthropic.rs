@@ -8,12 +8,13 @@ use serde_json::{Map, Value, json};
 
 use hearth_core::{ChatMessage, FinishReason, Role, SamplingParams};
 
+use crate::Unsendable;
 use crate::stream::{EventError, Parser, Tally};
 
 /// The version of the API this speaks (sent as `anthropic-version`).
 pub const API_VERSION: &str = "2023-06-01";
 
-pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_last: bool) -> Result<Value, String> {
+pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_last: bool) -> Result<Value, Unsendable> {
     let system: Vec<&str> = messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
     let mut turns: Vec<(Role, String)> = Vec::new();
     for m in messages.iter().filter(|m| m.role != Role::System) {
@@ -30,7 +31,7 @@ pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_
         turns.remove(0);
     }
     if turns.is_empty() {
-        return Err("there is no user message to answer".into());
+        return Err(Unsendable("there is no user message to answer".into()));
     }
     if let Some((Role::Assistant, text)) = turns.last_mut() {
         if continue_last {

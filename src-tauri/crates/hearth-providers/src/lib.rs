@@ -19,6 +19,12 @@ use tokio::sync::mpsc;
 
 use hearth_core::{BackendError, ChatBackend, ModelTarget, ProviderConfig, ProviderError, ProviderKind, ReplyRequest, ReplyStream};
 
+/// A chat that cannot be put in a provider's request as it is (a setting the API does not take,
+/// nothing to answer); the words say what to change.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsendable(pub String);
+
 pub use budget::Counter;
 pub use keys::{FixedKeys, KeyError, KeySource, KeyStorage, KeyStore};
 pub use models::RemoteModel;
@@ -171,7 +177,7 @@ impl Providers {
         };
         let body = match body {
             Ok(body) => body,
-            Err(words) => {
+            Err(Unsendable(words)) => {
                 let _ = tx.send(GenEvent::Failed(BackendError::InvalidRequest(words)));
                 return;
             }

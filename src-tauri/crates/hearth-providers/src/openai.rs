@@ -9,6 +9,7 @@ use hearth_core::{
     BiasTarget, ChatMessage, Constraint, FinishReason, Mirostat, ProviderConfig, ProviderKind, SamplerStage, SamplingParams,
 };
 
+use crate::Unsendable;
 use crate::stream::{Parser, Tally};
 
 /// The streaming request body; `context_length` stands in for "the whole context" (-1), which
@@ -20,7 +21,7 @@ pub fn body(
     s: &SamplingParams,
     continue_last: bool,
     context_length: u32,
-) -> Result<Value, String> {
+) -> Result<Value, Unsendable> {
     let official = config.kind == ProviderKind::OpenAi;
     let extensions = config.kind == ProviderKind::OpenAiCompatible && config.extensions;
     let mut wire: Vec<Value> = messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
@@ -39,7 +40,7 @@ pub fn body(
         b.insert("stream_options".into(), json!({ "include_usage": true }));
         b.insert("max_completion_tokens".into(), json!(s.max_tokens));
         if s.stop.len() > 4 {
-            return Err(format!("{} takes at most 4 stop strings; this chat has {}", config.name, s.stop.len()));
+            return Err(Unsendable(format!("{} takes at most 4 stop strings; this chat has {}", config.name, s.stop.len())));
         }
     } else {
         b.insert("max_tokens".into(), json!(s.max_tokens));
@@ -60,14 +61,14 @@ pub fn body(
     match &s.constraint {
         None => {}
         Some(Constraint::JsonSchema(schema)) => {
-            let schema: Value = serde_json::from_str(schema).map_err(|e| format!("the JSON schema is not valid JSON: {e}"))?;
+            let schema: Value = serde_json::from_str(schema).map_err(|e| Unsendable(format!("the JSON schema is not valid JSON: {e}")))?;
             b.insert("response_format".into(), json!({ "type": "json_schema", "json_schema": { "name": "reply", "schema": schema } }));
         }
         Some(Constraint::Gbnf(grammar)) if extensions => {
             b.insert("grammar".into(), json!(grammar));
         }
         Some(Constraint::Gbnf(_)) => {
-            return Err(format!("{} cannot follow a GBNF grammar; use a JSON schema, or the local model", config.name));
+            return Err(Unsendable(format!("{} cannot follow a GBNF grammar; use a JSON schema, or the local model", config.name)));
         }
     }
     if extensions {
@@ -76,7 +77,7 @@ pub fn body(
     Ok(Value::Object(b))
 }
 
-fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> Result<Value, String> {
+fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> Result<Value, Unsendable> {
     if extensions {
         // llama.cpp's server takes [token id or text, bias] pairs.
         let pairs = s.logit_bias.iter().map(|b| match &b.target {
@@ -92,10 +93,10 @@ fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> 
                 map.insert(id.to_string(), json!(bias.bias.clamp(-100.0, 100.0)));
             }
             BiasTarget::Text { text } => {
-                return Err(format!(
+                return Err(Unsendable(format!(
                     "{} takes logit biases by token id only, and {text:?} is text: give its token ids, or use the local model",
                     config.name
-                ));
+                )));
             }
         }
     }
@@ -289,7 +290,7 @@ mod tests {
         let stops = SamplingParams { stop: (0..5).map(|i| i.to_string()).collect(), ..SamplingParams::default() };
         let openai = config(ProviderKind::OpenAi, false);
         for (s, words) in [(&text_bias, "by token id only"), (&grammar, "GBNF"), (&stops, "at most 4 stop strings")] {
-            assert!(body(&openai, "m", &messages, s, false, 4096).unwrap_err().contains(words), "{words}");
+            assert!(body(&openai, "m", &messages, s, false, 4096).unwrap_err().0.contains(words), "{words}");
         }
         assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &grammar, false, 4096).is_ok());
     }
