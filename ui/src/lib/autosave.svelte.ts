@@ -1,4 +1,4 @@
-import { errorMessage } from './format';
+import { errorFields, errorMessage, type FieldProblem } from './format';
 
 /** Edits are saved this long after the last change. */
 export const SAVE_DEBOUNCE_MS = 300;
@@ -8,6 +8,7 @@ export const SAVE_DEBOUNCE_MS = 300;
  * - `saving` / `saved`: the backend has / has accepted the values;
  * - `rejected`: the backend refused them (`error` says why);
  * - `unfinished`: an edit the backend would only refuse (`error` says what to finish), not sent.
+ * `errorFields` names the fields `error` is about (the backend's `IpcError.field`, or the unfinished one).
  */
 export type SaveStatus = 'idle' | 'pending' | 'saving' | 'saved' | 'rejected' | 'unfinished';
 
@@ -31,8 +32,8 @@ export type AutoSaveOptions<T, R> = {
   /** The values to send, snapshotted now; null when there is nothing to send. */
   read: () => T | null;
   send: (value: T) => Promise<R>;
-  /** Why `value` cannot be sent as it is (an edit the backend would only refuse); null when it can. */
-  unfinished?: (value: T) => string | null;
+  /** Why `value` cannot be sent as it is (an edit the backend would only refuse), and where; null when it can. */
+  unfinished?: (value: T) => FieldProblem | null;
   /** Every accepted save's answer, also one that newer edits overtook (what it saved is saved). */
   saved?: (answer: R, sent: T) => void;
 };
@@ -45,6 +46,8 @@ export class AutoSave<T, R = unknown> {
   status = $state<SaveStatus>('idle');
   /** Why the on-screen values are not saved; null while they are (or are about to be). */
   error = $state<string | null>(null);
+  /** The fields `error` is about (top-level names); empty when it names none. */
+  errorFields = $state<string[]>([]);
 
   readonly #options: AutoSaveOptions<T, R>;
   #timer: ReturnType<typeof setTimeout> | null = null;
@@ -89,7 +92,12 @@ export class AutoSave<T, R = unknown> {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     this.status = 'idle';
-    this.error = null;
+    this.#setError(null, []);
+  }
+
+  #setError(error: string | null, fields: string[]): void {
+    this.error = error;
+    this.errorFields = fields;
   }
 
   #latest(): boolean {
@@ -109,7 +117,7 @@ export class AutoSave<T, R = unknown> {
         const unfinished = this.#options.unfinished?.(value) ?? null;
         if (unfinished) {
           this.status = 'unfinished';
-          this.error = unfinished;
+          this.#setError(unfinished.message, [unfinished.field]);
           return;
         }
         this.status = 'saving';
@@ -118,12 +126,12 @@ export class AutoSave<T, R = unknown> {
           this.#options.saved?.(answer, value);
           if (this.#latest()) {
             this.status = 'saved';
-            this.error = null;
+            this.#setError(null, []);
           }
         } catch (e) {
           if (this.#latest()) {
             this.status = 'rejected';
-            this.error = errorMessage(e);
+            this.#setError(errorMessage(e), errorFields(e));
           }
         }
       } while (this.#again);

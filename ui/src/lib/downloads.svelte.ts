@@ -1,4 +1,4 @@
-import type { Download } from '../ipc/hub-types';
+import type { Download } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { errorMessage } from './format';
 import { isActive } from './models';

@@ -1,4 +1,4 @@
-import type { ImportReport, MessageStatus, ReplyStats } from '../ipc/bindings';
+import type { ImportReport, IpcErrorKind, MessageStatus, ReplyStats } from '../ipc/bindings';
 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -98,9 +98,26 @@ export function errorMessage(error: unknown): string {
     const message = (error as { message?: unknown }).message;
     if (typeof message === 'string' && message.trim()) return message.trim();
     const kind = (error as { kind?: unknown }).kind;
-    if (typeof kind === 'string') return KIND_FALLBACK[kind] ?? 'Something went wrong.';
+    if (typeof kind === 'string') return KIND_FALLBACK[kind as IpcErrorKind] ?? 'Something went wrong.';
   }
   return 'Something went wrong.';
+}
+
+/** Why a value cannot be saved, and the field it concerns (the name the window's types use). */
+export type FieldProblem = { message: string; field: string };
+
+/**
+ * The fields an error is about, as the backend names them in `IpcError.field` (comma-separated
+ * when a rule spans fields), each by its top-level name ("logitBias.bias" → "logitBias"); empty
+ * when it names none.
+ */
+export function errorFields(error: unknown): string[] {
+  const field = error && typeof error === 'object' ? (error as { field?: unknown }).field : undefined;
+  if (typeof field !== 'string') return [];
+  return field
+    .split(',')
+    .map((f) => f.trim().split('.')[0])
+    .filter((f) => f !== '');
 }
 
 /** A message shown on its own as a sentence: its first letter upper-case (backend errors begin in
@@ -109,7 +126,8 @@ export function sentence(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-const KIND_FALLBACK: Record<string, string> = {
+/** Words for each error kind the backend has (bindings' IpcErrorKind: the compiler checks none is missing). */
+const KIND_FALLBACK: Record<IpcErrorKind, string> = {
   notFound: 'That item no longer exists.',
   invalidInput: 'The request was not valid.',
   noModel: 'No model is loaded.',

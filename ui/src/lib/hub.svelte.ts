@@ -1,11 +1,11 @@
-import type { FitEstimate, HubIpcErrorKind, HubRepo, HubTokenStatus, RepoQuant } from '../ipc/hub-types';
+import type { FitEstimate, IpcErrorKind, HubRepo, HubTokenStatus, RepoQuant } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { errorMessage } from './format';
 import { defaultFitContext, errorKind, sortQuants } from './models';
 import type { Outcome } from './providers.svelte';
 
 /** A failure in words, with its IpcError kind (`hubAuth` gets a way to add a token). */
-export type Failure = { message: string; kind: HubIpcErrorKind | null };
+export type Failure = { message: string; kind: IpcErrorKind | null };
 
 /** A repository's quantizations, read when it is opened. */
 export type RepoFiles = { status: 'loading' } | { status: 'ready'; quants: RepoQuant[] } | { status: 'failed'; error: Failure };

@@ -1,10 +1,10 @@
-import type { HubIpcErrorKind, ImportMode, LibraryModel } from '../ipc/hub-types';
+import type { IpcErrorKind, ImportMode, LibraryModel } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { errorMessage } from './format';
 import { errorKind, importText, isGguf, type ImportResult } from './models';
 
 /** An action on one library file that failed, and why (shown on its row). */
-export type RowError = { action: 'load' | 'unload' | 'delete' | 'reveal'; message: string; kind: HubIpcErrorKind | null };
+export type RowError = { action: 'load' | 'unload' | 'delete' | 'reveal'; message: string; kind: IpcErrorKind | null };
 
 /**
  * The GGUF files on this computer that Hearth knows, and the one loaded. Loading reports its

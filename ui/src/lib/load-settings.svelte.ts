@@ -1,8 +1,8 @@
 import type { HearthApi } from '../ipc/client';
-import type { LoadParams, LoadSettings } from '../ipc/settings-types';
+import type { LoadParams, LoadSettings } from '../ipc/bindings';
 import { AutoSave } from './autosave.svelte';
 import { errorMessage } from './format';
-import { loadErrorFields, unfinishedLoadEdit, type LoadKey } from './load-settings';
+import { isLoadKey, unfinishedLoadEdit, type LoadKey } from './load-settings';
 import { clone, deepEqual } from './settings';
 
 /**
@@ -48,9 +48,9 @@ export class LoadSettingsStore {
   get error() {
     return this.#saver.error;
   }
-  /** The fields the error is about. */
+  /** The fields the error is about, to mark them. */
   get errorKeys(): LoadKey[] {
-    return loadErrorFields(this.error);
+    return this.#saver.errorFields.filter(isLoadKey);
   }
   get pending(): boolean {
     return this.#saver.pending;

@@ -1,6 +1,7 @@
 // How the loaded model is loaded: field descriptions, what is in use, and error mapping. Pure
 // functions over plain values; the reactive store is in load-settings.svelte.ts.
-import type { LoadParams, ModelInfo } from '../ipc/settings-types';
+import type { LoadParams, ModelInfo } from '../ipc/bindings';
+import type { FieldProblem } from './format';
 import { U32_MAX, deepEqual, formatNumber, type FieldInfo } from './settings';
 
 export type LoadKey = keyof LoadParams;
@@ -150,28 +151,13 @@ export function templateValue(text: string): string | null {
   return text.trim() === '' ? null : text;
 }
 
-/** Why these params cannot be sent (a number the backend cannot even parse); null when they can. */
-export function unfinishedLoadEdit(params: LoadParams): string | null {
+/** Why these params cannot be sent (a number the backend cannot even parse), and the field; null when they can. */
+export function unfinishedLoadEdit(params: LoadParams): FieldProblem | null {
   for (const key of LOAD_KEYS) {
     const value = params[key];
     if (typeof value === 'number' && !(Number.isInteger(value) && value >= 0 && value <= U32_MAX)) {
-      return `${LOAD_FIELDS[key].label} must be a whole number from 0 to ${formatNumber(U32_MAX)}.`;
+      return { message: `${LOAD_FIELDS[key].label} must be a whole number from 0 to ${formatNumber(U32_MAX)}.`, field: key };
     }
   }
   return null;
-}
-
-/** Which fields a message (the backend's or `unfinishedLoadEdit`'s) is about, so they can be marked. */
-const ERROR_FIELDS: [RegExp, LoadKey[]][] = [
-  [/^the chat template/i, ['chatTemplate']],
-  [/KV cache needs flash attention/i, ['kvCacheType', 'flashAttention']],
-  [/batch/i, ['nBatch', 'nUbatch']],
-  [/^context length/i, ['nCtx']],
-  [/threads/i, ['nThreads']],
-  [/^GPU layers/i, ['nGpuLayers']],
-];
-
-export function loadErrorFields(message: string | null): LoadKey[] {
-  if (!message) return [];
-  return ERROR_FIELDS.find(([pattern]) => pattern.test(message))?.[1] ?? [];
 }

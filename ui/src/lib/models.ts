@@ -5,13 +5,13 @@ import type {
   Download,
   DownloadState,
   FitEstimate,
-  HubIpcErrorKind,
   HubTokenStatus,
+  IpcErrorKind,
   LibraryModel,
   ModelFacts,
   ModelSource,
   RepoQuant,
-} from '../ipc/hub-types';
+} from '../ipc/bindings';
 import { formatBytes, plural, relativeDate } from './format';
 import { savedWhere } from './providers';
 
@@ -274,7 +274,7 @@ export function messageText(text: string): string {
 }
 
 /** The `kind` of an IpcError, when it is one (the hub's kinds included). */
-export function errorKind(error: unknown): HubIpcErrorKind | null {
+export function errorKind(error: unknown): IpcErrorKind | null {
   const kind = error && typeof error === 'object' ? (error as { kind?: unknown }).kind : undefined;
-  return typeof kind === 'string' ? (kind as HubIpcErrorKind) : null;
+  return typeof kind === 'string' ? (kind as IpcErrorKind) : null;
 }

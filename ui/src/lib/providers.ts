@@ -2,14 +2,15 @@
 // new ids, where a key is kept, and the labels of a chat's model. Pure functions over plain values;
 // the reactive stores are in providers.svelte.ts, model-catalog.svelte.ts and sampling-support.svelte.ts.
 import type { ConnectionReport, IpcErrorKind, KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../ipc/bindings';
+import { DEFAULT_BASE_URLS } from '../ipc/contract';
 import { plural, sentence } from './format';
-import { deepEqual } from './settings';
+import { U32_MAX, deepEqual } from './settings';
 
 export const LOCAL_TARGET: ModelTarget = { kind: 'local' };
 
 export type KindInfo = {
   label: string;
-  /** What a new provider of this kind starts with (hearth-core's ProviderKind::default_base_url). */
+  /** What a new provider of this kind starts with (the backend's, from contract.json). */
   baseUrl: string;
   /** The context window the backend budgets for when neither the user nor the server says. */
   contextLength: number;
@@ -18,11 +19,11 @@ export type KindInfo = {
 };
 
 export const KINDS: Record<ProviderKind, KindInfo> = {
-  openAi: { label: 'OpenAI', baseUrl: 'https://api.openai.com/v1', contextLength: 128_000, needsKey: true },
-  anthropic: { label: 'Anthropic', baseUrl: 'https://api.anthropic.com/v1', contextLength: 200_000, needsKey: true },
+  openAi: { label: 'OpenAI', baseUrl: DEFAULT_BASE_URLS.openAi, contextLength: 128_000, needsKey: true },
+  anthropic: { label: 'Anthropic', baseUrl: DEFAULT_BASE_URLS.anthropic, contextLength: 200_000, needsKey: true },
   openAiCompatible: {
     label: 'OpenAI-compatible',
-    baseUrl: 'http://127.0.0.1:8080/v1',
+    baseUrl: DEFAULT_BASE_URLS.openAiCompatible,
     contextLength: 8_192,
     needsKey: false,
   },
@@ -106,8 +107,6 @@ export function withKind(form: ProviderForm, kind: ProviderKind): ProviderForm {
 export function parseModelList(text: string): string[] {
   return [...new Set(text.split(/[,\n]/).map((m) => m.trim()).filter(Boolean))];
 }
-
-const U32_MAX = 4_294_967_295;
 
 /** The context length typed: empty for the default; what is not a whole number of tokens is a problem in words. */
 export function parseContextLength(text: string): { value: number | null } | { problem: string } {

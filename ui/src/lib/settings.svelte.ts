@@ -1,5 +1,5 @@
 import type { HearthApi } from '../ipc/client';
-import type { FieldRange, Preset, SamplerStage, SamplingParams, SamplingSettings, SettingsScope } from '../ipc/settings-types';
+import type { FieldRange, Preset, SamplerStage, SamplingParams, SettingsScope } from '../ipc/bindings';
 import { AutoSave } from './autosave.svelte';
 import { errorMessage } from './format';
 import {
@@ -7,12 +7,11 @@ import {
   changedKeys,
   clone,
   deepEqual,
-  errorField,
-  lookupChain,
+  isParamKey,
   matchingPreset,
-  openingIndex,
+  openingScope,
   scopeFor,
-  sourceOf,
+  sourceKind,
   stageLayout,
   unfinishedEdit,
   type ParamKey,
@@ -85,8 +84,9 @@ export class SettingsStore {
   get error() {
     return this.#saver.error;
   }
-  get errorKey(): ParamKey | null {
-    return errorField(this.error);
+  /** The fields the error is about, to mark them. */
+  get errorKeys(): ParamKey[] {
+    return this.#saver.errorFields.filter(isParamKey);
   }
   /** True while an edit has not reached the backend yet. */
   get pending(): boolean {
@@ -98,7 +98,7 @@ export class SettingsStore {
     return scopeFor(kind, this.context) !== null;
   }
 
-  /** Show the settings for `context`, at the scope its values come from (see `openingIndex`). */
+  /** Show the settings for `context`, at the scope its values come from (see `openingScope`). */
   async open(context: ScopeContext): Promise<void> {
     await this.flush();
     this.context = context;
@@ -181,7 +181,7 @@ export class SettingsStore {
     return this.#saver.flush();
   }
 
-  async #presetAction(action: () => Promise<void>): Promise<boolean> {
+  async #presetAction(action: () => Promise<unknown>): Promise<boolean> {
     this.presetError = null;
     try {
       await action();
@@ -195,24 +195,23 @@ export class SettingsStore {
     }
   }
 
-  /** Load `kind` (null: the opening scope) with the broader scopes, to tell where its values come from. */
+  /**
+   * Load `kind` (null: the opening scope, found from the most specific one); the backend says
+   * where its values come from.
+   */
   async #show(kind: ScopeKind | null): Promise<void> {
     const token = ++this.#token;
     this.#requested = kind;
     this.loading = true;
     this.loadError = null;
     this.scopeError = null;
-    const from = kind ?? SCOPE_KINDS.find((k) => this.available(k)) ?? 'global';
-    const chain = lookupChain(from, this.context);
+    const asked = kind ?? SCOPE_KINDS.find((k) => this.available(k)) ?? 'global';
     try {
-      const answers: SamplingSettings[] = await Promise.all(chain.map((scope) => this.#api.getSampling(scope)));
+      const settings = await this.#api.getSampling(scopeFor(asked, this.context) ?? { kind: 'global' });
       if (token !== this.#token) return;
-      const kinds = chain.map((s) => s.kind);
-      const own = answers.map((a) => a.own);
-      const at = kind === null ? openingIndex(own) : 0;
-      const settings = answers[at];
-      this.scope = kinds[at];
-      this.source = sourceOf(kinds, own, at);
+      // Opening at the scope the values come from shows the same values: they are that scope's own.
+      this.scope = kind === null ? openingScope(asked, settings.source, this.context) : asked;
+      this.source = sourceKind(settings.source);
       this.defaults = settings.defaults;
       this.ranges = settings.ranges;
       this.presets = settings.presets;

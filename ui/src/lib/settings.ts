@@ -9,7 +9,11 @@ import type {
   SamplerStage,
   SamplingParams,
   SettingsScope,
-} from '../ipc/settings-types';
+} from '../ipc/bindings';
+import { NEVER_BIAS, SAMPLER_STAGES } from '../ipc/contract';
+import type { FieldProblem } from './format';
+
+export { NEVER_BIAS, SAMPLER_STAGES };
 
 export type ParamKey = keyof SamplingParams;
 
@@ -151,19 +155,6 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
   },
 };
 
-/** llama.cpp's order; also the list of every stage. */
-export const SAMPLER_STAGES: readonly SamplerStage[] = [
-  'penalties',
-  'dry',
-  'topNSigma',
-  'topK',
-  'typicalP',
-  'topP',
-  'minP',
-  'xtc',
-  'temperature',
-];
-
 export const STAGE_LABELS: Record<SamplerStage, string> = {
   penalties: 'Penalties',
   dry: 'DRY',
@@ -175,9 +166,6 @@ export const STAGE_LABELS: Record<SamplerStage, string> = {
   xtc: 'XTC',
   temperature: 'Temperature',
 };
-
-/** Biases at or below this forbid the token ("never"). */
-export const NEVER_BIAS = -100;
 
 /** The largest seed / token id (u32 on the Rust side). */
 export const U32_MAX = 4_294_967_295;
@@ -205,7 +193,10 @@ export type ScopeContext = { chatId: number | null; modelPath: string | null };
 /** Where the values at a scope come from: a scope's own settings, or the defaults. */
 export type Source = ScopeKind | 'defaults';
 
-/** Most specific first: the backend uses a chat's own settings, else its model's, else the global ones. */
+/**
+ * The scopes as the picker shows them, most specific first. Which one a scope inherits from is the
+ * backend's to say (`SamplingSettings.source`).
+ */
 export const SCOPE_KINDS: readonly ScopeKind[] = ['chat', 'model', 'global'];
 
 export const SOURCE_LABELS: Record<Source, string> = {
@@ -222,32 +213,22 @@ export function scopeFor(kind: ScopeKind, context: ScopeContext): SettingsScope 
   return { kind: 'global' };
 }
 
-/** `kind`'s scope and the broader ones it inherits from, in the backend's lookup order. */
-export function lookupChain(kind: ScopeKind, context: ScopeContext): SettingsScope[] {
-  return SCOPE_KINDS.slice(SCOPE_KINDS.indexOf(kind))
-    .map((k) => scopeFor(k, context))
-    .filter((s): s is SettingsScope => s !== null);
+/** The label's key for the scope the backend says values come from (null: the defaults). */
+export function sourceKind(source: SettingsScope | null): Source {
+  return source?.kind ?? 'defaults';
 }
 
 /**
- * Where the values at `chain[at]` come from: that scope when it has its own, else the first
- * broader one that has, else the defaults. `own[i]` says whether `chain[i]` has its own.
+ * The scope the panel opens at, given where the values of the most specific scope come from
+ * (`source`, as the backend says): that scope, or the global one when they are the defaults. So
+ * what is shown is what the next reply uses, and an edit changes it where it is set: a chat with
+ * its own settings is edited for itself, and a fresh install edits every chat (as before scopes
+ * existed) instead of quietly giving each chat its own copy. A source this context cannot name
+ * (another model's scope) leaves the panel at `asked`.
  */
-export function sourceOf(chain: readonly ScopeKind[], own: readonly boolean[], at = 0): Source {
-  for (let i = at; i < chain.length; i++) if (own[i]) return chain[i];
-  return 'defaults';
-}
-
-/**
- * The scope the panel opens at, as an index into the chain from the most specific scope: the one
- * the chat's values come from, or the global one when they are the defaults. So what is shown is
- * what the next reply uses, and an edit changes it where it is set: a chat with its own settings
- * is edited for itself, and a fresh install edits every chat (as before scopes existed) instead
- * of quietly giving each chat its own copy.
- */
-export function openingIndex(own: readonly boolean[]): number {
-  const i = own.indexOf(true);
-  return i < 0 ? own.length - 1 : i;
+export function openingScope(asked: ScopeKind, source: SettingsScope | null, context: ScopeContext): ScopeKind {
+  if (source === null) return 'global';
+  return deepEqual(scopeFor(source.kind, context), source) ? source.kind : asked;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,14 +320,8 @@ export function constraintLabel(kind: ConstraintKind): string {
   return kind === 'gbnf' ? 'GBNF grammar' : kind === 'jsonSchema' ? 'JSON schema' : 'None';
 }
 
-/**
- * The field a backend message is about ("topP must be …" → "topP", "logitBias.bias must …" →
- * "logitBias"), so the panel can mark it; null when it names none.
- */
-export function errorField(message: string | null): ParamKey | null {
-  if (!message) return null;
-  const m = /^([A-Za-z]+)[.\s]/.exec(message.trim());
-  return m && m[1] in FIELDS ? (m[1] as ParamKey) : null;
+export function isParamKey(key: string): key is ParamKey {
+  return key in FIELDS;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,18 +340,19 @@ export function makeConstraint(kind: ConstraintKind, source: string): Constraint
 
 /**
  * Why these params cannot be sent as they are (an unfinished edit the backend would only
- * reject); null when they can. Range checks are left to the backend, which owns them.
+ * reject), and the field; null when they can. Range checks are left to the backend, which owns them.
  */
-export function unfinishedEdit(params: SamplingParams): string | null {
+export function unfinishedEdit(params: SamplingParams): FieldProblem | null {
   const c = params.constraint;
+  const problem = (message: string): FieldProblem => ({ message, field: 'constraint' });
   if (c && c.source.trim() === '') {
-    return c.kind === 'gbnf' ? 'Write a GBNF grammar, or set Grammar to None.' : 'Write a JSON schema, or set Grammar to None.';
+    return problem(c.kind === 'gbnf' ? 'Write a GBNF grammar, or set Grammar to None.' : 'Write a JSON schema, or set Grammar to None.');
   }
   if (c?.kind === 'jsonSchema') {
     try {
       JSON.parse(c.source);
     } catch {
-      return 'The JSON schema is not valid JSON.';
+      return problem('The JSON schema is not valid JSON.');
     }
   }
   return null;

@@ -405,10 +405,10 @@ describe('Decoding settings panel', () => {
       const lastSave = calls.map((c) => c.cmd).lastIndexOf('set_sampling');
       assert.equal(calls[lastSave].payload.params.temperature, 0.3);
       assert.ok(lastSave < calls.findIndex((c) => c.cmd === 'send_message'), 'saved before the reply');
-      // One read per scope the panel opened at and those it inherits from (no chat yet: model, global).
+      // One read, of the most specific scope (no chat yet: the model's); the backend says where its values come from.
       assert.deepEqual(
         calls.filter((c) => c.cmd === 'get_sampling').map((c) => c.payload.scope.kind),
-        ['model', 'global'],
+        ['model'],
       );
 
       // Reopening shows the saved values; closing with a rejected value says so in the chat.

@@ -1,11 +1,13 @@
 // Shared by the browser tests: the built UI (ui/dist) served with the app's CSP, headless Chromium,
-// and the mocked Tauri IPC (mock-tauri.mjs) installed before the app loads.
+// and the mocked Tauri IPC (mock-tauri.mjs) installed before the app loads, answering from the
+// contract the Rust side generates (ui/src/ipc/contract.json, read here: the mock runs in the page).
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CONTRACT } from '../contract.mjs';
 import { installMockTauri } from './mock-tauri.mjs';
 import { serveStatic } from './static-server.mjs';
 
@@ -70,7 +72,7 @@ export async function openApp(config = {}, { query = '', colorScheme = 'light' }
     if (msg.type() === 'error') problems.push(msg.text());
   });
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-  await page.addInitScript(installMockTauri, { model: MODEL, ...config });
+  await page.addInitScript(installMockTauri, { model: MODEL, contract: CONTRACT, ...config });
   await page.goto(server.url + query);
   await page.getByTestId('composer').waitFor();
   return { page, context, problems };

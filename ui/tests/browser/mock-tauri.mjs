@@ -23,18 +23,18 @@
  * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
  * `chunkSize` pieces, one every `delayMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate).
  *
+ * What the backend owns comes from `config.contract`, ui/src/ipc/contract.json as the harness reads it
+ * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
+ * each error), sampling defaults, ranges, presets and stage order, what "never" means for a logit bias,
+ * load defaults, the providers on first start, and which sampling settings reach each kind of provider.
+ *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
 export function installMockTauri(config) {
   const clone = (v) => JSON.parse(JSON.stringify(v));
-  const provider = (id, name, kind, baseUrl, extra = {}) => ({
-    config: { id, name, kind, baseUrl, models: [], contextLength: null, extensions: false, tokenizerRepo: null, ...extra },
-    key: null,
-  });
-  const DEFAULT_PROVIDERS = [
-    provider('openai', 'OpenAI', 'openAi', 'https://api.openai.com/v1'),
-    provider('anthropic', 'Anthropic', 'anthropic', 'https://api.anthropic.com/v1'),
-  ];
+  const contract = config.contract;
+  if (!contract) throw new Error('installMockTauri needs config.contract (contract.json; see harness.mjs)');
+  const DEFAULT_PROVIDERS = contract.defaultProviders.map((c) => ({ config: clone(c), key: null }));
   const REMOTE_MODELS = {
     openai: [{ id: 'gpt-4o-mini', contextLength: null }, { id: 'gpt-4o', contextLength: null }, { id: 'o3-mini', contextLength: null }],
     anthropic: [{ id: 'claude-3-5-haiku-latest', contextLength: 200000 }, { id: 'claude-sonnet-4-0', contextLength: 200000 }],
@@ -132,12 +132,52 @@ export function installMockTauri(config) {
     };
   }
 
-  function expectArgs(cmd, payload, spec) {
-    for (const [name, type] of Object.entries(spec)) {
-      if (typeof payload[name] !== type) {
-        state.contractErrors.push(`${cmd}: argument ${name} should be ${type}, got ${JSON.stringify(payload[name])}`);
-        throw { kind: 'invalidInput', message: `missing or invalid argument ${name}` };
+  // --- The commands' arguments, as contract.commands has them: each { name, type } or { name, channel }. ---
+  const COMMANDS = new Map(contract.commands.map((c) => [c.name, c.args]));
+  /** Tauri's own commands the window calls (the event plugin), not the backend's. */
+  const TAURI_COMMANDS = ['plugin:event|listen', 'plugin:event|unlisten'];
+
+  /**
+   * Whether `value` is of the TypeScript type `type` as bindings.ts writes it: primitives, `Array<T>`,
+   * `T | null`; a named type (SamplingParams, ExportFormat …) only needs to be there: the commands
+   * check their shape themselves, as serde would.
+   */
+  function fits(value, type) {
+    const alternatives = type.split(' | ');
+    if (alternatives.length > 1) return alternatives.some((t) => fits(value, t));
+    if (type === 'null') return value === null;
+    if (['number', 'string', 'boolean'].includes(type)) return typeof value === type;
+    const item = /^Array<(.+)>$/.exec(type);
+    if (item) return Array.isArray(value) && value.every((v) => fits(v, item[1]));
+    return value !== undefined && value !== null;
+  }
+
+  /** Tauri's argument check against the contract: a wrong or missing argument never reaches the command. */
+  function checkArgs(cmd, payload) {
+    if (TAURI_COMMANDS.includes(cmd)) return;
+    const args = COMMANDS.get(cmd);
+    if (!args) {
+      state.contractErrors.push(`unknown command ${cmd}`);
+      throw `command ${cmd} not found`;
+    }
+    for (const name of Object.keys(payload)) {
+      if (!args.some((a) => a.name === name)) state.contractErrors.push(`${cmd}: unexpected argument ${name}`);
+    }
+    for (const arg of args) {
+      const value = payload[arg.name];
+      const ok = arg.channel ? /^__CHANNEL__:\d+$/.test(String(value)) : fits(value, arg.type);
+      if (!ok) {
+        const expected = arg.channel ? `a Channel<${arg.channel}>` : arg.type;
+        state.contractErrors.push(`${cmd}: argument ${arg.name} should be ${expected}, got ${JSON.stringify(value)}`);
+        throw `invalid args \`${arg.name}\` for command \`${cmd}\`: expected ${expected}`;
       }
+    }
+  }
+
+  /** An IpcError the mock answers with must be of a kind the backend has. */
+  function checkErrorKind(where, error) {
+    if (error && typeof error === 'object' && !contract.errorKinds.includes(error.kind)) {
+      state.contractErrors.push(`${where}: error kind ${JSON.stringify(error.kind)} is not one of the backend's`);
     }
   }
 
@@ -155,36 +195,26 @@ export function installMockTauri(config) {
     return out;
   }
 
-  // --- Sampling settings: defaults and validation as hearth-core's sampling.rs has them. ---
-  const SAMPLER_ORDER = ['penalties', 'dry', 'topNSigma', 'topK', 'typicalP', 'topP', 'minP', 'xtc', 'temperature'];
-  const DEFAULT_SAMPLING = {
-    temperature: 0.8, dynatempRange: 0, dynatempExponent: 1, topK: 40, topP: 0.95, minP: 0.05, typicalP: 1, topNSigma: 0,
-    xtcProbability: 0, xtcThreshold: 0.1, dryMultiplier: 0, dryBase: 1.75, dryAllowedLength: 2, dryLastN: -1,
-    drySequenceBreakers: ['\n', ':', '"', '*'], mirostat: 'off', mirostatTau: 5, mirostatEta: 0.1, repeatPenalty: 1,
-    repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0, logitBias: [], seed: null, maxTokens: 1024, ignoreEos: false,
-    stop: [], constraint: null, samplerOrder: SAMPLER_ORDER, overflow: 'stopAtLimit',
-  };
+  // --- Sampling settings: defaults, ranges, presets and stage order from the contract; validation as
+  // hearth-core's sampling.rs has it. ---
+  const SAMPLER_ORDER = contract.samplerStageOrder;
+  const DEFAULT_SAMPLING = contract.samplingDefaults;
   state.defaultSampling = DEFAULT_SAMPLING;
-  /** [key, min, max, how the backend words the range when it is not plain "between"] */
-  const RANGES = [
-    ['temperature', 0, 5], ['dynatempRange', 0, 5], ['dynatempExponent', 0, 10], ['topK', 0, 1_000_000], ['topP', 0, 1],
-    ['minP', 0, 1], ['typicalP', 0, 1], ['topNSigma', 0, 10], ['xtcProbability', 0, 1], ['xtcThreshold', 0, 0.5],
-    ['dryMultiplier', 0, 5], ['dryBase', 1, 4], ['dryAllowedLength', 0, 100],
-    ['dryLastN', -1, 1_000_000, '-1 (whole context) or between 0 and 1000000'],
-    ['mirostatTau', 0, 20], ['mirostatEta', 0, 1], ['repeatPenalty', 0.5, 3],
-    ['repeatLastN', -1, 1_000_000, '-1 (whole context) or between 0 and 1000000'],
-    ['presencePenalty', -2, 2], ['frequencyPenalty', -2, 2], ['maxTokens', 1, 1_000_000],
-  ];
+  const RANGES = contract.samplingRanges;
+  /** How the backend words a range that is not plain "between min and max" (FieldRange's text is not in the contract). */
+  const RANGE_WORDS = {
+    dryLastN: '-1 (whole context) or between 0 and 1000000',
+    repeatLastN: '-1 (whole context) or between 0 and 1000000',
+  };
+  const NEVER = contract.logitBiasNever;
   const U32 = ['topK', 'dryAllowedLength', 'maxTokens'];
   const I32 = ['dryLastN', 'repeatLastN'];
   /** Built-in presets first, as hearth-core's SamplingParams::presets has them. */
-  const BUILT_IN_PRESETS = [
-    ['Precise', { temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 }],
-    ['Balanced', {}],
-    ['Creative', { temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 }],
-  ].map(([name, over]) => ({ name, params: { ...clone(DEFAULT_SAMPLING), ...over }, builtIn: true }));
+  const BUILT_IN_PRESETS = contract.presets;
 
-  const invalid = (field, range, value) => ({ kind: 'invalidInput', message: `${field} must be ${range}, got ${value}` });
+  /** A FieldError as the backend sends it: the field it concerns beside the message. */
+  const refuse = (field, message) => ({ kind: 'invalidInput', message, field });
+  const invalid = (field, range, value) => refuse(field, `${field} must be ${range}, got ${value}`);
   const isU32 = (v) => Number.isInteger(v) && v >= 0 && v <= 4_294_967_295;
 
   /** Tauri's own argument check: wrong JSON types never reach the command (a plain string error). */
@@ -220,21 +250,17 @@ export function installMockTauri(config) {
     return problems;
   }
 
-  /** SamplingParams::validate, message for message. */
+  /** SamplingParams::validate, message for message and in its order: the ranges first. */
   function validateSampling(p) {
-    for (const [key, min, max, words] of RANGES) {
-      if (key === 'mirostatTau') {
-        const b = p.drySequenceBreakers.find((s) => s === '' || s.includes('\0'));
-        if (b !== undefined) throw invalid('drySequenceBreakers', 'non-empty strings without NUL characters', JSON.stringify(b));
-      }
-      if (key === 'maxTokens') {
-        for (const b of p.logitBias) {
-          if (!(b.bias >= -100 && b.bias <= 100)) throw invalid('logitBias.bias', 'between -100 (never) and 100', b.bias);
-          if (b.target.kind === 'text' && b.target.text === '') throw invalid('logitBias.text', 'a non-empty text', '""');
-        }
-      }
+    for (const { key, min, max } of RANGES) {
       const v = p[key];
-      if (!(v >= min && v <= max)) throw invalid(key, words ?? `between ${min} and ${max}`, v);
+      if (!(v >= min && v <= max)) throw invalid(key, RANGE_WORDS[key] ?? `between ${min} and ${max}`, v);
+    }
+    const b = p.drySequenceBreakers.find((s) => s === '' || s.includes('\0'));
+    if (b !== undefined) throw invalid('drySequenceBreakers', 'non-empty strings without NUL characters', JSON.stringify(b));
+    for (const b of p.logitBias) {
+      if (!(b.bias >= NEVER && b.bias <= 100)) throw invalid('logitBias.bias', `between ${NEVER} (never) and 100`, b.bias);
+      if (b.target.kind === 'text' && b.target.text === '') throw invalid('logitBias.text', 'a non-empty text', '""');
     }
     const empty = p.stop.find((s) => s === '');
     if (empty !== undefined) throw invalid('stop', 'non-empty strings', '""');
@@ -279,21 +305,22 @@ export function installMockTauri(config) {
     validateSampling(params);
   }
 
+  /** The settings at `scope` and the scope they come from (itself, a broader one, or null for the defaults). */
   function getSampling(payload) {
     const scope = payload.scope ?? { kind: 'global' };
     const key = scopeKey('get_sampling', scope);
-    const from = lookupOrder(scope).map((s) => state.sampling[scopeKey('get_sampling', s)]).find((p) => p);
+    const source = lookupOrder(scope).find((s) => state.sampling[scopeKey('get_sampling', s)]) ?? null;
     return {
-      current: clone(from ?? DEFAULT_SAMPLING),
+      current: clone(source ? state.sampling[scopeKey('get_sampling', source)] : DEFAULT_SAMPLING),
+      source: clone(source),
       own: key in state.sampling,
       defaults: clone(DEFAULT_SAMPLING),
-      ranges: RANGES.map(([key, min, max]) => ({ key, min, max })),
+      ranges: clone(RANGES),
       presets: clone([...BUILT_IN_PRESETS, ...state.presets]),
     };
   }
 
   function setSampling(payload) {
-    expectArgs('set_sampling', payload, { params: 'object' });
     const scope = payload.scope ?? { kind: 'global' };
     state.samplingSaves.push(clone(payload.params));
     state.samplingScopes.push(clone(scope));
@@ -304,21 +331,17 @@ export function installMockTauri(config) {
   }
 
   function savePreset(payload) {
-    expectArgs('save_preset', payload, { name: 'string', params: 'object' });
     checkParams('save_preset', payload.params);
     const name = payload.name.trim();
     if (name === '' || BUILT_IN_PRESETS.some((p) => p.name.toLowerCase() === name.toLowerCase())) {
-      throw { kind: 'invalidInput', message: `choose another name: ${JSON.stringify(name)} is empty or a built-in preset` };
+      throw refuse('name', `choose another name: ${JSON.stringify(name)} is empty or a built-in preset`);
     }
     state.presets = [...state.presets.filter((p) => p.name !== name), { name, params: clone(payload.params), builtIn: false }];
     return null;
   }
 
-  // --- Load settings: defaults, validation and "auto" as hearth-core's load.rs and the engine have them. ---
-  const DEFAULT_LOAD = {
-    nCtx: null, nThreads: null, nBatch: 512, nUbatch: 512, nGpuLayers: null, flashAttention: 'auto', kvCacheType: 'f16',
-    useMmap: true, useMlock: false, chatTemplate: null, reuseKv: true,
-  };
+  // --- Load settings: defaults from the contract; validation and "auto" as hearth-core's load.rs and the engine have them. ---
+  const DEFAULT_LOAD = contract.loadDefaults;
   const PHYSICAL_CORES = 8;
   const optU32 = (v) => v === null || isU32(v);
 
@@ -360,13 +383,18 @@ export function installMockTauri(config) {
       state.contractErrors.push(...problems.map((x) => `set_load_settings: ${x}`));
       throw `invalid args \`params\` for command \`set_load_settings\`: ${problems[0]}`;
     }
-    const refuse = (message) => ({ kind: 'invalidInput', message });
-    if (p.kvCacheType !== 'f16' && p.flashAttention === 'off') throw refuse('a quantized KV cache needs flash attention (auto or on)');
-    if (!(p.nBatch >= 1 && p.nBatch <= 65536 && p.nUbatch >= 1 && p.nUbatch <= 65536)) throw refuse('batch and ubatch sizes must be between 1 and 65536');
-    if (p.nUbatch > p.nBatch) throw refuse(`ubatch (${p.nUbatch}) must be at most the batch size (${p.nBatch})`);
-    if (p.nCtx !== null && !(p.nCtx >= 16 && p.nCtx <= 1048576)) throw refuse('context length must be between 16 and 1048576 tokens');
-    if (p.nThreads !== null && !(p.nThreads >= 1 && p.nThreads <= 1024)) throw refuse('threads must be between 1 and 1024');
-    if (p.chatTemplate !== null && p.chatTemplate.trim() === '') throw refuse("the chat template override is empty: clear it to use the model's own");
+    if (p.kvCacheType !== 'f16' && p.flashAttention === 'off') {
+      throw refuse('kvCacheType,flashAttention', 'a quantized KV cache needs flash attention (auto or on)');
+    }
+    if (!(p.nBatch >= 1 && p.nBatch <= 65536 && p.nUbatch >= 1 && p.nUbatch <= 65536)) {
+      throw refuse('nBatch,nUbatch', 'batch and ubatch sizes must be between 1 and 65536');
+    }
+    if (p.nUbatch > p.nBatch) throw refuse('nUbatch,nBatch', `ubatch (${p.nUbatch}) must be at most the batch size (${p.nBatch})`);
+    if (p.nCtx !== null && !(p.nCtx >= 16 && p.nCtx <= 1048576)) throw refuse('nCtx', 'context length must be between 16 and 1048576 tokens');
+    if (p.nThreads !== null && !(p.nThreads >= 1 && p.nThreads <= 1024)) throw refuse('nThreads', 'threads must be between 1 and 1024');
+    if (p.chatTemplate !== null && p.chatTemplate.trim() === '') {
+      throw refuse('chatTemplate', "the chat template override is empty: clear it to use the model's own");
+    }
     // Not minijinja, but the same verdict for unbalanced delimiters and unclosed for/if blocks.
     const count = (t, re) => (t.match(re) ?? []).length;
     const t = p.chatTemplate;
@@ -375,12 +403,11 @@ export function installMockTauri(config) {
       (count(t, /\{%/g) !== count(t, /%\}/g) || count(t, /\{\{/g) !== count(t, /\}\}/g) ||
         count(t, /\{%-?\s*for\b/g) !== count(t, /\{%-?\s*endfor\b/g) || count(t, /\{%-?\s*if\b/g) !== count(t, /\{%-?\s*endif\b/g))
     ) {
-      throw refuse('the chat template does not compile: syntax error: unexpected end of input, expected end of block (in chat:1)');
+      throw refuse('chatTemplate', 'the chat template does not compile: syntax error: unexpected end of input, expected end of block (in chat:1)');
     }
   }
 
   function setLoadSettings(payload) {
-    expectArgs('set_load_settings', payload, { params: 'object' });
     state.loadSaves.push(clone(payload.params));
     validateLoad(payload.params);
     if (!state.model) throw { kind: 'noModel', message: 'no model is loaded' };
@@ -490,7 +517,6 @@ export function installMockTauri(config) {
   }
 
   function switchBranch(payload) {
-    expectArgs('switch_branch', payload, { chatId: 'number', messageId: 'number' });
     const chat = findChat(payload.chatId);
     messageOf(chat, payload.messageId);
     chat.leafId = newestLeaf(payload.messageId);
@@ -499,7 +525,6 @@ export function installMockTauri(config) {
 
   /** Deletes the message's subtree; a path through it moves to the newest remaining sibling's branch, else ends at the parent. */
   function deleteMessage(payload) {
-    expectArgs('delete_message', payload, { chatId: 'number', messageId: 'number' });
     const chat = findChat(payload.chatId);
     const message = messageOf(chat, payload.messageId);
     const onPath = chat.leafId !== null && pathTo(chat.leafId).some((m) => m.id === message.id);
@@ -520,7 +545,6 @@ export function installMockTauri(config) {
   }
 
   function deleteChat(payload) {
-    expectArgs('delete_chat', payload, { chatId: 'number' });
     findChat(payload.chatId);
     const gen = state.generating.get(payload.chatId);
     if (gen) gen.stop = true;
@@ -530,8 +554,7 @@ export function installMockTauri(config) {
   }
 
   /** rename_chat, pin_chat, set_system_prompt: one field of the chat, answered with its summary. */
-  function updateChat(cmd, payload, field, type, value = (v) => v) {
-    expectArgs(cmd, payload, { chatId: 'number', [field]: type });
+  function updateChat(payload, field, value = (v) => v) {
     const chat = findChat(payload.chatId);
     const key = { title: 'title', pinned: 'pinned', prompt: 'systemPrompt' }[field];
     chat[key] = value(payload[field]);
@@ -565,7 +588,6 @@ export function installMockTauri(config) {
   }
 
   function searchMessages(payload) {
-    expectArgs('search_messages', payload, { query: 'string' });
     const words = (payload.query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
     const hits = [];
     if (words.length === 0) return hits;
@@ -588,7 +610,7 @@ export function installMockTauri(config) {
 
   function exportChats(payload) {
     const { chatIds, format } = payload;
-    if (!(chatIds === null || (Array.isArray(chatIds) && chatIds.every(Number.isInteger))) || !['json', 'markdown'].includes(format)) {
+    if (!(chatIds === null || chatIds.every(Number.isInteger)) || !['json', 'markdown'].includes(format)) {
       state.contractErrors.push(`export_chats: bad arguments ${JSON.stringify(payload)}`);
       throw `invalid args for command \`export_chats\`: ${JSON.stringify(payload)}`;
     }
@@ -632,7 +654,7 @@ export function installMockTauri(config) {
   };
 
   // --- Providers, as hearth-providers and src-tauri/ipc/providers.rs have them. ---
-  const KINDS = ['openAi', 'anthropic', 'openAiCompatible'];
+  const KINDS = Object.keys(contract.providerDefaultBaseUrls);
   /** A key the provider refuses (401). */
   const REFUSED_KEY = 'sk-wrong';
 
@@ -660,8 +682,7 @@ export function installMockTauri(config) {
     return key ?? null;
   }
 
-  function listModels(payload, cmd) {
-    expectArgs(cmd, payload, { provider: 'string' });
+  function listModels(payload) {
     const p = providerOf(payload.provider);
     const failure = state.providerFailures[p.config.id];
     if (failure) throw clone(failure);
@@ -681,16 +702,14 @@ export function installMockTauri(config) {
       state.contractErrors.push(`save_provider: bad config ${JSON.stringify(c)}`);
       throw `invalid args \`config\` for command \`save_provider\`: ${JSON.stringify(c)}`;
     }
-    const refuse = (message) => ({ kind: 'invalidInput', message });
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(c.id)) throw refuse("a provider id is 1–64 letters, digits, '-' or '_'");
-    if (c.name.trim() === '') throw refuse('give the provider a name');
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(c.id)) throw refuse('id', "a provider id is 1–64 letters, digits, '-' or '_'");
+    if (c.name.trim() === '') throw refuse('name', 'give the provider a name');
     const url = c.baseUrl.trim();
-    if (!/^https?:\/\//.test(url) || url.length < 10) throw refuse(`the base URL ${JSON.stringify(url)} must start with http:// or https://`);
-    if (c.contextLength === 0) throw refuse('a context length must be above 0');
+    if (!/^https?:\/\//.test(url) || url.length < 10) throw refuse('baseUrl', `the base URL ${JSON.stringify(url)} must start with http:// or https://`);
+    if (c.contextLength === 0) throw refuse('contextLength', 'a context length must be above 0');
   }
 
   function saveProvider(payload) {
-    expectArgs('save_provider', payload, { config: 'object' });
     checkProviderConfig(payload.config);
     const existing = state.providers.find((p) => p.config.id === payload.config.id);
     if (existing) existing.config = clone(payload.config);
@@ -699,7 +718,6 @@ export function installMockTauri(config) {
   }
 
   function setApiKey(payload) {
-    expectArgs('set_api_key', payload, { provider: 'string', key: 'string' });
     const p = providerOf(payload.provider);
     const key = payload.key.trim();
     if (key === '') {
@@ -713,7 +731,6 @@ export function installMockTauri(config) {
   }
 
   function deleteProvider(payload) {
-    expectArgs('delete_provider', payload, { provider: 'string' });
     state.providers = state.providers.filter((p) => p.config.id !== payload.provider);
     delete state.keys[payload.provider];
     return null;
@@ -731,7 +748,6 @@ export function installMockTauri(config) {
   }
 
   function setChatModel(payload) {
-    expectArgs('set_chat_model', payload, { chatId: 'number', target: 'object' });
     checkTarget('set_chat_model', payload.target);
     const chat = findChat(payload.chatId);
     if (payload.target.kind === 'remote') {
@@ -742,40 +758,13 @@ export function installMockTauri(config) {
     return summary(chat);
   }
 
-  // hearth-core's sampling_support: which settings each API takes, and the notes it gives.
-  const OPENAI_FIELDS = ['temperature', 'topP', 'presencePenalty', 'frequencyPenalty', 'seed', 'maxTokens', 'stop', 'logitBias', 'constraint', 'overflow'];
-  const LLAMA_CPP_FIELDS = [
-    'dynatempRange', 'dynatempExponent', 'topK', 'minP', 'typicalP', 'topNSigma', 'xtcProbability', 'xtcThreshold', 'dryMultiplier', 'dryBase',
-    'dryAllowedLength', 'dryLastN', 'drySequenceBreakers', 'mirostat', 'mirostatTau', 'mirostatEta', 'repeatPenalty', 'repeatLastN', 'ignoreEos',
-    'samplerOrder',
-  ];
-  const ANTHROPIC_FIELDS = ['temperature', 'topP', 'topK', 'maxTokens', 'stop', 'overflow'];
-  const OPENAI_NOTES = {
-    logitBias: "token-id biases only; biases by text need the model's tokenizer and are refused",
-    constraint: 'JSON schemas are sent as a structured-output response format; GBNF grammars only with llama.cpp fields on',
-    stop: 'OpenAI takes at most 4 stop strings',
-  };
-  const ANTHROPIC_NOTES = { temperature: 'Anthropic takes 0–1', overflow: 'applied by Hearth before sending' };
-
+  /** hearth-core's sampling_support: the contract's table for the target's kind, with the provider's name in its notes. */
   function samplingSupport(payload) {
-    expectArgs('sampling_support_for', payload, { target: 'object' });
     checkTarget('sampling_support_for', payload.target);
-    const fields = Object.keys(DEFAULT_SAMPLING);
-    if (payload.target.kind === 'local') return fields.map((field) => ({ field, supported: true, note: '' }));
+    if (payload.target.kind === 'local') return clone(contract.samplingSupport.local);
     const { name, kind, extensions } = providerOf(payload.target.provider).config;
-    return fields.map((field) => {
-      if (kind === 'anthropic') {
-        return ANTHROPIC_FIELDS.includes(field)
-          ? { field, supported: true, note: ANTHROPIC_NOTES[field] ?? '' }
-          : { field, supported: false, note: `${name} (Anthropic's Messages API) has no such setting; it is not sent` };
-      }
-      if (OPENAI_FIELDS.includes(field)) return { field, supported: true, note: OPENAI_NOTES[field] ?? '' };
-      if (kind === 'openAi') return { field, supported: false, note: `${name} (OpenAI's Chat Completions API) has no such setting; it is not sent` };
-      if (extensions && LLAMA_CPP_FIELDS.includes(field)) {
-        return { field, supported: true, note: 'sent as a llama.cpp server field; servers that do not know it ignore or refuse it' };
-      }
-      return { field, supported: false, note: `${name} is not set to receive llama.cpp sampler fields (Settings → Providers); it is not sent` };
-    });
+    const table = kind === 'openAiCompatible' && extensions ? 'openAiCompatibleExtensions' : kind;
+    return contract.samplingSupport[table].map((s) => ({ ...s, note: s.note.replaceAll(contract.providerNamePlaceholder, name) }));
   }
 
   /**
@@ -798,19 +787,15 @@ export function installMockTauri(config) {
   // --- Turns: send, edit, regenerate and continue share one streaming path. ---
   const TURNS = {
     send_message: {
-      args: { content: 'string' },
       plan: (chat, p) => ({ user: { parentId: chat.leafId, content: p.content } }),
     },
     edit_message: {
-      args: { messageId: 'number', content: 'string' },
       plan: (chat, p) => ({ user: { parentId: messageOf(chat, p.messageId, 'user').parentId, content: p.content } }),
     },
     regenerate_reply: {
-      args: { messageId: 'number' },
       plan: (chat, p) => ({ replyParent: messageOf(chat, p.messageId, 'assistant').parentId }),
     },
     continue_reply: {
-      args: { messageId: 'number' },
       plan: (chat, p) => {
         const partial = messageOf(chat, p.messageId, 'assistant');
         if (partial.status === 'streaming') throw { kind: 'invalidInput', message: 'this reply is still being written' };
@@ -845,10 +830,9 @@ export function installMockTauri(config) {
 
   async function runTurn(cmd, payload) {
     const turn = TURNS[cmd];
-    expectArgs(cmd, payload, { chatId: 'number', ...turn.args, onEvent: 'string' });
     const events = channel(payload.onEvent);
     const chat = findChat(payload.chatId);
-    if ('content' in turn.args && payload.content.trim() === '') throw { kind: 'invalidInput', message: 'the message is empty' };
+    if ('content' in payload && payload.content.trim() === '') throw { kind: 'invalidInput', message: 'the message is empty' };
     const remote = chat.model.kind === 'remote' ? chat.model : null;
     if (!remote && !state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
     if (state.generating.size > 0) throw { kind: 'busy', message: 'A reply is already being generated.' };
@@ -872,6 +856,7 @@ export function installMockTauri(config) {
       } catch (error) {
         // The backend could not start the reply: nothing was saved for it.
         state.generating.delete(chat.id);
+        checkErrorKind(cmd, error);
         events.send({ event: 'failed', data: { error, message: null } });
         events.end();
         return null;
@@ -911,6 +896,7 @@ export function installMockTauri(config) {
     if (failWith && !gen.stop) {
       assistant.status = 'failed';
       assistant.stats = null;
+      checkErrorKind(cmd, failWith);
       events.send({ event: 'failed', data: { error: failWith, message: decorate(assistant) } });
     } else {
       assistant.status = gen.stop ? 'stopped' : 'complete';
@@ -1005,19 +991,16 @@ export function installMockTauri(config) {
   }
 
   function hubSearch(payload) {
-    expectArgs('hub_search', payload, { query: 'string' });
     const words = payload.query.toLowerCase().split(/\s+/).filter((w) => w && w !== 'gguf');
     return clone(state.hubRepos.filter((r) => words.every((w) => r.id.toLowerCase().includes(w))));
   }
 
   function hubRepoFiles(payload) {
-    expectArgs('hub_repo_files', payload, { repo: 'string' });
     return clone(hubModel(payload.repo).quants);
   }
 
   /** hearth-hub's fit: weights + KV cache at the context + compute, against free VRAM (all layers) or VRAM and RAM (some). */
   function hubFit(payload) {
-    expectArgs('hub_fit', payload, { repo: 'string', file: 'string' });
     const ctx = payload.contextLength;
     if (!(ctx === null || (Number.isInteger(ctx) && ctx > 0))) {
       state.contractErrors.push(`hub_fit: contextLength should be null or a u32, got ${JSON.stringify(ctx)}`);
@@ -1049,10 +1032,6 @@ export function installMockTauri(config) {
 
   function setHubToken(payload) {
     const token = payload.token;
-    if (!(token === null || typeof token === 'string')) {
-      state.contractErrors.push(`set_hub_token: token should be a string or null, got ${JSON.stringify(token)}`);
-      throw `invalid args \`token\` for command \`set_hub_token\`: ${JSON.stringify(token)}`;
-    }
     const trimmed = token?.trim() ?? '';
     if (trimmed === '') {
       state.hubToken = null;
@@ -1082,8 +1061,7 @@ export function installMockTauri(config) {
   );
   let nextDownload = 1;
 
-  function findDownload(cmd, payload) {
-    expectArgs(cmd, payload, { id: 'string' });
+  function findDownload(payload) {
     const d = state.downloads.find((x) => x.id === payload.id);
     if (!d) throw { kind: 'notFound', message: `no download ${payload.id}` };
     return d;
@@ -1157,11 +1135,6 @@ export function installMockTauri(config) {
   }
 
   function startDownload(payload) {
-    expectArgs('start_download', payload, { repo: 'string', quant: 'string' });
-    if (!Array.isArray(payload.files) || !payload.files.every((f) => typeof f === 'string')) {
-      state.contractErrors.push(`start_download: files should be a list of strings, got ${JSON.stringify(payload.files)}`);
-      throw 'invalid args `files` for command `start_download`';
-    }
     const quant = hubModel(payload.repo).quants.find((q) => q.quant === payload.quant);
     if (!quant || JSON.stringify(quant.files) !== JSON.stringify(payload.files)) {
       throw { kind: 'notFound', message: `${payload.repo} has no quantization ${payload.quant} with those files` };
@@ -1182,7 +1155,7 @@ export function installMockTauri(config) {
   }
 
   function pauseDownload(payload) {
-    const d = findDownload('pause_download', payload);
+    const d = findDownload(payload);
     if (!['queued', 'running', 'retrying'].includes(d.state)) throw { kind: 'invalidInput', message: `this download is ${d.state}: there is nothing to pause` };
     stopTimer(d);
     Object.assign(d, { state: 'paused', bytesPerSecond: 0, etaSeconds: null, retryInS: null });
@@ -1191,7 +1164,7 @@ export function installMockTauri(config) {
   }
 
   function resumeDownload(payload) {
-    const d = findDownload('resume_download', payload);
+    const d = findDownload(payload);
     if (!['paused', 'failed'].includes(d.state)) throw { kind: 'invalidInput', message: `this download is ${d.state}: there is nothing to resume` };
     Object.assign(d, { state: 'queued', error: null, attempt: d.state === 'failed' ? 1 : d.attempt });
     publish(d);
@@ -1200,7 +1173,7 @@ export function installMockTauri(config) {
   }
 
   function cancelDownload(payload) {
-    const d = findDownload('cancel_download', payload);
+    const d = findDownload(payload);
     if (['done', 'cancelled'].includes(d.state)) throw { kind: 'invalidInput', message: `this download is ${d.state}` };
     stopTimer(d);
     Object.assign(d, { state: 'cancelled', doneBytes: 0, bytesPerSecond: 0, etaSeconds: null, retryInS: null });
@@ -1242,17 +1215,15 @@ export function installMockTauri(config) {
 
   const libraryEntry = (m) => ({ ...clone(m), loaded: state.model?.path === m.path });
 
-  function libraryModel(cmd, payload) {
-    expectArgs(cmd, payload, { path: 'string' });
+  function libraryModel(payload) {
     const m = state.library.find((x) => x.path === payload.path);
     if (!m) throw { kind: 'notFound', message: `${payload.path} is not in the library` };
     return m;
   }
 
   async function loadModelCmd(payload) {
-    expectArgs('load_model', payload, { path: 'string', onProgress: 'string' });
     const progress = channel(payload.onProgress);
-    const m = libraryModel('load_model', payload);
+    const m = libraryModel(payload);
     if (state.generating.size > 0) throw { kind: 'busy', message: 'a reply is being generated: stop it or wait, then load the model' };
     if (m.error) throw { kind: 'file', message: m.error };
     const failure = state.loadFailures[m.path];
@@ -1337,7 +1308,6 @@ export function installMockTauri(config) {
       case 'list_library':
         return state.library.map(libraryEntry);
       case 'import_model':
-        expectArgs(cmd, payload, { path: 'string' });
         return importModel(cmd, payload.path, payload.mode);
       case 'import_model_dialog':
         if (state.importPick === null) {
@@ -1346,13 +1316,13 @@ export function installMockTauri(config) {
         }
         return importModel(cmd, state.importPick, payload.mode);
       case 'delete_model': {
-        const m = libraryModel(cmd, payload);
+        const m = libraryModel(payload);
         if (state.model?.path === m.path) state.model = null;
         state.library = state.library.filter((x) => x !== m);
         return null;
       }
       case 'reveal_model':
-        state.revealed.push(libraryModel(cmd, payload).path);
+        state.revealed.push(libraryModel(payload).path);
         return null;
       case 'load_model':
         return loadModelCmd(payload);
@@ -1393,7 +1363,6 @@ export function installMockTauri(config) {
         return summary(chat);
       }
       case 'list_messages':
-        expectArgs(cmd, payload, { chatId: 'number' });
         return shownPath(findChat(payload.chatId));
       case 'send_message':
       case 'edit_message':
@@ -1405,11 +1374,11 @@ export function installMockTauri(config) {
       case 'delete_message':
         return deleteMessage(payload);
       case 'rename_chat':
-        return updateChat(cmd, payload, 'title', 'string', (t) => t.trim());
+        return updateChat(payload, 'title', (t) => t.trim());
       case 'pin_chat':
-        return updateChat(cmd, payload, 'pinned', 'boolean');
+        return updateChat(payload, 'pinned');
       case 'set_system_prompt':
-        return updateChat(cmd, payload, 'prompt', 'string');
+        return updateChat(payload, 'prompt');
       case 'delete_chat':
         return deleteChat(payload);
       case 'search_messages':
@@ -1422,7 +1391,6 @@ export function installMockTauri(config) {
         watchers.push(channel(payload.onUpdate));
         return null;
       case 'stop_generation': {
-        expectArgs(cmd, payload, { chatId: 'number' });
         const gen = state.generating.get(payload.chatId);
         if (gen) gen.stop = true;
         return null;
@@ -1439,7 +1407,6 @@ export function installMockTauri(config) {
       case 'save_preset':
         return savePreset(payload);
       case 'delete_preset':
-        expectArgs(cmd, payload, { name: 'string' });
         state.presets = state.presets.filter((p) => p.name !== payload.name);
         return null;
       case 'get_load_settings':
@@ -1458,17 +1425,17 @@ export function installMockTauri(config) {
         return setApiKey(payload);
       case 'list_provider_models':
         await delay(state.listDelayMs ?? 60);
-        return listModels(payload, cmd);
+        return listModels(payload);
       case 'test_provider':
         await delay(state.listDelayMs ?? 60);
-        return { models: listModels(payload, cmd), latencyMs: 123.4 };
+        return { models: listModels(payload), latencyMs: 123.4 };
       case 'set_chat_model':
         return setChatModel(payload);
       case 'sampling_support_for':
         return samplingSupport(payload);
       default:
-        state.contractErrors.push(`unknown command ${cmd}`);
-        throw { kind: 'invalidInput', message: `Unknown command ${cmd}` };
+        state.contractErrors.push(`the mock does not answer ${cmd}`);
+        throw { kind: 'invalidInput', message: `The mock does not answer ${cmd}` };
     }
   }
 
@@ -1476,12 +1443,18 @@ export function installMockTauri(config) {
     const payload = JSON.parse(JSON.stringify(args ?? {}));
     state.calls.push({ cmd, payload });
     await delay(2);
-    const failure = state.failNext[cmd];
-    if (failure) {
-      delete state.failNext[cmd];
-      throw clone(failure);
+    checkArgs(cmd, payload);
+    try {
+      const failure = state.failNext[cmd];
+      if (failure) {
+        delete state.failNext[cmd];
+        throw clone(failure);
+      }
+      return await handle(cmd, payload);
+    } catch (error) {
+      checkErrorKind(cmd, error);
+      throw error;
     }
-    return handle(cmd, payload);
   }
 
   window.__TAURI_INTERNALS__ = {

@@ -1,6 +1,7 @@
 import type { ChatSummary, ReplyStats } from '../../src/ipc/bindings';
 import {
   chatTitle,
+  errorFields,
   errorMessage,
   formatBytes,
   formatDropped,
@@ -82,6 +83,16 @@ table('relativeDate', (ms: number) => relativeDate(ms, NOW), [
   [NOW - 4 * DAY, '4 days ago'],
   [new Date(2025, 2, 12, 12, 0).getTime(), '12 Mar'],
   [new Date(2023, 11, 24, 12, 0).getTime(), '24 Dec 2023'],
+]);
+
+table('errorFields: the fields an IpcError names, by top-level name', errorFields, [
+  [{ kind: 'invalidInput', message: 'topP must be between 0 and 1, got 2', field: 'topP' }, ['topP']],
+  [{ kind: 'invalidInput', message: '…', field: 'logitBias.bias' }, ['logitBias']],
+  [{ kind: 'invalidInput', message: '…', field: 'kvCacheType,flashAttention' }, ['kvCacheType', 'flashAttention']],
+  [{ kind: 'invalidInput', message: 'topP must be between 0 and 1, got 2' }, []],
+  [{ kind: 'store', message: 'disk full' }, []],
+  ['invalid args `params` for command `set_sampling`', []],
+  [null, []],
 ]);
 
 table('errorMessage', errorMessage, [

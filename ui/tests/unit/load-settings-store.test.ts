@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LoadParams, LoadSettings } from '../../src/ipc/settings-types';
+import type { LoadParams, LoadSettings } from '../../src/ipc/bindings';
 import { SAVE_DEBOUNCE_MS } from '../../src/lib/autosave.svelte';
 import { LoadSettingsStore } from '../../src/lib/load-settings.svelte';
 import { deepEqual } from '../../src/lib/settings';
@@ -108,12 +108,13 @@ describe('LoadSettingsStore', () => {
   });
 
   it.each([
-    ['kvCacheType', 'q8_0', 'a quantized KV cache needs flash attention (auto or on)', ['kvCacheType', 'flashAttention']],
-    ['chatTemplate', '{% for', 'the chat template does not compile: syntax error: unexpected end of input', ['chatTemplate']],
-    ['nCtx', 8, 'context length must be between 16 and 1048576 tokens', ['nCtx']],
-  ] as const)('shows a refused %s word for word and marks the field', async (key, value, message, keys) => {
+    ['kvCacheType', 'q8_0', 'a quantized KV cache needs flash attention (auto or on)', 'kvCacheType,flashAttention', ['kvCacheType', 'flashAttention']],
+    ['chatTemplate', '{% for', 'the chat template does not compile: syntax error: unexpected end of input', 'chatTemplate', ['chatTemplate']],
+    ['nCtx', 8, 'context length must be between 16 and 1048576 tokens', 'nCtx', ['nCtx']],
+    ['nBatch', 0, 'batch and ubatch sizes must be between 1 and 65536', 'nBatch,nUbatch', ['nBatch', 'nUbatch']],
+  ] as const)('shows a refused %s word for word and marks the fields the backend names', async (key, value, message, field, keys) => {
     const { store, backend } = await setup(loadParams({ flashAttention: 'off' }));
-    backend.rejectSave.push({ kind: 'invalidInput', message });
+    backend.rejectSave.push({ kind: 'invalidInput', message, field });
     store.set(key, value);
     await pause();
     expect(store.status).toBe('rejected');

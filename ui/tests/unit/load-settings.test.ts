@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LoadParams } from '../../src/ipc/settings-types';
-import type { ModelInfo } from '../../src/ipc/bindings';
+import type { LoadParams, ModelInfo } from '../../src/ipc/bindings';
 import {
   LOAD_FIELDS,
   LOAD_KEYS,
@@ -9,7 +8,6 @@ import {
   formatLoadValue,
   fromChoice,
   inUse,
-  loadErrorFields,
   loadNote,
   templateValue,
   unfinishedLoadEdit,
@@ -110,18 +108,7 @@ table('templateValue: blank text is the model\'s own template', templateValue, [
 table('unfinishedLoadEdit: numbers the backend cannot even parse are not sent', (p: LoadParams) => unfinishedLoadEdit(p), [
   [loadParams(), null],
   [loadParams({ nCtx: 4096, nGpuLayers: 0 }), null],
-  [loadParams({ nCtx: -1 }), 'Context length must be a whole number from 0 to 4,294,967,295.'],
-  [loadParams({ nBatch: 5e9 }), 'Batch size must be a whole number from 0 to 4,294,967,295.'],
+  [loadParams({ nCtx: -1 }), { message: 'Context length must be a whole number from 0 to 4,294,967,295.', field: 'nCtx' }],
+  [loadParams({ nBatch: 5e9 }), { message: 'Batch size must be a whole number from 0 to 4,294,967,295.', field: 'nBatch' }],
 ]);
 
-table('loadErrorFields: the fields a backend message is about', loadErrorFields, [
-  ['a quantized KV cache needs flash attention (auto or on)', ['kvCacheType', 'flashAttention']],
-  ['batch and ubatch sizes must be between 1 and 65536', ['nBatch', 'nUbatch']],
-  ['context length must be between 16 and 1048576 tokens', ['nCtx']],
-  ['threads must be between 1 and 1024', ['nThreads']],
-  ["the chat template override is empty: clear it to use the model's own", ['chatTemplate']],
-  ['the chat template does not compile: syntax error: unexpected end of input (in chat:1)', ['chatTemplate']],
-  ['Context length must be a whole number from 0 to 4,294,967,295.', ['nCtx']],
-  ['GPU layers must be a whole number from 0 to 4,294,967,295.', ['nGpuLayers']],
-  ['something else went wrong', []],
-]);

@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ModelInfo } from '../../src/ipc/bindings';
-import type { Download, FitEstimate, HubTokenStatus, LibraryModel, ModelFacts, RepoQuant } from '../../src/ipc/hub-types';
+import type { Download, FitEstimate, HubTokenStatus, LibraryModel, ModelFacts, ModelInfo, RepoQuant } from '../../src/ipc/bindings';
 import { DownloadsStore } from '../../src/lib/downloads.svelte';
 import { HubStore, quantKey } from '../../src/lib/hub.svelte';
 import { LibraryStore } from '../../src/lib/library.svelte';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Download, FitEstimate, HubTokenStatus, LibraryModel, ModelFacts, RepoQuant } from '../../src/ipc/hub-types';
+import type { Download, FitEstimate, HubTokenStatus, LibraryModel, ModelFacts, RepoQuant } from '../../src/ipc/bindings';
 import {
   bytesText,
   countText,

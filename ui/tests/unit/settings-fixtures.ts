@@ -1,46 +1,13 @@
-import type { FieldRange, LoadParams, ModelInfo, Preset, SamplingParams } from '../../src/ipc/settings-types';
+import type { FieldRange, LoadParams, ModelInfo, Preset, SamplingParams } from '../../src/ipc/bindings';
+import { CONTRACT } from '../contract.mjs';
 
-/** hearth-core's SamplingParams::default(), as get_sampling sends it. */
-export const DEFAULTS: SamplingParams = Object.freeze({
-  temperature: 0.8,
-  dynatempRange: 0,
-  dynatempExponent: 1,
-  topK: 40,
-  topP: 0.95,
-  minP: 0.05,
-  typicalP: 1,
-  topNSigma: 0,
-  xtcProbability: 0,
-  xtcThreshold: 0.1,
-  dryMultiplier: 0,
-  dryBase: 1.75,
-  dryAllowedLength: 2,
-  dryLastN: -1,
-  drySequenceBreakers: ['\n', ':', '"', '*'],
-  mirostat: 'off',
-  mirostatTau: 5,
-  mirostatEta: 0.1,
-  repeatPenalty: 1,
-  repeatLastN: 64,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  logitBias: [],
-  seed: null,
-  maxTokens: 1024,
-  ignoreEos: false,
-  stop: [],
-  constraint: null,
-  samplerOrder: ['penalties', 'dry', 'topNSigma', 'topK', 'typicalP', 'topP', 'minP', 'xtc', 'temperature'],
-  overflow: 'stopAtLimit',
-}) as SamplingParams;
+export { CONTRACT };
 
-export const RANGES: FieldRange[] = [
-  { key: 'temperature', min: 0, max: 5 },
-  { key: 'topK', min: 0, max: 1_000_000 },
-  { key: 'topP', min: 0, max: 1 },
-  { key: 'minP', min: 0, max: 1 },
-  { key: 'repeatLastN', min: -1, max: 1_000_000 },
-];
+/** hearth-core's SamplingParams::default(), as get_sampling sends it (contract.json). */
+export const DEFAULTS: SamplingParams = Object.freeze(CONTRACT.samplingDefaults) as SamplingParams;
+
+/** The ranges set_sampling enforces, as get_sampling sends them. */
+export const RANGES: FieldRange[] = CONTRACT.samplingRanges;
 
 /** The defaults with some fields changed (a fresh copy every time). */
 export function params(over: Partial<SamplingParams> = {}): SamplingParams {
@@ -48,30 +15,10 @@ export function params(over: Partial<SamplingParams> = {}): SamplingParams {
 }
 
 /** The backend's built-in presets (hearth-core's SamplingParams::presets). */
-export const BUILT_IN: Preset[] = [
-  { name: 'Precise', builtIn: true, params: params({ temperature: 0.2, topP: 0.9, topK: 40, minP: 0.05, repeatPenalty: 1.05 }) },
-  { name: 'Balanced', builtIn: true, params: params() },
-  {
-    name: 'Creative',
-    builtIn: true,
-    params: params({ temperature: 1.1, topP: 0.98, minP: 0.02, topK: 0, xtcProbability: 0.5, xtcThreshold: 0.1, dryMultiplier: 0.8 }),
-  },
-];
+export const BUILT_IN: Preset[] = CONTRACT.presets;
 
 /** hearth-core's LoadParams::default(). */
-export const LOAD_DEFAULTS: LoadParams = Object.freeze({
-  nCtx: null,
-  nThreads: null,
-  nBatch: 512,
-  nUbatch: 512,
-  nGpuLayers: null,
-  flashAttention: 'auto',
-  kvCacheType: 'f16',
-  useMmap: true,
-  useMlock: false,
-  chatTemplate: null,
-  reuseKv: true,
-}) as LoadParams;
+export const LOAD_DEFAULTS: LoadParams = Object.freeze(CONTRACT.loadDefaults) as LoadParams;
 
 export function loadParams(over: Partial<LoadParams> = {}): LoadParams {
   return { ...LOAD_DEFAULTS, ...over };

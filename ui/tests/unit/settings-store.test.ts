@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Preset, SamplingParams, SettingsScope } from '../../src/ipc/settings-types';
+import type { Preset, SamplingParams, SettingsScope } from '../../src/ipc/bindings';
 import { SAVE_DEBOUNCE_MS, SettingsStore } from '../../src/lib/settings.svelte';
 import { SAMPLER_STAGES, type ScopeContext, type ScopeKind } from '../../src/lib/settings';
 import { fakeApi } from './helpers';
@@ -14,13 +14,14 @@ const SCOPES: Record<ScopeKind, SettingsScope> = {
   model: { kind: 'model', path: '/m.gguf' },
   global: { kind: 'global' },
 };
+/** The backend's lookup order: a chat inherits from the loaded model's scope, everything from the global one. */
 const BROADER: Record<ScopeKind, ScopeKind[]> = { chat: ['chat', 'model', 'global'], model: ['model', 'global'], global: ['global'] };
 
 /**
- * A backend with the scopes of CONTEXT (each scope's own settings in `own`), answering at once
- * or, with `hold`, when the test says so.
+ * A backend with the scopes of CONTEXT (each scope's own settings in `own`; the model's count
+ * for a chat while `modelLoaded`), answering at once or, with `hold`, when the test says so.
  */
-function fakeBackend(own: Partial<Record<ScopeKind, SamplingParams>> = {}) {
+function fakeBackend(own: Partial<Record<ScopeKind, SamplingParams>> = {}, modelLoaded = true) {
   const held: Deferred[] = [];
   const backend = {
     own: structuredClone(own),
@@ -34,17 +35,21 @@ function fakeBackend(own: Partial<Record<ScopeKind, SamplingParams>> = {}) {
     savedTo: [] as ScopeKind[],
   };
   const api = fakeApi('the settings store', {
-    getSampling: vi.fn(async (scope: SettingsScope) => {
-      const from = BROADER[scope.kind].find((k) => backend.own[k]);
+    getSampling: vi.fn(async (asked: SettingsScope | null) => {
+      const scope = asked ?? SCOPES.global;
+      const chain = BROADER[scope.kind].filter((k) => k === scope.kind || k !== 'model' || modelLoaded);
+      const from = chain.find((k) => backend.own[k]);
       return {
         current: structuredClone(from ? backend.own[from]! : params()),
+        source: from ? SCOPES[from] : null,
         own: backend.own[scope.kind] !== undefined,
         defaults: params(),
         ranges: RANGES,
         presets: structuredClone([...BUILT_IN, ...backend.presets]),
       };
     }),
-    setSampling: vi.fn((p: SamplingParams, scope: SettingsScope) => {
+    setSampling: vi.fn((p: SamplingParams, asked: SettingsScope | null) => {
+      const scope = asked ?? SCOPES.global;
       backend.saves.push(structuredClone(p));
       backend.savedTo.push(scope.kind);
       const accept = () => {
@@ -59,15 +64,18 @@ function fakeBackend(own: Partial<Record<ScopeKind, SamplingParams>> = {}) {
     }),
     clearSampling: vi.fn(async (scope: SettingsScope) => {
       delete backend.own[scope.kind];
+      return null;
     }),
     savePreset: vi.fn(async (name: string, p: SamplingParams) => {
       if (BUILT_IN.some((b) => b.name.toLowerCase() === name.trim().toLowerCase())) {
-        throw { kind: 'invalidInput', message: `choose another name: "${name.trim()}" is empty or a built-in preset` };
+        throw { kind: 'invalidInput', message: `choose another name: "${name.trim()}" is empty or a built-in preset`, field: 'name' };
       }
       backend.presets = [...backend.presets.filter((x) => x.name !== name.trim()), { name: name.trim(), params: p, builtIn: false }];
+      return null;
     }),
     deletePreset: vi.fn(async (name: string) => {
       backend.presets = backend.presets.filter((x) => x.name !== name);
+      return null;
     }),
   });
   return Object.assign(backend, { api });
@@ -75,7 +83,7 @@ function fakeBackend(own: Partial<Record<ScopeKind, SamplingParams>> = {}) {
 
 /** A store opened for CONTEXT (or `context`) over a backend with `own` settings. */
 async function setup(current?: SamplingParams, own: Partial<Record<ScopeKind, SamplingParams>> = {}, context = CONTEXT) {
-  const backend = fakeBackend(current ? { global: current, ...own } : own);
+  const backend = fakeBackend(current ? { global: current, ...own } : own, context.modelPath !== null);
   const store = new SettingsStore(backend.api);
   await store.open(context);
   return { backend, store };
@@ -137,14 +145,14 @@ describe('SettingsStore', () => {
     expect(store.error).toBe(null);
   });
 
-  it('shows the backend rejection, names its field, and clears it once a save succeeds', async () => {
+  it('shows the backend rejection, marks the field it names, and clears it once a save succeeds', async () => {
     const { store, backend } = await setup();
-    backend.rejections.push({ kind: 'invalidInput', message: 'topP must be between 0 and 1, got 2' });
+    backend.rejections.push({ kind: 'invalidInput', message: 'topP must be between 0 and 1, got 2', field: 'topP' });
     store.set('topP', 2);
     await pause();
     expect(store.status).toBe('rejected');
     expect(store.error).toBe('topP must be between 0 and 1, got 2');
-    expect(store.errorKey).toBe('topP');
+    expect(store.errorKeys).toEqual(['topP']);
     expect(store.params?.topP).toBe(2); // the value stays on screen to be fixed
 
     store.set('topP', 0.8);
@@ -153,7 +161,20 @@ describe('SettingsStore', () => {
     expect(backend.saves.at(-1)?.topP).toBe(0.8);
     expect(store.status).toBe('saved');
     expect(store.error).toBe(null);
-    expect(store.errorKey).toBe(null);
+    expect(store.errorKeys).toEqual([]);
+  });
+
+  it.each([
+    ['a nested field, by its top-level name', 'logitBias.bias', ['logitBias']],
+    ['no field at all', undefined, []],
+    ['a field the panel does not have', 'somethingElse', []],
+  ] as const)('marks %s', async (_, field, keys) => {
+    const { store, backend } = await setup();
+    backend.rejections.push({ kind: 'invalidInput', message: 'refused', ...(field ? { field } : {}) });
+    store.set('logitBias', [{ target: { kind: 'token', id: 1 }, bias: -1000 }]);
+    await pause();
+    expect(store.error).toBe('refused');
+    expect(store.errorKeys).toEqual(keys);
   });
 
   it('does not send an unfinished grammar and says what is missing', async () => {
@@ -163,6 +184,7 @@ describe('SettingsStore', () => {
     expect(backend.saves).toEqual([]);
     expect(store.status).toBe('unfinished');
     expect(store.error).toBe('Write a GBNF grammar, or set Grammar to None.');
+    expect(store.errorKeys).toEqual(['constraint']);
     store.set('constraint', { kind: 'gbnf', source: 'root ::= "yes"' });
     await pause();
     expect(backend.saves).toHaveLength(1);
@@ -206,7 +228,7 @@ describe('SettingsStore', () => {
     store.set('topP', 2);
     await pause();
     store.set('topP', 0.7); // debounce running while the bad value is in flight
-    backend.held[0].reject({ kind: 'invalidInput', message: 'topP must be between 0 and 1, got 2' });
+    backend.held[0].reject({ kind: 'invalidInput', message: 'topP must be between 0 and 1, got 2', field: 'topP' });
     await vi.advanceTimersByTimeAsync(0);
     expect(store.error).toBe(null);
     expect(store.status).toBe('pending');
@@ -275,11 +297,13 @@ describe('SettingsStore scopes', () => {
     ['no chat selected', { model: M, chat: C }, { chatId: null, modelPath: '/m.gguf' }, 'model', 'model', M],
     ['no model loaded', { model: M }, { chatId: 7, modelPath: null }, 'global', 'defaults', DEFAULTS],
   ] as const)('opens at the scope the values come from: %s', async (_, own, context, scope, source, values) => {
-    const { store } = await setup(undefined, own, context);
+    const { store, backend } = await setup(undefined, own, context);
     expect(store.scope).toBe(scope);
     expect(store.source).toBe(source);
     expect(store.own).toBe(scope === source);
     expect(store.params).toEqual(values);
+    // One read, of the most specific scope: the backend says where its values come from.
+    expect(vi.mocked(backend.api.getSampling).mock.calls).toEqual([[context.chatId === null ? SCOPES.model : SCOPES.chat]]);
   });
 
   it.each([

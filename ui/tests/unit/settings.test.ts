@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldRange, LogitBias, SamplerStage, SamplingParams } from '../../src/ipc/settings-types';
+import type { FieldRange, LogitBias, SamplerStage, SamplingParams, SettingsScope } from '../../src/ipc/bindings';
 import { saveStatusText, type SaveStatus } from '../../src/lib/autosave.svelte';
 import {
   FIELDS,
@@ -9,16 +9,14 @@ import {
   changedKeys,
   deepEqual,
   describeTarget,
-  errorField,
   formatNumber,
   formatRange,
   formatValue,
   makeConstraint,
-  lookupChain,
   matchingPreset,
   moveItem,
   moveStage,
-  openingIndex,
+  openingScope,
   parseBiasTarget,
   parseEscapes,
   parseNumber,
@@ -29,15 +27,17 @@ import {
   scopeFor,
   setNever,
   showEscapes,
-  sourceOf,
+  sourceKind,
   stageLayout,
   toggleStage,
   unfinishedEdit,
+  NEVER_BIAS,
+  STAGE_LABELS,
   type ParamKey,
   type ScopeContext,
   type ScopeKind,
 } from '../../src/lib/settings';
-import { BUILT_IN, DEFAULTS, params } from './settings-fixtures';
+import { BUILT_IN, CONTRACT, DEFAULTS, params } from './settings-fixtures';
 import { table } from './helpers';
 
 const RANGES: FieldRange[] = [
@@ -88,30 +88,37 @@ table('scopeFor', ([kind, context]: [ScopeKind, ScopeContext]) => scopeFor(kind,
   [['global', { chatId: null, modelPath: null }], { kind: 'global' }],
 ]);
 
-table('lookupChain: the scope and the broader ones, as the backend looks them up', ([kind, context]: [ScopeKind, ScopeContext]) => lookupChain(kind, context).map((s) => s.kind), [
-  [['chat', BOTH], ['chat', 'model', 'global']],
-  [['model', BOTH], ['model', 'global']],
-  [['global', BOTH], ['global']],
-  [['chat', NO_MODEL], ['chat', 'global']],
+table('sourceKind: the label of where the backend says values come from', sourceKind, [
+  [{ kind: 'chat', id: 7 }, 'chat'],
+  [{ kind: 'model', path: '/m.gguf' }, 'model'],
+  [{ kind: 'global' }, 'global'],
+  [null, 'defaults'],
 ]);
 
-table('sourceOf: where the values at a scope come from', ([own, at]: [boolean[], number]) => sourceOf(['chat', 'model', 'global'], own, at), [
-  [[[true, true, true], 0], 'chat'],
-  [[[false, true, true], 0], 'model'],
-  [[[false, false, true], 0], 'global'],
-  [[[false, false, false], 0], 'defaults'],
-  [[[true, false, true], 1], 'global'],
-  [[[true, true, false], 2], 'defaults'],
-]);
+table(
+  'openingScope: the scope the values come from, else the global one',
+  ([asked, source, context]: [ScopeKind, SettingsScope | null, ScopeContext]) => openingScope(asked, source, context),
+  [
+    [['chat', { kind: 'chat', id: 7 }, BOTH], 'chat'],
+    [['chat', { kind: 'model', path: '/m.gguf' }, BOTH], 'model'],
+    [['chat', { kind: 'global' }, BOTH], 'global'],
+    [['chat', null, BOTH], 'global'],
+    [['model', null, NO_CHAT], 'global'],
+    [['chat', { kind: 'global' }, NO_MODEL], 'global'],
+    // A scope this context cannot name: the panel stays where it asked.
+    [['chat', { kind: 'model', path: '/other.gguf' }, BOTH], 'chat'],
+  ],
+);
 
-table('openingIndex: the scope the chat\'s values come from, else the global one', openingIndex, [
-  [[false, false, false], 2],
-  [[false, false, true], 2],
-  [[false, true, true], 1],
-  [[true, false, true], 0],
-  [[false, true], 1],
-  [[false], 0],
-]);
+describe('the contract data the panel reads', () => {
+  it('has every sampler stage once, each with a label', () => {
+    expect([...SAMPLER_STAGES].sort()).toEqual(Object.keys(STAGE_LABELS).sort());
+    expect(SAMPLER_STAGES).toEqual(CONTRACT.samplerStageOrder);
+  });
+  it('takes "never" from the backend', () => {
+    expect(NEVER_BIAS).toBe(CONTRACT.logitBiasNever);
+  });
+});
 
 table('saveStatusText', (status: SaveStatus) => saveStatusText(status), [
   ['idle', ''],
@@ -206,24 +213,13 @@ table('formatValue (the default shown next to a field)', ([key, value]: [ParamKe
   [['samplerOrder', ['minP', 'temperature']], 'Min-p → Temperature'],
 ]);
 
-table('errorField (which field a backend message is about)', errorField, [
-  ['topP must be between 0 and 1, got 2', 'topP'],
-  ['dryLastN must be -1 (whole context) or between 0 and 1000000, got -2', 'dryLastN'],
-  ['logitBias.bias must be between -100 (never) and 100, got -1000', 'logitBias'],
-  ['drySequenceBreakers must be non-empty strings without NUL characters, got "a"', 'drySequenceBreakers'],
-  ['stop must be non-empty strings, got ""', 'stop'],
-  ['Something else went wrong', null],
-  ['', null],
-  [null, null],
-]);
-
 table('unfinishedEdit (not sent: the backend would only reject it)', (p: SamplingParams) => unfinishedEdit(p), [
   [DEFAULTS, null],
   [params({ constraint: makeConstraint('gbnf', 'root ::= "yes" | "no"') }), null],
-  [params({ constraint: makeConstraint('gbnf', '  \n') }), 'Write a GBNF grammar, or set Grammar to None.'],
-  [params({ constraint: makeConstraint('jsonSchema', '') }), 'Write a JSON schema, or set Grammar to None.'],
+  [params({ constraint: makeConstraint('gbnf', '  \n') }), { message: 'Write a GBNF grammar, or set Grammar to None.', field: 'constraint' }],
+  [params({ constraint: makeConstraint('jsonSchema', '') }), { message: 'Write a JSON schema, or set Grammar to None.', field: 'constraint' }],
   [params({ constraint: makeConstraint('jsonSchema', '{"type": "object"}') }), null],
-  [params({ constraint: makeConstraint('jsonSchema', '{"type": ') }), 'The JSON schema is not valid JSON.'],
+  [params({ constraint: makeConstraint('jsonSchema', '{"type": ') }), { message: 'The JSON schema is not valid JSON.', field: 'constraint' }],
   [params({ constraint: makeConstraint('none', 'root ::= "a"') }), null],
 ]);
 
