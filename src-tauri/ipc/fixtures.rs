@@ -1,77 +1,136 @@
 //! The data the window must not derive again: defaults, ranges, presets, the sampler stages'
-//! order, what "never" means for a logit bias, the pace of updates to the window, the providers on first start and which sampling
-//! settings reach each kind of provider, the error kinds and every command's shape. Generated
-//! into ui/src/ipc/contract.json (a test fails when it is stale); the window imports it, and the
+//! order, what "never" means for a logit bias, the pace of updates to the window, the providers
+//! on first start and each provider kind's facts, which sampling settings reach each kind of
+//! provider, the error kinds and every command's shape. Generated into
+//! ui/src/ipc/contract.json (a test fails when it is stale); the window imports it, and the
 //! browser tests' mock backend answers from it instead of copies.
 
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 
 use hearth_core::{
-    LoadParams, LogitBias, ProviderConfig, ProviderKind, SamplerStage, SamplingParams, WINDOW_UPDATE_INTERVAL, sampling_support,
+    FieldRange, FieldSupport, LoadParams, LogitBias, Preset, ProviderConfig, ProviderKind, SamplerStage, SamplingParams,
+    WINDOW_UPDATE_INTERVAL, sampling_support,
 };
 
-use crate::ipc::{IpcErrorKind, contract::WireArg, contracts};
+use crate::ipc::contract::{CommandContract, WireArg, camel_case};
+use crate::ipc::{IpcErrorKind, contracts};
 
 /// Stands for the provider's name in `samplingSupport`'s notes.
 const PROVIDER_NAME: &str = "{provider}";
 
-/// Which sampling settings reach a model, per backend: the local engine, and each provider kind
-/// (an OpenAI-compatible server with and without llama.cpp's extensions).
-fn sampling_support_table() -> Value {
-    let remote = |kind, extensions| {
-        let mut config = ProviderConfig::new("p", PROVIDER_NAME, kind);
-        config.extensions = extensions;
-        sampling_support(Some(&config))
-    };
-    json!({
-        "local": sampling_support(None),
-        "openAi": remote(ProviderKind::OpenAi, false),
-        "anthropic": remote(ProviderKind::Anthropic, false),
-        "openAiCompatible": remote(ProviderKind::OpenAiCompatible, false),
-        "openAiCompatibleExtensions": remote(ProviderKind::OpenAiCompatible, true),
-    })
+/// Typed, so numbers keep their own precision (an f32 0.8 is written 0.8).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ContractData {
+    sampling_defaults: SamplingParams,
+    sampling_ranges: &'static [FieldRange],
+    presets: Vec<Preset>,
+    sampler_stage_order: [SamplerStage; 9],
+    logit_bias_never: f32,
+    load_defaults: LoadParams,
+    load_ranges: &'static [FieldRange],
+    /// The context a fit estimate assumes when a model's header gives none.
+    fit_context_fallback: u32,
+    default_providers: Vec<ProviderConfig>,
+    provider_kinds: BTreeMap<&'static str, KindFacts>,
+    provider_name_placeholder: &'static str,
+    /// Which sampling settings reach a model: the local engine, and each provider kind (an
+    /// OpenAI-compatible server with and without llama.cpp's extensions).
+    sampling_support: BTreeMap<&'static str, Vec<FieldSupport>>,
+    error_kinds: [IpcErrorKind; 15],
+    /// Deltas reach the window at most this often; the window paints no more often either.
+    window_update_interval_ms: u64,
+    commands: Vec<WireCommand>,
 }
 
-fn commands() -> Value {
-    let commands: Vec<Value> = contracts()
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KindFacts {
+    default_base_url: &'static str,
+    /// The context window assumed when neither the models endpoint nor the user says.
+    default_context_length: u32,
+    needs_key: bool,
+}
+
+#[derive(Serialize)]
+struct WireCommand {
+    name: &'static str,
+    args: Vec<WireArgument>,
+    returns: String,
+}
+
+#[derive(Serialize)]
+struct WireArgument {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    r#type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    channel: Option<String>,
+}
+
+const KINDS: [(&str, ProviderKind); 3] =
+    [("openAi", ProviderKind::OpenAi), ("anthropic", ProviderKind::Anthropic), ("openAiCompatible", ProviderKind::OpenAiCompatible)];
+
+fn sampling_support_table() -> BTreeMap<&'static str, Vec<FieldSupport>> {
+    let remote = |kind, extensions| {
+        let config = ProviderConfig { extensions, ..ProviderConfig::new("p", PROVIDER_NAME, kind) };
+        sampling_support(Some(&config))
+    };
+    BTreeMap::from([
+        ("local", sampling_support(None)),
+        ("openAi", remote(ProviderKind::OpenAi, false)),
+        ("anthropic", remote(ProviderKind::Anthropic, false)),
+        ("openAiCompatible", remote(ProviderKind::OpenAiCompatible, false)),
+        ("openAiCompatibleExtensions", remote(ProviderKind::OpenAiCompatible, true)),
+    ])
+}
+
+fn wire(command: &CommandContract) -> WireCommand {
+    let args = command
+        .args
         .iter()
-        .map(|c| {
-            let args: Vec<Value> = c
-                .args
-                .iter()
-                .map(|(name, arg)| match arg {
-                    WireArg::Value(ty) => json!({ "name": crate::ipc::contract::camel_case(name), "type": ty }),
-                    WireArg::Channel(ty) => json!({ "name": crate::ipc::contract::camel_case(name), "channel": ty }),
-                })
-                .collect();
-            json!({ "name": c.name, "args": args, "returns": c.returns })
+        .map(|(name, arg)| {
+            let name = camel_case(name);
+            match arg {
+                WireArg::Value(ty) => WireArgument { name, r#type: Some(ty.clone()), channel: None },
+                WireArg::Channel(ty) => WireArgument { name, r#type: None, channel: Some(ty.clone()) },
+            }
         })
         .collect();
-    Value::Array(commands)
+    WireCommand { name: command.name, args, returns: command.returns.clone() }
 }
 
 /// The full text of ui/src/ipc/contract.json.
 pub fn contract_data() -> String {
-    let data = json!({
-        "samplingDefaults": SamplingParams::default(),
-        "samplingRanges": SamplingParams::ranges(),
-        "presets": SamplingParams::presets(),
-        "samplerStageOrder": SamplerStage::DEFAULT_ORDER,
-        "logitBiasNever": LogitBias::BAN,
-        "loadDefaults": LoadParams::default(),
-        "defaultProviders": hearth_app::default_providers(),
-        "providerDefaultBaseUrls": {
-            "openAi": ProviderKind::OpenAi.default_base_url(),
-            "anthropic": ProviderKind::Anthropic.default_base_url(),
-            "openAiCompatible": ProviderKind::OpenAiCompatible.default_base_url(),
-        },
-        "providerNamePlaceholder": PROVIDER_NAME,
-        "samplingSupport": sampling_support_table(),
-        "errorKinds": IpcErrorKind::ALL,
-        // Deltas reach the window at most this often; the window paints no more often either.
-        "windowUpdateIntervalMs": WINDOW_UPDATE_INTERVAL.as_millis() as u64,
-        "commands": commands(),
-    });
+    let data = ContractData {
+        sampling_defaults: SamplingParams::default(),
+        sampling_ranges: SamplingParams::ranges(),
+        presets: SamplingParams::presets(),
+        sampler_stage_order: SamplerStage::DEFAULT_ORDER,
+        logit_bias_never: LogitBias::BAN,
+        load_defaults: LoadParams::default(),
+        load_ranges: LoadParams::ranges(),
+        fit_context_fallback: hearth_gguf::ASSUMED_CONTEXT_LENGTH,
+        default_providers: hearth_app::default_providers(),
+        provider_kinds: KINDS
+            .iter()
+            .map(|&(name, kind)| {
+                let facts = KindFacts {
+                    default_base_url: kind.default_base_url(),
+                    default_context_length: kind.default_context_length(),
+                    needs_key: kind.needs_key(),
+                };
+                (name, facts)
+            })
+            .collect(),
+        provider_name_placeholder: PROVIDER_NAME,
+        sampling_support: sampling_support_table(),
+        error_kinds: IpcErrorKind::ALL,
+        window_update_interval_ms: WINDOW_UPDATE_INTERVAL.as_millis() as u64,
+        commands: contracts().iter().map(wire).collect(),
+    };
     let mut text = serde_json::to_string_pretty(&data).expect("the contract data serializes");
     text.push('\n');
     text

@@ -276,7 +276,15 @@ export type FieldRange = {
 /**
  * The field's name in JSON.
  */
-key: string, min: number, max: number, };
+key: string, min: number, max: number, 
+/**
+ * The range in words, as refusals say it ("between 0 and 1").
+ */
+text: string, 
+/**
+ * Whole numbers only.
+ */
+integer: boolean, };
 
 export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
 

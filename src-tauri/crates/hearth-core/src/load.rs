@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::FieldError;
+use crate::sampling::whole;
+use crate::{FieldError, FieldRange};
 
 /// Load settings. `None` means "pick a sensible default for this machine and model".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -79,7 +80,19 @@ const MAX_N_CTX: u32 = 1 << 20;
 const MAX_THREADS: u32 = 1024;
 const MAX_BATCH: u32 = 1 << 16;
 
+/// The numeric ranges `validate` enforces (an unset context or thread count is "auto").
+const LOAD_RANGES: &[FieldRange] = &[
+    whole("nCtx", 16.0, MAX_N_CTX as f64, "between 16 and 1048576 tokens"),
+    whole("nThreads", 1.0, MAX_THREADS as f64, "between 1 and 1024"),
+    whole("nBatch", 1.0, MAX_BATCH as f64, "between 1 and 65536"),
+    whole("nUbatch", 1.0, MAX_BATCH as f64, "between 1 and 65536, at most the batch size"),
+];
+
 impl LoadParams {
+    pub fn ranges() -> &'static [FieldRange] {
+        LOAD_RANGES
+    }
+
     /// Combinations llama.cpp refuses with an unhelpful message (or aborts on), refused here in words.
     pub fn validate(&self) -> Result<(), FieldError> {
         let bad = |field: &str, message: String| Err(FieldError::new(field, message));
@@ -134,6 +147,22 @@ mod tests {
             assert!(err.fields().any(|f| f == *field), "{params:?}: {err:?}");
             // Every field named is one the window has.
             assert!(err.fields().all(|f| keys.get(f).is_some()), "{err:?}");
+        }
+    }
+
+    /// The ranges the window is told are the ones `validate` enforces, at both ends.
+    #[test]
+    fn the_ranges_are_what_validate_enforces() {
+        for range in LoadParams::ranges() {
+            for (value, ok) in [(range.min, true), (range.max, true), (range.min - 1.0, false), (range.max + 1.0, false)] {
+                let mut json = serde_json::to_value(LoadParams { n_batch: MAX_BATCH, ..LoadParams::default() }).unwrap();
+                json[range.key] = serde_json::json!(value as u64);
+                if range.key == "nBatch" {
+                    json["nUbatch"] = serde_json::json!(1);
+                }
+                let params: LoadParams = serde_json::from_value(json).unwrap();
+                assert_eq!(params.validate().is_ok(), ok, "{} = {value}: {:?}", range.key, params.validate());
+            }
         }
     }
 

@@ -37,6 +37,12 @@ impl ProviderKind {
         }
     }
 
+    /// Whether its API refuses requests without a key (a local OpenAI-compatible server often
+    /// takes none).
+    pub fn needs_key(self) -> bool {
+        self != ProviderKind::OpenAiCompatible
+    }
+
     /// The conventional environment variable holding this kind's key (CLI fallback).
     pub fn key_env_var(self) -> &'static str {
         match self {

@@ -259,20 +259,25 @@ pub struct FieldRange {
     pub key: &'static str,
     pub min: f64,
     pub max: f64,
-    #[serde(skip)]
-    #[ts(skip)]
-    text: &'static str,
+    /// The range in words, as refusals say it ("between 0 and 1").
+    pub text: &'static str,
+    /// Whole numbers only.
+    pub integer: bool,
 }
 
-const fn range(key: &'static str, min: f64, max: f64, text: &'static str) -> FieldRange {
-    FieldRange { key, min, max, text }
+pub(crate) const fn range(key: &'static str, min: f64, max: f64, text: &'static str) -> FieldRange {
+    FieldRange { key, min, max, text, integer: false }
+}
+
+pub(crate) const fn whole(key: &'static str, min: f64, max: f64, text: &'static str) -> FieldRange {
+    FieldRange { key, min, max, text, integer: true }
 }
 
 const RANGES: &[FieldRange] = &[
     range("temperature", 0.0, 5.0, "between 0 and 5"),
     range("dynatempRange", 0.0, 5.0, "between 0 and 5"),
     range("dynatempExponent", 0.0, 10.0, "between 0 and 10"),
-    range("topK", 0.0, 1e6, "between 0 and 1000000"),
+    whole("topK", 0.0, 1e6, "between 0 and 1000000"),
     range("topP", 0.0, 1.0, "between 0 and 1"),
     range("minP", 0.0, 1.0, "between 0 and 1"),
     range("typicalP", 0.0, 1.0, "between 0 and 1"),
@@ -281,15 +286,15 @@ const RANGES: &[FieldRange] = &[
     range("xtcThreshold", 0.0, 0.5, "between 0 and 0.5"),
     range("dryMultiplier", 0.0, 5.0, "between 0 and 5"),
     range("dryBase", 1.0, 4.0, "between 1 and 4"),
-    range("dryAllowedLength", 0.0, 100.0, "between 0 and 100"),
-    range("dryLastN", -1.0, 1e6, "-1 (whole context) or between 0 and 1000000"),
+    whole("dryAllowedLength", 0.0, 100.0, "between 0 and 100"),
+    whole("dryLastN", -1.0, 1e6, "-1 (whole context) or between 0 and 1000000"),
     range("mirostatTau", 0.0, 20.0, "between 0 and 20"),
     range("mirostatEta", 0.0, 1.0, "between 0 and 1"),
     range("repeatPenalty", 0.5, 3.0, "between 0.5 and 3"),
-    range("repeatLastN", -1.0, 1e6, "-1 (whole context) or between 0 and 1000000"),
+    whole("repeatLastN", -1.0, 1e6, "-1 (whole context) or between 0 and 1000000"),
     range("presencePenalty", -2.0, 2.0, "between -2 and 2"),
     range("frequencyPenalty", -2.0, 2.0, "between -2 and 2"),
-    range("maxTokens", 1.0, 1e6, "between 1 and 1000000"),
+    whole("maxTokens", 1.0, 1e6, "between 1 and 1000000"),
 ];
 
 impl SamplingParams {

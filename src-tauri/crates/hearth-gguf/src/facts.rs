@@ -4,6 +4,9 @@
 use serde::Serialize;
 use ts_rs::TS;
 
+/// The context length assumed for a model whose header does not give one.
+pub const ASSUMED_CONTEXT_LENGTH: u32 = 4096;
+
 use crate::{MetaValue, ValidatedGguf};
 
 /// A model's facts as shown in the library and before a download.
@@ -67,7 +70,7 @@ impl ValidatedGguf {
             key_length: self.arch_u32("attention.key_length").unwrap_or(head),
             value_length: self.arch_u32("attention.value_length").unwrap_or(head),
             vocab,
-            context_length: self.arch_u32("context_length").unwrap_or(4096),
+            context_length: self.arch_u32("context_length").unwrap_or(ASSUMED_CONTEXT_LENGTH),
         })
     }
 

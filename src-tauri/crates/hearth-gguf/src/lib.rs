@@ -8,7 +8,7 @@
 
 mod facts;
 
-pub use facts::{ModelFacts, ModelShape, file_type_name};
+pub use facts::{ASSUMED_CONTEXT_LENGTH, ModelFacts, ModelShape, file_type_name};
 
 use std::collections::BTreeMap;
 use std::fs::File;

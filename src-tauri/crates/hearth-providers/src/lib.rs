@@ -121,7 +121,7 @@ impl Providers {
             None
         });
         let key = key.filter(|k| !k.trim().is_empty());
-        if key.is_none() && config.kind != ProviderKind::OpenAiCompatible {
+        if key.is_none() && config.kind.needs_key() {
             return Err(ProviderError::NoKey { provider: config.name.clone() });
         }
         Ok(key)
