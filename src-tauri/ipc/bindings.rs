@@ -5,8 +5,8 @@ use ts_rs::TS;
 
 use hearth_core::{
     BiasTarget, ChatSummary, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention, ImportReport, KvType, LoadParams,
-    LogitBias, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset, ProviderConfig, ProviderKind, ReplyStats, Role,
-    SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, StoredMessage,
+    LogitBias, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset, PromptSource, ProviderConfig, ProviderKind,
+    ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, StoredMessage,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
@@ -23,6 +23,7 @@ pub fn typescript_bindings() -> String {
     let decls = [
         Role::decl(&cfg),
         MessageStatus::decl(&cfg),
+        PromptSource::decl(&cfg),
         ReplyStats::decl(&cfg),
         ModelTarget::decl(&cfg),
         ChatSummary::decl(&cfg),

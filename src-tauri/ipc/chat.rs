@@ -194,7 +194,10 @@ command! {
 command! {
     pub async fn delete_chat(chat_id: ChatId, state: State<'_, AppState>) -> Result<(), IpcError> {
         state.chat.stop(chat_id);
-        Ok(state.store.delete_chat(chat_id).await?)
+        state.store.delete_chat(chat_id).await?;
+        // Its KV cache goes too, in RAM and on disk.
+        state.engine.forget(chat_id);
+        Ok(())
     }
 }
 

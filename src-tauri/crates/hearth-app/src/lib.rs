@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use hearth_core::{ChatService, SamplingParams, SettingsScope, Switch};
-use hearth_engine::Engine;
+use hearth_engine::{Engine, HostProgram};
 use hearth_hub::{Downloads, Hub, HubCache, HubConfig, Library, RetryPolicy};
 use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
 use hearth_store::{Store, StoreError};
@@ -20,6 +20,9 @@ use hearth_store::{Store, StoreError};
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};
 pub use titles::title_chat;
+
+/// The folder under the data dir where chats' KV caches are kept.
+pub const KV_CACHE_DIR: &str = "kv-cache";
 
 /// The keychain entry of the Hugging Face token (beside the providers' keys).
 pub const HUB_TOKEN_KEY: &str = "huggingface-hub";
@@ -73,7 +76,9 @@ impl App {
     pub async fn open(paths: AppPaths) -> Result<App, OpenError> {
         let store = Store::open(&paths.database).await?;
         let settings = Settings::new(store.clone());
-        let engine = Engine::spawn();
+        // Chats' KV caches spill here, so a chat switched back to (or reopened after a restart)
+        // is not prefilled again.
+        let engine = Engine::spawn_with(HostProgram::from_env().with_kv_dir(paths.data_dir.join(KV_CACHE_DIR)));
         let keys = Arc::new(KeyStore::new(paths.data_dir.join("keys.json")));
         // The hub (for remote models' tokenizers) honours HF_ENDPOINT and the standard cache.
         let providers = Providers::new(keys.clone(), Timeouts::default(), &HubOptions::default());

@@ -13,7 +13,7 @@ use hearth_core::{
     CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, LoadParams, ModelTarget, ProviderConfig, ProviderKind,
     ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TurnEvent,
 };
-use hearth_engine::Engine;
+use hearth_engine::{Engine, HostProgram};
 use hearth_providers::{FixedKeys, HubOptions, KeyError, KeySource, KeyStore, Providers, Timeouts};
 use hearth_store::Store;
 
@@ -22,7 +22,11 @@ use crate::args::{ChatArgs, RemoteArgs};
 type Backend = Switch<Engine, Providers>;
 
 pub async fn run(args: ChatArgs) -> Result<(), String> {
-    let engine = Engine::spawn();
+    // With a history, chats' KV caches are kept beside it, as the app keeps them in its data dir.
+    let engine = match args.db.as_deref().and_then(Path::parent) {
+        Some(dir) => Engine::spawn_with(HostProgram::from_env().with_kv_dir(dir.join(hearth_app::KV_CACHE_DIR))),
+        None => Engine::spawn(),
+    };
     let providers = Providers::new(Arc::new(cli_keys(args.remote.as_ref())), Timeouts::default(), &HubOptions::default());
     let (target, banner) = match &args.remote {
         None => {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, mpsc};
 use ts_rs::TS;
 
-use crate::{ChatMessage, LoadParams, ModelTarget, ProviderError, SamplingParams};
+use crate::{ChatId, ChatMessage, LoadParams, ModelTarget, ProviderError, SamplingParams};
 
 /// Something that writes assistant replies: the local engine or a remote provider.
 ///
@@ -30,11 +30,14 @@ pub struct ReplyRequest {
     pub continue_last: bool,
     /// Which model answers.
     pub target: ModelTarget,
+    /// The conversation (chat) this reply belongs to, so the engine keeps each one's KV cache
+    /// apart; `None` for one-off prompts.
+    pub conversation: Option<ChatId>,
 }
 
 impl ReplyRequest {
     pub fn new(messages: Vec<ChatMessage>, sampling: SamplingParams, cancel: CancelFlag) -> Self {
-        ReplyRequest { messages, sampling, cancel, continue_last: false, target: ModelTarget::Local }
+        ReplyRequest { messages, sampling, cancel, continue_last: false, target: ModelTarget::Local, conversation: None }
     }
 }
 
@@ -114,10 +117,28 @@ pub struct ReplyStats {
     /// The reply stopped at its max-tokens limit or the context's end, not where the model ended
     /// it: "Continue" writes on.
     pub cut_at_limit: bool,
+    /// Where the reused part of the prompt came from.
+    #[serde(default)]
+    pub prompt_source: PromptSource,
     /// Why the reply was cut off when the engine under it died ("the model crashed: …").
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<String>,
+}
+
+/// Where a reply's cached prompt tokens came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum PromptSource {
+    /// Nothing of this conversation was cached (a shared opening may still be reused).
+    #[default]
+    New,
+    /// The conversation's cache was in place: it answered last.
+    Live,
+    /// Brought back from RAM after another chat answered.
+    Ram,
+    /// Read back from disk (after a restart, or evicted from RAM).
+    Disk,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]

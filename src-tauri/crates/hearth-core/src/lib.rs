@@ -17,8 +17,8 @@ mod title;
 mod transfer;
 
 pub use backend::{
-    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, NO_CHAT_TEMPLATE, ReplyRequest, ReplyStats, ReplyStream,
-    Switch,
+    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, NO_CHAT_TEMPLATE, PromptSource, ReplyRequest, ReplyStats,
+    ReplyStream, Switch,
 };
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
 pub use field::FieldError;

@@ -179,6 +179,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let mut request = ReplyRequest::new(conversation(&system, &history), sampling, turn.flag.clone());
         request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());
         request.target = store.chat_target(chat).await.map_err(boxed)?;
+        request.conversation = Some(chat);
         let mut stream = self.backend.start_reply(request).map_err(|error| TurnError::Backend { error, reply: None })?;
         let reply = match continued {
             Some(partial) => store.update_reply(partial.id, &partial.content, MessageStatus::Streaming, None).await.map_err(boxed)?,

@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod host;
+pub mod kv_memory;
 mod llama_log;
 mod load;
 mod local;

@@ -14,6 +14,7 @@ use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 use hearth_core::{BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest, ReplyStats, ReplyStream};
 
 use crate::LoadParams;
+use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
 use crate::session::Session;
 use hearth_gguf::{GgufError, ValidatedGguf};
 
@@ -52,6 +53,8 @@ enum Request {
     },
     /// Drop the model; acknowledged once its memory is freed.
     Unload(oneshot::Sender<()>),
+    /// Drop a conversation's KV cache in RAM and on disk.
+    Forget(ConversationId),
     /// End the engine thread (after the request in hand).
     Quit,
 }
@@ -143,6 +146,11 @@ impl LocalEngine {
         self.submit_unload()?.await.map_err(|_| EngineError::Gone)
     }
 
+    /// Drops `conversation`'s KV cache, in RAM and on disk (its chat was deleted).
+    pub fn forget(&self, conversation: ConversationId) {
+        let _ = self.requests.send(Request::Forget(conversation));
+    }
+
     pub(crate) fn submit_unload(&self) -> Result<oneshot::Receiver<()>, EngineError> {
         let (done, unloaded) = oneshot::channel();
         self.requests.send(Request::Unload(done)).map_err(|_| EngineError::Gone)?;
@@ -229,6 +237,7 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
             return; // Every handle call now fails with EngineGone.
         }
     };
+    let kv_config = KvConfig::from_env();
     let mut pending = None;
     loop {
         let load = match pending.take() {
@@ -243,12 +252,16 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
                     let _ = done.send(());
                     continue;
                 }
+                Ok(Request::Forget(conversation)) => {
+                    kv_memory::forget_on_disk(&kv_config, conversation);
+                    continue;
+                }
                 Ok(Request::Quit) | Err(_) => return,
             },
         };
         // The previous model was dropped when its service ended, so two never share memory.
         *loaded.lock().expect("engine state poisoned") = None;
-        match serve(backend, load, &inbox, &loaded) {
+        match serve(backend, load, &inbox, &loaded, &kv_config) {
             Next::Load(next) => pending = Some(next),
             Next::Unloaded(done) => {
                 *loaded.lock().expect("engine state poisoned") = None;
@@ -261,7 +274,13 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
 }
 
 /// Loads one model and answers requests with it until another load is asked for.
-fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Receiver<Request>, loaded: &Mutex<Option<ModelInfo>>) -> Next {
+fn serve(
+    backend: &LlamaBackend,
+    load: LoadRequest,
+    inbox: &Receiver<Request>,
+    loaded: &Mutex<Option<ModelInfo>>,
+    kv_config: &KvConfig,
+) -> Next {
     let LoadRequest { file, params, reply, mut progress, cancel } = load;
     let path = file.path.display().to_string();
     crate::llama_log::clear();
@@ -277,7 +296,7 @@ fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Receiver<Request>, l
         Err(_) if cancel.is_cancelled() => {
             tracing::info!(%path, "model load cancelled");
             let _ = reply.send(Err(EngineError::LoadCancelled { path }));
-            return next_load(inbox);
+            return next_load(inbox, kv_config);
         }
         Err(e) => {
             tracing::warn!(%path, error = %e, "model load failed");
@@ -286,7 +305,7 @@ fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Receiver<Request>, l
                 format!("llama.cpp gave no reason (architecture {arch}); the file may be damaged or too new for this Hearth")
             });
             let _ = reply.send(Err(EngineError::Load { path, reason }));
-            return next_load(inbox);
+            return next_load(inbox, kv_config);
         }
     };
     let (resolved, context_params) = crate::load::context_params(&params, &model);
@@ -295,7 +314,7 @@ fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Receiver<Request>, l
         Err(e) => {
             tracing::warn!(%path, error = %e, "context creation failed");
             let _ = reply.send(Err(EngineError::Context { path, n_ctx: resolved.n_ctx }));
-            return next_load(inbox);
+            return next_load(inbox, kv_config);
         }
     };
     let info = ModelInfo {
@@ -313,11 +332,20 @@ fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Receiver<Request>, l
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
     let _ = reply.send(Ok(info));
 
-    let mut session = Session::new(&model, context, &params);
+    let layout = format!("kv={:?};flash={:?};n_ctx={}", params.kv_cache_type, params.flash_attention, resolved.n_ctx);
+    let memory = match kv_memory::state_key(&file.path, &layout) {
+        Ok(key) => Some(KvMemory::new(kv_config.clone(), key)),
+        Err(e) => {
+            tracing::warn!(error = %e, "the model file could not be read for its cache key; chats' caches are not kept");
+            None
+        }
+    };
+    let mut session = Session::new(&model, context, &params, memory);
     let mut aside = None;
-    loop {
+    let next = loop {
         match inbox.recv() {
             Ok(Request::Generate { request, events }) => session.reply(request, &events),
+            Ok(Request::Forget(conversation)) => session.forget(conversation),
             Ok(Request::Aside { request, events }) => {
                 if request.cancel.is_cancelled() {
                     let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
@@ -330,11 +358,13 @@ fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Receiver<Request>, l
                     }
                 }
             }
-            Ok(Request::Load(next)) => return Next::Load(next),
-            Ok(Request::Unload(done)) => return Next::Unloaded(done),
-            Ok(Request::Quit) | Err(_) => return Next::Quit,
+            Ok(Request::Load(next)) => break Next::Load(next),
+            Ok(Request::Unload(done)) => break Next::Unloaded(done),
+            Ok(Request::Quit) | Err(_) => break Next::Quit,
         }
-    }
+    };
+    session.retire();
+    next
 }
 
 /// The aside session, created at first use (most chats never need one after their title).
@@ -350,16 +380,17 @@ fn aside_session<'s, 'm>(
         let context = model
             .new_context(backend, context_params)
             .map_err(|e| BackendError::Engine(format!("no memory for a second, small context: {e}")))?;
-        *aside = Some(Session::new(model, context, &small));
+        *aside = Some(Session::new(model, context, &small, None));
     }
     Ok(aside.as_mut().expect("just created"))
 }
 
 /// With no model loaded, only a load request is useful; anything else fails at once.
-fn next_load(inbox: &Receiver<Request>) -> Next {
+fn next_load(inbox: &Receiver<Request>, kv_config: &KvConfig) -> Next {
     loop {
         match inbox.recv() {
             Ok(Request::Load(next)) => return Next::Load(next),
+            Ok(Request::Forget(conversation)) => kv_memory::forget_on_disk(kv_config, conversation),
             Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                 let _ = events.send(GenEvent::Failed(BackendError::NoModel));
             }

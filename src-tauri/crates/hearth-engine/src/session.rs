@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use encoding_rs::{Decoder, UTF_8};
+use llama_cpp_2::LlamaStateSeqFlags;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
@@ -10,10 +11,12 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, ReplyRequest, ReplyStats, Role, fit_context,
+    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
+    fit_context,
 };
 
 use crate::LoadParams;
+use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::prefix;
 use crate::sampler;
 use crate::stop::StopFilter;
@@ -32,6 +35,10 @@ pub struct Session<'m> {
     batch: LlamaBatch<'static>,
     n_batch: usize,
     reuse_kv: bool,
+    /// The conversation whose cache `cached` is (`None`: a one-off prompt, or none yet).
+    owner: Option<ConversationId>,
+    /// The other conversations' caches; `None` keeps only the live one (asides, reuse off).
+    memory: Option<KvMemory>,
 }
 
 enum Renderer {
@@ -40,7 +47,7 @@ enum Renderer {
 }
 
 impl<'m> Session<'m> {
-    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, params: &LoadParams) -> Self {
+    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, params: &LoadParams, memory: Option<KvMemory>) -> Self {
         let n_batch = params.n_batch as usize;
         Session {
             model,
@@ -50,6 +57,29 @@ impl<'m> Session<'m> {
             batch: LlamaBatch::new(n_batch, 1),
             n_batch,
             reuse_kv: params.reuse_kv,
+            owner: None,
+            memory: memory.filter(|_| params.reuse_kv),
+        }
+    }
+
+    /// Keeps every conversation's cache on disk: the model is unloaded or the engine quits.
+    pub fn retire(mut self) {
+        let Some(mut memory) = self.memory.take() else { return };
+        if let Some(owner) = self.owner
+            && let Some(state) = self.snapshot()
+        {
+            memory.park(owner, state);
+        }
+        memory.spill_all();
+    }
+
+    /// Drops `conversation`'s cache everywhere (its chat was deleted).
+    pub fn forget(&mut self, conversation: ConversationId) {
+        if self.owner == Some(conversation) {
+            self.owner = None;
+        }
+        if let Some(memory) = self.memory.as_mut() {
+            memory.forget(conversation);
         }
     }
 
@@ -66,10 +96,13 @@ impl<'m> Session<'m> {
         let started = Instant::now();
         let n_ctx = self.context.n_ctx() as usize;
         let (tokens, dropped) = self.fit_prompt(request, n_ctx)?;
+        let source = self.switch_to(request.conversation, &tokens);
         let tokens = if self.reuse_kv { self.follow_cache(tokens) } else { tokens };
+        let cached_tokens = self.reuse_prefix(&tokens) as u32;
         let mut stats = ReplyStats {
             prompt_tokens: tokens.len() as u32,
-            cached_tokens: self.reuse_prefix(&tokens) as u32,
+            cached_tokens,
+            prompt_source: if cached_tokens == 0 { PromptSource::New } else { source },
             dropped_messages: dropped as u32,
             ..ReplyStats::default()
         };
@@ -125,6 +158,62 @@ impl<'m> Session<'m> {
             }
         }
         Ok((reason, stats))
+    }
+
+    /// Makes the cache `conversation`'s: the one in place is kept in memory for its own
+    /// conversation, and `conversation`'s own comes back if it shares more with `prompt` than
+    /// what is in place. Says where the cache now comes from.
+    fn switch_to(&mut self, conversation: Option<ConversationId>, prompt: &[LlamaToken]) -> PromptSource {
+        if conversation == self.owner {
+            return PromptSource::Live;
+        }
+        let previous = std::mem::replace(&mut self.owner, conversation);
+        let Some(mut memory) = self.memory.take() else { return PromptSource::New };
+        if let Some(previous) = previous
+            && let Some(state) = self.snapshot()
+        {
+            memory.park(previous, state);
+        }
+        let mut source = PromptSource::New;
+        if let Some((saved, from)) = conversation.and_then(|c| memory.take(c)) {
+            let shared = |tokens: &[LlamaToken]| tokens.iter().zip(prompt).take_while(|(a, b)| a == b).count();
+            let saved_tokens: Vec<LlamaToken> = saved.tokens.iter().map(|&t| LlamaToken(t)).collect();
+            if shared(&saved_tokens) > shared(&self.cached) && self.restore(&saved.data, saved_tokens) {
+                source = from;
+            }
+        }
+        self.memory = Some(memory);
+        source
+    }
+
+    /// The live sequence's cache as bytes, with its tokens; `None` when empty or llama.cpp
+    /// wrote other than it said.
+    fn snapshot(&self) -> Option<SavedState> {
+        if self.cached.is_empty() {
+            return None;
+        }
+        let flags = LlamaStateSeqFlags::empty();
+        let size = self.context.state_seq_get_size_ext(SEQ, flags);
+        let mut data = vec![0u8; size];
+        // SAFETY: `data` holds exactly the size llama.cpp just reported for this sequence.
+        let written = unsafe { self.context.state_seq_get_data_ext(data.as_mut_ptr(), SEQ, flags) };
+        (written == size).then(|| SavedState { tokens: self.cached.iter().map(|t| t.0).collect(), data })
+    }
+
+    /// Replaces the live sequence with a saved one; on failure the sequence is left empty.
+    fn restore(&mut self, data: &[u8], tokens: Vec<LlamaToken>) -> bool {
+        let _ = self.context.clear_kv_cache_seq(Some(SEQ as u32), None, None);
+        self.cached.clear();
+        // SAFETY: these bytes came from `snapshot` on this model and cache layout: straight from
+        // RAM, or from a state file whose key and checksum `kv_memory::decode` verified.
+        let restored = unsafe { self.context.state_seq_set_data_ext(data, SEQ, LlamaStateSeqFlags::empty()) };
+        if restored {
+            self.cached = tokens;
+        } else {
+            tracing::warn!("llama.cpp refused a saved KV state; the prompt is prefilled");
+            let _ = self.context.clear_kv_cache_seq(Some(SEQ as u32), None, None);
+        }
+        restored
     }
 
     /// The prompt's tokens, after leaving out earlier messages as the overflow policy allows so

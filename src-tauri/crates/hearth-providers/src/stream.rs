@@ -161,6 +161,8 @@ pub async fn run(
             .unwrap_or_else(|| if decode_secs > 0.0 { f64::from(completion.saturating_sub(1)) / decode_secs } else { 0.0 }),
         dropped_messages: outgoing.dropped_messages,
         cut_at_limit: false,
+        // A provider's own prompt cache is not ours to name.
+        prompt_source: hearth_core::PromptSource::New,
         interrupted_by: None,
     };
     let reason = if cancelled { FinishReason::Cancelled } else { tally.finish.unwrap_or(FinishReason::EndOfTurn) };

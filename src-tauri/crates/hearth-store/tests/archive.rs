@@ -28,6 +28,7 @@ async fn history(store: &Store) {
         decode_tps: 180.25,
         dropped_messages: 1,
         cut_at_limit: true,
+        prompt_source: hearth_core::PromptSource::Disk,
         interrupted_by: Some("the model crashed: GGML_ASSERT(x) failed in ggml.c:1".into()),
     };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();

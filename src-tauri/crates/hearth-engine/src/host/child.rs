@@ -81,8 +81,10 @@ pub fn serve_stdio() -> i32 {
                 cancels.lock().expect("cancel map poisoned").insert(id, cancel.clone());
                 let mut request = ReplyRequest::new(spec.messages, spec.sampling, cancel);
                 request.continue_last = spec.continue_last;
+                request.conversation = spec.conversation;
                 relay_reply(&engine, &outbox, &cancels, id, request, aside);
             }
+            ToHost::Forget { conversation } => engine.forget(conversation),
             ToHost::Cancel { id } => {
                 if let Some(flag) = cancels.lock().expect("cancel map poisoned").get(&id) {
                     flag.cancel();

@@ -40,6 +40,10 @@ pub enum ToHost {
     Unload {
         id: RequestId,
     },
+    /// Drop a conversation's KV cache in RAM and on disk (its chat was deleted).
+    Forget {
+        conversation: i64,
+    },
     /// Finish the request in hand and exit.
     Quit,
     /// Test-only: die as llama.cpp does on a failed assertion (honoured only when the engine
@@ -55,6 +59,8 @@ pub struct ReplySpec {
     pub messages: Vec<ChatMessage>,
     pub sampling: SamplingParams,
     pub continue_last: bool,
+    #[serde(default)]
+    pub conversation: Option<i64>,
 }
 
 /// Engine → app.

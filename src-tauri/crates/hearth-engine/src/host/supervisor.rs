@@ -61,6 +61,12 @@ impl HostProgram {
         }
     }
 
+    /// Keeps chats' KV caches on disk in `dir` (see [`crate::kv_memory`]).
+    pub fn with_kv_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.env.push((crate::kv_memory::KV_DIR_ENV.into(), dir.into().into_os_string()));
+        self
+    }
+
     /// Honours the test-only requests (`Engine::abort_for_test`).
     pub fn with_test_hooks(mut self) -> Self {
         self.env.push((TEST_HOOKS_ENV.into(), "1".into()));
@@ -206,6 +212,14 @@ impl Engine {
         answer.await.map_err(|_| EngineError::Gone)?
     }
 
+    /// Drops `conversation`'s KV cache, in RAM and on disk (its chat was deleted). Nothing to
+    /// do when no engine process runs: the next one finds no file.
+    pub fn forget(&self, conversation: i64) {
+        if let Some(host) = &self.shared.lock().host {
+            let _ = host.frames.send(ToHost::Forget { conversation });
+        }
+    }
+
     /// Frees the model and its context; replies then fail with "no model".
     pub async fn unload(&self) -> Result<(), EngineError> {
         let (done, unloaded) = oneshot::channel();
@@ -243,7 +257,12 @@ impl Engine {
         }
         let (events, receiver) = tokio_mpsc::unbounded_channel();
         let id = self.shared.id();
-        let spec = ReplySpec { messages: request.messages, sampling: request.sampling, continue_last: request.continue_last };
+        let spec = ReplySpec {
+            messages: request.messages,
+            sampling: request.sampling,
+            continue_last: request.continue_last,
+            conversation: request.conversation,
+        };
         let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
         self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|_| BackendError::EngineGone)?;
         Ok(ReplyStream { model, events: receiver })

@@ -1,0 +1,181 @@
+//! Each chat keeps its KV cache across chat switches and restarts, with the real model: the
+//! reply with a fixed seed is the one an engine without any cache gives, and a state file that
+//! is damaged, foreign or stale is dropped for a normal (prefilled) reply.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_engine::{Engine, HostProgram, LoadParams};
+
+use common::{gguf, model_path};
+
+fn load_params(reuse_kv: bool) -> LoadParams {
+    LoadParams { n_ctx: Some(2048), n_threads: Some(2), reuse_kv, ..LoadParams::default() }
+}
+
+async fn engine(kv_dir: &Path, model: &Path, params: LoadParams) -> Engine {
+    let engine = Engine::spawn_with(HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host")).with_kv_dir(kv_dir));
+    engine.load(model, params).await.expect("the model loads");
+    engine
+}
+
+fn seeded() -> SamplingParams {
+    SamplingParams { temperature: 0.8, seed: Some(42), max_tokens: 24, ..SamplingParams::default() }
+}
+
+async fn reply(engine: &Engine, conversation: i64, messages: &[ChatMessage]) -> (String, ReplyStats) {
+    let mut request = ReplyRequest::new(messages.to_vec(), seeded(), CancelFlag::new());
+    request.conversation = Some(conversation);
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    let mut text = String::new();
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Delta(d) => text.push_str(&d),
+            GenEvent::Finished { stats, .. } => return (text, stats),
+            GenEvent::Failed(e) => panic!("generation failed: {e}"),
+        }
+    }
+    panic!("the stream ended without Finished");
+}
+
+fn turn(history: &mut Vec<ChatMessage>, reply: &str, next: &str) {
+    history.push(ChatMessage::new(Role::Assistant, reply));
+    history.push(ChatMessage::new(Role::User, next));
+}
+
+fn state_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for folder in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        files.extend(std::fs::read_dir(folder.path()).into_iter().flatten().flatten().map(|e| e.path()));
+    }
+    files
+}
+
+const A_TURNS: [&str; 4] = ["Tell me about the moon in two sentences.", "And about the sun?", "Thanks.", "Which is bigger?"];
+
+/// Chat A's replies on an engine that serves nothing else: its cache stays in place throughout.
+async fn live_replies(model: &Path) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), model, load_params(true)).await;
+    let mut history = Vec::new();
+    let mut replies: Vec<String> = Vec::new();
+    for (i, line) in A_TURNS.iter().enumerate() {
+        if i > 0 {
+            history.push(ChatMessage::new(Role::Assistant, replies[i - 1].clone()));
+        }
+        history.push(ChatMessage::new(Role::User, *line));
+        let (text, stats) = reply(&engine, 1, &history).await;
+        assert_eq!(stats.prompt_source, if i == 0 { PromptSource::New } else { PromptSource::Live });
+        replies.push(text);
+    }
+    engine.shutdown();
+    replies
+}
+
+/// A cache brought back is the very cache that was put away: the seeded replies are those of a
+/// chat whose cache never left (cached text's keys were computed token by token while it was
+/// written, so the yardstick is the live cache, not a cold prefill of the same text).
+#[tokio::test]
+async fn a_chat_switched_back_to_or_reopened_after_a_restart_answers_from_its_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model_path();
+    let live = live_replies(&model).await;
+    let engine = engine(dir.path(), &model, load_params(true)).await;
+    let mut a = vec![ChatMessage::new(Role::User, A_TURNS[0])];
+    let b = vec![ChatMessage::new(Role::User, "Name three colours.")];
+
+    let (first, stats) = reply(&engine, 1, &a).await;
+    assert_eq!((first.as_str(), stats.prompt_source), (live[0].as_str(), PromptSource::New));
+    let a_cached = stats.prompt_tokens + stats.completion_tokens - 1;
+    reply(&engine, 2, &b).await;
+
+    // Back to A after B: its cache comes back from RAM.
+    turn(&mut a, &first, A_TURNS[1]);
+    let (second, stats) = reply(&engine, 1, &a).await;
+    assert_eq!(stats.prompt_source, PromptSource::Ram, "{stats:?}");
+    assert!(stats.cached_tokens >= a_cached, "{stats:?} vs {a_cached}");
+    assert_eq!(second, live[1]);
+
+    // The next turn of the same chat: its cache is in place.
+    turn(&mut a, &second, A_TURNS[2]);
+    let (third, stats) = reply(&engine, 1, &a).await;
+    assert_eq!((third.as_str(), stats.prompt_source), (live[2].as_str(), PromptSource::Live));
+
+    // A restart: the caches were written at quit and A's is read back from disk.
+    engine.shutdown();
+    assert_eq!(state_files(dir.path()).len(), 2, "A and B");
+    let engine = crate::engine(dir.path(), &model, load_params(true)).await;
+    turn(&mut a, &third, A_TURNS[3]);
+    let (fourth, stats) = reply(&engine, 1, &a).await;
+    assert_eq!(stats.prompt_source, PromptSource::Disk, "{stats:?}");
+    assert!(stats.cached_tokens > a_cached, "{stats:?}");
+    assert_eq!(fourth, live[3]);
+
+    // A deleted chat's cache goes with it.
+    engine.forget(2);
+    engine.shutdown();
+    let names: Vec<String> = state_files(dir.path()).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["chat-1.kv"]);
+}
+
+/// Each bad state file: dropped (with a log line), and the reply is the uncached one.
+#[tokio::test]
+async fn a_damaged_foreign_or_stale_state_file_is_dropped_for_a_prefilled_reply() {
+    let work = tempfile::tempdir().unwrap();
+    // A model file of its own, which one case replaces under the same name.
+    let model = work.path().join("model.gguf");
+    std::fs::copy(model_path(), &model).unwrap();
+    let first = vec![ChatMessage::new(Role::User, "Say something about rivers.")];
+
+    type Spoil = Box<dyn Fn(&Path, &Path)>;
+    let cases: Vec<(&str, Spoil, LoadParams)> = vec![
+        ("cut short", Box::new(|file: &Path, _: &Path| truncate(file)), load_params(true)),
+        ("a flipped byte", Box::new(|file: &Path, _: &Path| flip(file)), load_params(true)),
+        ("junk", Box::new(|file: &Path, _: &Path| std::fs::write(file, b"not a state").unwrap()), load_params(true)),
+        ("another cache layout", Box::new(|_: &Path, _: &Path| {}), LoadParams { n_ctx: Some(1024), ..load_params(true) }),
+        (
+            "the model replaced under the same name",
+            Box::new(|_: &Path, model: &Path| {
+                let real = std::fs::read(model_path()).unwrap();
+                std::fs::write(model, gguf::with_kv(&real, "hearth.test", gguf::STRING, &gguf::string("other weights"))).unwrap();
+            }),
+            load_params(true),
+        ),
+    ];
+    for (name, spoil, params) in cases {
+        std::fs::copy(model_path(), &model).unwrap();
+        let dir = work.path().join(name.replace(' ', "-"));
+        let engine = engine(&dir, &model, load_params(true)).await;
+        let (text, _) = reply(&engine, 7, &first).await;
+        engine.shutdown();
+        let files = state_files(&dir);
+        assert_eq!(files.len(), 1, "{name}");
+        spoil(&files[0], &model);
+
+        let mut next = first.clone();
+        turn(&mut next, &text, "Name one.");
+        let engine = crate::engine(&dir, &model, params.clone()).await;
+        let (answer, stats) = reply(&engine, 7, &next).await;
+        engine.shutdown();
+        assert_eq!(stats.prompt_source, PromptSource::New, "{name}: {stats:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let plain = crate::engine(dir.path(), &model, LoadParams { reuse_kv: false, ..params }).await;
+        let (expected, _) = reply(&plain, 7, &next).await;
+        plain.shutdown();
+        assert_eq!(answer, expected, "{name}");
+    }
+}
+
+fn truncate(file: &Path) {
+    let bytes = std::fs::read(file).unwrap();
+    std::fs::write(file, &bytes[..bytes.len() / 2]).unwrap();
+}
+
+fn flip(file: &Path) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(file, bytes).unwrap();
+}
