@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams};
 use hearth_engine::bench::{RawSpeed, raw_llama_speed};
-use hearth_engine::{Engine, LoadParams};
+use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use crate::args::BenchArgs;
 use crate::peer::{self, LlamaServer};
@@ -43,6 +43,27 @@ struct Report {
     prompt_tokens_per_turn: Vec<u32>,
     /// llama.cpp's server in the same run (absent with --no-server or when none is built).
     server: Option<ServerReport>,
+    /// A long chat switched away from and back to, and reopened after a restart.
+    #[serde(flatten)]
+    switch: SwitchReport,
+}
+
+/// Chat A (`SWITCH_TURNS` turns) answered hot, then after chat B answered, then after the
+/// engine restarted; llama-server (one slot, `--cache-ram`) on the same A/B/A pattern.
+#[derive(Serialize)]
+struct SwitchReport {
+    switch_hot_ttft_ms: f64,
+    switch_back_ttft_ms: f64,
+    restart_ttft_ms: f64,
+    /// Where the engine's prompt came from at the switch back and after the restart.
+    switch_back_source: PromptSource,
+    restart_source: PromptSource,
+    switch_back_ttft_ratio: f64,
+    restart_ttft_ratio: f64,
+    /// llama-server's switch-back TTFT ÷ its hot TTFT (absent without a server).
+    server_cache_ram_switch_ttft_ratio: Option<f64>,
+    server_switch_hot_ttft_ms: Option<f64>,
+    server_switch_back_ttft_ms: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -110,7 +131,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
     for (turn, fastest) in server_cache.iter_mut().zip(fastest_per_turn(&server_rounds)) {
         turn.ttft_ms = fastest;
     }
-    let server = binary.map(|binary| ServerReport {
+    let server = binary.clone().map(|binary| ServerReport {
         binary: binary.display().to_string(),
         ttft_ratio_vs_cached_server: ttft_reuse.iter().zip(&server_cache).map(|(h, s)| h.ttft_ms / s.ttft_ms).collect(),
         ttft_ms_cache: server_cache.iter().map(|s| s.ttft_ms).collect(),
@@ -118,6 +139,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         cached_tokens: server_cache.iter().map(|s| s.cached_tokens).collect(),
     });
 
+    let switch = switch_back(&args, binary.as_deref(), load(true)).await?;
     let report = Report {
         threads: args.threads,
         prompt_tokens,
@@ -132,6 +154,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         cached_tokens: ttft_reuse.iter().map(|s| s.cached_tokens).collect(),
         prompt_tokens_per_turn: ttft_reuse.iter().map(|s| s.prompt_tokens).collect(),
         server,
+        switch,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
@@ -139,6 +162,129 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         print_table(&report);
     }
     Ok(())
+}
+
+/// Turns of chat A before it is left for chat B.
+const SWITCH_TURNS: usize = 20;
+/// Turns of chat B, enough to fill the live cache with another conversation.
+const OTHER_TURNS: usize = 3;
+/// Repeats of the hot / switch-back and of the restart measurement; each keeps its fastest (a
+/// moment of machine noise only ever adds time). Chat A stays within the context throughout.
+const SWITCH_ROUNDS: usize = 2;
+/// Chat ids of the two conversations.
+const CHAT_A: i64 = 1;
+const CHAT_B: i64 = 2;
+/// llama-server's prompt cache in RAM for the A/B/A pattern (MiB).
+const SERVER_CACHE_RAM_MB: &str = "4096";
+
+/// The A/B/A pattern: A's hot turn, B's turns, A's switch-back turn, then a restart of the engine
+/// (its caches on disk) and A's next turn; `SWITCH_ROUNDS` times each.
+async fn switch_back(args: &BenchArgs, server: Option<&std::path::Path>, load: LoadParams) -> Result<SwitchReport, String> {
+    let kv_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let spawn = || Engine::spawn_with(HostProgram::from_env().with_kv_dir(kv_dir.path()));
+    let engine = spawn();
+    engine.load(&args.model, load.clone()).await.map_err(|e| e.to_string())?;
+    let mut a = Chat::new(CHAT_A, "A");
+    let mut b = Chat::new(CHAT_B, "B");
+    a.turns(&engine, SWITCH_TURNS - 1).await?;
+    let (mut hot, mut back, mut restart) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..SWITCH_ROUNDS {
+        hot.push(a.turns(&engine, 1).await?);
+        b.turns(&engine, OTHER_TURNS).await?;
+        back.push(a.turns(&engine, 1).await?);
+    }
+    engine.shutdown();
+    for _ in 0..SWITCH_ROUNDS {
+        let engine = spawn();
+        engine.load(&args.model, load.clone()).await.map_err(|e| e.to_string())?;
+        restart.push(a.turns(&engine, 1).await?);
+        engine.shutdown();
+    }
+    let fastest = |turns: Vec<ReplyStats>| turns.into_iter().min_by(|x, y| x.ttft_ms.total_cmp(&y.ttft_ms)).expect("rounds ran");
+    let (hot, back, restart) = (fastest(hot), fastest(back), fastest(restart));
+
+    let server_ratio = match server {
+        Some(binary) => {
+            let extra = ["--cache-ram", SERVER_CACHE_RAM_MB];
+            let server = LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH, &extra).await?;
+            let (mut a, mut b) = (ServerChat::new("A"), ServerChat::new("B"));
+            a.turns(&server, SWITCH_TURNS - 1).await?;
+            let (mut hot, mut back) = (f64::INFINITY, f64::INFINITY);
+            for _ in 0..SWITCH_ROUNDS {
+                hot = hot.min(a.turns(&server, 1).await?);
+                b.turns(&server, OTHER_TURNS).await?;
+                back = back.min(a.turns(&server, 1).await?);
+            }
+            Some((hot, back))
+        }
+        None => None,
+    };
+    Ok(SwitchReport {
+        switch_hot_ttft_ms: hot.ttft_ms,
+        switch_back_ttft_ms: back.ttft_ms,
+        restart_ttft_ms: restart.ttft_ms,
+        switch_back_source: back.prompt_source,
+        restart_source: restart.prompt_source,
+        switch_back_ttft_ratio: back.ttft_ms / hot.ttft_ms,
+        restart_ttft_ratio: restart.ttft_ms / hot.ttft_ms,
+        server_cache_ram_switch_ttft_ratio: server_ratio.map(|(hot, back)| back / hot),
+        server_switch_hot_ttft_ms: server_ratio.map(|(hot, _)| hot),
+        server_switch_back_ttft_ms: server_ratio.map(|(_, back)| back),
+    })
+}
+
+/// One of the bench's conversations on the engine.
+struct Chat {
+    id: i64,
+    name: &'static str,
+    history: Vec<ChatMessage>,
+}
+
+impl Chat {
+    fn new(id: i64, name: &'static str) -> Self {
+        Chat { id, name, history: Vec::new() }
+    }
+
+    /// Answers `n` more turns; the last turn's stats.
+    async fn turns(&mut self, engine: &Engine, n: usize) -> Result<ReplyStats, String> {
+        let mut last = ReplyStats::default();
+        for _ in 0..n {
+            self.history.push(ChatMessage::new(Role::User, chat_turn(self.name, self.history.len() / 2 + 1)));
+            let (text, stats) = turn_in(engine, &self.history, TURN_REPLY_TOKENS, Some(self.id)).await?;
+            self.history.push(ChatMessage::new(Role::Assistant, text));
+            last = stats;
+        }
+        Ok(last)
+    }
+}
+
+/// The same conversation on llama-server: its TTFTs.
+struct ServerChat {
+    name: &'static str,
+    history: Vec<(&'static str, String)>,
+}
+
+impl ServerChat {
+    fn new(name: &'static str) -> Self {
+        ServerChat { name, history: Vec::new() }
+    }
+
+    async fn turns(&mut self, server: &LlamaServer, n: usize) -> Result<f64, String> {
+        let mut last = 0.0;
+        for _ in 0..n {
+            self.history.push(("user", chat_turn(self.name, self.history.len() / 2 + 1)));
+            let messages: Vec<(&str, &str)> = self.history.iter().map(|(r, c)| (*r, c.as_str())).collect();
+            let turn = server.reply(&messages, TURN_REPLY_TOKENS, true).await?;
+            self.history.push(("assistant", turn.text));
+            last = turn.ttft_ms;
+        }
+        Ok(last)
+    }
+}
+
+/// Turn `n` of conversation `name`: conversations differ from their first token on.
+fn chat_turn(name: &str, n: usize) -> String {
+    format!("[{name}] {}", user_turn(n))
 }
 
 /// Runs `hearth-cli bench-raw` and reads its JSON.
@@ -188,6 +334,23 @@ fn print_table(r: &Report) {
             server(|s| &s.ttft_ms_no_cache),
             server(|s| &s.ttft_ratio_vs_cached_server),
         );
+    }
+    let s = &r.switch;
+    println!("\nChat A after {SWITCH_TURNS} turns: TTFT in ms");
+    println!(
+        "  hot {:.0}, after chat B {:.0} ({:?}, ÷ hot {:.2}), after a restart {:.0} ({:?}, ÷ hot {:.2})",
+        s.switch_hot_ttft_ms,
+        s.switch_back_ttft_ms,
+        s.switch_back_source,
+        s.switch_back_ttft_ratio,
+        s.restart_ttft_ms,
+        s.restart_source,
+        s.restart_ttft_ratio
+    );
+    if let (Some(hot), Some(back), Some(ratio)) =
+        (s.server_switch_hot_ttft_ms, s.server_switch_back_ttft_ms, s.server_cache_ram_switch_ttft_ratio)
+    {
+        println!("  llama-server --cache-ram: hot {hot:.0}, after chat B {back:.0} (÷ hot {ratio:.2})");
     }
 }
 
@@ -245,8 +408,19 @@ async fn turn(engine: &Engine, history: &[ChatMessage], max_tokens: u32) -> Resu
 }
 
 async fn turn_text(engine: &Engine, history: &[ChatMessage], max_tokens: u32) -> Result<(String, ReplyStats), String> {
+    turn_in(engine, history, max_tokens, None).await
+}
+
+/// One greedy reply of exactly `max_tokens` tokens in `conversation`.
+async fn turn_in(
+    engine: &Engine,
+    history: &[ChatMessage],
+    max_tokens: u32,
+    conversation: Option<i64>,
+) -> Result<(String, ReplyStats), String> {
     let sampling = SamplingParams { ignore_eos: true, ..SamplingParams::greedy(max_tokens) };
-    let request = ReplyRequest::new(history.to_vec(), sampling, CancelFlag::new());
+    let mut request = ReplyRequest::new(history.to_vec(), sampling, CancelFlag::new());
+    request.conversation = conversation;
     let started = Instant::now();
     let mut stream = engine.start_reply(request).map_err(|e| e.to_string())?;
     let mut text = String::new();
