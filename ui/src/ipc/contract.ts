@@ -1,8 +1,15 @@
 // What the window needs of contract.json, the data the Rust side owns and generates (see
 // src-tauri/ipc/fixtures.rs): read from there, never restated here. Named imports, so the build
 // keeps only these entries of the file.
-import { logitBiasNever, providerDefaultBaseUrls, samplerStageOrder } from './contract.json';
-import type { ProviderKind, SamplerStage } from './bindings';
+import {
+  fitContextFallback,
+  loadRanges,
+  logitBiasNever,
+  providerKinds,
+  samplerStageOrder,
+  windowUpdateIntervalMs,
+} from './contract.json';
+import type { FieldRange, ProviderKind, SamplerStage } from './bindings';
 
 /** llama.cpp's order of the sampler stages; also the list of every stage. */
 export const SAMPLER_STAGES: readonly SamplerStage[] = samplerStageOrder as SamplerStage[];
@@ -10,5 +17,24 @@ export const SAMPLER_STAGES: readonly SamplerStage[] = samplerStageOrder as Samp
 /** Biases at or below this forbid the token ("never"). */
 export const NEVER_BIAS: number = logitBiasNever;
 
-/** The base URL a new provider of each kind starts with (ProviderKind::default_base_url). */
-export const DEFAULT_BASE_URLS: Readonly<Record<ProviderKind, string>> = providerDefaultBaseUrls;
+/** What the backend knows of a kind of provider (ProviderKind's default_base_url, default_context_length, needs_key). */
+export type ProviderKindFacts = {
+  /** What a new provider of this kind starts with. */
+  defaultBaseUrl: string;
+  /** The context window the backend budgets for when neither the user nor the server says. */
+  defaultContextLength: number;
+  /** The backend refuses to call it without a key (local servers usually want none). */
+  needsKey: boolean;
+};
+
+/** Each provider kind's facts; typed by ProviderKind, so a kind added on one side only fails the type check. */
+export const PROVIDER_KIND_FACTS: Readonly<Record<ProviderKind, ProviderKindFacts>> = providerKinds;
+
+/** The ranges LoadParams::validate enforces on the load settings' numbers (an unset one is "auto"). */
+export const LOAD_RANGES: readonly FieldRange[] = loadRanges;
+
+/** The context length a fit estimate assumes when the model's header gives none (hearth_gguf::ASSUMED_CONTEXT_LENGTH). */
+export const FIT_CONTEXT_FALLBACK: number = fitContextFallback;
+
+/** Streamed text reaches the window at most this often (ms): painting more often shows nothing new. */
+export const WINDOW_UPDATE_INTERVAL_MS: number = windowUpdateIntervalMs;

@@ -1,3 +1,5 @@
+import { WINDOW_UPDATE_INTERVAL_MS } from '../ipc/contract';
+
 /** Schedules a callback for the next frame; returns a handle for cancel. With a clock (`now`,
  *  `after`), updates are also paced (see DeltaBatcher); without one, one update per frame. */
 export type FrameScheduler = {
@@ -22,11 +24,12 @@ export const animationFrames: FrameScheduler = {
   settle: () => void document.documentElement.offsetHeight,
 };
 
-/** Reading needs no more than ~10–15 updates a second, and each update costs the web view a style,
- *  layout and paint pass (and the app its share of the paint), taken from the cores the model
- *  decodes on: make bench-app measured 0.81 of the engine's speed in the window at 15 a second,
- *  0.87 at 10 (2 cores). */
-export const MIN_INTERVAL_MS = 1000 / 10;
+/** The backend sends deltas at most this often (contract.json's windowUpdateIntervalMs), so painting
+ *  more often would show nothing new. That pace suits the window too: reading needs no more than
+ *  ~10–15 updates a second, and each update costs the web view a style, layout and paint pass (and
+ *  the app its share of the paint), taken from the cores the model decodes on: make bench-app
+ *  measured 0.81 of the engine's speed in the window at 15 a second, 0.87 at 10 (2 cores). */
+export const MIN_INTERVAL_MS = WINDOW_UPDATE_INTERVAL_MS;
 /** An update may take at most this share of the time between updates: a renderer that falls
  *  behind (a long table, a huge code block, a slow machine) gets fewer, larger updates. */
 export const MAX_RENDER_SHARE = 0.1;

@@ -85,7 +85,7 @@ export class HubStore {
 
   /**
    * Estimate the fit of `quant` (from its first part's header). Without a context length it is
-   * checked at the model's own (4096 when the header does not say): the first answer tells which.
+   * checked at the model's own (the backend's assumption when the header does not say): the first answer tells which.
    */
   async checkFit(repo: string, quant: RepoQuant, contextLength: number | null = this.contexts[quantKey(repo, quant.quant)] ?? null): Promise<void> {
     const key = quantKey(repo, quant.quant);

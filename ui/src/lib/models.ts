@@ -4,6 +4,7 @@
 import type {
   Download,
   DownloadState,
+  FieldRange,
   FitEstimate,
   HubTokenStatus,
   IpcErrorKind,
@@ -12,8 +13,10 @@ import type {
   ModelSource,
   RepoQuant,
 } from '../ipc/bindings';
+import { FIT_CONTEXT_FALLBACK, LOAD_RANGES } from '../ipc/contract';
 import { formatBytes, plural, relativeDate } from './format';
 import { savedWhere } from './providers';
+import { formatNumber, requiredRange } from './settings';
 
 /** Bytes in words, "0 B" included (formatBytes leaves nothing for 0). */
 export function bytesText(bytes: number): string {
@@ -138,10 +141,19 @@ export function fitWords(fit: FitEstimate): { tone: FitTone; verdict: string; de
   }
 }
 
-/** The context length a fit starts from: the model's own, or 4096 when its header does not say. */
-export const DEFAULT_FIT_CONTEXT = 4096;
+/** The context length a fit starts from: the model's own, or the backend's assumption when its header does not say. */
 export function defaultFitContext(facts: ModelFacts): number {
-  return facts.contextLength && facts.contextLength > 0 ? facts.contextLength : DEFAULT_FIT_CONTEXT;
+  return facts.contextLength && facts.contextLength > 0 ? facts.contextLength : FIT_CONTEXT_FALLBACK;
+}
+
+/** The context lengths a fit may be checked at: those a model may be loaded with (the load settings' nCtx). */
+export const FIT_CONTEXT_RANGE: FieldRange = requiredRange(LOAD_RANGES, 'nCtx');
+
+/** Why `tokens` is no context length to check a fit at; null when it is one. */
+export function fitContextProblem(tokens: number): string | null {
+  const { min, max } = FIT_CONTEXT_RANGE;
+  if (Number.isInteger(tokens) && tokens >= min && tokens <= max) return null;
+  return `The context length is a whole number of tokens, between ${formatNumber(min)} and ${formatNumber(max)}.`;
 }
 
 export type Fact = { key: keyof ModelFacts; label: string; value: string };

@@ -2,31 +2,22 @@
 // new ids, where a key is kept, and the labels of a chat's model. Pure functions over plain values;
 // the reactive stores are in providers.svelte.ts, model-catalog.svelte.ts and sampling-support.svelte.ts.
 import type { ConnectionReport, IpcErrorKind, KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../ipc/bindings';
-import { DEFAULT_BASE_URLS } from '../ipc/contract';
+import { PROVIDER_KIND_FACTS, type ProviderKindFacts } from '../ipc/contract';
 import { plural, sentence } from './format';
 import { U32_MAX, deepEqual } from './settings';
 
 export const LOCAL_TARGET: ModelTarget = { kind: 'local' };
 
-export type KindInfo = {
-  label: string;
-  /** What a new provider of this kind starts with (the backend's, from contract.json). */
-  baseUrl: string;
-  /** The context window the backend budgets for when neither the user nor the server says. */
-  contextLength: number;
-  /** The backend refuses to call it without a key (local servers usually want none). */
-  needsKey: boolean;
-};
+/** A kind of provider: its name in the window, and the backend's facts about it (contract.json). */
+export type KindInfo = ProviderKindFacts & { label: string };
 
+const labelled = (label: string, kind: ProviderKind): KindInfo => ({ label, ...PROVIDER_KIND_FACTS[kind] });
+
+/** Every kind, in the order the kind picker offers them. */
 export const KINDS: Record<ProviderKind, KindInfo> = {
-  openAi: { label: 'OpenAI', baseUrl: DEFAULT_BASE_URLS.openAi, contextLength: 128_000, needsKey: true },
-  anthropic: { label: 'Anthropic', baseUrl: DEFAULT_BASE_URLS.anthropic, contextLength: 200_000, needsKey: true },
-  openAiCompatible: {
-    label: 'OpenAI-compatible',
-    baseUrl: DEFAULT_BASE_URLS.openAiCompatible,
-    contextLength: 8_192,
-    needsKey: false,
-  },
+  openAi: labelled('OpenAI', 'openAi'),
+  anthropic: labelled('Anthropic', 'anthropic'),
+  openAiCompatible: labelled('OpenAI-compatible', 'openAiCompatible'),
 };
 
 export const PROVIDER_KINDS = Object.keys(KINDS) as ProviderKind[];
@@ -77,7 +68,7 @@ export function newProviderForm(): ProviderForm {
   return {
     name: '',
     kind: 'openAiCompatible',
-    baseUrl: KINDS.openAiCompatible.baseUrl,
+    baseUrl: KINDS.openAiCompatible.defaultBaseUrl,
     extensions: true,
     contextLength: '',
     models: '',
@@ -99,8 +90,8 @@ export function formOf(config: ProviderConfig): ProviderForm {
 
 /** The form with another kind; a base URL left at the old kind's default follows to the new one's. */
 export function withKind(form: ProviderForm, kind: ProviderKind): ProviderForm {
-  const followsDefault = form.baseUrl.trim() === '' || form.baseUrl.trim() === KINDS[form.kind].baseUrl;
-  return { ...form, kind, baseUrl: followsDefault ? KINDS[kind].baseUrl : form.baseUrl };
+  const followsDefault = form.baseUrl.trim() === '' || form.baseUrl.trim() === KINDS[form.kind].defaultBaseUrl;
+  return { ...form, kind, baseUrl: followsDefault ? KINDS[kind].defaultBaseUrl : form.baseUrl };
 }
 
 /** Model names typed as a list: split on commas or new lines, trimmed, without blanks or repeats. */

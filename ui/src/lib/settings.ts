@@ -26,9 +26,7 @@ export type FieldInfo = {
   label: string;
   /** One line: what the setting does and which value turns it off. */
   help: string;
-  /** Whole numbers only (the backend stores an integer). */
-  integer?: boolean;
-  /** Step for the number box and slider. */
+  /** Step for the number box and slider (whole-number fields, as their range says, step by 1). */
   step?: number;
 };
 
@@ -48,7 +46,7 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
     help: 'How sharply uncertainty maps onto the dynamic temperature; 1 is linear.',
     step: 0.1,
   },
-  topK: { label: 'Top-k', help: 'Keeps only the k most likely tokens; 0 turns it off.', integer: true, step: 1 },
+  topK: { label: 'Top-k', help: 'Keeps only the k most likely tokens; 0 turns it off.' },
   topP: {
     label: 'Top-p',
     help: 'Keeps the smallest set of likeliest tokens whose probabilities add up to p; 1 turns it off.',
@@ -88,14 +86,10 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
   dryAllowedLength: {
     label: 'DRY allowed length',
     help: 'Repeats up to this many tokens long go unpenalized.',
-    integer: true,
-    step: 1,
   },
   dryLastN: {
     label: 'DRY window',
     help: 'How many recent tokens DRY searches for repeats; -1 is the whole context, 0 turns it off.',
-    integer: true,
-    step: 1,
   },
   drySequenceBreakers: {
     label: 'DRY sequence breakers',
@@ -115,8 +109,6 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
   repeatLastN: {
     label: 'Penalty window',
     help: 'How many recent tokens the repeat, presence and frequency penalties look at; -1 is the whole context, 0 turns them off.',
-    integer: true,
-    step: 1,
   },
   presencePenalty: {
     label: 'Presence penalty',
@@ -135,10 +127,8 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
   seed: {
     label: 'Seed',
     help: 'Random draws a new seed for each reply; a fixed seed repeats the same reply for the same prompt and settings.',
-    integer: true,
-    step: 1,
   },
-  maxTokens: { label: 'Max new tokens', help: 'Longest a single reply may get, in tokens.', integer: true, step: 1 },
+  maxTokens: { label: 'Max new tokens', help: 'Longest a single reply may get, in tokens.' },
   ignoreEos: {
     label: 'Ignore end of turn',
     help: 'The model cannot end its reply: it runs until max new tokens or a stop string.',
@@ -270,6 +260,13 @@ export function rangeOf(ranges: readonly FieldRange[], key: string): FieldRange 
   return ranges.find((r) => r.key === key);
 }
 
+/** A range contract.json has for certain: a missing one is a stale contract, said at once. */
+export function requiredRange(ranges: readonly FieldRange[], key: string): FieldRange {
+  const range = rangeOf(ranges, key);
+  if (!range) throw new Error(`contract.json has no range for ${key}`);
+  return range;
+}
+
 /** Numbers as people read them: "0.95", "1,000,000", "−1". */
 export function formatNumber(n: number): string {
   if (!Number.isFinite(n)) return String(n);
@@ -293,7 +290,7 @@ export function parseNumber(text: string, integer = false): { value: number } | 
 }
 
 /** A hint for a value outside the range the backend accepts; null when it is fine. */
-export function rangeHint(value: number, range: FieldRange | undefined): string | null {
+export function rangeHint(value: number, range: Pick<FieldRange, 'min' | 'max'> | undefined): string | null {
   if (!range || (value >= range.min && value <= range.max)) return null;
   return `Must be between ${formatNumber(range.min)} and ${formatNumber(range.max)}`;
 }

@@ -2,6 +2,7 @@
 // Run with `npm run test:browser` (builds first) or `node --test tests/browser/chat.test.mjs`.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import {
   MODEL,
   RESULTS,
@@ -16,6 +17,7 @@ import {
   waitForStatus,
   withApp,
 } from './harness.mjs';
+import { CONTRACT } from '../contract.mjs';
 
 useBrowser();
 
@@ -434,34 +436,34 @@ describe('Decoding settings panel', () => {
       assert.equal(await page.getByTestId('reset-stop').isDisabled(), false, 'loaded values differ from the defaults');
       assert.equal(await fieldValue(page, 'seed'), '7');
 
+      // The backend's presets and defaults (contract.json), as get_sampling serves them.
+      const preset = (name) => CONTRACT.presets.find((p) => p.name === name).params;
+      const [CREATIVE, PRECISE, DEFAULTS] = [preset('Creative'), preset('Precise'), CONTRACT.samplingDefaults];
+      const shown = (page, key) => fieldValue(page, key).then(Number);
+
       await page.getByTestId('preset-Creative').click();
-      assert.equal(await fieldValue(page, 'temperature'), '1.1');
-      assert.equal(await fieldValue(page, 'topK'), '0');
+      assert.equal(await shown(page, 'temperature'), CREATIVE.temperature);
+      assert.equal(await shown(page, 'topK'), CREATIVE.topK);
       assert.equal(await page.getByTestId('preset-Creative').getAttribute('aria-pressed'), 'true');
       assert.equal(await page.getByTestId('field-seed').count(), 0, 'a preset applies over the defaults: seed is random again');
-      await waitForSave(page, (p) => p.temperature === 1.1);
-      const creative = (await samplingSaves(page)).at(-1);
-      assert.deepEqual(
-        [creative.temperature, creative.topP, creative.minP, creative.topK, creative.xtcProbability, creative.xtcThreshold, creative.dryMultiplier],
-        [1.1, 0.98, 0.02, 0, 0.5, 0.1, 0.8],
-      );
-      assert.deepEqual([creative.stop, creative.seed, creative.repeatPenalty], [[], null, 1]);
+      await waitForSave(page, (p) => p.temperature === CREATIVE.temperature);
+      assert.deepEqual((await samplingSaves(page)).at(-1), CREATIVE, 'the preset is sent whole, stop strings and seed included');
 
       await page.getByTestId('reset-temperature').click();
-      assert.equal(await fieldValue(page, 'temperature'), '0.8');
+      assert.equal(await shown(page, 'temperature'), DEFAULTS.temperature);
       assert.equal(await page.getByTestId('reset-temperature').isDisabled(), true);
       assert.equal(await page.getByTestId('preset-Creative').getAttribute('aria-pressed'), 'false');
-      await waitForSave(page, (p) => p.temperature === 0.8 && p.topP === 0.98);
+      await waitForSave(page, (p) => p.temperature === DEFAULTS.temperature && p.topP === CREATIVE.topP);
 
       await page.getByTestId('preset-Precise').click();
-      assert.equal(await fieldValue(page, 'temperature'), '0.2');
-      assert.equal(await fieldValue(page, 'repeatPenalty'), '1.05');
+      assert.equal(await shown(page, 'temperature'), PRECISE.temperature);
+      assert.equal(await shown(page, 'repeatPenalty'), PRECISE.repeatPenalty);
       await page.getByTestId('reset-all').click();
-      assert.equal(await fieldValue(page, 'temperature'), '0.8');
-      assert.equal(await fieldValue(page, 'topP'), '0.95');
+      assert.equal(await shown(page, 'temperature'), DEFAULTS.temperature);
+      assert.equal(await shown(page, 'topP'), DEFAULTS.topP);
       assert.equal(await page.getByTestId('reset-all').isDisabled(), true);
       assert.equal(await page.getByTestId('preset-Balanced').getAttribute('aria-pressed'), 'true');
-      await waitForSave(page, (p) => p.temperature === 0.8 && p.topP === 0.95 && p.repeatPenalty === 1);
+      await waitForSave(page, (p) => isDeepStrictEqual(p, DEFAULTS));
 
       const { contractErrors } = await mockState(page);
       assert.deepEqual(contractErrors, []);
@@ -768,9 +770,18 @@ describe('Settings scopes, presets and the Model group', () => {
       await group.getByTestId('load-status').filter({ hasText: 'Saved' }).waitFor();
       assert.equal((await mockValue(page, 'loadSaves')).at(-1).chatTemplate, null, 'blank means the model\'s own template');
 
-      // More context than the machine can hold: the backend keeps the model as it was and says so.
+      // Outside the range the backend gives: the field says so as it is typed, the refusal comes word for word.
       await group.getByTestId('mode-nCtx-custom').click();
+      const nCtx = CONTRACT.loadRanges.find((r) => r.key === 'nCtx');
+      const words = (n) => n.toLocaleString('en-US');
+      assert.equal(await text(group.getByTestId('range-nCtx')), `Range ${words(nCtx.min)} – ${words(nCtx.max)}`);
+      await page.getByTestId('field-nCtx').fill(String(nCtx.min - 1));
+      await group.getByTestId('hint-nCtx').filter({ hasText: `Must be between ${words(nCtx.min)} and ${words(nCtx.max)}` }).waitFor();
+      await error.filter({ hasText: `context length must be ${nCtx.text}` }).waitFor();
+
+      // More context than the machine can hold: the backend keeps the model as it was and says so.
       await page.getByTestId('field-nCtx').fill('65536');
+      await group.getByTestId('hint-nCtx').waitFor({ state: 'detached' });
       await group.getByTestId('load-status').filter({ hasText: 'Saved' }).waitFor();
       await group.getByTestId('reload-model').click();
       await group

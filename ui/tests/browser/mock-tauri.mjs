@@ -25,8 +25,10 @@
  *
  * What the backend owns comes from `config.contract`, ui/src/ipc/contract.json as the harness reads it
  * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
- * each error), sampling defaults, ranges, presets and stage order, what "never" means for a logit bias,
- * load defaults, the providers on first start, and which sampling settings reach each kind of provider.
+ * each error), sampling defaults, ranges (with their wording and whole-number flags), presets and stage
+ * order, what "never" means for a logit bias, load defaults and ranges, the context a fit assumes without
+ * one in the header, the providers on first start, each provider kind's facts (whether it needs a key),
+ * and which sampling settings reach each kind of provider.
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
@@ -201,14 +203,7 @@ export function installMockTauri(config) {
   const DEFAULT_SAMPLING = contract.samplingDefaults;
   state.defaultSampling = DEFAULT_SAMPLING;
   const RANGES = contract.samplingRanges;
-  /** How the backend words a range that is not plain "between min and max" (FieldRange's text is not in the contract). */
-  const RANGE_WORDS = {
-    dryLastN: '-1 (whole context) or between 0 and 1000000',
-    repeatLastN: '-1 (whole context) or between 0 and 1000000',
-  };
   const NEVER = contract.logitBiasNever;
-  const U32 = ['topK', 'dryAllowedLength', 'maxTokens'];
-  const I32 = ['dryLastN', 'repeatLastN'];
   /** Built-in presets first, as hearth-core's SamplingParams::presets has them. */
   const BUILT_IN_PRESETS = contract.presets;
 
@@ -216,6 +211,11 @@ export function installMockTauri(config) {
   const refuse = (field, message) => ({ kind: 'invalidInput', message, field });
   const invalid = (field, range, value) => refuse(field, `${field} must be ${range}, got ${value}`);
   const isU32 = (v) => Number.isInteger(v) && v >= 0 && v <= 4_294_967_295;
+  /** Serde's check of a whole-number field (a range's `integer`): an i32 where the range goes below 0, else a u32. */
+  function wholeProblem({ key, min }, value) {
+    if (min < 0 ? Number.isInteger(value) : isU32(value)) return null;
+    return `${key} is not ${min < 0 ? 'an i32' : 'a u32'}: ${value}`;
+  }
 
   /** Tauri's own argument check: wrong JSON types never reach the command (a plain string error). */
   function checkSamplingShape(params) {
@@ -226,8 +226,10 @@ export function installMockTauri(config) {
       else if (typeof value === 'number' && typeof params[key] !== 'number') problems.push(`${key} is not a number`);
     }
     for (const key of Object.keys(params)) if (!(key in DEFAULT_SAMPLING)) problems.push(`unknown field ${key}`);
-    for (const key of U32) if (!isU32(params[key])) problems.push(`${key} is not a u32: ${params[key]}`);
-    for (const key of I32) if (!Number.isInteger(params[key])) problems.push(`${key} is not an i32: ${params[key]}`);
+    for (const range of RANGES.filter((r) => r.integer)) {
+      const problem = wholeProblem(range, params[range.key]);
+      if (problem) problems.push(problem);
+    }
     if (params.seed !== null && !isU32(params.seed)) problems.push(`seed is not null or a u32: ${params.seed}`);
     if (!['off', 'v1', 'v2'].includes(params.mirostat)) problems.push(`bad mirostat ${params.mirostat}`);
     if (typeof params.ignoreEos !== 'boolean') problems.push('ignoreEos is not a boolean');
@@ -252,9 +254,9 @@ export function installMockTauri(config) {
 
   /** SamplingParams::validate, message for message and in its order: the ranges first. */
   function validateSampling(p) {
-    for (const { key, min, max } of RANGES) {
+    for (const { key, min, max, text } of RANGES) {
       const v = p[key];
-      if (!(v >= min && v <= max)) throw invalid(key, RANGE_WORDS[key] ?? `between ${min} and ${max}`, v);
+      if (!(v >= min && v <= max)) throw invalid(key, text, v);
     }
     const b = p.drySequenceBreakers.find((s) => s === '' || s.includes('\0'));
     if (b !== undefined) throw invalid('drySequenceBreakers', 'non-empty strings without NUL characters', JSON.stringify(b));
@@ -342,6 +344,8 @@ export function installMockTauri(config) {
 
   // --- Load settings: defaults from the contract; validation and "auto" as hearth-core's load.rs and the engine have them. ---
   const DEFAULT_LOAD = contract.loadDefaults;
+  const LOAD_RANGE = Object.fromEntries(contract.loadRanges.map((r) => [r.key, r]));
+  const inRange = (key, v) => v >= LOAD_RANGE[key].min && v <= LOAD_RANGE[key].max;
   const PHYSICAL_CORES = 8;
   const optU32 = (v) => v === null || isU32(v);
 
@@ -386,12 +390,12 @@ export function installMockTauri(config) {
     if (p.kvCacheType !== 'f16' && p.flashAttention === 'off') {
       throw refuse('kvCacheType,flashAttention', 'a quantized KV cache needs flash attention (auto or on)');
     }
-    if (!(p.nBatch >= 1 && p.nBatch <= 65536 && p.nUbatch >= 1 && p.nUbatch <= 65536)) {
-      throw refuse('nBatch,nUbatch', 'batch and ubatch sizes must be between 1 and 65536');
+    if (!(inRange('nBatch', p.nBatch) && inRange('nUbatch', p.nUbatch))) {
+      throw refuse('nBatch,nUbatch', `batch and ubatch sizes must be ${LOAD_RANGE.nBatch.text}`);
     }
     if (p.nUbatch > p.nBatch) throw refuse('nUbatch,nBatch', `ubatch (${p.nUbatch}) must be at most the batch size (${p.nBatch})`);
-    if (p.nCtx !== null && !(p.nCtx >= 16 && p.nCtx <= 1048576)) throw refuse('nCtx', 'context length must be between 16 and 1048576 tokens');
-    if (p.nThreads !== null && !(p.nThreads >= 1 && p.nThreads <= 1024)) throw refuse('nThreads', 'threads must be between 1 and 1024');
+    if (p.nCtx !== null && !inRange('nCtx', p.nCtx)) throw refuse('nCtx', `context length must be ${LOAD_RANGE.nCtx.text}`);
+    if (p.nThreads !== null && !inRange('nThreads', p.nThreads)) throw refuse('nThreads', `threads must be ${LOAD_RANGE.nThreads.text}`);
     if (p.chatTemplate !== null && p.chatTemplate.trim() === '') {
       throw refuse('chatTemplate', "the chat template override is empty: clear it to use the model's own");
     }
@@ -654,7 +658,7 @@ export function installMockTauri(config) {
   };
 
   // --- Providers, as hearth-providers and src-tauri/ipc/providers.rs have them. ---
-  const KINDS = Object.keys(contract.providerDefaultBaseUrls);
+  const KINDS = Object.keys(contract.providerKinds);
   /** A key the provider refuses (401). */
   const REFUSED_KEY = 'sk-wrong';
 
@@ -670,7 +674,7 @@ export function installMockTauri(config) {
   /** The key a request would carry: ProviderError::NoKey where the kind needs one, Unauthorized for a refused one. */
   function keyFor({ config: c }) {
     const key = state.keys[c.id];
-    if (!key && c.kind !== 'openAiCompatible') {
+    if (!key && contract.providerKinds[c.kind].needsKey) {
       throw { kind: 'providerAuth', message: `${c.name} needs an API key: add it in Settings → Providers` };
     }
     if (key === REFUSED_KEY) {
@@ -1009,7 +1013,7 @@ export function installMockTauri(config) {
     const model = hubModel(payload.repo);
     const quant = model.quants.find((q) => q.files[0] === payload.file);
     if (!quant) throw { kind: 'notFound', message: `${payload.repo} has no file ${payload.file}, or it is not a quantization's first part` };
-    const contextLength = ctx ?? model.facts.contextLength ?? 4096;
+    const contextLength = ctx ?? model.facts.contextLength ?? contract.fitContextFallback;
     const weightsBytes = quant.sizeBytes;
     const kvCacheBytes = model.kvPerToken * contextLength;
     const computeBytes = model.computeBytes;

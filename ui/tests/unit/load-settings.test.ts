@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LoadParams, ModelInfo } from '../../src/ipc/bindings';
+import type { FieldRange, LoadParams, ModelInfo } from '../../src/ipc/bindings';
 import {
   LOAD_FIELDS,
   LOAD_KEYS,
@@ -8,13 +8,14 @@ import {
   formatLoadValue,
   fromChoice,
   inUse,
+  isLoadKey,
   loadNote,
   templateValue,
   unfinishedLoadEdit,
   type AutoChoice,
   type LoadKey,
 } from '../../src/lib/load-settings';
-import { LOAD_DEFAULTS, loadParams, model } from './settings-fixtures';
+import { CONTRACT, LOAD_DEFAULTS, loadParams, model } from './settings-fixtures';
 import { table } from './helpers';
 
 describe('LOAD_FIELDS', () => {
@@ -24,6 +25,13 @@ describe('LOAD_FIELDS', () => {
       expect(info.label, key).not.toBe('');
       expect(info.help.length, key).toBeGreaterThan(20);
       expect(info.help, key).not.toMatch(/\n/);
+    }
+  });
+  it('edits every load setting the backend gives a range with a number box (whole numbers: all are u32)', () => {
+    for (const range of CONTRACT.loadRanges as FieldRange[]) {
+      expect(isLoadKey(range.key), range.key).toBe(true);
+      expect(['number', 'auto'], range.key).toContain(LOAD_FIELDS[range.key as LoadKey].control.kind);
+      expect(range.integer, range.key).toBe(true);
     }
   });
   it('offers every KV cache type and flash attention mode the backend knows', () => {

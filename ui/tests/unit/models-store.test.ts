@@ -3,6 +3,7 @@ import type { Download, FitEstimate, HubTokenStatus, LibraryModel, ModelFacts, M
 import { DownloadsStore } from '../../src/lib/downloads.svelte';
 import { HubStore, quantKey } from '../../src/lib/hub.svelte';
 import { LibraryStore } from '../../src/lib/library.svelte';
+import { CONTRACT } from '../contract.mjs';
 import { fakeApi } from './helpers';
 
 const download = (id: string, over: Partial<Download> = {}): Download => ({
@@ -388,14 +389,15 @@ describe('HubStore', () => {
     expect(api.hubFit).toHaveBeenCalledTimes(4);
   });
 
-  it('without a context in the header, 4096; one answer is enough when it matches', async () => {
+  it('without a context in the header, the one the backend assumes; one answer is enough when it matches', async () => {
+    const assumed = CONTRACT.fitContextFallback;
     const api = fakeApi('the hub store', {
-      hubFit: vi.fn(async (_r: string, _f: string, ctx: number | null) => ({ ...estimate(ctx ?? 4096), facts: facts({ contextLength: null }) })),
+      hubFit: vi.fn(async (_r: string, _f: string, ctx: number | null) => ({ ...estimate(ctx ?? assumed), facts: facts({ contextLength: null }) })),
     });
     const hub = new HubStore(api);
     await hub.checkFit('r/x', quant('Q4_0'));
     expect(api.hubFit).toHaveBeenCalledTimes(1);
-    expect(hub.contexts[quantKey('r/x', 'Q4_0')]).toBe(4096);
+    expect(hub.contexts[quantKey('r/x', 'Q4_0')]).toBe(assumed);
   });
 
   it('keeps the last estimate on show while checking and after a failure; a late answer is dropped', async () => {

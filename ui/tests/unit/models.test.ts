@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Download, FitEstimate, HubTokenStatus, LibraryModel, ModelFacts, RepoQuant } from '../../src/ipc/bindings';
 import {
+  FIT_CONTEXT_RANGE,
   bytesText,
   countText,
   defaultFitContext,
@@ -12,6 +13,7 @@ import {
   etaText,
   factsList,
   fileName,
+  fitContextProblem,
   fitWords,
   importText,
   isActive,
@@ -28,6 +30,8 @@ import {
   tokenStorageText,
   updatedText,
 } from '../../src/lib/models';
+import { formatNumber } from '../../src/lib/settings';
+import { CONTRACT } from '../contract.mjs';
 import { table } from './helpers';
 
 const GB = 1e9;
@@ -226,11 +230,25 @@ describe('fitWords', () => {
   });
 });
 
-table('defaultFitContext: the model\'s own, else 4096', defaultFitContext, [
+table('defaultFitContext: the model\'s own, else the one the backend assumes', defaultFitContext, [
   [facts(), 8192],
-  [facts({ contextLength: null }), 4096],
-  [facts({ contextLength: 0 }), 4096],
+  [facts({ contextLength: null }), CONTRACT.fitContextFallback],
+  [facts({ contextLength: 0 }), CONTRACT.fitContextFallback],
 ]);
+
+describe('fitContextProblem: a fit is checked at a context a model may be loaded with', () => {
+  const nCtx = CONTRACT.loadRanges.find((r: { key: string }) => r.key === 'nCtx');
+  it('takes the load settings\' range from the contract', () => {
+    expect(FIT_CONTEXT_RANGE).toEqual(nCtx);
+  });
+  it('accepts whole numbers in it, both ends included', () => {
+    for (const ok of [nCtx.min, 4096, nCtx.max]) expect(fitContextProblem(ok)).toBeNull();
+  });
+  it('says the range otherwise', () => {
+    const problem = `The context length is a whole number of tokens, between ${formatNumber(nCtx.min)} and ${formatNumber(nCtx.max)}.`;
+    for (const bad of [nCtx.min - 1, nCtx.max + 1, 4096.5, Number.NaN]) expect(fitContextProblem(bad)).toBe(problem);
+  });
+});
 
 describe('factsList', () => {
   it('says each fact as it reads on its own, with its label', () => {

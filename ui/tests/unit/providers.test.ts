@@ -1,5 +1,8 @@
+import { describe, expect, it } from 'vitest';
 import type { KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../../src/ipc/bindings';
 import {
+  KINDS,
+  PROVIDER_KINDS,
   configOf,
   connectionText,
   formChanged,
@@ -18,7 +21,11 @@ import {
   type ProviderForm,
 } from '../../src/lib/providers';
 import { menuStep } from '../../src/lib/menu';
+import { CONTRACT } from '../contract.mjs';
 import { table } from './helpers';
+
+/** The base URL the backend gives a new provider of `kind`. */
+const defaultUrl = (kind: ProviderKind): string => CONTRACT.providerKinds[kind].defaultBaseUrl;
 
 const config = (over: Partial<ProviderConfig> = {}): ProviderConfig => ({
   id: 'groq-1',
@@ -86,7 +93,7 @@ table('configOf: the config to save from the form', ([id, f]: [string, ProviderF
         id: 'local-1',
         name: 'Local',
         kind: 'openAiCompatible',
-        baseUrl: 'http://127.0.0.1:8080/v1',
+        baseUrl: defaultUrl('openAiCompatible'),
         models: ['a', 'b'],
         contextLength: 4096,
         extensions: true,
@@ -109,11 +116,22 @@ table('formChanged: only what the saved config would change counts', ([f, saved]
 ]);
 
 table('withKind: a base URL at the old default follows the kind; a typed one stays', ([f, kind]: [ProviderForm, ProviderKind]) => withKind(f, kind).baseUrl, [
-  [[newProviderForm(), 'openAi'], 'https://api.openai.com/v1'],
-  [[form({ kind: 'openAi', baseUrl: 'https://api.openai.com/v1' }), 'anthropic'], 'https://api.anthropic.com/v1'],
-  [[form({ kind: 'openAi', baseUrl: '' }), 'openAiCompatible'], 'http://127.0.0.1:8080/v1'],
+  [[newProviderForm(), 'openAi'], defaultUrl('openAi')],
+  [[form({ kind: 'openAi', baseUrl: defaultUrl('openAi') }), 'anthropic'], defaultUrl('anthropic')],
+  [[form({ kind: 'openAi', baseUrl: '' }), 'openAiCompatible'], defaultUrl('openAiCompatible')],
   [[form(), 'openAi'], 'https://api.groq.com/openai/v1'],
 ]);
+
+describe('the provider kinds', () => {
+  it('are the backend\'s, each with its facts from the contract and a label', () => {
+    expect([...PROVIDER_KINDS].sort()).toEqual(Object.keys(CONTRACT.providerKinds).sort());
+    for (const kind of PROVIDER_KINDS) {
+      const { label, ...facts } = KINDS[kind];
+      expect(facts).toEqual(CONTRACT.providerKinds[kind]);
+      expect(label).not.toBe('');
+    }
+  });
+});
 
 const FILE: KeyStorage = { kind: 'file', path: '/home/me/.local/share/hearth/keys.json', reason: 'no Secret Service is running' };
 table(

@@ -40,10 +40,11 @@ import {
 import { BUILT_IN, CONTRACT, DEFAULTS, params } from './settings-fixtures';
 import { table } from './helpers';
 
+/** Ranges to format (their values need not be the backend's). */
 const RANGES: FieldRange[] = [
-  { key: 'topP', min: 0, max: 1 },
-  { key: 'repeatLastN', min: -1, max: 1_000_000 },
-  { key: 'presencePenalty', min: -2, max: 2 },
+  { key: 'topP', min: 0, max: 1, text: 'between 0 and 1', integer: false },
+  { key: 'repeatLastN', min: -1, max: 1_000_000, text: '-1 (whole context) or between 0 and 1000000', integer: true },
+  { key: 'presencePenalty', min: -2, max: 2, text: 'between -2 and 2', integer: false },
 ];
 
 describe('FIELDS', () => {
@@ -117,6 +118,15 @@ describe('the contract data the panel reads', () => {
   });
   it('takes "never" from the backend', () => {
     expect(NEVER_BIAS).toBe(CONTRACT.logitBiasNever);
+  });
+  it('has a number field for every range, its default in range (a whole number where the range says so)', () => {
+    for (const range of CONTRACT.samplingRanges as FieldRange[]) {
+      expect(FIELDS, range.key).toHaveProperty(range.key);
+      const value = DEFAULTS[range.key as ParamKey];
+      expect(typeof value, range.key).toBe('number');
+      if (range.integer) expect(Number.isInteger(value), range.key).toBe(true);
+      expect(rangeHint(value as number, range), range.key).toBeNull();
+    }
   });
 });
 
