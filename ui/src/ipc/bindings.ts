@@ -7,6 +7,8 @@ export type Role = "system" | "user" | "assistant";
 
 export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted" | "failed";
 
+export type PromptSource = "new" | "live" | "ram" | "disk";
+
 export type ReplyStats = { 
 /**
  * Tokens in the rendered prompt.
@@ -33,6 +35,10 @@ droppedMessages: number,
  * it: "Continue" writes on.
  */
 cutAtLimit: boolean, 
+/**
+ * Where the reused part of the prompt came from.
+ */
+promptSource: PromptSource, 
 /**
  * Why the reply was cut off when the engine under it died ("the model crashed: …").
  */
