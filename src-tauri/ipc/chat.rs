@@ -219,6 +219,16 @@ command! {
 }
 
 command! {
+    /// Reads ahead the message being typed in `chat_id`: the model prefills what will not
+    /// change of it in idle time, so a reply after Enter starts sooner. A reply or a load takes
+    /// over at once; a remote chat ignores it.
+    pub async fn prefill_draft(chat_id: ChatId, draft: String, state: State<'_, AppState>) -> Result<(), IpcError> {
+        let sampling = state.chat_sampling(chat_id).await?;
+        Ok(state.chat.prefill(chat_id, &draft, sampling).await?)
+    }
+}
+
+command! {
     pub fn stop_generation(chat_id: ChatId, state: State<'_, AppState>) {
         state.chat.stop(chat_id);
     }

@@ -7,6 +7,7 @@ pub const COMMANDS: &[&str] = &[
     "list_messages",
     "send_message",
     "stop_generation",
+    "prefill_draft",
     "edit_message",
     "regenerate_reply",
     "continue_reply",

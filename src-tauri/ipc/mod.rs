@@ -45,6 +45,7 @@ register! {
     chat::list_messages,
     chat::send_message,
     chat::stop_generation,
+    chat::prefill_draft,
     chat::edit_message,
     chat::regenerate_reply,
     chat::continue_reply,

@@ -64,6 +64,10 @@ struct SwitchReport {
     server_cache_ram_switch_ttft_ratio: Option<f64>,
     server_switch_hot_ttft_ms: Option<f64>,
     server_switch_back_ttft_ms: Option<f64>,
+    /// Turn 20 of a chat typed at `TYPING_CPS` characters a second with the draft read ahead
+    /// as the app's composer sends it: TTFT after Enter, and where its prompt came from.
+    typing_ttft_ms: f64,
+    typing_source: PromptSource,
 }
 
 #[derive(Serialize)]
@@ -180,6 +184,7 @@ const SERVER_CACHE_RAM_MB: &str = "4096";
 /// The A/B/A pattern: A's hot turn, B's turns, A's switch-back turn, then a restart of the engine
 /// (its caches on disk) and A's next turn; `SWITCH_ROUNDS` times each.
 async fn switch_back(args: &BenchArgs, server: Option<&std::path::Path>, load: LoadParams) -> Result<SwitchReport, String> {
+    let load_for_typing = load.clone();
     let kv_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let spawn = || Engine::spawn_with(HostProgram::from_env().with_kv_dir(kv_dir.path()));
     let engine = spawn();
@@ -219,7 +224,10 @@ async fn switch_back(args: &BenchArgs, server: Option<&std::path::Path>, load: L
         }
         None => None,
     };
+    let typing = typing(args, load_for_typing).await?;
     Ok(SwitchReport {
+        typing_ttft_ms: typing.ttft_ms,
+        typing_source: typing.prompt_source,
         switch_hot_ttft_ms: hot.ttft_ms,
         switch_back_ttft_ms: back.ttft_ms,
         restart_ttft_ms: restart.ttft_ms,
@@ -231,6 +239,36 @@ async fn switch_back(args: &BenchArgs, server: Option<&std::path::Path>, load: L
         server_switch_hot_ttft_ms: server_ratio.map(|(hot, _)| hot),
         server_switch_back_ttft_ms: server_ratio.map(|(_, back)| back),
     })
+}
+
+/// How fast the bench's user types, and how often the composer sends the draft while they do.
+const TYPING_CPS: f64 = 5.0;
+const TYPING_SEND_EVERY: Duration = Duration::from_millis(500);
+
+/// A chat's turn `SWITCH_TURNS` typed at `TYPING_CPS`, the draft read ahead every
+/// `TYPING_SEND_EVERY`, then sent: the reply's stats (TTFT as the caller sees it).
+async fn typing(args: &BenchArgs, load: LoadParams) -> Result<ReplyStats, String> {
+    let engine = Engine::spawn();
+    engine.load(&args.model, load).await.map_err(|e| e.to_string())?;
+    let mut chat = Chat::new(3, "T");
+    chat.turns(&engine, SWITCH_TURNS - 1).await?;
+    let message: Vec<char> = chat_turn(chat.name, SWITCH_TURNS).chars().collect();
+    let per_send = (TYPING_CPS * TYPING_SEND_EVERY.as_secs_f64()).round().max(1.0) as usize;
+    let mut typed = 0;
+    while typed < message.len() {
+        tokio::time::sleep(TYPING_SEND_EVERY).await;
+        typed = (typed + per_send).min(message.len());
+        let mut draft = chat.history.clone();
+        draft.push(ChatMessage::new(Role::User, message[..typed].iter().collect::<String>()));
+        let mut request = ReplyRequest::new(draft, SamplingParams::greedy(TURN_REPLY_TOKENS), CancelFlag::new());
+        request.conversation = Some(chat.id);
+        engine.prefill(request);
+    }
+    // Enter, as the last key is typed.
+    chat.history.push(ChatMessage::new(Role::User, message.iter().collect::<String>()));
+    let (_, stats) = turn_in(&engine, &chat.history, TURN_REPLY_TOKENS, Some(chat.id)).await?;
+    engine.shutdown();
+    Ok(stats)
 }
 
 /// One of the bench's conversations on the engine.
@@ -346,6 +384,10 @@ fn print_table(r: &Report) {
         s.restart_ttft_ms,
         s.restart_source,
         s.restart_ttft_ratio
+    );
+    println!(
+        "  turn {SWITCH_TURNS} typed at {TYPING_CPS} characters/s, read ahead: TTFT {:.0} ms ({:?})",
+        s.typing_ttft_ms, s.typing_source
     );
     if let (Some(hot), Some(back), Some(ratio)) =
         (s.server_switch_hot_ttft_ms, s.server_switch_back_ttft_ms, s.server_cache_ram_switch_ttft_ratio)

@@ -20,6 +20,13 @@ pub trait ChatBackend: Send + Sync + 'static {
     fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
         self.start_reply(request)
     }
+
+    /// Reads ahead what the user is still typing: `request` is the conversation with the draft
+    /// as its last user message. A backend with a KV cache prefills the part that will not
+    /// change, in idle time, giving way to any other request at once; others do nothing.
+    fn prefill(&self, request: ReplyRequest) {
+        let _ = request;
+    }
 }
 
 pub struct ReplyRequest {
@@ -66,6 +73,13 @@ impl<L: ChatBackend, R: ChatBackend> ChatBackend for Switch<L, R> {
         match request.target {
             ModelTarget::Local => self.local.start_aside(request),
             ModelTarget::Remote { .. } => self.remote.start_aside(request),
+        }
+    }
+
+    fn prefill(&self, request: ReplyRequest) {
+        match request.target {
+            ModelTarget::Local => self.local.prefill(request),
+            ModelTarget::Remote { .. } => self.remote.prefill(request),
         }
     }
 }
@@ -139,6 +153,8 @@ pub enum PromptSource {
     Ram,
     /// Read back from disk (after a restart, or evicted from RAM).
     Disk,
+    /// Read while the user was still typing the message.
+    Typed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]

@@ -144,6 +144,26 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         self.run(chat, Turn::Send { content }, sampling, on_event).await
     }
 
+    /// Lets the backend read ahead while the user types `draft` in `chat` (see
+    /// [`ChatBackend::prefill`]): the conversation as a send of `draft` would give it. Does
+    /// nothing while the chat is generating or when the draft is blank.
+    pub async fn prefill(&self, chat: ChatId, draft: &str, sampling: SamplingParams) -> Result<(), TurnError> {
+        if draft.trim().is_empty() || self.active.lock().expect("active map poisoned").contains_key(&chat) {
+            return Ok(());
+        }
+        let store = &*self.store;
+        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
+        let history = store.messages(chat).await.map_err(boxed)?;
+        let system = store.system_prompt(chat).await.map_err(boxed)?;
+        let mut messages = conversation(&system, &history);
+        messages.push(ChatMessage::new(Role::User, draft));
+        let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
+        request.target = store.chat_target(chat).await.map_err(boxed)?;
+        request.conversation = Some(chat);
+        self.backend.prefill(request);
+        Ok(())
+    }
+
     /// Runs one turn in `chat` and returns the finished assistant reply. Everything the user
     /// typed is saved before the backend starts; the reply is saved as it streams.
     pub async fn run(

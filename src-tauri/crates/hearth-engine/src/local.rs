@@ -2,6 +2,7 @@
 //! tests of other crates, in their own process).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
@@ -55,8 +56,53 @@ enum Request {
     Unload(oneshot::Sender<()>),
     /// Drop a conversation's KV cache in RAM and on disk.
     Forget(ConversationId),
+    /// Read ahead a draft the user is typing (see [`ChatBackend::prefill`]); given up the
+    /// moment another request arrives.
+    Prefill(ReplyRequest),
     /// End the engine thread (after the request in hand).
     Quit,
+}
+
+/// The engine thread's requests, counted, so a read-ahead can give way the moment another
+/// request is waiting.
+#[derive(Clone)]
+struct Requests {
+    sender: Sender<Request>,
+    waiting: Arc<AtomicUsize>,
+}
+
+pub(crate) struct Inbox {
+    receiver: Receiver<Request>,
+    waiting: Arc<AtomicUsize>,
+}
+
+fn channel() -> (Requests, Inbox) {
+    let (sender, receiver) = mpsc::channel();
+    let waiting = Arc::new(AtomicUsize::new(0));
+    (Requests { sender, waiting: waiting.clone() }, Inbox { receiver, waiting })
+}
+
+impl Requests {
+    /// Err: the engine thread has ended.
+    fn send(&self, request: Request) -> Result<(), ()> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        self.sender.send(request).map_err(|_| {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        })
+    }
+}
+
+impl Inbox {
+    fn recv(&self) -> Result<Request, mpsc::RecvError> {
+        let request = self.receiver.recv()?;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        Ok(request)
+    }
+
+    /// Whether a request is waiting to be served.
+    pub(crate) fn has_waiting(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) > 0
+    }
 }
 
 /// Context length of the aside context: a title prompt and its few tokens.
@@ -80,7 +126,7 @@ pub(crate) type Progress = Box<dyn FnMut(f32) + Send>;
 /// handle is dropped. The app uses [`crate::Engine`], which runs this in a supervised process.
 #[derive(Clone)]
 pub struct LocalEngine {
-    requests: Sender<Request>,
+    requests: Requests,
     loaded: Arc<Mutex<Option<ModelInfo>>>,
     /// The aside queued or running, cancelled when a reply is asked for.
     aside: Arc<Mutex<Option<CancelFlag>>>,
@@ -89,7 +135,7 @@ pub struct LocalEngine {
 
 impl LocalEngine {
     pub fn spawn() -> LocalEngine {
-        let (requests, inbox) = mpsc::channel();
+        let (requests, inbox) = channel();
         let loaded = Arc::new(Mutex::new(None));
         let worker_loaded = Arc::clone(&loaded);
         let thread = thread::Builder::new()
@@ -202,6 +248,10 @@ impl ChatBackend for LocalEngine {
         }
         self.send(|events| Request::Aside { request, events })
     }
+
+    fn prefill(&self, request: ReplyRequest) {
+        let _ = self.requests.send(Request::Prefill(request));
+    }
 }
 
 /// The header check, on a blocking thread (it reads the file).
@@ -229,7 +279,7 @@ pub(crate) fn llama_backend() -> Result<&'static LlamaBackend, String> {
         .map_err(Clone::clone)
 }
 
-fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
+fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>) {
     let backend = match llama_backend() {
         Ok(backend) => backend,
         Err(e) => {
@@ -256,6 +306,7 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
                     kv_memory::forget_on_disk(&kv_config, conversation);
                     continue;
                 }
+                Ok(Request::Prefill(_)) => continue, // Nothing to read ahead with.
                 Ok(Request::Quit) | Err(_) => return,
             },
         };
@@ -274,13 +325,7 @@ fn run(inbox: Receiver<Request>, loaded: Arc<Mutex<Option<ModelInfo>>>) {
 }
 
 /// Loads one model and answers requests with it until another load is asked for.
-fn serve(
-    backend: &LlamaBackend,
-    load: LoadRequest,
-    inbox: &Receiver<Request>,
-    loaded: &Mutex<Option<ModelInfo>>,
-    kv_config: &KvConfig,
-) -> Next {
+fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Inbox, loaded: &Mutex<Option<ModelInfo>>, kv_config: &KvConfig) -> Next {
     let LoadRequest { file, params, reply, mut progress, cancel } = load;
     let path = file.path.display().to_string();
     crate::llama_log::clear();
@@ -346,6 +391,7 @@ fn serve(
         match inbox.recv() {
             Ok(Request::Generate { request, events }) => session.reply(request, &events),
             Ok(Request::Forget(conversation)) => session.forget(conversation),
+            Ok(Request::Prefill(request)) => session.prefill_draft(&request, || inbox.has_waiting()),
             Ok(Request::Aside { request, events }) => {
                 if request.cancel.is_cancelled() {
                     let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
@@ -386,11 +432,12 @@ fn aside_session<'s, 'm>(
 }
 
 /// With no model loaded, only a load request is useful; anything else fails at once.
-fn next_load(inbox: &Receiver<Request>, kv_config: &KvConfig) -> Next {
+fn next_load(inbox: &Inbox, kv_config: &KvConfig) -> Next {
     loop {
         match inbox.recv() {
             Ok(Request::Load(next)) => return Next::Load(next),
             Ok(Request::Forget(conversation)) => kv_memory::forget_on_disk(kv_config, conversation),
+            Ok(Request::Prefill(_)) => {}
             Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                 let _ = events.send(GenEvent::Failed(BackendError::NoModel));
             }

@@ -39,7 +39,12 @@ pub struct Session<'m> {
     owner: Option<ConversationId>,
     /// The other conversations' caches; `None` keeps only the live one (asides, reuse off).
     memory: Option<KvMemory>,
+    /// The conversation whose draft was read ahead into the cache since its last reply.
+    typed: Option<ConversationId>,
 }
+
+/// Stands where the draft's stable text ends, so the rendered prompt can be cut there.
+const DRAFT_END: &str = "\u{F8FF}hearth-draft-end\u{F8FF}";
 
 enum Renderer {
     Jinja(Box<ChatTemplate>, LlamaChatTemplate),
@@ -59,7 +64,41 @@ impl<'m> Session<'m> {
             reuse_kv: params.reuse_kv,
             owner: None,
             memory: memory.filter(|_| params.reuse_kv),
+            typed: None,
         }
+    }
+
+    /// Prefills what will not change of a draft the user is still typing (the conversation, the
+    /// opening of the user's turn and the draft up to its last word), chunk by chunk, stopping
+    /// as soon as `preempted` says another request waits. The cache keeps what was read.
+    pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
+        let Some((last, before)) = request.messages.split_last() else { return };
+        if !self.reuse_kv || last.role != Role::User || preempted() {
+            return;
+        }
+        // The last word may still grow, and change how the text around it is tokenized.
+        let typed = last.content.trim_end();
+        let Some(stable_end) = typed.rfind(char::is_whitespace) else { return };
+        let mut messages = before.to_vec();
+        messages.push(ChatMessage::new(Role::User, format!("{}{DRAFT_END}", &typed[..stable_end])));
+        let Ok(rendered) = self.render(&messages) else { return };
+        let Some(end) = rendered.find(DRAFT_END) else { return };
+        let mut tokens = self.tokenize(&rendered[..end]);
+        tokens.pop(); // The last token may merge with the text that follows it.
+        let n_ctx = self.context.n_ctx() as usize;
+        if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
+            return;
+        }
+        self.switch_to(request.conversation, &tokens);
+        let tokens = self.follow_cache(tokens);
+        self.reuse_prefix(&tokens);
+        let suffix = tokens[self.cached.len()..].to_vec();
+        for chunk in suffix.chunks(self.n_batch) {
+            if preempted() || self.decode(chunk, false).is_err() {
+                break;
+            }
+        }
+        self.typed = request.conversation;
     }
 
     /// Keeps every conversation's cache on disk: the model is unloaded or the engine quits.
@@ -96,7 +135,11 @@ impl<'m> Session<'m> {
         let started = Instant::now();
         let n_ctx = self.context.n_ctx() as usize;
         let (tokens, dropped) = self.fit_prompt(request, n_ctx)?;
-        let source = self.switch_to(request.conversation, &tokens);
+        let source = match self.switch_to(request.conversation, &tokens) {
+            PromptSource::Live if request.conversation.is_some() && self.typed == request.conversation => PromptSource::Typed,
+            source => source,
+        };
+        self.typed = None;
         let tokens = if self.reuse_kv { self.follow_cache(tokens) } else { tokens };
         let cached_tokens = self.reuse_prefix(&tokens) as u32;
         let mut stats = ReplyStats {

@@ -179,3 +179,30 @@ fn flip(file: &Path) {
     bytes[middle] ^= 0x40;
     std::fs::write(file, bytes).unwrap();
 }
+
+/// What the user typed is read while they type: at Enter only the last word and the turn's
+/// closing are left to prefill.
+#[tokio::test]
+async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), &model_path(), load_params(true)).await;
+    let mut history = vec![ChatMessage::new(Role::User, "Tell me about the moon in two sentences.")];
+    let (first, _) = reply(&engine, 1, &history).await;
+    history.push(ChatMessage::new(Role::Assistant, first));
+    // Another chat answers meanwhile: the draft brings chat 1's cache back too.
+    reply(&engine, 2, &[ChatMessage::new(Role::User, "Name three colours.")]).await;
+    let message = "Now tell me about its craters, its mountains and the dark seas people saw from Earth.";
+    for typed in [12, 40, message.len() - 5] {
+        let mut draft = history.clone();
+        draft.push(ChatMessage::new(Role::User, &message[..typed]));
+        let mut request = ReplyRequest::new(draft, seeded(), CancelFlag::new());
+        request.conversation = Some(1);
+        engine.prefill(request);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await; // the user types on
+    }
+    history.push(ChatMessage::new(Role::User, message));
+    let (_, stats) = reply(&engine, 1, &history).await;
+    assert_eq!(stats.prompt_source, PromptSource::Typed, "{stats:?}");
+    assert!(stats.prompt_tokens - stats.cached_tokens <= 12, "{stats:?}");
+    engine.shutdown();
+}

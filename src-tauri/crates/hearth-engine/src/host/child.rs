@@ -15,7 +15,7 @@ use std::thread;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, fmt};
 
-use hearth_core::{CancelFlag, GenEvent, ReplyRequest};
+use hearth_core::{CancelFlag, ChatBackend, GenEvent, ReplyRequest};
 
 use super::protocol::{FrameReader, FrameWriter, FromHost, RequestId, ToHost};
 use super::supervisor::QUIT_WAIT;
@@ -85,6 +85,11 @@ pub fn serve_stdio() -> i32 {
                 relay_reply(&engine, &outbox, &cancels, id, request, aside);
             }
             ToHost::Forget { conversation } => engine.forget(conversation),
+            ToHost::Prefill { spec } => {
+                let mut request = ReplyRequest::new(spec.messages, spec.sampling, CancelFlag::new());
+                request.conversation = spec.conversation;
+                engine.prefill(request);
+            }
             ToHost::Cancel { id } => {
                 if let Some(flag) = cancels.lock().expect("cancel map poisoned").get(&id) {
                     flag.cancel();

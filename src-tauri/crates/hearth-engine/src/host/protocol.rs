@@ -40,6 +40,10 @@ pub enum ToHost {
     Unload {
         id: RequestId,
     },
+    /// Read ahead a draft the user is typing; nothing comes back.
+    Prefill {
+        spec: ReplySpec,
+    },
     /// Drop a conversation's KV cache in RAM and on disk (its chat was deleted).
     Forget {
         conversation: i64,

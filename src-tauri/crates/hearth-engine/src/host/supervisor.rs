@@ -277,6 +277,19 @@ impl ChatBackend for Engine {
     fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
         self.start(request, true)
     }
+
+    fn prefill(&self, request: ReplyRequest) {
+        let state = self.shared.lock();
+        if let (Some(host), Some(_)) = (&state.host, &state.loaded) {
+            let spec = ReplySpec {
+                messages: request.messages,
+                sampling: request.sampling,
+                continue_last: false,
+                conversation: request.conversation,
+            };
+            let _ = host.frames.send(ToHost::Prefill { spec });
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
