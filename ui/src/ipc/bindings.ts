@@ -7,7 +7,7 @@ export type Role = "system" | "user" | "assistant";
 
 export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted" | "failed";
 
-export type PromptSource = "new" | "live" | "ram" | "disk";
+export type PromptSource = "new" | "live" | "ram" | "disk" | "typed";
 
 export type ReplyStats = { 
 /**
@@ -434,6 +434,12 @@ export const commands = {
    */
   sendMessage: (chatId: number, content: string, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('send_message', { chatId, content, onEvent: new Channel<ChatEvent>(onEvent) }),
   stopGeneration: (chatId: number): Promise<null> => invoke<null>('stop_generation', { chatId }),
+  /**
+   * Reads ahead the message being typed in `chat_id`: the model prefills what will not
+   * change of it in idle time, so a reply after Enter starts sooner. A reply or a load takes
+   * over at once; a remote chat ignores it.
+   */
+  prefillDraft: (chatId: number, draft: string): Promise<null> => invoke<null>('prefill_draft', { chatId, draft }),
   /**
    * Saves a new version of user message `message_id` beside it and streams a reply to it.
    */
