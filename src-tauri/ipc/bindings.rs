@@ -74,6 +74,7 @@ pub fn typescript_bindings() -> String {
         LibraryModel::decl(&cfg),
         ImportMode::decl(&cfg),
         HubTokenStatus::decl(&cfg),
+        hearth_app::ChatCacheUsage::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types and commands by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\nimport { Channel, invoke } from '@tauri-apps/api/core';\n\n",

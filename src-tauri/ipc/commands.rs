@@ -25,6 +25,8 @@ pub const COMMANDS: &[&str] = &[
     "get_load_settings",
     "set_load_settings",
     "reload_model",
+    "chat_cache_usage",
+    "clear_chat_caches",
     "get_sampling",
     "set_sampling",
     "clear_sampling",

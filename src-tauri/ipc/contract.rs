@@ -48,7 +48,7 @@ macro_rules! plain_returns {
         }
     )*};
 }
-plain_returns!((), bool, Vec<hearth_hub::Download>);
+plain_returns!((), bool, Vec<hearth_hub::Download>, hearth_app::ChatCacheUsage);
 
 /// The payload type of a `Channel` argument.
 pub trait ChannelPayload {

@@ -63,6 +63,8 @@ register! {
     models::get_load_settings,
     models::set_load_settings,
     models::reload_model,
+    models::chat_cache_usage,
+    models::clear_chat_caches,
     settings::get_sampling,
     settings::set_sampling,
     settings::clear_sampling,

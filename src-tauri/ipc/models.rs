@@ -2,6 +2,7 @@ use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
 
+use hearth_app::ChatCacheUsage;
 use hearth_core::{FieldError, LoadParams, ModelInfo};
 
 use crate::AppState;
@@ -17,6 +18,20 @@ command! {
             (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
             (loaded, _) => Ok(loaded),
         }
+    }
+}
+
+command! {
+    /// What chats' KV caches take on disk.
+    pub fn chat_cache_usage(state: State<'_, AppState>) -> ChatCacheUsage {
+        state.chat_cache_usage()
+    }
+}
+
+command! {
+    /// Drops every chat's KV cache (RAM and disk); each chat's next reply reads its prompt again.
+    pub fn clear_chat_caches(state: State<'_, AppState>) -> ChatCacheUsage {
+        state.clear_chat_caches()
     }
 }
 

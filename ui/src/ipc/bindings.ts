@@ -423,6 +423,12 @@ export type ImportMode = "copy" | "link";
 
 export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
 
+export type ChatCacheUsage = { bytes: number, 
+/**
+ * State files: one per chat and model.
+ */
+chats: number, };
+
 /** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
 export const commands = {
   listChats: (): Promise<Array<ChatSummary>> => invoke<Array<ChatSummary>>('list_chats'),
@@ -497,6 +503,14 @@ export const commands = {
    * keeps a working model, and the error says what happened.
    */
   reloadModel: (): Promise<LoadSettings> => invoke<LoadSettings>('reload_model'),
+  /**
+   * What chats' KV caches take on disk.
+   */
+  chatCacheUsage: (): Promise<ChatCacheUsage> => invoke<ChatCacheUsage>('chat_cache_usage'),
+  /**
+   * Drops every chat's KV cache (RAM and disk); each chat's next reply reads its prompt again.
+   */
+  clearChatCaches: (): Promise<ChatCacheUsage> => invoke<ChatCacheUsage>('clear_chat_caches'),
   /**
    * Settings at `scope` (default: global).
    */

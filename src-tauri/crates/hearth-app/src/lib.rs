@@ -46,6 +46,15 @@ impl AppPaths {
     }
 }
 
+/// What chats' KV caches take on disk (those in RAM are within the engine's budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+pub struct ChatCacheUsage {
+    #[ts(type = "number")]
+    pub bytes: u64,
+    /// State files: one per chat and model.
+    pub chats: u32,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error(transparent)]
@@ -106,6 +115,25 @@ impl App {
     /// The settings in force at `scope`, a chat inheriting from the model loaded now.
     pub async fn sampling(&self, scope: &SettingsScope) -> Result<ResolvedSampling, StoreError> {
         self.settings.sampling(scope, self.models.loaded_path().as_deref()).await
+    }
+
+    /// What chats' KV caches take on disk.
+    pub fn chat_cache_usage(&self) -> ChatCacheUsage {
+        let (bytes, chats) = hearth_engine::kv_memory::disk_usage(&self.paths.data_dir.join(KV_CACHE_DIR));
+        ChatCacheUsage { bytes, chats }
+    }
+
+    /// Drops every chat's KV cache, in the engine's RAM and on disk: the next reply of each chat
+    /// reads its prompt again.
+    pub fn clear_chat_caches(&self) -> ChatCacheUsage {
+        self.engine.forget_all();
+        let dir = self.paths.data_dir.join(KV_CACHE_DIR);
+        if let Err(e) = std::fs::remove_dir_all(&dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not delete the chats' caches");
+        }
+        self.chat_cache_usage()
     }
 
     /// Saves the provider list and puts it in force.

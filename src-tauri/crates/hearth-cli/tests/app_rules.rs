@@ -100,4 +100,11 @@ async fn the_app_and_the_cli_share_the_apps_rules() {
         assert_eq!(app_reply.stats.as_ref().map(|s| s.completion_tokens), Some(*tokens), "{app_reply:?}");
         assert_eq!(cli_reply(&db, &other, *twin, line), app_reply.content, "chat {twin} ({tokens} tokens)");
     }
+
+    // The chats' KV caches were kept on disk (by the app at quit, by the CLI beside the same
+    // history); clearing them leaves none.
+    let app = App::open(AppPaths::under(data.clone())).await.unwrap();
+    assert!(app.chat_cache_usage().chats >= 2, "{:?}", app.chat_cache_usage());
+    assert_eq!(app.clear_chat_caches(), hearth_app::ChatCacheUsage { bytes: 0, chats: 0 });
+    quit(app).await;
 }

@@ -223,9 +223,15 @@ impl KvMemory {
         }
     }
 
-    /// Drops `chat`'s cache everywhere, every model's file included (the chat was deleted).
-    pub fn forget(&mut self, chat: ConversationId) {
-        self.ram.remove(&chat);
+    /// Drops `chat`'s cache everywhere, every model's file included (the chat was deleted);
+    /// `None`: every chat's.
+    pub fn forget(&mut self, chat: Option<ConversationId>) {
+        match chat {
+            Some(chat) => {
+                self.ram.remove(&chat);
+            }
+            None => self.ram.clear(),
+        }
         forget_on_disk(&self.config, chat);
     }
 
@@ -264,12 +270,29 @@ impl KvMemory {
     }
 }
 
-/// Deletes `chat`'s state files of every model.
-pub fn forget_on_disk(config: &KvConfig, chat: ConversationId) {
-    let Some(Ok(folders)) = config.dir.as_ref().map(fs::read_dir) else { return };
+/// Deletes `chat`'s state files of every model; `None`: every state file.
+pub fn forget_on_disk(config: &KvConfig, chat: Option<ConversationId>) {
+    let Some(dir) = config.dir.as_ref() else { return };
+    let Some(chat) = chat else {
+        let _ = fs::remove_dir_all(dir);
+        return;
+    };
+    let Ok(folders) = fs::read_dir(dir) else { return };
     for folder in folders.filter_map(|e| e.ok()) {
         let _ = fs::remove_file(folder.path().join(format!("chat-{chat}.kv")));
     }
+}
+
+/// What the state files under `dir` take on disk: bytes and number of files.
+pub fn disk_usage(dir: &Path) -> (u64, u32) {
+    let Ok(folders) = fs::read_dir(dir) else { return (0, 0) };
+    let mut usage = (0, 0);
+    for file in folders.filter_map(|e| e.ok()).filter_map(|f| fs::read_dir(f.path()).ok()).flatten().filter_map(|e| e.ok()) {
+        if let Ok(meta) = file.metadata() {
+            usage = (usage.0 + meta.len(), usage.1 + 1);
+        }
+    }
+    usage
 }
 
 /// Deletes the least recently written state files until the folder fits `budget`.
@@ -352,7 +375,7 @@ mod tests {
         memory.park(4, state(3));
         memory.spill_all();
         assert_eq!(KvMemory::new(config.clone(), "other".into()).take(4), None);
-        memory.forget(4);
+        memory.forget(Some(4));
         assert_eq!(KvMemory::new(config, "k".into()).take(4), None, "forgotten");
     }
 

@@ -54,8 +54,8 @@ enum Request {
     },
     /// Drop the model; acknowledged once its memory is freed.
     Unload(oneshot::Sender<()>),
-    /// Drop a conversation's KV cache in RAM and on disk.
-    Forget(ConversationId),
+    /// Drop a conversation's KV cache in RAM and on disk (`None`: every conversation's).
+    Forget(Option<ConversationId>),
     /// Read ahead a draft the user is typing (see [`ChatBackend::prefill`]); given up the
     /// moment another request arrives.
     Prefill(ReplyRequest),
@@ -192,8 +192,9 @@ impl LocalEngine {
         self.submit_unload()?.await.map_err(|_| EngineError::Gone)
     }
 
-    /// Drops `conversation`'s KV cache, in RAM and on disk (its chat was deleted).
-    pub fn forget(&self, conversation: ConversationId) {
+    /// Drops `conversation`'s KV cache, in RAM and on disk (its chat was deleted); `None`:
+    /// every conversation's.
+    pub fn forget(&self, conversation: Option<ConversationId>) {
         let _ = self.requests.send(Request::Forget(conversation));
     }
 

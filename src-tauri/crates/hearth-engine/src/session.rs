@@ -112,9 +112,9 @@ impl<'m> Session<'m> {
         memory.spill_all();
     }
 
-    /// Drops `conversation`'s cache everywhere (its chat was deleted).
-    pub fn forget(&mut self, conversation: ConversationId) {
-        if self.owner == Some(conversation) {
+    /// Drops `conversation`'s cache everywhere (its chat was deleted); `None`: every chat's.
+    pub fn forget(&mut self, conversation: Option<ConversationId>) {
+        if conversation.is_none() || self.owner == conversation {
             self.owner = None;
         }
         if let Some(memory) = self.memory.as_mut() {

@@ -46,7 +46,8 @@ pub enum ToHost {
     },
     /// Drop a conversation's KV cache in RAM and on disk (its chat was deleted).
     Forget {
-        conversation: i64,
+        /// `None`: every conversation's.
+        conversation: Option<i64>,
     },
     /// Finish the request in hand and exit.
     Quit,

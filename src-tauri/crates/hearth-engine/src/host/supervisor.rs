@@ -215,6 +215,15 @@ impl Engine {
     /// Drops `conversation`'s KV cache, in RAM and on disk (its chat was deleted). Nothing to
     /// do when no engine process runs: the next one finds no file.
     pub fn forget(&self, conversation: i64) {
+        self.send_forget(Some(conversation));
+    }
+
+    /// Drops every chat's KV cache in RAM (the caller deletes the folder of state files).
+    pub fn forget_all(&self) {
+        self.send_forget(None);
+    }
+
+    fn send_forget(&self, conversation: Option<i64>) {
         if let Some(host) = &self.shared.lock().host {
             let _ = host.frames.send(ToHost::Forget { conversation });
         }
