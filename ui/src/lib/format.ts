@@ -1,4 +1,4 @@
-import type { ImportReport, IpcErrorKind, MessageStatus, ReplyStats } from '../ipc/bindings';
+import type { ImportReport, IpcErrorKind, MessageStatus, PromptSource, ReplyStats } from '../ipc/bindings';
 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -10,23 +10,46 @@ function formatMs(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
-/** One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms". */
+const PLAIN_CACHE = { words: 'cached', detail: '' };
+
+/**
+ * Where a reply's cached prompt tokens came from: the words after their count on the stats line, and the
+ * tooltip's explanation. A new conversation's cached tokens (an opening it shared with what was loaded)
+ * read plainly "N cached".
+ */
+const CACHE_SOURCE: Record<PromptSource, { words: string; detail: string }> = {
+  new: PLAIN_CACHE,
+  live: { words: 'cached', detail: "The model still held this chat's cache from its last reply." },
+  ram: { words: 'restored from RAM', detail: "This chat's cache was kept in RAM while another chat answered, then brought back." },
+  disk: {
+    words: 'restored from disk',
+    detail: "This chat's cache was read back from disk, where it was saved when the model was unloaded or RAM ran short.",
+  },
+  typed: { words: 'read while you typed', detail: 'The model read this chat and your message ahead while you were typing it.' },
+};
+
+/** Stats without a source we know (saved before there was one) read as before: "N cached". */
+const cacheSource = (stats: ReplyStats) => CACHE_SOURCE[stats.promptSource] ?? PLAIN_CACHE;
+
+/** One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM". */
 export function formatStats(stats: ReplyStats | null | undefined): string {
   // A reply the engine died under has no figures, only the cause (shown as its notice).
   if (!stats || stats.interruptedBy) return '';
   const parts = [plural(stats.completionTokens, 'token')];
   if (Number.isFinite(stats.decodeTps) && stats.decodeTps > 0) parts.push(`${stats.decodeTps.toFixed(1)} tok/s`);
   parts.push(`TTFT ${formatMs(stats.ttftMs)}`);
-  // The KV cache's work, in plain sight: prompt tokens the next turn did not have to prefill.
-  if (stats.cachedTokens > 0) parts.push(`${stats.cachedTokens} cached`);
+  // The KV cache's work, in plain sight: prompt tokens the next turn did not have to prefill, and where from.
+  if (stats.cachedTokens > 0) parts.push(`${stats.cachedTokens} ${cacheSource(stats).words}`);
   return parts.join(' · ');
 }
 
-/** Longer description for a tooltip: prompt size and cache reuse. */
+/** Longer description for a tooltip: prompt size and cache reuse, and where a brought-back cache came from. */
 export function formatStatsDetail(stats: ReplyStats | null | undefined): string {
   if (!stats) return '';
-  const cached = stats.cachedTokens > 0 ? ` (${stats.cachedTokens} cached)` : '';
-  return `Prompt: ${plural(stats.promptTokens, 'token')}${cached} · Reply: ${plural(stats.completionTokens, 'token')}`;
+  const source = stats.cachedTokens > 0 ? cacheSource(stats) : null;
+  const cached = source ? ` (${stats.cachedTokens} ${source.words})` : '';
+  const line = `Prompt: ${plural(stats.promptTokens, 'token')}${cached} · Reply: ${plural(stats.completionTokens, 'token')}`;
+  return source?.detail ? `${line}\n${source.detail}` : line;
 }
 
 /** The notice under a reply that did not see the whole conversation; empty when it did. */

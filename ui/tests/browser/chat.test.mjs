@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import {
   MODEL,
+  OUTPUT,
   RESULTS,
   TIMEOUT,
   inBothSchemes,
@@ -35,6 +36,11 @@ const REPLY_MD = [
   '    print(idea)',
   '```',
 ].join('\n');
+
+/** A saved reply's stats, as the backend sends them. */
+const replyStats = (over = {}) => ({
+  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new', ...over,
+});
 
 /** Sample the last assistant bubble's text every frame until its status leaves "streaming". */
 async function sampleStream(page) {
@@ -100,7 +106,8 @@ describe('Hearth chat screen', () => {
       assert.equal(await reply.locator('strong').first().textContent(), 'three', 'markdown rendered');
       assert.equal(await reply.locator('ol > li').count(), 3);
       assert.match(await reply.locator('pre code').textContent(), /print\(idea\)/);
-      assert.match(await reply.getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms · \d+ cached$/);
+      // A new chat's first reply: nothing of it was cached.
+      assert.match(await reply.getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms$/);
       assert.equal(await reply.getByTestId('message-status').count(), 0, 'no label on a complete reply');
       await page.getByTestId('send').waitFor();
 
@@ -119,6 +126,8 @@ describe('Hearth chat screen', () => {
       await waitForStatus(messages(page).nth(3), 'complete');
       assert.equal(await messages(page).nth(2).getByTestId('message-content').innerText(), 'line one\nline two');
       assert.equal((await lastAssistant(page).getByTestId('message-content').textContent()).trim(), 'Two lines received. 👍');
+      // The same chat again: its cache was still in place.
+      assert.match(await lastAssistant(page).getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms · \d+ cached$/);
 
       const { calls, contractErrors } = await mockState(page);
       assert.deepEqual(contractErrors, []);
@@ -271,7 +280,7 @@ describe('Hearth chat screen', () => {
       { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
       { id: 3, title: 'Sourdough starter schedule', updatedAt: 10 },
     ];
-    const stats = { promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false };
+    const stats = replyStats();
     const history = [
       { id: 11, chatId: 1, role: 'user', content: 'Plan a slow, cozy Saturday evening at home.', status: 'complete', createdAt: 1, model: null, stats: null },
       { id: 12, chatId: 1, role: 'assistant', content: REPLY_MD, status: 'complete', createdAt: 2, model: MODEL.name, stats },
@@ -297,7 +306,7 @@ describe('Hearth chat screen', () => {
   });
 
   test('a reply that left earlier messages out says so under it', { timeout: TIMEOUT }, async () => {
-    const stats = { promptTokens: 8100, cachedTokens: 7900, completionTokens: 42, ttftMs: 95, decodeTps: 38.5, droppedMessages: 0, cutAtLimit: false };
+    const stats = replyStats({ promptTokens: 8100, cachedTokens: 7900, completionTokens: 42, ttftMs: 95, decodeTps: 38.5, promptSource: 'live' });
     const history = [
       { id: 11, chatId: 1, role: 'user', content: 'Summarize what we decided so far.', status: 'complete', createdAt: 1, model: null, stats: null },
       { id: 12, chatId: 1, role: 'assistant', content: 'We settled on **rain** as the theme.', status: 'complete', createdAt: 2, model: MODEL.name, stats: { ...stats, droppedMessages: 1 } },
@@ -322,6 +331,70 @@ describe('Hearth chat screen', () => {
       assert.equal((await notice.textContent()).trim(), '3 earlier messages left out to fit the context');
       assert.match(await notice.getAttribute('title'), /context/);
       await shot(page, `chat-dropped${suffix}`);
+    });
+  });
+
+  test('switching chats: the stats line says where the cached prompt came from', { timeout: TIMEOUT }, async () => {
+    const chats = [
+      { id: 1, title: 'Soup for tonight', updatedAt: 30 },
+      { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
+      { id: 3, title: 'Sourdough starter schedule', updatedAt: 10 },
+    ];
+    // Chat 3 was answered before a restart, by a version that did not say where its prompt came from.
+    const old = replyStats({ promptTokens: 40, completionTokens: 12, ttftMs: 150, decodeTps: 40.2 });
+    const history = [
+      { id: 31, chatId: 3, role: 'user', content: 'When do I feed the starter?', status: 'complete', createdAt: 1, model: null, stats: null },
+      { id: 32, chatId: 3, role: 'assistant', content: 'Twice a day, at 9 and 21.', status: 'complete', createdAt: 2, model: MODEL.name, stats: old },
+    ];
+    const config = { chats, messages: history, cachesOnDisk: [3], defaultReply: { text: 'Noted.', chunkSize: 3, delayMs: 5 } };
+    const statsLine = (page) => lastAssistant(page).getByTestId('message-stats');
+    const ask = async (page, title, question) => {
+      await page.getByTestId('chat-item').filter({ hasText: title }).click();
+      await page.getByTestId('chat-title').filter({ hasText: title }).waitFor();
+      await page.getByTestId('composer').fill(question);
+      await page.keyboard.press('Enter');
+      // Done when the last message is the finished reply to this question.
+      await page.waitForFunction((q) => {
+        const shown = [...document.querySelectorAll('[data-testid="message"]')];
+        const [asked, reply] = shown.slice(-2);
+        return asked?.textContent.includes(q) && reply?.dataset.role === 'assistant' && reply.dataset.status === 'complete';
+      }, question);
+      return { text: await statsLine(page).textContent(), title: await statsLine(page).getAttribute('title') };
+    };
+    const figures = '\\d+ tokens · [\\d.]+ tok/s · TTFT \\d+ ms';
+    await inBothSchemes(config, async (page, suffix) => {
+      // Chat 1's first reply: nothing cached, nothing said.
+      let line = await ask(page, 'Soup for tonight', 'Something with leeks?');
+      assert.match(line.text, new RegExp(`^${figures}$`));
+      assert.equal(line.title, 'Prompt: 24 tokens · Reply: 2 tokens');
+      // Chat 1 again: its cache was live.
+      line = await ask(page, 'Soup for tonight', 'And a bread to go with it?');
+      assert.match(line.text, new RegExp(`^${figures} · 8 cached$`));
+      assert.match(line.title, /\(8 cached\)[^]*still held this chat's cache/);
+      // Chat 2 answers in between: chat 1's cache is put away in RAM, and comes back from there.
+      line = await ask(page, 'Explain Rust lifetimes', 'What does \'a mean?');
+      assert.match(line.text, new RegExp(`^${figures}$`));
+      line = await ask(page, 'Soup for tonight', 'How long does it simmer?');
+      assert.match(line.text, new RegExp(`^${figures} · 8 restored from RAM$`));
+      assert.match(line.title, /\(8 restored from RAM\)[^]*kept in RAM while another chat answered/);
+      // Chat 3's cache was spilled before the restart: read back from disk. Its older reply says nothing.
+      line = await ask(page, 'Sourdough starter schedule', 'And on weekends?');
+      assert.match(line.text, new RegExp(`^${figures} · 8 restored from disk$`));
+      assert.match(line.title, /\(8 restored from disk\)[^]*read back from disk/);
+      const replies = page.locator('[data-testid="message"][data-role="assistant"]');
+      assert.equal(await replies.first().getByTestId('message-stats').textContent(), '12 tokens · 40.2 tok/s · TTFT 150 ms');
+      await shot(page, `chat-cache-disk${suffix}`, { dir: OUTPUT });
+      // Chat 1's replies, one under the other: new, live, RAM.
+      await page.getByTestId('chat-item').filter({ hasText: 'Soup for tonight' }).click();
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      const statsLines = page.locator('[data-testid="message"][data-role="assistant"] [data-testid="message-stats"]');
+      await statsLines.filter({ hasText: 'restored from RAM' }).waitFor();
+      const lines = await statsLines.allTextContents();
+      assert.deepEqual(lines.map((l) => l.replace(/^.* ms/, '…')), ['…', '… · 8 cached', '… · 8 restored from RAM']);
+      await shot(page, `chat-cache-source${suffix}`, { dir: OUTPUT });
+
+      const sources = await page.evaluate(() => window.__hearthMock.messages.filter((m) => m.stats).map((m) => [m.chatId, m.stats.promptSource]));
+      assert.deepEqual(sources, [[3, 'new'], [1, 'new'], [1, 'live'], [2, 'new'], [1, 'ram'], [3, 'disk']]);
     });
   });
 });

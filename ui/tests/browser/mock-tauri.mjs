@@ -7,7 +7,8 @@
  *   - channel messages are delivered by calling the channel's callback with `{ index, message }`,
  *     and the end of the channel with `{ index, end: true }` (what Rust's Channel drop sends).
  * Behind it sits an in-memory backend: chats whose history is a tree (edit, regenerate, continue,
- * switch branch, delete a subtree) with replies streamed in timed deltas, chat rename/pin/system
+ * switch branch, delete a subtree) with replies streamed in timed deltas (their stats saying where the
+ * cached prompt came from: each chat's KV cache live, put away in RAM, or spilled to disk), chat rename/pin/system
  * prompt/delete, message search, chats changed in the background (`watch_chats`, `__hearthMock.updateChat`), export and
  * import behind stand-ins for the system's file dialogs (`exportDir`, `importFile`; failures via `failNext`), sampling
  * settings per scope with the backend's inheritance, presets, a model whose load settings can
@@ -20,6 +21,7 @@
  * `watch_downloads` channels (`downloads` persisted, `downloadTrouble`: a dropped connection, a full disk),
  * the library of GGUF files (`library`), imports (`importPick` for the dialog), loading a model with its
  * progress (`loadFailures`), and the webview's drag-and-drop events (`__hearthMock.emit`).
+ * Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids).
  * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
  * `chunkSize` pieces, one every `delayMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate).
  *
@@ -95,6 +97,12 @@ export function installMockTauri(config) {
     providerFailures: clone(config.providerFailures ?? {}),
     /** Replies offered at a fixed rate (`tokensPerSecond`): when each token was sent; see offerAtRate. */
     offered: [],
+    /**
+     * Each chat's KV cache, as the engine keeps it (what a local reply's stats call `promptSource`), by
+     * "<model path>|<context>#<chat id>": `live`, the chat that answered last; `kept`, the others: 'ram'
+     * once another chat answered after them, 'disk' once the model was unloaded (or replaced) under them.
+     */
+    caches: { live: null, kept: new Map() },
   };
   window.__hearthMock = state;
 
@@ -430,6 +438,7 @@ export function installMockTauri(config) {
         message: `llama.cpp could not create a context of ${next.nCtx} tokens (out of memory); the model was loaded again with its previous settings`,
       };
     }
+    spillCaches();
     state.model = next;
     return loadSettings();
   }
@@ -554,6 +563,7 @@ export function installMockTauri(config) {
     if (gen) gen.stop = true;
     state.chats = state.chats.filter((c) => c.id !== payload.chatId);
     state.messages = state.messages.filter((m) => m.chatId !== payload.chatId);
+    forgetCache(payload.chatId);
     return null;
   }
 
@@ -788,6 +798,41 @@ export function installMockTauri(config) {
     return { model: `${target.model} (${p.config.name})`, refused };
   }
 
+  // --- Each chat's KV cache (state.caches): where a local reply's cached prompt came from. A file on disk
+  // is valid for one model and context, so a cache is kept under both. ---
+  const cacheKey = (chatId) => `${state.model.path}|${state.model.nCtx}#${chatId}`;
+
+  /** The engine taking a chat's cache for its reply: where it came from ('new' when nowhere). */
+  function takeCache(chatId) {
+    const { caches } = state;
+    const key = cacheKey(chatId);
+    const source = caches.live === key ? 'live' : (caches.kept.get(key) ?? 'new');
+    // The chat that answered before is put away in RAM.
+    if (caches.live !== null && caches.live !== key) caches.kept.set(caches.live, 'ram');
+    caches.kept.delete(key);
+    caches.live = key;
+    return source;
+  }
+
+  /** The model unloaded (or replaced): every chat's cache spills to a file. */
+  function spillCaches() {
+    const { caches } = state;
+    if (caches.live !== null) caches.kept.set(caches.live, 'disk');
+    caches.live = null;
+    for (const key of caches.kept.keys()) caches.kept.set(key, 'disk');
+  }
+
+  /** A deleted chat's cache goes with it. */
+  function forgetCache(chatId) {
+    const { caches } = state;
+    const mine = (key) => key.endsWith(`#${chatId}`);
+    if (caches.live !== null && mine(caches.live)) caches.live = null;
+    for (const key of [...caches.kept.keys()]) if (mine(key)) caches.kept.delete(key);
+  }
+
+  // The chats (ids) whose caches the model loaded at start finds on disk, spilled before a restart.
+  if (state.model) for (const id of config.cachesOnDisk ?? []) state.caches.kept.set(cacheKey(id), 'disk');
+
   // --- Turns: send, edit, regenerate and continue share one streaming path. ---
   const TURNS = {
     send_message: {
@@ -841,6 +886,8 @@ export function installMockTauri(config) {
     if (!remote && !state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
     if (state.generating.size > 0) throw { kind: 'busy', message: 'A reply is already being generated.' };
     const plan = turn.plan(chat, payload);
+    // Remote providers keep no cache of ours: their prompts always come as new.
+    const promptSource = remote ? 'new' : takeCache(chat.id);
     const reply = state.replies.shift() ?? state.defaultReply;
     const gen = { stop: false };
     state.generating.set(chat.id, gen);
@@ -892,8 +939,9 @@ export function installMockTauri(config) {
     }
     const seconds = Math.max((performance.now() - started) / 1000, 0.001);
     assistant.stats = {
-      promptTokens: 24, cachedTokens: 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40, decodeTps: tokens / seconds,
-      droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
+      promptTokens: 24, cachedTokens: promptSource === 'new' ? 0 : 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40,
+      decodeTps: tokens / seconds, droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
+      promptSource,
     };
     chat.updatedAt = now();
     state.generating.delete(chat.id);
@@ -1248,6 +1296,7 @@ export function installMockTauri(config) {
     }
     progress.end();
     state.loadSaved[m.path] ??= clone(DEFAULT_LOAD);
+    spillCaches();
     state.model = loadModel({ name: m.name, path: m.path, sizeBytes: m.sizeBytes, nCtxTrain: m.facts?.contextLength ?? 4096 }, state.loadSaved[m.path]);
     return clone(state.model);
   }
@@ -1321,7 +1370,10 @@ export function installMockTauri(config) {
         return importModel(cmd, state.importPick, payload.mode);
       case 'delete_model': {
         const m = libraryModel(payload);
-        if (state.model?.path === m.path) state.model = null;
+        if (state.model?.path === m.path) {
+          spillCaches();
+          state.model = null;
+        }
         state.library = state.library.filter((x) => x !== m);
         return null;
       }
@@ -1334,6 +1386,7 @@ export function installMockTauri(config) {
         state.loadCancelled = true;
         return true;
       case 'unload_model':
+        spillCaches();
         state.model = null;
         return null;
       case 'plugin:event|listen': {

@@ -37,7 +37,7 @@ function tripChat(model = { kind: 'local' }, over = {}) {
       {
         id: 12, chatId: 1, role: 'assistant', content: 'The Alfama, the Belém Tower and a tram ride on the 28.', status: 'complete',
         createdAt: at + MINUTE, model: MODEL.name,
-        stats: { promptTokens: 30, cachedTokens: 0, completionTokens: 16, ttftMs: 120, decodeTps: 41.2, droppedMessages: 0, cutAtLimit: false },
+        stats: { promptTokens: 30, cachedTokens: 0, completionTokens: 16, ttftMs: 120, decodeTps: 41.2, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' },
       },
     ],
     keys: { openai: 'sk-live-1234' },

@@ -1,4 +1,4 @@
-import type { ChatSummary, ReplyStats } from '../../src/ipc/bindings';
+import type { ChatSummary, PromptSource, ReplyStats } from '../../src/ipc/bindings';
 import {
   chatTitle,
   errorFields,
@@ -22,6 +22,7 @@ const stats = (over: Partial<ReplyStats>): ReplyStats => ({
   decodeTps: 85.33,
   droppedMessages: 0,
   cutAtLimit: false,
+  promptSource: 'new',
   ...over,
 });
 
@@ -48,9 +49,46 @@ table('formatStats', formatStats, [
   [undefined, ''],
 ]);
 
+table('formatStats: where the cached prompt tokens came from', formatStats, [
+  [stats({ cachedTokens: 15, promptSource: 'live' }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 cached'],
+  [stats({ cachedTokens: 15, promptSource: 'ram' }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM'],
+  [stats({ cachedTokens: 15, promptSource: 'disk' }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from disk'],
+  [stats({ cachedTokens: 15, promptSource: 'typed' }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 read while you typed'],
+  // A new chat's cached tokens are a prefix it shared with what was loaded: no source to name.
+  [stats({ cachedTokens: 15, promptSource: 'new' }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 cached'],
+  // Nothing cached: no source either, wherever it came from.
+  [stats({ promptSource: 'new' }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ promptSource: 'live' }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ promptSource: 'ram' }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ promptSource: 'disk' }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ promptSource: 'typed' }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  // Stats without a source, or with one this table does not know yet, read as before.
+  [stats({ cachedTokens: 15, promptSource: undefined }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 cached'],
+  [stats({ cachedTokens: 15, promptSource: 'later' as string as PromptSource }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 cached'],
+  [stats({ cachedTokens: 7900, promptSource: 'disk', interruptedBy: 'the engine was killed (SIGKILL)' }), ''],
+]);
+
 table('formatStatsDetail', formatStatsDetail, [
   [stats({}), 'Prompt: 20 tokens · Reply: 12 tokens'],
   [stats({ cachedTokens: 15 }), 'Prompt: 20 tokens (15 cached) · Reply: 12 tokens'],
+  [
+    stats({ cachedTokens: 15, promptSource: 'live' }),
+    "Prompt: 20 tokens (15 cached) · Reply: 12 tokens\nThe model still held this chat's cache from its last reply.",
+  ],
+  [
+    stats({ cachedTokens: 15, promptSource: 'ram' }),
+    "Prompt: 20 tokens (15 restored from RAM) · Reply: 12 tokens\nThis chat's cache was kept in RAM while another chat answered, then brought back.",
+  ],
+  [
+    stats({ promptTokens: 8100, cachedTokens: 7900, completionTokens: 1, promptSource: 'disk' }),
+    "Prompt: 8100 tokens (7900 restored from disk) · Reply: 1 token\nThis chat's cache was read back from disk, where it was saved when the model was unloaded or RAM ran short.",
+  ],
+  [
+    stats({ cachedTokens: 19, promptSource: 'typed' }),
+    'Prompt: 20 tokens (19 read while you typed) · Reply: 12 tokens\nThe model read this chat and your message ahead while you were typing it.',
+  ],
+  [stats({ promptSource: 'disk' }), 'Prompt: 20 tokens · Reply: 12 tokens'],
+  [stats({ cachedTokens: 15, promptSource: undefined }), 'Prompt: 20 tokens (15 cached) · Reply: 12 tokens'],
   [null, ''],
 ]);
 

@@ -10,6 +10,7 @@ const stats = (cutAtLimit: boolean): ReplyStats => ({
   decodeTps: 1,
   droppedMessages: 0,
   cutAtLimit,
+  promptSource: 'new',
 });
 
 function msg(id: number, role: StoredMessage['role'], siblings: number[] = [id]): StoredMessage {
