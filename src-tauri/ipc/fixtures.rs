@@ -29,13 +29,17 @@ struct ContractData {
     presets: Vec<Preset>,
     sampler_stage_order: [SamplerStage; 9],
     logit_bias_never: f32,
+    logit_bias_max: f32,
     load_defaults: LoadParams,
     load_ranges: &'static [FieldRange],
+    /// The longest context "auto" picks (the model's trained length and free memory may give less).
+    auto_context_max: u32,
     /// The context a fit estimate assumes when a model's header gives none.
     fit_context_fallback: u32,
     default_providers: Vec<ProviderConfig>,
     provider_kinds: BTreeMap<&'static str, KindFacts>,
     provider_name_placeholder: &'static str,
+    provider_id_max_length: usize,
     /// Which sampling settings reach a model: the local engine, and each provider kind (an
     /// OpenAI-compatible server with and without llama.cpp's extensions).
     sampling_support: BTreeMap<&'static str, Vec<FieldSupport>>,
@@ -52,6 +56,8 @@ struct KindFacts {
     /// The context window assumed when neither the models endpoint nor the user says.
     default_context_length: u32,
     needs_key: bool,
+    /// Whether the provider's "llama.cpp extensions" switch applies.
+    takes_extensions: bool,
 }
 
 #[derive(Serialize)]
@@ -110,8 +116,10 @@ pub fn contract_data() -> String {
         presets: SamplingParams::presets(),
         sampler_stage_order: SamplerStage::DEFAULT_ORDER,
         logit_bias_never: LogitBias::BAN,
+        logit_bias_max: LogitBias::MAX,
         load_defaults: LoadParams::default(),
         load_ranges: LoadParams::ranges(),
+        auto_context_max: LoadParams::AUTO_N_CTX_MAX,
         fit_context_fallback: hearth_gguf::ASSUMED_CONTEXT_LENGTH,
         default_providers: hearth_app::default_providers(),
         provider_kinds: KINDS
@@ -121,11 +129,13 @@ pub fn contract_data() -> String {
                     default_base_url: kind.default_base_url(),
                     default_context_length: kind.default_context_length(),
                     needs_key: kind.needs_key(),
+                    takes_extensions: kind.takes_extensions(),
                 };
                 (name, facts)
             })
             .collect(),
         provider_name_placeholder: PROVIDER_NAME,
+        provider_id_max_length: ProviderConfig::ID_MAX_LEN,
         sampling_support: sampling_support_table(),
         error_kinds: IpcErrorKind::ALL,
         window_update_interval_ms: WINDOW_UPDATE_INTERVAL.as_millis() as u64,

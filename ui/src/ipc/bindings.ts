@@ -89,7 +89,8 @@ export type KvType = "f16" | "q8_0" | "q4_0";
 
 export type LoadParams = { 
 /**
- * Context length in tokens; default min(trained length, 32768, what a quarter of free RAM holds).
+ * Context length in tokens; default min(trained length, [`LoadParams::AUTO_N_CTX_MAX`], what
+ * a quarter of free RAM holds).
  */
 nCtx: number | null, 
 /**

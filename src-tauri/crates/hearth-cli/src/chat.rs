@@ -106,7 +106,7 @@ fn remote_config(remote: &RemoteArgs) -> ProviderConfig {
     if let Some(url) = &remote.base_url {
         config.base_url = url.clone();
     }
-    config.extensions = remote.kind == ProviderKind::OpenAiCompatible;
+    config.extensions = remote.kind.takes_extensions();
     config
 }
 

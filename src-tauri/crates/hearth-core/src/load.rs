@@ -10,7 +10,8 @@ use crate::{FieldError, FieldRange};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LoadParams {
-    /// Context length in tokens; default min(trained length, 32768, what a quarter of free RAM holds).
+    /// Context length in tokens; default min(trained length, [`LoadParams::AUTO_N_CTX_MAX`], what
+    /// a quarter of free RAM holds).
     pub n_ctx: Option<u32>,
     /// Default: the number of physical cores.
     pub n_threads: Option<u32>,
@@ -89,6 +90,9 @@ const LOAD_RANGES: &[FieldRange] = &[
 ];
 
 impl LoadParams {
+    /// The longest context "auto" picks, memory and training allowing.
+    pub const AUTO_N_CTX_MAX: u32 = 32_768;
+
     pub fn ranges() -> &'static [FieldRange] {
         LOAD_RANGES
     }
@@ -99,17 +103,21 @@ impl LoadParams {
         if self.kv_cache_type != KvType::F16 && self.flash_attention == FlashAttention::Off {
             return bad("kvCacheType,flashAttention", "a quantized KV cache needs flash attention (auto or on)".into());
         }
-        if !(1..=MAX_BATCH).contains(&self.n_batch) || !(1..=MAX_BATCH).contains(&self.n_ubatch) {
-            return bad("nBatch,nUbatch", format!("batch and ubatch sizes must be between 1 and {MAX_BATCH}"));
+        // The ranges the window is shown, in the words it is shown them.
+        for range in LOAD_RANGES {
+            let (value, label) = match range.key {
+                "nCtx" => (self.n_ctx, "context length"),
+                "nThreads" => (self.n_threads, "threads"),
+                "nBatch" => (Some(self.n_batch), "the batch size"),
+                "nUbatch" => (Some(self.n_ubatch), "ubatch"),
+                _ => continue, // A range without a check here fails the_ranges_are_what_validate_enforces.
+            };
+            if value.is_some_and(|v| !(range.min..=range.max).contains(&f64::from(v))) {
+                return bad(range.key, format!("{label} must be {}", range.text));
+            }
         }
         if self.n_ubatch > self.n_batch {
             return bad("nUbatch,nBatch", format!("ubatch ({}) must be at most the batch size ({})", self.n_ubatch, self.n_batch));
-        }
-        if self.n_ctx.is_some_and(|n| !(16..=MAX_N_CTX).contains(&n)) {
-            return bad("nCtx", format!("context length must be between 16 and {MAX_N_CTX} tokens"));
-        }
-        if self.n_threads.is_some_and(|n| !(1..=MAX_THREADS).contains(&n)) {
-            return bad("nThreads", format!("threads must be between 1 and {MAX_THREADS}"));
         }
         if self.chat_template.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return bad("chatTemplate", "the chat template override is empty: clear it to use the model's own".into());

@@ -37,6 +37,12 @@ impl ProviderKind {
         }
     }
 
+    /// Whether it may be a llama.cpp server that takes llama.cpp's own sampler fields (the
+    /// provider's `extensions` switch).
+    pub fn takes_extensions(self) -> bool {
+        self == ProviderKind::OpenAiCompatible
+    }
+
     /// Whether its API refuses requests without a key (a local OpenAI-compatible server often
     /// takes none).
     pub fn needs_key(self) -> bool {
@@ -103,9 +109,13 @@ impl ProviderConfig {
         }
     }
 
+    /// The longest provider id, in ASCII characters.
+    pub const ID_MAX_LEN: usize = 64;
+
     pub fn validate(&self) -> Result<(), FieldError> {
-        let id_ok =
-            !self.id.is_empty() && self.id.len() <= 64 && self.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        let id_ok = !self.id.is_empty()
+            && self.id.len() <= Self::ID_MAX_LEN
+            && self.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !id_ok {
             return Err(FieldError::new("id", "a provider id is 1–64 letters, digits, '-' or '_'"));
         }

@@ -108,6 +108,8 @@ pub struct LogitBias {
 impl LogitBias {
     /// At or below this, the token is never sampled (JSON has no -infinity).
     pub const BAN: f32 = -100.0;
+    /// The largest bias taken.
+    pub const MAX: f32 = 100.0;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -228,7 +230,7 @@ impl SamplingParams {
             return bad("drySequenceBreakers", "non-empty strings without NUL characters", format!("{b:?}"));
         }
         for b in &self.logit_bias {
-            if !(b.bias >= LogitBias::BAN && b.bias <= 100.0) {
+            if !(b.bias >= LogitBias::BAN && b.bias <= LogitBias::MAX) {
                 return bad("logitBias.bias", "between -100 (never) and 100", b.bias.to_string());
             }
             if matches!(&b.target, BiasTarget::Text { text } if text.is_empty()) {

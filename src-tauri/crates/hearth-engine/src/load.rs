@@ -9,7 +9,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use hearth_core::{FlashAttention, KvType, LoadParams};
 
 /// Context length used when memory allows and the model was trained for at least this much.
-const MAX_DEFAULT_N_CTX: u32 = 32_768;
+const MAX_DEFAULT_N_CTX: u32 = LoadParams::AUTO_N_CTX_MAX;
 /// Share of available memory the KV cache may take by default.
 const KV_SHARE_OF_FREE_RAM: f64 = 0.25;
 
