@@ -11,6 +11,10 @@ use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use common::{gguf, model_path};
 
+/// One test at a time: each runs engines with two threads on a two-core machine, and the
+/// read-ahead test's timing must not depend on the others.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn load_params(reuse_kv: bool) -> LoadParams {
     LoadParams { n_ctx: Some(2048), n_threads: Some(2), reuse_kv, ..LoadParams::default() }
 }
@@ -79,6 +83,7 @@ async fn live_replies(model: &Path) -> Vec<String> {
 /// written, so the yardstick is the live cache, not a cold prefill of the same text).
 #[tokio::test]
 async fn a_chat_switched_back_to_or_reopened_after_a_restart_answers_from_its_cache() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let model = model_path();
     let live = live_replies(&model).await;
@@ -123,6 +128,7 @@ async fn a_chat_switched_back_to_or_reopened_after_a_restart_answers_from_its_ca
 /// Each bad state file: dropped (with a log line), and the reply is the uncached one.
 #[tokio::test]
 async fn a_damaged_foreign_or_stale_state_file_is_dropped_for_a_prefilled_reply() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let work = tempfile::tempdir().unwrap();
     // A model file of its own, which one case replaces under the same name.
     let model = work.path().join("model.gguf");
@@ -184,6 +190,7 @@ fn flip(file: &Path) {
 /// closing are left to prefill.
 #[tokio::test]
 async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path(), &model_path(), load_params(true)).await;
     let mut history = vec![ChatMessage::new(Role::User, "Tell me about the moon in two sentences.")];
@@ -192,13 +199,15 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     // Another chat answers meanwhile: the draft brings chat 1's cache back too.
     reply(&engine, 2, &[ChatMessage::new(Role::User, "Name three colours.")]).await;
     let message = "Now tell me about its craters, its mountains and the dark seas people saw from Earth.";
-    for typed in [12, 40, message.len() - 5] {
+    for (typed, then_typing_for) in [(12, 300), (40, 300), (message.len() - 5, 3000)] {
         let mut draft = history.clone();
         draft.push(ChatMessage::new(Role::User, &message[..typed]));
         let mut request = ReplyRequest::new(draft, seeded(), CancelFlag::new());
         request.conversation = Some(1);
         engine.prefill(request);
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await; // the user types on
+        // The user types on; the last pause is long enough for a loaded machine to read ahead
+        // (a reply sent sooner would take over, as it should).
+        tokio::time::sleep(std::time::Duration::from_millis(then_typing_for)).await;
     }
     history.push(ChatMessage::new(Role::User, message));
     let (_, stats) = reply(&engine, 1, &history).await;
