@@ -4,6 +4,7 @@ import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
+import { DraftReadAhead, browserTimers, type Timers } from './read-ahead';
 import { PENDING_REPLY_ID, PENDING_USER_ID, addsSibling, pathDuringTurn, startTurn, type TurnRequest } from './turns';
 
 /** Bookkeeping for the one turn being generated (not reactive; the UI reads `messages`). */
@@ -71,14 +72,16 @@ export class ChatStore {
 
   readonly #api: HearthApi;
   readonly #batcher: DeltaBatcher;
+  readonly #readAhead: DraftReadAhead;
   #stream: Stream | null = null;
   #loadToken = 0;
   #loading: Promise<void> = Promise.resolve();
   #turnsStarted = 0;
   #graceTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(api: HearthApi, frames: FrameScheduler = animationFrames) {
+  constructor(api: HearthApi, frames: FrameScheduler = animationFrames, timers: Timers = browserTimers) {
     this.#api = api;
+    this.#readAhead = new DraftReadAhead((draft) => this.#prefillDraft(draft), timers);
     // flushSync: the DOM is updated inside the hand-over, so the batcher's pacing sees its cost.
     this.#batcher = new DeltaBatcher((text) => {
       this.#applyDelta(text);
@@ -143,9 +146,27 @@ export class ChatStore {
     }
   }
 
+  /**
+   * The user changed the composer's text: the backend reads the draft ahead (the local model
+   * prefills the chat and what was typed so far), paced by DraftReadAhead; never while this chat's
+   * reply is generated.
+   */
+  draftTyped(draft: string): void {
+    if (this.activeChatId === null || this.generatingHere) this.#readAhead.cancel();
+    else this.#readAhead.typed(draft);
+  }
+
+  #prefillDraft(draft: string): void {
+    const chatId = this.activeChatId;
+    if (chatId === null || this.generating?.chatId === chatId) return;
+    // Only a head start: a failure changes nothing for the user.
+    this.#api.prefillDraft(chatId, draft).catch((e) => console.debug('draft not read ahead:', errorMessage(e)));
+  }
+
   /** Show `chatId`; resolves once its messages are loaded (also when it already was the active chat). */
   selectChat(chatId: number): Promise<void> {
     if (chatId === this.activeChatId) return this.#loading;
+    this.#readAhead.reset();
     this.activeChatId = chatId;
     this.messages = [];
     this.editing = null;
@@ -308,6 +329,7 @@ export class ChatStore {
       done: false,
     };
     this.#stream = stream;
+    this.#readAhead.reset(); // the draft was sent, or a reply is under way: nothing to read ahead
     this.#turnsStarted += 1;
     this.generating = { chatId, stopping: false };
     if (this.activeChatId === chatId) this.messages = pathDuringTurn(before, turn);
@@ -374,6 +396,7 @@ export class ChatStore {
   }
 
   #showNothing(): void {
+    this.#readAhead.reset();
     this.#loadToken += 1; // drop any in-flight load of the previous chat
     this.activeChatId = null;
     this.messages = [];

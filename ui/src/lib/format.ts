@@ -1,4 +1,4 @@
-import type { ImportReport, IpcErrorKind, MessageStatus, PromptSource, ReplyStats } from '../ipc/bindings';
+import type { ChatCacheUsage, ImportReport, IpcErrorKind, MessageStatus, PromptSource, ReplyStats } from '../ipc/bindings';
 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -108,6 +108,13 @@ export function formatBytes(bytes: number): string {
     unit += 1;
   }
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** What the chats' caches take on disk: "94.4 MB (3 chats)", or "none". */
+export function formatCacheUsage(usage: ChatCacheUsage): string {
+  const size = formatBytes(usage.bytes);
+  if (usage.chats === 0 || !size) return 'none';
+  return `${size} (${plural(usage.chats, 'chat')})`;
 }
 
 /**

@@ -397,6 +397,63 @@ describe('Hearth chat screen', () => {
       assert.deepEqual(sources, [[3, 'new'], [1, 'new'], [1, 'live'], [2, 'new'], [1, 'ram'], [3, 'disk']]);
     });
   });
+
+  test('typing reads the draft ahead: throttled, growing drafts, none after Enter or while the reply streams', { timeout: TIMEOUT }, async () => {
+    const chats = [{ id: 1, title: 'Soup for tonight', updatedAt: 30 }];
+    const history = [
+      { id: 11, chatId: 1, role: 'user', content: 'Something with leeks?', status: 'complete', createdAt: 1, model: null, stats: null },
+      { id: 12, chatId: 1, role: 'assistant', content: 'Leek and potato soup.', status: 'complete', createdAt: 2, model: MODEL.name, stats: replyStats() },
+    ];
+    const reply = { text: 'About forty minutes with the lid on, then blend it until smooth.', chunkSize: 2, delayMs: 60 };
+    await withApp({ chats, messages: history, replies: [reply] }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      const prefills = () => page.evaluate(() => window.__hearthMock.prefills);
+      await page.getByTestId('composer').focus();
+
+      // Typed slowly, then a pause: the text as it stands goes out once typing stops.
+      const first = 'How long should';
+      await page.keyboard.type(first, { delay: 90 });
+      await page.waitForFunction((d) => window.__hearthMock.prefills.at(-1)?.draft === d, first);
+      // More, then Enter at once: what was pending is dropped.
+      const question = `${first} it simmer?`;
+      await page.keyboard.type(' it simmer?', { delay: 90 });
+      await page.keyboard.press('Enter');
+      const beforeEnter = (await prefills()).length;
+
+      // Typing while the reply streams reads nothing ahead.
+      await waitForStatus(lastAssistant(page), 'streaming');
+      await page.keyboard.type('Thanks', { delay: 40 });
+      assert.equal(await lastAssistant(page).getAttribute('data-status'), 'streaming', 'typed while the reply streamed');
+      await waitForStatus(lastAssistant(page), 'complete');
+      await page.waitForTimeout(800); // anything still pending would have gone out by now
+
+      const sent = await prefills();
+      assert.equal(sent.length, beforeEnter, 'nothing read ahead after Enter');
+      const { calls } = await mockState(page);
+      const cmds = calls.map((c) => c.cmd);
+      assert.ok(cmds.lastIndexOf('prefill_draft') < cmds.indexOf('send_message'));
+      assert.ok(sent.every((p) => p.chatId === 1));
+      // Throttled: a few sends for 26 keys, about 500 ms apart; each draft longer than the one before.
+      const drafts = sent.map((p) => p.draft);
+      assert.ok(drafts.length >= 3 && drafts.length <= 8, `drafts: ${JSON.stringify(drafts)}`);
+      for (let i = 1; i < sent.length; i++) {
+        assert.ok(sent[i].at - sent[i - 1].at >= 400, `gap ${sent[i].at - sent[i - 1].at} ms before ${JSON.stringify(drafts[i])}`);
+        assert.ok(drafts[i].length > drafts[i - 1].length, JSON.stringify(drafts));
+      }
+      assert.ok(drafts.every((d) => question.startsWith(d)), JSON.stringify(drafts));
+      assert.ok(drafts.includes(first), 'the text as it stood when typing paused');
+
+      // The model read the chat and the draft while the user typed: the reply says so.
+      const stats = lastAssistant(page).getByTestId('message-stats');
+      assert.match(await stats.textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms · 21 read while you typed$/);
+      assert.match(await stats.getAttribute('title'), /\(21 read while you typed\)[^]*ahead while you were typing/);
+      await shot(page, 'chat-read-while-typed', { dir: OUTPUT });
+
+      // Typing again once the reply is done: read ahead again.
+      await page.keyboard.type('!');
+      await page.waitForFunction(() => window.__hearthMock.prefills.at(-1)?.draft === 'Thanks!');
+    });
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -872,6 +929,52 @@ describe('Settings scopes, presets and the Model group', () => {
       await openSettings(page);
       await page.getByTestId('load-settings-error').filter({ hasText: 'Model settings are not available: no model is loaded' }).waitFor();
       assert.equal(await page.getByTestId('scope-model').isDisabled(), true);
+    });
+  });
+
+  test("model: the chats' caches on disk, and Clear", { timeout: TIMEOUT }, async () => {
+    const chats = [
+      { id: 1, title: 'Soup for tonight', updatedAt: 30 },
+      { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
+      { id: 3, title: 'Sourdough starter schedule', updatedAt: 10 },
+    ];
+    const config = { chats, cachesOnDisk: [1, 2, 3], defaultReply: { text: 'Noted.', chunkSize: 3, delayMs: 5 }, reloadMs: 50 };
+    await inBothSchemes(config, async (page, suffix) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      const line = group.getByTestId('chat-caches');
+      const usage = line.getByTestId('chat-caches-usage');
+      const clear = line.getByTestId('clear-chat-caches');
+      await usage.filter({ hasText: '94.4 MB (3 chats)' }).waitFor();
+      assert.equal((await line.textContent()).replace(/\s+/g, ' ').trim(), 'Chat caches on disk: 94.4 MB (3 chats) Clear');
+      assert.match(await clear.getAttribute('title'), /chats will read their conversation again at their next reply/);
+      await shot(page, `settings-chat-caches${suffix}`, { dir: OUTPUT });
+
+      await clear.click();
+      await usage.filter({ hasText: /^none$/ }).waitFor();
+      await shot(page, `settings-chat-caches-cleared${suffix}`, { dir: OUTPUT });
+      assert.equal((await mockState(page)).calls.filter((c) => c.cmd === 'clear_chat_caches').length, 1);
+
+      // The chat's next reply reads its conversation again: nothing restored from disk.
+      await page.getByTestId('close-settings').click();
+      await page.getByTestId('composer').fill('More?');
+      await page.keyboard.press('Enter');
+      await waitForStatus(lastAssistant(page), 'complete');
+      const sources = await page.evaluate(() => window.__hearthMock.messages.filter((m) => m.stats).map((m) => m.stats.promptSource));
+      assert.deepEqual(sources, ['new']);
+
+      // Read again when the panel opens, and after a reload (the model going spills the live cache to disk).
+      await openSettings(page);
+      await showModelGroup(page);
+      await usage.filter({ hasText: /^none$/ }).waitFor();
+      await group.getByTestId('field-kvCacheType-q8_0').click();
+      await group.getByTestId('reload-notice').filter({ hasText: 'Reload the model to apply' }).waitFor();
+      await group.getByTestId('reload-model').click();
+      await group.getByTestId('reloaded').waitFor();
+      await usage.filter({ hasText: '31.5 MB (1 chat)' }).waitFor();
+      const reads = (await mockState(page)).calls.filter((c) => c.cmd === 'chat_cache_usage').length;
+      assert.equal(reads, 3, 'read at each opening and after the reload');
     });
   });
 

@@ -21,7 +21,10 @@
  * `watch_downloads` channels (`downloads` persisted, `downloadTrouble`: a dropped connection, a full disk),
  * the library of GGUF files (`library`), imports (`importPick` for the dialog), loading a model with its
  * progress (`loadFailures`), and the webview's drag-and-drop events (`__hearthMock.emit`).
- * Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids).
+ * Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids); each
+ * file takes `cacheFileBytes` (`chat_cache_usage` counts them, `clear_chat_caches` drops every cache). Drafts
+ * read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, at }); the chat's
+ * next reply then says `typed`, as the engine does.
  * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
  * `chunkSize` pieces, one every `delayMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate).
  *
@@ -102,7 +105,11 @@ export function installMockTauri(config) {
      * "<model path>|<context>#<chat id>": `live`, the chat that answered last; `kept`, the others: 'ram'
      * once another chat answered after them, 'disk' once the model was unloaded (or replaced) under them.
      */
-    caches: { live: null, kept: new Map() },
+    caches: { live: null, kept: new Map(), typed: null },
+    /** What one chat's cache file takes on disk. */
+    cacheFileBytes: config.cacheFileBytes ?? 31_457_280,
+    /** Every prefill_draft call: { chatId, draft, at } (performance.now()). */
+    prefills: [],
   };
   window.__hearthMock = state;
 
@@ -806,12 +813,47 @@ export function installMockTauri(config) {
   function takeCache(chatId) {
     const { caches } = state;
     const key = cacheKey(chatId);
-    const source = caches.live === key ? 'live' : (caches.kept.get(key) ?? 'new');
-    // The chat that answered before is put away in RAM.
+    const live = caches.live === key;
+    const source = live ? (caches.typed === key ? 'typed' : 'live') : (caches.kept.get(key) ?? 'new');
+    makeLive(key);
+    caches.typed = null;
+    return source;
+  }
+
+  /** `key`'s cache becomes the engine's live one; the chat that had it before is put away in RAM. */
+  function makeLive(key) {
+    const { caches } = state;
     if (caches.live !== null && caches.live !== key) caches.kept.set(caches.live, 'ram');
     caches.kept.delete(key);
     caches.live = key;
-    return source;
+  }
+
+  /**
+   * prefill_draft, as the engine has it: a local chat's conversation and the draft up to its last word are
+   * read into the chat's cache (made the live one), unless a reply is under way or nothing of the draft is
+   * settled yet (one word); the chat's next reply then says `typed`. Remote chats ignore it.
+   */
+  function prefillDraft(payload) {
+    const chat = findChat(payload.chatId);
+    state.prefills.push({ chatId: chat.id, draft: payload.draft, at: performance.now() });
+    if (chat.model.kind === 'remote' || !state.model || state.generating.size > 0) return null;
+    if (!/\s/.test(payload.draft.trimEnd())) return null;
+    const key = cacheKey(chat.id);
+    makeLive(key);
+    state.caches.typed = key;
+    return null;
+  }
+
+  /** chat_cache_usage: the cache files on disk, one per chat and model. */
+  function cacheUsage() {
+    const files = [...state.caches.kept.values()].filter((where) => where === 'disk').length;
+    return { bytes: files * state.cacheFileBytes, chats: files };
+  }
+
+  /** clear_chat_caches: every chat's cache goes, in RAM and on disk; their next replies read the prompt anew. */
+  function clearCaches() {
+    state.caches = { live: null, kept: new Map(), typed: null };
+    return cacheUsage();
   }
 
   /** The model unloaded (or replaced): every chat's cache spills to a file. */
@@ -819,6 +861,7 @@ export function installMockTauri(config) {
     const { caches } = state;
     if (caches.live !== null) caches.kept.set(caches.live, 'disk');
     caches.live = null;
+    caches.typed = null;
     for (const key of caches.kept.keys()) caches.kept.set(key, 'disk');
   }
 
@@ -827,6 +870,7 @@ export function installMockTauri(config) {
     const { caches } = state;
     const mine = (key) => key.endsWith(`#${chatId}`);
     if (caches.live !== null && mine(caches.live)) caches.live = null;
+    if (caches.typed !== null && mine(caches.typed)) caches.typed = null;
     for (const key of [...caches.kept.keys()]) if (mine(key)) caches.kept.delete(key);
   }
 
@@ -939,7 +983,7 @@ export function installMockTauri(config) {
     }
     const seconds = Math.max((performance.now() - started) / 1000, 0.001);
     assistant.stats = {
-      promptTokens: 24, cachedTokens: promptSource === 'new' ? 0 : 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40,
+      promptTokens: 24, cachedTokens: { new: 0, typed: 21 }[promptSource] ?? 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40,
       decodeTps: tokens / seconds, droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
       promptSource,
     };
@@ -1447,6 +1491,12 @@ export function installMockTauri(config) {
       case 'watch_chats':
         watchers.push(channel(payload.onUpdate));
         return null;
+      case 'prefill_draft':
+        return prefillDraft(payload);
+      case 'chat_cache_usage':
+        return cacheUsage();
+      case 'clear_chat_caches':
+        return clearCaches();
       case 'stop_generation': {
         const gen = state.generating.get(payload.chatId);
         if (gen) gen.stop = true;

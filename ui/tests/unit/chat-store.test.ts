@@ -3,7 +3,7 @@ import type { ChatEvent, ChatSummary, ModelInfo, ModelTarget, StoredMessage } fr
 import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
 import { PENDING_USER_ID } from '../../src/lib/turns';
-import { fakeApi, manualFrames } from './helpers';
+import { fakeApi, manualFrames, virtualTimers } from './helpers';
 import { model } from './settings-fixtures';
 
 const MODEL: ModelInfo = model();
@@ -62,6 +62,7 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
     regenerateReply: turn('regenerate'),
     continueReply: turn('continue'),
     stopGeneration: vi.fn(async () => null),
+    prefillDraft: vi.fn(async (_chatId: number, _draft: string) => null),
     activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
     switchBranch: vi.fn(async () => [] as StoredMessage[]),
     deleteMessage: vi.fn(async () => [] as StoredMessage[]),
@@ -109,9 +110,10 @@ const ev = {
 async function setup(opts: Parameters<typeof fakeBackend>[0] = {}) {
   const backend = fakeBackend(opts);
   const clock = manualFrames();
-  const store = new ChatStore(backend.api, clock.frames);
+  const timers = virtualTimers();
+  const store = new ChatStore(backend.api, clock.frames, timers.timers);
   await store.init();
-  return { backend, clock, store };
+  return { backend, clock, store, timers };
 }
 
 afterEach(() => {
@@ -668,5 +670,74 @@ describe('ChatStore: remote replies', () => {
     await settle();
     expect(backend.api.regenerateReply).toHaveBeenCalledWith(1, 2, expect.any(Function));
     expect(store.failures).toEqual({});
+  });
+});
+
+describe('ChatStore: reading the draft ahead', () => {
+  const chats = () => [chat(1, 'Soup', 20), chat(2, 'Rust', 10)];
+  /** The prefill_draft calls so far: [chatId, draft]. */
+  const prefills = (backend: ReturnType<typeof fakeBackend>) => vi.mocked(backend.api.prefillDraft).mock.calls;
+
+  it("hands the active chat's draft to prefill_draft, paced (see read-ahead.test.ts)", async () => {
+    const { store, backend, timers } = await setup({ chats: chats() });
+    store.draftTyped('How long');
+    timers.advanceTo(100);
+    store.draftTyped('How long does');
+    expect(prefills(backend)).toEqual([]);
+    timers.advanceTo(1000);
+    expect(prefills(backend)).toEqual([[1, 'How long does']]);
+  });
+
+  it('a chat without messages is read ahead too; without a chat, nothing', async () => {
+    const { store, backend, timers } = await setup();
+    expect(store.activeChatId).toBeNull();
+    store.draftTyped('Hello there');
+    timers.advanceTo(1000);
+    expect(prefills(backend)).toEqual([]);
+    await store.newChat();
+    store.draftTyped('Hello there');
+    timers.advanceTo(2000);
+    expect(prefills(backend)).toEqual([[100, 'Hello there']]);
+  });
+
+  it('Enter drops the pending send, and nothing is read while the reply is generated', async () => {
+    const { store, backend, timers } = await setup({ chats: chats() });
+    store.draft = 'Why is the sky blue';
+    store.draftTyped(store.draft);
+    void store.send();
+    await settle();
+    store.draftTyped('Thanks, and');
+    timers.advanceTo(1000);
+    expect(prefills(backend)).toEqual([]);
+    backend.send.emit(ev.finished(msg({ id: 2, chatId: 1, role: 'assistant', content: 'Rayleigh.' })));
+    backend.send.resolve();
+    await settle();
+    store.draftTyped('Thanks, and the sunset');
+    timers.advanceTo(2000);
+    expect(prefills(backend)).toEqual([[1, 'Thanks, and the sunset']]);
+  });
+
+  it('another chat opened drops the pending send; its own draft goes to it', async () => {
+    const { store, backend, timers } = await setup({ chats: chats() });
+    store.draftTyped('about soup');
+    void store.selectChat(2);
+    timers.advanceTo(1000);
+    expect(prefills(backend)).toEqual([]);
+    store.draftTyped('about lifetimes');
+    timers.advanceTo(2000);
+    expect(prefills(backend)).toEqual([[2, 'about lifetimes']]);
+  });
+
+  it('a refused read-ahead is not shown: it was only a head start', async () => {
+    const { store, backend, timers } = await setup({ chats: chats() });
+    const debug = vi.spyOn(console, 'debug').mockImplementation(() => {});
+    vi.mocked(backend.api.prefillDraft).mockRejectedValueOnce({ kind: 'notFound', message: 'Chat 1 does not exist.' });
+    store.draftTyped('Hello there');
+    timers.advanceTo(1000);
+    await settle();
+    expect(prefills(backend)).toHaveLength(1);
+    expect(store.error).toBeNull();
+    expect(debug).toHaveBeenCalledWith('draft not read ahead:', 'Chat 1 does not exist.');
+    debug.mockRestore();
   });
 });

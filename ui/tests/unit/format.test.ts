@@ -4,6 +4,7 @@ import {
   errorFields,
   errorMessage,
   formatBytes,
+  formatCacheUsage,
   formatDropped,
   formatStats,
   formatStatsDetail,
@@ -177,4 +178,11 @@ table('formatBytes', formatBytes, [
   [512, '512 B'],
   [1_500_000, '1.5 MB'],
   [4_920_000_000, '4.9 GB'],
+]);
+
+table('formatCacheUsage: the chats\' caches on disk', formatCacheUsage, [
+  [{ bytes: 0, chats: 0 }, 'none'],
+  [{ bytes: 31_457_280, chats: 1 }, '31.5 MB (1 chat)'],
+  [{ bytes: 123_400_000, chats: 4 }, '123.4 MB (4 chats)'],
+  [{ bytes: 2_100_000_000, chats: 57 }, '2.1 GB (57 chats)'],
 ]);
