@@ -255,16 +255,21 @@ async fn typing(args: &BenchArgs, load: LoadParams) -> Result<ReplyStats, String
     let message: Vec<char> = chat_turn(chat.name, SWITCH_TURNS).chars().collect();
     let per_send = (TYPING_CPS * TYPING_SEND_EVERY.as_secs_f64()).round().max(1.0) as usize;
     let mut typed = 0;
-    while typed < message.len() {
+    loop {
         tokio::time::sleep(TYPING_SEND_EVERY).await;
-        typed = (typed + per_send).min(message.len());
+        typed += per_send;
+        if typed >= message.len() {
+            // The last characters are typed and Enter follows one keystroke later, before the
+            // window's next send (as its composer paces them): they are read at Enter.
+            tokio::time::sleep(Duration::from_secs_f64(1.0 / TYPING_CPS)).await;
+            break;
+        }
         let mut draft = chat.history.clone();
         draft.push(ChatMessage::new(Role::User, message[..typed].iter().collect::<String>()));
         let mut request = ReplyRequest::new(draft, SamplingParams::greedy(TURN_REPLY_TOKENS), CancelFlag::new());
         request.conversation = Some(chat.id);
         engine.prefill(request);
     }
-    // Enter, as the last key is typed.
     chat.history.push(ChatMessage::new(Role::User, message.iter().collect::<String>()));
     let (_, stats) = turn_in(&engine, &chat.history, TURN_REPLY_TOKENS, Some(chat.id)).await?;
     engine.shutdown();

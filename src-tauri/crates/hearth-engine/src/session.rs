@@ -43,9 +43,6 @@ pub struct Session<'m> {
     typed: Option<ConversationId>,
 }
 
-/// Stands where the draft's stable text ends, so the rendered prompt can be cut there.
-const DRAFT_END: &str = "\u{F8FF}hearth-draft-end\u{F8FF}";
-
 enum Renderer {
     Jinja(Box<ChatTemplate>, LlamaChatTemplate),
     Builtin(LlamaChatTemplate),
@@ -68,23 +65,18 @@ impl<'m> Session<'m> {
         }
     }
 
-    /// Prefills what will not change of a draft the user is still typing (the conversation, the
-    /// opening of the user's turn and the draft up to its last word), chunk by chunk, stopping
-    /// as soon as `preempted` says another request waits. The cache keeps what was read.
+    /// Prefills a draft the user is still typing as if it were sent now (the conversation, the
+    /// draft and the opening of the reply), chunk by chunk, stopping as soon as `preempted`
+    /// says another request waits. The cache keeps what was read: when the user types on, only
+    /// the tokens from where the text changed are dropped (a few, at the end), so at Enter little
+    /// or nothing is left to read.
     pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
-        let Some((last, before)) = request.messages.split_last() else { return };
-        if !self.reuse_kv || last.role != Role::User || preempted() {
+        let Some(last) = request.messages.last() else { return };
+        if !self.reuse_kv || last.role != Role::User || last.content.trim().is_empty() || preempted() {
             return;
         }
-        // The last word may still grow, and change how the text around it is tokenized.
-        let typed = last.content.trim_end();
-        let Some(stable_end) = typed.rfind(char::is_whitespace) else { return };
-        let mut messages = before.to_vec();
-        messages.push(ChatMessage::new(Role::User, format!("{}{DRAFT_END}", &typed[..stable_end])));
-        let Ok(rendered) = self.render(&messages) else { return };
-        let Some(end) = rendered.find(DRAFT_END) else { return };
-        let mut tokens = self.tokenize(&rendered[..end]);
-        tokens.pop(); // The last token may merge with the text that follows it.
+        let Ok(prompt) = self.prompt(&request.messages, false) else { return };
+        let tokens = self.tokenize(&prompt);
         let n_ctx = self.context.n_ctx() as usize;
         if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
             return;
