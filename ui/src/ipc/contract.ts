@@ -5,6 +5,7 @@ import {
   fitContextFallback,
   loadRanges,
   logitBiasNever,
+  providerIdMaxLength,
   providerKinds,
   samplerStageOrder,
   windowUpdateIntervalMs,
@@ -17,7 +18,7 @@ export const SAMPLER_STAGES: readonly SamplerStage[] = samplerStageOrder as Samp
 /** Biases at or below this forbid the token ("never"). */
 export const NEVER_BIAS: number = logitBiasNever;
 
-/** What the backend knows of a kind of provider (ProviderKind's default_base_url, default_context_length, needs_key). */
+/** What the backend knows of a kind of provider (ProviderKind's default_base_url, default_context_length, needs_key, takes_extensions). */
 export type ProviderKindFacts = {
   /** What a new provider of this kind starts with. */
   defaultBaseUrl: string;
@@ -25,10 +26,15 @@ export type ProviderKindFacts = {
   defaultContextLength: number;
   /** The backend refuses to call it without a key (local servers usually want none). */
   needsKey: boolean;
+  /** It may be a llama.cpp server, so the provider's "llama.cpp extensions" switch applies. */
+  takesExtensions: boolean;
 };
 
 /** Each provider kind's facts; typed by ProviderKind, so a kind added on one side only fails the type check. */
 export const PROVIDER_KIND_FACTS: Readonly<Record<ProviderKind, ProviderKindFacts>> = providerKinds;
+
+/** The longest provider id the backend takes, in ASCII characters (ProviderConfig::ID_MAX_LEN). */
+export const PROVIDER_ID_MAX_LENGTH: number = providerIdMaxLength;
 
 /** The ranges LoadParams::validate enforces on the load settings' numbers (an unset one is "auto"). */
 export const LOAD_RANGES: readonly FieldRange[] = loadRanges;

@@ -2,7 +2,7 @@
 // new ids, where a key is kept, and the labels of a chat's model. Pure functions over plain values;
 // the reactive stores are in providers.svelte.ts, model-catalog.svelte.ts and sampling-support.svelte.ts.
 import type { ConnectionReport, IpcErrorKind, KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../ipc/bindings';
-import { PROVIDER_KIND_FACTS, type ProviderKindFacts } from '../ipc/contract';
+import { PROVIDER_ID_MAX_LENGTH, PROVIDER_KIND_FACTS, type ProviderKindFacts } from '../ipc/contract';
 import { plural, sentence } from './format';
 import { U32_MAX, deepEqual } from './settings';
 
@@ -31,8 +31,8 @@ export function kindNote(name: string, kind: ProviderKind): string | null {
 /** Errors of a remote reply, shown on the reply itself with what to do next. */
 export const PROVIDER_ERRORS: readonly IpcErrorKind[] = ['providerAuth', 'rateLimited', 'network', 'provider'];
 
-/** The longest slug kept, so that "-<n>" still fits the backend's 64 characters. */
-const SLUG_MAX = 48;
+/** The longest slug kept: 16 characters short of the backend's longest id, so that "-<n>" still fits. */
+export const SLUG_MAX = PROVIDER_ID_MAX_LENGTH - 16;
 
 /** A new provider's id: its name as a slug plus the first number not taken ("My vLLM" → "my-vllm-1"). */
 export function newProviderId(name: string, taken: Iterable<string>): string {

@@ -83,8 +83,9 @@ describe('Hearth chat screen', () => {
       await page.getByText(`Say hello to ${MODEL.name}`).waitFor();
       assert.equal(await page.getByTestId('send').isDisabled(), true, 'send disabled while empty');
 
-      // The composer is focused after creating a chat; Enter sends.
-      await page.keyboard.type('Any cozy ideas for tonight?');
+      // The composer is focused after creating a chat; Enter sends. (One input event: keys typed one
+      // by one on a loaded machine may take past read-ahead's lead and be read before Enter.)
+      await page.keyboard.insertText('Any cozy ideas for tonight?');
       assert.equal(await page.getByTestId('send').isDisabled(), false);
       await page.keyboard.press('Enter');
 

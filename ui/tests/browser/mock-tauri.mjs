@@ -219,6 +219,7 @@ export function installMockTauri(config) {
   state.defaultSampling = DEFAULT_SAMPLING;
   const RANGES = contract.samplingRanges;
   const NEVER = contract.logitBiasNever;
+  const BIAS_MAX = contract.logitBiasMax;
   /** Built-in presets first, as hearth-core's SamplingParams::presets has them. */
   const BUILT_IN_PRESETS = contract.presets;
 
@@ -276,7 +277,7 @@ export function installMockTauri(config) {
     const b = p.drySequenceBreakers.find((s) => s === '' || s.includes('\0'));
     if (b !== undefined) throw invalid('drySequenceBreakers', 'non-empty strings without NUL characters', JSON.stringify(b));
     for (const b of p.logitBias) {
-      if (!(b.bias >= NEVER && b.bias <= 100)) throw invalid('logitBias.bias', `between ${NEVER} (never) and 100`, b.bias);
+      if (!(b.bias >= NEVER && b.bias <= BIAS_MAX)) throw invalid('logitBias.bias', `between ${NEVER} (never) and ${BIAS_MAX}`, b.bias);
       if (b.target.kind === 'text' && b.target.text === '') throw invalid('logitBias.text', 'a non-empty text', '""');
     }
     const empty = p.stop.find((s) => s === '');
@@ -369,7 +370,7 @@ export function installMockTauri(config) {
     const nCtxTrain = file.nCtxTrain ?? 8192;
     return {
       name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load),
-      nCtx: load.nCtx ?? Math.min(nCtxTrain, 32768), nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
+      nCtx: load.nCtx ?? Math.min(nCtxTrain, contract.autoContextMax), nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
       nThreadsBatch: load.nThreads ?? PHYSICAL_CORES,
       ...(file.notice ? { notice: file.notice } : {}),
     };
@@ -676,6 +677,8 @@ export function installMockTauri(config) {
 
   // --- Providers, as hearth-providers and src-tauri/ipc/providers.rs have them. ---
   const KINDS = Object.keys(contract.providerKinds);
+  const ID_MAX = contract.providerIdMaxLength;
+  const PROVIDER_ID = new RegExp(`^[A-Za-z0-9_-]{1,${ID_MAX}}$`);
   /** A key the provider refuses (401). */
   const REFUSED_KEY = 'sk-wrong';
 
@@ -723,7 +726,7 @@ export function installMockTauri(config) {
       state.contractErrors.push(`save_provider: bad config ${JSON.stringify(c)}`);
       throw `invalid args \`config\` for command \`save_provider\`: ${JSON.stringify(c)}`;
     }
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(c.id)) throw refuse('id', "a provider id is 1–64 letters, digits, '-' or '_'");
+    if (!PROVIDER_ID.test(c.id)) throw refuse('id', `a provider id is 1–${ID_MAX} letters, digits, '-' or '_'`);
     if (c.name.trim() === '') throw refuse('name', 'give the provider a name');
     const url = c.baseUrl.trim();
     if (!/^https?:\/\//.test(url) || url.length < 10) throw refuse('baseUrl', `the base URL ${JSON.stringify(url)} must start with http:// or https://`);
@@ -784,7 +787,7 @@ export function installMockTauri(config) {
     checkTarget('sampling_support_for', payload.target);
     if (payload.target.kind === 'local') return clone(contract.samplingSupport.local);
     const { name, kind, extensions } = providerOf(payload.target.provider).config;
-    const table = kind === 'openAiCompatible' && extensions ? 'openAiCompatibleExtensions' : kind;
+    const table = contract.providerKinds[kind].takesExtensions && extensions ? `${kind}Extensions` : kind;
     return contract.samplingSupport[table].map((s) => ({ ...s, note: s.note.replaceAll(contract.providerNamePlaceholder, name) }));
   }
 

@@ -182,6 +182,7 @@ describe('Providers settings', () => {
       assert.equal(await text(openai.getByTestId('provider-key-storage')), 'No key saved: OpenAI needs one.');
       assert.equal(await openai.getByTestId('forget-key').count(), 0);
       assert.equal(await openai.getByTestId('save-provider').isDisabled(), true, 'nothing to save yet');
+      assert.equal(await openai.getByTestId('provider-extensions').isDisabled(), true, "llama.cpp's extensions are for OpenAI-compatible servers only");
 
       await openai.getByTestId('provider-key').fill('sk-test-123');
       await openai.getByTestId('save-provider').click();
@@ -202,6 +203,7 @@ describe('Providers settings', () => {
       assert.equal(await added.getAttribute('data-provider'), 'my-llama-cpp-1');
       assert.equal(await added.getByTestId('provider-kind').inputValue(), 'openAiCompatible');
       assert.equal(await added.getByTestId('provider-extensions').isChecked(), true);
+      assert.equal(await added.getByTestId('provider-extensions').isDisabled(), false);
       await added.getByTestId('provider-base-url').fill('localhost:8080');
       await added.getByTestId('provider-models').fill('qwen2.5-7b-instruct, llama-3.1-8b');
       await added.getByTestId('provider-context-length').fill('16384');

@@ -3,6 +3,7 @@ import type { KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../.
 import {
   KINDS,
   PROVIDER_KINDS,
+  SLUG_MAX,
   configOf,
   connectionText,
   formChanged,
@@ -51,12 +52,14 @@ table(
     [['Café Über', []], 'cafe-uber-1'],
     [['', []], 'provider-1'],
     [['日本語', ['provider-1']], 'provider-2'],
-    [['x'.repeat(80), []], `${'x'.repeat(48)}-1`],
-    [[`${'a'.repeat(47)} b`, []], `${'a'.repeat(47)}-1`],
+    [['x'.repeat(SLUG_MAX + 32), []], `${'x'.repeat(SLUG_MAX)}-1`],
+    [[`${'a'.repeat(SLUG_MAX - 1)} b`, []], `${'a'.repeat(SLUG_MAX - 1)}-1`],
   ],
 );
 
-table('newProviderId: always a valid backend id (1–64 of A-Za-z0-9-_)', (name: string) => /^[A-Za-z0-9_-]{1,64}$/.test(newProviderId(name, [])), [
+const PROVIDER_ID = new RegExp(`^[A-Za-z0-9_-]{1,${CONTRACT.providerIdMaxLength}}$`);
+
+table(`newProviderId: always a valid backend id (1–${CONTRACT.providerIdMaxLength} of A-Za-z0-9-_)`, (name: string) => PROVIDER_ID.test(newProviderId(name, [])), [
   ['OpenRouter', true],
   ['---', true],
   ['a/b\\c d', true],
