@@ -406,7 +406,7 @@ describe('Hearth chat screen', () => {
       { id: 12, chatId: 1, role: 'assistant', content: 'Leek and potato soup.', status: 'complete', createdAt: 2, model: MODEL.name, stats: replyStats() },
     ];
     const reply = { text: 'About forty minutes with the lid on, then blend it until smooth.', chunkSize: 2, delayMs: 60 };
-    await withApp({ chats, messages: history, replies: [reply] }, async (page) => {
+    await withApp({ chats, messages: history, replies: [reply], readsAhead: true }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
       const prefills = () => page.evaluate(() => window.__hearthMock.prefills);
       await page.getByTestId('composer').focus();

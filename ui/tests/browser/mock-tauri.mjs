@@ -23,8 +23,9 @@
  * progress (`loadFailures`), and the webview's drag-and-drop events (`__hearthMock.emit`).
  * Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids); each
  * file takes `cacheFileBytes` (`chat_cache_usage` counts them, `clear_chat_caches` drops every cache). Drafts
- * read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, at }); the chat's
- * next reply then says `typed`, as the engine does.
+ * read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, at }); with
+ * `readsAhead` the chat's next reply then says `typed`, as the engine does (off by default: whether a
+ * draft is read before Enter depends on the test machine's timing, which no other test should).
  * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
  * `chunkSize` pieces, one every `delayMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate).
  *
@@ -839,7 +840,7 @@ export function installMockTauri(config) {
   function prefillDraft(payload) {
     const chat = findChat(payload.chatId);
     state.prefills.push({ chatId: chat.id, draft: payload.draft, at: performance.now() });
-    if (chat.model.kind === 'remote' || !state.model || state.generating.size > 0) return null;
+    if (!config.readsAhead || chat.model.kind === 'remote' || !state.model || state.generating.size > 0) return null;
     if (!/\s/.test(payload.draft.trimEnd())) return null;
     const key = cacheKey(chat.id);
     makeLive(key);
