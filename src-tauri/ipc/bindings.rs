@@ -4,9 +4,9 @@
 use ts_rs::TS;
 
 use hearth_core::{
-    BiasTarget, ChatSummary, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention, ImportReport, KvType, LoadParams,
-    LogitBias, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset, PromptSource, ProviderConfig, ProviderKind,
-    ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, StoredMessage,
+    BiasTarget, CacheBudgets, ChatSummary, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention, ImportReport, KvType,
+    LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset, PromptSource, ProviderConfig,
+    ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, StoredMessage,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
@@ -74,6 +74,7 @@ pub fn typescript_bindings() -> String {
         LibraryModel::decl(&cfg),
         ImportMode::decl(&cfg),
         HubTokenStatus::decl(&cfg),
+        CacheBudgets::decl(&cfg),
         hearth_app::ChatCacheUsage::decl(&cfg),
     ];
     let mut out = String::from(

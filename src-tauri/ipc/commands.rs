@@ -26,6 +26,7 @@ pub const COMMANDS: &[&str] = &[
     "set_load_settings",
     "reload_model",
     "chat_cache_usage",
+    "set_chat_cache_budgets",
     "clear_chat_caches",
     "get_sampling",
     "set_sampling",

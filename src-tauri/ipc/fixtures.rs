@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use hearth_core::{
-    FieldRange, FieldSupport, LoadParams, LogitBias, Preset, ProviderConfig, ProviderKind, SamplerStage, SamplingParams,
+    CacheBudgets, FieldRange, FieldSupport, LoadParams, LogitBias, Preset, ProviderConfig, ProviderKind, SamplerStage, SamplingParams,
     WINDOW_UPDATE_INTERVAL, sampling_support,
 };
 
@@ -36,6 +36,8 @@ struct ContractData {
     auto_context_max: u32,
     /// The context a fit estimate assumes when a model's header gives none.
     fit_context_fallback: u32,
+    cache_budget_defaults: CacheBudgets,
+    cache_budget_ranges: &'static [FieldRange],
     default_providers: Vec<ProviderConfig>,
     provider_kinds: BTreeMap<&'static str, KindFacts>,
     provider_name_placeholder: &'static str,
@@ -121,6 +123,8 @@ pub fn contract_data() -> String {
         load_ranges: LoadParams::ranges(),
         auto_context_max: LoadParams::AUTO_N_CTX_MAX,
         fit_context_fallback: hearth_gguf::ASSUMED_CONTEXT_LENGTH,
+        cache_budget_defaults: CacheBudgets::default(),
+        cache_budget_ranges: CacheBudgets::ranges(),
         default_providers: hearth_app::default_providers(),
         provider_kinds: KINDS
             .iter()

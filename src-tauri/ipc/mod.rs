@@ -64,6 +64,7 @@ register! {
     models::set_load_settings,
     models::reload_model,
     models::chat_cache_usage,
+    models::set_chat_cache_budgets,
     models::clear_chat_caches,
     settings::get_sampling,
     settings::set_sampling,

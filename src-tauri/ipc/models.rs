@@ -3,7 +3,7 @@ use tauri::State;
 use ts_rs::TS;
 
 use hearth_app::ChatCacheUsage;
-use hearth_core::{FieldError, LoadParams, ModelInfo};
+use hearth_core::{CacheBudgets, FieldError, LoadParams, ModelInfo};
 
 use crate::AppState;
 use crate::ipc::contract::command;
@@ -22,16 +22,23 @@ command! {
 }
 
 command! {
-    /// What chats' KV caches take on disk.
-    pub fn chat_cache_usage(state: State<'_, AppState>) -> ChatCacheUsage {
-        state.chat_cache_usage()
+    /// What chats' KV caches take in RAM and on disk, and their budgets.
+    pub async fn chat_cache_usage(state: State<'_, AppState>) -> Result<ChatCacheUsage, IpcError> {
+        Ok(state.chat_cache_usage().await?)
+    }
+}
+
+command! {
+    /// Saves the budgets for chats' caches and puts them in force at once.
+    pub async fn set_chat_cache_budgets(budgets: CacheBudgets, state: State<'_, AppState>) -> Result<ChatCacheUsage, IpcError> {
+        Ok(state.set_cache_budgets(budgets).await?)
     }
 }
 
 command! {
     /// Drops every chat's KV cache (RAM and disk); each chat's next reply reads its prompt again.
-    pub fn clear_chat_caches(state: State<'_, AppState>) -> ChatCacheUsage {
-        state.clear_chat_caches()
+    pub async fn clear_chat_caches(state: State<'_, AppState>) -> Result<ChatCacheUsage, IpcError> {
+        Ok(state.clear_chat_caches().await?)
     }
 }
 

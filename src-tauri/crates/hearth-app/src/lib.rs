@@ -11,7 +11,7 @@ mod titles;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use hearth_core::{ChatService, SamplingParams, SettingsScope, Switch};
+use hearth_core::{CacheBudgets, ChatService, SamplingParams, SettingsScope, Switch};
 use hearth_engine::{Engine, HostProgram};
 use hearth_hub::{Downloads, Hub, HubCache, HubConfig, Library, RetryPolicy};
 use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
@@ -46,13 +46,19 @@ impl AppPaths {
     }
 }
 
-/// What chats' KV caches take on disk (those in RAM are within the engine's budget).
+/// What chats' KV caches take, in RAM and on disk, and the budgets they are kept within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct ChatCacheUsage {
+    /// Bytes of state files on disk.
     #[ts(type = "number")]
     pub bytes: u64,
     /// State files: one per chat and model.
     pub chats: u32,
+    /// Bytes of other chats' caches the engine keeps in RAM (the answering chat's is in the model's context).
+    #[ts(type = "number")]
+    pub ram_bytes: u64,
+    pub budgets: CacheBudgets,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +94,7 @@ impl App {
         // Chats' KV caches spill here, so a chat switched back to (or reopened after a restart)
         // is not prefilled again.
         let engine = Engine::spawn_with(HostProgram::from_env().with_kv_dir(paths.data_dir.join(KV_CACHE_DIR)));
+        engine.set_cache_budgets(settings.cache_budgets().await?);
         let keys = Arc::new(KeyStore::new(paths.data_dir.join("keys.json")));
         // The hub (for remote models' tokenizers) honours HF_ENDPOINT and the standard cache.
         let providers = Providers::new(keys.clone(), Timeouts::default(), &HubOptions::default());
@@ -117,15 +124,26 @@ impl App {
         self.settings.sampling(scope, self.models.loaded_path().as_deref()).await
     }
 
-    /// What chats' KV caches take on disk.
-    pub fn chat_cache_usage(&self) -> ChatCacheUsage {
+    /// What chats' KV caches take in RAM and on disk, and their budgets.
+    pub async fn chat_cache_usage(&self) -> Result<ChatCacheUsage, StoreError> {
         let (bytes, chats) = hearth_engine::kv_memory::disk_usage(&self.paths.data_dir.join(KV_CACHE_DIR));
-        ChatCacheUsage { bytes, chats }
+        let budgets = self.settings.cache_budgets().await?;
+        // The engine reports as of its last request; budgets just lowered are in force before its next.
+        let ram_bytes = self.engine.kv_ram_bytes().await.min(budgets.ram_bytes());
+        Ok(ChatCacheUsage { bytes, chats, ram_bytes, budgets })
+    }
+
+    /// Validates, saves and puts in force the budgets for chats' caches: states past them leave
+    /// RAM for disk, or are deleted, at once. Answers with the usage after that.
+    pub async fn set_cache_budgets(&self, budgets: CacheBudgets) -> Result<ChatCacheUsage, SettingsError> {
+        self.settings.set_cache_budgets(&budgets).await?;
+        self.engine.set_cache_budgets(budgets);
+        Ok(self.chat_cache_usage().await?)
     }
 
     /// Drops every chat's KV cache, in the engine's RAM and on disk: the next reply of each chat
     /// reads its prompt again.
-    pub fn clear_chat_caches(&self) -> ChatCacheUsage {
+    pub async fn clear_chat_caches(&self) -> Result<ChatCacheUsage, StoreError> {
         self.engine.forget_all();
         let dir = self.paths.data_dir.join(KV_CACHE_DIR);
         if let Err(e) = std::fs::remove_dir_all(&dir)
@@ -133,7 +151,8 @@ impl App {
         {
             tracing::warn!(dir = %dir.display(), error = %e, "could not delete the chats' caches");
         }
-        self.chat_cache_usage()
+        // The engine drops its RAM copies before its next request; until then it reports them.
+        Ok(ChatCacheUsage { ram_bytes: 0, ..self.chat_cache_usage().await? })
     }
 
     /// Saves the provider list and puts it in force.

@@ -7,13 +7,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use ts_rs::TS;
 
-use hearth_core::{FieldError, LoadParams, Preset, ProviderConfig, ProviderKind, SamplingParams, SettingsScope};
+use hearth_core::{CacheBudgets, FieldError, LoadParams, Preset, ProviderConfig, ProviderKind, SamplingParams, SettingsScope};
 use hearth_store::{Store, StoreError};
 
 /// Settings key of the user's presets (JSON list).
 const PRESETS_KEY: &str = "presets";
 /// Settings key of the configured providers (JSON list; keys are in the keychain, not here).
 const PROVIDERS_KEY: &str = "providers";
+/// Settings key of the budgets for chats' KV caches.
+const CACHE_BUDGETS_KEY: &str = "cache-budgets";
 
 /// Settings key of one model file's load settings.
 fn load_key(model_path: &str) -> String {
@@ -131,6 +133,16 @@ impl Settings {
         self.write(PROVIDERS_KEY, &configs).await
     }
 
+    /// The budgets for chats' KV caches; the defaults until the user sets them.
+    pub async fn cache_budgets(&self) -> Result<CacheBudgets, StoreError> {
+        Ok(self.read::<CacheBudgets>(CACHE_BUDGETS_KEY).await?.filter(|b| b.validate().is_ok()).unwrap_or_default())
+    }
+
+    pub async fn set_cache_budgets(&self, budgets: &CacheBudgets) -> Result<(), SettingsError> {
+        budgets.validate()?;
+        Ok(self.write(CACHE_BUDGETS_KEY, budgets).await?)
+    }
+
     /// The load settings saved for `model_path`; defaults when none are.
     pub async fn load_params(&self, model_path: &str) -> Result<LoadParams, StoreError> {
         Ok(self.read::<LoadParams>(&load_key(model_path)).await?.filter(|p| p.validate().is_ok()).unwrap_or_default())
@@ -190,6 +202,12 @@ mod tests {
         assert!(matches!(err, Err(SettingsError::Invalid(FieldError { ref field, .. })) if field == "name"), "{err:?}");
         let err = settings.set_load_params("/m.gguf", &LoadParams { n_ctx: Some(1), ..LoadParams::default() }).await;
         assert!(matches!(err, Err(SettingsError::Invalid(FieldError { ref field, .. })) if field == "nCtx"), "{err:?}");
+        let err = settings.set_cache_budgets(&CacheBudgets { disk_mb: u32::MAX, ..CacheBudgets::default() }).await;
+        assert!(matches!(err, Err(SettingsError::Invalid(FieldError { ref field, .. })) if field == "diskMb"), "{err:?}");
+        assert_eq!(settings.cache_budgets().await.unwrap(), CacheBudgets::default(), "nothing refused is saved");
+        let small = CacheBudgets { ram_mb: 0, disk_mb: 10 };
+        settings.set_cache_budgets(&small).await.unwrap();
+        assert_eq!(settings.cache_budgets().await.unwrap(), small);
         settings.save_preset("Mine", temp(0.1)).await.unwrap();
         assert_eq!(settings.presets().await.unwrap().last().map(|p| (p.name.as_str(), p.built_in)), Some(("Mine", false)));
     }

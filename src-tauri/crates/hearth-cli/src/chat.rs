@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use hearth_app::Settings;
 use hearth_core::{
-    CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, LoadParams, ModelTarget, ProviderConfig, ProviderKind,
-    ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TurnEvent,
+    CacheBudgets, CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, LoadParams, ModelTarget, ProviderConfig,
+    ProviderKind, ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TurnEvent,
 };
 use hearth_engine::{Engine, HostProgram};
 use hearth_providers::{FixedKeys, HubOptions, KeyError, KeySource, KeyStore, Providers, Timeouts};
@@ -27,6 +27,9 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
         Some(dir) => Engine::spawn_with(HostProgram::from_env().with_kv_dir(dir.join(hearth_app::KV_CACHE_DIR))),
         None => Engine::spawn(),
     };
+    if let Some(db) = &args.db {
+        engine.set_cache_budgets(saved_cache_budgets(db).await?);
+    }
     let providers = Providers::new(Arc::new(cli_keys(args.remote.as_ref())), Timeouts::default(), &HubOptions::default());
     let (target, banner) = match &args.remote {
         None => {
@@ -202,8 +205,16 @@ impl Conversation {
 
 /// The load settings the app saved for `model` in the history at `db`.
 async fn saved_load_params(db: &Path, model: &str) -> Result<LoadParams, String> {
-    let store = Store::open(db).await.map_err(|e| e.to_string())?;
-    Settings::new(store).load_params(model).await.map_err(|e| e.to_string())
+    saved_settings(db).await?.load_params(model).await.map_err(|e| e.to_string())
+}
+
+/// The budgets for chats' caches saved in the history, which the app puts in force too.
+async fn saved_cache_budgets(db: &Path) -> Result<CacheBudgets, String> {
+    saved_settings(db).await?.cache_budgets().await.map_err(|e| e.to_string())
+}
+
+async fn saved_settings(db: &Path) -> Result<Settings, String> {
+    Ok(Settings::new(Store::open(db).await.map_err(|e| e.to_string())?))
 }
 
 /// Streams one reply to stdout and returns its text and stats.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use hearth_app::{App, AppPaths, DEFAULT_MODEL_FILE};
-use hearth_core::{ChatId, SamplingParams, SettingsScope};
+use hearth_core::{CacheBudgets, ChatId, SamplingParams, SettingsScope};
 
 fn model_path() -> PathBuf {
     let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
@@ -104,7 +104,21 @@ async fn the_app_and_the_cli_share_the_apps_rules() {
     // The chats' KV caches were kept on disk (by the app at quit, by the CLI beside the same
     // history); clearing them leaves none.
     let app = App::open(AppPaths::under(data.clone())).await.unwrap();
-    assert!(app.chat_cache_usage().chats >= 2, "{:?}", app.chat_cache_usage());
-    assert_eq!(app.clear_chat_caches(), hearth_app::ChatCacheUsage { bytes: 0, chats: 0 });
+    let usage = app.chat_cache_usage().await.unwrap();
+    assert!(usage.chats >= 2 && usage.budgets == CacheBudgets::default(), "{usage:?}");
+
+    // The user's budgets are saved and in force at once: no disk space, no state file.
+    let none = CacheBudgets { ram_mb: 0, disk_mb: 0 };
+    assert!(app.set_cache_budgets(CacheBudgets { ram_mb: u32::MAX, ..none }).await.is_err(), "refused, not saved");
+    assert_eq!(app.set_cache_budgets(none).await.unwrap().budgets, none);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while app.chat_cache_usage().await.unwrap().chats > 0 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", app.chat_cache_usage().await);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    quit(app).await;
+    let app = App::open(AppPaths::under(data.clone())).await.unwrap();
+    let cleared = app.clear_chat_caches().await.unwrap();
+    assert_eq!(cleared, hearth_app::ChatCacheUsage { bytes: 0, chats: 0, ram_bytes: 0, budgets: none });
     quit(app).await;
 }

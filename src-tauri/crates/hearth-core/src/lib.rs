@@ -4,6 +4,7 @@
 //! This crate knows nothing of Tauri, SQL or llama.cpp.
 
 mod backend;
+mod cache;
 mod chat;
 mod field;
 mod load;
@@ -20,6 +21,7 @@ pub use backend::{
     BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, NO_CHAT_TEMPLATE, PromptSource, ReplyRequest, ReplyStats,
     ReplyStream, Switch,
 };
+pub use cache::CacheBudgets;
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
 pub use field::FieldError;
 pub use load::{FlashAttention, KvType, LoadParams};

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use hearth_core::PromptSource;
+use hearth_core::{CacheBudgets, PromptSource};
 
 /// A conversation, as the app names it (its chat id).
 pub type ConversationId = i64;
@@ -23,13 +23,12 @@ pub type ConversationId = i64;
 const MAGIC: &[u8; 8] = b"HEARTHKV";
 /// Bumped whenever the layout below or llama.cpp's state format may have changed.
 const FORMAT_VERSION: u32 = 1;
-const DEFAULT_RAM_MB: u64 = 1024;
-const DEFAULT_DISK_MB: u64 = 4096;
 /// How much of a model file its identity reads: the header and first tensors, and the end.
 const HEAD_BYTES: u64 = 8 << 20;
 const TAIL_BYTES: u64 = 1 << 20;
 
-/// Where and how much: set by the app for its engine process (`HEARTH_KV_*`).
+/// Where and how much: the folder is set by the app for its engine process (`HEARTH_KV_DIR`); the
+/// budgets are the user's ([`CacheBudgets`], sent when set), `HEARTH_KV_*_MB` until then.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KvConfig {
     /// Where states spill; `None`: RAM only.
@@ -44,13 +43,20 @@ pub const KV_DISK_ENV: &str = "HEARTH_KV_DISK_MB";
 
 impl KvConfig {
     pub fn from_env() -> Self {
-        let megabytes =
-            |var: &str, default: u64| std::env::var(var).ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(default) << 20;
+        let defaults = CacheBudgets::default();
+        let megabytes = |var: &str, default: u32| {
+            std::env::var(var).ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(u64::from(default)) << 20
+        };
         KvConfig {
             dir: std::env::var_os(KV_DIR_ENV).map(PathBuf::from),
-            ram_budget: megabytes(KV_RAM_ENV, DEFAULT_RAM_MB),
-            disk_budget: megabytes(KV_DISK_ENV, DEFAULT_DISK_MB),
+            ram_budget: megabytes(KV_RAM_ENV, defaults.ram_mb),
+            disk_budget: megabytes(KV_DISK_ENV, defaults.disk_mb),
         }
+    }
+
+    pub fn set_budgets(&mut self, budgets: CacheBudgets) {
+        self.ram_budget = budgets.ram_bytes();
+        self.disk_budget = budgets.disk_bytes();
     }
 }
 
@@ -192,6 +198,18 @@ impl KvMemory {
     pub fn park(&mut self, chat: ConversationId, state: SavedState) {
         self.tick += 1;
         self.ram.insert(chat, (state, self.tick));
+        self.fit_ram();
+    }
+
+    /// New budgets, in force at once: states past the RAM budget go to disk, the oldest files
+    /// past the disk budget are deleted.
+    pub fn set_budgets(&mut self, budgets: CacheBudgets) {
+        self.config.set_budgets(budgets);
+        self.fit_ram();
+        trim_disk(&self.config);
+    }
+
+    fn fit_ram(&mut self) {
         while self.ram_bytes() > self.config.ram_budget {
             let Some((&oldest, _)) = self.ram.iter().min_by_key(|(_, (_, used))| *used) else { break };
             let (state, _) = self.ram.remove(&oldest).expect("listed");
@@ -252,7 +270,8 @@ impl KvMemory {
         Some(self.folder()?.join(format!("chat-{chat}.kv")))
     }
 
-    /// Writes `chat`'s state whole or not at all, then trims the folder to the disk budget.
+    /// Writes `chat`'s state whole or not at all (a full disk leaves no partial file and the
+    /// other chats' files as they were), then trims the folder to the disk budget.
     fn spill(&self, chat: ConversationId, state: &SavedState) {
         let (Some(folder), Some(path)) = (self.folder(), self.file(chat)) else { return };
         let bytes = encode(&self.key, chat, state);
@@ -266,7 +285,7 @@ impl KvMemory {
             let _ = fs::remove_file(&partial);
             return;
         }
-        trim_to_budget(&folder, self.config.disk_budget);
+        trim_disk(&self.config);
     }
 }
 
@@ -295,10 +314,14 @@ pub fn disk_usage(dir: &Path) -> (u64, u32) {
     usage
 }
 
-/// Deletes the least recently written state files until the folder fits `budget`.
-fn trim_to_budget(folder: &Path, budget: u64) {
-    let Ok(entries) = fs::read_dir(folder) else { return };
-    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+/// Deletes the least recently written state files, of any model, until they fit the disk budget.
+pub fn trim_disk(config: &KvConfig) {
+    let Some(dir) = config.dir.as_ref() else { return };
+    let Ok(folders) = fs::read_dir(dir) else { return };
+    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = folders
+        .filter_map(|e| e.ok())
+        .filter_map(|folder| fs::read_dir(folder.path()).ok())
+        .flatten()
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
@@ -308,7 +331,7 @@ fn trim_to_budget(folder: &Path, budget: u64) {
     files.sort();
     let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
     for (_, len, path) in files {
-        if total <= budget {
+        if total <= config.disk_budget {
             break;
         }
         if fs::remove_file(&path).is_ok() {
@@ -407,6 +430,53 @@ mod tests {
         }
         assert_eq!(memory.take(1), None, "the oldest file went");
         assert!(memory.take(2).is_some() && memory.take(3).is_some());
+    }
+
+    /// A disk that is full while a state spills: the write fails (ENOSPC from /dev/full, a real
+    /// device that refuses every write), no partial file is left, nothing else is lost, and the
+    /// chat's next reply is merely prefilled.
+    #[test]
+    fn a_full_disk_while_spilling_loses_only_that_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 0, disk_budget: 1 << 30 };
+        let mut memory = KvMemory::new(config.clone(), "k".into());
+        memory.park(1, state(50));
+        let folder = memory.folder().unwrap();
+        let kept = fs::read(folder.join("chat-1.kv")).unwrap();
+        // Chat 2's file goes where writes hit a full device.
+        std::os::unix::fs::symlink("/dev/full", folder.join("chat-2.kv.partial")).unwrap();
+        memory.park(2, state(50));
+        assert_eq!(memory.take(2), None, "nothing was saved");
+        assert!(!folder.join("chat-2.kv.partial").exists() && !folder.join("chat-2.kv").exists());
+        assert_eq!(fs::read(folder.join("chat-1.kv")).unwrap(), kept, "the other chat's file is untouched");
+        assert_eq!(memory.take(1), Some((state(50), PromptSource::Disk)));
+    }
+
+    /// Budgets changed while states are kept take effect at once: RAM spills, disk is trimmed
+    /// across every model's folder, oldest first.
+    #[test]
+    fn new_budgets_apply_at_once_across_models() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 1 << 30, disk_budget: 1 << 30 };
+        let file = encode("model-a", 1, &state(100)).len() as u64;
+        let mut a = KvMemory::new(config.clone(), "model-a".into());
+        let mut b = KvMemory::new(config.clone(), "model-b".into());
+        a.park(1, state(100));
+        a.spill_all();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        for chat in [2, 3] {
+            b.park(chat, state(100));
+        }
+        assert_eq!(disk_usage(dir.path()), (file, 1));
+        // RAM to nothing: model b's two states spill; disk to two files: model a's, the oldest, goes.
+        b.set_budgets(CacheBudgets { ram_mb: 0, disk_mb: 1 });
+        assert_eq!(b.ram_bytes(), 0);
+        let mut config = config;
+        config.disk_budget = file * 2;
+        trim_disk(&config);
+        assert_eq!(disk_usage(dir.path()).1, 2);
+        assert_eq!(a.take(1), None, "the oldest file went, whatever its model");
+        assert!(b.take(2).is_some() && b.take(3).is_some());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! tests of other crates, in their own process).
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
@@ -12,7 +12,9 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
-use hearth_core::{BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest, ReplyStats, ReplyStream};
+use hearth_core::{
+    BackendError, CacheBudgets, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest, ReplyStats, ReplyStream,
+};
 
 use crate::LoadParams;
 use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
@@ -59,6 +61,8 @@ enum Request {
     /// Read ahead a draft the user is typing (see [`ChatBackend::prefill`]); given up the
     /// moment another request arrives.
     Prefill(ReplyRequest),
+    /// The user's budgets for chats' caches, in force at once.
+    CacheBudgets(CacheBudgets),
     /// End the engine thread (after the request in hand).
     Quit,
 }
@@ -131,6 +135,8 @@ pub struct LocalEngine {
     /// The aside queued or running, cancelled when a reply is asked for.
     aside: Arc<Mutex<Option<CancelFlag>>>,
     thread: Arc<Mutex<Option<thread::JoinHandle<()>>>>,
+    /// Bytes of chats' caches the engine holds in RAM, as of its last request.
+    kv_ram: Arc<AtomicU64>,
 }
 
 impl LocalEngine {
@@ -138,11 +144,13 @@ impl LocalEngine {
         let (requests, inbox) = channel();
         let loaded = Arc::new(Mutex::new(None));
         let worker_loaded = Arc::clone(&loaded);
+        let kv_ram = Arc::new(AtomicU64::new(0));
+        let worker_kv_ram = Arc::clone(&kv_ram);
         let thread = thread::Builder::new()
             .name("hearth-engine".into())
-            .spawn(move || run(inbox, worker_loaded))
+            .spawn(move || run(inbox, worker_loaded, &worker_kv_ram))
             .expect("cannot spawn the engine thread");
-        LocalEngine { requests, loaded, aside: Arc::default(), thread: Arc::new(Mutex::new(Some(thread))) }
+        LocalEngine { requests, loaded, aside: Arc::default(), thread: Arc::new(Mutex::new(Some(thread))), kv_ram }
     }
 
     /// Ends the engine thread and waits for it: llama.cpp must not be decoding while the process
@@ -196,6 +204,16 @@ impl LocalEngine {
     /// every conversation's.
     pub fn forget(&self, conversation: Option<ConversationId>) {
         let _ = self.requests.send(Request::Forget(conversation));
+    }
+
+    /// Puts the user's budgets for chats' caches in force (states past them spill or go).
+    pub fn set_cache_budgets(&self, budgets: CacheBudgets) {
+        let _ = self.requests.send(Request::CacheBudgets(budgets));
+    }
+
+    /// Bytes of chats' caches held in RAM, as of the engine's last request.
+    pub fn kv_ram_bytes(&self) -> u64 {
+        self.kv_ram.load(Ordering::Relaxed)
     }
 
     pub(crate) fn submit_unload(&self) -> Result<oneshot::Receiver<()>, EngineError> {
@@ -280,7 +298,7 @@ pub(crate) fn llama_backend() -> Result<&'static LlamaBackend, String> {
         .map_err(Clone::clone)
 }
 
-fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>) {
+fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, kv_ram: &AtomicU64) {
     let backend = match llama_backend() {
         Ok(backend) => backend,
         Err(e) => {
@@ -288,45 +306,38 @@ fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>) {
             return; // Every handle call now fails with EngineGone.
         }
     };
-    let kv_config = KvConfig::from_env();
-    let mut pending = None;
+    let mut kv_config = KvConfig::from_env();
+    let mut next = next_load(&inbox, &mut kv_config);
     loop {
-        let load = match pending.take() {
-            Some(load) => load,
-            None => match inbox.recv() {
-                Ok(Request::Load(load)) => load,
-                Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
-                    let _ = events.send(GenEvent::Failed(BackendError::NoModel));
-                    continue;
-                }
-                Ok(Request::Unload(done)) => {
-                    let _ = done.send(());
-                    continue;
-                }
-                Ok(Request::Forget(conversation)) => {
-                    kv_memory::forget_on_disk(&kv_config, conversation);
-                    continue;
-                }
-                Ok(Request::Prefill(_)) => continue, // Nothing to read ahead with.
-                Ok(Request::Quit) | Err(_) => return,
-            },
+        let load = match next {
+            Next::Load(load) => load,
+            Next::Unloaded(done) => {
+                let _ = done.send(());
+                next = next_load(&inbox, &mut kv_config);
+                continue;
+            }
+            Next::Quit => return,
         };
         // The previous model was dropped when its service ended, so two never share memory.
         *loaded.lock().expect("engine state poisoned") = None;
-        match serve(backend, load, &inbox, &loaded, &kv_config) {
-            Next::Load(next) => pending = Some(next),
-            Next::Unloaded(done) => {
-                *loaded.lock().expect("engine state poisoned") = None;
-                tracing::info!("model unloaded");
-                let _ = done.send(());
-            }
-            Next::Quit => return,
+        next = serve(backend, load, &inbox, &loaded, &mut kv_config, kv_ram);
+        kv_ram.store(0, Ordering::Relaxed); // Its caches went to disk with the model.
+        if matches!(next, Next::Unloaded(_)) {
+            *loaded.lock().expect("engine state poisoned") = None;
+            tracing::info!("model unloaded");
         }
     }
 }
 
 /// Loads one model and answers requests with it until another load is asked for.
-fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Inbox, loaded: &Mutex<Option<ModelInfo>>, kv_config: &KvConfig) -> Next {
+fn serve(
+    backend: &LlamaBackend,
+    load: LoadRequest,
+    inbox: &Inbox,
+    loaded: &Mutex<Option<ModelInfo>>,
+    kv_config: &mut KvConfig,
+    kv_ram: &AtomicU64,
+) -> Next {
     let LoadRequest { file, params, reply, mut progress, cancel } = load;
     let path = file.path.display().to_string();
     crate::llama_log::clear();
@@ -389,9 +400,14 @@ fn serve(backend: &LlamaBackend, load: LoadRequest, inbox: &Inbox, loaded: &Mute
     let mut session = Session::new(&model, context, &params, memory);
     let mut aside = None;
     let next = loop {
+        kv_ram.store(session.kv_ram_bytes(), Ordering::Relaxed);
         match inbox.recv() {
             Ok(Request::Generate { request, events }) => session.reply(request, &events),
             Ok(Request::Forget(conversation)) => session.forget(conversation),
+            Ok(Request::CacheBudgets(budgets)) => {
+                kv_config.set_budgets(budgets);
+                session.set_cache_budgets(budgets);
+            }
             Ok(Request::Prefill(request)) => session.prefill_draft(&request, || inbox.has_waiting()),
             Ok(Request::Aside { request, events }) => {
                 if request.cancel.is_cancelled() {
@@ -433,11 +449,15 @@ fn aside_session<'s, 'm>(
 }
 
 /// With no model loaded, only a load request is useful; anything else fails at once.
-fn next_load(inbox: &Inbox, kv_config: &KvConfig) -> Next {
+fn next_load(inbox: &Inbox, kv_config: &mut KvConfig) -> Next {
     loop {
         match inbox.recv() {
             Ok(Request::Load(next)) => return Next::Load(next),
             Ok(Request::Forget(conversation)) => kv_memory::forget_on_disk(kv_config, conversation),
+            Ok(Request::CacheBudgets(budgets)) => {
+                kv_config.set_budgets(budgets);
+                kv_memory::trim_disk(kv_config);
+            }
             Ok(Request::Prefill(_)) => {}
             Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                 let _ = events.send(GenEvent::Failed(BackendError::NoModel));

@@ -11,8 +11,8 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    BackendError, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
-    fit_context,
+    BackendError, CacheBudgets, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats,
+    Role, fit_context,
 };
 
 use crate::LoadParams;
@@ -102,6 +102,18 @@ impl<'m> Session<'m> {
             memory.park(owner, state);
         }
         memory.spill_all();
+    }
+
+    /// New budgets for the other chats' caches, in force at once.
+    pub fn set_cache_budgets(&mut self, budgets: CacheBudgets) {
+        if let Some(memory) = self.memory.as_mut() {
+            memory.set_budgets(budgets);
+        }
+    }
+
+    /// Bytes of other chats' caches held in RAM.
+    pub fn kv_ram_bytes(&self) -> u64 {
+        self.memory.as_ref().map_or(0, KvMemory::ram_bytes)
     }
 
     /// Drops `conversation`'s cache everywhere (its chat was deleted); `None`: every chat's.

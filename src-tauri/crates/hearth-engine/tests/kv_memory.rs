@@ -6,7 +6,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_core::{
+    CacheBudgets, CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams,
+};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use common::{gguf, model_path};
@@ -214,4 +216,60 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     assert_eq!(stats.prompt_source, PromptSource::Typed, "{stats:?}");
     assert!(stats.prompt_tokens - stats.cached_tokens <= 12, "{stats:?}");
     engine.shutdown();
+}
+
+/// Waits (at most 10 s) until the engine reports `bytes` of chats' caches in RAM.
+async fn until_ram_is(engine: &Engine, bytes: impl Fn(u64) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = engine.kv_ram_bytes().await;
+        if bytes(now) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the engine still holds {now} bytes of caches in RAM");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The user's budgets are in force at once, and in an engine process started after a crash:
+/// no RAM sends a kept cache to disk (the chat answers from its file), no disk keeps no file.
+#[tokio::test]
+async fn the_users_budgets_move_caches_at_once_and_outlive_an_engine_crash() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let program = HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host")).with_kv_dir(dir.path()).with_test_hooks();
+    let engine = Engine::spawn_with(program);
+    engine.load(&model_path(), load_params(true)).await.expect("the model loads");
+    let mut a = vec![ChatMessage::new(Role::User, A_TURNS[0])];
+    let b = vec![ChatMessage::new(Role::User, "Name three colours.")];
+    let (first, _) = reply(&engine, 1, &a).await;
+    reply(&engine, 2, &b).await;
+    until_ram_is(&engine, |bytes| bytes > 0).await; // A's cache, kept while B answers
+    assert!(state_files(dir.path()).is_empty());
+
+    engine.set_cache_budgets(CacheBudgets { ram_mb: 0, ..CacheBudgets::default() });
+    until_ram_is(&engine, |bytes| bytes == 0).await;
+    assert_eq!(state_files(dir.path()).len(), 1, "A's cache went to disk");
+    turn(&mut a, &first, A_TURNS[1]);
+    let (_, stats) = reply(&engine, 1, &a).await;
+    assert_eq!(stats.prompt_source, PromptSource::Disk, "{stats:?}");
+
+    let none = CacheBudgets { ram_mb: 0, disk_mb: 0 };
+    engine.set_cache_budgets(none);
+    reply(&engine, 2, &b).await;
+    assert!(state_files(dir.path()).is_empty(), "{:?}", state_files(dir.path()));
+
+    // A new engine process after a crash is told the budgets before anything else.
+    let crashed = engine.host_pid();
+    engine.abort_for_test();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while engine.host_pid() == crashed || engine.host_pid().is_none() {
+        assert!(std::time::Instant::now() < deadline, "no new engine process");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    reply(&engine, 1, &a).await;
+    reply(&engine, 2, &b).await;
+    until_ram_is(&engine, |bytes| bytes == 0).await;
+    engine.shutdown();
+    assert!(state_files(dir.path()).is_empty(), "no disk budget, no file: {:?}", state_files(dir.path()));
 }

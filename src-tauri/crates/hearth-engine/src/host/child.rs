@@ -85,6 +85,10 @@ pub fn serve_stdio() -> i32 {
                 relay_reply(&engine, &outbox, &cancels, id, request, aside);
             }
             ToHost::Forget { conversation } => engine.forget(conversation),
+            ToHost::CacheBudgets { budgets } => engine.set_cache_budgets(budgets),
+            ToHost::Usage { id } => {
+                let _ = outbox.send(FromHost::Usage { id, kv_ram_bytes: engine.kv_ram_bytes() });
+            }
             ToHost::Prefill { spec } => {
                 let mut request = ReplyRequest::new(spec.messages, spec.sampling, CancelFlag::new());
                 request.conversation = spec.conversation;

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
 
-use hearth_core::{ChatMessage, GenEvent, LoadParams, ModelInfo, SamplingParams};
+use hearth_core::{CacheBudgets, ChatMessage, GenEvent, LoadParams, ModelInfo, SamplingParams};
 
 use crate::EngineError;
 
@@ -48,6 +48,14 @@ pub enum ToHost {
     Forget {
         /// `None`: every conversation's.
         conversation: Option<i64>,
+    },
+    /// The user's budgets for chats' caches (sent first to every new engine process once set).
+    CacheBudgets {
+        budgets: CacheBudgets,
+    },
+    /// What the engine holds: answered at once, whatever the engine thread is doing.
+    Usage {
+        id: RequestId,
     },
     /// Finish the request in hand and exit.
     Quit,
@@ -89,6 +97,11 @@ pub enum FromHost {
     },
     Unloaded {
         id: RequestId,
+    },
+    Usage {
+        id: RequestId,
+        /// Bytes of chats' caches kept in RAM (the live chat's is in the context, not counted).
+        kv_ram_bytes: u64,
     },
 }
 

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{
-    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest, ReplyStats, ReplyStream,
+    BackendError, CacheBudgets, CancelFlag, ChatBackend, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest, ReplyStats,
+    ReplyStream,
 };
 use hearth_gguf::ValidatedGguf;
 
@@ -99,6 +100,8 @@ struct State {
     aside: Option<CancelFlag>,
     /// Why the last engine process died, if one did.
     last_crash: Option<String>,
+    /// The user's budgets for chats' caches, sent to every engine process once set.
+    cache_budgets: Option<CacheBudgets>,
     shutting_down: bool,
     epoch: u64,
 }
@@ -130,6 +133,7 @@ enum Pending {
         cancel_sent: Option<Instant>,
     },
     Unload(oneshot::Sender<()>),
+    Usage(oneshot::Sender<u64>),
 }
 
 impl Engine {
@@ -221,6 +225,28 @@ impl Engine {
     /// Drops every chat's KV cache in RAM (the caller deletes the folder of state files).
     pub fn forget_all(&self) {
         self.send_forget(None);
+    }
+
+    /// Puts the user's budgets for chats' caches in force, now and in any later engine process.
+    pub fn set_cache_budgets(&self, budgets: CacheBudgets) {
+        let mut state = self.shared.lock();
+        state.cache_budgets = Some(budgets);
+        if let Some(host) = &state.host {
+            let _ = host.frames.send(ToHost::CacheBudgets { budgets });
+        }
+    }
+
+    /// Bytes of chats' caches the engine process holds in RAM (0 when none runs).
+    pub async fn kv_ram_bytes(&self) -> u64 {
+        let (reply, answer) = oneshot::channel();
+        {
+            let mut state = self.shared.lock();
+            let Some(host) = &state.host else { return 0 };
+            let id = self.shared.id();
+            let _ = host.frames.send(ToHost::Usage { id });
+            state.pending.insert(id, Pending::Usage(reply));
+        }
+        answer.await.unwrap_or(0) // The process died: its caches died with it.
     }
 
     fn send_forget(&self, conversation: Option<i64>) {
@@ -379,6 +405,9 @@ impl Shared {
             .spawn(move || read_replies(shared, stdout, exit))
             .map_err(|e| fail(e.to_string()))?;
         tracing::info!(pid, "engine process started");
+        if let Some(budgets) = state.cache_budgets {
+            let _ = frames.send(ToHost::CacheBudgets { budgets });
+        }
         state.host = Some(Host { epoch, pid, child, frames, wedged_since: None, killed_as_wedged: false });
         Ok(())
     }
@@ -452,6 +481,11 @@ impl Shared {
                     let _ = done.send(());
                 }
             }
+            FromHost::Usage { id, kv_ram_bytes } => {
+                if let Some(Pending::Usage(reply)) = state.pending.remove(&id) {
+                    let _ = reply.send(kv_ram_bytes);
+                }
+            }
         }
     }
 
@@ -485,6 +519,7 @@ impl Shared {
                 Pending::Unload(done) => {
                     let _ = done.send(());
                 }
+                Pending::Usage(_) => {}
             }
         }
         if quitting {
@@ -546,7 +581,7 @@ impl Shared {
                 Pending::Load { reply: Some(reply), .. } => {
                     let _ = reply.send(Err(EngineError::Gone));
                 }
-                Pending::Load { reply: None, .. } => {}
+                Pending::Load { reply: None, .. } | Pending::Usage(_) => {}
                 Pending::Unload(done) => {
                     let _ = done.send(());
                 }
