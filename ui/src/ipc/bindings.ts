@@ -424,11 +424,29 @@ export type ImportMode = "copy" | "link";
 
 export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
 
-export type ChatCacheUsage = { bytes: number, 
+export type CacheBudgets = { 
+/**
+ * Megabytes of RAM for chats' caches while another chat answers (0: straight to disk).
+ */
+ramMb: number, 
+/**
+ * Megabytes of disk for their state files (0: none are kept after a switch or a restart).
+ */
+diskMb: number, };
+
+export type ChatCacheUsage = { 
+/**
+ * Bytes of state files on disk.
+ */
+bytes: number, 
 /**
  * State files: one per chat and model.
  */
-chats: number, };
+chats: number, 
+/**
+ * Bytes of other chats' caches the engine keeps in RAM (the answering chat's is in the model's context).
+ */
+ramBytes: number, budgets: CacheBudgets, };
 
 /** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
 export const commands = {
@@ -505,9 +523,13 @@ export const commands = {
    */
   reloadModel: (): Promise<LoadSettings> => invoke<LoadSettings>('reload_model'),
   /**
-   * What chats' KV caches take on disk.
+   * What chats' KV caches take in RAM and on disk, and their budgets.
    */
   chatCacheUsage: (): Promise<ChatCacheUsage> => invoke<ChatCacheUsage>('chat_cache_usage'),
+  /**
+   * Saves the budgets for chats' caches and puts them in force at once.
+   */
+  setChatCacheBudgets: (budgets: CacheBudgets): Promise<ChatCacheUsage> => invoke<ChatCacheUsage>('set_chat_cache_budgets', { budgets }),
   /**
    * Drops every chat's KV cache (RAM and disk); each chat's next reply reads its prompt again.
    */

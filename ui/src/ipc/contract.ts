@@ -2,6 +2,8 @@
 // src-tauri/ipc/fixtures.rs): read from there, never restated here. Named imports, so the build
 // keeps only these entries of the file.
 import {
+  cacheBudgetDefaults,
+  cacheBudgetRanges,
   fitContextFallback,
   loadRanges,
   logitBiasNever,
@@ -10,7 +12,7 @@ import {
   samplerStageOrder,
   windowUpdateIntervalMs,
 } from './contract.json';
-import type { FieldRange, ProviderKind, SamplerStage } from './bindings';
+import type { CacheBudgets, FieldRange, ProviderKind, SamplerStage } from './bindings';
 
 /** llama.cpp's order of the sampler stages; also the list of every stage. */
 export const SAMPLER_STAGES: readonly SamplerStage[] = samplerStageOrder as SamplerStage[];
@@ -38,6 +40,12 @@ export const PROVIDER_ID_MAX_LENGTH: number = providerIdMaxLength;
 
 /** The ranges LoadParams::validate enforces on the load settings' numbers (an unset one is "auto"). */
 export const LOAD_RANGES: readonly FieldRange[] = loadRanges;
+
+/** The budgets for chats' caches on first start (CacheBudgets::default), in MB. */
+export const CACHE_BUDGET_DEFAULTS: Readonly<CacheBudgets> = cacheBudgetDefaults;
+
+/** The ranges CacheBudgets::validate enforces, with their words. */
+export const CACHE_BUDGET_RANGES: readonly FieldRange[] = cacheBudgetRanges;
 
 /** The context length a fit estimate assumes when the model's header gives none (hearth_gguf::ASSUMED_CONTEXT_LENGTH). */
 export const FIT_CONTEXT_FALLBACK: number = fitContextFallback;
