@@ -110,11 +110,23 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
 }
 
-/** What the chats' caches take on disk: "94.4 MB (3 chats)", or "none". */
-export function formatCacheUsage(usage: ChatCacheUsage): string {
-  const size = formatBytes(usage.bytes);
-  if (usage.chats === 0 || !size) return 'none';
-  return `${size} (${plural(usage.chats, 'chat')})`;
+/**
+ * Bytes in the unit of the chats' cache budgets, megabytes of 2^20 bytes ("90 MB", "2.5 MB"): what the
+ * caches take reads against their budget ("4096 MB of 4096 MB", not "4.3 GB of 4096 MB").
+ */
+export function formatMegabytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes <= 0) return '';
+  const mb = bytes / 2 ** 20;
+  return mb < 10 ? `${Math.max(0.1, Number(mb.toFixed(1)))} MB` : `${Math.round(mb)} MB`;
+}
+
+/** What the chats' caches take, each beside its budget: in RAM ("60 MB") and on disk ("90 MB (3 chats)"), or "none". */
+export function formatCacheUsage(usage: ChatCacheUsage): { ram: string; disk: string } {
+  const disk = formatMegabytes(usage.bytes);
+  return {
+    ram: formatMegabytes(usage.ramBytes) || 'none',
+    disk: usage.chats === 0 || !disk ? 'none' : `${disk} (${plural(usage.chats, 'chat')})`,
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   OUTPUT,
   RESULTS,
   TIMEOUT,
+  askInChat,
   inBothSchemes,
   lastAssistant,
   messages,
@@ -350,16 +351,7 @@ describe('Hearth chat screen', () => {
     const config = { chats, messages: history, cachesOnDisk: [3], defaultReply: { text: 'Noted.', chunkSize: 3, delayMs: 5 } };
     const statsLine = (page) => lastAssistant(page).getByTestId('message-stats');
     const ask = async (page, title, question) => {
-      await page.getByTestId('chat-item').filter({ hasText: title }).click();
-      await page.getByTestId('chat-title').filter({ hasText: title }).waitFor();
-      await page.getByTestId('composer').fill(question);
-      await page.keyboard.press('Enter');
-      // Done when the last message is the finished reply to this question.
-      await page.waitForFunction((q) => {
-        const shown = [...document.querySelectorAll('[data-testid="message"]')];
-        const [asked, reply] = shown.slice(-2);
-        return asked?.textContent.includes(q) && reply?.dataset.role === 'assistant' && reply.dataset.status === 'complete';
-      }, question);
+      await askInChat(page, title, question);
       return { text: await statsLine(page).textContent(), title: await statsLine(page).getAttribute('title') };
     };
     const figures = '\\d+ tokens · [\\d.]+ tok/s · TTFT \\d+ ms';
@@ -933,7 +925,7 @@ describe('Settings scopes, presets and the Model group', () => {
     });
   });
 
-  test("model: the chats' caches on disk, and Clear", { timeout: TIMEOUT }, async () => {
+  test("model: the chats' caches in memory and on disk, beside their budgets, and Clear", { timeout: TIMEOUT }, async () => {
     const chats = [
       { id: 1, title: 'Soup for tonight', updatedAt: 30 },
       { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
@@ -945,10 +937,17 @@ describe('Settings scopes, presets and the Model group', () => {
       await openSettings(page);
       const group = await showModelGroup(page);
       const line = group.getByTestId('chat-caches');
-      const usage = line.getByTestId('chat-caches-usage');
+      const usage = line.getByTestId('cache-disk-usage');
       const clear = line.getByTestId('clear-chat-caches');
-      await usage.filter({ hasText: '94.4 MB (3 chats)' }).waitFor();
-      assert.equal((await line.textContent()).replace(/\s+/g, ' ').trim(), 'Chat caches on disk: 94.4 MB (3 chats) Clear');
+      await usage.filter({ hasText: '90 MB (3 chats)' }).waitFor();
+      const { ramMb, diskMb } = CONTRACT.cacheBudgetDefaults;
+      assert.equal(await text(line.getByTestId('cache-ram-usage')), 'none');
+      assert.equal(await line.getByTestId('cache-ram-budget').inputValue(), String(ramMb));
+      assert.equal(await line.getByTestId('cache-disk-budget').inputValue(), String(diskMb));
+      assert.equal(
+        (await line.getByTestId('chat-caches-usage').innerText()).replace(/\s+/g, ' ').trim(),
+        'Chat caches in RAM none of MB Chat caches on disk 90 MB (3 chats) of MB',
+      );
       assert.match(await clear.getAttribute('title'), /chats will read their conversation again at their next reply/);
       await shot(page, `settings-chat-caches${suffix}`, { dir: OUTPUT });
 
@@ -956,6 +955,7 @@ describe('Settings scopes, presets and the Model group', () => {
       await usage.filter({ hasText: /^none$/ }).waitFor();
       await shot(page, `settings-chat-caches-cleared${suffix}`, { dir: OUTPUT });
       assert.equal((await mockState(page)).calls.filter((c) => c.cmd === 'clear_chat_caches').length, 1);
+      assert.equal(await line.getByTestId('cache-disk-budget').inputValue(), String(diskMb), 'the budgets stay');
 
       // The chat's next reply reads its conversation again: nothing restored from disk.
       await page.getByTestId('close-settings').click();
@@ -973,9 +973,77 @@ describe('Settings scopes, presets and the Model group', () => {
       await group.getByTestId('reload-notice').filter({ hasText: 'Reload the model to apply' }).waitFor();
       await group.getByTestId('reload-model').click();
       await group.getByTestId('reloaded').waitFor();
-      await usage.filter({ hasText: '31.5 MB (1 chat)' }).waitFor();
+      await usage.filter({ hasText: '30 MB (1 chat)' }).waitFor();
       const reads = (await mockState(page)).calls.filter((c) => c.cmd === 'chat_cache_usage').length;
       assert.equal(reads, 3, 'read at each opening and after the reload');
+    });
+  });
+
+  test("model: the caches' budgets are in force at once; 0 MB of memory restores from disk; a refused budget is marked", { timeout: TIMEOUT }, async () => {
+    const chats = [
+      { id: 1, title: 'Soup for tonight', updatedAt: 30 },
+      { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
+    ];
+    const config = { chats, defaultReply: { text: 'Noted.', chunkSize: 3, delayMs: 5 } };
+    const ask = async (page, title, question) => {
+      await askInChat(page, title, question);
+      return text(lastAssistant(page).getByTestId('message-stats'));
+    };
+    const disk = CONTRACT.cacheBudgetRanges.find((r) => r.key === 'diskMb');
+    await inBothSchemes(config, async (page, suffix) => {
+      // Chat 2 answering puts chat 1's cache away in memory.
+      await ask(page, 'Soup for tonight', 'Something with leeks?');
+      await ask(page, 'Explain Rust lifetimes', "What does 'a mean?");
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      const line = group.getByTestId('chat-caches');
+      const ramUsage = line.getByTestId('cache-ram-usage');
+      const diskUsage = line.getByTestId('cache-disk-usage');
+      const ramBudget = line.getByTestId('cache-ram-budget');
+      const diskBudget = line.getByTestId('cache-disk-budget');
+      await ramUsage.filter({ hasText: /^30 MB$/ }).waitFor();
+      assert.equal(await text(diskUsage), 'none');
+
+      // 0 MB of memory, sent on Enter (not at each key): chat 1's cache goes to disk at once.
+      await ramBudget.fill('0');
+      assert.deepEqual(await mockValue(page, 'budgetSaves'), [], 'nothing sent while typing');
+      await ramBudget.press('Enter');
+      await diskUsage.filter({ hasText: '30 MB (1 chat)' }).waitFor();
+      assert.equal(await text(ramUsage), 'none');
+      assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, ramMb: 0 });
+
+      // Not a whole number: said so, and not sent.
+      await diskBudget.fill('1.5');
+      await diskBudget.blur();
+      const error = group.getByTestId('chat-caches-error');
+      await error.filter({ hasText: 'Enter a whole number' }).waitFor();
+      assert.equal(await diskBudget.getAttribute('aria-invalid'), 'true');
+      assert.equal((await mockValue(page, 'budgetSaves')).length, 1);
+
+      // Out of range, sent on leaving the box: the backend refuses, word for word, and the box is marked.
+      await diskBudget.fill(String(disk.max + 1));
+      await diskBudget.blur();
+      await error.getByTestId('chat-caches-error-text').filter({ hasText: `the disk space for chat caches must be ${disk.text}` }).waitFor();
+      assert.equal(await text(error), `Not saved: the disk space for chat caches must be ${disk.text}`);
+      assert.equal(await diskBudget.getAttribute('aria-invalid'), 'true');
+      assert.equal(await ramBudget.getAttribute('aria-invalid'), 'false');
+      assert.equal(await diskBudget.inputValue(), String(disk.max + 1), 'the refused value stays to be fixed');
+      assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, ramMb: 0 });
+      await shot(page, `settings-chat-caches-refused${suffix}`, { dir: OUTPUT });
+
+      await diskBudget.fill('2048');
+      await diskBudget.press('Tab');
+      await error.waitFor({ state: 'detached' });
+      assert.equal(await diskBudget.getAttribute('aria-invalid'), 'false');
+      assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ramMb: 0, diskMb: 2048 });
+      await shot(page, `settings-chat-caches-budgets${suffix}`, { dir: OUTPUT });
+
+      // With no memory for them, a chat switched back to reads its cache back from disk.
+      await page.getByTestId('close-settings').click();
+      assert.match(await ask(page, 'Soup for tonight', 'How long does it simmer?'), / · \d+ restored from disk$/);
+      assert.match(await ask(page, 'Explain Rust lifetimes', 'And elision?'), / · \d+ restored from disk$/);
+      const sources = await page.evaluate(() => window.__hearthMock.messages.filter((m) => m.stats).map((m) => m.stats.promptSource));
+      assert.deepEqual(sources, ['new', 'new', 'disk', 'disk']);
     });
   });
 

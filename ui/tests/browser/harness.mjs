@@ -81,6 +81,18 @@ export async function openApp(config = {}, { query = '', colorScheme = 'light' }
 export const messages = (page) => page.getByTestId('message');
 export const lastAssistant = (page) => page.locator('[data-testid="message"][data-role="assistant"]').last();
 
+/** Opens the chat titled `title`, sends `question` and waits until its reply is the last message, finished. */
+export async function askInChat(page, title, question) {
+  await page.getByTestId('chat-item').filter({ hasText: title }).click();
+  await page.getByTestId('chat-title').filter({ hasText: title }).waitFor();
+  await page.getByTestId('composer').fill(question);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((q) => {
+    const [asked, reply] = [...document.querySelectorAll('[data-testid="message"]')].slice(-2);
+    return asked?.textContent.includes(q) && reply?.dataset.role === 'assistant' && reply.dataset.status === 'complete';
+  }, question);
+}
+
 export async function waitForStatus(locator, status) {
   await locator.and(locator.page().locator(`[data-status="${status}"]`)).waitFor({ timeout: 15_000 });
 }

@@ -22,7 +22,10 @@
  * the library of GGUF files (`library`), imports (`importPick` for the dialog), loading a model with its
  * progress (`loadFailures`), and the webview's drag-and-drop events (`__hearthMock.emit`).
  * Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids); each
- * file takes `cacheFileBytes` (`chat_cache_usage` counts them, `clear_chat_caches` drops every cache). Drafts
+ * cache takes `cacheFileBytes`, in RAM or on disk (`chat_cache_usage` counts both beside the budgets,
+ * `clear_chat_caches` drops every cache); the budgets (`cacheBudgets`, set with `set_chat_cache_budgets`) are in
+ * force as the engine has them: caches in RAM beyond its budget move to disk, files beyond its budget go,
+ * the least recently used first (so with 0 MB of RAM a chat switched back to is restored from disk). Drafts
  * read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, at }); with
  * `readsAhead` the chat's next reply then says `typed`, as the engine does (off by default: whether a
  * draft is read before Enter depends on the test machine's timing, which no other test should).
@@ -33,8 +36,9 @@
  * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
  * each error), sampling defaults, ranges (with their wording and whole-number flags), presets and stage
  * order, what "never" means for a logit bias, load defaults and ranges, the context a fit assumes without
- * one in the header, the providers on first start, each provider kind's facts (whether it needs a key),
- * and which sampling settings reach each kind of provider.
+ * one in the header, the chats' cache budgets (defaults, ranges and their wording), the providers on first
+ * start, each provider kind's facts (whether it needs a key), and which sampling settings reach each kind
+ * of provider.
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
@@ -107,8 +111,11 @@ export function installMockTauri(config) {
      * once another chat answered after them, 'disk' once the model was unloaded (or replaced) under them.
      */
     caches: { live: null, kept: new Map(), typed: null },
-    /** What one chat's cache file takes on disk. */
+    /** What one chat's cache takes, in RAM or as a file on disk. */
     cacheFileBytes: config.cacheFileBytes ?? 31_457_280,
+    /** The budgets for the caches (MB of 2^20 bytes), and the budgets of every set_chat_cache_budgets call. */
+    cacheBudgets: clone(config.cacheBudgets ?? contract.cacheBudgetDefaults),
+    budgetSaves: [],
     /** Every prefill_draft call: { chatId, draft, at } (performance.now()). */
     prefills: [],
   };
@@ -824,12 +831,13 @@ export function installMockTauri(config) {
     return source;
   }
 
-  /** `key`'s cache becomes the engine's live one; the chat that had it before is put away in RAM. */
+  /** `key`'s cache becomes the engine's live one; the chat that had it before is put away in RAM (within its budget). */
   function makeLive(key) {
     const { caches } = state;
     if (caches.live !== null && caches.live !== key) caches.kept.set(caches.live, 'ram');
     caches.kept.delete(key);
     caches.live = key;
+    keepWithinBudgets();
   }
 
   /**
@@ -848,13 +856,48 @@ export function installMockTauri(config) {
     return null;
   }
 
-  /** chat_cache_usage: the cache files on disk, one per chat and model. */
+  /** The kept caches in `where` ('ram' or 'disk'), least recently used first (kept's order: put away last, last). */
+  const keptIn = (where) => [...state.caches.kept].filter(([, w]) => w === where).map(([key]) => key);
+
+  /** chat_cache_usage: the cache files on disk (one per chat and model), those in RAM, and the budgets. */
   function cacheUsage() {
-    const files = [...state.caches.kept.values()].filter((where) => where === 'disk').length;
-    return { bytes: files * state.cacheFileBytes, chats: files };
+    const files = keptIn('disk').length;
+    const ramBytes = keptIn('ram').length * state.cacheFileBytes;
+    return { bytes: files * state.cacheFileBytes, chats: files, ramBytes, budgets: clone(state.cacheBudgets) };
   }
 
-  /** clear_chat_caches: every chat's cache goes, in RAM and on disk; their next replies read the prompt anew. */
+  /** The budgets in force, least recently used first: caches in RAM beyond its budget spill to disk, files beyond its budget go. */
+  function keepWithinBudgets() {
+    const { caches, cacheBudgets, cacheFileBytes } = state;
+    const over = (where, mb) => keptIn(where).length * cacheFileBytes > mb * 2 ** 20;
+    while (over('ram', cacheBudgets.ramMb)) caches.kept.set(keptIn('ram')[0], 'disk');
+    while (over('disk', cacheBudgets.diskMb)) caches.kept.delete(keptIn('disk')[0]);
+  }
+
+  /** CacheBudgets' serde check (a plain string error, like Tauri's), then CacheBudgets::validate, in its order. */
+  const BUDGET_WORDS = { ramMb: 'the memory for chat caches', diskMb: 'the disk space for chat caches' };
+  function setCacheBudgets(payload) {
+    const b = payload.budgets;
+    state.budgetSaves.push(clone(b));
+    const problems = [];
+    if (!b || typeof b !== 'object') problems.push('budgets is not an object');
+    else {
+      for (const key of Object.keys(b)) if (!(key in contract.cacheBudgetDefaults)) problems.push(`unknown field ${key}`);
+      for (const key of Object.keys(contract.cacheBudgetDefaults)) if (!isU32(b[key])) problems.push(`${key} is not a u32: ${b[key]}`);
+    }
+    if (problems.length > 0) {
+      state.contractErrors.push(...problems.map((x) => `set_chat_cache_budgets: ${x}`));
+      throw `invalid args \`budgets\` for command \`set_chat_cache_budgets\`: ${problems[0]}`;
+    }
+    for (const { key, min, max, text } of contract.cacheBudgetRanges) {
+      if (!(b[key] >= min && b[key] <= max)) throw refuse(key, `${BUDGET_WORDS[key]} must be ${text}`);
+    }
+    state.cacheBudgets = clone(b);
+    keepWithinBudgets();
+    return cacheUsage();
+  }
+
+  /** clear_chat_caches: every chat's cache goes, in RAM and on disk (the budgets stay); their next replies read the prompt anew. */
   function clearCaches() {
     state.caches = { live: null, kept: new Map(), typed: null };
     return cacheUsage();
@@ -867,6 +910,7 @@ export function installMockTauri(config) {
     caches.live = null;
     caches.typed = null;
     for (const key of caches.kept.keys()) caches.kept.set(key, 'disk');
+    keepWithinBudgets();
   }
 
   /** A deleted chat's cache goes with it. */
@@ -880,6 +924,7 @@ export function installMockTauri(config) {
 
   // The chats (ids) whose caches the model loaded at start finds on disk, spilled before a restart.
   if (state.model) for (const id of config.cachesOnDisk ?? []) state.caches.kept.set(cacheKey(id), 'disk');
+  keepWithinBudgets();
 
   // --- Turns: send, edit, regenerate and continue share one streaming path. ---
   const TURNS = {
@@ -1499,6 +1544,8 @@ export function installMockTauri(config) {
         return prefillDraft(payload);
       case 'chat_cache_usage':
         return cacheUsage();
+      case 'set_chat_cache_budgets':
+        return setCacheBudgets(payload);
       case 'clear_chat_caches':
         return clearCaches();
       case 'stop_generation': {

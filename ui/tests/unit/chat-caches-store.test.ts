@@ -1,16 +1,32 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ChatCacheUsage } from '../../src/ipc/bindings';
+import type { CacheBudgets, ChatCacheUsage } from '../../src/ipc/bindings';
 import { ChatCachesStore } from '../../src/lib/chat-caches.svelte';
+import { CONTRACT } from '../contract.mjs';
 import { fakeApi } from './helpers';
 
-/** A backend with `usage` on disk; `clear` answers once `release()` is called when `hold` is set. */
+const BUDGETS: CacheBudgets = CONTRACT.cacheBudgetDefaults;
+const RAM_RANGE = CONTRACT.cacheBudgetRanges.find((r: { key: string }) => r.key === 'ramMb');
+const REFUSED_RAM = `the memory for chat caches must be ${RAM_RANGE.text}`;
+const MB = 2 ** 20;
+
+/** Caches taking `bytes` on disk in `chats` files, and `ramBytes` in RAM, within the default budgets. */
+const used = (bytes: number, chats: number, ramBytes = 0, budgets = BUDGETS): ChatCacheUsage => ({ bytes, chats, ramBytes, budgets });
+
+/** A backend with `usage`; `clear` answers once `release()` is called when `hold` is set. */
 function fakeBackend(usage: ChatCacheUsage) {
   const backend = { usage, hold: false, release: () => {} };
   const api = fakeApi('the chat caches store', {
     chatCacheUsage: vi.fn(async () => ({ ...backend.usage })),
     clearChatCaches: vi.fn(async () => {
       if (backend.hold) await new Promise<void>((r) => (backend.release = r));
-      backend.usage = { bytes: 0, chats: 0 };
+      backend.usage = used(0, 0, 0, backend.usage.budgets);
+      return { ...backend.usage };
+    }),
+    // As the backend has it: a budget out of its range is refused, naming it; what no longer fits goes.
+    setChatCacheBudgets: vi.fn(async (budgets: CacheBudgets) => {
+      if (budgets.ramMb > RAM_RANGE.max) throw { kind: 'invalidInput', message: REFUSED_RAM, field: 'ramMb' };
+      const ramBytes = Math.min(backend.usage.ramBytes, budgets.ramMb * MB);
+      backend.usage = { ...backend.usage, ramBytes, budgets: { ...budgets } };
       return { ...backend.usage };
     }),
   });
@@ -19,18 +35,19 @@ function fakeBackend(usage: ChatCacheUsage) {
 
 describe('ChatCachesStore', () => {
   it('reads the usage, and clear answers with what is left', async () => {
-    const backend = fakeBackend({ bytes: 94_371_840, chats: 3 });
+    const backend = fakeBackend(used(94_371_840, 3, 62_914_560));
     const store = new ChatCachesStore(backend.api);
     expect(store.usage).toBeNull();
     await store.refresh();
-    expect(store.usage).toEqual({ bytes: 94_371_840, chats: 3 });
+    expect(store.usage).toEqual(used(94_371_840, 3, 62_914_560));
+    expect(store.budgets).toEqual(BUDGETS);
     await store.clear();
-    expect(store.usage).toEqual({ bytes: 0, chats: 0 });
+    expect(store.usage).toEqual(used(0, 0));
     expect(store.clearing).toBe(false);
   });
 
   it('while clearing, another clear or a refresh asks nothing', async () => {
-    const backend = fakeBackend({ bytes: 1000, chats: 1 });
+    const backend = fakeBackend(used(1000, 1));
     backend.hold = true;
     const store = new ChatCachesStore(backend.api);
     const clearing = store.clear();
@@ -41,11 +58,11 @@ describe('ChatCachesStore', () => {
     await clearing;
     expect(backend.api.clearChatCaches).toHaveBeenCalledTimes(1);
     expect(backend.api.chatCacheUsage).not.toHaveBeenCalled();
-    expect(store.usage).toEqual({ bytes: 0, chats: 0 });
+    expect(store.usage).toEqual(used(0, 0));
   });
 
   it('a failure says why, and the next answer clears it', async () => {
-    const backend = fakeBackend({ bytes: 1000, chats: 1 });
+    const backend = fakeBackend(used(1000, 1));
     const store = new ChatCachesStore(backend.api);
     vi.mocked(backend.api.chatCacheUsage).mockRejectedValueOnce({ kind: 'file', message: 'permission denied' });
     await store.refresh();
@@ -53,19 +70,58 @@ describe('ChatCachesStore', () => {
     expect(store.usage).toBeNull();
     await store.refresh();
     expect(store.error).toBeNull();
-    expect(store.usage).toEqual({ bytes: 1000, chats: 1 });
+    expect(store.usage).toEqual(used(1000, 1));
   });
 
   it('an earlier answer arriving last is dropped', async () => {
-    const backend = fakeBackend({ bytes: 1000, chats: 1 });
+    const backend = fakeBackend(used(1000, 1));
     let answerFirst: (u: ChatCacheUsage) => void = () => {};
     vi.mocked(backend.api.chatCacheUsage).mockImplementationOnce(() => new Promise((r) => (answerFirst = r)));
     const store = new ChatCachesStore(backend.api);
     const first = store.refresh();
-    backend.usage = { bytes: 2000, chats: 2 };
+    backend.usage = used(2000, 2);
     await store.refresh();
-    answerFirst({ bytes: 1000, chats: 1 });
+    answerFirst(used(1000, 1));
     await first;
-    expect(store.usage).toEqual({ bytes: 2000, chats: 2 });
+    expect(store.usage).toEqual(used(2000, 2));
+  });
+
+  it('setBudgets puts them in force and keeps the answer', async () => {
+    const backend = fakeBackend(used(94_371_840, 3, 62_914_560));
+    const store = new ChatCachesStore(backend.api);
+    await store.refresh();
+    await store.setBudgets({ ramMb: 0, diskMb: 2048 });
+    expect(backend.api.setChatCacheBudgets).toHaveBeenCalledWith({ ramMb: 0, diskMb: 2048 });
+    expect(store.usage).toEqual(used(94_371_840, 3, 0, { ramMb: 0, diskMb: 2048 }));
+    expect(store.budgets).toEqual({ ramMb: 0, diskMb: 2048 });
+    expect(store.error).toBeNull();
+    expect(store.errorKeys).toEqual([]);
+  });
+
+  it('a refused budget stays on screen, its field named, until the next answer', async () => {
+    const backend = fakeBackend(used(1000, 1));
+    const store = new ChatCachesStore(backend.api);
+    await store.refresh();
+    await store.setBudgets({ ramMb: RAM_RANGE.max + 1, diskMb: 4096 });
+    expect(store.error).toBe(REFUSED_RAM);
+    expect(store.errorKeys).toEqual(['ramMb']);
+    expect(store.budgets).toEqual({ ramMb: RAM_RANGE.max + 1, diskMb: 4096 });
+    expect(store.usage?.budgets).toEqual(BUDGETS);
+
+    await store.setBudgets({ ramMb: 512, diskMb: 4096 });
+    expect(store.error).toBeNull();
+    expect(store.errorKeys).toEqual([]);
+    expect(store.budgets).toEqual({ ramMb: 512, diskMb: 4096 });
+  });
+
+  it('a failure that names no budget shows the budgets in force again', async () => {
+    const backend = fakeBackend(used(1000, 1));
+    const store = new ChatCachesStore(backend.api);
+    await store.refresh();
+    vi.mocked(backend.api.setChatCacheBudgets).mockRejectedValueOnce({ kind: 'file', message: 'permission denied' });
+    await store.setBudgets({ ramMb: 256, diskMb: 4096 });
+    expect(store.error).toBe('permission denied');
+    expect(store.errorKeys).toEqual([]);
+    expect(store.budgets).toEqual(BUDGETS);
   });
 });

@@ -5,6 +5,7 @@ import {
   errorMessage,
   formatBytes,
   formatCacheUsage,
+  formatMegabytes,
   formatDropped,
   formatStats,
   formatStatsDetail,
@@ -180,9 +181,19 @@ table('formatBytes', formatBytes, [
   [4_920_000_000, '4.9 GB'],
 ]);
 
-table('formatCacheUsage: the chats\' caches on disk', formatCacheUsage, [
-  [{ bytes: 0, chats: 0 }, 'none'],
-  [{ bytes: 31_457_280, chats: 1 }, '31.5 MB (1 chat)'],
-  [{ bytes: 123_400_000, chats: 4 }, '123.4 MB (4 chats)'],
-  [{ bytes: 2_100_000_000, chats: 57 }, '2.1 GB (57 chats)'],
+table('formatMegabytes: megabytes of 2^20 bytes, the unit of the cache budgets', formatMegabytes, [
+  [0, ''],
+  [-1, ''],
+  [1_000, '0.1 MB'],
+  [2_621_440, '2.5 MB'],
+  [3 * 2 ** 20, '3 MB'],
+  [94_371_840, '90 MB'],
+  [4096 * 2 ** 20, '4096 MB'],
+]);
+
+const budgets = { ramMb: 1024, diskMb: 4096 };
+table('formatCacheUsage: the chats\' caches in RAM and on disk', formatCacheUsage, [
+  [{ bytes: 0, chats: 0, ramBytes: 0, budgets }, { ram: 'none', disk: 'none' }],
+  [{ bytes: 31_457_280, chats: 1, ramBytes: 62_914_560, budgets }, { ram: '60 MB', disk: '30 MB (1 chat)' }],
+  [{ bytes: 2_100_000_000, chats: 57, ramBytes: 0, budgets }, { ram: 'none', disk: '2003 MB (57 chats)' }],
 ]);
