@@ -10,7 +10,7 @@ packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo
           cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
 if [ "$mode" = test ]; then
   # dbus + gnome-keyring: a real Secret Service keychain for the API-key tests.
-  packages+=(xvfb xauth dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick)
+  packages+=(xvfb xauth dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-venv)
 fi
 
 missing=()
@@ -21,6 +21,7 @@ for p in "${packages[@]}"; do
     npm) command -v npm >/dev/null && continue ;;
     python3) command -v python3 >/dev/null && continue ;;
     python3-pip) python3 -m pip --version >/dev/null 2>&1 && continue ;;
+    python3-venv) python3 -c 'import ensurepip, venv' 2>/dev/null && continue ;;
   esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -47,6 +48,11 @@ if [ "$mode" = test ]; then
     fi
   done
   scripts/fetch-model.sh target/test-data
+  # The official openai Python client: the real peer of `hearth-cli serve`'s tests.
+  if ! target/openai-venv/bin/python -c 'import openai' 2>/dev/null; then
+    python3 -m venv target/openai-venv
+    target/openai-venv/bin/pip install --quiet --disable-pip-version-check openai==3.57.0
+  fi
   # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests.
   scripts/build-llama-server.sh >/dev/null
   if ! command -v tauri-driver >/dev/null; then

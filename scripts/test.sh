@@ -14,6 +14,7 @@ keyring_home=$(mktemp -d)
 trap 'rm -rf "$keyring_home"' EXIT
 printf 'hearth-test' | XDG_DATA_HOME="$keyring_home" gnome-keyring-daemon --unlock --components=secrets >/dev/null
 export HEARTH_TEST_MODEL="$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+export HEARTH_TEST_PYTHON="$PWD/target/openai-venv/bin/python"
 
 step() { printf '\n==> %s\n' "$*"; }
 

@@ -1,6 +1,7 @@
 //! Command-line parsing. Sampling flags map onto `SamplingParams` fields by name, so every
 //! setting the app has is a flag here without a second list to keep in step.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -119,6 +120,47 @@ impl ChatArgs {
         }
         let flags = sampling.clone();
         Ok(ChatArgs { model, remote, load, load_given, system, sampling: sampling.finish()?, sampling_flags: flags, db, chat, fresh })
+    }
+}
+
+/// `hearth-cli serve`: a model, its load and sampling flags (as `chat` takes them), and where to listen.
+#[derive(Debug)]
+pub struct ServeArgs {
+    pub model: String,
+    pub load: LoadParams,
+    /// What requests' own sampling fields change.
+    pub sampling: SamplingParams,
+    pub host: IpAddr,
+    pub port: u16,
+    pub api_key: Option<String>,
+}
+
+/// The port `serve` listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 8484;
+
+impl ServeArgs {
+    pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
+        let mut host = IpAddr::from([127, 0, 0, 1]);
+        let mut port = DEFAULT_PORT;
+        let mut api_key = std::env::var("HEARTH_SERVER_KEY").ok();
+        let mut rest = Vec::new();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let mut value = || it.next().cloned().ok_or(format!("{arg} needs a value"));
+            match arg.as_str() {
+                "--host" => host = value()?.parse().map_err(|_| "--host expects an IP address, e.g. 127.0.0.1 or 0.0.0.0".to_owned())?,
+                "--port" => port = number("port", &value()?)?,
+                "--api-key" => api_key = Some(value()?),
+                _ => rest.push(arg.clone()),
+            }
+        }
+        let chat = ChatArgs::parse(&rest)?;
+        if chat.remote.is_some() || chat.db.is_some() || chat.system.is_some() || chat.fresh {
+            return Err(
+                "serve takes --model PATH with load and sampling flags; --provider, --db, --chat, --system and --fresh are chat's".into()
+            );
+        }
+        Ok(ServeArgs { model: chat.model, load: chat.load, sampling: chat.sampling, host, port, api_key })
     }
 }
 
@@ -309,6 +351,23 @@ mod tests {
         let mut argv = vec!["--model".to_owned(), "m.gguf".to_owned()];
         argv.extend(args.iter().map(|s| s.to_string()));
         ChatArgs::parse(&argv).map(|a| a.sampling)
+    }
+
+    #[test]
+    fn serve_takes_chats_model_flags_and_where_to_listen() {
+        let argv = |args: &[&str]| args.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let served = ServeArgs::parse(&argv(&["--model", "m.gguf", "--port", "0", "--temp", "0.1", "--ctx", "512"])).unwrap();
+        assert_eq!(
+            (served.host.to_string(), served.port, served.sampling.temperature, served.load.n_ctx),
+            ("127.0.0.1".into(), 0, 0.1, Some(512))
+        );
+        let open = ServeArgs::parse(&argv(&["--model", "m.gguf", "--host", "0.0.0.0", "--api-key", "k"])).unwrap();
+        assert_eq!((open.host.to_string(), open.api_key.as_deref(), open.port), ("0.0.0.0".into(), Some("k"), DEFAULT_PORT));
+        for bad in
+            [&["--model", "m.gguf", "--host", "localhost"][..], &["--model", "m.gguf", "--db", "h.db"], &["--model", "m.gguf", "--port"]]
+        {
+            assert!(ServeArgs::parse(&argv(bad)).is_err(), "{bad:?}");
+        }
     }
 
     /// With `--db` the flags adjust the chat's settings: only the fields they name change.

@@ -3,6 +3,7 @@
 //!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [--fresh] [load flags…] [sampling flags…]
 //!   hearth-cli chat  --provider KIND [--base-url URL] --model NAME [--db …] [sampling flags…]
 //!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
+//!   hearth-cli serve --model PATH [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 mod args;
@@ -10,6 +11,7 @@ mod bench;
 mod chat;
 mod models;
 mod peer;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -18,6 +20,7 @@ const USAGE: &str = "usage:
   hearth-cli chat  --provider openai|anthropic|openai-compatible [--base-url URL] --model NAME
                    [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
+  hearth-cli serve --model PATH [--host 127.0.0.1] [--port 8484] [--api-key KEY] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
@@ -30,6 +33,13 @@ models: list the library (Hugging Face cache, Hearth's models folder, imports), 
 file's header (a bad file is an error, exit status 1), search the hub for GGUF repositories, pull a
 file (a split model's parts together) into the Hugging Face cache with resume and sha256 checks.
 HF_ENDPOINT points at another hub, HF_HUB_CACHE at another cache, HF_TOKEN opens gated repositories.
+
+serve answers OpenAI's API (GET /v1/models, POST /v1/chat/completions, streamed or not) with the
+model, for editors, scripts and agents: point an OpenAI client at http://127.0.0.1:8484/v1. The
+sampling flags are the defaults a request's own fields change (llama.cpp's extra fields — top_k,
+min_p, … — are taken too); an unknown or out-of-range field is a 400 naming it. It listens on
+loopback only; --host 0.0.0.0 (the network) needs --api-key (or HEARTH_SERVER_KEY), which clients
+send as `Authorization: Bearer KEY`.
 
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it.
@@ -67,6 +77,7 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("chat") => args::ChatArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(chat::run(a))),
         Some("models") => runtime.block_on(models::run(&argv[1..])),
+        Some("serve") => args::ServeArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(serve::run(a))),
         Some("bench") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(bench::run(a))),
         // Internal: the raw baseline, run by `bench` in a process of its own.
         Some("bench-raw") => args::BenchArgs::parse(&argv[1..]).and_then(bench::run_raw),

@@ -28,6 +28,7 @@ pub struct Unsendable(pub String);
 pub use budget::Counter;
 pub use keys::{FixedKeys, KeyError, KeySource, KeyStorage, KeyStore};
 pub use models::RemoteModel;
+pub use openai::llama_cpp_sampler_name;
 pub use stream::Timeouts;
 pub use tokenizer::HubOptions;
 

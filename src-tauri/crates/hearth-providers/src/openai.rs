@@ -133,14 +133,15 @@ fn llama_cpp_fields(b: &mut Map<String, Value>, s: &SamplingParams, context_leng
         ("repeat_penalty", json!(s.repeat_penalty)),
         ("repeat_last_n", json!(last_n(s.repeat_last_n))),
         ("ignore_eos", json!(s.ignore_eos)),
-        ("samplers", json!(s.sampler_order.iter().map(|stage| sampler_name(*stage)).collect::<Vec<_>>())),
+        ("samplers", json!(s.sampler_order.iter().map(|stage| llama_cpp_sampler_name(*stage)).collect::<Vec<_>>())),
     ];
     for (name, value) in fields {
         b.insert(name.into(), value);
     }
 }
 
-fn sampler_name(stage: SamplerStage) -> &'static str {
+/// llama.cpp's server's name for a sampler stage (its `samplers` field); Hearth's own server reads the same names.
+pub fn llama_cpp_sampler_name(stage: SamplerStage) -> &'static str {
     match stage {
         SamplerStage::Penalties => "penalties",
         SamplerStage::Dry => "dry",

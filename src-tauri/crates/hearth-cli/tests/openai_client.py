@@ -1,0 +1,99 @@
+"""The official `openai` Python client against `hearth-cli serve` (run by tests/serve.rs).
+
+usage: openai_client.py BASE_URL MODEL_ID
+Exits non-zero on the first failed check; prints what it checked.
+"""
+
+import sys
+
+import openai
+from openai import OpenAI
+
+base_url, model = sys.argv[1], sys.argv[2]
+client = OpenAI(base_url=base_url, api_key="not-needed-on-loopback", max_retries=0, timeout=120)
+checks = 0
+
+
+def check(condition, what):
+    global checks
+    if not condition:
+        sys.exit(f"FAILED: {what}")
+    checks += 1
+
+
+# The loaded model is the one listed.
+listed = [m.id for m in client.models.list().data]
+check(listed == [model], f"/v1/models lists the loaded model: {listed}")
+
+# A ten-turn streamed chat: the role first, text, a finish reason, usage last; the cache carries
+# the conversation from turn to turn.
+history = [{"role": "system", "content": "You are brief."}]
+for turn in range(10):
+    history.append({"role": "user", "content": f"Say one short sentence about the number {turn + 1}."})
+    stream = client.chat.completions.create(
+        model=model,
+        messages=history,
+        stream=True,
+        stream_options={"include_usage": True},
+        max_tokens=12,
+        temperature=0,
+        extra_body={"top_k": 1, "min_p": 0.05},
+    )
+    roles, text, finish, usage = [], "", None, None
+    for chunk in stream:
+        if chunk.usage is not None:
+            usage = chunk.usage
+            check(chunk.choices == [], "the usage chunk has no choices")
+            continue
+        delta = chunk.choices[0].delta
+        if delta.role:
+            roles.append(delta.role)
+        text += delta.content or ""
+        finish = chunk.choices[0].finish_reason or finish
+    check(roles == ["assistant"], f"turn {turn}: the role comes once, first: {roles}")
+    check(text.strip() != "", f"turn {turn}: some text")
+    check(finish in ("stop", "length"), f"turn {turn}: a finish reason: {finish}")
+    check(usage is not None and usage.completion_tokens <= 12, f"turn {turn}: usage within max_tokens: {usage}")
+    check(usage.total_tokens == usage.prompt_tokens + usage.completion_tokens, f"turn {turn}: usage adds up")
+    if turn > 0:
+        cached = usage.prompt_tokens_details.cached_tokens
+        check(cached > 0, f"turn {turn}: the conversation so far came from the cache: {usage}")
+    history.append({"role": "assistant", "content": text})
+
+# Not streamed: one chat.completion, with the prompt read as the streamed request reads it.
+question = [{"role": "user", "content": "Name a colour."}]
+whole = client.chat.completions.create(model=model, messages=question, max_tokens=10, temperature=0)
+check(whole.object == "chat.completion" and whole.choices[0].message.role == "assistant", "a chat.completion")
+check(whole.choices[0].message.content.strip() != "", "some text")
+check(whole.usage.completion_tokens <= 10 and whole.choices[0].finish_reason in ("stop", "length"), "usage and finish reason")
+streamed = client.chat.completions.create(
+    model=model, messages=question, max_tokens=10, temperature=0, stream=True, stream_options={"include_usage": True}
+)
+usage = [c.usage for c in streamed if c.usage is not None]
+check(len(usage) == 1 and usage[0].prompt_tokens == whole.usage.prompt_tokens, f"the same prompt: {usage} vs {whole.usage}")
+# (Its text is not compared: the first request read the prompt cold, the second from the cache,
+# and a greedy near-tie may go either way between the two.)
+
+# Errors come as the client's own exceptions, naming what is wrong.
+try:
+    client.chat.completions.create(model="gpt-4o", messages=question)
+    check(False, "an unknown model is refused")
+except openai.NotFoundError as e:
+    check(e.code == "model_not_found" and e.param == "model", f"model_not_found: {e}")
+try:
+    client.chat.completions.create(model=model, messages=question, top_p=2)
+    check(False, "top_p 2 is refused")
+except openai.BadRequestError as e:
+    check(e.param == "top_p" and "between 0 and 1" in e.message, f"top_p out of range: {e}")
+try:
+    client.chat.completions.create(model=model, messages=question, extra_body={"frobnicate": True})
+    check(False, "an unknown field is refused")
+except openai.BadRequestError as e:
+    check(e.param == "frobnicate", f"unknown field: {e}")
+try:
+    client.chat.completions.create(model=model, messages=[{"role": "user", "content": "word " * 3000}])
+    check(False, "a conversation longer than the context is refused")
+except openai.BadRequestError as e:
+    check(e.code == "context_length_exceeded", f"context_length_exceeded: {e}")
+
+print(f"openai {openai.__version__}: {checks} checks passed")

@@ -1,0 +1,164 @@
+//! `hearth-cli serve` with the real model over real HTTP on 127.0.0.1: the official `openai`
+//! Python client (a real peer) chats, streams and gets its errors; malformed and hostile requests
+//! get OpenAI's error shapes and leave the server serving; a key guards it when set.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+fn model_path() -> PathBuf {
+    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    });
+    std::fs::canonicalize(path).expect("the test model: run scripts/fetch-model.sh target/test-data")
+}
+
+/// The Python with the `openai` client (scripts/setup.sh test installs it).
+fn python() -> PathBuf {
+    let python = std::env::var_os("HEARTH_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/openai-venv/bin/python"));
+    assert!(python.exists(), "{} is missing: run scripts/setup.sh test (it installs the openai client)", python.display());
+    python
+}
+
+/// A running `hearth-cli serve`, killed when dropped.
+struct Served {
+    child: Child,
+    base: String,
+    model: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn hearth_cli(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hearth-cli"));
+    command.arg("serve").arg("--model").arg(model_path()).args(["--ctx", "1024", "--threads", "2"]).args(args);
+    command
+}
+
+/// Starts the server on a free port and waits for the line that says where it listens.
+fn serve(args: &[&str]) -> Served {
+    let mut child = hearth_cli(&["--port", "0"]).args(args).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (base, model) = loop {
+        let line = lines.next().expect("hearth-cli serve ended before listening").unwrap();
+        if let Some((_, rest)) = line.split_once(" at ") {
+            let base = rest.split_whitespace().next().unwrap().to_owned();
+            let model = line.split('"').nth(1).unwrap().to_owned();
+            break (base, model);
+        }
+    };
+    // Keep reading its log, so a full pipe never blocks it.
+    std::thread::spawn(move || lines.for_each(drop));
+    Served { child, base, model }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().timeout(Duration::from_secs(120)).build().unwrap()
+}
+
+async fn post(base: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+    let response =
+        client().post(format!("{base}/chat/completions")).header("content-type", "application/json").body(body).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
+    let served = serve(&[]);
+
+    // The official client: ten streamed turns, a whole reply, and its errors.
+    let out = Command::new(python())
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/openai_client.py"))
+        .args([&served.base, &served.model])
+        .output()
+        .unwrap();
+    let printed = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{printed}");
+    assert!(printed.contains("checks passed"), "{printed}");
+
+    // Bad requests: each a JSON error in OpenAI's shape, with the status OpenAI gives.
+    let hello = |extra: Value| {
+        let mut body = json!({ "model": served.model, "messages": [{ "role": "user", "content": "hi" }], "max_tokens": 4 });
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body.to_string()
+    };
+    let cases: Vec<(&str, String, u16, Option<&str>)> = vec![
+        ("malformed JSON", "{\"model\": ".into(), 400, None),
+        ("not an object", "[]".into(), 400, None),
+        ("a wrong type", hello(json!({ "temperature": "warm" })), 400, Some("temperature")),
+        ("an unknown field", hello(json!({ "tools": [] })), 400, Some("tools")),
+        ("a missing model", hello(json!({ "model": "no-such-model" })), 404, Some("model")),
+        ("several choices", hello(json!({ "n": 2 })), 400, Some("n")),
+    ];
+    for (name, body, status, param) in cases {
+        let (got, error) = post(&served.base, body).await;
+        assert_eq!(got, status, "{name}: {error}");
+        assert_eq!(error["error"]["type"], "invalid_request_error", "{name}");
+        assert_eq!(error["error"]["param"].as_str(), param, "{name}: {error}");
+        assert!(error["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}");
+    }
+    let missing = client().get(format!("{}/completions/nowhere", served.base)).send().await.unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    assert!(missing.json::<Value>().await.unwrap()["error"]["message"].is_string());
+
+    // A client that goes away mid-stream frees the engine: the next requests are answered.
+    let long = hello(json!({ "stream": true, "max_tokens": 400, "ignore_eos": true }));
+    let mut response = client()
+        .post(format!("{}/chat/completions", served.base))
+        .header("content-type", "application/json")
+        .body(long)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).starts_with("data: "), "{first:?}");
+    drop(response);
+
+    // Many requests at once: each answered in full.
+    let asks = (0..12).map(|i| post(&served.base, hello(json!({ "max_tokens": 3, "seed": i }))));
+    for (status, reply) in futures_util::future::join_all(asks).await {
+        assert_eq!(status, 200, "{reply}");
+        assert_eq!(reply["object"], "chat.completion");
+        assert!(reply["usage"]["completion_tokens"].as_u64().unwrap() <= 3, "{reply}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_guards_the_server_and_the_network_needs_one() {
+    // Beyond loopback without a key: refused before the model is even loaded.
+    let out = hearth_cli(&["--host", "0.0.0.0", "--port", "0"]).env_remove("HEARTH_SERVER_KEY").output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("API key"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let served = serve(&["--api-key", "sk-hearth-test"]);
+    let models = |key: Option<&'static str>| {
+        let request = client().get(format!("{}/models", served.base));
+        async move {
+            let request = match key {
+                Some(key) => request.bearer_auth(key),
+                None => request,
+            };
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
+        }
+    };
+    for key in [None, Some("sk-hearth-tes"), Some("sk-hearth-test2")] {
+        let (status, error) = models(key).await;
+        assert_eq!((status, error["error"]["code"].as_str()), (401, Some("invalid_api_key")), "{key:?}");
+    }
+    let (status, listed) = models(Some("sk-hearth-test")).await;
+    assert_eq!(status, 200);
+    assert_eq!(listed["data"][0]["id"], served.model.as_str());
+}

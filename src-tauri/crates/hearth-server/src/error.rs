@@ -1,0 +1,83 @@
+//! Errors in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}` with the status
+//! OpenAI gives, so clients (the official `openai` library among them) raise what they would.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::json;
+
+use hearth_core::BackendError;
+
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    #[serde(skip)]
+    pub status: u16,
+    pub message: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub param: Option<String>,
+    pub code: Option<&'static str>,
+}
+
+impl ApiError {
+    /// 400: the request itself is wrong; `param` names the field when one is at fault.
+    pub fn invalid(param: Option<&str>, message: impl Into<String>) -> Self {
+        ApiError { status: 400, message: message.into(), kind: "invalid_request_error", param: param.map(str::to_owned), code: None }
+    }
+
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    pub fn unauthorized() -> Self {
+        ApiError {
+            status: 401,
+            message: "a valid API key is needed: send it as `Authorization: Bearer <key>` (Hearth's server settings show it)".into(),
+            kind: "invalid_request_error",
+            param: None,
+            code: Some("invalid_api_key"),
+        }
+    }
+
+    pub fn model_not_found(model: &str, loaded: Option<&str>) -> Self {
+        let message = match loaded {
+            Some(loaded) => format!("the model `{model}` does not exist here: the loaded model is `{loaded}` (GET /v1/models lists it)"),
+            None => format!("the model `{model}` cannot be used: no model is loaded in Hearth"),
+        };
+        ApiError { status: 404, message, kind: "invalid_request_error", param: Some("model".into()), code: Some("model_not_found") }
+    }
+
+    pub fn not_found(path: &str) -> Self {
+        ApiError { status: 404, message: format!("there is no endpoint at {path}"), kind: "invalid_request_error", param: None, code: None }
+    }
+
+    pub fn server(message: impl Into<String>) -> Self {
+        ApiError { status: 500, message: message.into(), kind: "server_error", param: None, code: None }
+    }
+
+    /// The `data:` payload of an error in the middle of a stream.
+    pub fn body(&self) -> serde_json::Value {
+        json!({ "error": self })
+    }
+}
+
+impl From<BackendError> for ApiError {
+    fn from(e: BackendError) -> Self {
+        match e {
+            BackendError::ContextOverflow { .. } => ApiError::invalid(Some("messages"), e.to_string()).with_code("context_length_exceeded"),
+            BackendError::InvalidRequest(message) => ApiError::invalid(None, message),
+            BackendError::NoModel => ApiError { status: 503, ..ApiError::server(e.to_string()) },
+            other => ApiError::server(other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (status, Json(self.body())).into_response()
+    }
+}

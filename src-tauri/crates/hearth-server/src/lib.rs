@@ -1,0 +1,103 @@
+//! Hearth as a local OpenAI-compatible server: the loaded model for other programs (editors,
+//! scripts, agents) at `/v1/models` and `/v1/chat/completions`, streamed or not, in OpenAI's
+//! shapes and with its errors. Off unless started; on loopback unless the user opts into the
+//! network, which needs an API key (compared in constant time).
+
+mod auth;
+mod chat;
+mod error;
+mod request;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+
+use hearth_core::SamplingParams;
+use hearth_engine::Engine;
+
+pub use error::ApiError;
+pub use request::ChatRequest;
+
+/// Where the server listens and who may call it.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub host: IpAddr,
+    pub port: u16,
+    /// Required as `Authorization: Bearer <key>` when set; needed to listen beyond loopback.
+    pub api_key: Option<String>,
+    /// What a request's sampling fields change (the user's settings; the defaults in the CLI).
+    pub sampling: SamplingParams,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("listening on {host} opens Hearth to the network: set an API key first (only 127.0.0.1 and ::1 need none)")]
+    NetworkNeedsKey { host: IpAddr },
+    #[error("the API key is empty")]
+    EmptyKey,
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct ServerState {
+    engine: Engine,
+    sampling: Arc<SamplingParams>,
+    api_key: Option<Arc<str>>,
+    next_id: Arc<AtomicU64>,
+    /// Unix seconds: the `created` of the listed model.
+    started: u64,
+}
+
+impl ServerState {
+    pub fn new(engine: Engine, config: &ServerConfig) -> Self {
+        ServerState {
+            engine,
+            sampling: Arc::new(config.sampling.clone()),
+            api_key: config.api_key.as_deref().map(Arc::from),
+            next_id: Arc::new(AtomicU64::new(1)),
+            started: unix_now(),
+        }
+    }
+}
+
+/// Opens the listening socket, refusing a network address without a key.
+pub async fn bind(config: &ServerConfig) -> Result<TcpListener, ServeError> {
+    if config.api_key.as_deref().is_some_and(|k| k.trim().is_empty()) {
+        return Err(ServeError::EmptyKey);
+    }
+    if !config.host.is_loopback() && config.api_key.is_none() {
+        return Err(ServeError::NetworkNeedsKey { host: config.host });
+    }
+    let addr = SocketAddr::new(config.host, config.port);
+    TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })
+}
+
+/// Request bodies up to this size (a long conversation); larger ones are refused with 413.
+const MAX_BODY: usize = 32 << 20;
+
+pub fn router(state: ServerState) -> Router {
+    Router::new()
+        .route("/v1/models", get(chat::models))
+        .route("/v1/chat/completions", post(chat::chat_completions))
+        .fallback(chat::no_such_endpoint)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state)
+}
+
+/// Serves until the listener fails or the process ends.
+pub async fn serve(listener: TcpListener, state: ServerState) -> std::io::Result<()> {
+    axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>()).await
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}

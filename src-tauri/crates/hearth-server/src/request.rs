@@ -1,0 +1,449 @@
+//! A chat completion request as OpenAI spells it (and llama.cpp's server, whose extra sampling
+//! fields are taken as it takes them), read strictly: an unknown field, a wrong type or a value
+//! out of range is a 400 that names the field — never ignored, never guessed.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, Mirostat, Role, SamplerStage, SamplingParams};
+
+use crate::error::ApiError;
+
+#[derive(Debug, Deserialize)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<WireMessage>,
+    #[serde(default)]
+    pub stream: bool,
+    pub stream_options: Option<StreamOptions>,
+    max_tokens: Option<u32>,
+    max_completion_tokens: Option<u32>,
+    /// llama.cpp's name for the same; -1: no limit of its own.
+    n_predict: Option<i32>,
+    temperature: Option<f32>,
+    top_p: Option<f32>,
+    presence_penalty: Option<f32>,
+    frequency_penalty: Option<f32>,
+    /// OpenAI's is any integer; llama.cpp's -1 means "random".
+    seed: Option<i64>,
+    stop: Option<Stop>,
+    logit_bias: Option<Value>,
+    n: Option<u32>,
+    /// An end user's id, for the caller's own records: nothing to do with the reply.
+    #[allow(dead_code)]
+    user: Option<String>,
+    response_format: Option<ResponseFormat>,
+    logprobs: Option<bool>,
+    top_logprobs: Option<u32>,
+    // llama.cpp's server's fields.
+    top_k: Option<u32>,
+    min_p: Option<f32>,
+    typical_p: Option<f32>,
+    top_n_sigma: Option<f32>,
+    xtc_probability: Option<f32>,
+    xtc_threshold: Option<f32>,
+    dynatemp_range: Option<f32>,
+    dynatemp_exponent: Option<f32>,
+    dry_multiplier: Option<f32>,
+    dry_base: Option<f32>,
+    dry_allowed_length: Option<u32>,
+    dry_penalty_last_n: Option<i32>,
+    dry_sequence_breakers: Option<Vec<String>>,
+    mirostat: Option<u8>,
+    mirostat_tau: Option<f32>,
+    mirostat_eta: Option<f32>,
+    repeat_penalty: Option<f32>,
+    repeat_last_n: Option<i32>,
+    ignore_eos: Option<bool>,
+    samplers: Option<Vec<String>>,
+    grammar: Option<String>,
+    json_schema: Option<Value>,
+    /// Hearth always reuses what it can of the cache, and reuse never changes a reply.
+    #[allow(dead_code)]
+    cache_prompt: Option<bool>,
+    /// Anything else: refused by name.
+    #[serde(flatten)]
+    unknown: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StreamOptions {
+    #[serde(default)]
+    pub include_usage: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Stop {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResponseFormat {
+    Text,
+    JsonObject,
+    JsonSchema { json_schema: JsonSchemaFormat },
+}
+
+#[derive(Debug, Deserialize)]
+struct JsonSchemaFormat {
+    schema: Value,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireMessage {
+    role: String,
+    content: Option<Content>,
+    /// A participant's name: OpenAI's models may read it; a chat template has nowhere to put it.
+    #[allow(dead_code)]
+    name: Option<String>,
+    #[serde(flatten)]
+    unknown: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug, Deserialize)]
+struct Part {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+}
+
+/// OpenAI allows at most this many stop sequences; llama.cpp takes more, so we do too.
+const MAX_STOPS: usize = 16;
+
+impl ChatRequest {
+    /// Reads a request body: malformed JSON, a field of the wrong type or an unknown field is
+    /// refused with the field's name.
+    pub fn parse(body: &[u8]) -> Result<ChatRequest, ApiError> {
+        let value: Value =
+            serde_json::from_slice(body).map_err(|e| ApiError::invalid(None, format!("the request body is not valid JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(ApiError::invalid(None, "the request body must be a JSON object"));
+        }
+        let request: ChatRequest = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let param = (path != ".").then_some(path);
+            ApiError::invalid(param.as_deref(), e.into_inner().to_string())
+        })?;
+        if let Some(field) = request.unknown.keys().next() {
+            return Err(ApiError::invalid(Some(field), format!("unknown field `{field}`: Hearth does not take it")));
+        }
+        Ok(request)
+    }
+
+    /// The conversation in Hearth's terms.
+    pub fn messages(&self) -> Result<Vec<ChatMessage>, ApiError> {
+        if self.messages.is_empty() {
+            return Err(ApiError::invalid(Some("messages"), "`messages` is empty: send at least one message"));
+        }
+        self.messages.iter().enumerate().map(|(i, m)| m.to_chat(i)).collect()
+    }
+
+    /// `base` with what the request sets; validated, so a value out of range is refused by name.
+    pub fn sampling(&self, base: &SamplingParams) -> Result<SamplingParams, ApiError> {
+        let refuse = |param: &str, message: String| Err(ApiError::invalid(Some(param), message));
+        if self.n.is_some_and(|n| n != 1) {
+            return refuse("n", "only one choice per request (`n` = 1): send the request again for another".into());
+        }
+        if self.logprobs == Some(true) || self.top_logprobs.is_some() {
+            let param = if self.logprobs == Some(true) { "logprobs" } else { "top_logprobs" };
+            return refuse(param, "log probabilities are not available from Hearth's server yet".into());
+        }
+        let mut s = base.clone();
+        if let Some(max) = self.max_completion_tokens.or(self.max_tokens).or(self.n_predict.and_then(|n| u32::try_from(n).ok())) {
+            s.max_tokens = max;
+        }
+        let set = |target: &mut f32, value: Option<f32>| {
+            if let Some(v) = value {
+                *target = v;
+            }
+        };
+        set(&mut s.temperature, self.temperature);
+        set(&mut s.top_p, self.top_p);
+        set(&mut s.presence_penalty, self.presence_penalty);
+        set(&mut s.frequency_penalty, self.frequency_penalty);
+        set(&mut s.min_p, self.min_p);
+        set(&mut s.typical_p, self.typical_p);
+        set(&mut s.top_n_sigma, self.top_n_sigma);
+        set(&mut s.xtc_probability, self.xtc_probability);
+        set(&mut s.xtc_threshold, self.xtc_threshold);
+        set(&mut s.dynatemp_range, self.dynatemp_range);
+        set(&mut s.dynatemp_exponent, self.dynatemp_exponent);
+        set(&mut s.dry_multiplier, self.dry_multiplier);
+        set(&mut s.dry_base, self.dry_base);
+        set(&mut s.mirostat_tau, self.mirostat_tau);
+        set(&mut s.mirostat_eta, self.mirostat_eta);
+        set(&mut s.repeat_penalty, self.repeat_penalty);
+        s.top_k = self.top_k.unwrap_or(s.top_k);
+        s.dry_allowed_length = self.dry_allowed_length.unwrap_or(s.dry_allowed_length);
+        s.dry_last_n = self.dry_penalty_last_n.unwrap_or(s.dry_last_n);
+        s.repeat_last_n = self.repeat_last_n.unwrap_or(s.repeat_last_n);
+        s.ignore_eos = self.ignore_eos.unwrap_or(s.ignore_eos);
+        if let Some(breakers) = &self.dry_sequence_breakers {
+            s.dry_sequence_breakers = breakers.clone();
+        }
+        if let Some(mirostat) = self.mirostat {
+            s.mirostat = match mirostat {
+                0 => Mirostat::Off,
+                1 => Mirostat::V1,
+                2 => Mirostat::V2,
+                _ => return refuse("mirostat", format!("mirostat must be 0 (off), 1 or 2, got {mirostat}")),
+            };
+        }
+        match self.seed {
+            None => {}
+            Some(-1) => s.seed = None,
+            Some(seed) => match u32::try_from(seed) {
+                Ok(seed) => s.seed = Some(seed),
+                Err(_) => return refuse("seed", format!("seed must be -1 (random) or between 0 and 4294967295, got {seed}")),
+            },
+        }
+        match &self.stop {
+            None => {}
+            Some(Stop::One(stop)) => s.stop = vec![stop.clone()],
+            Some(Stop::Many(stops)) if stops.len() > MAX_STOPS => {
+                return refuse("stop", format!("at most {MAX_STOPS} stop sequences, got {}", stops.len()));
+            }
+            Some(Stop::Many(stops)) => s.stop = stops.clone(),
+        }
+        if let Some(bias) = &self.logit_bias {
+            s.logit_bias = logit_bias(bias)?;
+        }
+        if let Some(names) = &self.samplers {
+            s.sampler_order = names.iter().map(|name| sampler(name)).collect::<Result<_, _>>()?;
+        }
+        if let Some(constraint) = self.constraint()? {
+            s.constraint = Some(constraint);
+        }
+        s.validate().map_err(|e| {
+            let param = wire_name(e.field);
+            ApiError::invalid(Some(&param), format!("{param} must be {}, got {}", e.range, e.value))
+        })?;
+        Ok(s)
+    }
+
+    fn constraint(&self) -> Result<Option<Constraint>, ApiError> {
+        let given = [
+            self.grammar.is_some(),
+            self.json_schema.is_some(),
+            matches!(self.response_format, Some(ResponseFormat::JsonObject | ResponseFormat::JsonSchema { .. })),
+        ];
+        if given.iter().filter(|&&g| g).count() > 1 {
+            return Err(ApiError::invalid(
+                Some("grammar"),
+                "give one of `grammar`, `json_schema` and a JSON `response_format`, not several",
+            ));
+        }
+        Ok(match (&self.grammar, &self.json_schema, &self.response_format) {
+            (Some(grammar), _, _) => Some(Constraint::Gbnf(grammar.clone())),
+            (_, Some(schema), _) => Some(Constraint::JsonSchema(schema.to_string())),
+            (_, _, Some(ResponseFormat::JsonObject)) => Some(Constraint::JsonSchema(r#"{"type":"object"}"#.into())),
+            (_, _, Some(ResponseFormat::JsonSchema { json_schema })) => Some(Constraint::JsonSchema(json_schema.schema.to_string())),
+            _ => None,
+        })
+    }
+}
+
+impl WireMessage {
+    fn to_chat(&self, index: usize) -> Result<ChatMessage, ApiError> {
+        let param = |field: &str| format!("messages[{index}].{field}");
+        if let Some(field) = self.unknown.keys().next() {
+            return Err(ApiError::invalid(Some(&param(field)), format!("`{field}` in a message is not supported by Hearth's server")));
+        }
+        let role = match self.role.as_str() {
+            "system" | "developer" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => {
+                return Err(ApiError::invalid(
+                    Some(&param("role")),
+                    format!("the role `{other}` is not supported: use system, developer, user or assistant"),
+                ));
+            }
+        };
+        let content = match &self.content {
+            None => String::new(),
+            Some(Content::Text(text)) => text.clone(),
+            Some(Content::Parts(parts)) => {
+                let mut text = String::new();
+                for part in parts {
+                    match (part.kind.as_str(), &part.text) {
+                        ("text", Some(t)) => text.push_str(t),
+                        (kind, _) => {
+                            return Err(ApiError::invalid(
+                                Some(&param("content")),
+                                format!("a `{kind}` part cannot be read by this model: send text"),
+                            ));
+                        }
+                    }
+                }
+                text
+            }
+        };
+        Ok(ChatMessage::new(role, content))
+    }
+}
+
+/// OpenAI's `{"token id": bias}`, or llama.cpp's `[[token id or text, bias or false], …]`.
+fn logit_bias(value: &Value) -> Result<Vec<LogitBias>, ApiError> {
+    let refuse = |message: String| ApiError::invalid(Some("logit_bias"), message);
+    let bias_of = |v: &Value| match v {
+        Value::Bool(false) => Some(LogitBias::BAN),
+        other => other.as_f64().map(|b| b as f32),
+    };
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .map(|(id, bias)| {
+                let id: u32 = id.parse().map_err(|_| refuse(format!("`{id}` is not a token id")))?;
+                let bias = bias_of(bias).ok_or_else(|| refuse(format!("the bias of token {id} is not a number")))?;
+                Ok(LogitBias { target: BiasTarget::Token { id }, bias })
+            })
+            .collect(),
+        Value::Array(pairs) => pairs
+            .iter()
+            .map(|pair| {
+                let (target, bias) = match pair.as_array().map(Vec::as_slice) {
+                    Some([target, bias]) => (target, bias),
+                    _ => return Err(refuse(format!("{pair} is not a [token, bias] pair"))),
+                };
+                let target = match target {
+                    Value::String(text) => BiasTarget::Text { text: text.clone() },
+                    other => BiasTarget::Token {
+                        id: other
+                            .as_u64()
+                            .and_then(|id| u32::try_from(id).ok())
+                            .ok_or_else(|| refuse(format!("{other} is not a token")))?,
+                    },
+                };
+                let bias = bias_of(bias).ok_or_else(|| refuse(format!("{bias} is not a bias")))?;
+                Ok(LogitBias { target, bias })
+            })
+            .collect(),
+        other => Err(refuse(format!("logit_bias must be an object of token ids or a list of pairs, got {other}"))),
+    }
+}
+
+/// A sampler stage by llama.cpp's server's name for it.
+fn sampler(name: &str) -> Result<SamplerStage, ApiError> {
+    SamplerStage::DEFAULT_ORDER.into_iter().find(|&stage| hearth_providers::llama_cpp_sampler_name(stage) == name).ok_or_else(|| {
+        let names: Vec<&str> = SamplerStage::DEFAULT_ORDER.into_iter().map(hearth_providers::llama_cpp_sampler_name).collect();
+        ApiError::invalid(Some("samplers"), format!("`{name}` is not a sampler: use {}", names.join(", ")))
+    })
+}
+
+/// The wire name of a setting that Hearth names in camelCase (`topP` → `top_p`).
+fn wire_name(field: &str) -> String {
+    match field {
+        "dryLastN" => "dry_penalty_last_n".into(),
+        "samplerOrder" => "samplers".into(),
+        _ => field.chars().fold(String::new(), |mut out, c| {
+            if c.is_ascii_uppercase() {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            out
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str) -> Result<ChatRequest, ApiError> {
+        ChatRequest::parse(body.as_bytes())
+    }
+
+    const HELLO: &str = r#""model":"m","messages":[{"role":"user","content":"hi"}]"#;
+
+    fn sampling(fields: &str) -> Result<SamplingParams, ApiError> {
+        parse(&format!("{{{HELLO}{fields}}}"))?.sampling(&SamplingParams::default())
+    }
+
+    /// What each refused request is refused for: the field OpenAI's clients show, with a reason.
+    #[test]
+    fn a_bad_request_is_refused_with_the_field_at_fault() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("{", None),
+            ("[1]", None),
+            (r#"{"messages":[]}"#, None),
+            (&format!("{{{HELLO},\"temperature\":\"hot\"}}"), Some("temperature")),
+            (&format!("{{{HELLO},\"frobnicate\":1}}"), Some("frobnicate")),
+            (&format!("{{{HELLO},\"top_p\":2}}"), Some("top_p")),
+            (&format!("{{{HELLO},\"dry_penalty_last_n\":-5}}"), Some("dry_penalty_last_n")),
+            (&format!("{{{HELLO},\"n\":3}}"), Some("n")),
+            (&format!("{{{HELLO},\"logprobs\":true}}"), Some("logprobs")),
+            (&format!("{{{HELLO},\"seed\":-7}}"), Some("seed")),
+            (&format!("{{{HELLO},\"mirostat\":3}}"), Some("mirostat")),
+            (&format!("{{{HELLO},\"samplers\":[\"top_k\",\"magic\"]}}"), Some("samplers")),
+            (&format!("{{{HELLO},\"logit_bias\":{{\"abc\":1}}}}"), Some("logit_bias")),
+            (&format!("{{{HELLO},\"max_tokens\":0}}"), Some("max_tokens")),
+            (&format!("{{{HELLO},\"grammar\":\"root ::= x\",\"json_schema\":{{}}}}"), Some("grammar")),
+            (r#"{"model":"m","messages":[{"role":"tool","content":"x"}]}"#, Some("messages[0].role")),
+            (r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, Some("messages[0].content")),
+            (r#"{"model":"m","messages":[{"role":"user","content":"x","tool_calls":[]}]}"#, Some("messages[0].tool_calls")),
+            (r#"{"model":"m","messages":[]}"#, Some("messages")),
+        ];
+        for (body, param) in cases {
+            let got = parse(body).and_then(|r| r.messages().and_then(|_| r.sampling(&SamplingParams::default())));
+            let error = got.expect_err(body);
+            assert_eq!((error.status, error.param.as_deref()), (400, *param), "{body}: {error:?}");
+            assert!(!error.message.is_empty());
+        }
+    }
+
+    #[test]
+    fn openai_and_llama_cpp_fields_reach_the_sampling_settings() {
+        let s = sampling(
+            r#","temperature":0.2,"top_p":0.5,"max_completion_tokens":7,"seed":42,"stop":"END","top_k":5,"min_p":0.1,
+               "mirostat":2,"repeat_penalty":1.1,"dry_penalty_last_n":-1,"samplers":["top_k","temperature"],
+               "logit_bias":{"15":-100,"16":2.5},"response_format":{"type":"json_object"},"user":"me","cache_prompt":true"#,
+        )
+        .unwrap();
+        assert_eq!((s.temperature, s.top_p, s.max_tokens, s.seed, s.top_k, s.min_p), (0.2, 0.5, 7, Some(42), 5, 0.1));
+        assert_eq!((s.mirostat, s.repeat_penalty, s.dry_last_n), (Mirostat::V2, 1.1, -1));
+        assert_eq!(s.stop, ["END"]);
+        assert_eq!(s.sampler_order, [SamplerStage::TopK, SamplerStage::Temperature]);
+        assert_eq!(s.logit_bias[0], LogitBias { target: BiasTarget::Token { id: 15 }, bias: -100.0 });
+        assert_eq!(s.constraint, Some(Constraint::JsonSchema(r#"{"type":"object"}"#.into())));
+        // llama.cpp's pair list, with `false` for "never".
+        let s = sampling(r#","logit_bias":[[" the",false],[7,1.5]],"seed":-1,"n_predict":9"#).unwrap();
+        assert_eq!(s.logit_bias[0], LogitBias { target: BiasTarget::Text { text: " the".into() }, bias: LogitBias::BAN });
+        assert_eq!((s.seed, s.max_tokens), (None, 9));
+        // What is not set stays as the base has it.
+        assert_eq!(sampling("").unwrap(), SamplingParams::default());
+    }
+
+    #[test]
+    fn messages_take_text_in_either_form_and_known_roles() {
+        let request = parse(
+            r#"{"model":"m","messages":[{"role":"developer","content":"Be brief."},
+                {"role":"user","name":"ann","content":[{"type":"text","text":"Hi "},{"type":"text","text":"there"}]},
+                {"role":"assistant","content":null}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            request.messages().unwrap(),
+            [ChatMessage::new(Role::System, "Be brief."), ChatMessage::new(Role::User, "Hi there"), ChatMessage::new(Role::Assistant, "")]
+        );
+    }
+
+    #[test]
+    fn hearth_field_names_are_spelled_as_on_the_wire() {
+        for (field, wire) in
+            [("topP", "top_p"), ("maxTokens", "max_tokens"), ("dryLastN", "dry_penalty_last_n"), ("temperature", "temperature")]
+        {
+            assert_eq!(wire_name(field), wire);
+        }
+    }
+}
