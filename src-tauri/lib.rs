@@ -101,6 +101,8 @@ pub fn init<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(), Box<dyn std::er
     logging::init(&paths.log_dir);
     tracing::info!(data_dir = %paths.data_dir.display(), compositing = ?webview_render::for_this_machine(), "Hearth starting");
     let state = tauri::async_runtime::block_on(AppState::open(paths))?;
+    // The server, if the user left it on (a port in use is shown in Settings → Server, not fatal).
+    tauri::async_runtime::block_on(state.start_server())?;
     let (models, models_dir) = (state.models.clone(), state.paths.models_dir.clone());
     tauri::async_runtime::spawn(async move { models.load_at_start(&models_dir).await });
     // Downloads under way when Hearth last quit go on.

@@ -76,6 +76,9 @@ pub fn typescript_bindings() -> String {
         HubTokenStatus::decl(&cfg),
         CacheBudgets::decl(&cfg),
         hearth_app::ChatCacheUsage::decl(&cfg),
+        hearth_app::ServerSettings::decl(&cfg),
+        hearth_server::RequestRecord::decl(&cfg),
+        hearth_app::ServerStatus::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types and commands by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\nimport { Channel, invoke } from '@tauri-apps/api/core';\n\n",

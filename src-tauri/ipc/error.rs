@@ -97,6 +97,7 @@ impl From<SettingsError> for IpcError {
         match e {
             SettingsError::Store(e) => e.into(),
             SettingsError::Invalid(e) => e.into(),
+            SettingsError::Key(e) => e.into(),
         }
     }
 }

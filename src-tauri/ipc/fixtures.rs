@@ -38,6 +38,8 @@ struct ContractData {
     fit_context_fallback: u32,
     cache_budget_defaults: CacheBudgets,
     cache_budget_ranges: &'static [FieldRange],
+    server_defaults: hearth_app::ServerSettings,
+    server_ranges: &'static [FieldRange],
     default_providers: Vec<ProviderConfig>,
     provider_kinds: BTreeMap<&'static str, KindFacts>,
     provider_name_placeholder: &'static str,
@@ -125,6 +127,8 @@ pub fn contract_data() -> String {
         fit_context_fallback: hearth_gguf::ASSUMED_CONTEXT_LENGTH,
         cache_budget_defaults: CacheBudgets::default(),
         cache_budget_ranges: CacheBudgets::ranges(),
+        server_defaults: hearth_app::ServerSettings::default(),
+        server_ranges: hearth_app::ServerSettings::ranges(),
         default_providers: hearth_app::default_providers(),
         provider_kinds: KINDS
             .iter()

@@ -8,6 +8,7 @@ mod fixtures;
 pub mod hub;
 mod models;
 mod providers;
+mod server;
 mod settings;
 mod transfer;
 
@@ -66,6 +67,9 @@ register! {
     models::chat_cache_usage,
     models::set_chat_cache_budgets,
     models::clear_chat_caches,
+    server::get_server,
+    server::set_server,
+    server::set_server_key,
     settings::get_sampling,
     settings::set_sampling,
     settings::clear_sampling,

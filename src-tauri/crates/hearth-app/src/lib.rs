@@ -5,19 +5,21 @@
 
 pub mod model_memory;
 mod models;
+mod server;
 mod settings;
 mod titles;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use hearth_core::{CacheBudgets, ChatService, SamplingParams, SettingsScope, Switch};
+use hearth_core::{CacheBudgets, ChatService, FieldError, SamplingParams, SettingsScope, Switch};
 use hearth_engine::{Engine, HostProgram};
 use hearth_hub::{Downloads, Hub, HubCache, HubConfig, Library, RetryPolicy};
 use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
 use hearth_store::{Store, StoreError};
 
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
+pub use server::{SERVER_KEY, ServerControl, ServerSettings, ServerStatus};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};
 pub use titles::title_chat;
 
@@ -83,6 +85,8 @@ pub struct App {
     pub hub: Hub,
     pub downloads: Downloads,
     pub library: Library,
+    /// The OpenAI-compatible server (Settings → Server), off unless the user switched it on.
+    pub server: ServerControl,
 }
 
 impl App {
@@ -110,7 +114,8 @@ impl App {
         let downloads = Downloads::new(hub.clone(), cache.clone(), paths.data_dir.join("downloads.json"), RetryPolicy::default());
         let library = Library::new(cache, paths.models_dir.clone(), paths.data_dir.join("imports.json"));
         let models = Models::new(engine.clone(), store.clone());
-        Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library })
+        let server = ServerControl::new(engine.clone(), keys.clone());
+        Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library, server })
     }
 
     /// The sampling settings a chat's next reply uses: the chat's own, else the loaded model's,
@@ -153,6 +158,46 @@ impl App {
         }
         // The engine drops its RAM copies before its next request; until then it reports them.
         Ok(ChatCacheUsage { ram_bytes: 0, ..self.chat_cache_usage().await? })
+    }
+
+    /// Starts the server if the user left it on (at launch; needs a tokio runtime).
+    pub async fn start_server(&self) -> Result<(), StoreError> {
+        self.server.apply(&self.settings.server().await?).await;
+        Ok(())
+    }
+
+    /// The server's settings, where it listens (or why it does not), and the requests it answered.
+    pub async fn server_status(&self) -> Result<ServerStatus, StoreError> {
+        let settings = self.settings.server().await?;
+        let (url, problem) = self.server.state();
+        let key_set = self.keys.location(SERVER_KEY).is_ok_and(|l| l.is_some());
+        Ok(ServerStatus { settings, url, problem, key_set, requests: self.server.requests() })
+    }
+
+    /// Validates, saves and applies the server's settings: the network needs a key first.
+    pub async fn set_server(&self, settings: ServerSettings) -> Result<ServerStatus, SettingsError> {
+        settings.validate()?;
+        if settings.network && self.keys.location(SERVER_KEY)?.is_none() {
+            return Err(FieldError::new("network", "set an API key first: programs on other machines must send it").into());
+        }
+        self.settings.set_server(&settings).await?;
+        self.server.apply(&settings).await;
+        Ok(self.server_status().await?)
+    }
+
+    /// Saves (or with `None` removes) the server's API key; a running server takes it at once.
+    pub async fn set_server_key(&self, key: Option<String>) -> Result<ServerStatus, SettingsError> {
+        let settings = self.settings.server().await?;
+        match key.as_deref().map(str::trim) {
+            Some("") => return Err(FieldError::new("key", "the key is empty").into()),
+            Some(key) => drop(self.keys.set(SERVER_KEY, key)?),
+            None if settings.network => {
+                return Err(FieldError::new("key", "the server is open to the network: turn that off before removing its key").into());
+            }
+            None => self.keys.delete(SERVER_KEY)?,
+        }
+        self.server.apply(&settings).await;
+        Ok(self.server_status().await?)
     }
 
     /// Saves the provider list and puts it in force.

@@ -10,12 +10,16 @@ use ts_rs::TS;
 use hearth_core::{CacheBudgets, FieldError, LoadParams, Preset, ProviderConfig, ProviderKind, SamplingParams, SettingsScope};
 use hearth_store::{Store, StoreError};
 
+use crate::ServerSettings;
+
 /// Settings key of the user's presets (JSON list).
 const PRESETS_KEY: &str = "presets";
 /// Settings key of the configured providers (JSON list; keys are in the keychain, not here).
 const PROVIDERS_KEY: &str = "providers";
 /// Settings key of the budgets for chats' KV caches.
 const CACHE_BUDGETS_KEY: &str = "cache-budgets";
+/// Settings key of the OpenAI-compatible server's settings.
+const SERVER_KEY: &str = "server";
 
 /// Settings key of one model file's load settings.
 fn load_key(model_path: &str) -> String {
@@ -44,6 +48,8 @@ pub enum SettingsError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Invalid(#[from] FieldError),
+    #[error(transparent)]
+    Key(#[from] hearth_providers::KeyError),
 }
 
 /// Typed access to the saved settings.
@@ -141,6 +147,16 @@ impl Settings {
     pub async fn set_cache_budgets(&self, budgets: &CacheBudgets) -> Result<(), SettingsError> {
         budgets.validate()?;
         Ok(self.write(CACHE_BUDGETS_KEY, budgets).await?)
+    }
+
+    /// The server's settings; off on loopback until the user changes them.
+    pub async fn server(&self) -> Result<ServerSettings, StoreError> {
+        Ok(self.read::<ServerSettings>(SERVER_KEY).await?.filter(|s| s.validate().is_ok()).unwrap_or_default())
+    }
+
+    pub async fn set_server(&self, settings: &ServerSettings) -> Result<(), SettingsError> {
+        settings.validate()?;
+        Ok(self.write(SERVER_KEY, settings).await?)
     }
 
     /// The load settings saved for `model_path`; defaults when none are.

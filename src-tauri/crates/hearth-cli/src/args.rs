@@ -135,13 +135,10 @@ pub struct ServeArgs {
     pub api_key: Option<String>,
 }
 
-/// The port `serve` listens on unless told otherwise.
-pub const DEFAULT_PORT: u16 = 8484;
-
 impl ServeArgs {
     pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
         let mut host = IpAddr::from([127, 0, 0, 1]);
-        let mut port = DEFAULT_PORT;
+        let mut port = hearth_server::DEFAULT_PORT;
         let mut api_key = std::env::var("HEARTH_SERVER_KEY").ok();
         let mut rest = Vec::new();
         let mut it = args.iter();
@@ -362,7 +359,7 @@ mod tests {
             ("127.0.0.1".into(), 0, 0.1, Some(512))
         );
         let open = ServeArgs::parse(&argv(&["--model", "m.gguf", "--host", "0.0.0.0", "--api-key", "k"])).unwrap();
-        assert_eq!((open.host.to_string(), open.api_key.as_deref(), open.port), ("0.0.0.0".into(), Some("k"), DEFAULT_PORT));
+        assert_eq!((open.host.to_string(), open.api_key.as_deref(), open.port), ("0.0.0.0".into(), Some("k"), hearth_server::DEFAULT_PORT));
         for bad in
             [&["--model", "m.gguf", "--host", "localhost"][..], &["--model", "m.gguf", "--db", "h.db"], &["--model", "m.gguf", "--port"]]
         {

@@ -16,7 +16,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     // Scripts (and the tests) read the address from this line.
     eprintln!("{} loaded; OpenAI-compatible API at http://{addr}/v1 (model id \"{}\")", info.name, info.name);
-    let served = hearth_server::serve(listener, ServerState::new(engine.clone(), &config)).await;
+    let served = hearth_server::serve(listener, ServerState::new(engine.clone(), &config, hearth_server::RequestLog::default())).await;
     engine.shutdown();
     served.map_err(|e| e.to_string())
 }

@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -21,6 +20,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use hearth_core::{CancelFlag, ChatBackend, FinishReason, GenEvent, ReplyRequest, ReplyStats};
 
 use crate::error::ApiError;
+use crate::log::Entry;
 use crate::request::ChatRequest;
 use crate::{ServerState, unix_now};
 
@@ -39,11 +39,14 @@ pub async fn no_such_endpoint(uri: Uri) -> ApiError {
 }
 
 pub async fn chat_completions(State(state): State<ServerState>, ConnectInfo(client): ConnectInfo<SocketAddr>, body: Bytes) -> Response {
-    let started = Instant::now();
-    match answer(&state, &body).await {
+    let mut entry = Some(Entry::start(&state.log, client.to_string()));
+    match answer(&state, &body, &mut entry).await {
         Ok(response) => response,
         Err(error) => {
-            tracing::info!(%client, status = error.status, error = %error.message, ms = started.elapsed().as_millis() as u64, "chat completion refused");
+            tracing::info!(%client, status = error.status, error = %error.message, "chat completion refused");
+            if let Some(mut entry) = entry {
+                entry.finish(error.status, None);
+            }
             error.into_response()
         }
     }
@@ -59,10 +62,16 @@ struct Reply {
     first: GenEvent,
     /// Raised when the response is dropped (the client went away): the engine stops the reply.
     _stop: StopOnDrop,
+    /// The request's line in the log, written when the reply ends (499 if it is dropped first).
+    entry: Entry,
 }
 
-async fn answer(state: &ServerState, body: &[u8]) -> Result<Response, ApiError> {
+/// Answers a request; `entry` moves into the reply once the engine has accepted it.
+async fn answer(state: &ServerState, body: &[u8], entry: &mut Option<Entry>) -> Result<Response, ApiError> {
     let request = ChatRequest::parse(body)?;
+    if let Some(entry) = entry.as_mut() {
+        entry.model(&request.model);
+    }
     let messages = request.messages()?;
     let sampling = request.sampling(&state.sampling)?;
     let loaded = state.engine.loaded().map(|m| m.name);
@@ -80,7 +89,8 @@ async fn answer(state: &ServerState, body: &[u8]) -> Result<Response, ApiError> 
     }
     let id = format!("chatcmpl-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
     tracing::info!(%id, %model, stream = request.stream, "chat completion");
-    let reply = Reply { id, created: unix_now(), model, events, first, _stop: stop };
+    let entry = entry.take().expect("taken only here");
+    let reply = Reply { id, created: unix_now(), model, events, first, _stop: stop, entry };
     if request.stream {
         let include_usage = request.stream_options.as_ref().is_some_and(|o| o.include_usage);
         Ok(Sse::new(chunks(reply, include_usage)).into_response())
@@ -99,7 +109,7 @@ impl Drop for StopOnDrop {
 
 /// The reply in one response.
 async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
-    let Reply { id, created, model, mut events, first, _stop } = reply;
+    let Reply { id, created, model, mut events, first, _stop, mut entry } = reply;
     let mut text = String::new();
     let mut next = Some(first);
     loop {
@@ -110,6 +120,7 @@ async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
         match event {
             Some(GenEvent::Delta(delta)) => text.push_str(&delta),
             Some(GenEvent::Finished { reason, stats }) => {
+                entry.finish(200, Some(&stats));
                 return Ok(Json(json!({
                     "id": id,
                     "object": "chat.completion",
@@ -125,15 +136,22 @@ async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
                     "usage": usage(&stats),
                 })));
             }
-            Some(GenEvent::Failed(error)) => return Err(error.into()),
-            None => return Err(ApiError::server("the engine ended the reply without finishing it")),
+            Some(GenEvent::Failed(error)) => {
+                let error = ApiError::from(error);
+                entry.finish(error.status, None);
+                return Err(error);
+            }
+            None => {
+                entry.finish(500, None);
+                return Err(ApiError::server("the engine ended the reply without finishing it"));
+            }
         }
     }
 }
 
 /// The reply as `chat.completion.chunk` events.
 fn chunks(reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Event, Infallible>> {
-    let Reply { id, created, model, events, first, _stop } = reply;
+    let Reply { id, created, model, events, first, _stop, entry } = reply;
     let chunk: MakeChunk = Box::new(move |delta, finish| {
         json!({
             "id": id, "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": null,
@@ -141,7 +159,7 @@ fn chunks(reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Event,
         })
     });
     let opening = chunk(json!({ "role": "assistant", "content": "" }), None).to_string();
-    let state = Chunks { events, next: Some(first), pending: VecDeque::from([opening]), done: false, include_usage, chunk, _stop };
+    let state = Chunks { events, next: Some(first), pending: VecDeque::from([opening]), done: false, include_usage, chunk, _stop, entry };
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(data) = s.pending.pop_front() {
@@ -170,6 +188,7 @@ struct Chunks {
     include_usage: bool,
     chunk: MakeChunk,
     _stop: StopOnDrop,
+    entry: Entry,
 }
 
 impl Chunks {
@@ -177,6 +196,7 @@ impl Chunks {
         match event {
             Some(GenEvent::Delta(text)) => self.pending.push_back((self.chunk)(json!({ "content": text }), None).to_string()),
             Some(GenEvent::Finished { reason, stats }) => {
+                self.entry.finish(200, Some(&stats));
                 self.pending.push_back((self.chunk)(json!({}), Some(finish_reason(reason))).to_string());
                 if self.include_usage {
                     let mut last = (self.chunk)(json!({}), None);
@@ -189,10 +209,13 @@ impl Chunks {
             }
             Some(GenEvent::Failed(error)) => {
                 // Mid-stream the status is sent already: the error travels as an event (clients raise it).
-                self.pending.push_back(ApiError::from(error).body().to_string());
+                let error = ApiError::from(error);
+                self.entry.finish(error.status, None);
+                self.pending.push_back(error.body().to_string());
                 self.done = true;
             }
             None => {
+                self.entry.finish(500, None);
                 self.pending.push_back(ApiError::server("the engine ended the reply without finishing it").body().to_string());
                 self.done = true;
             }

@@ -6,6 +6,7 @@
 mod auth;
 mod chat;
 mod error;
+mod log;
 mod request;
 
 use std::net::{IpAddr, SocketAddr};
@@ -22,6 +23,7 @@ use hearth_core::SamplingParams;
 use hearth_engine::Engine;
 
 pub use error::ApiError;
+pub use log::{RequestLog, RequestRecord};
 pub use request::ChatRequest;
 
 /// Where the server listens and who may call it.
@@ -54,19 +56,25 @@ pub struct ServerState {
     next_id: Arc<AtomicU64>,
     /// Unix seconds: the `created` of the listed model.
     started: u64,
+    log: RequestLog,
 }
 
 impl ServerState {
-    pub fn new(engine: Engine, config: &ServerConfig) -> Self {
+    /// `log` keeps the requests answered (the app shows them; the CLI logs them).
+    pub fn new(engine: Engine, config: &ServerConfig, log: RequestLog) -> Self {
         ServerState {
             engine,
             sampling: Arc::new(config.sampling.clone()),
             api_key: config.api_key.as_deref().map(Arc::from),
             next_id: Arc::new(AtomicU64::new(1)),
             started: unix_now(),
+            log,
         }
     }
 }
+
+/// The port Hearth's server listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 8484;
 
 /// Opens the listening socket, refusing a network address without a key.
 pub async fn bind(config: &ServerConfig) -> Result<TcpListener, ServeError> {
@@ -95,7 +103,16 @@ pub fn router(state: ServerState) -> Router {
 
 /// Serves until the listener fails or the process ends.
 pub async fn serve(listener: TcpListener, state: ServerState) -> std::io::Result<()> {
-    axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>()).await
+    serve_until(listener, state, std::future::pending()).await
+}
+
+/// Serves until `stop` completes: the listener closes at once, replies under way finish.
+pub async fn serve_until(
+    listener: TcpListener,
+    state: ServerState,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(stop).await
 }
 
 fn unix_now() -> u64 {

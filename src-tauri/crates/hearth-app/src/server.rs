@@ -1,0 +1,184 @@
+//! Settings → Server: Hearth's OpenAI-compatible server (hearth-server) inside the app, on the
+//! window's own engine. Off by default; on loopback unless the user opts into the network, which
+//! needs an API key (kept in the keychain, never shown again).
+
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use ts_rs::TS;
+
+use hearth_core::{FieldError, FieldRange, SamplingParams};
+use hearth_engine::Engine;
+use hearth_providers::{KeySource, KeyStore};
+use hearth_server::{RequestLog, RequestRecord, ServeError, ServerConfig, ServerState};
+
+/// The keychain entry of the server's API key (beside the providers' keys).
+pub const SERVER_KEY: &str = "hearth-server";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ServerSettings {
+    pub enabled: bool,
+    pub port: u16,
+    /// Listen on every network interface (an API key is then required), not only on this machine.
+    pub network: bool,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings { enabled: false, port: hearth_server::DEFAULT_PORT, network: false }
+    }
+}
+
+const SERVER_RANGES: &[FieldRange] = &[FieldRange { key: "port", min: 1.0, max: 65535.0, text: "between 1 and 65535", integer: true }];
+
+impl ServerSettings {
+    pub fn ranges() -> &'static [FieldRange] {
+        SERVER_RANGES
+    }
+
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let port = &SERVER_RANGES[0];
+        if !(port.min..=port.max).contains(&f64::from(self.port)) {
+            return Err(FieldError::new(port.key, format!("the port must be {}", port.text)));
+        }
+        Ok(())
+    }
+}
+
+/// What the window shows of the server.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    pub settings: ServerSettings,
+    /// Where programs on this machine reach it while it runs.
+    pub url: Option<String>,
+    /// Why it is not running although it is switched on.
+    pub problem: Option<String>,
+    /// Whether an API key is saved (the key itself never leaves the keychain).
+    pub key_set: bool,
+    /// The requests answered lately, newest first.
+    pub requests: Vec<RequestRecord>,
+}
+
+/// Starts and stops the server as the settings say.
+pub struct ServerControl {
+    engine: Engine,
+    keys: Arc<KeyStore>,
+    log: RequestLog,
+    running: Mutex<Running>,
+}
+
+#[derive(Default)]
+struct Running {
+    url: Option<String>,
+    problem: Option<String>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl ServerControl {
+    pub fn new(engine: Engine, keys: Arc<KeyStore>) -> Self {
+        ServerControl { engine, keys, log: RequestLog::default(), running: Mutex::default() }
+    }
+
+    /// Stops the server if it runs, then starts it as `settings` say (with the key saved now).
+    pub async fn apply(&self, settings: &ServerSettings) {
+        self.stop();
+        if !settings.enabled {
+            return;
+        }
+        let outcome = self.start(settings).await;
+        let mut running = self.running.lock().expect("server state poisoned");
+        match outcome {
+            Ok((url, stop)) => *running = Running { url: Some(url), problem: None, stop: Some(stop) },
+            Err(problem) => {
+                tracing::warn!(%problem, "the server did not start");
+                *running = Running { problem: Some(problem), ..Running::default() };
+            }
+        }
+    }
+
+    async fn start(&self, settings: &ServerSettings) -> Result<(String, oneshot::Sender<()>), String> {
+        let api_key = self.keys.key(SERVER_KEY).map_err(|e| format!("its API key could not be read: {e}"))?;
+        let host = if settings.network { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([127, 0, 0, 1]) };
+        // The app's server starts from the defaults: a request sets what it wants.
+        let config = ServerConfig { host, port: settings.port, api_key, sampling: SamplingParams::default() };
+        let listener = bind_when_free(&config).await.map_err(|e| in_words(e, settings.port))?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let state = ServerState::new(self.engine.clone(), &config, self.log.clone());
+        tokio::spawn(async move {
+            if let Err(e) = hearth_server::serve_until(listener, state, async move { drop(stopped.await) }).await {
+                tracing::warn!(error = %e, "the server stopped");
+            }
+        });
+        let url = format!("http://127.0.0.1:{}/v1", settings.port);
+        tracing::info!(%url, network = settings.network, "the server is listening");
+        Ok((url, stop))
+    }
+
+    /// Closes the listener; replies under way finish.
+    pub fn stop(&self) {
+        let mut running = self.running.lock().expect("server state poisoned");
+        if let Some(stop) = running.stop.take() {
+            let _ = stop.send(());
+        }
+        *running = Running::default();
+    }
+
+    /// Where it listens, and why not if it should.
+    pub fn state(&self) -> (Option<String>, Option<String>) {
+        let running = self.running.lock().expect("server state poisoned");
+        (running.url.clone(), running.problem.clone())
+    }
+
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.log.recent()
+    }
+}
+
+/// How long a port that is in use gets to come free: a server just stopped lets go of its
+/// listener a moment after it is told to.
+const PORT_FREED_WITHIN: Duration = Duration::from_millis(1500);
+
+async fn bind_when_free(config: &ServerConfig) -> Result<TcpListener, ServeError> {
+    let deadline = Instant::now() + PORT_FREED_WITHIN;
+    loop {
+        match hearth_server::bind(config).await {
+            Err(ServeError::Bind { source, .. }) if source.kind() == std::io::ErrorKind::AddrInUse && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn in_words(error: ServeError, port: u16) -> String {
+    match error {
+        ServeError::Bind { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => {
+            format!("port {port} is in use by another program: choose another port")
+        }
+        ServeError::Bind { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+            format!("port {port} needs administrator rights: choose one above 1023")
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_range_is_what_validate_enforces() {
+        for (port, ok) in [(0, false), (1, true), (8484, true), (65535, true)] {
+            let settings = ServerSettings { port, ..ServerSettings::default() };
+            assert_eq!(settings.validate().is_ok(), ok, "{port}");
+        }
+        let refused = ServerSettings { port: 0, ..ServerSettings::default() }.validate().unwrap_err();
+        assert_eq!(refused.field, "port");
+    }
+}

@@ -1,0 +1,106 @@
+//! Settings → Server in the app (hearth-app, as the window drives it) with the real model over
+//! real HTTP: off by default; on, it serves the window's engine and lists what it answered; the
+//! network needs a key, which then guards it; a port in use is said in words; it comes back on
+//! at the next start.
+
+use std::path::PathBuf;
+
+use hearth_app::{App, AppPaths, DEFAULT_MODEL_FILE, ServerSettings, SettingsError};
+use serde_json::{Value, json};
+
+fn model_path() -> PathBuf {
+    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    });
+    std::fs::canonicalize(path).expect("the test model: run scripts/fetch-model.sh target/test-data")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn refused_field(result: Result<hearth_app::ServerStatus, SettingsError>) -> String {
+    match result {
+        Err(SettingsError::Invalid(e)) => e.field,
+        other => panic!("expected a refused field, got {other:?}"),
+    }
+}
+
+async fn get(url: &str, key: Option<&str>) -> Result<(u16, Value), reqwest::Error> {
+    let request = reqwest::Client::new().get(url);
+    let request = match key {
+        Some(key) => request.bearer_auth(key),
+        None => request,
+    };
+    let response = request.send().await?;
+    Ok((response.status().as_u16(), response.json().await?))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
+    // SAFETY: this binary's one test sets it before any engine starts.
+    unsafe { std::env::set_var("HEARTH_ENGINE_HOST", env!("CARGO_BIN_EXE_hearth-cli")) };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("models")).unwrap();
+    std::os::unix::fs::symlink(model_path(), data.join("models").join(DEFAULT_MODEL_FILE)).unwrap();
+    let app = App::open(AppPaths::under(data.clone())).await.unwrap();
+    app.models.load_at_start(&app.paths.models_dir).await;
+    let model = app.models.loaded().unwrap().name;
+
+    // Off by default.
+    let status = app.server_status().await.unwrap();
+    assert_eq!((status.settings, status.url.as_deref(), status.key_set), (ServerSettings::default(), None, false));
+
+    // On: the loaded model is served, and the request is listed.
+    let port = free_port();
+    let on = ServerSettings { enabled: true, port, network: false };
+    let url = app.set_server(on).await.unwrap().url.expect("listening");
+    assert_eq!(url, format!("http://127.0.0.1:{port}/v1"));
+    let (status, listed) = get(&format!("{url}/models"), None).await.unwrap();
+    assert_eq!((status, listed["data"][0]["id"].as_str()), (200, Some(model.as_str())));
+    let ask = json!({ "model": model, "messages": [{ "role": "user", "content": "Hi" }], "max_tokens": 4 });
+    let reply: Value =
+        reqwest::Client::new().post(format!("{url}/chat/completions")).json(&ask).send().await.unwrap().json().await.unwrap();
+    assert_eq!(reply["object"], "chat.completion", "{reply}");
+    let requests = app.server_status().await.unwrap().requests;
+    assert_eq!((requests.len(), requests[0].status, requests[0].model.as_str()), (1, 200, model.as_str()));
+    assert!(requests[0].completion_tokens >= 1 && requests[0].prompt_tokens > 0, "{requests:?}");
+
+    // The network needs a key; an empty key or removing it while open is refused by field.
+    assert_eq!(refused_field(app.set_server(ServerSettings { network: true, ..on }).await), "network");
+    assert_eq!(refused_field(app.set_server(ServerSettings { port: 0, ..on }).await), "port");
+    assert_eq!(refused_field(app.set_server_key(Some("  ".into())).await), "key");
+    assert!(app.set_server_key(Some("sk-hearth-app-test".into())).await.unwrap().key_set);
+    // The running server takes the key at once.
+    assert_eq!(get(&format!("{url}/models"), None).await.unwrap().0, 401);
+    assert_eq!(get(&format!("{url}/models"), Some("sk-hearth-app-test")).await.unwrap().0, 200);
+    let open = app.set_server(ServerSettings { network: true, ..on }).await.unwrap();
+    assert!(open.url.is_some() && open.settings.network, "{open:?}");
+    assert_eq!(refused_field(app.set_server_key(None).await), "key");
+    app.set_server(on).await.unwrap();
+    assert!(!app.set_server_key(None).await.unwrap().key_set);
+    assert_eq!(get(&format!("{url}/models"), None).await.unwrap().0, 200);
+
+    // A port another program holds: said in words, not an error.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    let status = app.set_server(ServerSettings { port: busy, ..on }).await.unwrap();
+    assert_eq!(status.url, None);
+    assert!(status.problem.as_deref().is_some_and(|p| p.contains("in use")), "{status:?}");
+
+    // Back on its own port; off closes it; on again at the next start as the user left it.
+    app.set_server(on).await.unwrap();
+    app.set_server(ServerSettings { enabled: false, ..on }).await.unwrap();
+    assert!(get(&format!("{url}/models"), None).await.is_err(), "closed");
+    app.set_server(on).await.unwrap();
+    app.server.stop();
+    app.engine.shutdown();
+    drop(app);
+    let app = App::open(AppPaths::under(data)).await.unwrap();
+    app.start_server().await.unwrap();
+    assert_eq!(app.server_status().await.unwrap().url, Some(url.clone()));
+    assert_eq!(get(&format!("{url}/models"), None).await.unwrap().0, 200);
+    app.server.stop();
+    app.engine.shutdown();
+}
