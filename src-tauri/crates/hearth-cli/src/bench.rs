@@ -483,6 +483,7 @@ async fn turn_in(
             // The caller's view of TTFT (as for the server), not the engine's own.
             GenEvent::Finished { stats, .. } => return Ok((text, ReplyStats { ttft_ms, ..stats })),
             GenEvent::Failed(e) => return Err(e.to_string()),
+            GenEvent::Logprobs(_) => {}
         }
     }
     Err("the engine stopped unexpectedly".into())

@@ -236,6 +236,7 @@ async fn stream_reply(
             }
             GenEvent::Finished { stats, .. } => return Ok((text, stats)),
             GenEvent::Failed(e) => return Err(e.to_string()),
+            GenEvent::Logprobs(_) => {}
         }
     }
     Err("the reply stopped unexpectedly".into())

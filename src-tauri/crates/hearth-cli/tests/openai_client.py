@@ -74,6 +74,27 @@ check(len(usage) == 1 and usage[0].prompt_tokens == whole.usage.prompt_tokens, f
 # (Its text is not compared: the first request read the prompt cold, the second from the cache,
 # and a greedy near-tie may go either way between the two.)
 
+# Log-probabilities: one entry per token written, the token first among its alternatives when
+# greedy, spelling the reply; streamed, they come with the chunks they belong to.
+scored = client.chat.completions.create(
+    model=model, messages=question, max_tokens=6, temperature=0, logprobs=True, top_logprobs=3
+)
+content = scored.choices[0].logprobs.content
+check(len(content) == scored.usage.completion_tokens, f"one entry per token: {len(content)} vs {scored.usage}")
+check("".join(c.token for c in content) == scored.choices[0].message.content, "the tokens spell the reply")
+for c in content:
+    check(len(c.top_logprobs) == 3 and c.top_logprobs[0].logprob == c.logprob and c.logprob <= 0, f"greedy's pick leads: {c}")
+    check(sum(2.718281828 ** t.logprob for t in c.top_logprobs) <= 1.0001, f"probabilities sum to at most 1: {c}")
+streamed = client.chat.completions.create(
+    model=model, messages=question, max_tokens=6, temperature=0, logprobs=True, stream=True, stream_options={"include_usage": True}
+)
+entries, usage = 0, None
+for chunk in streamed:
+    usage = chunk.usage or usage
+    if chunk.choices and chunk.choices[0].logprobs is not None:
+        entries += len(chunk.choices[0].logprobs.content)
+check(entries == usage.completion_tokens, f"streamed: one entry per token: {entries} vs {usage}")
+
 # Errors come as the client's own exceptions, naming what is wrong.
 try:
     client.chat.completions.create(model="gpt-4o", messages=question)

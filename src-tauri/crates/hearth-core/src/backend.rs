@@ -40,11 +40,14 @@ pub struct ReplyRequest {
     /// The conversation (chat) this reply belongs to, so the engine keeps each one's KV cache
     /// apart; `None` for one-off prompts.
     pub conversation: Option<ChatId>,
+    /// Report each token's log-probability with this many alternatives (`GenEvent::Logprobs`);
+    /// `None`: none (the window never asks; the server does when a client does).
+    pub logprobs: Option<u32>,
 }
 
 impl ReplyRequest {
     pub fn new(messages: Vec<ChatMessage>, sampling: SamplingParams, cancel: CancelFlag) -> Self {
-        ReplyRequest { messages, sampling, cancel, continue_last: false, target: ModelTarget::Local, conversation: None }
+        ReplyRequest { messages, sampling, cancel, continue_last: false, target: ModelTarget::Local, conversation: None, logprobs: None }
     }
 }
 
@@ -94,12 +97,42 @@ pub struct ReplyStream {
 pub enum GenEvent {
     /// New text; UTF-8 complete (a character split across tokens arrives whole).
     Delta(String),
+    /// Only when asked for (`ReplyRequest::logprobs`): the tokens of the next `Delta`, each with
+    /// its log-probability and the likeliest alternatives, sent just before it.
+    Logprobs(Vec<TokenLogprob>),
     Finished {
         reason: FinishReason,
         stats: ReplyStats,
     },
     Failed(BackendError),
 }
+
+impl GenEvent {
+    /// Whether it ends the reply: nothing follows a `Finished` or a `Failed`.
+    pub fn is_last(&self) -> bool {
+        matches!(self, GenEvent::Finished { .. } | GenEvent::Failed(_))
+    }
+}
+
+/// A generated token as the model scored it: the log-softmax of its raw logits at that position
+/// (before any sampler, as OpenAI's `logprobs` are), with the likeliest tokens there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    pub token: TokenChoice,
+    /// The likeliest tokens at this position, most likely first (the chosen one among them if it is one).
+    pub top: Vec<TokenChoice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenChoice {
+    pub id: i32,
+    /// The token's bytes: a piece of a multi-byte character is not text on its own.
+    pub bytes: Vec<u8>,
+    pub logprob: f32,
+}
+
+/// The most alternatives a reply's tokens may carry (OpenAI's `top_logprobs` limit).
+pub const MAX_TOP_LOGPROBS: u32 = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FinishReason {

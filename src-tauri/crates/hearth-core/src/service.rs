@@ -231,6 +231,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                             last_sent = Some(Instant::now());
                         }
                     }
+                    // The window's chats never ask for log-probabilities.
+                    Some(GenEvent::Logprobs(_)) => {}
                     Some(GenEvent::Finished { reason, stats }) => break Ok((reason, stats)),
                     Some(GenEvent::Failed(error)) => break Err(error),
                     None => break Err(BackendError::EngineGone),

@@ -11,8 +11,8 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    BackendError, CacheBudgets, CancelFlag, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats,
-    Role, fit_context,
+    BackendError, CacheBudgets, CancelFlag, ChatMessage, FinishReason, GenEvent, MAX_TOP_LOGPROBS, OverflowPolicy, PromptSource,
+    ReplyRequest, ReplyStats, Role, TokenChoice, TokenLogprob, fit_context,
 };
 
 use crate::LoadParams;
@@ -171,6 +171,9 @@ impl<'m> Session<'m> {
             first_token_at.get_or_insert_with(Instant::now);
             if vocab.is_eog(token) {
                 break FinishReason::EndOfTurn;
+            }
+            if let Some(top) = request.logprobs {
+                outbox.logprob(self.logprob(token, top));
             }
             stats.completion_tokens += 1;
             let released = stops.push(&text.push(&vocab.token_to_piece(token, false, None)));
@@ -352,6 +355,28 @@ impl<'m> Session<'m> {
         )
     }
 
+    /// `token`'s log-probability at the position just decoded and the `top` likeliest there:
+    /// the log-softmax of the raw logits, before any sampler (what OpenAI's `logprobs` report).
+    fn logprob(&self, token: LlamaToken, top: u32) -> TokenLogprob {
+        let logits = self.context.get_logits_ith(self.batch.n_tokens() - 1);
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let log_sum = max + logits.iter().map(|&l| (l - max).exp()).sum::<f32>().ln();
+        let choice = |id: i32| TokenChoice {
+            id,
+            bytes: self.model.vocab().token_to_piece(LlamaToken(id), true, None),
+            logprob: logits.get(id as usize).map_or(f32::NEG_INFINITY, |&l| l - log_sum),
+        };
+        let mut ids: Vec<i32> = (0..logits.len() as i32).collect();
+        let by_logit = |a: &i32, b: &i32| logits[*b as usize].total_cmp(&logits[*a as usize]);
+        let top = (top.min(MAX_TOP_LOGPROBS) as usize).min(ids.len());
+        if top > 0 && top < ids.len() {
+            ids.select_nth_unstable_by(top - 1, by_logit);
+        }
+        ids.truncate(top);
+        ids.sort_by(by_logit);
+        TokenLogprob { token: choice(token.0), top: ids.into_iter().map(choice).collect() }
+    }
+
     /// Keeps the longest cached prefix of `tokens` and drops the rest of the cache; returns its
     /// length. At least one token is always left to decode, since sampling needs fresh logits.
     fn reuse_prefix(&mut self, tokens: &[LlamaToken]) -> usize {
@@ -442,6 +467,8 @@ fn millis(d: Duration) -> f64 {
 /// every core; a window repaints at most once a frame anyway.
 struct Outbox {
     pending: String,
+    /// The pending text's tokens' log-probabilities, when the request asked for them.
+    logprobs: Vec<TokenLogprob>,
     last_sent: Option<Instant>,
 }
 
@@ -452,7 +479,12 @@ const DELTA_INTERVAL: Duration = Duration::from_millis(40);
 
 impl Outbox {
     fn new() -> Self {
-        Outbox { pending: String::new(), last_sent: None }
+        Outbox { pending: String::new(), logprobs: Vec::new(), last_sent: None }
+    }
+
+    /// Queues a token's log-probabilities; they go just before the text they belong to.
+    fn logprob(&mut self, logprob: TokenLogprob) {
+        self.logprobs.push(logprob);
     }
 
     /// Queues `text`, sending if due. Returns false if the receiver is gone.
@@ -463,6 +495,9 @@ impl Outbox {
     }
 
     fn flush(&mut self, events: &UnboundedSender<GenEvent>) -> bool {
+        if !self.logprobs.is_empty() && events.send(GenEvent::Logprobs(std::mem::take(&mut self.logprobs))).is_err() {
+            return false;
+        }
         if self.pending.is_empty() {
             return !events.is_closed();
         }

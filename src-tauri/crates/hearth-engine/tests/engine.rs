@@ -205,6 +205,7 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
             GenEvent::Delta(d) => titled.push_str(&d),
             GenEvent::Finished { reason, .. } => break assert_ne!(reason, FinishReason::Cancelled),
             GenEvent::Failed(e) => panic!("{e}"),
+            GenEvent::Logprobs(_) => panic!("log-probabilities were not asked for"),
         }
     }
     assert!(!titled.trim().is_empty());
@@ -222,7 +223,7 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
     let ended = loop {
         match aside.events.recv().await.unwrap() {
             GenEvent::Finished { reason, stats } => break (reason, stats),
-            GenEvent::Delta(_) => {}
+            GenEvent::Delta(_) | GenEvent::Logprobs(_) => {}
             GenEvent::Failed(e) => panic!("{e}"),
         }
     };

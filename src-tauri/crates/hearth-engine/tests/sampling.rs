@@ -125,6 +125,28 @@ async fn invalid_requests_fail_in_words_and_the_engine_keeps_working() {
     assert!(reply(&engine, &user("Say hi."), greedy(4), None).await.stats.completion_tokens > 0);
 }
 
+/// Each token's log-probability is the model's own score for it: greedy writes the likeliest, so
+/// it heads its alternatives; they come likeliest first with probabilities summing to at most 1;
+/// the tokens spell the reply; zero alternatives gives the tokens alone.
+#[tokio::test]
+async fn log_probabilities_are_the_models_scores_of_the_tokens_it_wrote() {
+    let engine = loaded_engine().await;
+    let question = user("Name three colours.");
+    let (text, tokens) = common::reply_with_logprobs(&engine, &question, greedy(16), 5).await;
+    assert!(!tokens.is_empty());
+    let spelled: Vec<u8> = tokens.iter().flat_map(|t| t.token.bytes.clone()).collect();
+    assert_eq!(String::from_utf8_lossy(&spelled), text);
+    for t in &tokens {
+        assert_eq!(t.top.len(), 5, "{t:?}");
+        assert_eq!(t.top[0].logprob, t.token.logprob, "greedy writes the likeliest token: {t:?}");
+        assert!(t.top.windows(2).all(|w| w[0].logprob >= w[1].logprob), "{t:?}");
+        let mass: f32 = t.top.iter().map(|c| c.logprob.exp()).sum();
+        assert!(mass <= 1.0 + 1e-4 && t.token.logprob <= 0.0, "{t:?}");
+    }
+    let (_, bare) = common::reply_with_logprobs(&engine, &question, greedy(16), 0).await;
+    assert!(!bare.is_empty() && bare.iter().all(|t| t.top.is_empty()));
+}
+
 /// Turn N reuses exactly what turn N-1 decoded into the KV cache: its whole prompt and every
 /// reply token fed back to the model. A reply that ended by its end-of-turn token decoded all of
 /// its tokens; one cut by max_tokens did not decode its last (it was sampled, never fed back).

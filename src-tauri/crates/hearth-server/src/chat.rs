@@ -17,7 +17,7 @@ use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use hearth_core::{CancelFlag, ChatBackend, FinishReason, GenEvent, ReplyRequest, ReplyStats};
+use hearth_core::{CancelFlag, ChatBackend, FinishReason, GenEvent, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob};
 
 use crate::error::ApiError;
 use crate::log::Entry;
@@ -80,7 +80,9 @@ async fn answer(state: &ServerState, body: &[u8], entry: &mut Option<Entry>) -> 
         _ => return Err(ApiError::model_not_found(&request.model, state.engine.loaded().as_ref().map(|m| m.name.as_str()))),
     };
     let cancel = CancelFlag::new();
-    let stream = state.engine.start_reply(ReplyRequest::new(messages, sampling, cancel.clone()))?;
+    let mut reply = ReplyRequest::new(messages, sampling, cancel.clone());
+    reply.logprobs = request.logprobs()?;
+    let stream = state.engine.start_reply(reply)?;
     let stop = StopOnDrop(cancel);
     let mut events = stream.events;
     let first = events.recv().await.ok_or_else(|| ApiError::server("the engine ended the reply without a word"))?;
@@ -111,6 +113,7 @@ impl Drop for StopOnDrop {
 async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
     let Reply { id, created, model, mut events, first, _stop, mut entry } = reply;
     let mut text = String::new();
+    let mut logprobs: Option<Vec<Value>> = None;
     let mut next = Some(first);
     loop {
         let event = match next.take() {
@@ -119,6 +122,7 @@ async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
         };
         match event {
             Some(GenEvent::Delta(delta)) => text.push_str(&delta),
+            Some(GenEvent::Logprobs(tokens)) => logprobs.get_or_insert_default().extend(tokens.iter().map(token_logprob)),
             Some(GenEvent::Finished { reason, stats }) => {
                 entry.finish(200, Some(&stats));
                 return Ok(Json(json!({
@@ -130,7 +134,7 @@ async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
                     "choices": [{
                         "index": 0,
                         "message": { "role": "assistant", "content": text, "refusal": null },
-                        "logprobs": null,
+                        "logprobs": logprobs.map(|content| json!({ "content": content, "refusal": null })),
                         "finish_reason": finish_reason(reason),
                     }],
                     "usage": usage(&stats),
@@ -152,14 +156,24 @@ async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
 /// The reply as `chat.completion.chunk` events.
 fn chunks(reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Event, Infallible>> {
     let Reply { id, created, model, events, first, _stop, entry } = reply;
-    let chunk: MakeChunk = Box::new(move |delta, finish| {
+    let chunk: MakeChunk = Box::new(move |delta, finish, logprobs| {
         json!({
             "id": id, "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": null,
-            "choices": [{ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish }],
+            "choices": [{ "index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish }],
         })
     });
-    let opening = chunk(json!({ "role": "assistant", "content": "" }), None).to_string();
-    let state = Chunks { events, next: Some(first), pending: VecDeque::from([opening]), done: false, include_usage, chunk, _stop, entry };
+    let opening = chunk(json!({ "role": "assistant", "content": "" }), None, Value::Null).to_string();
+    let state = Chunks {
+        events,
+        next: Some(first),
+        pending: VecDeque::from([opening]),
+        logprobs: Vec::new(),
+        done: false,
+        include_usage,
+        chunk,
+        _stop,
+        entry,
+    };
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(data) = s.pending.pop_front() {
@@ -177,13 +191,16 @@ fn chunks(reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Event,
     })
 }
 
-type MakeChunk = Box<dyn Fn(Value, Option<&str>) -> Value + Send>;
+/// A chunk from its delta, finish reason and log-probabilities.
+type MakeChunk = Box<dyn Fn(Value, Option<&str>, Value) -> Value + Send>;
 
 struct Chunks {
     events: UnboundedReceiver<GenEvent>,
     next: Option<GenEvent>,
     /// `data:` payloads ready to send.
     pending: VecDeque<String>,
+    /// Log-probabilities of the tokens of the next delta (they come just before it).
+    logprobs: Vec<Value>,
     done: bool,
     include_usage: bool,
     chunk: MakeChunk,
@@ -194,12 +211,17 @@ struct Chunks {
 impl Chunks {
     fn take(&mut self, event: Option<GenEvent>) {
         match event {
-            Some(GenEvent::Delta(text)) => self.pending.push_back((self.chunk)(json!({ "content": text }), None).to_string()),
+            Some(GenEvent::Delta(text)) => {
+                let logprobs = self.take_logprobs();
+                self.pending.push_back((self.chunk)(json!({ "content": text }), None, logprobs).to_string());
+            }
+            Some(GenEvent::Logprobs(tokens)) => self.logprobs.extend(tokens.iter().map(token_logprob)),
             Some(GenEvent::Finished { reason, stats }) => {
                 self.entry.finish(200, Some(&stats));
-                self.pending.push_back((self.chunk)(json!({}), Some(finish_reason(reason))).to_string());
+                let logprobs = self.take_logprobs();
+                self.pending.push_back((self.chunk)(json!({}), Some(finish_reason(reason)), logprobs).to_string());
                 if self.include_usage {
-                    let mut last = (self.chunk)(json!({}), None);
+                    let mut last = (self.chunk)(json!({}), None, Value::Null);
                     last["choices"] = json!([]);
                     last["usage"] = usage(&stats);
                     self.pending.push_back(last.to_string());
@@ -221,6 +243,24 @@ impl Chunks {
             }
         }
     }
+}
+
+impl Chunks {
+    /// The log-probabilities waiting for a chunk, in OpenAI's shape (null when none).
+    fn take_logprobs(&mut self) -> Value {
+        if self.logprobs.is_empty() {
+            return Value::Null;
+        }
+        json!({ "content": std::mem::take(&mut self.logprobs), "refusal": null })
+    }
+}
+
+/// A token in OpenAI's `logprobs.content` shape.
+fn token_logprob(token: &TokenLogprob) -> Value {
+    let choice = |c: &TokenChoice| json!({ "token": String::from_utf8_lossy(&c.bytes), "logprob": c.logprob, "bytes": c.bytes });
+    let mut entry = choice(&token.token);
+    entry["top_logprobs"] = token.top.iter().map(choice).collect();
+    entry
 }
 
 fn finish_reason(reason: FinishReason) -> &'static str {

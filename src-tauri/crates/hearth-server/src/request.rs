@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, Mirostat, Role, SamplerStage, SamplingParams};
+use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, MAX_TOP_LOGPROBS, Mirostat, Role, SamplerStage, SamplingParams};
 
 use crate::error::ApiError;
 
@@ -154,10 +154,6 @@ impl ChatRequest {
         if self.n.is_some_and(|n| n != 1) {
             return refuse("n", "only one choice per request (`n` = 1): send the request again for another".into());
         }
-        if self.logprobs == Some(true) || self.top_logprobs.is_some() {
-            let param = if self.logprobs == Some(true) { "logprobs" } else { "top_logprobs" };
-            return refuse(param, "log probabilities are not available from Hearth's server yet".into());
-        }
         let mut s = base.clone();
         if let Some(max) = self.max_completion_tokens.or(self.max_tokens).or(self.n_predict.and_then(|n| u32::try_from(n).ok())) {
             s.max_tokens = max;
@@ -229,6 +225,18 @@ impl ChatRequest {
             ApiError::invalid(Some(&param), format!("{param} must be {}, got {}", e.range, e.value))
         })?;
         Ok(s)
+    }
+
+    /// How many alternatives each token's log-probability comes with; `None`: no log-probabilities.
+    pub fn logprobs(&self) -> Result<Option<u32>, ApiError> {
+        match (self.logprobs.unwrap_or(false), self.top_logprobs) {
+            (_, Some(top)) if top > MAX_TOP_LOGPROBS => {
+                Err(ApiError::invalid(Some("top_logprobs"), format!("top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}, got {top}")))
+            }
+            (false, Some(_)) => Err(ApiError::invalid(Some("top_logprobs"), "top_logprobs needs `logprobs: true`")),
+            (true, top) => Ok(Some(top.unwrap_or(0))),
+            (false, None) => Ok(None),
+        }
     }
 
     fn constraint(&self) -> Result<Option<Constraint>, ApiError> {
@@ -382,7 +390,8 @@ mod tests {
             (&format!("{{{HELLO},\"top_p\":2}}"), Some("top_p")),
             (&format!("{{{HELLO},\"dry_penalty_last_n\":-5}}"), Some("dry_penalty_last_n")),
             (&format!("{{{HELLO},\"n\":3}}"), Some("n")),
-            (&format!("{{{HELLO},\"logprobs\":true}}"), Some("logprobs")),
+            (&format!("{{{HELLO},\"top_logprobs\":2}}"), Some("top_logprobs")),
+            (&format!("{{{HELLO},\"logprobs\":true,\"top_logprobs\":21}}"), Some("top_logprobs")),
             (&format!("{{{HELLO},\"seed\":-7}}"), Some("seed")),
             (&format!("{{{HELLO},\"mirostat\":3}}"), Some("mirostat")),
             (&format!("{{{HELLO},\"samplers\":[\"top_k\",\"magic\"]}}"), Some("samplers")),
@@ -395,7 +404,8 @@ mod tests {
             (r#"{"model":"m","messages":[]}"#, Some("messages")),
         ];
         for (body, param) in cases {
-            let got = parse(body).and_then(|r| r.messages().and_then(|_| r.sampling(&SamplingParams::default())));
+            let got =
+                parse(body).and_then(|r| r.messages().and_then(|_| r.logprobs()).and_then(|_| r.sampling(&SamplingParams::default())));
             let error = got.expect_err(body);
             assert_eq!((error.status, error.param.as_deref()), (400, *param), "{body}: {error:?}");
             assert!(!error.message.is_empty());

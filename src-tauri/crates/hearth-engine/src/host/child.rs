@@ -82,6 +82,7 @@ pub fn serve_stdio() -> i32 {
                 let mut request = ReplyRequest::new(spec.messages, spec.sampling, cancel);
                 request.continue_last = spec.continue_last;
                 request.conversation = spec.conversation;
+                request.logprobs = spec.logprobs;
                 relay_reply(&engine, &outbox, &cancels, id, request, aside);
             }
             ToHost::Forget { conversation } => engine.forget(conversation),
@@ -192,7 +193,7 @@ fn relay_reply(
                     while FROZEN.load(Ordering::Relaxed) {
                         thread::sleep(std::time::Duration::from_millis(50));
                     }
-                    let last = !matches!(event, GenEvent::Delta(_));
+                    let last = event.is_last();
                     let _ = outbox.send(FromHost::Event { id, event });
                     if last {
                         break;

@@ -74,6 +74,8 @@ pub struct ReplySpec {
     pub continue_last: bool,
     #[serde(default)]
     pub conversation: Option<i64>,
+    #[serde(default)]
+    pub logprobs: Option<u32>,
 }
 
 /// Engine → app.

@@ -297,6 +297,7 @@ impl Engine {
             sampling: request.sampling,
             continue_last: request.continue_last,
             conversation: request.conversation,
+            logprobs: request.logprobs,
         };
         let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
         self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|_| BackendError::EngineGone)?;
@@ -321,6 +322,7 @@ impl ChatBackend for Engine {
                 sampling: request.sampling,
                 continue_last: false,
                 conversation: request.conversation,
+                logprobs: None,
             };
             let _ = host.frames.send(ToHost::Prefill { spec });
         }
@@ -459,7 +461,7 @@ impl Shared {
                 }
             }
             FromHost::Event { id, event } => {
-                let finished = !matches!(event, GenEvent::Delta(_));
+                let finished = event.is_last();
                 if let Some(Pending::Reply { events, .. }) = state.pending.get(&id) {
                     let _ = events.send(event);
                 }

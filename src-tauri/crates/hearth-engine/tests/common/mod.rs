@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use hearth_core::{CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_core::{
+    CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, ReplyStats, Role, SamplingParams, TokenLogprob,
+};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 pub fn model_path() -> PathBuf {
@@ -59,6 +61,29 @@ pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: Sampling
             }
             GenEvent::Finished { reason, stats } => return Reply { text, deltas, reason, stats },
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
+            GenEvent::Logprobs(_) => panic!("log-probabilities were not asked for"),
+        }
+    }
+    panic!("the stream ended without Finished");
+}
+
+/// Runs one reply asking for each token's log-probability with `top` alternatives.
+pub async fn reply_with_logprobs(
+    engine: &Engine,
+    messages: &[ChatMessage],
+    sampling: SamplingParams,
+    top: u32,
+) -> (String, Vec<TokenLogprob>) {
+    let mut request = ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new());
+    request.logprobs = Some(top);
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    let (mut text, mut tokens) = (String::new(), Vec::new());
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Delta(d) => text.push_str(&d),
+            GenEvent::Logprobs(more) => tokens.extend(more),
+            GenEvent::Finished { .. } => return (text, tokens),
+            GenEvent::Failed(e) => panic!("generation failed: {e}"),
         }
     }
     panic!("the stream ended without Finished");
@@ -76,7 +101,7 @@ pub async fn reply_error(engine: &Engine, messages: &[ChatMessage], sampling: Sa
         match event {
             GenEvent::Failed(e) => return e.to_string(),
             GenEvent::Finished { .. } => panic!("the request should have failed"),
-            GenEvent::Delta(_) => {}
+            GenEvent::Delta(_) | GenEvent::Logprobs(_) => {}
         }
     }
     panic!("the stream ended without Failed");
