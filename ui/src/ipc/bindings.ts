@@ -448,6 +448,48 @@ chats: number,
  */
 ramBytes: number, budgets: CacheBudgets, };
 
+export type ServerSettings = { enabled: boolean, port: number, 
+/**
+ * Listen on every network interface (an API key is then required), not only on this machine.
+ */
+network: boolean, };
+
+export type RequestRecord = { 
+/**
+ * When it came, in Unix milliseconds.
+ */
+atMs: number, 
+/**
+ * The caller's address and port.
+ */
+client: string, model: string, promptTokens: number, completionTokens: number, 
+/**
+ * From the request to its last byte.
+ */
+ms: number, 
+/**
+ * The HTTP status; 499 when the client went away before the reply ended.
+ */
+status: number, };
+
+export type ServerStatus = { settings: ServerSettings, 
+/**
+ * Where programs on this machine reach it while it runs.
+ */
+url: string | null, 
+/**
+ * Why it is not running although it is switched on.
+ */
+problem: string | null, 
+/**
+ * Whether an API key is saved (the key itself never leaves the keychain).
+ */
+keySet: boolean, 
+/**
+ * The requests answered lately, newest first.
+ */
+requests: Array<RequestRecord>, };
+
 /** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
 export const commands = {
   listChats: (): Promise<Array<ChatSummary>> => invoke<Array<ChatSummary>>('list_chats'),
@@ -534,6 +576,18 @@ export const commands = {
    * Drops every chat's KV cache (RAM and disk); each chat's next reply reads its prompt again.
    */
   clearChatCaches: (): Promise<ChatCacheUsage> => invoke<ChatCacheUsage>('clear_chat_caches'),
+  /**
+   * The server's settings, where it listens (or why it does not), and the requests it answered.
+   */
+  getServer: (): Promise<ServerStatus> => invoke<ServerStatus>('get_server'),
+  /**
+   * Saves the server's settings and starts, stops or moves it at once.
+   */
+  setServer: (settings: ServerSettings): Promise<ServerStatus> => invoke<ServerStatus>('set_server', { settings }),
+  /**
+   * Saves the server's API key in the keychain (`None` removes it); it is never sent back.
+   */
+  setServerKey: (key: string | null): Promise<ServerStatus> => invoke<ServerStatus>('set_server_key', { key }),
   /**
    * Settings at `scope` (default: global).
    */

@@ -10,9 +10,11 @@ import {
   providerIdMaxLength,
   providerKinds,
   samplerStageOrder,
+  serverDefaults,
+  serverRanges,
   windowUpdateIntervalMs,
 } from './contract.json';
-import type { CacheBudgets, FieldRange, ProviderKind, SamplerStage } from './bindings';
+import type { CacheBudgets, FieldRange, ProviderKind, SamplerStage, ServerSettings } from './bindings';
 
 /** llama.cpp's order of the sampler stages; also the list of every stage. */
 export const SAMPLER_STAGES: readonly SamplerStage[] = samplerStageOrder as SamplerStage[];
@@ -46,6 +48,12 @@ export const CACHE_BUDGET_DEFAULTS: Readonly<CacheBudgets> = cacheBudgetDefaults
 
 /** The ranges CacheBudgets::validate enforces, with their words. */
 export const CACHE_BUDGET_RANGES: readonly FieldRange[] = cacheBudgetRanges;
+
+/** The local OpenAI-compatible server's settings on first start (ServerSettings::default): off, on 127.0.0.1 only. */
+export const SERVER_DEFAULTS: Readonly<ServerSettings> = serverDefaults;
+
+/** The ranges ServerSettings::validate enforces (the port), with their words. */
+export const SERVER_RANGES: readonly FieldRange[] = serverRanges;
 
 /** The context length a fit estimate assumes when the model's header gives none (hearth_gguf::ASSUMED_CONTEXT_LENGTH). */
 export const FIT_CONTEXT_FALLBACK: number = fitContextFallback;

@@ -4,7 +4,8 @@ export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function formatMs(ms: number): string {
+/** A duration: "842 ms", "1.25 s", "12.3 s"; "–" when it is not one. */
+export function formatMs(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '–';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
@@ -96,6 +97,13 @@ export function relativeDate(ms: number, now: number = Date.now()): string {
   if (days < 7) return `${days} days ago`;
   const sameYear = new Date(ms).getFullYear() === new Date(now).getFullYear();
   return (sameYear ? SHORT_DATE : LONG_DATE).format(ms);
+}
+
+const CLOCK = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+
+/** The local time of day of a Unix time in ms, "14:03:07". */
+export function formatClock(ms: number): string {
+  return CLOCK.format(ms);
 }
 
 export function formatBytes(bytes: number): string {

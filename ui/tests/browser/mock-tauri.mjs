@@ -25,8 +25,13 @@
  * cache takes `cacheFileBytes`, in RAM or on disk (`chat_cache_usage` counts both beside the budgets,
  * `clear_chat_caches` drops every cache); the budgets (`cacheBudgets`, set with `set_chat_cache_budgets`) are in
  * force as the engine has them: caches in RAM beyond its budget move to disk, files beyond its budget go,
- * the least recently used first (so with 0 MB of RAM a chat switched back to is restored from disk). Drafts
- * read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, at }); with
+ * the least recently used first (so with 0 MB of RAM a chat switched back to is restored from disk).
+ * The local OpenAI-compatible server (`get_server`, `set_server`, `set_server_key`): its settings from the
+ * contract's defaults, whether a key is saved (never the key), the requests it answered (`serverRequests`,
+ * newest first; tests add more to `__hearthMock.server.requests`) and ports other programs hold (`busyPorts`:
+ * switched on there, it says why it is not running); the network is refused without a key, and so is removing
+ * the key while the network is allowed.
+ * Drafts read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, at }); with
  * `readsAhead` the chat's next reply then says `typed`, as the engine does (off by default: whether a
  * draft is read before Enter depends on the test machine's timing, which no other test should).
  * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
@@ -36,9 +41,9 @@
  * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
  * each error), sampling defaults, ranges (with their wording and whole-number flags), presets and stage
  * order, what "never" means for a logit bias, load defaults and ranges, the context a fit assumes without
- * one in the header, the chats' cache budgets (defaults, ranges and their wording), the providers on first
- * start, each provider kind's facts (whether it needs a key), and which sampling settings reach each kind
- * of provider.
+ * one in the header, the chats' cache budgets (defaults, ranges and their wording), the server's settings
+ * (defaults, the port's range and its wording), the providers on first start, each provider kind's facts
+ * (whether it needs a key), and which sampling settings reach each kind of provider.
  *
  * This function is serialized into the page: it must not reference anything outside itself.
  */
@@ -118,6 +123,16 @@ export function installMockTauri(config) {
     budgetSaves: [],
     /** Every prefill_draft call: { chatId, draft, at } (performance.now()). */
     prefills: [],
+    /**
+     * The OpenAI-compatible server: its settings, whether a key is saved, the requests it answered (newest
+     * first), and the ports other programs hold.
+     */
+    server: {
+      settings: clone(contract.serverDefaults),
+      keySet: false,
+      requests: clone(config.serverRequests ?? []),
+      busyPorts: config.busyPorts ?? [],
+    },
   };
   window.__hearthMock = state;
 
@@ -922,6 +937,60 @@ export function installMockTauri(config) {
     for (const key of [...caches.kept.keys()]) if (mine(key)) caches.kept.delete(key);
   }
 
+  // --- The OpenAI-compatible server, as hearth-app's App::set_server and set_server_key have it. ---
+
+  /** get_server: where it listens when it is on and its port is free; why not when it is not. */
+  function serverStatus() {
+    const { settings, keySet, requests, busyPorts } = state.server;
+    const busy = settings.enabled && busyPorts.includes(settings.port);
+    return {
+      settings: clone(settings),
+      // Where programs on this machine reach it, whether or not the network may too.
+      url: settings.enabled && !busy ? `http://127.0.0.1:${settings.port}/v1` : null,
+      problem: busy ? `port ${settings.port} is in use by another program: choose another port` : null,
+      keySet,
+      requests: clone(requests),
+    };
+  }
+
+  /** ServerSettings' serde check (a plain string error, like Tauri's; the port a u16), then validate, then the key. */
+  const SERVER_WORDS = { port: 'the port' };
+  function setServer(payload) {
+    const s = payload.settings;
+    const problems = [];
+    if (!s || typeof s !== 'object') problems.push('settings is not an object');
+    else {
+      for (const key of Object.keys(s)) if (!(key in contract.serverDefaults)) problems.push(`unknown field ${key}`);
+      for (const [key, value] of Object.entries(contract.serverDefaults)) {
+        if (typeof s[key] !== typeof value) problems.push(`${key} is not a ${typeof value}: ${s[key]}`);
+      }
+      if (!(Number.isInteger(s.port) && s.port >= 0 && s.port <= 65_535)) problems.push(`port is not a u16: ${s.port}`);
+    }
+    if (problems.length > 0) {
+      state.contractErrors.push(...problems.map((x) => `set_server: ${x}`));
+      throw `invalid args \`settings\` for command \`set_server\`: ${problems[0]}`;
+    }
+    for (const { key, min, max, text } of contract.serverRanges) {
+      if (!(s[key] >= min && s[key] <= max)) throw refuse(key, `${SERVER_WORDS[key]} must be ${text}`);
+    }
+    if (s.network && !state.server.keySet) throw refuse('network', 'set an API key first: programs on other machines must send it');
+    state.server.settings = clone(s);
+    return serverStatus();
+  }
+
+  /** set_server_key: a key (never sent back) or null to remove it. */
+  function setServerKey({ key }) {
+    if (key === null) {
+      if (state.server.settings.network) throw refuse('key', 'the server is open to the network: turn that off before removing its key');
+      state.server.keySet = false;
+    } else if (key.trim() === '') {
+      throw refuse('key', 'the key is empty');
+    } else {
+      state.server.keySet = true;
+    }
+    return serverStatus();
+  }
+
   // The chats (ids) whose caches the model loaded at start finds on disk, spilled before a restart.
   if (state.model) for (const id of config.cachesOnDisk ?? []) state.caches.kept.set(cacheKey(id), 'disk');
   keepWithinBudgets();
@@ -1548,6 +1617,12 @@ export function installMockTauri(config) {
         return setCacheBudgets(payload);
       case 'clear_chat_caches':
         return clearCaches();
+      case 'get_server':
+        return serverStatus();
+      case 'set_server':
+        return setServer(payload);
+      case 'set_server_key':
+        return setServerKey(payload);
       case 'stop_generation': {
         const gen = state.generating.get(payload.chatId);
         if (gen) gen.stop = true;

@@ -5,6 +5,8 @@ import {
   errorMessage,
   formatBytes,
   formatCacheUsage,
+  formatClock,
+  formatMs,
   formatMegabytes,
   formatDropped,
   formatStats,
@@ -196,4 +198,18 @@ table('formatCacheUsage: the chats\' caches in RAM and on disk', formatCacheUsag
   [{ bytes: 0, chats: 0, ramBytes: 0, budgets }, { ram: 'none', disk: 'none' }],
   [{ bytes: 31_457_280, chats: 1, ramBytes: 62_914_560, budgets }, { ram: '60 MB', disk: '30 MB (1 chat)' }],
   [{ bytes: 2_100_000_000, chats: 57, ramBytes: 0, budgets }, { ram: 'none', disk: '2003 MB (57 chats)' }],
+]);
+
+table('formatMs: a duration', formatMs, [
+  [842, '842 ms'],
+  [1240, '1.24 s'],
+  [12_345, '12.3 s'],
+  [-1, '–'],
+]);
+
+// Local times, so the table holds in any time zone.
+table('formatClock: the time of day, HH:MM:SS on 24 hours', formatClock, [
+  [new Date(2026, 10, 25, 9, 5, 7).getTime(), '09:05:07'],
+  [new Date(2026, 10, 25, 0, 0, 0).getTime(), '00:00:00'],
+  [new Date(2026, 10, 25, 23, 59, 59, 999).getTime(), '23:59:59'],
 ]);
