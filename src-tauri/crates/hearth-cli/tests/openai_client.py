@@ -95,6 +95,24 @@ for chunk in streamed:
         entries += len(chunk.choices[0].logprobs.content)
 check(entries == usage.completion_tokens, f"streamed: one entry per token: {entries} vs {usage}")
 
+# /v1/completions: the prompt continued as it is (no chat template), with the legacy logprobs.
+prompt = "The capital of France is"
+done = client.completions.create(model=model, prompt=prompt, max_tokens=5, temperature=0, logprobs=2)
+choice = done.choices[0]
+check(done.object == "text_completion" and choice.text.strip() != "", f"a text completion: {done}")
+check(done.usage.prompt_tokens < 12, f"the prompt alone, no template: {done.usage}")
+lp = choice.logprobs
+check(len(lp.tokens) == len(lp.token_logprobs) == len(lp.text_offset) == done.usage.completion_tokens, f"one entry per token: {lp}")
+check("".join(lp.tokens) == choice.text and lp.text_offset[0] == 0, f"the tokens spell the text: {lp}")
+check(all(len(top) <= 2 for top in lp.top_logprobs), f"at most 2 alternatives: {lp.top_logprobs}")
+streamed = "".join(c.choices[0].text for c in client.completions.create(model=model, prompt=prompt, max_tokens=5, temperature=0, stream=True) if c.choices)
+check(streamed.strip() != "", "a streamed text completion")
+try:
+    client.completions.create(model=model, prompt=prompt, echo=True)
+    check(False, "echo is refused")
+except openai.BadRequestError as e:
+    check(e.param == "echo", f"echo: {e}")
+
 # Errors come as the client's own exceptions, naming what is wrong.
 try:
     client.chat.completions.create(model="gpt-4o", messages=question)

@@ -43,11 +43,23 @@ pub struct ReplyRequest {
     /// Report each token's log-probability with this many alternatives (`GenEvent::Logprobs`);
     /// `None`: none (the window never asks; the server does when a client does).
     pub logprobs: Option<u32>,
+    /// Text to continue as it is, without the chat template (`messages` are then ignored): the
+    /// server's `/v1/completions`. Local models only.
+    pub raw_prompt: Option<String>,
 }
 
 impl ReplyRequest {
     pub fn new(messages: Vec<ChatMessage>, sampling: SamplingParams, cancel: CancelFlag) -> Self {
-        ReplyRequest { messages, sampling, cancel, continue_last: false, target: ModelTarget::Local, conversation: None, logprobs: None }
+        ReplyRequest {
+            messages,
+            sampling,
+            cancel,
+            continue_last: false,
+            target: ModelTarget::Local,
+            conversation: None,
+            logprobs: None,
+            raw_prompt: None,
+        }
     }
 }
 

@@ -269,9 +269,18 @@ impl<'m> Session<'m> {
     /// The prompt's tokens, after leaving out earlier messages as the overflow policy allows so
     /// that a reply has room (up to `max_tokens`, at most a quarter of the context).
     fn fit_prompt(&self, request: &ReplyRequest, n_ctx: usize) -> Result<(Vec<LlamaToken>, usize), BackendError> {
-        let tokens = self.tokenize(&self.prompt(&request.messages, request.continue_last)?);
         let reserve = (request.sampling.max_tokens as usize).min(n_ctx / 4);
         let overflow = |tokens: usize| BackendError::ContextOverflow { tokens, n_ctx: n_ctx as u32 };
+        if let Some(raw) = &request.raw_prompt {
+            // Plain text has no turns to leave out: it fits, or it is refused.
+            let tokens = self.tokenize(raw);
+            return match tokens.len() {
+                0 => Err(BackendError::InvalidRequest("the prompt is empty".into())),
+                n if n + reserve <= n_ctx || (request.sampling.overflow == OverflowPolicy::StopAtLimit && n < n_ctx) => Ok((tokens, 0)),
+                n => Err(overflow(n)),
+            };
+        }
+        let tokens = self.tokenize(&self.prompt(&request.messages, request.continue_last)?);
         if tokens.len() + reserve <= n_ctx {
             return Ok((tokens, 0));
         }

@@ -1,6 +1,7 @@
-//! `/v1/models` and `/v1/chat/completions`: a request becomes a reply of the engine, answered
-//! whole or streamed as server-sent events (the role first, content deltas, the finish reason,
-//! usage when asked, then `[DONE]`). A client that goes away stops its reply.
+//! `/v1/models`, `/v1/chat/completions` and `/v1/completions`: a request becomes a reply of the
+//! engine, answered whole or streamed as server-sent events (a chat's role first, text as it
+//! comes, the finish reason, usage when asked, then `[DONE]`). A client that goes away stops its
+//! reply.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -21,7 +22,7 @@ use hearth_core::{CancelFlag, ChatBackend, FinishReason, GenEvent, ReplyRequest,
 
 use crate::error::ApiError;
 use crate::log::Entry;
-use crate::request::ChatRequest;
+use crate::request::{ChatRequest, CompletionRequest};
 use crate::{ServerState, unix_now};
 
 pub async fn models(State(state): State<ServerState>) -> Json<Value> {
@@ -38,12 +39,20 @@ pub async fn no_such_endpoint(uri: Uri) -> ApiError {
     ApiError::not_found(uri.path())
 }
 
-pub async fn chat_completions(State(state): State<ServerState>, ConnectInfo(client): ConnectInfo<SocketAddr>, body: Bytes) -> Response {
+pub async fn chat_completions(state: State<ServerState>, client: ConnectInfo<SocketAddr>, body: Bytes) -> Response {
+    respond(state, client, body, Shape::Chat).await
+}
+
+pub async fn completions(state: State<ServerState>, client: ConnectInfo<SocketAddr>, body: Bytes) -> Response {
+    respond(state, client, body, Shape::Text).await
+}
+
+async fn respond(State(state): State<ServerState>, ConnectInfo(client): ConnectInfo<SocketAddr>, body: Bytes, shape: Shape) -> Response {
     let mut entry = Some(Entry::start(&state.log, client.to_string()));
-    match answer(&state, &body, &mut entry).await {
+    match answer(&state, &body, shape, &mut entry).await {
         Ok(response) => response,
         Err(error) => {
-            tracing::info!(%client, status = error.status, error = %error.message, "chat completion refused");
+            tracing::info!(%client, status = error.status, error = %error.message, "completion refused");
             if let Some(mut entry) = entry {
                 entry.finish(error.status, None);
             }
@@ -52,8 +61,82 @@ pub async fn chat_completions(State(state): State<ServerState>, ConnectInfo(clie
     }
 }
 
+/// The two APIs' shapes of the same reply: a chat message, or text that continues a prompt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    Chat,
+    Text,
+}
+
+impl Shape {
+    fn object(self, streamed: bool) -> &'static str {
+        match (self, streamed) {
+            (Shape::Chat, false) => "chat.completion",
+            (Shape::Chat, true) => "chat.completion.chunk",
+            (Shape::Text, _) => "text_completion",
+        }
+    }
+
+    /// The choice of a whole reply (`streamed` false) or of a chunk.
+    fn choice(self, streamed: bool, text: &str, logprobs: Value, finish: Option<&str>) -> Value {
+        match (self, streamed) {
+            (Shape::Chat, false) => json!({
+                "index": 0,
+                "message": { "role": "assistant", "content": text, "refusal": null },
+                "logprobs": logprobs,
+                "finish_reason": finish,
+            }),
+            (Shape::Chat, true) => {
+                let delta = if finish.is_some() { json!({}) } else { json!({ "content": text }) };
+                json!({ "index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish })
+            }
+            (Shape::Text, _) => json!({ "index": 0, "text": text, "logprobs": logprobs, "finish_reason": finish }),
+        }
+    }
+
+    /// Tokens' log-probabilities as each API has them; `offset` is where the text so far ends.
+    fn logprobs(self, tokens: &[TokenLogprob], offset: &mut usize) -> Value {
+        if tokens.is_empty() {
+            return Value::Null;
+        }
+        let piece = |c: &TokenChoice| String::from_utf8_lossy(&c.bytes).into_owned();
+        match self {
+            Shape::Chat => {
+                let choice = |c: &TokenChoice| json!({ "token": piece(c), "logprob": c.logprob, "bytes": c.bytes });
+                let content: Vec<Value> = tokens
+                    .iter()
+                    .map(|t| {
+                        let mut entry = choice(&t.token);
+                        entry["top_logprobs"] = t.top.iter().map(choice).collect();
+                        entry
+                    })
+                    .collect();
+                json!({ "content": content, "refusal": null })
+            }
+            // The legacy completions API: parallel lists, alternatives as a map from token to logprob.
+            Shape::Text => {
+                let offsets: Vec<usize> = tokens
+                    .iter()
+                    .map(|t| {
+                        let at = *offset;
+                        *offset += piece(&t.token).len();
+                        at
+                    })
+                    .collect();
+                json!({
+                    "tokens": tokens.iter().map(|t| piece(&t.token)).collect::<Vec<_>>(),
+                    "token_logprobs": tokens.iter().map(|t| t.token.logprob).collect::<Vec<_>>(),
+                    "top_logprobs": tokens.iter().map(|t| t.top.iter().map(|c| (piece(c), json!(c.logprob))).collect::<serde_json::Map<_, _>>()).collect::<Vec<_>>(),
+                    "text_offset": offsets,
+                })
+            }
+        }
+    }
+}
+
 /// What the reply is made of once the engine has accepted it.
 struct Reply {
+    shape: Shape,
     id: String,
     created: u64,
     model: String,
@@ -66,13 +149,32 @@ struct Reply {
     entry: Entry,
 }
 
+impl Reply {
+    fn body(&self, streamed: bool, choices: Value) -> Value {
+        json!({
+            "id": self.id, "object": self.shape.object(streamed), "created": self.created, "model": self.model,
+            "system_fingerprint": null, "choices": choices,
+        })
+    }
+}
+
 /// Answers a request; `entry` moves into the reply once the engine has accepted it.
-async fn answer(state: &ServerState, body: &[u8], entry: &mut Option<Entry>) -> Result<Response, ApiError> {
-    let request = ChatRequest::parse(body)?;
+async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Option<Entry>) -> Result<Response, ApiError> {
+    let (request, raw_prompt, logprobs) = match shape {
+        Shape::Chat => {
+            let request = ChatRequest::parse(body)?;
+            let logprobs = request.logprobs()?;
+            (request, None, logprobs)
+        }
+        Shape::Text => {
+            let CompletionRequest { chat, prompt, logprobs } = CompletionRequest::parse(body)?;
+            (chat, Some(prompt), logprobs)
+        }
+    };
     if let Some(entry) = entry.as_mut() {
         entry.model(&request.model);
     }
-    let messages = request.messages()?;
+    let messages = if raw_prompt.is_some() { Vec::new() } else { request.messages()? };
     let sampling = request.sampling(&state.sampling)?;
     let loaded = state.engine.loaded().map(|m| m.name);
     let model = match loaded {
@@ -81,7 +183,8 @@ async fn answer(state: &ServerState, body: &[u8], entry: &mut Option<Entry>) -> 
     };
     let cancel = CancelFlag::new();
     let mut reply = ReplyRequest::new(messages, sampling, cancel.clone());
-    reply.logprobs = request.logprobs()?;
+    reply.logprobs = logprobs;
+    reply.raw_prompt = raw_prompt;
     let stream = state.engine.start_reply(reply)?;
     let stop = StopOnDrop(cancel);
     let mut events = stream.events;
@@ -89,10 +192,11 @@ async fn answer(state: &ServerState, body: &[u8], entry: &mut Option<Entry>) -> 
     if let GenEvent::Failed(error) = first {
         return Err(error.into());
     }
-    let id = format!("chatcmpl-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
-    tracing::info!(%id, %model, stream = request.stream, "chat completion");
+    let prefix = if shape == Shape::Chat { "chatcmpl" } else { "cmpl" };
+    let id = format!("{prefix}-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
+    tracing::info!(%id, %model, stream = request.stream, "completion");
     let entry = entry.take().expect("taken only here");
-    let reply = Reply { id, created: unix_now(), model, events, first, _stop: stop, entry };
+    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry };
     if request.stream {
         let include_usage = request.stream_options.as_ref().is_some_and(|o| o.include_usage);
         Ok(Sse::new(chunks(reply, include_usage)).into_response())
@@ -110,70 +214,49 @@ impl Drop for StopOnDrop {
 }
 
 /// The reply in one response.
-async fn whole(reply: Reply) -> Result<Json<Value>, ApiError> {
-    let Reply { id, created, model, mut events, first, _stop, mut entry } = reply;
+async fn whole(mut reply: Reply) -> Result<Json<Value>, ApiError> {
     let mut text = String::new();
-    let mut logprobs: Option<Vec<Value>> = None;
-    let mut next = Some(first);
+    let mut tokens: Vec<TokenLogprob> = Vec::new();
+    let mut next = Some(std::mem::replace(&mut reply.first, GenEvent::Delta(String::new())));
     loop {
         let event = match next.take() {
             Some(event) => Some(event),
-            None => events.recv().await,
+            None => reply.events.recv().await,
         };
         match event {
             Some(GenEvent::Delta(delta)) => text.push_str(&delta),
-            Some(GenEvent::Logprobs(tokens)) => logprobs.get_or_insert_default().extend(tokens.iter().map(token_logprob)),
+            Some(GenEvent::Logprobs(more)) => tokens.extend(more),
             Some(GenEvent::Finished { reason, stats }) => {
-                entry.finish(200, Some(&stats));
-                return Ok(Json(json!({
-                    "id": id,
-                    "object": "chat.completion",
-                    "created": created,
-                    "model": model,
-                    "system_fingerprint": null,
-                    "choices": [{
-                        "index": 0,
-                        "message": { "role": "assistant", "content": text, "refusal": null },
-                        "logprobs": logprobs.map(|content| json!({ "content": content, "refusal": null })),
-                        "finish_reason": finish_reason(reason),
-                    }],
-                    "usage": usage(&stats),
-                })));
+                reply.entry.finish(200, Some(&stats));
+                let logprobs = reply.shape.logprobs(&tokens, &mut 0);
+                let choice = reply.shape.choice(false, &text, logprobs, Some(finish_reason(reason)));
+                let mut body = reply.body(false, json!([choice]));
+                body["usage"] = usage(&stats);
+                return Ok(Json(body));
             }
             Some(GenEvent::Failed(error)) => {
                 let error = ApiError::from(error);
-                entry.finish(error.status, None);
+                reply.entry.finish(error.status, None);
                 return Err(error);
             }
             None => {
-                entry.finish(500, None);
+                reply.entry.finish(500, None);
                 return Err(ApiError::server("the engine ended the reply without finishing it"));
             }
         }
     }
 }
 
-/// The reply as `chat.completion.chunk` events.
-fn chunks(reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Event, Infallible>> {
-    let Reply { id, created, model, events, first, _stop, entry } = reply;
-    let chunk: MakeChunk = Box::new(move |delta, finish, logprobs| {
-        json!({
-            "id": id, "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": null,
-            "choices": [{ "index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish }],
-        })
-    });
-    let opening = chunk(json!({ "role": "assistant", "content": "" }), None, Value::Null).to_string();
-    let state = Chunks {
-        events,
-        next: Some(first),
-        pending: VecDeque::from([opening]),
-        logprobs: Vec::new(),
-        done: false,
-        include_usage,
-        chunk,
-        _stop,
-        entry,
-    };
+/// The reply as chunk events: a chat's role first, then text as it comes, the finish reason,
+/// usage when asked for, and `[DONE]`.
+fn chunks(mut reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Event, Infallible>> {
+    let mut pending = VecDeque::new();
+    if reply.shape == Shape::Chat {
+        let opening = json!({ "index": 0, "delta": { "role": "assistant", "content": "" }, "logprobs": null, "finish_reason": null });
+        pending.push_back(reply.body(true, json!([opening])).to_string());
+    }
+    let first = std::mem::replace(&mut reply.first, GenEvent::Delta(String::new()));
+    let state = Chunks { reply, next: Some(first), pending, tokens: Vec::new(), offset: 0, done: false, include_usage };
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(data) = s.pending.pop_front() {
@@ -184,45 +267,43 @@ fn chunks(reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Event,
             }
             let event = match s.next.take() {
                 Some(event) => Some(event),
-                None => s.events.recv().await,
+                None => s.reply.events.recv().await,
             };
             s.take(event);
         }
     })
 }
 
-/// A chunk from its delta, finish reason and log-probabilities.
-type MakeChunk = Box<dyn Fn(Value, Option<&str>, Value) -> Value + Send>;
-
 struct Chunks {
-    events: UnboundedReceiver<GenEvent>,
+    reply: Reply,
     next: Option<GenEvent>,
     /// `data:` payloads ready to send.
     pending: VecDeque<String>,
-    /// Log-probabilities of the tokens of the next delta (they come just before it).
-    logprobs: Vec<Value>,
+    /// The tokens of the next delta (their log-probabilities come just before it).
+    tokens: Vec<TokenLogprob>,
+    /// Where the text sent so far ends (the legacy API's `text_offset`).
+    offset: usize,
     done: bool,
     include_usage: bool,
-    chunk: MakeChunk,
-    _stop: StopOnDrop,
-    entry: Entry,
 }
 
 impl Chunks {
+    fn push(&mut self, text: &str, finish: Option<&str>) {
+        let tokens = std::mem::take(&mut self.tokens);
+        let logprobs = self.reply.shape.logprobs(&tokens, &mut self.offset);
+        let choice = self.reply.shape.choice(true, text, logprobs, finish);
+        self.pending.push_back(self.reply.body(true, json!([choice])).to_string());
+    }
+
     fn take(&mut self, event: Option<GenEvent>) {
         match event {
-            Some(GenEvent::Delta(text)) => {
-                let logprobs = self.take_logprobs();
-                self.pending.push_back((self.chunk)(json!({ "content": text }), None, logprobs).to_string());
-            }
-            Some(GenEvent::Logprobs(tokens)) => self.logprobs.extend(tokens.iter().map(token_logprob)),
+            Some(GenEvent::Delta(text)) => self.push(&text, None),
+            Some(GenEvent::Logprobs(tokens)) => self.tokens.extend(tokens),
             Some(GenEvent::Finished { reason, stats }) => {
-                self.entry.finish(200, Some(&stats));
-                let logprobs = self.take_logprobs();
-                self.pending.push_back((self.chunk)(json!({}), Some(finish_reason(reason)), logprobs).to_string());
+                self.reply.entry.finish(200, Some(&stats));
+                self.push("", Some(finish_reason(reason)));
                 if self.include_usage {
-                    let mut last = (self.chunk)(json!({}), None, Value::Null);
-                    last["choices"] = json!([]);
+                    let mut last = self.reply.body(true, json!([]));
                     last["usage"] = usage(&stats);
                     self.pending.push_back(last.to_string());
                 }
@@ -232,35 +313,17 @@ impl Chunks {
             Some(GenEvent::Failed(error)) => {
                 // Mid-stream the status is sent already: the error travels as an event (clients raise it).
                 let error = ApiError::from(error);
-                self.entry.finish(error.status, None);
+                self.reply.entry.finish(error.status, None);
                 self.pending.push_back(error.body().to_string());
                 self.done = true;
             }
             None => {
-                self.entry.finish(500, None);
+                self.reply.entry.finish(500, None);
                 self.pending.push_back(ApiError::server("the engine ended the reply without finishing it").body().to_string());
                 self.done = true;
             }
         }
     }
-}
-
-impl Chunks {
-    /// The log-probabilities waiting for a chunk, in OpenAI's shape (null when none).
-    fn take_logprobs(&mut self) -> Value {
-        if self.logprobs.is_empty() {
-            return Value::Null;
-        }
-        json!({ "content": std::mem::take(&mut self.logprobs), "refusal": null })
-    }
-}
-
-/// A token in OpenAI's `logprobs.content` shape.
-fn token_logprob(token: &TokenLogprob) -> Value {
-    let choice = |c: &TokenChoice| json!({ "token": String::from_utf8_lossy(&c.bytes), "logprob": c.logprob, "bytes": c.bytes });
-    let mut entry = choice(&token.token);
-    entry["top_logprobs"] = token.top.iter().map(choice).collect();
-    entry
 }
 
 fn finish_reason(reason: FinishReason) -> &'static str {

@@ -24,7 +24,7 @@ use hearth_engine::Engine;
 
 pub use error::ApiError;
 pub use log::{RequestLog, RequestRecord};
-pub use request::ChatRequest;
+pub use request::{ChatRequest, CompletionRequest};
 
 /// Where the server listens and who may call it.
 #[derive(Debug, Clone)]
@@ -95,6 +95,7 @@ pub fn router(state: ServerState) -> Router {
     Router::new()
         .route("/v1/models", get(chat::models))
         .route("/v1/chat/completions", post(chat::chat_completions))
+        .route("/v1/completions", post(chat::completions))
         .fallback(chat::no_such_endpoint)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(DefaultBodyLimit::max(MAX_BODY))

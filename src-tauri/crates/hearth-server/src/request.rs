@@ -3,7 +3,7 @@
 //! out of range is a 400 that names the field — never ignored, never guessed.
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, MAX_TOP_LOGPROBS, Mirostat, Role, SamplerStage, SamplingParams};
 
@@ -124,11 +124,10 @@ impl ChatRequest {
     /// Reads a request body: malformed JSON, a field of the wrong type or an unknown field is
     /// refused with the field's name.
     pub fn parse(body: &[u8]) -> Result<ChatRequest, ApiError> {
-        let value: Value =
-            serde_json::from_slice(body).map_err(|e| ApiError::invalid(None, format!("the request body is not valid JSON: {e}")))?;
-        if !value.is_object() {
-            return Err(ApiError::invalid(None, "the request body must be a JSON object"));
-        }
+        ChatRequest::from_value(json_object(body)?)
+    }
+
+    fn from_value(value: Value) -> Result<ChatRequest, ApiError> {
         let request: ChatRequest = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let param = (path != ".").then_some(path);
@@ -258,6 +257,72 @@ impl ChatRequest {
             (_, _, Some(ResponseFormat::JsonSchema { json_schema })) => Some(Constraint::JsonSchema(json_schema.schema.to_string())),
             _ => None,
         })
+    }
+}
+
+/// A request body: a JSON object.
+fn json_object(body: &[u8]) -> Result<Value, ApiError> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| ApiError::invalid(None, format!("the request body is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::invalid(None, "the request body must be a JSON object"));
+    }
+    Ok(value)
+}
+
+/// A completion request (`/v1/completions`): a prompt continued as it is, without the chat
+/// template. Its sampling fields are a chat request's; what only this API has is read here.
+#[derive(Debug)]
+pub struct CompletionRequest {
+    pub chat: ChatRequest,
+    pub prompt: String,
+    /// The legacy API's `logprobs`: how many alternatives (0 to 5) come with each token.
+    pub logprobs: Option<u32>,
+}
+
+/// The legacy API's largest `logprobs`.
+const MAX_LEGACY_LOGPROBS: u64 = 5;
+/// OpenAI's default length of a completion.
+const DEFAULT_COMPLETION_TOKENS: u32 = 16;
+
+impl CompletionRequest {
+    pub fn parse(body: &[u8]) -> Result<CompletionRequest, ApiError> {
+        let mut value = json_object(body)?;
+        let object = value.as_object_mut().expect("checked: an object");
+        let refuse = |param: &str, message: &str| Err(ApiError::invalid(Some(param), message));
+        let prompt = match object.remove("prompt") {
+            Some(Value::String(prompt)) => prompt,
+            Some(Value::Array(mut prompts)) if prompts.len() == 1 && prompts[0].is_string() => {
+                prompts.remove(0).as_str().expect("checked: a string").to_owned()
+            }
+            Some(Value::Array(_)) => return refuse("prompt", "send one prompt per request"),
+            Some(_) => return refuse("prompt", "the prompt must be text"),
+            None => return refuse("prompt", "missing field `prompt`"),
+        };
+        for (field, harmless) in [("echo", json!(false)), ("best_of", json!(1))] {
+            if object.remove(field).is_some_and(|v| v != harmless && !v.is_null()) {
+                return refuse(field, &format!("`{field}` is not supported by Hearth's server"));
+            }
+        }
+        for field in ["suffix", "messages", "top_logprobs"] {
+            if object.get(field).is_some_and(|v| !v.is_null()) {
+                return refuse(field, &format!("`{field}` is not a field of /v1/completions"));
+            }
+            object.remove(field);
+        }
+        let logprobs = match object.remove("logprobs") {
+            None | Some(Value::Null) => None,
+            Some(n) => match n.as_u64().filter(|&n| n <= MAX_LEGACY_LOGPROBS) {
+                Some(n) => Some(n as u32),
+                None => return refuse("logprobs", "logprobs must be a whole number between 0 and 5"),
+            },
+        };
+        if !["max_tokens", "max_completion_tokens", "n_predict"].iter().any(|f| object.contains_key(*f)) {
+            object.insert("max_tokens".into(), json!(DEFAULT_COMPLETION_TOKENS));
+        }
+        // The rest is read as a chat request's (the messages are a stand-in: the prompt replaces them).
+        object.insert("messages".into(), json!([{ "role": "user", "content": "" }]));
+        Ok(CompletionRequest { chat: ChatRequest::from_value(value)?, prompt, logprobs })
     }
 }
 
@@ -446,6 +511,35 @@ mod tests {
             request.messages().unwrap(),
             [ChatMessage::new(Role::System, "Be brief."), ChatMessage::new(Role::User, "Hi there"), ChatMessage::new(Role::Assistant, "")]
         );
+    }
+
+    #[test]
+    fn a_completion_takes_one_prompt_its_own_fields_and_a_chats_sampling_fields() {
+        let parsed =
+            CompletionRequest::parse(br#"{"model":"m","prompt":["Once upon"],"logprobs":2,"temperature":0.1,"echo":false}"#).unwrap();
+        assert_eq!((parsed.prompt.as_str(), parsed.logprobs), ("Once upon", Some(2)));
+        let sampling = parsed.chat.sampling(&SamplingParams::default()).unwrap();
+        assert_eq!((sampling.temperature, sampling.max_tokens), (0.1, DEFAULT_COMPLETION_TOKENS));
+        let cases: &[(&str, Option<&str>)] = &[
+            (r#"{"model":"m"}"#, Some("prompt")),
+            (r#"{"model":"m","prompt":["a","b"]}"#, Some("prompt")),
+            (r#"{"model":"m","prompt":7}"#, Some("prompt")),
+            (r#"{"model":"m","prompt":"a","echo":true}"#, Some("echo")),
+            (r#"{"model":"m","prompt":"a","suffix":"z"}"#, Some("suffix")),
+            (r#"{"model":"m","prompt":"a","logprobs":6}"#, Some("logprobs")),
+            (r#"{"model":"m","prompt":"a","messages":[]}"#, Some("messages")),
+            (r#"{"model":"m","prompt":"a","top_p":3}"#, None),
+            (r#"{"model":"m","prompt":"a","frobnicate":1}"#, Some("frobnicate")),
+        ];
+        for (body, param) in cases {
+            let error = CompletionRequest::parse(body.as_bytes())
+                .and_then(|r| r.chat.sampling(&SamplingParams::default()).map(|_| ()))
+                .expect_err(body);
+            if param.is_some() {
+                assert_eq!(error.param.as_deref(), *param, "{body}: {error:?}");
+            }
+            assert_eq!(error.status, 400, "{body}");
+        }
     }
 
     #[test]

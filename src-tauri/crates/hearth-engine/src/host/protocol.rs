@@ -76,6 +76,8 @@ pub struct ReplySpec {
     pub conversation: Option<i64>,
     #[serde(default)]
     pub logprobs: Option<u32>,
+    #[serde(default)]
+    pub raw_prompt: Option<String>,
 }
 
 /// Engine → app.

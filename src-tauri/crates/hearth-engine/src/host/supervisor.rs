@@ -298,6 +298,7 @@ impl Engine {
             continue_last: request.continue_last,
             conversation: request.conversation,
             logprobs: request.logprobs,
+            raw_prompt: request.raw_prompt,
         };
         let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
         self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|_| BackendError::EngineGone)?;
@@ -323,6 +324,7 @@ impl ChatBackend for Engine {
                 continue_last: false,
                 conversation: request.conversation,
                 logprobs: None,
+                raw_prompt: None,
             };
             let _ = host.frames.send(ToHost::Prefill { spec });
         }
