@@ -126,12 +126,12 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
     assert!(String::from_utf8_lossy(&first).starts_with("data: "), "{first:?}");
     drop(response);
 
-    // Many requests at once: each answered in full.
-    let asks = (0..12).map(|i| post(&served.base, hello(json!({ "max_tokens": 3, "seed": i }))));
+    // A hundred requests at once: each answered in full (one after another, today).
+    let asks = (0..100).map(|i| post(&served.base, hello(json!({ "max_tokens": 2, "seed": i }))));
     for (status, reply) in futures_util::future::join_all(asks).await {
         assert_eq!(status, 200, "{reply}");
         assert_eq!(reply["object"], "chat.completion");
-        assert!(reply["usage"]["completion_tokens"].as_u64().unwrap() <= 3, "{reply}");
+        assert!(reply["usage"]["completion_tokens"].as_u64().unwrap() <= 2, "{reply}");
     }
 }
 
