@@ -452,7 +452,11 @@ export type ServerSettings = { enabled: boolean, port: number,
 /**
  * Listen on every network interface (an API key is then required), not only on this machine.
  */
-network: boolean, };
+network: boolean, 
+/**
+ * Save each request answered in full as a chat, to read what a tool asked.
+ */
+saveRequests: boolean, };
 
 export type RequestRecord = { 
 /**

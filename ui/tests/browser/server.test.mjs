@@ -80,12 +80,18 @@ describe('Settings → Server', () => {
       await copy.click();
       await copy.filter({ hasText: 'Copied' }).waitFor();
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://127.0.0.1:${PORT}/v1`);
-      assert.deepEqual((await callsOf(page, 'set_server')).at(-1), { settings: { enabled: true, port: PORT, network: false } });
+      assert.deepEqual((await callsOf(page, 'set_server')).at(-1), { settings: { enabled: true, port: PORT, network: false, saveRequests: false } });
+      // Saving requests as chats: off by default, one switch.
+      const save = page.getByTestId('server-save-requests');
+      assert.equal(await save.isChecked(), false);
+      await save.click();
+      await page.waitForFunction(() => window.__hearthMock.server.settings.saveRequests === true);
+      assert.equal(await save.isChecked(), true);
       await shot(page, `settings-server-on${suffix}`, { dir: OUTPUT });
 
       // A port another program holds: saved, and the server says why it is not running.
       await port.fill(String(BUSY));
-      assert.equal((await callsOf(page, 'set_server')).length, 1, 'nothing sent while typing');
+      assert.equal((await callsOf(page, 'set_server')).length, 2, 'nothing sent while typing');
       await port.press('Enter');
       const problem = page.getByTestId('server-problem');
       await problem.filter({ hasText: `port ${BUSY} is in use by another program: choose another port` }).waitFor();
@@ -99,7 +105,7 @@ describe('Settings → Server', () => {
       const portError = page.getByTestId('server-port-error');
       assert.equal(await text(portError), `Not saved: the port must be ${PORT_RANGE.text}`);
       assert.equal(await port.getAttribute('aria-invalid'), 'true');
-      assert.equal((await callsOf(page, 'set_server')).length, 2);
+      assert.equal((await callsOf(page, 'set_server')).length, 3);
 
       await port.fill(String(PORT));
       await port.press('Enter');

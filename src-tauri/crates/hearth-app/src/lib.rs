@@ -114,7 +114,7 @@ impl App {
         let downloads = Downloads::new(hub.clone(), cache.clone(), paths.data_dir.join("downloads.json"), RetryPolicy::default());
         let library = Library::new(cache, paths.models_dir.clone(), paths.data_dir.join("imports.json"));
         let models = Models::new(engine.clone(), store.clone());
-        let server = ServerControl::new(engine.clone(), keys.clone());
+        let server = ServerControl::new(engine.clone(), keys.clone(), store.clone());
         Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library, server })
     }
 

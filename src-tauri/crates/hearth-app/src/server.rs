@@ -11,10 +11,11 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use ts_rs::TS;
 
-use hearth_core::{FieldError, FieldRange, SamplingParams};
+use hearth_core::{ChatId, FieldError, FieldRange, HistoryStore, MessageStatus, Role, SamplingParams};
 use hearth_engine::Engine;
 use hearth_providers::{KeySource, KeyStore};
-use hearth_server::{RequestLog, RequestRecord, ServeError, ServerConfig, ServerState};
+use hearth_server::{Exchange, RequestLog, RequestRecord, ServeError, ServerConfig, ServerState};
+use hearth_store::{Store, StoreError};
 
 /// The keychain entry of the server's API key (beside the providers' keys).
 pub const SERVER_KEY: &str = "hearth-server";
@@ -26,11 +27,13 @@ pub struct ServerSettings {
     pub port: u16,
     /// Listen on every network interface (an API key is then required), not only on this machine.
     pub network: bool,
+    /// Save each request answered in full as a chat, to read what a tool asked.
+    pub save_requests: bool,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        ServerSettings { enabled: false, port: hearth_server::DEFAULT_PORT, network: false }
+        ServerSettings { enabled: false, port: hearth_server::DEFAULT_PORT, network: false, save_requests: false }
     }
 }
 
@@ -69,6 +72,7 @@ pub struct ServerStatus {
 pub struct ServerControl {
     engine: Engine,
     keys: Arc<KeyStore>,
+    store: Store,
     log: RequestLog,
     running: Mutex<Running>,
 }
@@ -81,8 +85,8 @@ struct Running {
 }
 
 impl ServerControl {
-    pub fn new(engine: Engine, keys: Arc<KeyStore>) -> Self {
-        ServerControl { engine, keys, log: RequestLog::default(), running: Mutex::default() }
+    pub fn new(engine: Engine, keys: Arc<KeyStore>, store: Store) -> Self {
+        ServerControl { engine, keys, store, log: RequestLog::default(), running: Mutex::default() }
     }
 
     /// Stops the server if it runs, then starts it as `settings` say (with the key saved now).
@@ -109,7 +113,18 @@ impl ServerControl {
         let config = ServerConfig { host, port: settings.port, api_key, sampling: SamplingParams::default() };
         let listener = bind_when_free(&config).await.map_err(|e| in_words(e, settings.port))?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let state = ServerState::new(self.engine.clone(), &config, self.log.clone());
+        let mut state = ServerState::new(self.engine.clone(), &config, self.log.clone());
+        if settings.save_requests {
+            let store = self.store.clone();
+            state = state.with_exchanges(Arc::new(move |exchange| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = save_exchange(&store, exchange).await {
+                        tracing::warn!(error = %e, "a request to the server could not be saved as a chat");
+                    }
+                });
+            }));
+        }
         tokio::spawn(async move {
             if let Err(e) = hearth_server::serve_until(listener, state, async move { drop(stopped.await) }).await {
                 tracing::warn!(error = %e, "the server stopped");
@@ -154,6 +169,30 @@ async fn bind_when_free(config: &ServerConfig) -> Result<TcpListener, ServeError
             other => return other,
         }
     }
+}
+
+/// Saves a request the server answered as a chat, named after its client: its system prompt,
+/// its messages in order (or the plain prompt) and the reply with its stats.
+pub async fn save_exchange(store: &Store, exchange: Exchange) -> Result<ChatId, StoreError> {
+    let chat = store.create_chat().await?.id;
+    store.rename_chat(chat, &format!("API · {}", exchange.client)).await?;
+    let system: Vec<&str> = exchange.messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
+    if !system.is_empty() {
+        store.set_system_prompt(chat, &system.join("\n\n")).await?;
+    }
+    let turns: Vec<(Role, &str)> = match &exchange.prompt {
+        Some(prompt) => vec![(Role::User, prompt.as_str())],
+        None => exchange.messages.iter().filter(|m| m.role != Role::System).map(|m| (m.role, m.content.as_str())).collect(),
+    };
+    let mut parent = None;
+    for (role, content) in turns {
+        let model = (role == Role::Assistant).then_some(exchange.model.as_str());
+        parent = Some(store.append_message(chat, parent, role, content, MessageStatus::Complete, model).await?.id);
+    }
+    let reply =
+        store.append_message(chat, parent, Role::Assistant, &exchange.reply, MessageStatus::Complete, Some(&exchange.model)).await?;
+    store.update_reply(reply.id, &exchange.reply, MessageStatus::Complete, Some(&exchange.stats)).await?;
+    Ok(chat)
 }
 
 fn in_words(error: ServeError, port: u16) -> String {

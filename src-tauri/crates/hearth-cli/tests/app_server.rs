@@ -1,11 +1,12 @@
 //! Settings → Server in the app (hearth-app, as the window drives it) with the real model over
 //! real HTTP: off by default; on, it serves the window's engine and lists what it answered; the
-//! network needs a key, which then guards it; a port in use is said in words; it comes back on
-//! at the next start.
+//! network needs a key, which then guards it; requests are saved as chats only when asked; a port
+//! in use is said in words; it comes back on at the next start.
 
 use std::path::PathBuf;
 
 use hearth_app::{App, AppPaths, DEFAULT_MODEL_FILE, ServerSettings, SettingsError};
+use hearth_core::{HistoryStore, Role};
 use serde_json::{Value, json};
 
 fn model_path() -> PathBuf {
@@ -54,7 +55,7 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
 
     // On: the loaded model is served, and the request is listed.
     let port = free_port();
-    let on = ServerSettings { enabled: true, port, network: false };
+    let on = ServerSettings { enabled: true, port, network: false, save_requests: false };
     let url = app.set_server(on).await.unwrap().url.expect("listening");
     assert_eq!(url, format!("http://127.0.0.1:{port}/v1"));
     let (status, listed) = get(&format!("{url}/models"), None).await.unwrap();
@@ -66,6 +67,28 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
     let requests = app.server_status().await.unwrap().requests;
     assert_eq!((requests.len(), requests[0].status, requests[0].model.as_str()), (1, 200, model.as_str()));
     assert!(requests[0].completion_tokens >= 1 && requests[0].prompt_tokens > 0, "{requests:?}");
+
+    // Requests are not kept as chats unless the user asks; then each answered one is.
+    assert!(app.store.list_chats().await.unwrap().is_empty());
+    app.set_server(ServerSettings { save_requests: true, ..on }).await.unwrap();
+    let ask = json!({ "model": model, "messages": [{ "role": "system", "content": "Be brief." }, { "role": "user", "content": "Hi" }], "max_tokens": 4 });
+    let reply: Value =
+        reqwest::Client::new().post(format!("{url}/chat/completions")).json(&ask).send().await.unwrap().json().await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let saved = loop {
+        if let Some(chat) = app.store.list_chats().await.unwrap().pop() {
+            break chat;
+        }
+        assert!(std::time::Instant::now() < deadline, "the request was not saved as a chat");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert!(saved.title.starts_with("API · 127.0.0.1:"), "{saved:?}");
+    assert_eq!(app.store.system_prompt(saved.id).await.unwrap(), "Be brief.");
+    let messages = app.store.messages(saved.id).await.unwrap();
+    let shown: Vec<(Role, &str)> = messages.iter().map(|m| (m.role, m.content.as_str())).collect();
+    assert_eq!(shown, [(Role::User, "Hi"), (Role::Assistant, reply["choices"][0]["message"]["content"].as_str().unwrap())]);
+    assert_eq!(messages[1].stats.as_ref().map(|s| s.completion_tokens), reply["usage"]["completion_tokens"].as_u64().map(|n| n as u32));
+    app.set_server(on).await.unwrap();
 
     // The network needs a key; an empty key or removing it while open is refused by field.
     assert_eq!(refused_field(app.set_server(ServerSettings { network: true, ..on }).await), "network");

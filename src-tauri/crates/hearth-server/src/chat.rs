@@ -23,7 +23,7 @@ use hearth_core::{CancelFlag, ChatBackend, FinishReason, GenEvent, ReplyRequest,
 use crate::error::ApiError;
 use crate::log::Entry;
 use crate::request::{ChatRequest, CompletionRequest};
-use crate::{ServerState, unix_now};
+use crate::{Exchange, OnExchange, ServerState, unix_now};
 
 pub async fn models(State(state): State<ServerState>) -> Json<Value> {
     let data: Vec<Value> = state
@@ -147,9 +147,26 @@ struct Reply {
     _stop: StopOnDrop,
     /// The request's line in the log, written when the reply ends (499 if it is dropped first).
     entry: Entry,
+    /// The request and the text so far, for `on_exchange` (only when one is set).
+    exchange: Option<(OnExchange, Exchange)>,
 }
 
 impl Reply {
+    /// The reply ended in full: the log and the exchange hook are told.
+    fn finished(&mut self, stats: &ReplyStats) {
+        self.entry.finish(200, Some(stats));
+        if let Some((on_exchange, mut exchange)) = self.exchange.take() {
+            exchange.stats = stats.clone();
+            on_exchange(exchange);
+        }
+    }
+
+    fn wrote(&mut self, text: &str) {
+        if let Some((_, exchange)) = self.exchange.as_mut() {
+            exchange.reply.push_str(text);
+        }
+    }
+
     fn body(&self, streamed: bool, choices: Value) -> Value {
         json!({
             "id": self.id, "object": self.shape.object(streamed), "created": self.created, "model": self.model,
@@ -175,6 +192,18 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
         entry.model(&request.model);
     }
     let messages = if raw_prompt.is_some() { Vec::new() } else { request.messages()? };
+    let exchange = state.on_exchange.clone().map(|hook| {
+        let client = entry.as_ref().map(|e| e.client().to_owned()).unwrap_or_default();
+        let exchange = Exchange {
+            client,
+            model: request.model.clone(),
+            messages: messages.clone(),
+            prompt: raw_prompt.clone(),
+            reply: String::new(),
+            stats: ReplyStats::default(),
+        };
+        (hook, exchange)
+    });
     let sampling = request.sampling(&state.sampling)?;
     let loaded = state.engine.loaded().map(|m| m.name);
     let model = match loaded {
@@ -196,7 +225,7 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
     let id = format!("{prefix}-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
     tracing::info!(%id, %model, stream = request.stream, "completion");
     let entry = entry.take().expect("taken only here");
-    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry };
+    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange };
     if request.stream {
         let include_usage = request.stream_options.as_ref().is_some_and(|o| o.include_usage);
         Ok(Sse::new(chunks(reply, include_usage)).into_response())
@@ -224,10 +253,13 @@ async fn whole(mut reply: Reply) -> Result<Json<Value>, ApiError> {
             None => reply.events.recv().await,
         };
         match event {
-            Some(GenEvent::Delta(delta)) => text.push_str(&delta),
+            Some(GenEvent::Delta(delta)) => {
+                reply.wrote(&delta);
+                text.push_str(&delta);
+            }
             Some(GenEvent::Logprobs(more)) => tokens.extend(more),
             Some(GenEvent::Finished { reason, stats }) => {
-                reply.entry.finish(200, Some(&stats));
+                reply.finished(&stats);
                 let logprobs = reply.shape.logprobs(&tokens, &mut 0);
                 let choice = reply.shape.choice(false, &text, logprobs, Some(finish_reason(reason)));
                 let mut body = reply.body(false, json!([choice]));
@@ -297,10 +329,13 @@ impl Chunks {
 
     fn take(&mut self, event: Option<GenEvent>) {
         match event {
-            Some(GenEvent::Delta(text)) => self.push(&text, None),
+            Some(GenEvent::Delta(text)) => {
+                self.reply.wrote(&text);
+                self.push(&text, None);
+            }
             Some(GenEvent::Logprobs(tokens)) => self.tokens.extend(tokens),
             Some(GenEvent::Finished { reason, stats }) => {
-                self.reply.entry.finish(200, Some(&stats));
+                self.reply.finished(&stats);
                 self.push("", Some(finish_reason(reason)));
                 if self.include_usage {
                     let mut last = self.reply.body(true, json!([]));

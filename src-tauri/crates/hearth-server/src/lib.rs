@@ -19,7 +19,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
-use hearth_core::SamplingParams;
+use hearth_core::{ChatMessage, ReplyStats, SamplingParams};
 use hearth_engine::Engine;
 
 pub use error::ApiError;
@@ -57,7 +57,24 @@ pub struct ServerState {
     /// Unix seconds: the `created` of the listed model.
     started: u64,
     log: RequestLog,
+    /// Told of every request answered in full (the app saves them as chats when asked to).
+    on_exchange: Option<OnExchange>,
 }
+
+/// A request answered in full: what the client sent and what the model wrote.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub client: String,
+    pub model: String,
+    /// The conversation sent (empty for a plain prompt).
+    pub messages: Vec<ChatMessage>,
+    /// A `/v1/completions` prompt.
+    pub prompt: Option<String>,
+    pub reply: String,
+    pub stats: ReplyStats,
+}
+
+pub type OnExchange = Arc<dyn Fn(Exchange) + Send + Sync>;
 
 impl ServerState {
     /// `log` keeps the requests answered (the app shows them; the CLI logs them).
@@ -69,7 +86,14 @@ impl ServerState {
             next_id: Arc::new(AtomicU64::new(1)),
             started: unix_now(),
             log,
+            on_exchange: None,
         }
+    }
+
+    /// Calls `on_exchange` with every request answered in full.
+    pub fn with_exchanges(mut self, on_exchange: OnExchange) -> Self {
+        self.on_exchange = Some(on_exchange);
+        self
     }
 }
 

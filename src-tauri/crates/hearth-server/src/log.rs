@@ -62,6 +62,10 @@ impl Entry {
         Entry { log: log.clone(), record: Some(record), started: Instant::now() }
     }
 
+    pub fn client(&self) -> &str {
+        self.record.as_ref().map_or("", |r| r.client.as_str())
+    }
+
     pub fn model(&mut self, model: &str) {
         if let Some(record) = self.record.as_mut() {
             record.model = model.to_owned();
