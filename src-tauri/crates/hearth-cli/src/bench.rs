@@ -11,6 +11,7 @@ use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use crate::args::BenchArgs;
+use crate::parallel::{self, ParallelReport};
 use crate::peer::{self, LlamaServer};
 
 const N_CTX: u32 = 4096;
@@ -46,6 +47,9 @@ struct Report {
     /// A long chat switched away from and back to, and reopened after a restart.
     #[serde(flatten)]
     switch: SwitchReport,
+    /// Four clients at once on Hearth's server, beside llama-server with four slots.
+    #[serde(flatten)]
+    parallel: ParallelReport,
 }
 
 /// Chat A (`SWITCH_TURNS` turns) answered hot, then after chat B answered, then after the
@@ -144,6 +148,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
     });
 
     let switch = switch_back(&args, binary.as_deref(), load(true)).await?;
+    let parallel = parallel::run(&args, load(true), N_CTX, binary.as_deref()).await?;
     let report = Report {
         threads: args.threads,
         prompt_tokens,
@@ -159,6 +164,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         prompt_tokens_per_turn: ttft_reuse.iter().map(|s| s.prompt_tokens).collect(),
         server,
         switch,
+        parallel,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
@@ -398,6 +404,14 @@ fn print_table(r: &Report) {
         (s.server_switch_hot_ttft_ms, s.server_switch_back_ttft_ms, s.server_cache_ram_switch_ttft_ratio)
     {
         println!("  llama-server --cache-ram: hot {hot:.0}, after chat B {back:.0} (÷ hot {ratio:.2})");
+    }
+    let p = &r.parallel;
+    println!(
+        "\nHearth's server, 4 clients at once: {:.1} tok/s, one at a time {:.1} (÷ {:.2}); replies as alone: {}",
+        p.parallel4_tps, p.single_client_tps, p.parallel4_vs_single, p.parallel4_outputs_identical
+    );
+    if let (Some(server), Some(ratio)) = (p.server_parallel4_tps, p.parallel4_vs_server) {
+        println!("  llama-server --parallel 4: {server:.1} tok/s at once (Hearth ÷ server {ratio:.2})");
     }
 }
 

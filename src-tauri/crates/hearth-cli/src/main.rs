@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod chat;
 mod models;
+mod parallel;
 mod peer;
 mod serve;
 
@@ -42,7 +43,8 @@ loopback only; --host 0.0.0.0 (the network) needs --api-key (or HEARTH_SERVER_KE
 send as `Authorization: Bearer KEY`.
 
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
-the build of scripts/build-llama-server.sh); --no-server skips it.
+the build of scripts/build-llama-server.sh); --no-server skips it. It also times four clients at
+once on Hearth's server against one at a time and against llama-server --parallel 4.
 
 Load flags: --ctx N (default: min(trained length, 32768, what a quarter of free RAM holds))
   --threads N (default: physical cores)  --batch 512  --ubatch 512  --gpu-layers N (0 = none;
