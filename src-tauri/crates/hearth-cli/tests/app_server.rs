@@ -75,16 +75,19 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
     let reply: Value =
         reqwest::Client::new().post(format!("{url}/chat/completions")).json(&ask).send().await.unwrap().json().await.unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let saved = loop {
+    // Written in the background: done once the reply is there with its stats.
+    let (saved, messages) = loop {
         if let Some(chat) = app.store.list_chats().await.unwrap().pop() {
-            break chat;
+            let messages = app.store.messages(chat.id).await.unwrap();
+            if messages.last().is_some_and(|m| m.stats.is_some()) {
+                break (app.store.chat(chat.id).await.unwrap(), messages);
+            }
         }
         assert!(std::time::Instant::now() < deadline, "the request was not saved as a chat");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
     assert!(saved.title.starts_with("API · 127.0.0.1:"), "{saved:?}");
     assert_eq!(app.store.system_prompt(saved.id).await.unwrap(), "Be brief.");
-    let messages = app.store.messages(saved.id).await.unwrap();
     let shown: Vec<(Role, &str)> = messages.iter().map(|m| (m.role, m.content.as_str())).collect();
     assert_eq!(shown, [(Role::User, "Hi"), (Role::Assistant, reply["choices"][0]["message"]["content"].as_str().unwrap())]);
     assert_eq!(messages[1].stats.as_ref().map(|s| s.completion_tokens), reply["usage"]["completion_tokens"].as_u64().map(|n| n as u32));
