@@ -243,9 +243,12 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     last_sent = Some(Instant::now());
                 }
                 _ = flush.tick(), if unsaved => {
+                    // Only what the caller was given: after a crash the saved reply is never
+                    // more than was shown (the rest waits at most one window update).
+                    let shown = &text[..text.len() - unsent.len()];
                     // A failed flush is not fatal: the final save below reports the problem.
-                    match store.update_reply(reply.id, &text, MessageStatus::Streaming, None).await {
-                        Ok(_) => unsaved = false,
+                    match store.update_reply(reply.id, shown, MessageStatus::Streaming, None).await {
+                        Ok(_) => unsaved = !unsent.is_empty(),
                         Err(e) => tracing::warn!(error = %e, "could not flush the streaming reply"),
                     }
                 }
