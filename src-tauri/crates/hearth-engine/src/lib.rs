@@ -13,6 +13,7 @@ mod llama_log;
 mod load;
 mod local;
 mod prefix;
+mod reply;
 mod sampler;
 mod session;
 mod stop;

@@ -49,7 +49,8 @@ impl Threads {
 }
 
 /// The context parameters for `model`, and what `load`'s automatic choices resolved to.
-pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel) -> (Resolved, LlamaContextParams) {
+/// `n_seq` sequences share one unified cache of `n_ctx` cells, so each may use all of it.
+pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel, n_seq: u32) -> (Resolved, LlamaContextParams) {
     let n_ctx = load.n_ctx.unwrap_or_else(|| default_n_ctx(model, load.kv_cache_type, available_memory()));
     let threads = Threads::choose(load.n_threads, physical_cores());
     let flash = match load.flash_attention {
@@ -62,6 +63,8 @@ pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel) -> (Resolved
         .with_n_ctx(NonZeroU32::new(n_ctx))
         .with_n_batch(load.n_batch)
         .with_n_ubatch(load.n_ubatch)
+        .with_n_seq_max(n_seq)
+        .with_kv_unified(true)
         .with_n_threads(threads.decode as i32)
         .with_n_threads_batch(threads.batch as i32)
         .with_flash_attention_policy(flash)

@@ -18,7 +18,7 @@ use hearth_core::{
 
 use crate::LoadParams;
 use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
-use crate::session::Session;
+use crate::session::{PARALLEL_SEQUENCES, Session};
 use hearth_gguf::{GgufError, ValidatedGguf};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
@@ -99,6 +99,12 @@ impl Requests {
 impl Inbox {
     fn recv(&self) -> Result<Request, mpsc::RecvError> {
         let request = self.receiver.recv()?;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        Ok(request)
+    }
+
+    fn try_recv(&self) -> Result<Request, mpsc::TryRecvError> {
+        let request = self.receiver.try_recv()?;
         self.waiting.fetch_sub(1, Ordering::SeqCst);
         Ok(request)
     }
@@ -365,7 +371,7 @@ fn serve(
             return next_load(inbox, kv_config);
         }
     };
-    let (resolved, context_params) = crate::load::context_params(&params, &model);
+    let (resolved, context_params) = crate::load::context_params(&params, &model, PARALLEL_SEQUENCES);
     let context = match model.new_context(backend, context_params) {
         Ok(context) => context,
         Err(e) => {
@@ -397,19 +403,39 @@ fn serve(
             None
         }
     };
-    let mut session = Session::new(&model, context, &params, memory);
+    let mut session = Session::new(&model, context, &params, memory, PARALLEL_SEQUENCES);
     let mut aside = None;
+    // A load, unload or quit waits for the replies asked for before it.
+    let mut ending = None;
     let next = loop {
         kv_ram.store(session.kv_ram_bytes(), Ordering::Relaxed);
-        match inbox.recv() {
-            Ok(Request::Generate { request, events }) => session.reply(request, &events),
-            Ok(Request::Forget(conversation)) => session.forget(conversation),
-            Ok(Request::CacheBudgets(budgets)) => {
+        if ending.is_some() {
+            if !session.is_busy() {
+                break ending.expect("checked");
+            }
+            session.step();
+            continue;
+        }
+        // While replies run, requests are taken between steps; otherwise the thread sleeps.
+        let request = if session.is_busy() {
+            match inbox.try_recv() {
+                Ok(request) => Some(request),
+                Err(mpsc::TryRecvError::Empty) => None,
+                Err(mpsc::TryRecvError::Disconnected) => Some(Request::Quit),
+            }
+        } else {
+            Some(inbox.recv().unwrap_or(Request::Quit))
+        };
+        match request {
+            None => {}
+            Some(Request::Generate { request, events }) => session.submit(request, events),
+            Some(Request::Forget(conversation)) => session.forget(conversation),
+            Some(Request::CacheBudgets(budgets)) => {
                 kv_config.set_budgets(budgets);
                 session.set_cache_budgets(budgets);
             }
-            Ok(Request::Prefill(request)) => session.prefill_draft(&request, || inbox.has_waiting()),
-            Ok(Request::Aside { request, events }) => {
+            Some(Request::Prefill(request)) => session.prefill_draft(&request, || inbox.has_waiting()),
+            Some(Request::Aside { request, events }) => {
                 if request.cancel.is_cancelled() {
                     let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
                     continue;
@@ -421,9 +447,12 @@ fn serve(
                     }
                 }
             }
-            Ok(Request::Load(next)) => break Next::Load(next),
-            Ok(Request::Unload(done)) => break Next::Unloaded(done),
-            Ok(Request::Quit) | Err(_) => break Next::Quit,
+            Some(Request::Load(next)) => ending = Some(Next::Load(next)),
+            Some(Request::Unload(done)) => ending = Some(Next::Unloaded(done)),
+            Some(Request::Quit) => ending = Some(Next::Quit),
+        }
+        if session.is_busy() {
+            session.step();
         }
     };
     session.retire();
@@ -439,11 +468,11 @@ fn aside_session<'s, 'm>(
 ) -> Result<&'s mut Session<'m>, BackendError> {
     if aside.is_none() {
         let small = LoadParams { n_ctx: Some(ASIDE_N_CTX), n_batch: ASIDE_N_BATCH, n_ubatch: ASIDE_N_BATCH, ..params.clone() };
-        let (_, context_params) = crate::load::context_params(&small, model);
+        let (_, context_params) = crate::load::context_params(&small, model, 1);
         let context = model
             .new_context(backend, context_params)
             .map_err(|e| BackendError::Engine(format!("no memory for a second, small context: {e}")))?;
-        *aside = Some(Session::new(model, context, &small, None));
+        *aside = Some(Session::new(model, context, &small, None, 1));
     }
     Ok(aside.as_mut().expect("just created"))
 }

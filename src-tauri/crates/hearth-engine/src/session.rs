@@ -1,8 +1,16 @@
-//! One model's chat session: renders, tokenizes, reuses the KV cache and generates a reply.
+//! One model's context and the replies it serves: renders and tokenizes prompts, keeps each
+//! conversation's KV cache, and decodes every running reply in one batch per step.
+//!
+//! The context holds up to [`PARALLEL_SEQUENCES`] KV sequences (slots) in one unified cache of
+//! `n_ctx` cells. Each step decodes the last sampled token of every reply that is writing, and
+//! fills the rest of the batch with the next chunk of a prompt being read — continuous batching,
+//! as llama.cpp's server does. A reply waits for a free slot (or for room in the cache) in the
+//! order it came. With one reply at a time the other slots are emptied (owned caches go to
+//! [`KvMemory`]), so a lone chat has the whole context and pays for no one else's cells.
 
-use std::time::{Duration, Instant};
+use std::collections::VecDeque;
+use std::time::Instant;
 
-use encoding_rs::{Decoder, UTF_8};
 use llama_cpp_2::LlamaStateSeqFlags;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -11,36 +19,58 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    BackendError, CacheBudgets, CancelFlag, ChatMessage, FinishReason, GenEvent, MAX_TOP_LOGPROBS, OverflowPolicy, PromptSource,
-    ReplyRequest, ReplyStats, Role, TokenChoice, TokenLogprob, fit_context,
+    BackendError, CacheBudgets, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
+    fit_context,
 };
 
 use crate::LoadParams;
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::prefix;
+use crate::reply::Reply;
 use crate::sampler;
-use crate::stop::StopFilter;
 use crate::template::ChatTemplate;
 
-/// KV cache sequence used for the conversation.
-const SEQ: i32 = 0;
+/// KV sequences one context serves at once; a reply beyond these waits for one to end.
+pub const PARALLEL_SEQUENCES: u32 = 4;
+
+/// One KV sequence and what is in it.
+struct Slot {
+    seq: i32,
+    /// Tokens whose keys and values are in the cache for `seq`, in position order. A sampled
+    /// token that was never decoded (end of turn, length limit, stop) is not in it.
+    cached: Vec<LlamaToken>,
+    /// The conversation whose cache this is (`None`: a one-off prompt, or none yet).
+    owner: Option<ConversationId>,
+    /// A reply is writing in it.
+    busy: bool,
+    /// When it last served a reply ([`Session::clock`]), for least-recently-used choices.
+    used_at: u64,
+}
+
+/// A reply asked for, its prompt fitted, waiting for a slot.
+struct Queued {
+    request: ReplyRequest,
+    events: UnboundedSender<GenEvent>,
+    tokens: Vec<LlamaToken>,
+    dropped: usize,
+    asked_at: Instant,
+}
 
 pub struct Session<'m> {
     model: &'m LlamaModel,
     context: LlamaContext<'m>,
     renderer: Renderer,
-    /// Tokens whose keys and values are in the KV cache for `SEQ`, in position order. A sampled
-    /// token that was never decoded (end of turn, length limit, stop) is not in it.
-    cached: Vec<LlamaToken>,
+    slots: Vec<Slot>,
+    queued: VecDeque<Queued>,
+    running: Vec<Reply>,
     batch: LlamaBatch<'static>,
     n_batch: usize,
     reuse_kv: bool,
-    /// The conversation whose cache `cached` is (`None`: a one-off prompt, or none yet).
-    owner: Option<ConversationId>,
-    /// The other conversations' caches; `None` keeps only the live one (asides, reuse off).
+    /// The other conversations' caches; `None` keeps only the live ones (asides, reuse off).
     memory: Option<KvMemory>,
     /// The conversation whose draft was read ahead into the cache since its last reply.
     typed: Option<ConversationId>,
+    clock: u64,
 }
 
 enum Renderer {
@@ -49,19 +79,123 @@ enum Renderer {
 }
 
 impl<'m> Session<'m> {
-    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, params: &LoadParams, memory: Option<KvMemory>) -> Self {
+    /// `n_seq`: the sequences `context` was created for (at most that many replies at once).
+    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, params: &LoadParams, memory: Option<KvMemory>, n_seq: u32) -> Self {
         let n_batch = params.n_batch as usize;
+        let slots = (0..n_seq.max(1) as i32).map(|seq| Slot { seq, cached: Vec::new(), owner: None, busy: false, used_at: 0 }).collect();
         Session {
             model,
             context,
             renderer: renderer_for(model, params.chat_template.as_deref()),
-            cached: Vec::new(),
+            slots,
+            queued: VecDeque::new(),
+            running: Vec::new(),
             batch: LlamaBatch::new(n_batch, 1),
             n_batch,
             reuse_kv: params.reuse_kv,
-            owner: None,
             memory: memory.filter(|_| params.reuse_kv),
             typed: None,
+            clock: 0,
+        }
+    }
+
+    /// Whether replies are running or waiting: call [`Session::step`] until not.
+    pub fn is_busy(&self) -> bool {
+        !self.running.is_empty() || !self.queued.is_empty()
+    }
+
+    /// Generates a reply and waits for it (and any other reply in hand) to end; its events
+    /// always end with `Finished` or `Failed`.
+    pub fn reply(&mut self, request: ReplyRequest, events: &UnboundedSender<GenEvent>) {
+        self.submit(request, events.clone());
+        while self.is_busy() {
+            self.step();
+        }
+    }
+
+    /// Queues a reply; [`Session::step`] serves it. A prompt that cannot fit fails at once.
+    pub fn submit(&mut self, request: ReplyRequest, events: UnboundedSender<GenEvent>) {
+        let asked_at = Instant::now();
+        match self.fit_prompt(&request, self.n_ctx()) {
+            Ok((tokens, dropped)) => self.queued.push_back(Queued { request, events, tokens, dropped, asked_at }),
+            Err(error) => {
+                let _ = events.send(GenEvent::Failed(error));
+            }
+        }
+    }
+
+    /// Starts what waits and fits, then decodes one batch: the next token of every reply that
+    /// is writing and as much of a prompt being read as the batch has room for.
+    pub fn step(&mut self) {
+        self.admit();
+        if self.running.is_empty() {
+            return;
+        }
+        let n_ctx = self.n_ctx();
+        let mut used = self.used_cells();
+        let mut ended: Vec<(usize, FinishReason)> = Vec::new();
+        let mut added: Vec<Vec<LlamaToken>> = vec![Vec::new(); self.running.len()];
+        self.batch.clear();
+        for (i, reply) in self.running.iter_mut().enumerate() {
+            if reply.request.cancel.is_cancelled() {
+                ended.push((i, FinishReason::Cancelled));
+                continue;
+            }
+            let Some(token) = reply.next.take() else { continue };
+            if used + 1 >= n_ctx {
+                ended.push((i, FinishReason::Length)); // The context is full.
+                continue;
+            }
+            let slot = &self.slots[reply.slot];
+            if self.batch.add(token, slot.cached.len() as i32, &[slot.seq], true).is_err() {
+                ended.push((i, FinishReason::Length));
+                continue;
+            }
+            reply.logits_at = Some(self.batch.n_tokens() - 1);
+            added[i].push(token);
+            used += 1;
+        }
+        for (i, reply) in self.running.iter_mut().enumerate() {
+            let room = self.n_batch.saturating_sub(self.batch.n_tokens() as usize);
+            if room == 0 {
+                break;
+            }
+            if reply.prompt.is_empty() || !added[i].is_empty() || ended.iter().any(|(e, _)| *e == i) {
+                continue;
+            }
+            let chunk: Vec<LlamaToken> = reply.prompt.drain(..room.min(reply.prompt.len())).collect();
+            let read_all = reply.prompt.is_empty();
+            let slot = &self.slots[reply.slot];
+            for (k, &token) in chunk.iter().enumerate() {
+                let logits = read_all && k + 1 == chunk.len();
+                // Within n_batch by construction; a failure here would be a bug in this loop.
+                let _ = self.batch.add(token, (slot.cached.len() + k) as i32, &[slot.seq], logits);
+            }
+            if read_all {
+                reply.logits_at = Some(self.batch.n_tokens() - 1);
+            }
+            added[i] = chunk;
+        }
+        if self.batch.n_tokens() > 0
+            && let Err(e) = self.context.decode(&mut self.batch)
+        {
+            self.fail_all(&BackendError::Engine(format!("decoding failed: {e}")));
+            return;
+        }
+        for (reply, tokens) in self.running.iter().zip(added) {
+            self.slots[reply.slot].cached.extend(tokens);
+        }
+        for (i, reply) in self.running.iter_mut().enumerate() {
+            if let Some(reason) = reply.sample(&self.context, self.model) {
+                ended.push((i, reason));
+            }
+        }
+        ended.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
+        ended.dedup_by_key(|(i, _)| *i);
+        for (i, reason) in ended {
+            let reply = self.running.remove(i);
+            self.release(reply.slot);
+            reply.finish(reason);
         }
     }
 
@@ -69,10 +203,10 @@ impl<'m> Session<'m> {
     /// draft and the opening of the reply), chunk by chunk, stopping as soon as `preempted`
     /// says another request waits. The cache keeps what was read: when the user types on, only
     /// the tokens from where the text changed are dropped (a few, at the end), so at Enter little
-    /// or nothing is left to read.
+    /// or nothing is left to read. Only while no reply is in hand.
     pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
         let Some(last) = request.messages.last() else { return };
-        if !self.reuse_kv || last.role != Role::User || last.content.trim().is_empty() || preempted() {
+        if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
             return;
         }
         let Ok(prompt) = self.prompt(&request.messages, false) else { return };
@@ -81,12 +215,14 @@ impl<'m> Session<'m> {
         if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
             return;
         }
-        self.switch_to(request.conversation, &tokens);
-        let tokens = self.follow_cache(tokens);
-        self.reuse_prefix(&tokens);
-        let suffix = tokens[self.cached.len()..].to_vec();
+        let slot = self.choose_slot(request.conversation, &tokens);
+        self.empty_idle_slots_but(slot);
+        self.switch_to(slot, request.conversation, &tokens);
+        let tokens = self.follow_cache(slot, tokens);
+        self.reuse_prefix(slot, &tokens);
+        let suffix = tokens[self.slots[slot].cached.len()..].to_vec();
         for chunk in suffix.chunks(self.n_batch) {
-            if preempted() || self.decode(chunk, false).is_err() {
+            if preempted() || self.decode_alone(slot, chunk).is_err() {
                 break;
             }
         }
@@ -95,13 +231,12 @@ impl<'m> Session<'m> {
 
     /// Keeps every conversation's cache on disk: the model is unloaded or the engine quits.
     pub fn retire(mut self) {
-        let Some(mut memory) = self.memory.take() else { return };
-        if let Some(owner) = self.owner
-            && let Some(state) = self.snapshot()
-        {
-            memory.park(owner, state);
+        for slot in 0..self.slots.len() {
+            self.park(slot);
         }
-        memory.spill_all();
+        if let Some(memory) = self.memory.as_mut() {
+            memory.spill_all();
+        }
     }
 
     /// New budgets for the other chats' caches, in force at once.
@@ -118,150 +253,219 @@ impl<'m> Session<'m> {
 
     /// Drops `conversation`'s cache everywhere (its chat was deleted); `None`: every chat's.
     pub fn forget(&mut self, conversation: Option<ConversationId>) {
-        if conversation.is_none() || self.owner == conversation {
-            self.owner = None;
+        for slot in &mut self.slots {
+            if conversation.is_none() || slot.owner == conversation {
+                slot.owner = None;
+            }
         }
         if let Some(memory) = self.memory.as_mut() {
             memory.forget(conversation);
         }
     }
 
-    /// Generates a reply, sending its events; always ends with `Finished` or `Failed`.
-    pub fn reply(&mut self, request: ReplyRequest, events: &UnboundedSender<GenEvent>) {
-        let last = match self.generate(&request, events) {
-            Ok((reason, stats)) => GenEvent::Finished { reason, stats },
-            Err(error) => GenEvent::Failed(error),
-        };
-        let _ = events.send(last);
+    fn n_ctx(&self) -> usize {
+        self.context.n_ctx() as usize
     }
 
-    fn generate(&mut self, request: &ReplyRequest, events: &UnboundedSender<GenEvent>) -> Result<(FinishReason, ReplyStats), BackendError> {
-        let started = Instant::now();
-        let n_ctx = self.context.n_ctx() as usize;
-        let (tokens, dropped) = self.fit_prompt(request, n_ctx)?;
-        let source = match self.switch_to(request.conversation, &tokens) {
-            PromptSource::Live if request.conversation.is_some() && self.typed == request.conversation => PromptSource::Typed,
+    /// Cells of the unified cache in use, by every slot.
+    fn used_cells(&self) -> usize {
+        self.slots.iter().map(|s| s.cached.len()).sum()
+    }
+
+    /// Starts the queued replies in order while a slot is free and the cache has room for the
+    /// next one's prompt and reply.
+    fn admit(&mut self) {
+        while self.running.len() < self.slots.len() {
+            let Some(next) = self.queued.front() else { return };
+            if next.request.cancel.is_cancelled() || next.events.is_closed() {
+                let gone = self.queued.pop_front().expect("front exists");
+                let _ = gone.events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
+                continue;
+            }
+            let slot = self.choose_slot(next.request.conversation, &next.tokens);
+            if self.running.is_empty() {
+                self.empty_idle_slots_but(slot);
+            } else {
+                let n_ctx = self.n_ctx();
+                let reserve = (next.request.sampling.max_tokens as usize).min(n_ctx / 4);
+                let kept = shared_prefix(&self.slots[slot].cached, &next.tokens);
+                let need = next.tokens.len() - kept + reserve;
+                if !self.make_room(slot, need.saturating_sub(self.slots[slot].cached.len() - kept)) {
+                    return; // It waits for a reply to end.
+                }
+            }
+            let queued = self.queued.pop_front().expect("front exists");
+            self.start(slot, queued);
+        }
+    }
+
+    fn start(&mut self, slot: usize, queued: Queued) {
+        let Queued { request, events, tokens, dropped, asked_at } = queued;
+        let sampler = match sampler::build(self.model, &request.sampling, self.n_ctx() as u32) {
+            Ok(sampler) => sampler,
+            Err(error) => {
+                let _ = events.send(GenEvent::Failed(error));
+                return;
+            }
+        };
+        // Two replies of one conversation at once: the second keeps no cache for it.
+        let conversation = request.conversation.filter(|c| !self.slots.iter().any(|s| s.busy && s.owner == Some(*c)));
+        let source = match self.switch_to(slot, conversation, &tokens) {
+            PromptSource::Live if conversation.is_some() && self.typed == conversation => PromptSource::Typed,
             source => source,
         };
-        self.typed = None;
-        let tokens = if self.reuse_kv { self.follow_cache(tokens) } else { tokens };
-        let cached_tokens = self.reuse_prefix(&tokens) as u32;
-        let mut stats = ReplyStats {
+        if self.typed == conversation {
+            self.typed = None;
+        }
+        let tokens = if self.reuse_kv { self.follow_cache(slot, tokens) } else { tokens };
+        let cached_tokens = self.reuse_prefix(slot, &tokens);
+        let stats = ReplyStats {
             prompt_tokens: tokens.len() as u32,
-            cached_tokens,
+            cached_tokens: cached_tokens as u32,
             prompt_source: if cached_tokens == 0 { PromptSource::New } else { source },
             dropped_messages: dropped as u32,
             ..ReplyStats::default()
         };
-        let suffix = tokens[self.cached.len()..].to_vec();
-        if !self.prefill(&suffix, &request.cancel)? {
-            return Ok((FinishReason::Cancelled, stats));
-        }
-
-        let mut sampler = sampler::build(self.model, &request.sampling, n_ctx as u32)?;
-        let mut text = Utf8Stream::new();
-        let mut stops = StopFilter::new(&request.sampling.stop);
-        let mut outbox = Outbox::new();
-        let mut first_token_at = None;
-        let vocab = self.model.vocab();
-        let reason = loop {
-            // `sample` also accepts the token into the sampler state; never `accept` again.
-            // `sample` already accepts the token into the chain: no `accept` after it.
-            let token = sampler.sample(&self.context, self.batch.n_tokens() - 1);
-            first_token_at.get_or_insert_with(Instant::now);
-            if vocab.is_eog(token) {
-                break FinishReason::EndOfTurn;
-            }
-            if let Some(top) = request.logprobs {
-                outbox.logprob(self.logprob(token, top));
-            }
-            stats.completion_tokens += 1;
-            let released = stops.push(&text.push(&vocab.token_to_piece(token, false, None)));
-            if !outbox.push(&released.text, events) {
-                break FinishReason::Cancelled; // Nobody is listening any more.
-            }
-            if released.stopped {
-                break FinishReason::StopString;
-            }
-            if stats.completion_tokens >= request.sampling.max_tokens || self.cached.len() + 1 >= n_ctx {
-                break FinishReason::Length;
-            }
-            if request.cancel.is_cancelled() {
-                break FinishReason::Cancelled;
-            }
-            self.decode(&[token], true)?;
-        };
-        let tail = match reason {
-            FinishReason::StopString => String::new(),
-            _ => {
-                let flushed = stops.push(&text.finish()).text;
-                flushed + &stops.finish()
-            }
-        };
-        outbox.push(&tail, events);
-        outbox.flush(events);
-        if let Some(first) = first_token_at {
-            stats.ttft_ms = millis(first - started);
-            let decoding = first.elapsed().as_secs_f64();
-            if stats.completion_tokens > 1 && decoding > 0.0 {
-                stats.decode_tps = f64::from(stats.completion_tokens - 1) / decoding;
-            }
-        }
-        Ok((reason, stats))
+        self.slots[slot].busy = true;
+        let prompt = tokens[cached_tokens..].to_vec();
+        self.running.push(Reply::new(slot, request, events, prompt, sampler, stats, asked_at));
     }
 
-    /// Makes the cache `conversation`'s: the one in place is kept in memory for its own
+    fn release(&mut self, slot: usize) {
+        self.clock += 1;
+        let slot = &mut self.slots[slot];
+        slot.busy = false;
+        slot.used_at = self.clock;
+    }
+
+    /// Every reply in hand fails (llama.cpp refused a batch); the cache is emptied.
+    fn fail_all(&mut self, error: &BackendError) {
+        self.context.clear_kv_cache();
+        for slot in &mut self.slots {
+            slot.cached.clear();
+            slot.busy = false;
+        }
+        for reply in self.running.drain(..) {
+            let _ = reply.events.send(GenEvent::Failed(error.clone()));
+        }
+    }
+
+    /// The idle slot for a prompt: its conversation's own, else (for a one-off prompt) the one
+    /// sharing the longest opening with it, else an empty one, else the least recently used.
+    fn choose_slot(&self, conversation: Option<ConversationId>, tokens: &[LlamaToken]) -> usize {
+        let idle = || self.slots.iter().enumerate().filter(|(_, s)| !s.busy);
+        let own = match conversation {
+            Some(c) => idle().find(|(_, s)| s.owner == Some(c)).map(|(i, _)| i),
+            None => idle()
+                .filter(|(_, s)| s.owner.is_none())
+                .map(|(i, s)| (i, shared_prefix(&s.cached, tokens)))
+                .filter(|&(_, shared)| shared > 0)
+                .max_by_key(|&(_, shared)| shared)
+                .map(|(i, _)| i),
+        };
+        own.or_else(|| idle().min_by_key(|(_, s)| (!s.cached.is_empty(), s.used_at)).map(|(i, _)| i))
+            .expect("a slot is free whenever a reply is started")
+    }
+
+    /// Empties the idle slots other than `keep` (owned caches go to memory): a reply alone has
+    /// the whole context, and attends over no one else's cells.
+    fn empty_idle_slots_but(&mut self, keep: usize) {
+        for slot in 0..self.slots.len() {
+            if slot != keep && !self.slots[slot].busy && !self.slots[slot].cached.is_empty() {
+                self.park(slot);
+            }
+        }
+    }
+
+    /// Empties idle slots other than `keep`, least recently used first, until `need` cells are
+    /// free. False if the replies running leave too little.
+    fn make_room(&mut self, keep: usize, need: usize) -> bool {
+        loop {
+            if self.n_ctx().saturating_sub(self.used_cells()) >= need {
+                return true;
+            }
+            let victim = self
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| *i != keep && !s.busy && !s.cached.is_empty())
+                .min_by_key(|(_, s)| s.used_at)
+                .map(|(i, _)| i);
+            match victim {
+                Some(slot) => self.park(slot),
+                None => return false,
+            }
+        }
+    }
+
+    /// Moves a slot's cache to memory (if it is a conversation's) and empties the slot.
+    fn park(&mut self, slot: usize) {
+        if let Some(owner) = self.slots[slot].owner.take()
+            && let Some(state) = self.snapshot(slot)
+            && let Some(memory) = self.memory.as_mut()
+        {
+            memory.park(owner, state);
+        }
+        self.clear_slot(slot);
+    }
+
+    fn clear_slot(&mut self, slot: usize) {
+        let _ = self.context.clear_kv_cache_seq(Some(self.slots[slot].seq as u32), None, None);
+        self.slots[slot].cached.clear();
+    }
+
+    /// Makes `slot` the cache of `conversation`: the one in place goes to memory for its own
     /// conversation, and `conversation`'s own comes back if it shares more with `prompt` than
     /// what is in place. Says where the cache now comes from.
-    fn switch_to(&mut self, conversation: Option<ConversationId>, prompt: &[LlamaToken]) -> PromptSource {
-        if conversation == self.owner {
+    fn switch_to(&mut self, slot: usize, conversation: Option<ConversationId>, prompt: &[LlamaToken]) -> PromptSource {
+        if conversation.is_some() && conversation == self.slots[slot].owner {
             return PromptSource::Live;
         }
-        let previous = std::mem::replace(&mut self.owner, conversation);
-        let Some(mut memory) = self.memory.take() else { return PromptSource::New };
+        let previous = std::mem::replace(&mut self.slots[slot].owner, conversation);
         if let Some(previous) = previous
-            && let Some(state) = self.snapshot()
+            && let Some(state) = self.snapshot(slot)
+            && let Some(memory) = self.memory.as_mut()
         {
             memory.park(previous, state);
         }
-        let mut source = PromptSource::New;
-        if let Some((saved, from)) = conversation.and_then(|c| memory.take(c)) {
-            let shared = |tokens: &[LlamaToken]| tokens.iter().zip(prompt).take_while(|(a, b)| a == b).count();
-            let saved_tokens: Vec<LlamaToken> = saved.tokens.iter().map(|&t| LlamaToken(t)).collect();
-            if shared(&saved_tokens) > shared(&self.cached) && self.restore(&saved.data, saved_tokens) {
-                source = from;
-            }
+        let Some(saved) = conversation.and_then(|c| self.memory.as_mut().and_then(|m| m.take(c))) else {
+            return if conversation.is_none() && !self.slots[slot].cached.is_empty() { PromptSource::Live } else { PromptSource::New };
+        };
+        let (saved, from) = saved;
+        let saved_tokens: Vec<LlamaToken> = saved.tokens.iter().map(|&t| LlamaToken(t)).collect();
+        if shared_prefix(&saved_tokens, prompt) > shared_prefix(&self.slots[slot].cached, prompt) && self.restore(slot, &saved.data, saved_tokens) {
+            return from;
         }
-        self.memory = Some(memory);
-        source
+        PromptSource::New
     }
 
-    /// The live sequence's cache as bytes, with its tokens; `None` when empty or llama.cpp
-    /// wrote other than it said.
-    fn snapshot(&self) -> Option<SavedState> {
-        if self.cached.is_empty() {
+    /// A slot's cache as bytes, with its tokens; `None` when empty or llama.cpp wrote other
+    /// than it said.
+    fn snapshot(&self, slot: usize) -> Option<SavedState> {
+        let Slot { seq, cached, .. } = &self.slots[slot];
+        if cached.is_empty() {
             return None;
         }
         let flags = LlamaStateSeqFlags::empty();
-        let size = self.context.state_seq_get_size_ext(SEQ, flags);
+        let size = self.context.state_seq_get_size_ext(*seq, flags);
         let mut data = vec![0u8; size];
         // SAFETY: `data` holds exactly the size llama.cpp just reported for this sequence.
-        let written = unsafe { self.context.state_seq_get_data_ext(data.as_mut_ptr(), SEQ, flags) };
-        (written == size).then(|| SavedState { tokens: self.cached.iter().map(|t| t.0).collect(), data })
+        let written = unsafe { self.context.state_seq_get_data_ext(data.as_mut_ptr(), *seq, flags) };
+        (written == size).then(|| SavedState { tokens: cached.iter().map(|t| t.0).collect(), data })
     }
 
-    /// Replaces the live sequence with a saved one; on failure the sequence is left empty.
-    fn restore(&mut self, data: &[u8], tokens: Vec<LlamaToken>) -> bool {
-        let _ = self.context.clear_kv_cache_seq(Some(SEQ as u32), None, None);
-        self.cached.clear();
+    /// Replaces a slot's cache with a saved one; on failure the slot is left empty.
+    fn restore(&mut self, slot: usize, data: &[u8], tokens: Vec<LlamaToken>) -> bool {
+        self.clear_slot(slot);
+        let seq = self.slots[slot].seq;
         // SAFETY: these bytes came from `snapshot` on this model and cache layout: straight from
         // RAM, or from a state file whose key and checksum `kv_memory::decode` verified.
-        let restored = unsafe { self.context.state_seq_set_data_ext(data, SEQ, LlamaStateSeqFlags::empty()) };
+        let restored = unsafe { self.context.state_seq_set_data_ext(data, seq, LlamaStateSeqFlags::empty()) };
         if restored {
-            self.cached = tokens;
+            self.slots[slot].cached = tokens;
         } else {
             tracing::warn!("llama.cpp refused a saved KV state; the prompt is prefilled");
-            let _ = self.context.clear_kv_cache_seq(Some(SEQ as u32), None, None);
+            self.clear_slot(slot);
         }
         restored
     }
@@ -353,85 +557,54 @@ impl<'m> Session<'m> {
         vocab.tokenize(prompt.as_bytes(), add_bos, true)
     }
 
-    /// The prompt spelled as the cache spells the text they share (see [`prefix`]).
-    fn follow_cache(&self, tokens: Vec<LlamaToken>) -> Vec<LlamaToken> {
+    /// The prompt spelled as `slot`'s cache spells the text they share (see [`prefix`]).
+    fn follow_cache(&self, slot: usize, tokens: Vec<LlamaToken>) -> Vec<LlamaToken> {
         let vocab = self.model.vocab();
         prefix::follow_cache(
-            &self.cached,
+            &self.slots[slot].cached,
             tokens,
             |token| vocab.token_to_piece(token, true, None),
             |text| vocab.tokenize(text, false, true),
         )
     }
 
-    /// `token`'s log-probability at the position just decoded and the `top` likeliest there:
-    /// the log-softmax of the raw logits, before any sampler (what OpenAI's `logprobs` report).
-    fn logprob(&self, token: LlamaToken, top: u32) -> TokenLogprob {
-        let logits = self.context.get_logits_ith(self.batch.n_tokens() - 1);
-        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let log_sum = max + logits.iter().map(|&l| (l - max).exp()).sum::<f32>().ln();
-        let choice = |id: i32| TokenChoice {
-            id,
-            bytes: self.model.vocab().token_to_piece(LlamaToken(id), true, None),
-            logprob: logits.get(id as usize).map_or(f32::NEG_INFINITY, |&l| l - log_sum),
-        };
-        let mut ids: Vec<i32> = (0..logits.len() as i32).collect();
-        let by_logit = |a: &i32, b: &i32| logits[*b as usize].total_cmp(&logits[*a as usize]);
-        let top = (top.min(MAX_TOP_LOGPROBS) as usize).min(ids.len());
-        if top > 0 && top < ids.len() {
-            ids.select_nth_unstable_by(top - 1, by_logit);
-        }
-        ids.truncate(top);
-        ids.sort_by(by_logit);
-        TokenLogprob { token: choice(token.0), top: ids.into_iter().map(choice).collect() }
-    }
-
-    /// Keeps the longest cached prefix of `tokens` and drops the rest of the cache; returns its
-    /// length. At least one token is always left to decode, since sampling needs fresh logits.
-    fn reuse_prefix(&mut self, tokens: &[LlamaToken]) -> usize {
-        let mut keep = if self.reuse_kv { self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count() } else { 0 };
+    /// Keeps the longest prefix of `tokens` cached in `slot` and drops the rest of it; returns
+    /// its length. At least one token is always left to decode, since sampling needs fresh logits.
+    fn reuse_prefix(&mut self, slot: usize, tokens: &[LlamaToken]) -> usize {
+        let cached = &self.slots[slot].cached;
+        let mut keep = if self.reuse_kv { shared_prefix(cached, tokens) } else { 0 };
         keep = keep.min(tokens.len().saturating_sub(1));
-        if keep < self.cached.len() {
-            if self.context.kv_cache_seq_rm(SEQ, Some(keep as u32), None).is_err() {
-                // Recurrent and hybrid models cannot drop a suffix; start over.
-                self.context.clear_kv_cache();
+        if keep < cached.len() {
+            if self.context.kv_cache_seq_rm(self.slots[slot].seq, Some(keep as u32), None).is_err() {
+                // Recurrent and hybrid models cannot drop a suffix; start the sequence over.
+                self.clear_slot(slot);
                 keep = 0;
             }
-            self.cached.truncate(keep);
+            self.slots[slot].cached.truncate(keep);
         }
         keep
     }
 
-    /// Decodes `tokens` in chunks of the batch size. Returns false if cancelled between chunks.
-    fn prefill(&mut self, tokens: &[LlamaToken], cancel: &CancelFlag) -> Result<bool, BackendError> {
-        let chunks = tokens.chunks(self.n_batch);
-        let last = chunks.len().saturating_sub(1);
-        for (i, chunk) in tokens.chunks(self.n_batch).enumerate() {
-            if cancel.is_cancelled() {
-                return Ok(false);
-            }
-            self.decode(chunk, i == last)?;
-        }
-        Ok(true)
-    }
-
-    /// Decodes `tokens` at the next positions, asking for logits of the last one if `logits`.
-    fn decode(&mut self, tokens: &[LlamaToken], logits: bool) -> Result<(), BackendError> {
+    /// Decodes `tokens` at `slot`'s next positions, alone in the batch, without logits.
+    fn decode_alone(&mut self, slot: usize, tokens: &[LlamaToken]) -> Result<(), BackendError> {
         self.batch.clear();
-        let start = self.cached.len();
+        let Slot { seq, cached, .. } = &self.slots[slot];
         for (i, &token) in tokens.iter().enumerate() {
-            let want_logits = logits && i + 1 == tokens.len();
-            self.batch.add(token, (start + i) as i32, &[SEQ], want_logits).map_err(|e| BackendError::Engine(e.to_string()))?;
+            self.batch.add(token, (cached.len() + i) as i32, &[*seq], false).map_err(|e| BackendError::Engine(e.to_string()))?;
         }
         if let Err(e) = self.context.decode(&mut self.batch) {
-            // The cache may now hold part of the batch; forget it all rather than guess.
-            self.context.clear_kv_cache();
-            self.cached.clear();
+            // The cache may now hold part of the batch; forget this slot rather than guess.
+            self.clear_slot(slot);
             return Err(BackendError::Engine(format!("decoding failed: {e}")));
         }
-        self.cached.extend_from_slice(tokens);
+        self.slots[slot].cached.extend_from_slice(tokens);
         Ok(())
     }
+}
+
+/// How many tokens two sequences share from the start.
+fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// The user's template if given, else the model's own; llama.cpp's renderer of the model's
@@ -467,99 +640,3 @@ fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
     String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
 }
 
-fn millis(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// Collects reply text and sends it at most every `DELTA_INTERVAL` (the first piece at once).
-/// Waking the receiver for every token costs real decode speed when llama.cpp's threads fill
-/// every core; a window repaints at most once a frame anyway.
-struct Outbox {
-    pending: String,
-    /// The pending text's tokens' log-probabilities, when the request asked for them.
-    logprobs: Vec<TokenLogprob>,
-    last_sent: Option<Instant>,
-}
-
-/// Often enough for any reader (ChatService paces the window further, to
-/// `hearth_core::WINDOW_UPDATE_INTERVAL`). Kept at 40 ms: the engine tests that stop a reply after
-/// its second delta compare greedy text at the stop point this gives.
-const DELTA_INTERVAL: Duration = Duration::from_millis(40);
-
-impl Outbox {
-    fn new() -> Self {
-        Outbox { pending: String::new(), logprobs: Vec::new(), last_sent: None }
-    }
-
-    /// Queues a token's log-probabilities; they go just before the text they belong to.
-    fn logprob(&mut self, logprob: TokenLogprob) {
-        self.logprobs.push(logprob);
-    }
-
-    /// Queues `text`, sending if due. Returns false if the receiver is gone.
-    fn push(&mut self, text: &str, events: &UnboundedSender<GenEvent>) -> bool {
-        self.pending.push_str(text);
-        let due = self.last_sent.is_none_or(|t| t.elapsed() >= DELTA_INTERVAL);
-        !due || self.flush(events)
-    }
-
-    fn flush(&mut self, events: &UnboundedSender<GenEvent>) -> bool {
-        if !self.logprobs.is_empty() && events.send(GenEvent::Logprobs(std::mem::take(&mut self.logprobs))).is_err() {
-            return false;
-        }
-        if self.pending.is_empty() {
-            return !events.is_closed();
-        }
-        self.last_sent = Some(Instant::now());
-        events.send(GenEvent::Delta(std::mem::take(&mut self.pending))).is_ok()
-    }
-}
-
-/// Turns token bytes into text without ever splitting a multi-byte character.
-struct Utf8Stream {
-    decoder: Decoder,
-}
-
-impl Utf8Stream {
-    fn new() -> Self {
-        Utf8Stream { decoder: UTF_8.new_decoder_without_bom_handling() }
-    }
-
-    fn push(&mut self, bytes: &[u8]) -> String {
-        self.decode(bytes, false)
-    }
-
-    /// Flushes bytes held back at the end (an incomplete character becomes U+FFFD).
-    fn finish(&mut self) -> String {
-        self.decode(&[], true)
-    }
-
-    fn decode(&mut self, bytes: &[u8], last: bool) -> String {
-        let capacity = self.decoder.max_utf8_buffer_length(bytes.len()).unwrap_or(bytes.len() + 4);
-        let mut out = String::with_capacity(capacity);
-        let _ = self.decoder.decode_to_string(bytes, &mut out, last);
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Utf8Stream;
-
-    #[test]
-    fn utf8_stream_holds_split_characters() {
-        let cases: &[(&[&[u8]], &[&str])] = &[
-            (&[b"ab", b"c"], &["ab", "c", ""]),
-            // "é" = C3 A9, "🔥" = F0 9F 94 A5 split over three pieces.
-            (&[b"\xC3", b"\xA9x"], &["", "éx", ""]),
-            (&[b"\xF0\x9F", b"\x94", b"\xA5!"], &["", "", "🔥!", ""]),
-            (&[b"\xF0\x9F"], &["", "\u{FFFD}"]),
-        ];
-        for (pieces, expected) in cases {
-            let mut s = Utf8Stream::new();
-            let mut got: Vec<String> = pieces.iter().map(|p| s.push(p)).collect();
-            got.push(s.finish());
-            assert_eq!(got, *expected, "{pieces:?}");
-        }
-    }
-}

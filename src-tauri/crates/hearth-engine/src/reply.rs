@@ -1,0 +1,233 @@
+//! One reply while the scheduler serves it: the prompt tokens still to read, its sampler, the
+//! text released so far and its statistics. Sampling a position and finishing are here; which
+//! replies share a batch is [`crate::session`]'s business.
+
+use std::time::{Duration, Instant};
+
+use encoding_rs::{Decoder, UTF_8};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use tokio::sync::mpsc::UnboundedSender;
+
+use hearth_core::{FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob};
+
+use crate::stop::StopFilter;
+
+pub(crate) struct Reply {
+    /// Index of the slot (KV sequence) it writes in.
+    pub slot: usize,
+    pub request: ReplyRequest,
+    pub events: UnboundedSender<GenEvent>,
+    /// Prompt tokens not yet in the cache, read a chunk per step.
+    pub prompt: Vec<LlamaToken>,
+    /// The token sampled last: its keys and values are computed at the next step.
+    pub next: Option<LlamaToken>,
+    /// Where this reply's logits are in the batch just decoded (`None`: it sampled nothing).
+    pub logits_at: Option<i32>,
+    sampler: LlamaSampler,
+    text: Utf8Stream,
+    stops: StopFilter,
+    outbox: Outbox,
+    pub stats: ReplyStats,
+    started: Instant,
+    first_token_at: Option<Instant>,
+}
+
+impl Reply {
+    pub fn new(
+        slot: usize,
+        request: ReplyRequest,
+        events: UnboundedSender<GenEvent>,
+        prompt: Vec<LlamaToken>,
+        sampler: LlamaSampler,
+        stats: ReplyStats,
+        started: Instant,
+    ) -> Self {
+        let stops = StopFilter::new(&request.sampling.stop);
+        Reply {
+            slot,
+            request,
+            events,
+            prompt,
+            next: None,
+            logits_at: None,
+            sampler,
+            text: Utf8Stream::new(),
+            stops,
+            outbox: Outbox::new(),
+            stats,
+            started,
+            first_token_at: None,
+        }
+    }
+
+    /// Samples the position at `logits_at`, releases its text, and says why the reply ends if
+    /// it does; otherwise the token waits in `next` to be decoded.
+    pub fn sample(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> Option<FinishReason> {
+        let at = self.logits_at.take()?;
+        // `sample` also accepts the token into the sampler chain: never `accept` again.
+        let token = self.sampler.sample(context, at);
+        self.first_token_at.get_or_insert_with(Instant::now);
+        let vocab = model.vocab();
+        if vocab.is_eog(token) {
+            return Some(FinishReason::EndOfTurn);
+        }
+        if let Some(top) = self.request.logprobs {
+            self.outbox.logprob(logprob(context, model, at, token, top));
+        }
+        self.stats.completion_tokens += 1;
+        let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, false, None)));
+        if !self.outbox.push(&released.text, &self.events) {
+            return Some(FinishReason::Cancelled); // Nobody is listening any more.
+        }
+        if released.stopped {
+            return Some(FinishReason::StopString);
+        }
+        if self.stats.completion_tokens >= self.request.sampling.max_tokens {
+            return Some(FinishReason::Length);
+        }
+        if self.request.cancel.is_cancelled() {
+            return Some(FinishReason::Cancelled);
+        }
+        self.next = Some(token);
+        None
+    }
+
+    /// Sends the text held back and the last event.
+    pub fn finish(mut self, reason: FinishReason) {
+        let tail = match reason {
+            FinishReason::StopString => String::new(),
+            _ => {
+                let flushed = self.stops.push(&self.text.finish()).text;
+                flushed + &self.stops.finish()
+            }
+        };
+        self.outbox.push(&tail, &self.events);
+        self.outbox.flush(&self.events);
+        if let Some(first) = self.first_token_at {
+            self.stats.ttft_ms = (first - self.started).as_secs_f64() * 1000.0;
+            let decoding = first.elapsed().as_secs_f64();
+            if self.stats.completion_tokens > 1 && decoding > 0.0 {
+                self.stats.decode_tps = f64::from(self.stats.completion_tokens - 1) / decoding;
+            }
+        }
+        let _ = self.events.send(GenEvent::Finished { reason, stats: self.stats });
+    }
+}
+
+/// `token`'s log-probability at batch position `at` and the `top` likeliest there: the
+/// log-softmax of the raw logits, before any sampler (what OpenAI's `logprobs` report).
+fn logprob(context: &LlamaContext<'_>, model: &LlamaModel, at: i32, token: LlamaToken, top: u32) -> TokenLogprob {
+    let logits = context.get_logits_ith(at);
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let log_sum = max + logits.iter().map(|&l| (l - max).exp()).sum::<f32>().ln();
+    let choice = |id: i32| TokenChoice {
+        id,
+        bytes: model.vocab().token_to_piece(LlamaToken(id), true, None),
+        logprob: logits.get(id as usize).map_or(f32::NEG_INFINITY, |&l| l - log_sum),
+    };
+    let mut ids: Vec<i32> = (0..logits.len() as i32).collect();
+    let by_logit = |a: &i32, b: &i32| logits[*b as usize].total_cmp(&logits[*a as usize]);
+    let top = (top.min(MAX_TOP_LOGPROBS) as usize).min(ids.len());
+    if top > 0 && top < ids.len() {
+        ids.select_nth_unstable_by(top - 1, by_logit);
+    }
+    ids.truncate(top);
+    ids.sort_by(by_logit);
+    TokenLogprob { token: choice(token.0), top: ids.into_iter().map(choice).collect() }
+}
+
+/// Collects reply text and sends it at most every `DELTA_INTERVAL` (the first piece at once).
+/// Waking the receiver for every token costs real decode speed when llama.cpp's threads fill
+/// every core; a window repaints at most once a frame anyway.
+struct Outbox {
+    pending: String,
+    /// The pending text's tokens' log-probabilities, when the request asked for them.
+    logprobs: Vec<TokenLogprob>,
+    last_sent: Option<Instant>,
+}
+
+/// Often enough for any reader (ChatService paces the window further, to
+/// `hearth_core::WINDOW_UPDATE_INTERVAL`). Kept at 40 ms: the engine tests that stop a reply after
+/// its second delta compare greedy text at the stop point this gives.
+const DELTA_INTERVAL: Duration = Duration::from_millis(40);
+
+impl Outbox {
+    fn new() -> Self {
+        Outbox { pending: String::new(), logprobs: Vec::new(), last_sent: None }
+    }
+
+    /// Queues a token's log-probabilities; they go just before the text they belong to.
+    fn logprob(&mut self, logprob: TokenLogprob) {
+        self.logprobs.push(logprob);
+    }
+
+    /// Queues `text`, sending if due. Returns false if the receiver is gone.
+    fn push(&mut self, text: &str, events: &UnboundedSender<GenEvent>) -> bool {
+        self.pending.push_str(text);
+        let due = self.last_sent.is_none_or(|t| t.elapsed() >= DELTA_INTERVAL);
+        !due || self.flush(events)
+    }
+
+    fn flush(&mut self, events: &UnboundedSender<GenEvent>) -> bool {
+        if !self.logprobs.is_empty() && events.send(GenEvent::Logprobs(std::mem::take(&mut self.logprobs))).is_err() {
+            return false;
+        }
+        if self.pending.is_empty() {
+            return !events.is_closed();
+        }
+        self.last_sent = Some(Instant::now());
+        events.send(GenEvent::Delta(std::mem::take(&mut self.pending))).is_ok()
+    }
+}
+
+/// Turns token bytes into text without ever splitting a multi-byte character.
+struct Utf8Stream {
+    decoder: Decoder,
+}
+
+impl Utf8Stream {
+    fn new() -> Self {
+        Utf8Stream { decoder: UTF_8.new_decoder_without_bom_handling() }
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.decode(bytes, false)
+    }
+
+    /// Flushes bytes held back at the end (an incomplete character becomes U+FFFD).
+    fn finish(&mut self) -> String {
+        self.decode(&[], true)
+    }
+
+    fn decode(&mut self, bytes: &[u8], last: bool) -> String {
+        let capacity = self.decoder.max_utf8_buffer_length(bytes.len()).unwrap_or(bytes.len() + 4);
+        let mut out = String::with_capacity(capacity);
+        let _ = self.decoder.decode_to_string(bytes, &mut out, last);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Stream;
+
+    #[test]
+    fn utf8_stream_holds_split_characters() {
+        let cases: &[(&[&[u8]], &[&str])] = &[
+            (&[b"ab", b"c"], &["ab", "c", ""]),
+            // "é" = C3 A9, "🔥" = F0 9F 94 A5 split over three pieces.
+            (&[b"\xC3", b"\xA9x"], &["", "éx", ""]),
+            (&[b"\xF0\x9F", b"\x94", b"\xA5!"], &["", "", "🔥!", ""]),
+            (&[b"\xF0\x9F"], &["", "\u{FFFD}"]),
+        ];
+        for (pieces, expected) in cases {
+            let mut s = Utf8Stream::new();
+            let mut got: Vec<String> = pieces.iter().map(|p| s.push(p)).collect();
+            got.push(s.finish());
+            assert_eq!(got, *expected, "{pieces:?}");
+        }
+    }
+}
