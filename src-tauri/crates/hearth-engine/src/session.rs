@@ -433,7 +433,9 @@ impl<'m> Session<'m> {
         };
         let (saved, from) = saved;
         let saved_tokens: Vec<LlamaToken> = saved.tokens.iter().map(|&t| LlamaToken(t)).collect();
-        if shared_prefix(&saved_tokens, prompt) > shared_prefix(&self.slots[slot].cached, prompt) && self.restore(slot, &saved.data, saved_tokens) {
+        if shared_prefix(&saved_tokens, prompt) > shared_prefix(&self.slots[slot].cached, prompt)
+            && self.restore(slot, &saved.data, saved_tokens)
+        {
             return from;
         }
         PromptSource::New
@@ -639,4 +641,3 @@ fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
     }
     String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
 }
-
