@@ -2,7 +2,9 @@
 
 mod common;
 
-use hearth_core::{ChatMessage, FinishReason, Role, SamplingParams};
+use std::time::Instant;
+
+use hearth_core::{CancelFlag, ChatBackend, ChatMessage, FinishReason, GenEvent, ReplyRequest, Role, SamplingParams};
 use hearth_engine::{EngineError, GgufError, LoadParams};
 
 use common::{greedy, loaded_engine, model_path, reply, user};
@@ -230,4 +232,64 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
     assert_eq!(ended.0, FinishReason::Cancelled);
     assert!(ended.1.completion_tokens < 400, "{:?}", ended.1);
     assert_eq!(third.text, second.text, "the reply after a cancelled aside is the one without it");
+}
+
+/// Reads a stream to its end: the text, why it ended, when its first words and its end came.
+async fn read_timed(mut stream: hearth_core::ReplyStream) -> (String, FinishReason, Instant, Instant) {
+    let (mut text, mut first) = (String::new(), None);
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Delta(d) => {
+                first.get_or_insert_with(Instant::now);
+                text.push_str(&d);
+            }
+            GenEvent::Finished { reason, .. } => return (text, reason, first.expect("words came"), Instant::now()),
+            GenEvent::Failed(e) => panic!("generation failed: {e}"),
+            GenEvent::Logprobs(_) => {}
+        }
+    }
+    panic!("the stream ended without Finished");
+}
+
+#[tokio::test]
+async fn replies_asked_at_once_are_written_together_and_each_is_its_reply_alone() {
+    let engine = loaded_engine().await;
+    let topics = ["a lighthouse keeper", "a clockmaker", "a lost kite", "a river otter", "a snow leopard"];
+    let prompts: Vec<_> = topics.iter().map(|t| user(&format!("Write a short story about {t}."))).collect();
+    let mut alone = Vec::new();
+    for prompt in &prompts {
+        alone.push(reply(&engine, prompt, greedy(40), None).await.text);
+    }
+
+    // Five at once — one more than the engine's sequences, so one waits for a slot — and a
+    // sixth that its client abandons after its first words.
+    let ask = |prompt: &Vec<ChatMessage>| engine.start_reply(ReplyRequest::new(prompt.clone(), greedy(40), CancelFlag::new())).unwrap();
+    let tasks: Vec<_> = prompts.iter().map(|p| tokio::spawn(read_timed(ask(p)))).collect();
+    let mut abandoned = ask(&prompts[0]);
+    let abandon = tokio::spawn(async move { while !matches!(abandoned.events.recv().await, Some(GenEvent::Delta(_)) | None) {} });
+    let mut together = Vec::new();
+    for task in tasks {
+        together.push(task.await.unwrap());
+    }
+    abandon.await.unwrap();
+
+    // The first four start together in empty sequences: each one's cells lie in position order,
+    // as alone, so its greedy text is its text alone. The fifth reuses a finished sequence's
+    // opening, its new cells wherever the cache has room; its text may part at a near-tie
+    // (attention sums its cells in another order), as with llama-server's unified cache.
+    for ((text, reason, _, _), (alone, topic)) in together.iter().zip(alone.iter().zip(topics)).take(4) {
+        assert_eq!(text, alone, "{topic}: greedy text among others differs from its text alone");
+        assert_eq!(*reason, FinishReason::Length);
+    }
+    let (fifth, reason, _, _) = &together[4];
+    assert_eq!(*reason, FinishReason::Length);
+    assert!(fifth.contains("snow leopard"), "{fifth:?}");
+    // The first four were written side by side: each had its first words before any ended.
+    let first_end = together.iter().map(|r| r.3).min().unwrap();
+    for (topic, (_, _, first_words, _)) in topics.iter().zip(&together).take(4) {
+        assert!(*first_words < first_end, "{topic} began only after another reply had ended");
+    }
+    // Afterwards one reply alone is served as before, from its conversation's cache.
+    let again = reply(&engine, &prompts[1], greedy(40), None).await;
+    assert_eq!(again.text, alone[1]);
 }
