@@ -6,6 +6,7 @@
 pub mod model_memory;
 mod models;
 mod server;
+mod server_models;
 mod settings;
 mod titles;
 
@@ -17,6 +18,8 @@ use hearth_engine::{Engine, HostProgram};
 use hearth_hub::{Downloads, Hub, HubCache, HubConfig, Library, RetryPolicy};
 use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
 use hearth_store::{Store, StoreError};
+
+use crate::server_models::ServerModels;
 
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
 pub use server::{SERVER_KEY, ServerControl, ServerSettings, ServerStatus};
@@ -114,7 +117,8 @@ impl App {
         let downloads = Downloads::new(hub.clone(), cache.clone(), paths.data_dir.join("downloads.json"), RetryPolicy::default());
         let library = Library::new(cache, paths.models_dir.clone(), paths.data_dir.join("imports.json"));
         let models = Models::new(engine.clone(), store.clone());
-        let server = ServerControl::new(engine.clone(), keys.clone(), store.clone());
+        let server_models = ServerModels { library: library.clone(), models: models.clone() };
+        let server = ServerControl::new(engine.clone(), Arc::new(server_models), keys.clone(), store.clone());
         Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library, server })
     }
 

@@ -14,7 +14,7 @@ use ts_rs::TS;
 use hearth_core::{ChatId, FieldError, FieldRange, HistoryStore, MessageStatus, Role, SamplingParams};
 use hearth_engine::Engine;
 use hearth_providers::{KeySource, KeyStore};
-use hearth_server::{Exchange, RequestLog, RequestRecord, ServeError, ServerConfig, ServerState};
+use hearth_server::{Exchange, ModelLibrary, RequestLog, RequestRecord, ServeError, ServerConfig, ServerState};
 use hearth_store::{Store, StoreError};
 
 /// The keychain entry of the server's API key (beside the providers' keys).
@@ -71,6 +71,8 @@ pub struct ServerStatus {
 /// Starts and stops the server as the settings say.
 pub struct ServerControl {
     engine: Engine,
+    /// What requests may name besides the loaded model (loaded when asked for).
+    library: Arc<dyn ModelLibrary>,
     keys: Arc<KeyStore>,
     store: Store,
     log: RequestLog,
@@ -85,8 +87,8 @@ struct Running {
 }
 
 impl ServerControl {
-    pub fn new(engine: Engine, keys: Arc<KeyStore>, store: Store) -> Self {
-        ServerControl { engine, keys, store, log: RequestLog::default(), running: Mutex::default() }
+    pub fn new(engine: Engine, library: Arc<dyn ModelLibrary>, keys: Arc<KeyStore>, store: Store) -> Self {
+        ServerControl { engine, library, keys, store, log: RequestLog::default(), running: Mutex::default() }
     }
 
     /// Stops the server if it runs, then starts it as `settings` say (with the key saved now).
@@ -113,7 +115,7 @@ impl ServerControl {
         let config = ServerConfig { host, port: settings.port, api_key, sampling: SamplingParams::default() };
         let listener = bind_when_free(&config).await.map_err(|e| in_words(e, settings.port))?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let mut state = ServerState::new(self.engine.clone(), &config, self.log.clone());
+        let mut state = ServerState::new(self.engine.clone(), &config, self.log.clone()).with_library(self.library.clone());
         if settings.save_requests {
             let store = self.store.clone();
             state = state.with_exchanges(Arc::new(move |exchange| {

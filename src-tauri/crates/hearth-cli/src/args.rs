@@ -133,6 +133,8 @@ pub struct ServeArgs {
     pub host: IpAddr,
     pub port: u16,
     pub api_key: Option<String>,
+    /// Requests may name any GGUF file of this folder: it is loaded when asked for.
+    pub models_dir: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -140,6 +142,7 @@ impl ServeArgs {
         let mut host = IpAddr::from([127, 0, 0, 1]);
         let mut port = hearth_server::DEFAULT_PORT;
         let mut api_key = std::env::var("HEARTH_SERVER_KEY").ok();
+        let mut models_dir = None;
         let mut rest = Vec::new();
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -148,6 +151,7 @@ impl ServeArgs {
                 "--host" => host = value()?.parse().map_err(|_| "--host expects an IP address, e.g. 127.0.0.1 or 0.0.0.0".to_owned())?,
                 "--port" => port = number("port", &value()?)?,
                 "--api-key" => api_key = Some(value()?),
+                "--models-dir" => models_dir = Some(PathBuf::from(value()?)),
                 _ => rest.push(arg.clone()),
             }
         }
@@ -157,7 +161,7 @@ impl ServeArgs {
                 "serve takes --model PATH with load and sampling flags; --provider, --db, --chat, --system and --fresh are chat's".into()
             );
         }
-        Ok(ServeArgs { model: chat.model, load: chat.load, sampling: chat.sampling, host, port, api_key })
+        Ok(ServeArgs { model: chat.model, load: chat.load, sampling: chat.sampling, host, port, api_key, models_dir })
     }
 }
 
@@ -359,6 +363,9 @@ mod tests {
             ("127.0.0.1".into(), 0, 0.1, Some(512))
         );
         let open = ServeArgs::parse(&argv(&["--model", "m.gguf", "--host", "0.0.0.0", "--api-key", "k"])).unwrap();
+        assert_eq!(open.models_dir, None);
+        let library = ServeArgs::parse(&argv(&["--model", "m.gguf", "--models-dir", "models"])).unwrap();
+        assert_eq!(library.models_dir, Some(PathBuf::from("models")));
         assert_eq!((open.host.to_string(), open.api_key.as_deref(), open.port), ("0.0.0.0".into(), Some("k"), hearth_server::DEFAULT_PORT));
         for bad in
             [&["--model", "m.gguf", "--host", "localhost"][..], &["--model", "m.gguf", "--db", "h.db"], &["--model", "m.gguf", "--port"]]

@@ -3,7 +3,7 @@
 //!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [--fresh] [load flags…] [sampling flags…]
 //!   hearth-cli chat  --provider KIND [--base-url URL] --model NAME [--db …] [sampling flags…]
 //!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
-//!   hearth-cli serve --model PATH [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
+//!   hearth-cli serve --model PATH [--models-dir DIR] [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 mod args;
@@ -21,7 +21,7 @@ const USAGE: &str = "usage:
   hearth-cli chat  --provider openai|anthropic|openai-compatible [--base-url URL] --model NAME
                    [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
-  hearth-cli serve --model PATH [--host 127.0.0.1] [--port 8484] [--api-key KEY] [load flags] [sampling flags]
+  hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
 
 With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
@@ -40,7 +40,9 @@ model, for editors, scripts and agents: point an OpenAI client at http://127.0.0
 sampling flags are the defaults a request's own fields change (llama.cpp's extra fields — top_k,
 min_p, … — are taken too); an unknown or out-of-range field is a 400 naming it. It listens on
 loopback only; --host 0.0.0.0 (the network) needs --api-key (or HEARTH_SERVER_KEY), which clients
-send as `Authorization: Bearer KEY`.
+send as `Authorization: Bearer KEY`. With --models-dir a request may name any .gguf file of that
+folder (its name without .gguf; GET /v1/models lists them): it is loaded when asked for, once the
+replies of the model before it have ended. Up to four requests are decoded together.
 
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it. It also times four clients at

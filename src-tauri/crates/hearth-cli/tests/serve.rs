@@ -47,7 +47,14 @@ fn hearth_cli(args: &[&str]) -> Command {
 
 /// Starts the server on a free port and waits for the line that says where it listens.
 fn serve(args: &[&str]) -> Served {
-    let mut child = hearth_cli(&["--port", "0"]).args(args).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    let mut command = hearth_cli(&["--port", "0"]);
+    command.args(args);
+    serve_command(command)
+}
+
+/// Starts `command` (a `hearth-cli serve`) and waits for the line that says where it listens.
+fn serve_command(mut command: Command) -> Served {
+    let mut child = command.stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let (base, model) = loop {
         let line = lines.next().expect("hearth-cli serve ended before listening").unwrap();
@@ -126,7 +133,7 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
     assert!(String::from_utf8_lossy(&first).starts_with("data: "), "{first:?}");
     drop(response);
 
-    // A hundred requests at once: each answered in full (one after another, today).
+    // A hundred requests at once: each answered in full (four at a time, the rest queued).
     let asks = (0..100).map(|i| post(&served.base, hello(json!({ "max_tokens": 2, "seed": i }))));
     for (status, reply) in futures_util::future::join_all(asks).await {
         assert_eq!(status, 200, "{reply}");
@@ -161,4 +168,70 @@ async fn a_key_guards_the_server_and_the_network_needs_one() {
     let (status, listed) = models(Some("sk-hearth-test")).await;
     assert_eq!(status, 200);
     assert_eq!(listed["data"][0]["id"], served.model.as_str());
+}
+
+/// `name`.gguf in `dir`: the test model under another name (a hard link where it can be).
+fn model_named(dir: &std::path::Path, name: &str) -> String {
+    let path = dir.join(format!("{name}.gguf"));
+    if std::fs::hard_link(model_path(), &path).is_err() {
+        std::fs::copy(model_path(), &path).unwrap();
+    }
+    path.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_of_the_folder_is_loaded_when_asked_for_and_requests_wait_for_it() {
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target");
+    let dir = tempfile::tempdir_in(&target).unwrap();
+    let alpha = model_named(dir.path(), "alpha");
+    model_named(dir.path(), "beta");
+    std::fs::write(dir.path().join("broken.gguf"), b"GGUF but not really").unwrap();
+    let folder = dir.path().display().to_string();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hearth-cli"));
+    command.args(["serve", "--model", &alpha, "--models-dir", &folder, "--ctx", "1024", "--threads", "2", "--port", "0"]);
+    let served = serve_command(command);
+    let ids = |listed: Value| listed["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let models = || async { client().get(format!("{}/models", served.base)).send().await.unwrap().json::<Value>().await.unwrap() };
+    assert_eq!(ids(models().await), ["alpha", "beta", "broken"]);
+
+    let ask = |model: &str, stream: bool| {
+        json!({ "model": model, "messages": [{ "role": "user", "content": "Name a colour." }], "max_tokens": 24, "stream": stream, "ignore_eos": true })
+            .to_string()
+    };
+    // alpha is writing; beta is asked for twice meanwhile: its load waits for alpha's reply to
+    // end, and the second request, sent while beta is on its way, waits for that load.
+    let mut writing = client()
+        .post(format!("{}/chat/completions", served.base))
+        .header("content-type", "application/json")
+        .body(ask("alpha", true))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(writing.status().as_u16(), 200);
+    writing.chunk().await.unwrap().unwrap();
+    let (first_beta, second_beta) = tokio::join!(post(&served.base, ask("beta", false)), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        post(&served.base, ask("beta", false)).await
+    });
+    let mut alpha_text = String::new();
+    while let Some(chunk) = writing.chunk().await.unwrap() {
+        alpha_text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(alpha_text.contains("\"model\":\"alpha\"") && alpha_text.contains("[DONE]"), "{alpha_text}");
+    for (status, reply) in [first_beta, second_beta] {
+        assert_eq!(status, 200, "{reply}");
+        assert_eq!(reply["model"], "beta");
+        assert_eq!(reply["usage"]["completion_tokens"], 24, "{reply}");
+    }
+    assert_eq!(ids(models().await)[0], "beta", "the loaded model is listed first");
+
+    // A file of the folder that does not load, and a name that is not there: words, and the
+    // model in place keeps answering.
+    let (status, error) = post(&served.base, ask("broken", false)).await;
+    assert_eq!((status, error["error"]["code"].as_str()), (500, Some("model_load_failed")), "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("broken"), "{error}");
+    let (status, error) = post(&served.base, ask("gamma", false)).await;
+    assert_eq!((status, error["error"]["code"].as_str()), (404, Some("model_not_found")), "{error}");
+    let (status, reply) = post(&served.base, ask("beta", false)).await;
+    assert_eq!((status, reply["model"].as_str()), (200, Some("beta")), "{reply}");
 }

@@ -5,8 +5,9 @@
 //! `n_ctx` cells. Each step decodes the last sampled token of every reply that is writing, and
 //! fills the rest of the batch with the next chunk of a prompt being read — continuous batching,
 //! as llama.cpp's server does. A reply waits for a free slot (or for room in the cache) in the
-//! order it came. With one reply at a time the other slots are emptied (owned caches go to
-//! [`KvMemory`]), so a lone chat has the whole context and pays for no one else's cells.
+//! order it came. A chat's reply alone moves the other chats' caches to [`KvMemory`], so it
+//! attends over no one else's cells; a one-off prompt's cache (a server client's) stays in its
+//! slot for its next turn until its cells are needed.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -216,7 +217,10 @@ impl<'m> Session<'m> {
             return;
         }
         let slot = self.choose_slot(request.conversation, &tokens);
-        self.empty_idle_slots_but(slot);
+        self.park_idle_conversations_but(slot);
+        if !self.room_for(slot, &tokens, request.sampling.max_tokens) {
+            return;
+        }
         self.switch_to(slot, request.conversation, &tokens);
         let tokens = self.follow_cache(slot, tokens);
         self.reuse_prefix(slot, &tokens);
@@ -276,26 +280,20 @@ impl<'m> Session<'m> {
     /// next one's prompt and reply.
     fn admit(&mut self) {
         while self.running.len() < self.slots.len() {
-            let Some(next) = self.queued.front() else { return };
+            let Some(next) = self.queued.pop_front() else { return };
             if next.request.cancel.is_cancelled() || next.events.is_closed() {
-                let gone = self.queued.pop_front().expect("front exists");
-                let _ = gone.events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
+                let _ = next.events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
                 continue;
             }
             let slot = self.choose_slot(next.request.conversation, &next.tokens);
             if self.running.is_empty() {
-                self.empty_idle_slots_but(slot);
-            } else {
-                let n_ctx = self.n_ctx();
-                let reserve = (next.request.sampling.max_tokens as usize).min(n_ctx / 4);
-                let kept = shared_prefix(&self.slots[slot].cached, &next.tokens);
-                let need = next.tokens.len() - kept + reserve;
-                if !self.make_room(slot, need.saturating_sub(self.slots[slot].cached.len() - kept)) {
-                    return; // It waits for a reply to end.
-                }
+                self.park_idle_conversations_but(slot);
             }
-            let queued = self.queued.pop_front().expect("front exists");
-            self.start(slot, queued);
+            if !self.room_for(slot, &next.tokens, next.request.sampling.max_tokens) {
+                self.queued.push_front(next);
+                return; // It waits for a reply to end.
+            }
+            self.start(slot, next);
         }
     }
 
@@ -367,14 +365,27 @@ impl<'m> Session<'m> {
             .expect("a slot is free whenever a reply is started")
     }
 
-    /// Empties the idle slots other than `keep` (owned caches go to memory): a reply alone has
-    /// the whole context, and attends over no one else's cells.
-    fn empty_idle_slots_but(&mut self, keep: usize) {
+    /// Moves the conversations' caches of idle slots other than `keep` to memory: a chat alone
+    /// attends over no other chat's cells, and the others stay a restore away. A one-off
+    /// prompt's cache (a server client's) stays until its cells are needed, for its next turn.
+    fn park_idle_conversations_but(&mut self, keep: usize) {
         for slot in 0..self.slots.len() {
-            if slot != keep && !self.slots[slot].busy && !self.slots[slot].cached.is_empty() {
+            let Slot { busy, owner, cached, .. } = &self.slots[slot];
+            if slot != keep && !busy && owner.is_some() && !cached.is_empty() {
                 self.park(slot);
             }
         }
+    }
+
+    /// Whether `slot` can take `tokens` and a reply of up to `max_tokens` (at most a quarter of
+    /// the context), emptying other idle slots if need be.
+    fn room_for(&mut self, slot: usize, tokens: &[LlamaToken], max_tokens: u32) -> bool {
+        let reserve = (max_tokens as usize).min(self.n_ctx() / 4);
+        let cached = &self.slots[slot].cached;
+        let kept = shared_prefix(cached, tokens);
+        // The slot's own tokens past the shared opening are dropped when it starts.
+        let need = (tokens.len() - kept + reserve).saturating_sub(cached.len() - kept);
+        self.make_room(slot, need)
     }
 
     /// Empties idle slots other than `keep`, least recently used first, until `need` cells are

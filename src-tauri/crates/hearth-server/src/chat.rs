@@ -21,16 +21,16 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use hearth_core::{CancelFlag, ChatBackend, FinishReason, GenEvent, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob};
 
 use crate::error::ApiError;
+use crate::library::ModelLease;
 use crate::log::Entry;
 use crate::request::{ChatRequest, CompletionRequest};
 use crate::{Exchange, OnExchange, ServerState, unix_now};
 
 pub async fn models(State(state): State<ServerState>) -> Json<Value> {
     let data: Vec<Value> = state
-        .engine
-        .loaded()
-        .map(|model| json!({ "id": model.name, "object": "model", "created": state.started, "owned_by": "hearth" }))
+        .model_ids()
         .into_iter()
+        .map(|id| json!({ "id": id, "object": "model", "created": state.started, "owned_by": "hearth" }))
         .collect();
     Json(json!({ "object": "list", "data": data }))
 }
@@ -139,7 +139,8 @@ struct Reply {
     shape: Shape,
     id: String,
     created: u64,
-    model: String,
+    /// Held until the reply ends, so no request loads another model under it.
+    model: ModelLease,
     events: UnboundedReceiver<GenEvent>,
     /// The first event, already received: an early refusal is the request's error, not a stream's.
     first: GenEvent,
@@ -169,7 +170,7 @@ impl Reply {
 
     fn body(&self, streamed: bool, choices: Value) -> Value {
         json!({
-            "id": self.id, "object": self.shape.object(streamed), "created": self.created, "model": self.model,
+            "id": self.id, "object": self.shape.object(streamed), "created": self.created, "model": self.model.name,
             "system_fingerprint": null, "choices": choices,
         })
     }
@@ -205,11 +206,7 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
         (hook, exchange)
     });
     let sampling = request.sampling(&state.sampling)?;
-    let loaded = state.engine.loaded().map(|m| m.name);
-    let model = match loaded {
-        Some(loaded) if loaded == request.model => loaded,
-        _ => return Err(ApiError::model_not_found(&request.model, state.engine.loaded().as_ref().map(|m| m.name.as_str()))),
-    };
+    let model = state.lease_model(&request.model).await?;
     let cancel = CancelFlag::new();
     let mut reply = ReplyRequest::new(messages, sampling, cancel.clone());
     reply.logprobs = logprobs;
@@ -223,7 +220,7 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
     }
     let prefix = if shape == Shape::Chat { "chatcmpl" } else { "cmpl" };
     let id = format!("{prefix}-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
-    tracing::info!(%id, %model, stream = request.stream, "completion");
+    tracing::info!(%id, model = %model.name, stream = request.stream, "completion");
     let entry = entry.take().expect("taken only here");
     let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange };
     if request.stream {

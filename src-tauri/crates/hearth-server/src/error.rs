@@ -50,6 +50,11 @@ impl ApiError {
         ApiError { status: 404, message, kind: "invalid_request_error", param: Some("model".into()), code: Some("model_not_found") }
     }
 
+    /// A model of the library that a request asked for did not load.
+    pub fn model_load_failed(model: &str, why: &str) -> Self {
+        ApiError { code: Some("model_load_failed"), ..ApiError::server(format!("the model `{model}` could not be loaded: {why}")) }
+    }
+
     pub fn not_found(path: &str) -> Self {
         ApiError { status: 404, message: format!("there is no endpoint at {path}"), kind: "invalid_request_error", param: None, code: None }
     }

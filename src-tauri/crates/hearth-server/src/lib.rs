@@ -6,6 +6,7 @@
 mod auth;
 mod chat;
 mod error;
+mod library;
 mod log;
 mod request;
 
@@ -22,7 +23,10 @@ use tokio::net::TcpListener;
 use hearth_core::{ChatMessage, ReplyStats, SamplingParams};
 use hearth_engine::Engine;
 
+use crate::library::Models;
+
 pub use error::ApiError;
+pub use library::{LoadFailure, ModelLibrary};
 pub use log::{RequestLog, RequestRecord};
 pub use request::{ChatRequest, CompletionRequest};
 
@@ -57,6 +61,8 @@ pub struct ServerState {
     /// Unix seconds: the `created` of the listed model.
     started: u64,
     log: RequestLog,
+    /// What may be loaded on request, and the lock that keeps a load from a reply's feet.
+    models: Models,
     /// Told of every request answered in full (the app saves them as chats when asked to).
     on_exchange: Option<OnExchange>,
 }
@@ -86,8 +92,15 @@ impl ServerState {
             next_id: Arc::new(AtomicU64::new(1)),
             started: unix_now(),
             log,
+            models: Models::default(),
             on_exchange: None,
         }
+    }
+
+    /// Lets requests name any model of `library`: it is loaded when asked for.
+    pub fn with_library(mut self, library: Arc<dyn ModelLibrary>) -> Self {
+        self.models.library = Some(library);
+        self
     }
 
     /// Calls `on_exchange` with every request answered in full.
