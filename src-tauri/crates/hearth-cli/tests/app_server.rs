@@ -1,7 +1,8 @@
 //! Settings → Server in the app (hearth-app, as the window drives it) with the real model over
 //! real HTTP: off by default; on, it serves the window's engine and lists what it answered; the
 //! network needs a key, which then guards it; requests are saved as chats only when asked; a port
-//! in use is said in words; it comes back on at the next start.
+//! in use is said in words; it comes back on at the next start; a request for another model of
+//! the library loads it.
 
 use std::path::PathBuf;
 
@@ -68,6 +69,18 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
     assert_eq!((requests.len(), requests[0].status, requests[0].model.as_str()), (1, 200, model.as_str()));
     assert!(requests[0].completion_tokens >= 1 && requests[0].prompt_tokens > 0, "{requests:?}");
 
+    // Another model of the library, named by a request: loaded as the user would load it, and
+    // the next request for the first loads that one again.
+    std::os::unix::fs::symlink(model_path(), data.join("models").join("second-model.gguf")).unwrap();
+    let (_, listed) = get(&format!("{url}/models"), None).await.unwrap();
+    let ids: Vec<&str> = listed["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert!(ids[0] == model && ids.contains(&"second-model"), "{ids:?}");
+    let ask = json!({ "model": "second-model", "messages": [{ "role": "user", "content": "Hi" }], "max_tokens": 4 });
+    let reply: Value =
+        reqwest::Client::new().post(format!("{url}/chat/completions")).json(&ask).send().await.unwrap().json().await.unwrap();
+    assert_eq!(reply["model"], "second-model", "{reply}");
+    assert_eq!(app.models.loaded().unwrap().name, "second-model");
+
     // Requests are not kept as chats unless the user asks; then each answered one is.
     assert!(app.store.list_chats().await.unwrap().is_empty());
     app.set_server(ServerSettings { save_requests: true, ..on }).await.unwrap();
@@ -91,6 +104,7 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
     let shown: Vec<(Role, &str)> = messages.iter().map(|m| (m.role, m.content.as_str())).collect();
     assert_eq!(shown, [(Role::User, "Hi"), (Role::Assistant, reply["choices"][0]["message"]["content"].as_str().unwrap())]);
     assert_eq!(messages[1].stats.as_ref().map(|s| s.completion_tokens), reply["usage"]["completion_tokens"].as_u64().map(|n| n as u32));
+    assert_eq!(app.models.loaded().unwrap().name, model);
     app.set_server(on).await.unwrap();
 
     // The network needs a key; an empty key or removing it while open is refused by field.
