@@ -137,7 +137,7 @@ impl Drop for LlamaServer {
     }
 }
 
-fn free_port() -> Result<u16, String> {
+pub fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
     listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }

@@ -223,7 +223,8 @@ impl<'m> Session<'m> {
         }
         self.switch_to(slot, request.conversation, &tokens);
         let tokens = self.follow_cache(slot, tokens);
-        self.reuse_prefix(slot, &tokens);
+        let kept = self.reuse_prefix(slot, &tokens);
+        self.borrow_prefix(slot, &tokens, kept);
         let suffix = tokens[self.slots[slot].cached.len()..].to_vec();
         for chunk in suffix.chunks(self.n_batch) {
             if preempted() || self.decode_alone(slot, chunk).is_err() {
@@ -271,7 +272,8 @@ impl<'m> Session<'m> {
         self.context.n_ctx() as usize
     }
 
-    /// Cells of the unified cache in use, by every slot.
+    /// Cells of the unified cache in use, by every slot (an opening two slots share counts twice:
+    /// the room it leaves is never overestimated).
     fn used_cells(&self) -> usize {
         self.slots.iter().map(|s| s.cached.len()).sum()
     }
@@ -316,7 +318,8 @@ impl<'m> Session<'m> {
             self.typed = None;
         }
         let tokens = if self.reuse_kv { self.follow_cache(slot, tokens) } else { tokens };
-        let cached_tokens = self.reuse_prefix(slot, &tokens);
+        let kept = self.reuse_prefix(slot, &tokens);
+        let cached_tokens = self.borrow_prefix(slot, &tokens, kept);
         let stats = ReplyStats {
             prompt_tokens: tokens.len() as u32,
             cached_tokens: cached_tokens as u32,
@@ -366,7 +369,9 @@ impl<'m> Session<'m> {
     }
 
     /// Moves the conversations' caches of idle slots other than `keep` to memory: a chat alone
-    /// attends over no other chat's cells, and the others stay a restore away. A one-off
+    /// attends over no other chat's cells, and the others stay a restore away. (Its cells then
+    /// lie in position order, as without any cache: llama.cpp fills the lowest free cells, and
+    /// attention summed in another order can part a seeded reply at a near-tie.) A one-off
     /// prompt's cache (a server client's) stays until its cells are needed, for its next turn.
     fn park_idle_conversations_but(&mut self, keep: usize) {
         for slot in 0..self.slots.len() {
@@ -596,6 +601,30 @@ impl<'m> Session<'m> {
             self.slots[slot].cached.truncate(keep);
         }
         keep
+    }
+
+    /// Takes the longest opening of `tokens` that another slot holds when it is longer than the
+    /// `kept` tokens `slot` has: the cells are shared between the sequences (`seq_cp` in the
+    /// unified cache), not read again — a system prompt many chats or clients share is read
+    /// once. Returns how many tokens `slot` now has. Recurrent and hybrid models keep their own.
+    fn borrow_prefix(&mut self, slot: usize, tokens: &[LlamaToken], kept: usize) -> usize {
+        if !self.reuse_kv || self.model.is_recurrent() || self.model.is_hybrid() {
+            return kept;
+        }
+        let limit = tokens.len().saturating_sub(1); // The last token is decoded for its logits.
+        let donor = (0..self.slots.len())
+            .filter(|&i| i != slot)
+            .map(|i| (i, shared_prefix(&self.slots[i].cached, tokens).min(limit)))
+            .max_by_key(|&(_, shared)| shared)
+            .filter(|&(_, shared)| shared > kept);
+        let Some((donor, shared)) = donor else { return kept };
+        self.clear_slot(slot);
+        let (from, to) = (self.slots[donor].seq, self.slots[slot].seq);
+        if self.context.copy_kv_cache_seq(from, to, None, Some(shared as u32)).is_err() {
+            return 0;
+        }
+        self.slots[slot].cached = self.slots[donor].cached[..shared].to_vec();
+        shared
     }
 
     /// Decodes `tokens` at `slot`'s next positions, alone in the batch, without logits.

@@ -294,3 +294,24 @@ async fn replies_asked_at_once_are_written_together_and_each_is_its_reply_alone(
     let whole = reply(&engine, &long, greedy(8), None).await;
     assert!(whole.stats.prompt_tokens > 1_800 && whole.stats.completion_tokens == 8, "{:?}", whole.stats);
 }
+
+#[tokio::test]
+async fn a_reply_beside_another_reads_only_what_follows_the_opening_they_share() {
+    let engine = loaded_engine().await;
+    let system = ChatMessage::new(Role::System, "You are a patient teacher. ".repeat(20));
+    let ask = |question: &str| vec![system.clone(), ChatMessage::new(Role::User, question)];
+    let alone = reply(&engine, &ask("Name a planet."), greedy(12), None).await;
+
+    // A long reply is being written when another with the same system prompt comes: the
+    // second shares the first's cells for the opening and reads only its own question.
+    let cancel = CancelFlag::new();
+    let mut writing = engine.start_reply(ReplyRequest::new(ask("Write a long story."), greedy(300), cancel.clone())).unwrap();
+    while !matches!(writing.events.recv().await, Some(GenEvent::Delta(_))) {}
+    let beside = reply(&engine, &ask("Name a planet."), greedy(12), None).await;
+    cancel.cancel();
+    while writing.events.recv().await.is_some() {}
+
+    assert!(beside.stats.cached_tokens > 100, "{:?}", beside.stats);
+    assert!(beside.stats.prompt_tokens - beside.stats.cached_tokens < 20, "{:?}", beside.stats);
+    assert_eq!(beside.text, alone.text, "the shared cells are the very ones its own reading would give");
+}

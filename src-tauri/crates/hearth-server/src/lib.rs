@@ -18,6 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use hearth_core::{ChatMessage, ReplyStats, SamplingParams};
@@ -150,6 +151,13 @@ pub async fn serve_until(
     state: ServerState,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Each event is its own small write: without TCP_NODELAY, Nagle's algorithm holds one back
+    // until the client acknowledges the last, and delayed ACKs make that up to 40 ms a time.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+        }
+    });
     axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(stop).await
 }
 
