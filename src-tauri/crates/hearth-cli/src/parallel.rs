@@ -1,7 +1,7 @@
 //! The concurrency bench: four clients streaming at once from Hearth's server against one client
 //! at a time, and against llama-server with four slots (its continuous batching), with the same
 //! model, threads and context per sequence, each server in its own process. Greedy replies of an
-//! exact length; aggregate tok/s, the best of two rounds per side.
+//! exact length; aggregate tok/s, the best of five alternating rounds per side.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -48,7 +48,7 @@ struct Measured {
 }
 
 /// Rounds per side, alternating; each side keeps its best (noise only ever takes speed away).
-const ROUNDS: usize = 2;
+const ROUNDS: usize = 5;
 
 pub async fn run(args: &BenchArgs, load: LoadParams, n_ctx: u32, server: Option<&Path>) -> Result<ParallelReport, String> {
     let (mut hearth, mut peer): (Option<Measured>, Option<Measured>) = (None, None);

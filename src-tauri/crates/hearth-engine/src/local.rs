@@ -451,7 +451,9 @@ fn serve(
             Some(Request::Unload(done)) => ending = Some(Next::Unloaded(done)),
             Some(Request::Quit) => ending = Some(Next::Quit),
         }
-        if session.is_busy() {
+        // Every request waiting is taken before the next step, so replies asked for together
+        // start together (their prompts read in one batch).
+        if session.is_busy() && !inbox.has_waiting() {
             session.step();
         }
     };
