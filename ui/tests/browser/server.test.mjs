@@ -1,11 +1,12 @@
 // Browser tests of Settings → Server: switching the local OpenAI-compatible server on, its URL and Copy,
 // the port (a busy one, one out of range), the network refused without a key, a generated key saved, and
-// the recent requests, read again every 2 s while the tab is on show and not after.
+// the recent requests, read again every 2 s while the tab is on show and not after; a model the server
+// loaded for a request shown in the header once the window is focused again.
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONTRACT } from '../contract.mjs';
-import { OUTPUT, TIMEOUT, inBothSchemes, mockState, shot, useBrowser, withApp } from './harness.mjs';
+import { MODEL, OUTPUT, TIMEOUT, inBothSchemes, mockState, shot, useBrowser, withApp } from './harness.mjs';
 
 useBrowser();
 
@@ -186,6 +187,18 @@ describe('Settings → Server', () => {
       const closed = (await callsOf(page, 'get_server')).length;
       await page.waitForTimeout(2500);
       assert.equal((await callsOf(page, 'get_server')).length, closed, 'no reads once the panel is closed');
+    });
+  });
+
+  test('a model the server loaded for a request is in the header once the window is focused again', { timeout: TIMEOUT }, async () => {
+    await withApp({}, async (page) => {
+      const name = page.getByTestId('model-name');
+      assert.equal(await name.textContent(), MODEL.name);
+      await page.evaluate(() => {
+        window.__hearthMock.model = { ...window.__hearthMock.model, name: 'Qwen2.5-7B-Instruct-Q4_K_M' };
+      });
+      await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      await name.filter({ hasText: 'Qwen2.5-7B-Instruct-Q4_K_M' }).waitFor();
     });
   });
 });

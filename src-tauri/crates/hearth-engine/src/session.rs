@@ -133,6 +133,11 @@ impl<'m> Session<'m> {
             return;
         }
         let n_ctx = self.n_ctx();
+        let writing = self.running.iter().filter(|r| r.next.is_some()).count();
+        if self.used_cells() + writing >= n_ctx {
+            // Idle slots give their cells up before a reply is cut short for want of them.
+            self.make_room(usize::MAX, writing + 1);
+        }
         let mut used = self.used_cells();
         let mut ended: Vec<(usize, FinishReason)> = Vec::new();
         let mut added: Vec<Vec<LlamaToken>> = vec![Vec::new(); self.running.len()];

@@ -15,6 +15,7 @@ fn sampled(seed: u32, max_tokens: u32) -> SamplingParams {
 
 #[tokio::test]
 async fn each_parameter_has_its_effect_on_the_real_model() {
+    let _one = common::one_at_a_time().await;
     let engine = loaded_engine().await;
     let run = |prompt: &str, params: SamplingParams| {
         let engine = engine.clone();
@@ -109,6 +110,7 @@ async fn each_parameter_has_its_effect_on_the_real_model() {
 
 #[tokio::test]
 async fn invalid_requests_fail_in_words_and_the_engine_keeps_working() {
+    let _one = common::one_at_a_time().await;
     let engine = loaded_engine().await;
     let bad = [
         (SamplingParams { constraint: Some(Constraint::Gbnf("root ::= (".into())), ..greedy(4) }, "grammar does not parse"),
@@ -130,6 +132,7 @@ async fn invalid_requests_fail_in_words_and_the_engine_keeps_working() {
 /// the tokens spell the reply; zero alternatives gives the tokens alone.
 #[tokio::test]
 async fn log_probabilities_are_the_models_scores_of_the_tokens_it_wrote() {
+    let _one = common::one_at_a_time().await;
     let engine = loaded_engine().await;
     let question = user("Name three colours.");
     let (text, tokens) = common::reply_with_logprobs(&engine, &question, greedy(16), 5).await;
@@ -152,6 +155,7 @@ async fn log_probabilities_are_the_models_scores_of_the_tokens_it_wrote() {
 /// its tokens; one cut by max_tokens did not decode its last (it was sampled, never fed back).
 #[tokio::test]
 async fn kv_cache_is_reused_across_ten_turns() {
+    let _one = common::one_at_a_time().await;
     let engine = loaded_engine().await;
     let mut history = Vec::new();
     let mut decoded_last_turn = 0;

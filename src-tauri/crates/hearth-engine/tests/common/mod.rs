@@ -8,6 +8,14 @@ use hearth_core::{
 };
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
+/// One model test at a time within a test binary: each engine runs two llama.cpp threads that
+/// wait actively (OpenMP spins), and on a two-core machine several engines at once spin against
+/// each other — sampling.rs's four tests took 845 s side by side and 14 s one after another.
+pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
+}
+
 pub fn model_path() -> PathBuf {
     let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
