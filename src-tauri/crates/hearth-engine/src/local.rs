@@ -409,10 +409,11 @@ fn serve(
     let mut ending = None;
     let next = loop {
         kv_ram.store(session.kv_ram_bytes(), Ordering::Relaxed);
-        if ending.is_some() {
+        if let Some(next) = ending.take() {
             if !session.is_busy() {
-                break ending.expect("checked");
+                break next;
             }
+            ending = Some(next);
             session.step();
             continue;
         }

@@ -63,7 +63,7 @@ impl ServerState {
         let library = self.models.library.as_ref().filter(|l| l.names().iter().any(|n| n == name)).ok_or_else(not_found)?;
         let alone = self.models.switching.clone().write_owned().await;
         // Another request may have loaded it while this one waited.
-        if !self.engine.loaded().is_some_and(|m| m.name == name) {
+        if self.engine.loaded().is_none_or(|m| m.name != name) {
             tracing::info!(model = %name, "loading a model a request asked for");
             library.load(name).await.map_err(|e| ApiError::model_load_failed(name, &e.0))?;
         }
