@@ -6,7 +6,8 @@ use ts_rs::TS;
 use hearth_core::{
     BiasTarget, CacheBudgets, ChatSummary, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention, ImportReport, KvType,
     LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset, PromptSource, ProviderConfig,
-    ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, StoredMessage,
+    ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, Speculative,
+    StoredMessage,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
@@ -50,6 +51,7 @@ pub fn typescript_bindings() -> String {
         LogitBias::decl(&cfg),
         Constraint::decl(&cfg),
         OverflowPolicy::decl(&cfg),
+        Speculative::decl(&cfg),
         SamplingParams::decl(&cfg),
         FieldRange::decl(&cfg),
         Preset::decl(&cfg),

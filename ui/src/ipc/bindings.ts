@@ -40,6 +40,10 @@ cutAtLimit: boolean,
  */
 promptSource: PromptSource, 
 /**
+ * Tokens guessed ahead by speculative decoding, and how many of them the sampler kept.
+ */
+draftedTokens: number, acceptedTokens: number, 
+/**
  * Why the reply was cut off when the engine under it died ("the model crashed: …").
  */
 interruptedBy?: string, };
@@ -205,6 +209,8 @@ export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonS
 
 export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
+export type Speculative = "off" | "promptLookup";
+
 export type SamplingParams = { 
 /**
  * 0 picks the most likely token every time (greedy).
@@ -277,7 +283,17 @@ samplerOrder: Array<SamplerStage>,
 /**
  * What to do when the conversation no longer fits the context window.
  */
-overflow: OverflowPolicy, };
+overflow: OverflowPolicy, 
+/**
+ * Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
+ * decides every token, so the reply is the one it would be without; only faster when the
+ * guesses hold (text the reply copies from the conversation: edits, code, quotes).
+ */
+speculative: Speculative, 
+/**
+ * The most tokens guessed ahead per step.
+ */
+draftMax: number, };
 
 export type FieldRange = { 
 /**

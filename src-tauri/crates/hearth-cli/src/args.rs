@@ -98,6 +98,7 @@ impl ChatArgs {
                 "db" => db = Some(PathBuf::from(it.value(&flag)?)),
                 "chat" => chat = Some(number(&flag, &it.value(&flag)?)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
+                "lookup" => sampling.set("speculative", "promptLookup")?,
                 "fresh" => fresh = true,
                 "preset" => sampling.preset(&it.value(&flag)?)?,
                 _ => {

@@ -11,6 +11,7 @@ use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use crate::args::BenchArgs;
+use crate::decoding::{self, DecodingReport};
 use crate::parallel::{self, ParallelReport};
 use crate::peer::{self, LlamaServer};
 
@@ -50,6 +51,9 @@ struct Report {
     /// Four clients at once on Hearth's server, beside llama-server with four slots.
     #[serde(flatten)]
     parallel: ParallelReport,
+    /// Decoding strategies against plain sampling on the same engine.
+    #[serde(flatten)]
+    decoding: DecodingReport,
 }
 
 /// Chat A (`SWITCH_TURNS` turns) answered hot, then after chat B answered, then after the
@@ -149,6 +153,8 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
 
     let switch = switch_back(&args, binary.as_deref(), load(true)).await?;
     let parallel = parallel::run(&args, load(true), N_CTX, binary.as_deref()).await?;
+    engine.load(&args.model, load(true)).await.map_err(|e| e.to_string())?;
+    let decoding = decoding::run(&engine).await?;
     let report = Report {
         threads: args.threads,
         prompt_tokens,
@@ -165,6 +171,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         server,
         switch,
         parallel,
+        decoding,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
@@ -413,6 +420,18 @@ fn print_table(r: &Report) {
     if let (Some(server), Some(ratio)) = (p.server_parallel4_tps, p.parallel4_vs_server) {
         println!("  llama-server --parallel 4: {server:.1} tok/s at once (Hearth ÷ server {ratio:.2})");
     }
+    let d = &r.decoding;
+    println!(
+        "\nPrompt lookup: edit {:.1} tok/s vs {:.1} plain (× {:.2}, {:.0} % of drafts kept), free chat {:.1} vs {:.1} (× {:.2}); same replies: {}",
+        d.lookup_edit_tps,
+        d.plain_edit_tps,
+        d.lookup_speedup_edit,
+        d.lookup_acceptance_edit * 100.0,
+        d.lookup_chat_tps,
+        d.plain_chat_tps,
+        d.lookup_speedup_chat,
+        d.lookup_outputs_identical
+    );
 }
 
 /// The smallest value at each position across rounds.
@@ -480,6 +499,16 @@ async fn turn_in(
     conversation: Option<i64>,
 ) -> Result<(String, ReplyStats), String> {
     let sampling = SamplingParams { ignore_eos: true, ..SamplingParams::greedy(max_tokens) };
+    reply_with(engine, history, sampling, conversation).await
+}
+
+/// One reply with these settings: its text, and its stats with TTFT as the caller saw it.
+pub async fn reply_with(
+    engine: &Engine,
+    history: &[ChatMessage],
+    sampling: SamplingParams,
+    conversation: Option<i64>,
+) -> Result<(String, ReplyStats), String> {
     let mut request = ReplyRequest::new(history.to_vec(), sampling, CancelFlag::new());
     request.conversation = conversation;
     let started = Instant::now();

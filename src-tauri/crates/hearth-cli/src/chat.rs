@@ -87,8 +87,13 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
         writeln!(stdout).and_then(|_| stdout.flush()).map_err(|e| e.to_string())?;
         // On stderr, so scripts reading the reply text never see it; it also marks a turn's end.
         eprintln!(
-            "[{} prompt tokens, {} cached, {} generated, {:.1} tok/s, TTFT {:.0} ms]",
-            stats.prompt_tokens, stats.cached_tokens, stats.completion_tokens, stats.decode_tps, stats.ttft_ms
+            "[{} prompt tokens, {} cached, {} generated, {:.1} tok/s, TTFT {:.0} ms{}]",
+            stats.prompt_tokens,
+            stats.cached_tokens,
+            stats.completion_tokens,
+            stats.decode_tps,
+            stats.ttft_ms,
+            drafts(&stats)
         );
     }
     match failed {
@@ -215,6 +220,14 @@ async fn saved_cache_budgets(db: &Path) -> Result<CacheBudgets, String> {
 
 async fn saved_settings(db: &Path) -> Result<Settings, String> {
     Ok(Settings::new(Store::open(db).await.map_err(|e| e.to_string())?))
+}
+
+/// Speculative decoding's share, when it ran.
+fn drafts(stats: &ReplyStats) -> String {
+    match stats.drafted_tokens {
+        0 => String::new(),
+        drafted => format!(", {} of {drafted} drafted tokens accepted", stats.accepted_tokens),
+    }
 }
 
 /// Streams one reply to stdout and returns its text and stats.

@@ -9,6 +9,7 @@
 mod args;
 mod bench;
 mod chat;
+mod decoding;
 mod models;
 mod parallel;
 mod peer;
@@ -63,6 +64,7 @@ Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --presence-penalty 0  --frequency-penalty 0  --seed N  --max-tokens 1024  --ignore-eos
   --stop TEXT (repeatable)  --logit-bias TOKEN_ID=BIAS or TEXT=BIAS (repeatable; -100 bans)
   --grammar GBNF  --json-schema SCHEMA  --sampler-order penalties,dry,topNSigma,topK,typicalP,topP,minP,xtc,temperature
+  --lookup (speculative decoding by prompt lookup; same reply, faster when it copies text)  --draft-max 8
 
 When stdin is not a terminal, each input line is one user turn; replies go to stdout, each
 turn's stats line to stderr. --db FILE saves the conversation as a new chat in that Hearth history

@@ -179,6 +179,9 @@ pub struct ReplyStats {
     /// Where the reused part of the prompt came from.
     #[serde(default)]
     pub prompt_source: PromptSource,
+    /// Tokens guessed ahead by speculative decoding, and how many of them the sampler kept.
+    pub drafted_tokens: u32,
+    pub accepted_tokens: u32,
     /// Why the reply was cut off when the engine under it died ("the model crashed: …").
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -27,7 +27,9 @@ pub use field::FieldError;
 pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};
 pub use provider::{FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, sampling_support};
-pub use sampling::{BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams};
+pub use sampling::{
+    BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams, Speculative,
+};
 pub use search::{SearchHit, SnippetPart};
 pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent, WINDOW_UPDATE_INTERVAL};
 pub use settings::SettingsScope;

@@ -262,6 +262,8 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "constraint",
     "samplerOrder",
     "overflow",
+    "speculative",
+    "draftMax",
 ];
 
 /// Which settings a provider takes. The local engine takes all of them.

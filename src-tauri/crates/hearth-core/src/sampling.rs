@@ -58,6 +58,23 @@ pub struct SamplingParams {
     pub sampler_order: Vec<SamplerStage>,
     /// What to do when the conversation no longer fits the context window.
     pub overflow: OverflowPolicy,
+    /// Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
+    /// decides every token, so the reply is the one it would be without; only faster when the
+    /// guesses hold (text the reply copies from the conversation: edits, code, quotes).
+    pub speculative: Speculative,
+    /// The most tokens guessed ahead per step.
+    pub draft_max: u32,
+}
+
+/// Where speculative decoding's guesses come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum Speculative {
+    #[default]
+    Off,
+    /// The tokens that followed the reply's last few tokens where they last occurred in the
+    /// conversation (prompt lookup): no second model.
+    PromptLookup,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -164,6 +181,8 @@ impl Default for SamplingParams {
             constraint: None,
             sampler_order: SamplerStage::DEFAULT_ORDER.to_vec(),
             overflow: OverflowPolicy::default(),
+            speculative: Speculative::Off,
+            draft_max: 8,
         }
     }
 }
@@ -297,6 +316,7 @@ const RANGES: &[FieldRange] = &[
     range("presencePenalty", -2.0, 2.0, "between -2 and 2"),
     range("frequencyPenalty", -2.0, 2.0, "between -2 and 2"),
     whole("maxTokens", 1.0, 1e6, "between 1 and 1000000"),
+    whole("draftMax", 1.0, 64.0, "between 1 and 64"),
 ];
 
 impl SamplingParams {
@@ -358,6 +378,7 @@ mod tests {
             Err("logitBias.text must be a non-empty text, got \"\""),
         );
         check(|p| p.max_tokens = 0, Err("maxTokens must be between 1 and 1000000, got 0"));
+        check(|p| p.draft_max = 65, Err("draftMax must be between 1 and 64, got 65"));
         check(|p| p.stop.push(String::new()), Err("stop must be non-empty strings, got \"\""));
         check(|p| p.constraint = Some(Constraint::Gbnf("  ".into())), Err("constraint must be a non-empty grammar or schema, got \"  \""));
         check(|p| p.sampler_order.push(SamplerStage::TopK), Err("samplerOrder must be each stage at most once, got TopK twice"));

@@ -12,6 +12,7 @@ pub mod kv_memory;
 mod llama_log;
 mod load;
 mod local;
+mod lookup;
 mod prefix;
 mod reply;
 mod sampler;

@@ -11,8 +11,9 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
-use hearth_core::{FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob};
+use hearth_core::{FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, Speculative, TokenChoice, TokenLogprob};
 
+use crate::lookup;
 use crate::stop::StopFilter;
 
 pub(crate) struct Reply {
@@ -24,7 +25,10 @@ pub(crate) struct Reply {
     pub prompt: Vec<LlamaToken>,
     /// The token sampled last: its keys and values are computed at the next step.
     pub next: Option<LlamaToken>,
-    /// Where this reply's logits are in the batch just decoded (`None`: it sampled nothing).
+    /// Tokens guessed to follow `next`, decoded beside it for the sampler to check.
+    pub drafts: Vec<LlamaToken>,
+    /// Where this reply's logits are in the batch just decoded (`None`: it sampled nothing);
+    /// its drafts' follow.
     pub logits_at: Option<i32>,
     sampler: LlamaSampler,
     text: Utf8Stream,
@@ -52,6 +56,7 @@ impl Reply {
             events,
             prompt,
             next: None,
+            drafts: Vec::new(),
             logits_at: None,
             sampler,
             text: Utf8Stream::new(),
@@ -63,12 +68,45 @@ impl Reply {
         }
     }
 
-    /// Samples the position at `logits_at`, releases its text, and says why the reply ends if
-    /// it does; otherwise the token waits in `next` to be decoded.
-    pub fn sample(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> Option<FinishReason> {
-        let at = self.logits_at.take()?;
-        // `sample` also accepts the token into the sampler chain: never `accept` again.
-        let token = self.sampler.sample(context, at);
+    /// Guesses up to `room` tokens to follow `cached` and `next` (nothing unless speculative
+    /// decoding is on), never past the reply's length limit.
+    pub fn guess(&mut self, cached: &[LlamaToken], room: usize) {
+        let sampling = &self.request.sampling;
+        let (Some(next), Speculative::PromptLookup) = (self.next, sampling.speculative) else { return };
+        let left = sampling.max_tokens.saturating_sub(self.stats.completion_tokens + 1) as usize;
+        let mut history = Vec::with_capacity(cached.len() + 1);
+        history.extend_from_slice(cached);
+        history.push(next);
+        self.drafts = lookup::draft(&history, room.min(left).min(sampling.draft_max as usize));
+    }
+
+    /// Samples the position at `logits_at` and, while the token sampled is the draft decoded
+    /// there, the next one: the sampler decides every token, so the reply is the same with or
+    /// without drafts. Releases the text; the last token sampled waits in `next` to be decoded.
+    pub fn sample(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> Sampled {
+        let Some(at) = self.logits_at.take() else { return Sampled { rejected: 0, finish: None } };
+        let drafts = std::mem::take(&mut self.drafts);
+        let mut accepted = 0;
+        let finish = loop {
+            let at = at + accepted as i32;
+            // `sample` also accepts the token into the sampler chain: never `accept` again.
+            let token = self.sampler.sample(context, at);
+            if let Some(reason) = self.emit(token, context, model, at) {
+                break Some(reason);
+            }
+            if drafts.get(accepted) != Some(&token) {
+                self.next = Some(token);
+                break None;
+            }
+            accepted += 1;
+        };
+        self.stats.drafted_tokens += drafts.len() as u32;
+        self.stats.accepted_tokens += accepted as u32;
+        Sampled { rejected: drafts.len() - accepted, finish }
+    }
+
+    /// Releases a sampled token's text; says why the reply ends if it does.
+    fn emit(&mut self, token: LlamaToken, context: &LlamaContext<'_>, model: &LlamaModel, at: i32) -> Option<FinishReason> {
         self.first_token_at.get_or_insert_with(Instant::now);
         let vocab = model.vocab();
         if vocab.is_eog(token) {
@@ -91,7 +129,6 @@ impl Reply {
         if self.request.cancel.is_cancelled() {
             return Some(FinishReason::Cancelled);
         }
-        self.next = Some(token);
         None
     }
 
@@ -115,6 +152,13 @@ impl Reply {
         }
         let _ = self.events.send(GenEvent::Finished { reason, stats: self.stats });
     }
+}
+
+/// What a step's sampling left: drafts whose cells must go (the sampler chose otherwise before
+/// them) and why the reply ends, if it does.
+pub(crate) struct Sampled {
+    pub rejected: usize,
+    pub finish: Option<FinishReason>,
 }
 
 /// `token`'s log-probability at batch position `at` and the `top` likeliest there: the

@@ -72,6 +72,8 @@ pub struct Session<'m> {
     /// The conversation whose draft was read ahead into the cache since its last reply.
     typed: Option<ConversationId>,
     clock: u64,
+    /// Drafts can be checked: a recurrent or hybrid model cannot drop the cells of those rejected.
+    speculate: bool,
 }
 
 enum Renderer {
@@ -97,6 +99,7 @@ impl<'m> Session<'m> {
             memory: memory.filter(|_| params.reuse_kv),
             typed: None,
             clock: 0,
+            speculate: !model.is_recurrent() && !model.is_hybrid(),
         }
     }
 
@@ -142,24 +145,38 @@ impl<'m> Session<'m> {
         let mut ended: Vec<(usize, FinishReason)> = Vec::new();
         let mut added: Vec<Vec<LlamaToken>> = vec![Vec::new(); self.running.len()];
         self.batch.clear();
+        let mut writers_left = writing;
         for (i, reply) in self.running.iter_mut().enumerate() {
             if reply.request.cancel.is_cancelled() {
                 ended.push((i, FinishReason::Cancelled));
                 continue;
             }
-            let Some(token) = reply.next.take() else { continue };
+            if reply.next.is_none() {
+                continue;
+            }
+            writers_left -= 1;
             if used + 1 >= n_ctx {
                 ended.push((i, FinishReason::Length)); // The context is full.
                 continue;
             }
             let slot = &self.slots[reply.slot];
-            if self.batch.add(token, slot.cached.len() as i32, &[slot.seq], true).is_err() {
+            // Drafts take what the cache and the batch have left once every writer has its token.
+            if self.speculate {
+                let room = (n_ctx - used - 2).min(self.n_batch.saturating_sub(self.batch.n_tokens() as usize + 1 + writers_left));
+                reply.guess(&slot.cached, room);
+            }
+            let Some(token) = reply.next.take() else { continue };
+            let first = slot.cached.len() as i32;
+            let at = self.batch.n_tokens();
+            let tokens: Vec<LlamaToken> = std::iter::once(token).chain(reply.drafts.iter().copied()).collect();
+            let added_all = tokens.iter().enumerate().all(|(k, &t)| self.batch.add(t, first + k as i32, &[slot.seq], true).is_ok());
+            if !added_all {
                 ended.push((i, FinishReason::Length));
                 continue;
             }
-            reply.logits_at = Some(self.batch.n_tokens() - 1);
-            added[i].push(token);
-            used += 1;
+            reply.logits_at = Some(at);
+            used += tokens.len();
+            added[i] = tokens;
         }
         for (i, reply) in self.running.iter_mut().enumerate() {
             let room = self.n_batch.saturating_sub(self.batch.n_tokens() as usize);
@@ -192,7 +209,17 @@ impl<'m> Session<'m> {
             self.slots[reply.slot].cached.extend(tokens);
         }
         for (i, reply) in self.running.iter_mut().enumerate() {
-            if let Some(reason) = reply.sample(&self.context, self.model) {
+            let sampled = reply.sample(&self.context, self.model);
+            if sampled.rejected > 0 {
+                // The drafts after the first the sampler did not choose leave the cache.
+                let slot = &mut self.slots[reply.slot];
+                let keep = slot.cached.len() - sampled.rejected;
+                if self.context.kv_cache_seq_rm(slot.seq, Some(keep as u32), None).is_err() {
+                    ended.push((i, FinishReason::Length));
+                }
+                slot.cached.truncate(keep);
+            }
+            if let Some(reason) = sampled.finish {
                 ended.push((i, reason));
             }
         }

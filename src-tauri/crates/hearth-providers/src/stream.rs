@@ -163,7 +163,7 @@ pub async fn run(
         cut_at_limit: false,
         // A provider's own prompt cache is not ours to name.
         prompt_source: hearth_core::PromptSource::New,
-        interrupted_by: None,
+        ..ReplyStats::default()
     };
     let reason = if cancelled { FinishReason::Cancelled } else { tally.finish.unwrap_or(FinishReason::EndOfTurn) };
     finish(reason, stats)

@@ -1,0 +1,85 @@
+//! `hearth-cli bench`, decoding strategies: each against plain greedy decoding on the same
+//! engine, alternating, best of `ROUNDS` per side (noise only ever slows a run down).
+
+use serde::Serialize;
+
+use hearth_core::{ChatMessage, ReplyStats, Role, SamplingParams, Speculative};
+use hearth_engine::Engine;
+
+use crate::bench::reply_with;
+
+const ROUNDS: usize = 3;
+/// Reply length for the free-writing task (end of turn ignored, so both sides write as much).
+const CHAT_TOKENS: u32 = 256;
+/// Room for the edit task's reply, which ends when the paragraph is written out.
+const EDIT_TOKENS: u32 = 400;
+
+#[derive(Serialize)]
+pub struct DecodingReport {
+    /// Decode speed with prompt lookup ÷ without, on a reply that rewrites its prompt (goal ≥ 1.5).
+    pub lookup_speedup_edit: f64,
+    /// The same on free writing, where little repeats (goal ≥ 0.95).
+    pub lookup_speedup_chat: f64,
+    pub lookup_edit_tps: f64,
+    pub plain_edit_tps: f64,
+    pub lookup_chat_tps: f64,
+    pub plain_chat_tps: f64,
+    /// Share of drafted tokens the sampler kept, per task.
+    pub lookup_acceptance_edit: f64,
+    pub lookup_acceptance_chat: f64,
+    /// Each task's reply was the same with and without drafts.
+    pub lookup_outputs_identical: bool,
+}
+
+pub async fn run(engine: &Engine) -> Result<DecodingReport, String> {
+    let edit = [ChatMessage::new(Role::User, edit_prompt())];
+    let chat = [ChatMessage::new(Role::User, "Write a short story about a lighthouse keeper who finds a message in a bottle.")];
+    let edit_params = SamplingParams::greedy(EDIT_TOKENS);
+    let chat_params = SamplingParams { ignore_eos: true, ..SamplingParams::greedy(CHAT_TOKENS) };
+    let (plain_edit, lookup_edit, edit_same) = compare(engine, &edit, edit_params).await?;
+    let (plain_chat, lookup_chat, chat_same) = compare(engine, &chat, chat_params).await?;
+    let acceptance = |s: &ReplyStats| f64::from(s.accepted_tokens) / f64::from(s.drafted_tokens.max(1));
+    Ok(DecodingReport {
+        lookup_speedup_edit: lookup_edit.decode_tps / plain_edit.decode_tps,
+        lookup_speedup_chat: lookup_chat.decode_tps / plain_chat.decode_tps,
+        lookup_edit_tps: lookup_edit.decode_tps,
+        plain_edit_tps: plain_edit.decode_tps,
+        lookup_chat_tps: lookup_chat.decode_tps,
+        plain_chat_tps: plain_chat.decode_tps,
+        lookup_acceptance_edit: acceptance(&lookup_edit),
+        lookup_acceptance_chat: acceptance(&lookup_chat),
+        lookup_outputs_identical: edit_same && chat_same,
+    })
+}
+
+/// The same reply without and with prompt lookup, `ROUNDS` times alternating: each side's
+/// fastest stats, and whether every reply was the same text. A first reply puts the prompt in
+/// the cache, so each measured one reads it from there alike.
+async fn compare(engine: &Engine, history: &[ChatMessage], plain: SamplingParams) -> Result<(ReplyStats, ReplyStats, bool), String> {
+    let drafting = SamplingParams { speculative: Speculative::PromptLookup, ..plain.clone() };
+    reply_with(engine, history, SamplingParams { max_tokens: 1, ..plain.clone() }, None).await?;
+    let (mut best_plain, mut best_lookup) = (ReplyStats::default(), ReplyStats::default());
+    let mut texts = Vec::new();
+    for _ in 0..ROUNDS {
+        for (params, best) in [(&plain, &mut best_plain), (&drafting, &mut best_lookup)] {
+            let (text, stats) = reply_with(engine, history, params.clone(), None).await?;
+            texts.push(text);
+            if stats.decode_tps > best.decode_tps {
+                *best = stats;
+            }
+        }
+    }
+    let identical = texts.iter().all(|t| *t == texts[0]);
+    Ok((best_plain, best_lookup, identical))
+}
+
+/// A paragraph with spelling mistakes to write out corrected: most of the reply is the prompt.
+fn edit_prompt() -> String {
+    "Fix the spelling in the following text and write all of it out again, corrected.\n\n\
+     Most gardners agree that the best time to plant tomatos is after the last frost, when the \
+     soil has warmed and the nights stay mild. Choose a spot that gets at least six hours of sun, \
+     and dig plenty of compost into the bed a few weeks befor planting. Water deeply but not too \
+     often, so the roots grow down in serch of moisture, and tie the stems to stakes as the plants \
+     get taller. Pick the fruit when it is evenly colored and gives slightly when presed."
+        .into()
+}
