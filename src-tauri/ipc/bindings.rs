@@ -4,10 +4,10 @@
 use ts_rs::TS;
 
 use hearth_core::{
-    BiasTarget, CacheBudgets, ChatSummary, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention, ImportReport, KvType,
-    LoadParams, LogitBias, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset, PromptSource, ProviderConfig,
-    ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, Speculative,
-    StoredMessage,
+    BiasTarget, CacheBudgets, Candidate, ChatSummary, Consensus, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention,
+    ImportReport, KvType, LoadParams, LogitBias, MbrUtility, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset,
+    PromptSource, ProviderConfig, ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat,
+    SnippetPart, Speculative, StoredMessage, Strategy,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
@@ -25,6 +25,9 @@ pub fn typescript_bindings() -> String {
         Role::decl(&cfg),
         MessageStatus::decl(&cfg),
         PromptSource::decl(&cfg),
+        MbrUtility::decl(&cfg),
+        Candidate::decl(&cfg),
+        Consensus::decl(&cfg),
         ReplyStats::decl(&cfg),
         ModelTarget::decl(&cfg),
         ChatSummary::decl(&cfg),
@@ -52,6 +55,7 @@ pub fn typescript_bindings() -> String {
         Constraint::decl(&cfg),
         OverflowPolicy::decl(&cfg),
         Speculative::decl(&cfg),
+        Strategy::decl(&cfg),
         SamplingParams::decl(&cfg),
         FieldRange::decl(&cfg),
         Preset::decl(&cfg),

@@ -9,6 +9,20 @@ export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted"
 
 export type PromptSource = "new" | "live" | "ram" | "disk" | "typed";
 
+export type MbrUtility = "chrF" | "exactMatch";
+
+export type Candidate = { text: string, 
+/**
+ * Mean utility against every other candidate (its expected utility).
+ */
+score: number, };
+
+export type Consensus = { utility: MbrUtility, 
+/**
+ * Index of the chosen candidate.
+ */
+chosen: number, candidates: Array<Candidate>, };
+
 export type ReplyStats = { 
 /**
  * Tokens in the rendered prompt.
@@ -43,6 +57,10 @@ promptSource: PromptSource,
  * Tokens guessed ahead by speculative decoding, and how many of them the sampler kept.
  */
 draftedTokens: number, acceptedTokens: number, 
+/**
+ * A consensus reply's candidates and their scores.
+ */
+consensus?: Consensus, 
 /**
  * Why the reply was cut off when the engine under it died ("the model crashed: …").
  */
@@ -211,6 +229,8 @@ export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
 export type Speculative = "off" | "promptLookup";
 
+export type Strategy = "sampling" | "consensus";
+
 export type SamplingParams = { 
 /**
  * 0 picks the most likely token every time (greedy).
@@ -293,7 +313,19 @@ speculative: Speculative,
 /**
  * The most tokens guessed ahead per step.
  */
-draftMax: number, };
+draftMax: number, 
+/**
+ * How the reply is made from the model's choices.
+ */
+strategy: Strategy, 
+/**
+ * Consensus: how many candidate replies are sampled (side by side, in one batch per step).
+ */
+mbrCandidates: number, 
+/**
+ * Consensus: how the candidates are compared.
+ */
+mbrUtility: MbrUtility, };
 
 export type FieldRange = { 
 /**

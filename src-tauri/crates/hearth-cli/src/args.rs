@@ -99,6 +99,10 @@ impl ChatArgs {
                 "chat" => chat = Some(number(&flag, &it.value(&flag)?)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
                 "lookup" => sampling.set("speculative", "promptLookup")?,
+                "mbr" => {
+                    sampling.set("strategy", "consensus")?;
+                    sampling.set("mbr-candidates", &it.value(&flag)?)?;
+                }
                 "fresh" => fresh = true,
                 "preset" => sampling.preset(&it.value(&flag)?)?,
                 _ => {

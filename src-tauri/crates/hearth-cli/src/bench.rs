@@ -432,6 +432,7 @@ fn print_table(r: &Report) {
         d.lookup_speedup_chat,
         d.lookup_outputs_identical
     );
+    println!("Consensus of 8: {:.0} ms vs one sampled reply {:.0} ms (× {:.2})", d.mbr8_ms, d.single_sampled_ms, d.mbr8_time_ratio);
 }
 
 /// The smallest value at each position across rounds.

@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-use hearth_core::{ChatMessage, ReplyStats, Role, SamplingParams, Speculative};
+use std::time::Instant;
+
+use hearth_core::{ChatMessage, ReplyStats, Role, SamplingParams, Speculative, Strategy};
 use hearth_engine::Engine;
 
 use crate::bench::reply_with;
@@ -11,6 +13,8 @@ use crate::bench::reply_with;
 const ROUNDS: usize = 3;
 /// Reply length for the free-writing task (end of turn ignored, so both sides write as much).
 const CHAT_TOKENS: u32 = 256;
+/// Each consensus candidate's length, and the single reply's.
+const MBR_TOKENS: u32 = 128;
 /// Room for the edit task's reply, which ends when the paragraph is written out.
 const EDIT_TOKENS: u32 = 400;
 
@@ -29,6 +33,11 @@ pub struct DecodingReport {
     pub lookup_acceptance_chat: f64,
     /// Each task's reply was the same with and without drafts.
     pub lookup_outputs_identical: bool,
+    /// A consensus reply of 8 candidates ÷ one sampled reply of the same length, wall time
+    /// from asking to the whole reply (goal ≤ 3).
+    pub mbr8_time_ratio: f64,
+    pub mbr8_ms: f64,
+    pub single_sampled_ms: f64,
 }
 
 pub async fn run(engine: &Engine) -> Result<DecodingReport, String> {
@@ -38,6 +47,7 @@ pub async fn run(engine: &Engine) -> Result<DecodingReport, String> {
     let chat_params = SamplingParams { ignore_eos: true, ..SamplingParams::greedy(CHAT_TOKENS) };
     let (plain_edit, lookup_edit, edit_same) = compare(engine, &edit, edit_params).await?;
     let (plain_chat, lookup_chat, chat_same) = compare(engine, &chat, chat_params).await?;
+    let (single_ms, mbr8_ms) = consensus_time(engine, &chat).await?;
     let acceptance = |s: &ReplyStats| f64::from(s.accepted_tokens) / f64::from(s.drafted_tokens.max(1));
     Ok(DecodingReport {
         lookup_speedup_edit: lookup_edit.decode_tps / plain_edit.decode_tps,
@@ -49,7 +59,26 @@ pub async fn run(engine: &Engine) -> Result<DecodingReport, String> {
         lookup_acceptance_edit: acceptance(&lookup_edit),
         lookup_acceptance_chat: acceptance(&lookup_chat),
         lookup_outputs_identical: edit_same && chat_same,
+        mbr8_time_ratio: mbr8_ms / single_ms,
+        mbr8_ms,
+        single_sampled_ms: single_ms,
     })
+}
+
+/// One sampled reply and a consensus of 8, `MBR_TOKENS` long each, alternating; the fastest of
+/// each in milliseconds.
+async fn consensus_time(engine: &Engine, history: &[ChatMessage]) -> Result<(f64, f64), String> {
+    let single = SamplingParams { temperature: 0.8, seed: Some(1), ignore_eos: true, ..SamplingParams::greedy(MBR_TOKENS) };
+    let mbr = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 8, ..single.clone() };
+    let (mut best_single, mut best_mbr) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..ROUNDS {
+        for (params, best) in [(&single, &mut best_single), (&mbr, &mut best_mbr)] {
+            let started = Instant::now();
+            reply_with(engine, history, params.clone(), None).await?;
+            *best = best.min(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    Ok((best_single, best_mbr))
 }
 
 /// The same reply without and with prompt lookup, `ROUNDS` times alternating: each side's

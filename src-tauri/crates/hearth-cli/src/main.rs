@@ -65,6 +65,8 @@ Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --stop TEXT (repeatable)  --logit-bias TOKEN_ID=BIAS or TEXT=BIAS (repeatable; -100 bans)
   --grammar GBNF  --json-schema SCHEMA  --sampler-order penalties,dry,topNSigma,topK,typicalP,topP,minP,xtc,temperature
   --lookup (speculative decoding by prompt lookup; same reply, faster when it copies text)  --draft-max 8
+  --mbr N (consensus: N replies sampled side by side, the one closest to the others kept;
+  --strategy consensus --mbr-candidates N)  --mbr-utility chrF|exactMatch
 
 When stdin is not a terminal, each input line is one user turn; replies go to stdout, each
 turn's stats line to stderr. --db FILE saves the conversation as a new chat in that Hearth history

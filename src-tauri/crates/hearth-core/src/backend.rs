@@ -182,6 +182,10 @@ pub struct ReplyStats {
     /// Tokens guessed ahead by speculative decoding, and how many of them the sampler kept.
     pub drafted_tokens: u32,
     pub accepted_tokens: u32,
+    /// A consensus reply's candidates and their scores.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consensus: Option<crate::Consensus>,
     /// Why the reply was cut off when the engine under it died ("the model crashed: …").
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]

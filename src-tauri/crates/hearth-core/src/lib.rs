@@ -6,6 +6,7 @@
 mod backend;
 mod cache;
 mod chat;
+mod consensus;
 mod field;
 mod load;
 mod overflow;
@@ -23,12 +24,13 @@ pub use backend::{
 };
 pub use cache::CacheBudgets;
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
+pub use consensus::{Candidate, Consensus, MbrUtility, chrf};
 pub use field::FieldError;
 pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};
 pub use provider::{FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, sampling_support};
 pub use sampling::{
-    BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams, Speculative,
+    BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams, Speculative, Strategy,
 };
 pub use search::{SearchHit, SnippetPart};
 pub use service::{ChatService, HistoryStore, Turn, TurnError, TurnEvent, WINDOW_UPDATE_INTERVAL};

@@ -264,6 +264,9 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "overflow",
     "speculative",
     "draftMax",
+    "strategy",
+    "mbrCandidates",
+    "mbrUtility",
 ];
 
 /// Which settings a provider takes. The local engine takes all of them.

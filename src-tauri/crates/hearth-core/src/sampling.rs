@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::OverflowPolicy;
+use crate::consensus::MbrUtility;
 
 /// How the next token is chosen. Validated once, at the boundary, with [`SamplingParams::validate`].
 /// Each stage is off at its neutral value (noted per field).
@@ -64,6 +65,24 @@ pub struct SamplingParams {
     pub speculative: Speculative,
     /// The most tokens guessed ahead per step.
     pub draft_max: u32,
+    /// How the reply is made from the model's choices.
+    pub strategy: Strategy,
+    /// Consensus: how many candidate replies are sampled (side by side, in one batch per step).
+    pub mbr_candidates: u32,
+    /// Consensus: how the candidates are compared.
+    pub mbr_utility: MbrUtility,
+}
+
+/// How a reply is made from the model's choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum Strategy {
+    /// Token by token through the sampler chain; streamed as written.
+    #[default]
+    Sampling,
+    /// Minimum Bayes risk: several replies are sampled and the one that agrees most with the
+    /// others is kept (shown when all are written; the others stay with it).
+    Consensus,
 }
 
 /// Where speculative decoding's guesses come from.
@@ -183,6 +202,9 @@ impl Default for SamplingParams {
             overflow: OverflowPolicy::default(),
             speculative: Speculative::Off,
             draft_max: 8,
+            strategy: Strategy::Sampling,
+            mbr_candidates: 8,
+            mbr_utility: MbrUtility::ChrF,
         }
     }
 }
@@ -264,6 +286,10 @@ impl SamplingParams {
         {
             return bad("constraint", "a non-empty grammar or schema", format!("{src:?}"));
         }
+        if self.strategy == Strategy::Consensus && self.temperature == 0.0 {
+            // Greedy candidates are all the same reply.
+            return bad("temperature", "above 0 for consensus decoding (its candidates are sampled)", "0".into());
+        }
         for (i, stage) in self.sampler_order.iter().enumerate() {
             if self.sampler_order[..i].contains(stage) {
                 return bad("samplerOrder", "each stage at most once", format!("{stage:?} twice"));
@@ -317,6 +343,7 @@ const RANGES: &[FieldRange] = &[
     range("frequencyPenalty", -2.0, 2.0, "between -2 and 2"),
     whole("maxTokens", 1.0, 1e6, "between 1 and 1000000"),
     whole("draftMax", 1.0, 64.0, "between 1 and 64"),
+    whole("mbrCandidates", 2.0, 16.0, "between 2 and 16"),
 ];
 
 impl SamplingParams {
@@ -379,6 +406,12 @@ mod tests {
         );
         check(|p| p.max_tokens = 0, Err("maxTokens must be between 1 and 1000000, got 0"));
         check(|p| p.draft_max = 65, Err("draftMax must be between 1 and 64, got 65"));
+        check(|p| p.mbr_candidates = 1, Err("mbrCandidates must be between 2 and 16, got 1"));
+        check(|p| p.strategy = Strategy::Consensus, Ok(()));
+        check(
+            |p| (p.strategy, p.temperature) = (Strategy::Consensus, 0.0),
+            Err("temperature must be above 0 for consensus decoding (its candidates are sampled), got 0"),
+        );
         check(|p| p.stop.push(String::new()), Err("stop must be non-empty strings, got \"\""));
         check(|p| p.constraint = Some(Constraint::Gbnf("  ".into())), Err("constraint must be a non-empty grammar or schema, got \"  \""));
         check(|p| p.sampler_order.push(SamplerStage::TopK), Err("samplerOrder must be each stage at most once, got TopK twice"));

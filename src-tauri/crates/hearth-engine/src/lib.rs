@@ -7,6 +7,7 @@
 //! local, nor that it crosses a process.
 
 pub mod bench;
+mod consensus;
 pub mod host;
 pub mod kv_memory;
 mod llama_log;

@@ -18,7 +18,7 @@ use hearth_core::{
 
 use crate::LoadParams;
 use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
-use crate::session::{PARALLEL_SEQUENCES, Session};
+use crate::session::{SEQUENCES, Session};
 use hearth_gguf::{GgufError, ValidatedGguf};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
@@ -371,7 +371,7 @@ fn serve(
             return next_load(inbox, kv_config);
         }
     };
-    let (resolved, context_params) = crate::load::context_params(&params, &model, PARALLEL_SEQUENCES);
+    let (resolved, context_params) = crate::load::context_params(&params, &model, SEQUENCES);
     let context = match model.new_context(backend, context_params) {
         Ok(context) => context,
         Err(e) => {
@@ -403,7 +403,7 @@ fn serve(
             None
         }
     };
-    let mut session = Session::new(&model, context, &params, memory, PARALLEL_SEQUENCES);
+    let mut session = Session::new(&model, context, &params, memory, SEQUENCES);
     let mut aside = None;
     // A load, unload or quit waits for the replies asked for before it.
     let mut ending = None;

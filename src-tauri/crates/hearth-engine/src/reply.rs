@@ -13,6 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, Speculative, TokenChoice, TokenLogprob};
 
+use crate::consensus::Member;
 use crate::lookup;
 use crate::stop::StopFilter;
 
@@ -21,6 +22,8 @@ pub(crate) struct Reply {
     pub slot: usize,
     pub request: ReplyRequest,
     pub events: UnboundedSender<GenEvent>,
+    /// A consensus reply's candidate.
+    pub member: Option<Member>,
     /// Prompt tokens not yet in the cache, read a chunk per step.
     pub prompt: Vec<LlamaToken>,
     /// The token sampled last: its keys and values are computed at the next step.
@@ -54,6 +57,7 @@ impl Reply {
             slot,
             request,
             events,
+            member: None,
             prompt,
             next: None,
             drafts: Vec::new(),

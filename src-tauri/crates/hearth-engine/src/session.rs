@@ -1,7 +1,7 @@
 //! One model's context and the replies it serves: renders and tokenizes prompts, keeps each
 //! conversation's KV cache, and decodes every running reply in one batch per step.
 //!
-//! The context holds up to [`PARALLEL_SEQUENCES`] KV sequences (slots) in one unified cache of
+//! The context holds up to [`SEQUENCES`] KV sequences (slots) in one unified cache of
 //! `n_ctx` cells. Each step decodes the last sampled token of every reply that is writing, and
 //! fills the rest of the batch with the next chunk of a prompt being read — continuous batching,
 //! as llama.cpp's server does. A reply waits for a free slot (or for room in the cache) in the
@@ -21,18 +21,24 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
     BackendError, CacheBudgets, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
-    fit_context,
+    Strategy, fit_context,
 };
 
 use crate::LoadParams;
+use crate::consensus::{Group, Member};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::prefix;
 use crate::reply::Reply;
 use crate::sampler;
 use crate::template::ChatTemplate;
 
-/// KV sequences one context serves at once; a reply beyond these waits for one to end.
-pub const PARALLEL_SEQUENCES: u32 = 4;
+/// KV sequences in one context: replies and consensus candidates written at once.
+pub const SEQUENCES: u32 = 8;
+/// Replies one context serves at once (a consensus reply is one, however many candidates it
+/// writes); a reply beyond these waits for one to end.
+pub const PARALLEL_REPLIES: usize = 4;
+/// The shortest candidate a consensus reply is allowed to be cut to for room in the context.
+const MIN_CANDIDATE_TOKENS: usize = 16;
 
 /// One KV sequence and what is in it.
 struct Slot {
@@ -55,6 +61,8 @@ struct Queued {
     tokens: Vec<LlamaToken>,
     dropped: usize,
     asked_at: Instant,
+    /// A consensus reply's candidate.
+    member: Option<Member>,
 }
 
 pub struct Session<'m> {
@@ -64,6 +72,9 @@ pub struct Session<'m> {
     slots: Vec<Slot>,
     queued: VecDeque<Queued>,
     running: Vec<Reply>,
+    /// Consensus replies being written, and their candidates waiting for the first to read the prompt.
+    groups: Vec<Group>,
+    waiting_members: Vec<Queued>,
     batch: LlamaBatch<'static>,
     n_batch: usize,
     reuse_kv: bool,
@@ -93,6 +104,8 @@ impl<'m> Session<'m> {
             slots,
             queued: VecDeque::new(),
             running: Vec::new(),
+            groups: Vec::new(),
+            waiting_members: Vec::new(),
             batch: LlamaBatch::new(n_batch, 1),
             n_batch,
             reuse_kv: params.reuse_kv,
@@ -105,7 +118,7 @@ impl<'m> Session<'m> {
 
     /// Whether replies are running or waiting: call [`Session::step`] until not.
     pub fn is_busy(&self) -> bool {
-        !self.running.is_empty() || !self.queued.is_empty()
+        !self.running.is_empty() || !self.queued.is_empty() || !self.groups.is_empty()
     }
 
     /// Generates a reply and waits for it (and any other reply in hand) to end; its events
@@ -120,12 +133,72 @@ impl<'m> Session<'m> {
     /// Queues a reply; [`Session::step`] serves it. A prompt that cannot fit fails at once.
     pub fn submit(&mut self, request: ReplyRequest, events: UnboundedSender<GenEvent>) {
         let asked_at = Instant::now();
-        match self.fit_prompt(&request, self.n_ctx()) {
-            Ok((tokens, dropped)) => self.queued.push_back(Queued { request, events, tokens, dropped, asked_at }),
+        let fitted = self.fit_prompt(&request, self.n_ctx());
+        let queued = match fitted {
+            Ok((tokens, dropped)) => Queued { request, events, tokens, dropped, asked_at, member: None },
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
+                return;
             }
+        };
+        match queued.request.sampling.strategy {
+            Strategy::Sampling => self.queued.push_back(queued),
+            Strategy::Consensus => self.submit_consensus(queued),
         }
+    }
+
+    /// Queues a consensus reply's first candidate; the others wait for it to read the prompt
+    /// (see [`Session::release_members`]). Refused when the candidates cannot all have room.
+    fn submit_consensus(&mut self, queued: Queued) {
+        let Queued { request, events, tokens, dropped, asked_at, .. } = queued;
+        let at_once = (request.sampling.mbr_candidates as usize).min(self.slots.len());
+        // Each candidate's cells are counted in full (a shared opening too): room is never overestimated.
+        let room = (self.n_ctx() / at_once).saturating_sub(tokens.len() + 1);
+        if room < MIN_CANDIDATE_TOKENS {
+            let error = BackendError::InvalidRequest(format!(
+                "{} consensus candidates do not fit the context: each needs the prompt's {} tokens and room to write, and the \
+                 context has {}; choose fewer candidates, shorten the chat or load the model with a larger context",
+                request.sampling.mbr_candidates,
+                tokens.len(),
+                self.n_ctx()
+            ));
+            let _ = events.send(GenEvent::Failed(error));
+            return;
+        }
+        let id = self.clock;
+        self.clock += 1;
+        let max_tokens = request.sampling.max_tokens.min(room as u32);
+        let (group, members) = Group::new(&request, events, max_tokens, asked_at);
+        self.groups.push(group);
+        for (index, (request, events)) in members.into_iter().enumerate() {
+            let member = Some(Member { group: id, index });
+            let queued = Queued { request, events, tokens: tokens.clone(), dropped, asked_at, member };
+            if index == 0 { self.queued.push_back(queued) } else { self.waiting_members.push(queued) }
+        }
+    }
+
+    /// Queues, first in line, the candidates whose first has read the prompt (or ended): they
+    /// share its cells instead of reading it again.
+    fn release_members(&mut self) {
+        let waiting = std::mem::take(&mut self.waiting_members);
+        let (ready, still): (Vec<Queued>, Vec<Queued>) = waiting.into_iter().partition(|queued| {
+            let group = queued.member.map(|m| m.group);
+            !self
+                .running
+                .iter()
+                .any(|r| r.member.map(|m| m.group) == group && r.member.is_some_and(|m| m.index == 0) && !r.prompt.is_empty())
+                && !self.queued.iter().any(|q| q.member.is_some_and(|m| Some(m.group) == group && m.index == 0))
+        });
+        self.waiting_members = still;
+        for queued in ready.into_iter().rev() {
+            self.queued.push_front(queued);
+        }
+    }
+
+    /// Replies being served that count against [`PARALLEL_REPLIES`]: a consensus reply counts
+    /// once, by its first candidate.
+    fn serving(&self) -> usize {
+        self.running.iter().filter(|r| r.member.is_none_or(|m| m.index == 0)).count()
     }
 
     /// Starts what waits and fits, then decodes one batch: the next token of every reply that
@@ -133,6 +206,7 @@ impl<'m> Session<'m> {
     pub fn step(&mut self) {
         self.admit();
         if self.running.is_empty() {
+            self.groups.retain_mut(|group| !group.poll());
             return;
         }
         let n_ctx = self.n_ctx();
@@ -230,6 +304,8 @@ impl<'m> Session<'m> {
             self.release(reply.slot);
             reply.finish(reason);
         }
+        self.release_members();
+        self.groups.retain_mut(|group| !group.poll());
     }
 
     /// Prefills a draft the user is still typing as if it were sent now (the conversation, the
@@ -314,6 +390,10 @@ impl<'m> Session<'m> {
     /// next one's prompt and reply.
     fn admit(&mut self) {
         while self.running.len() < self.slots.len() {
+            let Some(front) = self.queued.front() else { return };
+            if front.member.is_none_or(|m| m.index == 0) && self.serving() >= PARALLEL_REPLIES {
+                return;
+            }
             let Some(next) = self.queued.pop_front() else { return };
             if next.request.cancel.is_cancelled() || next.events.is_closed() {
                 let _ = next.events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
@@ -332,7 +412,7 @@ impl<'m> Session<'m> {
     }
 
     fn start(&mut self, slot: usize, queued: Queued) {
-        let Queued { request, events, tokens, dropped, asked_at } = queued;
+        let Queued { request, events, tokens, dropped, asked_at, member } = queued;
         let sampler = match sampler::build(self.model, &request.sampling, self.n_ctx() as u32) {
             Ok(sampler) => sampler,
             Err(error) => {
@@ -361,7 +441,9 @@ impl<'m> Session<'m> {
         };
         self.slots[slot].busy = true;
         let prompt = tokens[cached_tokens..].to_vec();
-        self.running.push(Reply::new(slot, request, events, prompt, sampler, stats, asked_at));
+        let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
+        reply.member = member;
+        self.running.push(reply);
     }
 
     fn release(&mut self, slot: usize) {

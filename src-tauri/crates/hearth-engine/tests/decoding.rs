@@ -1,11 +1,12 @@
 //! Decoding strategies beyond plain sampling, on the real model: speculative decoding leaves
-//! the reply exactly as it is without it.
+//! the reply exactly as it is without it; consensus writes its candidates side by side and
+//! keeps the one that agrees most with the others.
 
 mod common;
 
-use hearth_core::{ChatMessage, FinishReason, Role, SamplingParams, Speculative};
+use hearth_core::{ChatMessage, FinishReason, MbrUtility, Role, SamplingParams, Speculative, Strategy};
 
-use common::{greedy, loaded_engine, reply, user};
+use common::{engine_with_context, greedy, loaded_engine, reply, reply_error, user};
 
 /// A reply that copies most of its prompt: prompt lookup's best case.
 const EDIT: &str = "Correct the spelling mistakes in this paragraph and write the whole paragraph out again: \
@@ -60,4 +61,54 @@ async fn prompt_lookup_writes_the_same_reply_with_fewer_steps_and_leaves_a_valid
     let clean = loaded_engine().await;
     let yardstick = reply(&clean, &next, greedy(40), None).await;
     assert_eq!(followed.text, yardstick.text);
+}
+
+fn sampled(seed: u32, max_tokens: u32) -> SamplingParams {
+    SamplingParams { temperature: 0.9, seed: Some(seed), max_tokens, ..SamplingParams::default() }
+}
+
+#[tokio::test]
+async fn consensus_keeps_the_candidate_closest_to_the_others_and_each_is_its_seeds_reply() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    let prompt = user("Name a colour of the rainbow and say one thing about it.");
+    let consensus = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 4, ..sampled(11, 24) };
+    let chosen = reply(&engine, &prompt, consensus.clone(), None).await;
+    let kept = chosen.stats.consensus.clone().expect("the candidates stay with the reply");
+    assert_eq!(kept.candidates.len(), 4);
+    assert_eq!(kept.utility, MbrUtility::ChrF);
+    let best = &kept.candidates[kept.chosen as usize];
+    assert_eq!(chosen.text, best.text);
+    assert!(kept.candidates.iter().all(|c| c.score <= best.score && (0.0..=1.0).contains(&c.score)), "{kept:?}");
+    // Each score is the candidate's mean chrF against the others.
+    for (i, c) in kept.candidates.iter().enumerate() {
+        let others: Vec<f64> =
+            kept.candidates.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, o)| hearth_core::chrf(&c.text, &o.text)).collect();
+        assert!((c.score - others.iter().sum::<f64>() / 3.0).abs() < 1e-9);
+    }
+    assert!(kept.candidates.iter().any(|c| c.text != best.text), "sampled candidates differ: {kept:?}");
+    // Candidate i is what sampling alone writes with seed + i.
+    for i in [0, 2] {
+        let alone = reply(&engine, &prompt, sampled(11 + i, 24), None).await;
+        assert_eq!(kept.candidates[i as usize].text, alone.text, "candidate {i}");
+    }
+    // Self-consistency: exact match picks the most frequent candidate.
+    let voted = reply(&engine, &prompt, SamplingParams { mbr_utility: MbrUtility::ExactMatch, ..consensus }, None).await;
+    let kept = voted.stats.consensus.expect("candidates");
+    let count = |t: &str| kept.candidates.iter().filter(|c| c.text.trim() == t.trim()).count();
+    assert!(kept.candidates.iter().all(|c| count(&c.text) <= count(&voted.text)), "{kept:?}");
+}
+
+#[tokio::test]
+async fn consensus_that_cannot_fit_is_refused_in_words_before_it_starts() {
+    let _one = common::one_at_a_time().await;
+    let engine = engine_with_context(1024).await;
+    let long = user(&format!("Summarise: {}", "the quick brown fox jumps over the lazy dog ".repeat(20)));
+    let too_many = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 16, ..sampled(1, 64) };
+    let error = reply_error(&engine, &long, too_many).await;
+    assert!(error.contains("16 consensus candidates do not fit the context") && error.contains("choose fewer candidates"), "{error}");
+    // Fewer fit, and the engine is as before.
+    let fewer = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 2, ..sampled(1, 8) };
+    assert_eq!(reply(&engine, &long, fewer, None).await.stats.consensus.map(|c| c.candidates.len()), Some(2));
+    assert!(reply(&engine, &user("Say hi."), greedy(4), None).await.stats.completion_tokens > 0);
 }
