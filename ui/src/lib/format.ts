@@ -32,7 +32,15 @@ const CACHE_SOURCE: Record<PromptSource, { words: string; detail: string }> = {
 /** Stats without a source we know (saved before there was one) read as before: "N cached". */
 const cacheSource = (stats: ReplyStats) => CACHE_SOURCE[stats.promptSource] ?? PLAIN_CACHE;
 
-/** One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM". */
+/** Tokens speculative decoding guessed ahead and how many the sampler kept; 0 in stats saved before it existed. */
+function drafts(stats: ReplyStats): { drafted: number; accepted: number } {
+  return { drafted: stats.draftedTokens ?? 0, accepted: stats.acceptedTokens ?? 0 };
+}
+
+/**
+ * One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM",
+ * ending "· 41/64 drafts accepted" when speculative decoding guessed ahead.
+ */
 export function formatStats(stats: ReplyStats | null | undefined): string {
   // A reply the engine died under has no figures, only the cause (shown as its notice).
   if (!stats || stats.interruptedBy) return '';
@@ -41,16 +49,27 @@ export function formatStats(stats: ReplyStats | null | undefined): string {
   parts.push(`TTFT ${formatMs(stats.ttftMs)}`);
   // The KV cache's work, in plain sight: prompt tokens the next turn did not have to prefill, and where from.
   if (stats.cachedTokens > 0) parts.push(`${stats.cachedTokens} ${cacheSource(stats).words}`);
+  const { drafted, accepted } = drafts(stats);
+  if (drafted > 0) parts.push(`${accepted}/${drafted} drafts accepted`);
   return parts.join(' · ');
 }
 
-/** Longer description for a tooltip: prompt size and cache reuse, and where a brought-back cache came from. */
+/**
+ * Longer description for a tooltip: prompt size and cache reuse, where a brought-back cache came from, and
+ * what speculative decoding's guesses came to.
+ */
 export function formatStatsDetail(stats: ReplyStats | null | undefined): string {
   if (!stats) return '';
   const source = stats.cachedTokens > 0 ? cacheSource(stats) : null;
   const cached = source ? ` (${stats.cachedTokens} ${source.words})` : '';
-  const line = `Prompt: ${plural(stats.promptTokens, 'token')}${cached} · Reply: ${plural(stats.completionTokens, 'token')}`;
-  return source?.detail ? `${line}\n${source.detail}` : line;
+  const lines = [`Prompt: ${plural(stats.promptTokens, 'token')}${cached} · Reply: ${plural(stats.completionTokens, 'token')}`];
+  if (source?.detail) lines.push(source.detail);
+  const { drafted, accepted } = drafts(stats);
+  if (drafted > 0) {
+    const share = Math.round((accepted / drafted) * 100);
+    lines.push(`Speculative decoding guessed ${plural(drafted, 'token')} ahead; the sampler kept ${accepted} (${share}%).`);
+  }
+  return lines.join('\n');
 }
 
 /** The notice under a reply that did not see the whole conversation; empty when it did. */

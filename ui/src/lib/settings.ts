@@ -143,6 +143,11 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
     label: 'When the chat outgrows the context',
     help: 'Stop with a message, drop the middle (keeps the system prompt and first exchange), or drop the oldest turns.',
   },
+  speculative: {
+    label: 'Speculative decoding',
+    help: 'Guesses the next tokens from text earlier in the chat and checks them in one step: the reply is the same, only faster when it repeats text (edits, code, quotes).',
+  },
+  draftMax: { label: 'Max draft tokens', help: 'The most tokens guessed ahead per step, while speculative decoding is on.' },
 };
 
 export const STAGE_LABELS: Record<SamplerStage, string> = {

@@ -40,7 +40,8 @@ const REPLY_MD = [
 
 /** A saved reply's stats, as the backend sends them. */
 const replyStats = (over = {}) => ({
-  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new', ...over,
+  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new',
+  draftedTokens: 0, acceptedTokens: 0, ...over,
 });
 
 /** Sample the last assistant bubble's text every frame until its status leaves "streaming". */
@@ -391,6 +392,57 @@ describe('Hearth chat screen', () => {
     });
   });
 
+  test('the stats line says how many drafted tokens were accepted, only when speculative decoding drafted some', { timeout: TIMEOUT }, async () => {
+    // Saved replies: what each one's stats line ends with after the figures (null: nothing more), and its tooltip's last line.
+    const { draftedTokens, acceptedTokens, ...beforeDrafts } = replyStats({ completionTokens: 12, decodeTps: 40.2, ttftMs: 150 });
+    const CASES = [
+      { stats: replyStats({ draftedTokens: 64, acceptedTokens: 41 }), part: '41/64 drafts accepted', detail: 'Speculative decoding guessed 64 tokens ahead; the sampler kept 41 (64%).' },
+      { stats: replyStats({ draftedTokens: 12, acceptedTokens: 0 }), part: '0/12 drafts accepted', detail: 'Speculative decoding guessed 12 tokens ahead; the sampler kept 0 (0%).' },
+      { stats: replyStats({ cachedTokens: 30, promptSource: 'live', draftedTokens: 8, acceptedTokens: 8 }), part: '30 cached · 8/8 drafts accepted', detail: 'Speculative decoding guessed 8 tokens ahead; the sampler kept 8 (100%).' },
+      // Speculation off: nothing said.
+      { stats: replyStats(), part: null, detail: 'Prompt: 31 tokens · Reply: 58 tokens' },
+      // Saved before replies counted drafts: read as before.
+      { stats: beforeDrafts, part: null, detail: 'Prompt: 31 tokens · Reply: 12 tokens' },
+    ];
+    const history = CASES.flatMap(({ stats }, i) => [
+      { id: 10 + 2 * i, chatId: 1, role: 'user', content: `Question ${i + 1}`, status: 'complete', createdAt: 2 * i, model: null, stats: null },
+      { id: 11 + 2 * i, chatId: 1, role: 'assistant', content: `Answer ${i + 1}`, status: 'complete', createdAt: 2 * i + 1, model: MODEL.name, stats },
+    ]);
+    const drafts = { drafted: 20, accepted: 17 };
+    const config = {
+      chats: [{ id: 1, title: 'Tidy this function', updatedAt: 30 }],
+      messages: history,
+      // Each reply drafts, as far as the mock goes: the engine reports it only while the chat's settings turn it on.
+      replies: [{ text: 'Here it is, unchanged but for the name.', chunkSize: 4, delayMs: 5, drafts }],
+      defaultReply: { text: 'Here it is again, renamed.', chunkSize: 4, delayMs: 5, drafts },
+    };
+    await withApp(config, async (page) => {
+      const statsLines = page.locator('[data-testid="message"][data-role="assistant"] [data-testid="message-stats"]');
+      await statsLines.nth(CASES.length - 1).waitFor();
+      for (const [i, { part, detail }] of CASES.entries()) {
+        const line = statsLines.nth(i);
+        const text = await line.textContent();
+        assert.match(text, /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms/, `reply ${i + 1}`);
+        assert.equal(text.replace(/^.* ms(?: · )?/, '') || null, part, `reply ${i + 1}: ${text}`);
+        assert.equal((await line.getAttribute('title')).split('\n').at(-1), detail, `reply ${i + 1}'s tooltip`);
+      }
+
+      // Live: speculation off, nothing drafted, nothing said.
+      await askInChat(page, 'Tidy this function', 'Rename it to parse_line.');
+      assert.doesNotMatch(await lastAssistant(page).getByTestId('message-stats').textContent(), /draft/);
+
+      // Prompt lookup on: the next reply says what its drafts came to.
+      await openSettings(page);
+      await page.getByTestId('field-speculative-promptLookup').click();
+      await waitForSave(page, (p) => p.speculative === 'promptLookup');
+      await page.keyboard.press('Escape');
+      await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
+      await askInChat(page, 'Tidy this function', 'And once more.');
+      assert.match(await lastAssistant(page).getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms · 8 cached · 17\/20 drafts accepted$/);
+      await shot(page, 'chat-drafts', { dir: OUTPUT });
+    });
+  });
+
   test('typing reads the draft ahead: throttled, growing drafts, none after Enter or while the reply streams', { timeout: TIMEOUT }, async () => {
     const chats = [{ id: 1, title: 'Soup for tonight', updatedAt: 30 }];
     const history = [
@@ -670,6 +722,73 @@ describe('Decoding settings panel', () => {
     } finally {
       await context.close();
     }
+  });
+
+  test('speculative decoding: the choice and max draft tokens are sent whole; refused values are marked', { timeout: TIMEOUT }, async () => {
+    const DEFAULTS = CONTRACT.samplingDefaults;
+    // Edits in turn, each with what set_sampling then gets (over the defaults).
+    const EDITS = [
+      { click: 'field-speculative-promptLookup', sent: { speculative: 'promptLookup' } },
+      { fill: ['draftMax', '16'], sent: { speculative: 'promptLookup', draftMax: 16 } },
+      { fill: ['draftMax', '1'], sent: { speculative: 'promptLookup', draftMax: 1 } },
+      { fill: ['draftMax', '64'], sent: { speculative: 'promptLookup', draftMax: 64 } },
+      { click: 'field-speculative-off', sent: { speculative: 'off', draftMax: 64 } },
+      { click: 'reset-draftMax', sent: {} },
+    ];
+    // Values the backend refuses (its message, word for word) or that cannot be sent at all.
+    const REFUSED = [
+      { typed: '65', error: 'draftMax must be between 1 and 64, got 65', hint: 'Must be between 1 and 64' },
+      { typed: '0', error: 'draftMax must be between 1 and 64, got 0', hint: 'Must be between 1 and 64' },
+      { typed: '2.5', error: null, hint: 'Enter a whole number' },
+    ];
+    await withApp({}, async (page) => {
+      await openSettings(page);
+      assert.equal(await page.getByTestId('field-speculative-off').getAttribute('aria-checked'), 'true');
+      assert.equal(await page.getByTestId('field-speculative-promptLookup').textContent().then((t) => t.trim()), 'Prompt lookup');
+      assert.equal(await fieldValue(page, 'draftMax'), String(DEFAULTS.draftMax));
+      assert.match(await page.getByTestId('range-draftMax').textContent(), /Range 1 – 64/);
+      assert.match(await page.getByTestId('default-draftMax').textContent(), /Default 8/);
+      assert.equal(await page.getByTestId('slider-draftMax').count(), 0, 'a whole-number field has no slider');
+      for (const key of ['speculative', 'draftMax']) assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), true);
+
+      for (const edit of EDITS) {
+        if (edit.click) await page.getByTestId(edit.click).click();
+        else await page.getByTestId(`field-${edit.fill[0]}`).fill(edit.fill[1]);
+        const expected = { ...DEFAULTS, ...edit.sent };
+        await waitForSave(page, (p) => isDeepStrictEqual(p, expected));
+        assert.equal(await page.getByTestId(`field-speculative-${expected.speculative}`).getAttribute('aria-checked'), 'true');
+        assert.equal(await fieldValue(page, 'draftMax'), String(expected.draftMax));
+        assert.equal(await page.getByTestId('reset-speculative').isDisabled(), expected.speculative === DEFAULTS.speculative);
+        assert.equal(await page.getByTestId('reset-draftMax').isDisabled(), expected.draftMax === DEFAULTS.draftMax);
+      }
+
+      for (const { typed, error, hint } of REFUSED) {
+        const before = (await samplingSaves(page)).length;
+        await page.getByTestId('field-draftMax').fill(typed);
+        await page.getByTestId('hint-draftMax').filter({ hasText: hint }).waitFor();
+        if (error) {
+          await page.getByTestId('settings-error').filter({ hasText: error }).waitFor();
+          assert.equal((await samplingSaves(page)).at(-1).draftMax, Number(typed));
+        } else {
+          await page.waitForTimeout(450);
+          assert.equal((await samplingSaves(page)).length, before, `${typed} is never sent`);
+        }
+        assert.equal(await page.getByTestId('field-draftMax').getAttribute('aria-invalid'), 'true');
+      }
+      await page.getByTestId('field-draftMax').fill('12');
+      await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, draftMax: 12 }));
+      await page.getByTestId('settings-error').waitFor({ state: 'detached' });
+    });
+  });
+
+  test('speculative decoding screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes({ sampling: { speculative: 'promptLookup', draftMax: 16 } }, async (page, suffix) => {
+      await openSettings(page);
+      const group = page.getByTestId('setting-speculative');
+      await group.evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
+      assert.equal(await page.getByTestId('field-speculative-promptLookup').getAttribute('aria-checked'), 'true');
+      await shot(page, `settings-speculative${suffix}`);
+    });
   });
 
   test('a failed get_sampling can be retried', { timeout: TIMEOUT }, async () => {

@@ -22,7 +22,8 @@ useBrowser();
 
 const MINUTE = 60_000;
 const stats = (over = {}) => ({
-  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new', ...over,
+  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new',
+  draftedTokens: 0, acceptedTokens: 0, ...over,
 });
 
 /** A chat's messages from [role, content, extra?] rows, ids from `firstId`; linear unless `extra.parentId` says otherwise. */

@@ -36,6 +36,8 @@
  * draft is read before Enter depends on the test machine's timing, which no other test should).
  * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
  * `chunkSize` pieces, one every `delayMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate).
+ * Its `drafts` ({ drafted, accepted }) are what speculative decoding guessed ahead and kept: reported in a local
+ * reply's stats when the chat's settings have it on, as the engine does (0 otherwise, and for remote replies).
  *
  * What the backend owns comes from `config.contract`, ui/src/ipc/contract.json as the harness reads it
  * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
@@ -271,6 +273,7 @@ export function installMockTauri(config) {
     }
     if (params.seed !== null && !isU32(params.seed)) problems.push(`seed is not null or a u32: ${params.seed}`);
     if (!['off', 'v1', 'v2'].includes(params.mirostat)) problems.push(`bad mirostat ${params.mirostat}`);
+    if (!['off', 'promptLookup'].includes(params.speculative)) problems.push(`bad speculative ${params.speculative}`);
     if (typeof params.ignoreEos !== 'boolean') problems.push('ignoreEos is not a boolean');
     for (const key of ['stop', 'drySequenceBreakers']) {
       if (!Array.isArray(params[key]) || params[key].some((s) => typeof s !== 'string')) problems.push(`${key} is not a list of strings`);
@@ -1100,10 +1103,13 @@ export function installMockTauri(config) {
       }
     }
     const seconds = Math.max((performance.now() - started) / 1000, 0.001);
+    // Speculative decoding runs on the local engine only, when the chat's settings turn it on.
+    const speculating = !remote && getSampling({ scope: { kind: 'chat', id: chat.id } }).current.speculative !== 'off';
+    const drafts = speculating ? (reply.drafts ?? { drafted: 0, accepted: 0 }) : { drafted: 0, accepted: 0 };
     assistant.stats = {
       promptTokens: 24, cachedTokens: { new: 0, typed: 21 }[promptSource] ?? 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40,
       decodeTps: tokens / seconds, droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
-      promptSource,
+      promptSource, draftedTokens: drafts.drafted, acceptedTokens: drafts.accepted,
     };
     chat.updatedAt = now();
     state.generating.delete(chat.id);

@@ -37,7 +37,7 @@ function tripChat(model = { kind: 'local' }, over = {}) {
       {
         id: 12, chatId: 1, role: 'assistant', content: 'The Alfama, the Belém Tower and a tram ride on the 28.', status: 'complete',
         createdAt: at + MINUTE, model: MODEL.name,
-        stats: { promptTokens: 30, cachedTokens: 0, completionTokens: 16, ttftMs: 120, decodeTps: 41.2, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' },
+        stats: { promptTokens: 30, cachedTokens: 0, completionTokens: 16, ttftMs: 120, decodeTps: 41.2, droppedMessages: 0, cutAtLimit: false, promptSource: 'new', draftedTokens: 0, acceptedTokens: 0 },
       },
     ],
     keys: { openai: 'sk-live-1234' },
@@ -296,6 +296,10 @@ describe('Sampling settings a provider does not take', () => {
       assert.equal(await field(page, 'topK').getAttribute('title'), "OpenAI (OpenAI's Chat Completions API) has no such setting; it is not sent");
       assert.equal(await text(page.getByTestId('not-sent-topK')), 'Not sent to OpenAI');
       assert.equal(await page.getByTestId('field-mirostat-v1').isDisabled(), true);
+      // Speculative decoding runs in the local engine only.
+      assert.equal(await page.getByTestId('field-speculative-promptLookup').isDisabled(), true);
+      assert.equal(await page.getByTestId('field-draftMax').isDisabled(), true);
+      assert.equal(await text(page.getByTestId('not-sent-draftMax')), 'Not sent to OpenAI');
       assert.equal(await field(page, 'temperature').getAttribute('data-unsupported'), null);
       assert.equal(await page.getByTestId('field-temperature').isDisabled(), false);
       assert.equal(await text(page.getByTestId('support-note-stop')), 'OpenAI takes at most 4 stop strings');

@@ -169,7 +169,7 @@ describe('ChatStore', () => {
     expect(store.messages[1].content).toBe('Hi, ');
     emit(ev.delta('friend'));
     emit(ev.delta('!')); // still pending when the reply finishes
-    const stats = { promptTokens: 9, cachedTokens: 0, completionTokens: 4, ttftMs: 50, decodeTps: 40, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' as const };
+    const stats = { promptTokens: 9, cachedTokens: 0, completionTokens: 4, ttftMs: 50, decodeTps: 40, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' as const, draftedTokens: 0, acceptedTokens: 0 };
     emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Hi, friend!', stats })));
     resolve();
     await expect(sending).resolves.toBe(true);

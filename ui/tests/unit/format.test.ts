@@ -27,6 +27,8 @@ const stats = (over: Partial<ReplyStats>): ReplyStats => ({
   droppedMessages: 0,
   cutAtLimit: false,
   promptSource: 'new',
+  draftedTokens: 0,
+  acceptedTokens: 0,
   ...over,
 });
 
@@ -51,6 +53,21 @@ table('formatStats', formatStats, [
   [stats({ interruptedBy: 'the engine was killed (SIGKILL)' }), ''],
   [null, ''],
   [undefined, ''],
+]);
+
+table('formatStats: what speculative decoding guessed ahead, when it did', formatStats, [
+  [stats({ draftedTokens: 64, acceptedTokens: 41 }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 41/64 drafts accepted'],
+  [stats({ draftedTokens: 8, acceptedTokens: 0 }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 0/8 drafts accepted'],
+  [
+    stats({ cachedTokens: 15, promptSource: 'ram', draftedTokens: 30, acceptedTokens: 30 }),
+    '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM · 30/30 drafts accepted',
+  ],
+  // Speculation off: nothing said.
+  [stats({ draftedTokens: 0, acceptedTokens: 0 }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  // Stats saved before there were drafts read as before.
+  [stats({ draftedTokens: undefined, acceptedTokens: undefined }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ draftedTokens: 5, acceptedTokens: undefined }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 0/5 drafts accepted'],
+  [stats({ draftedTokens: 64, acceptedTokens: 41, interruptedBy: 'the engine was killed (SIGKILL)' }), ''],
 ]);
 
 table('formatStats: where the cached prompt tokens came from', formatStats, [
@@ -93,6 +110,15 @@ table('formatStatsDetail', formatStatsDetail, [
   ],
   [stats({ promptSource: 'disk' }), 'Prompt: 20 tokens · Reply: 12 tokens'],
   [stats({ cachedTokens: 15, promptSource: undefined }), 'Prompt: 20 tokens (15 cached) · Reply: 12 tokens'],
+  [
+    stats({ draftedTokens: 64, acceptedTokens: 41 }),
+    'Prompt: 20 tokens · Reply: 12 tokens\nSpeculative decoding guessed 64 tokens ahead; the sampler kept 41 (64%).',
+  ],
+  [
+    stats({ cachedTokens: 15, promptSource: 'live', draftedTokens: 1, acceptedTokens: 1 }),
+    "Prompt: 20 tokens (15 cached) · Reply: 12 tokens\nThe model still held this chat's cache from its last reply.\nSpeculative decoding guessed 1 token ahead; the sampler kept 1 (100%).",
+  ],
+  [stats({ draftedTokens: undefined, acceptedTokens: undefined }), 'Prompt: 20 tokens · Reply: 12 tokens'],
   [null, ''],
 ]);
 

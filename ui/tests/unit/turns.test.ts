@@ -11,6 +11,8 @@ const stats = (cutAtLimit: boolean): ReplyStats => ({
   droppedMessages: 0,
   cutAtLimit,
   promptSource: 'new',
+  draftedTokens: 0,
+  acceptedTokens: 0,
 });
 
 function msg(id: number, role: StoredMessage['role'], siblings: number[] = [id]): StoredMessage {
