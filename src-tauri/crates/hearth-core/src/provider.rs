@@ -228,6 +228,8 @@ const LLAMA_CPP_FIELDS: &[&str] = &[
     "ignoreEos",
     "samplerOrder",
 ];
+/// Decoding Hearth's own engine does, which no provider's API takes.
+const LOCAL_ONLY_FIELDS: &[&str] = &["speculative", "draftMax", "strategy", "mbrCandidates", "mbrUtility"];
 const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
 
 /// Every sampling setting, in the order of `SamplingParams`.
@@ -279,6 +281,9 @@ pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> 
         .iter()
         .map(|&field| {
             let (supported, note) = match config.kind {
+                _ if LOCAL_ONLY_FIELDS.contains(&field) => {
+                    (false, format!("done by Hearth's local engine; {name}'s replies are written without it (it is not sent)"))
+                }
                 ProviderKind::Anthropic => match field {
                     f if ANTHROPIC_FIELDS.contains(&f) => (true, anthropic_note(f)),
                     _ => (false, format!("{name} (Anthropic's Messages API) has no such setting; it is not sent")),
@@ -350,7 +355,7 @@ mod tests {
         expected.sort();
         got.sort();
         assert_eq!(got, expected);
-        for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS) {
+        for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS).chain(LOCAL_ONLY_FIELDS) {
             assert!(SAMPLING_FIELDS.contains(field), "{field}");
         }
     }
