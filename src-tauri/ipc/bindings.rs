@@ -4,10 +4,10 @@
 use ts_rs::TS;
 
 use hearth_core::{
-    BiasTarget, CacheBudgets, Candidate, ChatSummary, Consensus, Constraint, ExportFormat, FieldRange, FieldSupport, FlashAttention,
-    ImportReport, KvType, LoadParams, LogitBias, MbrUtility, MessageStatus, Mirostat, ModelInfo, ModelTarget, OverflowPolicy, Preset,
-    PromptSource, ProviderConfig, ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat,
-    SnippetPart, Speculative, StoredMessage, Strategy,
+    BeamHypothesis, BiasTarget, CacheBudgets, Candidate, ChatSummary, Consensus, Constraint, ExportFormat, FieldRange, FieldSupport,
+    FlashAttention, ImportReport, KvType, LoadParams, LogitBias, MbrUtility, MessageStatus, Mirostat, ModelInfo, ModelTarget,
+    OverflowPolicy, Preset, PromptSource, ProviderConfig, ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit,
+    SettingsScope, SkippedChat, SnippetPart, Speculative, StoredMessage, Strategy,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
@@ -28,6 +28,7 @@ pub fn typescript_bindings() -> String {
         MbrUtility::decl(&cfg),
         Candidate::decl(&cfg),
         Consensus::decl(&cfg),
+        BeamHypothesis::decl(&cfg),
         ReplyStats::decl(&cfg),
         ModelTarget::decl(&cfg),
         ChatSummary::decl(&cfg),

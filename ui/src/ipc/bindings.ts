@@ -23,6 +23,16 @@ export type Consensus = { utility: MbrUtility,
  */
 chosen: number, candidates: Array<Candidate>, };
 
+export type BeamHypothesis = { text: string, 
+/**
+ * Sum of its tokens' log-probabilities (the model's own, before any constraint).
+ */
+logprob: number, 
+/**
+ * What it was ranked by: `logprob` ÷ tokens^length penalty.
+ */
+score: number, tokens: number, };
+
 export type ReplyStats = { 
 /**
  * Tokens in the rendered prompt.
@@ -58,9 +68,13 @@ promptSource: PromptSource,
  */
 draftedTokens: number, acceptedTokens: number, 
 /**
- * A consensus reply's candidates and their scores.
+ * A consensus reply's candidates and their scores (boxed: most replies have none).
  */
 consensus?: Consensus, 
+/**
+ * A beam search's best finished replies, best first (the first is the reply).
+ */
+beams?: Array<BeamHypothesis>, 
 /**
  * Why the reply was cut off when the engine under it died ("the model crashed: …").
  */
@@ -229,7 +243,7 @@ export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
 export type Speculative = "off" | "promptLookup";
 
-export type Strategy = "sampling" | "consensus";
+export type Strategy = "sampling" | "consensus" | "beam";
 
 export type SamplingParams = { 
 /**
@@ -325,7 +339,26 @@ mbrCandidates: number,
 /**
  * Consensus: how the candidates are compared.
  */
-mbrUtility: MbrUtility, };
+mbrUtility: MbrUtility, 
+/**
+ * Beam search: how many partial replies are followed at each step.
+ */
+beamWidth: number, 
+/**
+ * Beam search: finished replies are ranked by log-probability ÷ length^this (0 favours
+ * short replies, higher values longer ones).
+ */
+lengthPenalty: number, 
+/**
+ * Beam search: stop as soon as `beam_width` replies are finished, rather than while a
+ * longer one could still rank higher.
+ */
+earlyStopping: boolean, 
+/**
+ * Beam search: how many of the best finished replies are kept with the reply (at most
+ * the beam width: a search finishes no more).
+ */
+nBest: number, };
 
 export type FieldRange = { 
 /**

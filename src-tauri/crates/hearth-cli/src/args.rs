@@ -99,6 +99,10 @@ impl ChatArgs {
                 "chat" => chat = Some(number(&flag, &it.value(&flag)?)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
                 "lookup" => sampling.set("speculative", "promptLookup")?,
+                "beam" => {
+                    sampling.set("strategy", "beam")?;
+                    sampling.set("beam-width", &it.value(&flag)?)?;
+                }
                 "mbr" => {
                     sampling.set("strategy", "consensus")?;
                     sampling.set("mbr-candidates", &it.value(&flag)?)?;
@@ -349,7 +353,7 @@ fn camel_case(kebab: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use hearth_core::{BiasTarget, Constraint, LogitBias, Mirostat};
+    use hearth_core::{BiasTarget, Constraint, LogitBias, MbrUtility, Mirostat, Speculative, Strategy};
 
     use super::*;
 
@@ -439,6 +443,16 @@ mod tests {
 
         let creative = parse(&["--preset", "creative", "--seed", "1"]).unwrap();
         assert_eq!((creative.temperature, creative.seed), (1.1, Some(1)));
+
+        // The decoding lab's shorthands.
+        let lookup = parse(&["--lookup", "--draft-max", "12"]).unwrap();
+        assert_eq!((lookup.speculative, lookup.draft_max), (Speculative::PromptLookup, 12));
+        let mbr = parse(&["--temp", "0.7", "--mbr", "6", "--mbr-utility", "exactMatch"]).unwrap();
+        assert_eq!((mbr.strategy, mbr.mbr_candidates, mbr.mbr_utility), (Strategy::Consensus, 6, MbrUtility::ExactMatch));
+        let beam = parse(&["--beam", "3", "--n-best", "2", "--length-penalty", "0.5"]).unwrap();
+        assert_eq!((beam.strategy, beam.beam_width, beam.n_best, beam.length_penalty), (Strategy::Beam, 3, 2, 0.5));
+        assert!(parse(&["--beam", "9"]).unwrap_err().contains("beamWidth must be between 1 and 8"));
+        assert!(parse(&["--temp", "0", "--mbr", "4"]).unwrap_err().contains("temperature must be above 0 for consensus"));
     }
 
     #[test]

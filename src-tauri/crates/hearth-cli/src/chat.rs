@@ -85,6 +85,9 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
         };
         let mut stdout = std::io::stdout();
         writeln!(stdout).and_then(|_| stdout.flush()).map_err(|e| e.to_string())?;
+        for line in alternatives(&stats) {
+            eprintln!("{line}");
+        }
         // On stderr, so scripts reading the reply text never see it; it also marks a turn's end.
         eprintln!(
             "[{} prompt tokens, {} cached, {} generated, {:.1} tok/s, TTFT {:.0} ms{}]",
@@ -220,6 +223,25 @@ async fn saved_cache_budgets(db: &Path) -> Result<CacheBudgets, String> {
 
 async fn saved_settings(db: &Path) -> Result<Settings, String> {
     Ok(Settings::new(Store::open(db).await.map_err(|e| e.to_string())?))
+}
+
+/// The replies a beam search or a consensus chose among, one line each (the reply is the first
+/// beam, or the candidate marked chosen).
+fn alternatives(stats: &ReplyStats) -> Vec<String> {
+    // Debug-quoted, so a line break shows as \n.
+    let shown = |text: &str| {
+        if text.chars().count() > 80 { format!("{}…", text.chars().take(80).collect::<String>()) } else { text.to_owned() }
+    };
+    let beams = stats.beams.iter().flatten().enumerate().map(|(i, h)| {
+        format!("  beam {}: score {:.3} (log-probability {:.2} over {} tokens) {:?}", i + 1, h.score, h.logprob, h.tokens, shown(&h.text))
+    });
+    let candidates = stats.consensus.iter().flat_map(|c| {
+        c.candidates.iter().enumerate().map(move |(i, candidate)| {
+            let chosen = if i == c.chosen as usize { " (chosen)" } else { "" };
+            format!("  candidate {}{chosen}: score {:.3} {:?}", i + 1, candidate.score, shown(&candidate.text))
+        })
+    });
+    beams.chain(candidates).collect()
 }
 
 /// Speculative decoding's share, when it ran.

@@ -67,6 +67,8 @@ Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --lookup (speculative decoding by prompt lookup; same reply, faster when it copies text)  --draft-max 8
   --mbr N (consensus: N replies sampled side by side, the one closest to the others kept;
   --strategy consensus --mbr-candidates N)  --mbr-utility chrF|exactMatch
+  --beam W (beam search: the likeliest reply, W partial replies at a time; --strategy beam
+  --beam-width W)  --length-penalty 1  --early-stopping true|false  --n-best N (≤ W)
 
 When stdin is not a terminal, each input line is one user turn; replies go to stdout, each
 turn's stats line to stderr. --db FILE saves the conversation as a new chat in that Hearth history

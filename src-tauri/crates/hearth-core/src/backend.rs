@@ -182,14 +182,30 @@ pub struct ReplyStats {
     /// Tokens guessed ahead by speculative decoding, and how many of them the sampler kept.
     pub drafted_tokens: u32,
     pub accepted_tokens: u32,
-    /// A consensus reply's candidates and their scores.
+    /// A consensus reply's candidates and their scores (boxed: most replies have none).
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub consensus: Option<crate::Consensus>,
+    pub consensus: Option<Box<crate::Consensus>>,
+    /// A beam search's best finished replies, best first (the first is the reply).
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beams: Option<Vec<BeamHypothesis>>,
     /// Why the reply was cut off when the engine under it died ("the model crashed: …").
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<String>,
+}
+
+/// One finished reply of a beam search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BeamHypothesis {
+    pub text: String,
+    /// Sum of its tokens' log-probabilities (the model's own, before any constraint).
+    pub logprob: f64,
+    /// What it was ranked by: `logprob` ÷ tokens^length penalty.
+    pub score: f64,
+    pub tokens: u32,
 }
 
 /// Where a reply's cached prompt tokens came from.

@@ -19,8 +19,8 @@ mod title;
 mod transfer;
 
 pub use backend::{
-    BackendError, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE, PromptSource,
-    ReplyRequest, ReplyStats, ReplyStream, Switch, TokenChoice, TokenLogprob,
+    BackendError, BeamHypothesis, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE,
+    PromptSource, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenChoice, TokenLogprob,
 };
 pub use cache::CacheBudgets;
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};

@@ -229,7 +229,8 @@ const LLAMA_CPP_FIELDS: &[&str] = &[
     "samplerOrder",
 ];
 /// Decoding Hearth's own engine does, which no provider's API takes.
-const LOCAL_ONLY_FIELDS: &[&str] = &["speculative", "draftMax", "strategy", "mbrCandidates", "mbrUtility"];
+const LOCAL_ONLY_FIELDS: &[&str] =
+    &["speculative", "draftMax", "strategy", "mbrCandidates", "mbrUtility", "beamWidth", "lengthPenalty", "earlyStopping", "nBest"];
 const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
 
 /// Every sampling setting, in the order of `SamplingParams`.
@@ -269,6 +270,10 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "strategy",
     "mbrCandidates",
     "mbrUtility",
+    "beamWidth",
+    "lengthPenalty",
+    "earlyStopping",
+    "nBest",
 ];
 
 /// Which settings a provider takes. The local engine takes all of them.

@@ -71,6 +71,17 @@ pub struct SamplingParams {
     pub mbr_candidates: u32,
     /// Consensus: how the candidates are compared.
     pub mbr_utility: MbrUtility,
+    /// Beam search: how many partial replies are followed at each step.
+    pub beam_width: u32,
+    /// Beam search: finished replies are ranked by log-probability ÷ length^this (0 favours
+    /// short replies, higher values longer ones).
+    pub length_penalty: f32,
+    /// Beam search: stop as soon as `beam_width` replies are finished, rather than while a
+    /// longer one could still rank higher.
+    pub early_stopping: bool,
+    /// Beam search: how many of the best finished replies are kept with the reply (at most
+    /// the beam width: a search finishes no more).
+    pub n_best: u32,
 }
 
 /// How a reply is made from the model's choices.
@@ -83,6 +94,10 @@ pub enum Strategy {
     /// Minimum Bayes risk: several replies are sampled and the one that agrees most with the
     /// others is kept (shown when all are written; the others stay with it).
     Consensus,
+    /// The likeliest reply the model can write, searched `beam_width` partial replies at a
+    /// time by their log-probability (the sampler's randomness and truncation do not apply;
+    /// a grammar and logit biases do).
+    Beam,
 }
 
 /// Where speculative decoding's guesses come from.
@@ -205,6 +220,10 @@ impl Default for SamplingParams {
             strategy: Strategy::Sampling,
             mbr_candidates: 8,
             mbr_utility: MbrUtility::ChrF,
+            beam_width: 4,
+            length_penalty: 1.0,
+            early_stopping: true,
+            n_best: 4,
         }
     }
 }
@@ -344,6 +363,9 @@ const RANGES: &[FieldRange] = &[
     whole("maxTokens", 1.0, 1e6, "between 1 and 1000000"),
     whole("draftMax", 1.0, 64.0, "between 1 and 64"),
     whole("mbrCandidates", 2.0, 16.0, "between 2 and 16"),
+    whole("beamWidth", 1.0, 8.0, "between 1 and 8"),
+    range("lengthPenalty", 0.0, 3.0, "between 0 and 3"),
+    whole("nBest", 1.0, 8.0, "between 1 and 8"),
 ];
 
 impl SamplingParams {
@@ -408,6 +430,8 @@ mod tests {
         check(|p| p.draft_max = 65, Err("draftMax must be between 1 and 64, got 65"));
         check(|p| p.mbr_candidates = 1, Err("mbrCandidates must be between 2 and 16, got 1"));
         check(|p| p.strategy = Strategy::Consensus, Ok(()));
+        check(|p| p.beam_width = 9, Err("beamWidth must be between 1 and 8, got 9"));
+        check(|p| p.length_penalty = -1.0, Err("lengthPenalty must be between 0 and 3, got -1"));
         check(
             |p| (p.strategy, p.temperature) = (Strategy::Consensus, 0.0),
             Err("temperature must be above 0 for consensus decoding (its candidates are sampled), got 0"),

@@ -109,7 +109,7 @@ impl Group {
             decode_tps: if writing_secs > 0.0 { f64::from(written) / writing_secs } else { 0.0 },
             drafted_tokens: ends.iter().map(|(_, s)| s.drafted_tokens).sum(),
             accepted_tokens: ends.iter().map(|(_, s)| s.accepted_tokens).sum(),
-            consensus: Some(consensus.clone()),
+            consensus: Some(Box::new(consensus.clone())),
             ..chosen
         };
         if !consensus.chosen_text().is_empty() {

@@ -6,6 +6,7 @@
 //! [`host`]). Both implement [`hearth_core::ChatBackend`], so the chat flow does not know it is
 //! local, nor that it crosses a process.
 
+mod beam;
 pub mod bench;
 mod consensus;
 pub mod host;

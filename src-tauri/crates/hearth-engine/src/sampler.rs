@@ -113,6 +113,17 @@ pub fn build(model: &LlamaModel, params: &SamplingParams, n_ctx: u32) -> Result<
     Ok(LlamaSampler::chain_simple(chain))
 }
 
+/// Only what restricts which tokens may come — grammar, logit bias, banned end of turn — for
+/// strategies that choose by the model's own probabilities (beam search); `None` when free.
+pub fn constraints(model: &LlamaModel, params: &SamplingParams) -> Result<Option<LlamaSampler>, BackendError> {
+    let steps: Vec<LlamaSampler> = plan(params, 0)
+        .into_iter()
+        .filter(|step| matches!(step, Step::Grammar(_) | Step::LogitBias { .. }))
+        .map(|step| sampler(model, step))
+        .collect::<Result<_, _>>()?;
+    Ok((!steps.is_empty()).then(|| LlamaSampler::chain_simple(steps)))
+}
+
 fn sampler(model: &LlamaModel, step: Step) -> Result<LlamaSampler, BackendError> {
     Ok(match step {
         Step::Grammar(constraint) => grammar(model, &constraint)?,

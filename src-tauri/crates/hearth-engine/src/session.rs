@@ -25,6 +25,7 @@ use hearth_core::{
 };
 
 use crate::LoadParams;
+use crate::beam::{BeamReply, Fork, LaneView};
 use crate::consensus::{Group, Member};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::prefix;
@@ -75,6 +76,8 @@ pub struct Session<'m> {
     /// Consensus replies being written, and their candidates waiting for the first to read the prompt.
     groups: Vec<Group>,
     waiting_members: Vec<Queued>,
+    /// Beam searches being run.
+    beams: Vec<BeamReply>,
     batch: LlamaBatch<'static>,
     n_batch: usize,
     reuse_kv: bool,
@@ -106,6 +109,7 @@ impl<'m> Session<'m> {
             running: Vec::new(),
             groups: Vec::new(),
             waiting_members: Vec::new(),
+            beams: Vec::new(),
             batch: LlamaBatch::new(n_batch, 1),
             n_batch,
             reuse_kv: params.reuse_kv,
@@ -118,7 +122,7 @@ impl<'m> Session<'m> {
 
     /// Whether replies are running or waiting: call [`Session::step`] until not.
     pub fn is_busy(&self) -> bool {
-        !self.running.is_empty() || !self.queued.is_empty() || !self.groups.is_empty()
+        !self.running.is_empty() || !self.queued.is_empty() || !self.groups.is_empty() || !self.beams.is_empty()
     }
 
     /// Generates a reply and waits for it (and any other reply in hand) to end; its events
@@ -144,6 +148,17 @@ impl<'m> Session<'m> {
         match queued.request.sampling.strategy {
             Strategy::Sampling => self.queued.push_back(queued),
             Strategy::Consensus => self.submit_consensus(queued),
+            Strategy::Beam if self.beam_room(&queued.request, queued.tokens.len()) < MIN_CANDIDATE_TOKENS => {
+                let error = BackendError::InvalidRequest(format!(
+                    "a beam search {} wide does not fit the context: each beam needs the prompt's {} tokens and room to write, \
+                     and the context has {}; choose a narrower beam, shorten the chat or load the model with a larger context",
+                    queued.request.sampling.beam_width,
+                    queued.tokens.len(),
+                    self.n_ctx()
+                ));
+                let _ = queued.events.send(GenEvent::Failed(error));
+            }
+            Strategy::Beam => self.queued.push_back(queued),
         }
     }
 
@@ -198,19 +213,20 @@ impl<'m> Session<'m> {
     /// Replies being served that count against [`PARALLEL_REPLIES`]: a consensus reply counts
     /// once, by its first candidate.
     fn serving(&self) -> usize {
-        self.running.iter().filter(|r| r.member.is_none_or(|m| m.index == 0)).count()
+        self.running.iter().filter(|r| r.member.is_none_or(|m| m.index == 0)).count() + self.beams.len()
     }
 
     /// Starts what waits and fits, then decodes one batch: the next token of every reply that
     /// is writing and as much of a prompt being read as the batch has room for.
     pub fn step(&mut self) {
         self.admit();
-        if self.running.is_empty() {
+        if self.running.is_empty() && self.beams.is_empty() {
             self.groups.retain_mut(|group| !group.poll());
             return;
         }
         let n_ctx = self.n_ctx();
-        let writing = self.running.iter().filter(|r| r.next.is_some()).count();
+        let beams_writing: usize = self.beams.iter().filter(|b| b.prompt.is_empty()).map(|b| b.lanes.len()).sum();
+        let writing = self.running.iter().filter(|r| r.next.is_some()).count() + beams_writing;
         if self.used_cells() + writing >= n_ctx {
             // Idle slots give their cells up before a reply is cut short for want of them.
             self.make_room(usize::MAX, writing + 1);
@@ -252,6 +268,14 @@ impl<'m> Session<'m> {
             used += tokens.len();
             added[i] = tokens;
         }
+        let mut beam_added = Vec::new();
+        for beam in &mut self.beams {
+            let room = self.n_batch.saturating_sub(self.batch.n_tokens() as usize).min(n_ctx.saturating_sub(used + 1));
+            let slots = &self.slots;
+            let added = beam.fill(&mut self.batch, |slot| LaneView { seq: slots[slot].seq, cached: slots[slot].cached.len() }, room);
+            used += added.iter().map(|(_, tokens)| tokens.len()).sum::<usize>();
+            beam_added.push(added);
+        }
         for (i, reply) in self.running.iter_mut().enumerate() {
             let room = self.n_batch.saturating_sub(self.batch.n_tokens() as usize);
             if room == 0 {
@@ -282,6 +306,12 @@ impl<'m> Session<'m> {
         for (reply, tokens) in self.running.iter().zip(added) {
             self.slots[reply.slot].cached.extend(tokens);
         }
+        for (beam, added) in self.beams.iter().zip(beam_added) {
+            for (lane, tokens) in added {
+                self.slots[beam.lanes[lane]].cached.extend(tokens);
+            }
+        }
+        self.expand_beams();
         for (i, reply) in self.running.iter_mut().enumerate() {
             let sampled = reply.sample(&self.context, self.model);
             if sampled.rejected > 0 {
@@ -389,7 +419,7 @@ impl<'m> Session<'m> {
     /// Starts the queued replies in order while a slot is free and the cache has room for the
     /// next one's prompt and reply.
     fn admit(&mut self) {
-        while self.running.len() < self.slots.len() {
+        while self.slots.iter().any(|s| !s.busy) {
             let Some(front) = self.queued.front() else { return };
             if front.member.is_none_or(|m| m.index == 0) && self.serving() >= PARALLEL_REPLIES {
                 return;
@@ -399,15 +429,27 @@ impl<'m> Session<'m> {
                 let _ = next.events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
                 continue;
             }
+            let beam = next.request.sampling.strategy == Strategy::Beam;
+            let width = if beam { next.request.sampling.beam_width as usize } else { 1 };
+            if self.slots.iter().filter(|s| !s.busy).count() < width {
+                self.queued.push_front(next);
+                return; // A beam search waits for all its lanes.
+            }
             let slot = self.choose_slot(next.request.conversation, &next.tokens);
-            if self.running.is_empty() {
+            if self.running.is_empty() && self.beams.is_empty() {
                 self.park_idle_conversations_but(slot);
             }
-            if !self.room_for(slot, &next.tokens, next.request.sampling.max_tokens) {
+            let room = if beam {
+                let reserve = (next.request.sampling.max_tokens as usize).min(self.beam_room(&next.request, next.tokens.len()));
+                self.make_room(slot, width * (next.tokens.len() + reserve))
+            } else {
+                self.room_for(slot, &next.tokens, next.request.sampling.max_tokens)
+            };
+            if !room {
                 self.queued.push_front(next);
                 return; // It waits for a reply to end.
             }
-            self.start(slot, next);
+            if beam { self.start_beam(slot, next) } else { self.start(slot, next) }
         }
     }
 
@@ -420,6 +462,22 @@ impl<'m> Session<'m> {
                 return;
             }
         };
+        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped);
+        self.slots[slot].busy = true;
+        let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
+        reply.member = member;
+        self.running.push(reply);
+    }
+
+    /// Makes `slot` hold as much of `tokens` as any cache has (its conversation's, another
+    /// slot's opening); returns the tokens left to read and the reply's first stats.
+    fn take_prompt(
+        &mut self,
+        slot: usize,
+        request: &ReplyRequest,
+        tokens: Vec<LlamaToken>,
+        dropped: usize,
+    ) -> (Vec<LlamaToken>, ReplyStats) {
         // Two replies of one conversation at once: the second keeps no cache for it.
         let conversation = request.conversation.filter(|c| !self.slots.iter().any(|s| s.busy && s.owner == Some(*c)));
         let source = match self.switch_to(slot, conversation, &tokens) {
@@ -439,11 +497,75 @@ impl<'m> Session<'m> {
             dropped_messages: dropped as u32,
             ..ReplyStats::default()
         };
-        self.slots[slot].busy = true;
-        let prompt = tokens[cached_tokens..].to_vec();
-        let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
-        reply.member = member;
-        self.running.push(reply);
+        (tokens[cached_tokens..].to_vec(), stats)
+    }
+
+    /// Starts a beam search in `slot` (its first lane, which reads the prompt) and `width - 1`
+    /// other idle slots, emptied.
+    fn start_beam(&mut self, slot: usize, queued: Queued) {
+        let Queued { request, events, tokens, dropped, asked_at, .. } = queued;
+        let constraints = match sampler::constraints(self.model, &request.sampling) {
+            Ok(constraints) => constraints,
+            Err(error) => {
+                let _ = events.send(GenEvent::Failed(error));
+                return;
+            }
+        };
+        let width = request.sampling.beam_width as usize;
+        let mut others: Vec<usize> = (0..self.slots.len()).filter(|&i| i != slot && !self.slots[i].busy).collect();
+        others.sort_by_key(|&i| (!self.slots[i].cached.is_empty(), self.slots[i].used_at));
+        others.truncate(width - 1);
+        for &lane in &others {
+            self.park(lane);
+        }
+        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped);
+        let lanes: Vec<usize> = std::iter::once(slot).chain(others).collect();
+        for &lane in &lanes {
+            self.slots[lane].busy = true;
+        }
+        let max_tokens = request.sampling.max_tokens.min(self.beam_room(&request, prompt.len() + stats.cached_tokens as usize) as u32);
+        self.beams.push(BeamReply::new(request, events, lanes, prompt, constraints, max_tokens, stats, asked_at));
+    }
+
+    /// Tokens each beam may write when every lane holds the whole prompt (a shared opening is
+    /// counted in each: room is never overestimated).
+    fn beam_room(&self, request: &ReplyRequest, prompt_tokens: usize) -> usize {
+        (self.n_ctx() / request.sampling.beam_width.max(1) as usize).saturating_sub(prompt_tokens + 1)
+    }
+
+    /// Extends every beam search by the batch just decoded, copies the lanes of beams that
+    /// forked, and ends the searches that are done (or cancelled, or out of room).
+    fn expand_beams(&mut self) {
+        let n_ctx = self.n_ctx();
+        let mut i = 0;
+        while i < self.beams.len() {
+            let forks = self.beams[i].expand(&self.context, self.model);
+            for Fork { from, to } in forks {
+                let (from, to) = (self.beams[i].lanes[from], self.beams[i].lanes[to]);
+                self.clear_slot(to);
+                let (from_seq, to_seq) = (self.slots[from].seq, self.slots[to].seq);
+                if self.context.copy_kv_cache_seq(from_seq, to_seq, None, None).is_ok() {
+                    self.slots[to].cached = self.slots[from].cached.clone();
+                }
+            }
+            let beam = &self.beams[i];
+            let cancelled = beam.request.cancel.is_cancelled() || beam.events.is_closed();
+            let full = beam.prompt.is_empty() && self.used_cells() + beam.lanes.len() >= n_ctx;
+            if beam.is_done() || cancelled || full {
+                let beam = self.beams.remove(i);
+                for &lane in &beam.lanes {
+                    // Only the first lane keeps its cells (the conversation's cache); the others
+                    // held beams no one will continue.
+                    if lane != beam.lanes[0] {
+                        self.clear_slot(lane);
+                    }
+                    self.release(lane);
+                }
+                beam.finish(self.model, cancelled);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     fn release(&mut self, slot: usize) {
@@ -462,6 +584,9 @@ impl<'m> Session<'m> {
         }
         for reply in self.running.drain(..) {
             let _ = reply.events.send(GenEvent::Failed(error.clone()));
+        }
+        for beam in self.beams.drain(..) {
+            let _ = beam.events.send(GenEvent::Failed(error.clone()));
         }
     }
 

@@ -1,12 +1,12 @@
 //! Decoding strategies beyond plain sampling, on the real model: speculative decoding leaves
 //! the reply exactly as it is without it; consensus writes its candidates side by side and
-//! keeps the one that agrees most with the others.
+//! keeps the one that agrees most with the others; beam search finds the likeliest reply.
 
 mod common;
 
-use hearth_core::{ChatMessage, FinishReason, MbrUtility, Role, SamplingParams, Speculative, Strategy};
+use hearth_core::{ChatMessage, Constraint, FinishReason, MbrUtility, Role, SamplingParams, Speculative, Strategy};
 
-use common::{engine_with_context, greedy, loaded_engine, reply, reply_error, user};
+use common::{engine_with_context, greedy, loaded_engine, reply, reply_error, reply_with_logprobs, user};
 
 /// A reply that copies most of its prompt: prompt lookup's best case.
 const EDIT: &str = "Correct the spelling mistakes in this paragraph and write the whole paragraph out again: \
@@ -111,4 +111,60 @@ async fn consensus_that_cannot_fit_is_refused_in_words_before_it_starts() {
     let fewer = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 2, ..sampled(1, 8) };
     assert_eq!(reply(&engine, &long, fewer, None).await.stats.consensus.map(|c| c.candidates.len()), Some(2));
     assert!(reply(&engine, &user("Say hi."), greedy(4), None).await.stats.completion_tokens > 0);
+}
+
+fn beam(width: u32, n_best: u32, max_tokens: u32) -> SamplingParams {
+    SamplingParams { strategy: Strategy::Beam, beam_width: width, n_best, ..greedy(max_tokens) }
+}
+
+#[tokio::test]
+async fn beam_search_of_width_one_is_greedy_and_a_wide_beam_is_exhaustive_search() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    let question = user("What is the capital of France? Answer in one sentence.");
+    let greedy_reply = reply(&engine, &question, greedy(40), None).await;
+    let narrow = reply(&engine, &question, beam(1, 1, 40), None).await;
+    assert_eq!(narrow.text, greedy_reply.text);
+    let hypotheses = narrow.stats.beams.expect("the n-best list stays with the reply");
+    assert_eq!(hypotheses.len(), 1);
+    assert_eq!(hypotheses[0].text, narrow.text);
+
+    // Two digits from 1–3, forced by a grammar: nine replies. Each one's log-probability is
+    // read off the model token by token (greedy under a grammar that allows only it); width 3
+    // keeps every first digit, so its three best are the three best of all nine.
+    let pick = user("Pick a number from 11 to 33.");
+    let digits = Some(Constraint::Gbnf("root ::= [1-3] [1-3] [1-3]".into()));
+    let mut exhaustive = Vec::new();
+    for first in '1'..='3' {
+        for second in '1'..='3' {
+            let only = SamplingParams { constraint: Some(Constraint::Gbnf(format!("root ::= \"{first}{second}\""))), ..greedy(2) };
+            let (text, tokens) = reply_with_logprobs(&engine, &pick, only, 0).await;
+            assert_eq!((text.as_str(), tokens.len()), (format!("{first}{second}").as_str(), 2), "one token per digit");
+            exhaustive.push((text, tokens.iter().map(|t| f64::from(t.token.logprob)).sum::<f64>()));
+        }
+    }
+    exhaustive.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let wide = reply(&engine, &pick, SamplingParams { constraint: digits, ..beam(3, 3, 2) }, None).await;
+    let found = wide.stats.beams.expect("n-best list");
+    assert_eq!(wide.reason, FinishReason::Length);
+    assert_eq!(wide.text, found[0].text);
+    assert_eq!(found.len(), 3);
+    for (got, (text, logprob)) in found.iter().zip(&exhaustive) {
+        assert_eq!(&got.text, text, "beam {found:?} vs exhaustive {exhaustive:?}");
+        assert!((got.logprob - logprob).abs() < 1e-3, "{got:?} vs {logprob}");
+        assert_eq!(got.tokens, 2);
+    }
+    // A beam search leaves the engine as it was: plain replies are still the same.
+    assert_eq!(reply(&engine, &question, greedy(40), None).await.text, greedy_reply.text);
+}
+
+#[tokio::test]
+async fn a_beam_too_wide_for_the_context_is_refused_in_words() {
+    let _one = common::one_at_a_time().await;
+    let engine = engine_with_context(1024).await;
+    let long = user(&format!("Summarise: {}", "the quick brown fox jumps over the lazy dog ".repeat(20)));
+    let error = reply_error(&engine, &long, beam(8, 1, 64)).await;
+    assert!(error.contains("a beam search 8 wide does not fit the context") && error.contains("narrower beam"), "{error}");
+    let narrow = reply(&engine, &long, beam(2, 2, 8), None).await;
+    assert_eq!(narrow.stats.beams.map(|b| b.len()), Some(2));
 }
