@@ -13,7 +13,7 @@ use common::{invoke, recording_channel, start_app};
 
 use hearth_core::ExportFormat;
 use hearth_shell::AppState;
-use hearth_shell::ipc::chat::{continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
+use hearth_shell::ipc::chat::{branch_reply, continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
 
 fn names(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["event"].as_str().unwrap()).collect()
@@ -304,6 +304,43 @@ fn chat_through_ipc_with_the_real_model() {
     // Delete the shown reply: the path falls back to its sibling.
     let after = invoke(&window, "delete_message", json!({ "chatId": tree, "messageId": again["id"] })).unwrap();
     assert_eq!(after[1]["id"], first["id"]);
+
+    // The token inspector: each token of a local reply is kept with the distribution it was
+    // drawn from (greedy: the likeliest of it); a branch from an alternative is a new version
+    // that keeps the opening and reads it from the cache.
+    let tokens = invoke(&window, "token_probs", json!({ "messageId": whole["id"] })).unwrap();
+    let tokens = tokens.as_array().unwrap();
+    assert_eq!(Some(tokens.len() as u64), whole["stats"]["completionTokens"].as_u64(), "{tokens:?}");
+    let text = |tokens: &[Value]| tokens.iter().map(|t| t["text"].as_str().unwrap()).collect::<String>();
+    assert_eq!(text(tokens), whole["content"].as_str().unwrap());
+    for token in tokens {
+        let p: Vec<f64> = token["top"].as_array().unwrap().iter().map(|t| t["p"].as_f64().unwrap()).collect();
+        assert_eq!((p.len(), &token["id"], token["p"].as_f64()), (5, &token["top"][0]["id"], Some(p[0])), "{token}");
+        assert!(p.windows(2).all(|w| w[0] >= w[1]) && p.iter().sum::<f64>() <= 1.0 + 1e-5, "{token}");
+        assert!(token["entropy"].as_f64().unwrap() >= 0.0);
+    }
+    let (whole_chat, whole_id) = (whole["chatId"].as_i64().unwrap(), whole["id"].as_i64().unwrap());
+    let alternative = tokens[3]["top"][1].clone();
+    let alternative_id = alternative["id"].as_i64().unwrap() as i32;
+    let branched =
+        run(&|c| tauri::async_runtime::block_on(branch_reply(handle.clone(), whole_chat, whole_id, 3, alternative_id, c, state.clone())));
+    assert_eq!(
+        (branched["parentId"].clone(), branched["siblings"].clone()),
+        (whole["parentId"].clone(), json!([whole_id, branched["id"]]))
+    );
+    let opening = text(&tokens[..3]) + alternative["text"].as_str().unwrap();
+    assert!(branched["content"].as_str().unwrap().starts_with(&opening), "{branched} should open with {opening:?}");
+    let prompt = whole["stats"]["promptTokens"].as_u64().unwrap();
+    assert!(branched["stats"]["cachedTokens"].as_u64().unwrap() >= prompt + 3, "{branched}");
+    let kept = invoke(&window, "token_probs", json!({ "messageId": branched["id"] })).unwrap();
+    assert_eq!(kept.as_array().unwrap()[..3], tokens[..3]);
+    assert_eq!(kept[3]["id"], alternative["id"]);
+    // A token the inspector never offered there is refused in words; nothing is added.
+    let (channel, _) = recording_channel();
+    let refused =
+        tauri::async_runtime::block_on(branch_reply(handle.clone(), whole_chat, whole_id, 3, -7, channel, state.clone())).unwrap_err();
+    assert!(refused.message.contains("not among the alternatives"), "{refused:?}");
+    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": whole_chat })).unwrap()[1]["siblings"].as_array().unwrap().len(), 2);
 
     // Chats: system prompt reaches the model, rename, pin, search, delete.
     let prompted = invoke(&window, "set_system_prompt", json!({ "chatId": tree, "prompt": "Answer only with the word banana." })).unwrap();

@@ -7,7 +7,7 @@ use hearth_core::{
     BeamHypothesis, BiasTarget, CacheBudgets, Candidate, ChatSummary, Consensus, Constraint, ExportFormat, FieldRange, FieldSupport,
     FlashAttention, ImportReport, KvType, LoadParams, LogitBias, MbrUtility, MessageStatus, Mirostat, ModelInfo, ModelTarget,
     OverflowPolicy, Preset, PromptSource, ProviderConfig, ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit,
-    SettingsScope, SkippedChat, SnippetPart, Speculative, StoredMessage, Strategy,
+    SettingsScope, SkippedChat, SnippetPart, Speculative, StoredMessage, Strategy, TokenAlternative, TokenProbs,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
@@ -30,6 +30,8 @@ pub fn typescript_bindings() -> String {
         Consensus::decl(&cfg),
         BeamHypothesis::decl(&cfg),
         ReplyStats::decl(&cfg),
+        TokenAlternative::decl(&cfg),
+        TokenProbs::decl(&cfg),
         ModelTarget::decl(&cfg),
         ChatSummary::decl(&cfg),
         StoredMessage::decl(&cfg),

@@ -3,7 +3,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State};
 use ts_rs::TS;
 
-use hearth_core::{ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, StoredMessage, Turn, TurnError, TurnEvent};
+use hearth_core::{ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, StoredMessage, TokenProbs, Turn, TurnError, TurnEvent};
 
 use crate::AppState;
 use crate::ipc::IpcError;
@@ -125,6 +125,30 @@ command! {
         state: State<'_, AppState>,
     ) -> Result<(), IpcError> {
         run_turn(&app, &state, chat_id, Turn::Continue { reply: message_id }, &on_event).await
+    }
+}
+
+command! {
+    /// A new version of reply `message_id` that keeps its first `at` tokens, takes `token` (one
+    /// of the alternatives kept at position `at`) and writes on; streamed like a send.
+    pub async fn branch_reply<R: Runtime>(
+        app: AppHandle<R>,
+        chat_id: ChatId,
+        message_id: MessageId,
+        at: u32,
+        token: i32,
+        on_event: Channel<ChatEvent>,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
+        run_turn(&app, &state, chat_id, Turn::Branch { reply: message_id, at: at as usize, token }, &on_event).await
+    }
+}
+
+command! {
+    /// Reply `message_id`'s tokens, each with the distribution it was drawn from (empty when
+    /// none were kept: a remote reply, one written before, or with the inspector off).
+    pub async fn token_probs(message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<TokenProbs>, IpcError> {
+        Ok(state.store.token_probs(message_id).await?)
     }
 }
 

@@ -11,6 +11,8 @@ pub const COMMANDS: &[&str] = &[
     "edit_message",
     "regenerate_reply",
     "continue_reply",
+    "branch_reply",
+    "token_probs",
     "switch_branch",
     "delete_message",
     "rename_chat",

@@ -50,6 +50,8 @@ register! {
     chat::edit_message,
     chat::regenerate_reply,
     chat::continue_reply,
+    chat::branch_reply,
+    chat::token_probs,
     chat::switch_branch,
     chat::delete_message,
     chat::rename_chat,

@@ -80,6 +80,26 @@ beams?: Array<BeamHypothesis>,
  */
 interruptedBy?: string, };
 
+export type TokenAlternative = { id: number, text: string, p: number, };
+
+export type TokenProbs = { id: number, 
+/**
+ * Its text (a piece of a multi-byte character shows as U+FFFD).
+ */
+text: string, 
+/**
+ * Its probability in that distribution.
+ */
+p: number, 
+/**
+ * The distribution's entropy in bits: 0 when only one token could come.
+ */
+entropy: number, 
+/**
+ * Its likeliest tokens, most likely first.
+ */
+top: Array<TokenAlternative>, };
+
 export type ModelTarget = { "kind": "local" } | { "kind": "remote", provider: string, model: string, };
 
 export type ChatSummary = { id: number, title: string, 
@@ -355,6 +375,11 @@ lengthPenalty: number,
  */
 earlyStopping: boolean, 
 /**
+ * The token inspector: how many likeliest tokens are kept with each token of a local reply
+ * (0 keeps none).
+ */
+topProbs: number, 
+/**
  * Beam search: how many of the best finished replies are kept with the reply (at most
  * the beam width: a search finishes no more).
  */
@@ -604,6 +629,16 @@ export const commands = {
    * Writes on from where the unfinished reply `message_id` ended.
    */
   continueReply: (chatId: number, messageId: number, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('continue_reply', { chatId, messageId, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
+   * A new version of reply `message_id` that keeps its first `at` tokens, takes `token` (one
+   * of the alternatives kept at position `at`) and writes on; streamed like a send.
+   */
+  branchReply: (chatId: number, messageId: number, at: number, token: number, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('branch_reply', { chatId, messageId, at, token, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
+   * Reply `message_id`'s tokens, each with the distribution it was drawn from (empty when
+   * none were kept: a remote reply, one written before, or with the inspector off).
+   */
+  tokenProbs: (messageId: number): Promise<Array<TokenProbs>> => invoke<Array<TokenProbs>>('token_probs', { messageId }),
   /**
    * Shows the branch through `message_id` (one of a message's versions); returns the new path.
    */

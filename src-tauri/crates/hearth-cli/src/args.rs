@@ -294,6 +294,11 @@ impl SamplingFlags {
         Ok(())
     }
 
+    /// Whether a flag set the field `key` (its JSON name).
+    pub fn gives(&self, key: &str) -> bool {
+        self.given.contains_key(key)
+    }
+
     /// `base` with the fields these flags set replaced, validated.
     pub fn over(&self, base: &SamplingParams) -> Result<SamplingParams, String> {
         let mut layered = SamplingFlags::from(base);

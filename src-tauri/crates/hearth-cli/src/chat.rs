@@ -11,7 +11,7 @@ use std::sync::Arc;
 use hearth_app::Settings;
 use hearth_core::{
     CacheBudgets, CancelFlag, ChatBackend, ChatId, ChatMessage, ChatService, GenEvent, LoadParams, ModelTarget, ProviderConfig,
-    ProviderKind, ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TurnEvent,
+    ProviderKind, ReplyRequest, ReplyStats, Role, SamplingParams, SettingsScope, Switch, TokenProbs, TurnEvent,
 };
 use hearth_engine::{Engine, HostProgram};
 use hearth_providers::{FixedKeys, HubOptions, KeyError, KeySource, KeyStore, Providers, Timeouts};
@@ -188,10 +188,15 @@ impl Conversation {
         match self {
             Conversation::InMemory { backend, history, target } => {
                 history.push(ChatMessage::new(Role::User, line));
-                let (reply, stats) = stream_reply(backend, history, &args.sampling, target).await.inspect_err(|_| {
+                let top_probs = args.sampling_flags.gives("topProbs").then_some(args.sampling.top_probs);
+                let (reply, stats, tokens) = stream_reply(backend, history, &args.sampling, target, top_probs).await.inspect_err(|_| {
                     history.pop(); // Unanswered: the next line is asked without it.
                 })?;
                 history.push(ChatMessage::new(Role::Assistant, reply));
+                if top_probs.is_some() {
+                    // After the reply's line: each token with the distribution it was drawn from.
+                    eprintln!("{}", serde_json::json!({ "tokens": tokens }));
+                }
                 Ok(stats)
             }
             Conversation::Saved { service, settings, chat } => {
@@ -258,9 +263,12 @@ async fn stream_reply(
     history: &[ChatMessage],
     sampling: &SamplingParams,
     target: &ModelTarget,
-) -> Result<(String, ReplyStats), String> {
+    top_probs: Option<u32>,
+) -> Result<(String, ReplyStats, Vec<TokenProbs>), String> {
     let mut request = ReplyRequest::new(history.to_vec(), sampling.clone(), CancelFlag::new());
     request.target = target.clone();
+    request.top_probs = top_probs;
+    let mut tokens = Vec::new();
     let mut stream = backend.start_reply(request).map_err(|e| e.to_string())?;
     let mut text = String::new();
     while let Some(event) = stream.events.recv().await {
@@ -269,8 +277,9 @@ async fn stream_reply(
                 print_delta(&delta);
                 text.push_str(&delta);
             }
-            GenEvent::Finished { stats, .. } => return Ok((text, stats)),
+            GenEvent::Finished { stats, .. } => return Ok((text, stats, tokens)),
             GenEvent::Failed(e) => return Err(e.to_string()),
+            GenEvent::TokenProbs(more) => tokens.extend(more),
             GenEvent::Logprobs(_) => {}
         }
     }

@@ -69,6 +69,8 @@ Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --strategy consensus --mbr-candidates N)  --mbr-utility chrF|exactMatch
   --beam W (beam search: the likeliest reply, W partial replies at a time; --strategy beam
   --beam-width W)  --length-penalty 1  --early-stopping true|false  --n-best N (≤ W)
+  --top-probs N (each token with the distribution it was drawn from and its N likeliest
+  tokens, as one JSON line on stderr after the reply; the app keeps 5 for its inspector)
 
 When stdin is not a terminal, each input line is one user turn; replies go to stdout, each
 turn's stats line to stderr. --db FILE saves the conversation as a new chat in that Hearth history

@@ -43,6 +43,9 @@ pub struct ReplyRequest {
     /// Report each token's log-probability with this many alternatives (`GenEvent::Logprobs`);
     /// `None`: none (the window never asks; the server does when a client does).
     pub logprobs: Option<u32>,
+    /// Report each token with the distribution the sampler drew it from and this many of its
+    /// likeliest tokens (`GenEvent::TokenProbs`, the window's token inspector); `None`: none.
+    pub top_probs: Option<u32>,
     /// Text to continue as it is, without the chat template (`messages` are then ignored): the
     /// server's `/v1/completions`. Local models only.
     pub raw_prompt: Option<String>,
@@ -58,6 +61,7 @@ impl ReplyRequest {
             target: ModelTarget::Local,
             conversation: None,
             logprobs: None,
+            top_probs: None,
             raw_prompt: None,
         }
     }
@@ -112,6 +116,9 @@ pub enum GenEvent {
     /// Only when asked for (`ReplyRequest::logprobs`): the tokens of the next `Delta`, each with
     /// its log-probability and the likeliest alternatives, sent just before it.
     Logprobs(Vec<TokenLogprob>),
+    /// Only when asked for (`ReplyRequest::top_probs`): the tokens of the next `Delta`, each
+    /// with the distribution it was drawn from, sent just before it.
+    TokenProbs(Vec<TokenProbs>),
     Finished {
         reason: FinishReason,
         stats: ReplyStats,
@@ -141,6 +148,30 @@ pub struct TokenChoice {
     /// The token's bytes: a piece of a multi-byte character is not text on its own.
     pub bytes: Vec<u8>,
     pub logprob: f32,
+}
+
+/// A token of a reply with the distribution it was drawn from: the model's, after the sampler
+/// chain (truncation, temperature, penalties, grammar) — what the choice was really among.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenProbs {
+    pub id: i32,
+    /// Its text (a piece of a multi-byte character shows as U+FFFD).
+    pub text: String,
+    /// Its probability in that distribution.
+    pub p: f32,
+    /// The distribution's entropy in bits: 0 when only one token could come.
+    pub entropy: f32,
+    /// Its likeliest tokens, most likely first.
+    pub top: Vec<TokenAlternative>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenAlternative {
+    pub id: i32,
+    pub text: String,
+    pub p: f32,
 }
 
 /// The most alternatives a reply's tokens may carry (OpenAI's `top_logprobs` limit).

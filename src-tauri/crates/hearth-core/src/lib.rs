@@ -20,7 +20,7 @@ mod transfer;
 
 pub use backend::{
     BackendError, BeamHypothesis, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE,
-    PromptSource, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenChoice, TokenLogprob,
+    PromptSource, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 pub use cache::CacheBudgets;
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};

@@ -229,8 +229,18 @@ const LLAMA_CPP_FIELDS: &[&str] = &[
     "samplerOrder",
 ];
 /// Decoding Hearth's own engine does, which no provider's API takes.
-const LOCAL_ONLY_FIELDS: &[&str] =
-    &["speculative", "draftMax", "strategy", "mbrCandidates", "mbrUtility", "beamWidth", "lengthPenalty", "earlyStopping", "nBest"];
+const LOCAL_ONLY_FIELDS: &[&str] = &[
+    "speculative",
+    "draftMax",
+    "strategy",
+    "mbrCandidates",
+    "mbrUtility",
+    "beamWidth",
+    "lengthPenalty",
+    "earlyStopping",
+    "nBest",
+    "topProbs",
+];
 const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
 
 /// Every sampling setting, in the order of `SamplingParams`.
@@ -273,6 +283,7 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "beamWidth",
     "lengthPenalty",
     "earlyStopping",
+    "topProbs",
     "nBest",
 ];
 

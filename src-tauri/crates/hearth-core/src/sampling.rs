@@ -79,6 +79,9 @@ pub struct SamplingParams {
     /// Beam search: stop as soon as `beam_width` replies are finished, rather than while a
     /// longer one could still rank higher.
     pub early_stopping: bool,
+    /// The token inspector: how many likeliest tokens are kept with each token of a local reply
+    /// (0 keeps none).
+    pub top_probs: u32,
     /// Beam search: how many of the best finished replies are kept with the reply (at most
     /// the beam width: a search finishes no more).
     pub n_best: u32,
@@ -224,6 +227,7 @@ impl Default for SamplingParams {
             length_penalty: 1.0,
             early_stopping: true,
             n_best: 4,
+            top_probs: 5,
         }
     }
 }
@@ -366,6 +370,7 @@ const RANGES: &[FieldRange] = &[
     whole("beamWidth", 1.0, 8.0, "between 1 and 8"),
     range("lengthPenalty", 0.0, 3.0, "between 0 and 3"),
     whole("nBest", 1.0, 8.0, "between 1 and 8"),
+    whole("topProbs", 0.0, 20.0, "between 0 and 20"),
 ];
 
 impl SamplingParams {

@@ -13,7 +13,7 @@ pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, ModelTarget,
-    ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage,
+    ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage, TokenProbs,
 };
 
 /// Where chats are kept. Implemented by hearth-store over SQLite.
@@ -52,6 +52,12 @@ pub trait HistoryStore: Send + Sync + 'static {
         status: MessageStatus,
         stats: Option<&ReplyStats>,
     ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
+
+    /// Keeps a reply's tokens with their distributions (replacing any kept before).
+    fn save_token_probs(&self, id: MessageId, tokens: &[TokenProbs]) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// A reply's tokens with their distributions; empty when none were kept.
+    fn token_probs(&self, id: MessageId) -> impl Future<Output = Result<Vec<TokenProbs>, Self::Error>> + Send;
 }
 
 /// What a turn does.
@@ -66,6 +72,9 @@ pub enum Turn<'a> {
     /// Writes on from where the unfinished `reply` ended (stopped, interrupted, failed, or cut
     /// at its length limit).
     Continue { reply: MessageId },
+    /// A new version of `reply` (its sibling) that keeps its first `at` tokens, takes
+    /// `token` — one of the alternatives the inspector showed at position `at` — and writes on.
+    Branch { reply: MessageId, at: usize, token: i32 },
 }
 
 /// What a caller sees of a turn while it runs.
@@ -191,7 +200,14 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             history.push(user);
         }
         let reply_parent = history.last().map(|m| m.id);
-        let continued = plan.continued;
+        let mut continued = plan.continued;
+        let mut tokens = plan.tokens;
+        if let Some(branch) = plan.branch {
+            let message =
+                store.append_message(chat, reply_parent, Role::Assistant, &branch.text, MessageStatus::Stopped, branch.model.as_deref());
+            continued = Some(message.await.map_err(boxed)?);
+            tokens = branch.tokens;
+        }
         if let Some(partial) = &continued {
             history.push(partial.clone());
         }
@@ -200,6 +216,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());
         request.target = store.chat_target(chat).await.map_err(boxed)?;
         request.conversation = Some(chat);
+        request.top_probs = (request.sampling.top_probs > 0).then_some(request.sampling.top_probs);
         let mut stream = self.backend.start_reply(request).map_err(|error| TurnError::Backend { error, reply: None })?;
         let reply = match continued {
             Some(partial) => store.update_reply(partial.id, &partial.content, MessageStatus::Streaming, None).await.map_err(boxed)?,
@@ -233,6 +250,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     }
                     // The window's chats never ask for log-probabilities.
                     Some(GenEvent::Logprobs(_)) => {}
+                    Some(GenEvent::TokenProbs(more)) => tokens.extend(more),
                     Some(GenEvent::Finished { reason, stats }) => break Ok((reason, stats)),
                     Some(GenEvent::Failed(error)) => break Err(error),
                     None => break Err(BackendError::EngineGone),
@@ -258,6 +276,12 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             on_event(TurnEvent::Delta(unsent));
         }
 
+        if !tokens.is_empty()
+            && let Err(e) = store.save_token_probs(reply.id, &tokens).await
+        {
+            // The reply is saved without them; only the inspector has less to show.
+            tracing::warn!(error = %e, "could not keep the reply's token probabilities");
+        }
         match outcome {
             Ok((reason, mut stats)) => {
                 stats.cut_at_limit = reason == FinishReason::Length;
@@ -300,6 +324,16 @@ struct Plan<'a> {
     history: Vec<StoredMessage>,
     user: Option<(Option<MessageId>, &'a str)>,
     continued: Option<StoredMessage>,
+    /// The tokens kept so far of the reply written on (a continued or branched one).
+    tokens: Vec<TokenProbs>,
+    /// A new version to create, holding an earlier one's opening and an alternative token.
+    branch: Option<Branch>,
+}
+
+struct Branch {
+    text: String,
+    model: Option<String>,
+    tokens: Vec<TokenProbs>,
 }
 
 impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
@@ -321,25 +355,57 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             Turn::Send { content } => {
                 let history = store.messages(chat).await.map_err(boxed)?;
                 let parent = history.last().map(|m| m.id);
-                Plan { history, user: Some((parent, content)), continued: None }
+                Plan { history, user: Some((parent, content)), continued: None, tokens: Vec::new(), branch: None }
             }
             Turn::Edit { message, content } => {
                 let original = in_chat(message, Role::User).await?;
-                Plan { history: history_before(&original).await?, user: Some((original.parent_id, content)), continued: None }
+                let history = history_before(&original).await?;
+                Plan { history, user: Some((original.parent_id, content)), continued: None, tokens: Vec::new(), branch: None }
             }
             Turn::Regenerate { reply } => {
                 let original = in_chat(reply, Role::Assistant).await?;
-                Plan { history: history_before(&original).await?, user: None, continued: None }
+                Plan { history: history_before(&original).await?, user: None, continued: None, tokens: Vec::new(), branch: None }
             }
             Turn::Continue { reply } => {
                 let partial = in_chat(reply, Role::Assistant).await?;
                 if partial.status == MessageStatus::Streaming {
                     return Err(TurnError::InvalidInput("this reply is still being written".into()));
                 }
-                Plan { history: history_before(&partial).await?, user: None, continued: Some(partial) }
+                let tokens = store.token_probs(partial.id).await.map_err(boxed)?;
+                Plan { history: history_before(&partial).await?, user: None, continued: Some(partial), tokens, branch: None }
+            }
+            Turn::Branch { reply, at, token } => {
+                let original = in_chat(reply, Role::Assistant).await?;
+                let tokens = store.token_probs(original.id).await.map_err(boxed)?;
+                let branch = branch_at(&original, tokens, at, token)?;
+                Plan { history: history_before(&original).await?, user: None, continued: None, tokens: Vec::new(), branch: Some(branch) }
             }
         })
     }
+}
+
+/// The opening of a new version of `original`: its first `at` tokens' text, then the
+/// alternative `token` the inspector showed at `at`.
+fn branch_at(original: &StoredMessage, mut tokens: Vec<TokenProbs>, at: usize, token: i32) -> Result<Branch, TurnError> {
+    let refuse = |why: &str| Err(TurnError::InvalidInput(why.into()));
+    let Some(position) = tokens.get(at) else {
+        return refuse("this reply has no token probabilities kept at that position");
+    };
+    let Some(alternative) = position.top.iter().find(|t| t.id == token).cloned() else {
+        return refuse("that token was not among the alternatives at this position");
+    };
+    // The tokens' texts spell the reply (a character split over tokens shows as U+FFFD in
+    // each piece: the opening is then taken from the reply itself).
+    let opening: String = tokens[..at].iter().map(|t| t.text.as_str()).collect();
+    let text = match original.content.starts_with(&opening) {
+        true => opening,
+        false if !opening.contains('\u{FFFD}') => return refuse("the reply's text no longer matches its tokens"),
+        false => return refuse("this position is inside a character written over several tokens; choose a neighbouring token"),
+    };
+    let chosen = TokenProbs { id: alternative.id, text: alternative.text.clone(), p: alternative.p, ..position.clone() };
+    tokens.truncate(at);
+    tokens.push(chosen);
+    Ok(Branch { text: text + &alternative.text, model: original.model.clone(), tokens })
 }
 
 /// Marks a chat as generating for as long as it lives; dropping it (turn over, or the caller gave

@@ -32,7 +32,7 @@ pub async fn generate_title<B: ChatBackend + ?Sized>(
     while let Some(event) = stream.events.recv().await {
         match event {
             GenEvent::Delta(delta) => text.push_str(&delta),
-            GenEvent::Logprobs(_) => {}
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
             GenEvent::Finished { reason: FinishReason::Cancelled, .. } => return Ok(None),
             GenEvent::Finished { .. } => return Ok(clean_title(&text)),
             GenEvent::Failed(error) => return Err(error),

@@ -75,7 +75,7 @@ impl Group {
                         let _ = self.client.send(GenEvent::Failed(error));
                         return true;
                     }
-                    GenEvent::Logprobs(_) => {}
+                    GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
                 }
             }
         }

@@ -11,7 +11,11 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
-use hearth_core::{FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, Speculative, TokenChoice, TokenLogprob};
+use hearth_core::{
+    FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, Speculative, TokenAlternative, TokenChoice, TokenLogprob,
+    TokenProbs,
+};
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use crate::consensus::Member;
 use crate::lookup;
@@ -93,8 +97,7 @@ impl Reply {
         let mut accepted = 0;
         let finish = loop {
             let at = at + accepted as i32;
-            // `sample` also accepts the token into the sampler chain: never `accept` again.
-            let token = self.sampler.sample(context, at);
+            let token = self.sample_at(context, model, at);
             if let Some(reason) = self.emit(token, context, model, at) {
                 break Some(reason);
             }
@@ -107,6 +110,22 @@ impl Reply {
         self.stats.drafted_tokens += drafts.len() as u32;
         self.stats.accepted_tokens += accepted as u32;
         Sampled { rejected: drafts.len() - accepted, finish }
+    }
+
+    /// Draws the token at batch position `at` through the sampler chain, noting the distribution
+    /// it was drawn from when the request asked for it.
+    fn sample_at(&mut self, context: &LlamaContext<'_>, model: &LlamaModel, at: i32) -> LlamaToken {
+        let Some(top) = self.request.top_probs else {
+            // `sample` also accepts the token into the sampler chain: never `accept` again.
+            return self.sampler.sample(context, at);
+        };
+        // What `sample` does inside, with the candidates left to read afterwards.
+        let mut candidates = context.token_data_array_ith(at);
+        candidates.apply_sampler(&mut self.sampler);
+        let token = candidates.selected_token().unwrap_or_else(|| greedy_pick(&candidates));
+        self.sampler.accept(token);
+        self.outbox.token_probs(drawn_from(&candidates, token, top as usize, model));
+        token
     }
 
     /// Releases a sampled token's text; says why the reply ends if it does.
@@ -170,7 +189,8 @@ pub(crate) struct Sampled {
 fn logprob(context: &LlamaContext<'_>, model: &LlamaModel, at: i32, token: LlamaToken, top: u32) -> TokenLogprob {
     let logits = context.get_logits_ith(at);
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let log_sum = max + logits.iter().map(|&l| (l - max).exp()).sum::<f32>().ln();
+    // Summed in f64: 49,152 terms in f32 lose about 1e-4 of the total.
+    let log_sum = max + logits.iter().map(|&l| f64::from(l - max).exp()).sum::<f64>().ln() as f32;
     let choice = |id: i32| TokenChoice {
         id,
         bytes: model.vocab().token_to_piece(LlamaToken(id), true, None),
@@ -187,6 +207,38 @@ fn logprob(context: &LlamaContext<'_>, model: &LlamaModel, at: i32, token: Llama
     TokenLogprob { token: choice(token.0), top: ids.into_iter().map(choice).collect() }
 }
 
+/// The token with the highest logit: what a chain that leaves no selection (none of Hearth's
+/// do; a defensive fallback) would mean.
+fn greedy_pick(candidates: &LlamaTokenDataArray) -> LlamaToken {
+    candidates.data.iter().max_by(|a, b| a.logit().total_cmp(&b.logit())).map_or(LlamaToken(0), |d| d.id())
+}
+
+/// The distribution the chain left (the softmax of the surviving candidates' logits, as its
+/// final pick draws from) as `token`'s probability, the entropy and the `top` likeliest.
+fn drawn_from(candidates: &LlamaTokenDataArray, token: LlamaToken, top: usize, model: &LlamaModel) -> TokenProbs {
+    let alive: Vec<(LlamaToken, f32)> = candidates.data.iter().filter(|d| d.logit().is_finite()).map(|d| (d.id(), d.logit())).collect();
+    let max = alive.iter().map(|&(_, l)| l).fold(f32::NEG_INFINITY, f32::max);
+    let sum: f64 = alive.iter().map(|&(_, l)| f64::from(l - max).exp()).sum();
+    let p = |logit: f32| (f64::from(logit - max).exp() / sum) as f32;
+    let entropy = -alive.iter().map(|&(_, l)| f64::from(p(l))).filter(|&q| q > 0.0).map(|q| q * q.log2()).sum::<f64>();
+    let text = |t: LlamaToken| String::from_utf8_lossy(&model.vocab().token_to_piece(t, false, None)).into_owned();
+    let mut ranked = alive.clone();
+    let by_logit = |a: &(LlamaToken, f32), b: &(LlamaToken, f32)| b.1.total_cmp(&a.1);
+    if top < ranked.len() {
+        ranked.select_nth_unstable_by(top, by_logit);
+        ranked.truncate(top);
+    }
+    ranked.sort_by(by_logit);
+    let chosen = alive.iter().find(|&&(t, _)| t == token).map_or(0.0, |&(_, l)| p(l));
+    TokenProbs {
+        id: token.0,
+        text: text(token),
+        p: chosen,
+        entropy: entropy.max(0.0) as f32,
+        top: ranked.into_iter().map(|(t, l)| TokenAlternative { id: t.0, text: text(t), p: p(l) }).collect(),
+    }
+}
+
 /// Collects reply text and sends it at most every `DELTA_INTERVAL` (the first piece at once).
 /// Waking the receiver for every token costs real decode speed when llama.cpp's threads fill
 /// every core; a window repaints at most once a frame anyway.
@@ -194,6 +246,8 @@ struct Outbox {
     pending: String,
     /// The pending text's tokens' log-probabilities, when the request asked for them.
     logprobs: Vec<TokenLogprob>,
+    /// The pending text's tokens with their distributions, when the request asked for them.
+    token_probs: Vec<TokenProbs>,
     last_sent: Option<Instant>,
 }
 
@@ -204,12 +258,17 @@ const DELTA_INTERVAL: Duration = Duration::from_millis(40);
 
 impl Outbox {
     fn new() -> Self {
-        Outbox { pending: String::new(), logprobs: Vec::new(), last_sent: None }
+        Outbox { pending: String::new(), logprobs: Vec::new(), token_probs: Vec::new(), last_sent: None }
     }
 
     /// Queues a token's log-probabilities; they go just before the text they belong to.
     fn logprob(&mut self, logprob: TokenLogprob) {
         self.logprobs.push(logprob);
+    }
+
+    /// Queues a token's distribution; it goes just before the text it belongs to.
+    fn token_probs(&mut self, probs: TokenProbs) {
+        self.token_probs.push(probs);
     }
 
     /// Queues `text`, sending if due. Returns false if the receiver is gone.
@@ -221,6 +280,9 @@ impl Outbox {
 
     fn flush(&mut self, events: &UnboundedSender<GenEvent>) -> bool {
         if !self.logprobs.is_empty() && events.send(GenEvent::Logprobs(std::mem::take(&mut self.logprobs))).is_err() {
+            return false;
+        }
+        if !self.token_probs.is_empty() && events.send(GenEvent::TokenProbs(std::mem::take(&mut self.token_probs))).is_err() {
             return false;
         }
         if self.pending.is_empty() {

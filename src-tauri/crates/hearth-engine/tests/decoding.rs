@@ -4,7 +4,10 @@
 
 mod common;
 
-use hearth_core::{ChatMessage, Constraint, FinishReason, MbrUtility, Role, SamplingParams, Speculative, Strategy};
+use hearth_core::{
+    CancelFlag, ChatBackend, ChatMessage, Constraint, FinishReason, GenEvent, MbrUtility, ReplyRequest, Role, SamplingParams, Speculative,
+    Strategy, TokenLogprob, TokenProbs,
+};
 
 use common::{engine_with_context, greedy, loaded_engine, reply, reply_error, reply_with_logprobs, user};
 
@@ -167,4 +170,56 @@ async fn a_beam_too_wide_for_the_context_is_refused_in_words() {
     assert!(error.contains("a beam search 8 wide does not fit the context") && error.contains("narrower beam"), "{error}");
     let narrow = reply(&engine, &long, beam(2, 2, 8), None).await;
     assert_eq!(narrow.stats.beams.map(|b| b.len()), Some(2));
+}
+
+/// A reply asking for both the raw log-probabilities and the sampler's distributions.
+async fn both_views(
+    engine: &hearth_engine::Engine,
+    prompt: &[ChatMessage],
+    sampling: SamplingParams,
+) -> (Vec<TokenLogprob>, Vec<TokenProbs>) {
+    let mut request = ReplyRequest::new(prompt.to_vec(), sampling, CancelFlag::new());
+    (request.logprobs, request.top_probs) = (Some(5), Some(5));
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    let (mut raw, mut drawn) = (Vec::new(), Vec::new());
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Logprobs(more) => raw.extend(more),
+            GenEvent::TokenProbs(more) => drawn.extend(more),
+            GenEvent::Finished { .. } => return (raw, drawn),
+            GenEvent::Failed(e) => panic!("{e}"),
+            GenEvent::Delta(_) => {}
+        }
+    }
+    panic!("the stream ended without Finished");
+}
+
+#[tokio::test]
+async fn the_inspectors_distribution_is_llama_cpps_candidates_after_the_sampler_chain() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    let prompt = user("Name three animals that live in the sea.");
+    // Greedy: the chain changes no logit, so the distribution is the model's own softmax. (Not
+    // with end of turn banned: that takes the end-of-turn tokens' share out of it.) The end-of-
+    // turn token has its distribution too, but no text and no log-probability.
+    let (raw, drawn) = both_views(&engine, &prompt, greedy(24)).await;
+    assert!(raw.len() > 4 && drawn.len() - raw.len() <= 1, "{} vs {}", raw.len(), drawn.len());
+    for (raw, drawn) in raw.iter().zip(&drawn) {
+        assert_eq!(drawn.id, raw.token.id);
+        let ids = |ids: Vec<i32>| ids;
+        assert_eq!(ids(drawn.top.iter().map(|t| t.id).collect()), ids(raw.top.iter().map(|t| t.id).collect()));
+        for (d, r) in drawn.top.iter().zip(&raw.top) {
+            assert!((f64::from(d.p) - f64::from(r.logprob).exp()).abs() < 1e-4, "{d:?} vs {r:?}");
+        }
+        assert!(drawn.top.iter().map(|t| t.p).sum::<f32>() <= 1.0 + 1e-5 && drawn.entropy >= 0.0);
+    }
+    // Top-k 3 at temperature 1: the choice was among three tokens — the model's three likeliest,
+    // renormalised — whatever else the model thought.
+    let (raw, drawn) = both_views(&engine, &prompt, SamplingParams { top_k: 3, top_p: 1.0, min_p: 0.0, ..sampled(5, 24) }).await;
+    for (raw, drawn) in raw.iter().zip(&drawn) {
+        assert!(drawn.top.len() <= 3 && drawn.top.iter().all(|t| raw.top[..3].iter().any(|r| r.id == t.id)), "{drawn:?}");
+        let total: f32 = drawn.top.iter().map(|t| t.p).sum();
+        assert!((total - 1.0).abs() < 1e-4 && drawn.entropy <= 3f32.log2() + 1e-4, "{drawn:?}");
+        assert!(drawn.top.iter().any(|t| t.id == drawn.id && t.p == drawn.p));
+    }
 }

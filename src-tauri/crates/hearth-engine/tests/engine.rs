@@ -212,7 +212,7 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
             GenEvent::Delta(d) => titled.push_str(&d),
             GenEvent::Finished { reason, .. } => break assert_ne!(reason, FinishReason::Cancelled),
             GenEvent::Failed(e) => panic!("{e}"),
-            GenEvent::Logprobs(_) => panic!("log-probabilities were not asked for"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
         }
     }
     assert!(!titled.trim().is_empty());
@@ -230,7 +230,7 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
     let ended = loop {
         match aside.events.recv().await.unwrap() {
             GenEvent::Finished { reason, stats } => break (reason, stats),
-            GenEvent::Delta(_) | GenEvent::Logprobs(_) => {}
+            GenEvent::Delta(_) | GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
             GenEvent::Failed(e) => panic!("{e}"),
         }
     };
@@ -250,7 +250,7 @@ async fn read_timed(mut stream: hearth_core::ReplyStream) -> (String, FinishReas
             }
             GenEvent::Finished { reason, .. } => return (text, reason, first.expect("words came"), Instant::now()),
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
-            GenEvent::Logprobs(_) => {}
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
         }
     }
     panic!("the stream ended without Finished");

@@ -41,7 +41,7 @@ async fn reply(engine: &Engine, conversation: i64, messages: &[ChatMessage]) -> 
             GenEvent::Delta(d) => text.push_str(&d),
             GenEvent::Finished { stats, .. } => return (text, stats),
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
-            GenEvent::Logprobs(_) => panic!("log-probabilities were not asked for"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
         }
     }
     panic!("the stream ended without Finished");

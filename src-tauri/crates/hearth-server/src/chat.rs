@@ -255,6 +255,8 @@ async fn whole(mut reply: Reply) -> Result<Json<Value>, ApiError> {
                 text.push_str(&delta);
             }
             Some(GenEvent::Logprobs(more)) => tokens.extend(more),
+            // The server never asks for the inspector's distributions.
+            Some(GenEvent::TokenProbs(_)) => {}
             Some(GenEvent::Finished { reason, stats }) => {
                 reply.finished(&stats);
                 let logprobs = reply.shape.logprobs(&tokens, &mut 0);
@@ -331,6 +333,7 @@ impl Chunks {
                 self.push(&text, None);
             }
             Some(GenEvent::Logprobs(tokens)) => self.tokens.extend(tokens),
+            Some(GenEvent::TokenProbs(_)) => {}
             Some(GenEvent::Finished { reason, stats }) => {
                 self.reply.finished(&stats);
                 self.push("", Some(finish_reason(reason)));

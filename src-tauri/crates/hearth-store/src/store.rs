@@ -6,7 +6,7 @@ use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope, StoredMessage,
+    ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope, StoredMessage, TokenProbs,
 };
 
 use crate::StoreError;
@@ -366,6 +366,25 @@ impl HistoryStore for Store {
             return Err(StoreError::MessageNotFound(id));
         }
         self.message(id).await
+    }
+
+    async fn save_token_probs(&self, id: MessageId, tokens: &[TokenProbs]) -> Result<(), StoreError> {
+        let json = serde_json::to_string(tokens).expect("token probabilities serialize");
+        sqlx::query(
+            "INSERT INTO token_probs (message_id, tokens) VALUES (?, ?) ON CONFLICT (message_id) DO UPDATE SET tokens = excluded.tokens",
+        )
+        .bind(id)
+        .bind(json)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn token_probs(&self, id: MessageId) -> Result<Vec<TokenProbs>, StoreError> {
+        let json: Option<String> =
+            sqlx::query_scalar("SELECT tokens FROM token_probs WHERE message_id = ?").bind(id).fetch_optional(&self.pool).await?;
+        // Unreadable data (written by a later version) is as good as none: the inspector says so.
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default())
     }
 }
 

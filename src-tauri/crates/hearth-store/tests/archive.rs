@@ -30,6 +30,10 @@ async fn history(store: &Store) {
         cut_at_limit: true,
         prompt_source: hearth_core::PromptSource::Disk,
         interrupted_by: Some("the model crashed: GGML_ASSERT(x) failed in ggml.c:1".into()),
+        drafted_tokens: 20,
+        accepted_tokens: 11,
+        consensus: None,
+        beams: Some(vec![hearth_core::BeamHypothesis { text: "Write-ahead logging.".into(), logprob: -3.5, score: -0.7, tokens: 5 }]),
     };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
     add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;

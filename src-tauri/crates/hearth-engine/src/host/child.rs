@@ -83,6 +83,7 @@ pub fn serve_stdio() -> i32 {
                 request.continue_last = spec.continue_last;
                 request.conversation = spec.conversation;
                 request.logprobs = spec.logprobs;
+                request.top_probs = spec.top_probs;
                 request.raw_prompt = spec.raw_prompt;
                 relay_reply(&engine, &outbox, &cancels, id, request, aside);
             }

@@ -77,6 +77,8 @@ pub struct ReplySpec {
     #[serde(default)]
     pub logprobs: Option<u32>,
     #[serde(default)]
+    pub top_probs: Option<u32>,
+    #[serde(default)]
     pub raw_prompt: Option<String>,
 }
 

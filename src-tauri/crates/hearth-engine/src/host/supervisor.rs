@@ -298,6 +298,7 @@ impl Engine {
             continue_last: request.continue_last,
             conversation: request.conversation,
             logprobs: request.logprobs,
+            top_probs: request.top_probs,
             raw_prompt: request.raw_prompt,
         };
         let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
@@ -324,6 +325,7 @@ impl ChatBackend for Engine {
                 continue_last: false,
                 conversation: request.conversation,
                 logprobs: None,
+                top_probs: None,
                 raw_prompt: None,
             };
             let _ = host.frames.send(ToHost::Prefill { spec });

@@ -69,7 +69,7 @@ pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: Sampling
             }
             GenEvent::Finished { reason, stats } => return Reply { text, deltas, reason, stats },
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
-            GenEvent::Logprobs(_) => panic!("log-probabilities were not asked for"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
         }
     }
     panic!("the stream ended without Finished");
@@ -90,6 +90,7 @@ pub async fn reply_with_logprobs(
         match event {
             GenEvent::Delta(d) => text.push_str(&d),
             GenEvent::Logprobs(more) => tokens.extend(more),
+            GenEvent::TokenProbs(_) => panic!("the sampler's distributions were not asked for"),
             GenEvent::Finished { .. } => return (text, tokens),
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
         }
@@ -109,7 +110,7 @@ pub async fn reply_error(engine: &Engine, messages: &[ChatMessage], sampling: Sa
         match event {
             GenEvent::Failed(e) => return e.to_string(),
             GenEvent::Finished { .. } => panic!("the request should have failed"),
-            GenEvent::Delta(_) | GenEvent::Logprobs(_) => {}
+            GenEvent::Delta(_) | GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
         }
     }
     panic!("the stream ended without Failed");
