@@ -1,3 +1,5 @@
+import { getContext, setContext } from 'svelte';
+
 /** What a message's buttons ask for; App wires them to the ChatStore. */
 export type MessageHandlers = {
   startEdit: (messageId: number) => void;
@@ -11,3 +13,18 @@ export type MessageHandlers = {
   /** A remote reply failed for want of a (valid) API key: the Providers settings fix it. */
   openProviderSettings: () => void;
 };
+
+const UNFOLLOW = Symbol('unfollow');
+
+/**
+ * MessageList: lets a message stop the list following its bottom, when the user opens something in it (the
+ * candidates of a consensus reply) that must open where it was asked for, not scroll away to the bottom.
+ */
+export function provideUnfollow(unfollow: () => void): void {
+  setContext(UNFOLLOW, unfollow);
+}
+
+/** Message: call while initialising; the function it returns stops the list following its bottom (if it was). */
+export function listUnfollow(): () => void {
+  return getContext<(() => void) | undefined>(UNFOLLOW) ?? (() => {});
+}

@@ -1,4 +1,13 @@
-import type { ChatCacheUsage, ImportReport, IpcErrorKind, MessageStatus, PromptSource, ReplyStats } from '../ipc/bindings';
+import type {
+  ChatCacheUsage,
+  Consensus,
+  ImportReport,
+  IpcErrorKind,
+  MbrUtility,
+  MessageStatus,
+  PromptSource,
+  ReplyStats,
+} from '../ipc/bindings';
 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -38,8 +47,25 @@ function drafts(stats: ReplyStats): { drafted: number; accepted: number } {
 }
 
 /**
+ * The candidates a consensus reply was chosen from; null for a sampled reply, stats saved before consensus
+ * existed, and a consensus with no candidates.
+ */
+export function consensusOf(stats: ReplyStats | null | undefined): Consensus | null {
+  const consensus = stats?.consensus;
+  return consensus && Array.isArray(consensus.candidates) && consensus.candidates.length > 0 ? consensus : null;
+}
+
+/** How consensus compared the candidates, in words. */
+export const UTILITY_LABELS: Record<MbrUtility, string> = { chrF: 'chrF', exactMatch: 'exact match' };
+
+/** A candidate's score (its mean agreement with the others, 0–1): "0.62"; "–" when it is not a number. */
+export function formatScore(score: number): string {
+  return Number.isFinite(score) ? score.toFixed(2) : '–';
+}
+
+/**
  * One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM",
- * ending "· 41/64 drafts accepted" when speculative decoding guessed ahead.
+ * ending "· 41/64 drafts accepted" when speculative decoding guessed ahead and "· best of 8" for a consensus reply.
  */
 export function formatStats(stats: ReplyStats | null | undefined): string {
   // A reply the engine died under has no figures, only the cause (shown as its notice).
@@ -51,12 +77,14 @@ export function formatStats(stats: ReplyStats | null | undefined): string {
   if (stats.cachedTokens > 0) parts.push(`${stats.cachedTokens} ${cacheSource(stats).words}`);
   const { drafted, accepted } = drafts(stats);
   if (drafted > 0) parts.push(`${accepted}/${drafted} drafts accepted`);
+  const consensus = consensusOf(stats);
+  if (consensus) parts.push(`best of ${consensus.candidates.length}`);
   return parts.join(' · ');
 }
 
 /**
- * Longer description for a tooltip: prompt size and cache reuse, where a brought-back cache came from, and
- * what speculative decoding's guesses came to.
+ * Longer description for a tooltip: prompt size and cache reuse, where a brought-back cache came from, what
+ * speculative decoding's guesses came to, and how a consensus reply was chosen.
  */
 export function formatStatsDetail(stats: ReplyStats | null | undefined): string {
   if (!stats) return '';
@@ -68,6 +96,15 @@ export function formatStatsDetail(stats: ReplyStats | null | undefined): string 
   if (drafted > 0) {
     const share = Math.round((accepted / drafted) * 100);
     lines.push(`Speculative decoding guessed ${plural(drafted, 'token')} ahead; the sampler kept ${accepted} (${share}%).`);
+  }
+  const consensus = consensusOf(stats);
+  if (consensus) {
+    const chosen = consensus.candidates[consensus.chosen];
+    const by = UTILITY_LABELS[consensus.utility] ?? consensus.utility;
+    const score = chosen ? ` (score ${formatScore(chosen.score)})` : '';
+    lines.push(
+      `Consensus: the best of ${consensus.candidates.length} candidates by ${by}${score}; tok/s counts every candidate's tokens, TTFT waits for all of them.`,
+    );
   }
   return lines.join('\n');
 }

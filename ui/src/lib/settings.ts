@@ -143,6 +143,18 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
     label: 'When the chat outgrows the context',
     help: 'Stop with a message, drop the middle (keeps the system prompt and first exchange), or drop the oldest turns.',
   },
+  strategy: {
+    label: 'Decoding strategy',
+    help: 'Sampling writes the reply token by token as it streams. Consensus samples several replies side by side and keeps the one that agrees most with the others; it appears when all are written.',
+  },
+  mbrCandidates: {
+    label: 'Candidates',
+    help: 'How many replies consensus samples; more is steadier and slower.',
+  },
+  mbrUtility: {
+    label: 'Compare candidates by',
+    help: 'How candidates are compared: chrF (shared character sequences) suits prose; exact match keeps the most frequent answer (self-consistency), for short answers.',
+  },
   speculative: {
     label: 'Speculative decoding',
     help: 'Guesses the next tokens from text earlier in the chat and checks them in one step: the reply is the same, only faster when it repeats text (edits, code, quotes).',

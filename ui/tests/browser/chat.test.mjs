@@ -44,6 +44,31 @@ const replyStats = (over = {}) => ({
   draftedTokens: 0, acceptedTokens: 0, ...over,
 });
 
+/** Model output that would run as HTML. */
+const HOSTILE = '<img src=x onerror=alert(1)>';
+
+/** A consensus reply's candidates, in the order they were sampled; the second agreed most with the others. */
+const CANDIDATES = [
+  { text: 'Lisbon in a day: the Alfama at dawn, then the 28 tram up to the castle.', score: 0.58 },
+  { text: 'Start in the Alfama, ride the 28 tram to the castle,\nand end at the Belém Tower.', score: 0.71 },
+  { text: HOSTILE, score: 0.12 },
+  { text: 'Alfama, tram 28, Belém Tower: one day is enough for all three.', score: 0.64 },
+];
+
+/** A chat whose first reply was chosen by consensus (its stats keep the candidates), its second sampled. */
+const consensusChat = () => ({
+  chats: [{ id: 1, title: 'A day in Lisbon', updatedAt: 30 }],
+  messages: [
+    { id: 11, chatId: 1, role: 'user', content: 'Plan one day in Lisbon.', status: 'complete', createdAt: 1, model: null, stats: null },
+    {
+      id: 12, chatId: 1, role: 'assistant', content: CANDIDATES[1].text, status: 'complete', createdAt: 2, model: MODEL.name,
+      stats: replyStats({ consensus: { utility: 'chrF', chosen: 1, candidates: CANDIDATES } }),
+    },
+    { id: 13, chatId: 1, role: 'user', content: 'Where do I eat?', status: 'complete', createdAt: 3, model: null, stats: null },
+    { id: 14, chatId: 1, role: 'assistant', content: 'Try a tasca in the Mouraria.', status: 'complete', createdAt: 4, model: MODEL.name, stats: replyStats() },
+  ],
+});
+
 /** Sample the last assistant bubble's text every frame until its status leaves "streaming". */
 async function sampleStream(page) {
   return page.evaluate(
@@ -443,6 +468,100 @@ describe('Hearth chat screen', () => {
     });
   });
 
+  test('a consensus reply: "best of N" on its stats line, and the candidates it was chosen from listed on demand', { timeout: TIMEOUT }, async () => {
+    const config = {
+      ...consensusChat(),
+      // Written under consensus (the default 8 candidates, made up around this text by the mock, it the best).
+      defaultReply: { text: 'The 28 tram, then the Belém Tower at sunset.', chunkSize: 4, delayMs: 5 },
+    };
+    await withApp(config, async (page) => {
+      const dialogs = [];
+      page.on('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.dismiss();
+      });
+      const replies = page.locator('[data-testid="message"][data-role="assistant"]');
+      await replies.nth(1).getByTestId('message-stats').waitFor();
+
+      // The consensus reply says how many candidates it was the best of; the sampled one says nothing.
+      const [chosen, plain] = [replies.nth(0), replies.nth(1)];
+      const line = chosen.getByTestId('message-stats');
+      assert.equal(await line.textContent(), '58 tokens · 41.7 tok/s · TTFT 142 ms · best of 4');
+      assert.equal(
+        (await line.getAttribute('title')).split('\n').at(-1),
+        "Consensus: the best of 4 candidates by chrF (score 0.71); tok/s counts every candidate's tokens, TTFT waits for all of them.",
+      );
+      assert.doesNotMatch(await plain.getByTestId('message-stats').textContent(), /best of/);
+      assert.equal(await plain.getByTestId('candidates-toggle').count(), 0);
+
+      // Closed at first; the button opens the list, in the candidates' order, their scores beside them, the chosen one marked.
+      const toggle = chosen.getByTestId('candidates-toggle');
+      assert.equal((await toggle.textContent()).trim(), '4 candidates');
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      assert.equal(await page.getByTestId('candidates').count(), 0);
+      await toggle.click();
+      const panel = chosen.getByTestId('candidates');
+      await panel.waitFor();
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+      assert.equal(await panel.getAttribute('id'), await toggle.getAttribute('aria-controls'));
+      assert.equal(await panel.locator('ol > li').count(), CANDIDATES.length, 'a list, one item per candidate');
+      const items = panel.getByTestId('candidate');
+      assert.deepEqual(await items.getByTestId('candidate-text').allTextContents(), CANDIDATES.map((c) => c.text));
+      assert.deepEqual(await items.getByTestId('candidate-score').allTextContents(), ['0.58', '0.71', '0.12', '0.64']);
+      assert.deepEqual(await items.evaluateAll((els) => els.map((el) => el.dataset.chosen ?? null)), [null, 'true', null, null]);
+      assert.equal(await panel.getByTestId('candidate-chosen').count(), 1);
+      assert.equal((await items.nth(1).getByTestId('candidate-chosen').textContent()).trim(), 'chosen');
+      // Model output is text: the hostile candidate is shown as written, and nothing of it runs.
+      assert.equal(await items.nth(2).getByTestId('candidate-text').textContent(), HOSTILE);
+      assert.equal(await panel.locator('img').count(), 0);
+      await page.waitForTimeout(100);
+      assert.deepEqual(dialogs, []);
+
+      // The button closes it again, from the keyboard too.
+      await toggle.focus();
+      await page.keyboard.press('Enter');
+      await panel.waitFor({ state: 'detached' });
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+
+      // Live, under consensus: the dots while the candidates are written, then the chosen one whole, with its candidates.
+      await openSettings(page);
+      await page.getByTestId('field-strategy-consensus').click();
+      await waitForSave(page, (p) => p.strategy === 'consensus');
+      await page.keyboard.press('Escape');
+      await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
+      await page.getByTestId('composer').fill('And the evening?');
+      await page.keyboard.press('Enter');
+      await lastAssistant(page).getByTestId('typing').waitFor();
+      const { lengths, status } = await sampleStream(page);
+      assert.equal(status, 'complete');
+      assert.equal(lengths.filter((n) => n > 0).length, 1, `no streaming: the reply arrives whole (lengths seen: ${lengths})`);
+      const live = lastAssistant(page);
+      assert.equal((await live.getByTestId('message-content').textContent()).trim(), config.defaultReply.text);
+      assert.match(await live.getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms( · \d+ cached)? · best of 8$/);
+      // Opened at the bottom of the chat, the list stops following the bottom: the button stays where it was clicked.
+      const liveToggle = live.getByTestId('candidates-toggle');
+      const topBefore = (await liveToggle.boundingBox()).y;
+      await liveToggle.click();
+      const liveItems = live.getByTestId('candidate');
+      await liveItems.first().waitFor();
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 50)))));
+      assert.ok(Math.abs((await liveToggle.boundingBox()).y - topBefore) < 2, `the button moved from ${topBefore} to ${(await liveToggle.boundingBox()).y}`);
+      assert.equal(await liveItems.count(), 8);
+      assert.equal(await liveItems.nth(1).getByTestId('candidate-text').textContent(), config.defaultReply.text);
+      assert.equal(await liveItems.nth(1).getAttribute('data-chosen'), 'true');
+    });
+  });
+
+  test('consensus candidates screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes(consensusChat(), async (page, suffix) => {
+      const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
+      await reply.getByTestId('candidates-toggle').click();
+      await reply.getByTestId('candidates').waitFor();
+      await reply.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await shot(page, `chat-consensus${suffix}`, { mouse: [1100, 700] });
+    });
+  });
+
   test('typing reads the draft ahead: throttled, growing drafts, none after Enter or while the reply streams', { timeout: TIMEOUT }, async () => {
     const chats = [{ id: 1, title: 'Soup for tonight', updatedAt: 30 }];
     const history = [
@@ -788,6 +907,104 @@ describe('Decoding settings panel', () => {
       await group.evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
       assert.equal(await page.getByTestId('field-speculative-promptLookup').getAttribute('aria-checked'), 'true');
       await shot(page, `settings-speculative${suffix}`);
+    });
+  });
+
+  test('decoding strategy: the choice, candidates and utility are sent whole; refused values are marked', { timeout: TIMEOUT }, async () => {
+    const DEFAULTS = CONTRACT.samplingDefaults;
+    // Edits in turn, each with what set_sampling then gets (over the defaults).
+    const EDITS = [
+      { click: 'field-strategy-consensus', sent: { strategy: 'consensus' } },
+      { fill: ['mbrCandidates', '4'], sent: { strategy: 'consensus', mbrCandidates: 4 } },
+      { fill: ['mbrCandidates', '2'], sent: { strategy: 'consensus', mbrCandidates: 2 } },
+      { fill: ['mbrCandidates', '16'], sent: { strategy: 'consensus', mbrCandidates: 16 } },
+      { click: 'field-mbrUtility-exactMatch', sent: { strategy: 'consensus', mbrCandidates: 16, mbrUtility: 'exactMatch' } },
+      { click: 'field-strategy-sampling', sent: { mbrCandidates: 16, mbrUtility: 'exactMatch' } },
+      { click: 'reset-mbrCandidates', sent: { mbrUtility: 'exactMatch' } },
+      { click: 'reset-mbrUtility', sent: {} },
+    ];
+    // Values the backend refuses (its message, word for word) or that cannot be sent at all.
+    const REFUSED = [
+      // 1 before 17: a notice saying "got 17" would pass for one saying "got 1".
+      { typed: '1', error: 'mbrCandidates must be between 2 and 16, got 1', hint: 'Must be between 2 and 16' },
+      { typed: '17', error: 'mbrCandidates must be between 2 and 16, got 17', hint: 'Must be between 2 and 16' },
+      { typed: '2.5', error: null, hint: 'Enter a whole number' },
+    ];
+    await withApp({}, async (page) => {
+      const checked = (testid) => page.getByTestId(testid).getAttribute('aria-checked');
+      await openSettings(page);
+      // The group sits right before Speculative decoding.
+      const headings = await page.getByTestId('settings-panel').locator('section > header h3').allTextContents();
+      assert.equal(headings[headings.indexOf('Decoding strategy') + 1], 'Speculative decoding', headings.join(' | '));
+      assert.equal(await checked('field-strategy-sampling'), 'true');
+      assert.deepEqual(await page.getByTestId('field-strategy').getByRole('radio').allTextContents().then((t) => t.map((x) => x.trim())), ['Sampling', 'Consensus']);
+      assert.deepEqual(await page.getByTestId('field-mbrUtility').getByRole('radio').allTextContents().then((t) => t.map((x) => x.trim())), ['chrF', 'Exact match']);
+      assert.equal(await checked('field-mbrUtility-chrF'), 'true');
+      assert.equal(await fieldValue(page, 'mbrCandidates'), String(DEFAULTS.mbrCandidates));
+      assert.match(await page.getByTestId('range-mbrCandidates').textContent(), /Range 2 – 16/);
+      assert.match(await page.getByTestId('default-mbrCandidates').textContent(), /Default 8/);
+      assert.equal(await page.getByTestId('slider-mbrCandidates').count(), 0, 'a whole-number field has no slider');
+      assert.match(await page.getByTestId('setting-strategy').locator('.help').textContent(), /keeps the one that agrees most with the others/);
+      for (const key of ['strategy', 'mbrCandidates', 'mbrUtility']) assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), true);
+
+      for (const edit of EDITS) {
+        if (edit.click) await page.getByTestId(edit.click).click();
+        else await page.getByTestId(`field-${edit.fill[0]}`).fill(edit.fill[1]);
+        const expected = { ...DEFAULTS, ...edit.sent };
+        await waitForSave(page, (p) => isDeepStrictEqual(p, expected));
+        assert.equal(await checked(`field-strategy-${expected.strategy}`), 'true');
+        assert.equal(await checked(`field-mbrUtility-${expected.mbrUtility}`), 'true');
+        assert.equal(await fieldValue(page, 'mbrCandidates'), String(expected.mbrCandidates));
+        for (const key of ['strategy', 'mbrCandidates', 'mbrUtility']) {
+          assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), expected[key] === DEFAULTS[key], `${key} after ${JSON.stringify(edit)}`);
+        }
+      }
+
+      for (const { typed, error, hint } of REFUSED) {
+        const before = (await samplingSaves(page)).length;
+        await page.getByTestId('field-mbrCandidates').fill(typed);
+        await page.getByTestId('hint-mbrCandidates').filter({ hasText: hint }).waitFor();
+        if (error) {
+          await page.getByTestId('settings-error').filter({ hasText: error }).waitFor();
+          assert.equal((await samplingSaves(page)).at(-1).mbrCandidates, Number(typed));
+        } else {
+          await page.waitForTimeout(450);
+          assert.equal((await samplingSaves(page)).length, before, `${typed} is never sent`);
+        }
+        assert.equal(await page.getByTestId('field-mbrCandidates').getAttribute('aria-invalid'), 'true');
+      }
+      await page.getByTestId('field-mbrCandidates').fill('12');
+      await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, mbrCandidates: 12 }));
+      await page.getByTestId('settings-error').waitFor({ state: 'detached' });
+
+      // Consensus samples its candidates: with temperature 0 the backend refuses it, and the temperature is marked.
+      await page.getByTestId('field-temperature').fill('0');
+      await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, mbrCandidates: 12, temperature: 0 }));
+      assert.equal(await page.getByTestId('field-temperature').getAttribute('aria-invalid'), 'false');
+      await page.getByTestId('field-strategy-consensus').click();
+      await page
+        .getByTestId('settings-error')
+        .filter({ hasText: 'temperature must be above 0 for consensus decoding (its candidates are sampled), got 0' })
+        .waitFor();
+      assert.deepEqual((await samplingSaves(page)).at(-1), { ...DEFAULTS, mbrCandidates: 12, temperature: 0, strategy: 'consensus' });
+      assert.equal(await page.getByTestId('field-temperature').getAttribute('aria-invalid'), 'true');
+      assert.match(await page.getByTestId('setting-temperature').getAttribute('class'), /\binvalid\b/);
+      assert.equal(await page.getByTestId('field-mbrCandidates').getAttribute('aria-invalid'), 'false');
+      // A temperature above 0 is taken, consensus with it.
+      await page.getByTestId('field-temperature').fill('0.7');
+      await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, mbrCandidates: 12, temperature: 0.7, strategy: 'consensus' }));
+      await page.getByTestId('settings-error').waitFor({ state: 'detached' });
+      assert.equal(await page.getByTestId('field-temperature').getAttribute('aria-invalid'), 'false');
+    });
+  });
+
+  test('decoding strategy screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes({ sampling: { strategy: 'consensus', mbrCandidates: 5, mbrUtility: 'exactMatch' } }, async (page, suffix) => {
+      await openSettings(page);
+      const group = page.getByTestId('setting-strategy');
+      await group.evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
+      assert.equal(await page.getByTestId('field-strategy-consensus').getAttribute('aria-checked'), 'true');
+      await shot(page, `settings-consensus${suffix}`);
     });
   });
 

@@ -38,6 +38,10 @@
  * `chunkSize` pieces, one every `delayMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate).
  * Its `drafts` ({ drafted, accepted }) are what speculative decoding guessed ahead and kept: reported in a local
  * reply's stats when the chat's settings have it on, as the engine does (0 otherwise, and for remote replies).
+ * While the chat's settings say consensus, a local reply is written as the engine's consensus decoding does: its
+ * candidates (a reply's `candidates`, [{ text, score }]; else `mbrCandidates` of them made up around its text)
+ * are written out of sight, then the one with the highest score arrives whole, its stats carrying them all
+ * (`consensus`: utility, chosen, candidates).
  *
  * What the backend owns comes from `config.contract`, ui/src/ipc/contract.json as the harness reads it
  * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
@@ -274,6 +278,9 @@ export function installMockTauri(config) {
     if (params.seed !== null && !isU32(params.seed)) problems.push(`seed is not null or a u32: ${params.seed}`);
     if (!['off', 'v1', 'v2'].includes(params.mirostat)) problems.push(`bad mirostat ${params.mirostat}`);
     if (!['off', 'promptLookup'].includes(params.speculative)) problems.push(`bad speculative ${params.speculative}`);
+    // Beam search (0e25d4e) is a strategy the backend takes too; the mock writes no beam replies.
+    if (!['sampling', 'consensus', 'beam'].includes(params.strategy)) problems.push(`bad strategy ${params.strategy}`);
+    if (!['chrF', 'exactMatch'].includes(params.mbrUtility)) problems.push(`bad mbrUtility ${params.mbrUtility}`);
     if (typeof params.ignoreEos !== 'boolean') problems.push('ignoreEos is not a boolean');
     for (const key of ['stop', 'drySequenceBreakers']) {
       if (!Array.isArray(params[key]) || params[key].some((s) => typeof s !== 'string')) problems.push(`${key} is not a list of strings`);
@@ -310,6 +317,10 @@ export function installMockTauri(config) {
     if (empty !== undefined) throw invalid('stop', 'non-empty strings', '""');
     if (p.constraint && (p.constraint.source.trim() === '' || p.constraint.source.includes('\0'))) {
       throw invalid('constraint', 'a non-empty grammar or schema', JSON.stringify(p.constraint.source));
+    }
+    // Greedy candidates are all the same reply.
+    if (p.strategy === 'consensus' && p.temperature === 0) {
+      throw invalid('temperature', 'above 0 for consensus decoding (its candidates are sampled)', 0);
     }
     const seen = new Set();
     for (const stage of p.samplerOrder) {
@@ -1042,6 +1053,23 @@ export function installMockTauri(config) {
     }
   }
 
+  /**
+   * A consensus reply's candidates, as the engine keeps them: the reply's own `candidates` when it has them,
+   * else the settings' `mbrCandidates` made up around `text` (it among them, scored highest); the chosen one is the first
+   * with the highest score, as Consensus::choose picks it.
+   */
+  function consensusFor(reply, text, sampling) {
+    const words = text.split(' ');
+    const made = Array.from({ length: sampling.mbrCandidates }, (_, i) => {
+      if (i === 1) return { text, score: 0.81 };
+      const cut = Math.max(1, words.length - 1 - (i % 3));
+      return { text: `${words.slice(0, cut).join(' ')}${i % 2 ? '…' : ' — in short.'}`, score: Math.round((0.72 - 0.04 * i) * 100) / 100 };
+    });
+    const candidates = clone(reply.candidates ?? made);
+    const chosen = candidates.reduce((best, c, i) => (c.score > candidates[best].score ? i : best), 0);
+    return { utility: sampling.mbrUtility, chosen, candidates };
+  }
+
   async function runTurn(cmd, payload) {
     const turn = TURNS[cmd];
     const events = channel(payload.onEvent);
@@ -1087,13 +1115,27 @@ export function installMockTauri(config) {
     events.send({ event: 'replyStarted', data: { messageId: assistant.id, model } });
     const started = performance.now();
     let tokens = 0;
+    // Consensus runs on the local engine only: its candidates are written out of sight, then the chosen one arrives whole.
+    const sampling = getSampling({ scope: { kind: 'chat', id: chat.id } }).current;
+    const consensus = !remote && !failWith && sampling.strategy === 'consensus' ? consensusFor(reply, text, sampling) : null;
+    if (consensus) text = consensus.candidates[consensus.chosen].text;
     const pieces = chunks(text, reply.chunkSize ?? 4);
     const deliver = (piece) => {
       assistant.content += piece;
       tokens += 1;
       events.send({ event: 'delta', data: { text: piece } });
     };
-    if (reply.tokensPerSecond) {
+    if (consensus) {
+      for (const _ of pieces) {
+        await delay(reply.delayMs ?? 20);
+        if (gen.stop) break;
+      }
+      if (!gen.stop) {
+        assistant.content += text;
+        tokens = pieces.length;
+        events.send({ event: 'delta', data: { text } });
+      }
+    } else if (reply.tokensPerSecond) {
       await offerAtRate(pieces, reply, gen, deliver);
     } else {
       for (const piece of pieces) {
@@ -1104,12 +1146,13 @@ export function installMockTauri(config) {
     }
     const seconds = Math.max((performance.now() - started) / 1000, 0.001);
     // Speculative decoding runs on the local engine only, when the chat's settings turn it on.
-    const speculating = !remote && getSampling({ scope: { kind: 'chat', id: chat.id } }).current.speculative !== 'off';
+    const speculating = !remote && sampling.speculative !== 'off';
     const drafts = speculating ? (reply.drafts ?? { drafted: 0, accepted: 0 }) : { drafted: 0, accepted: 0 };
     assistant.stats = {
       promptTokens: 24, cachedTokens: { new: 0, typed: 21 }[promptSource] ?? 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40,
       decodeTps: tokens / seconds, droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
       promptSource, draftedTokens: drafts.drafted, acceptedTokens: drafts.accepted,
+      ...(consensus && !gen.stop ? { consensus } : {}),
     };
     chat.updatedAt = now();
     state.generating.delete(chat.id);

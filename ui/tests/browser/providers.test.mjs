@@ -300,6 +300,12 @@ describe('Sampling settings a provider does not take', () => {
       assert.equal(await page.getByTestId('field-speculative-promptLookup').isDisabled(), true);
       assert.equal(await page.getByTestId('field-draftMax').isDisabled(), true);
       assert.equal(await text(page.getByTestId('not-sent-draftMax')), 'Not sent to OpenAI');
+      // So does consensus decoding, and the provider's note says so.
+      assert.equal(await page.getByTestId('field-strategy-consensus').isDisabled(), true);
+      assert.equal(await page.getByTestId('field-mbrCandidates').isDisabled(), true);
+      assert.equal(await page.getByTestId('field-mbrUtility-exactMatch').isDisabled(), true);
+      assert.equal(await field(page, 'strategy').getAttribute('title'), "done by Hearth's local engine; OpenAI's replies are written without it (it is not sent)");
+      assert.equal(await text(page.getByTestId('not-sent-mbrUtility')), 'Not sent to OpenAI');
       assert.equal(await field(page, 'temperature').getAttribute('data-unsupported'), null);
       assert.equal(await page.getByTestId('field-temperature').isDisabled(), false);
       assert.equal(await text(page.getByTestId('support-note-stop')), 'OpenAI takes at most 4 stop strings');

@@ -1,6 +1,7 @@
-import type { ChatSummary, PromptSource, ReplyStats } from '../../src/ipc/bindings';
+import type { ChatSummary, Consensus, MbrUtility, PromptSource, ReplyStats } from '../../src/ipc/bindings';
 import {
   chatTitle,
+  consensusOf,
   errorFields,
   errorMessage,
   formatBytes,
@@ -9,6 +10,7 @@ import {
   formatMs,
   formatMegabytes,
   formatDropped,
+  formatScore,
   formatStats,
   formatStatsDetail,
   importSummary,
@@ -68,6 +70,66 @@ table('formatStats: what speculative decoding guessed ahead, when it did', forma
   [stats({ draftedTokens: undefined, acceptedTokens: undefined }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
   [stats({ draftedTokens: 5, acceptedTokens: undefined }), '12 tokens · 85.3 tok/s · TTFT 120 ms · 0/5 drafts accepted'],
   [stats({ draftedTokens: 64, acceptedTokens: 41, interruptedBy: 'the engine was killed (SIGKILL)' }), ''],
+]);
+
+/** A consensus reply's candidates: `scores` in index order, the one at `chosen` the reply. */
+const consensus = (scores: number[], chosen: number, utility: MbrUtility = 'chrF'): Consensus => ({
+  utility,
+  chosen,
+  candidates: scores.map((score, i) => ({ text: `Candidate ${i + 1}`, score })),
+});
+
+table('formatStats: how many candidates a consensus reply was the best of', formatStats, [
+  [stats({ consensus: consensus([0.41, 0.62, 0.55, 0.5, 0.48, 0.6, 0.33, 0.52], 1) }), '12 tokens · 85.3 tok/s · TTFT 120 ms · best of 8'],
+  [stats({ consensus: consensus([0.5, 0.5], 0, 'exactMatch') }), '12 tokens · 85.3 tok/s · TTFT 120 ms · best of 2'],
+  [
+    stats({ cachedTokens: 15, promptSource: 'live', draftedTokens: 64, acceptedTokens: 41, consensus: consensus([0.7, 0.2, 0.4], 0) }),
+    '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 cached · 41/64 drafts accepted · best of 3',
+  ],
+  // A sampled reply, and stats saved before consensus existed: nothing said.
+  [stats({ consensus: undefined }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({}), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  // No candidates to be the best of.
+  [stats({ consensus: consensus([], 0) }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ consensus: consensus([0.7, 0.2, 0.4], 0), interruptedBy: 'the engine was killed (SIGKILL)' }), ''],
+]);
+
+table('formatStatsDetail: how a consensus reply was chosen', formatStatsDetail, [
+  [
+    stats({ consensus: consensus([0.41, 0.62, 0.55], 1) }),
+    "Prompt: 20 tokens · Reply: 12 tokens\nConsensus: the best of 3 candidates by chrF (score 0.62); tok/s counts every candidate's tokens, TTFT waits for all of them.",
+  ],
+  [
+    stats({ consensus: consensus([0.75, 0.75, 0, 0.5], 0, 'exactMatch') }),
+    "Prompt: 20 tokens · Reply: 12 tokens\nConsensus: the best of 4 candidates by exact match (score 0.75); tok/s counts every candidate's tokens, TTFT waits for all of them.",
+  ],
+  [
+    stats({ draftedTokens: 8, acceptedTokens: 4, consensus: consensus([0.5, 0.6], 1) }),
+    "Prompt: 20 tokens · Reply: 12 tokens\nSpeculative decoding guessed 8 tokens ahead; the sampler kept 4 (50%).\nConsensus: the best of 2 candidates by chrF (score 0.60); tok/s counts every candidate's tokens, TTFT waits for all of them.",
+  ],
+  // A chosen index with no candidate at it: no score to give.
+  [
+    stats({ consensus: consensus([0.5, 0.6], 5) }),
+    "Prompt: 20 tokens · Reply: 12 tokens\nConsensus: the best of 2 candidates by chrF; tok/s counts every candidate's tokens, TTFT waits for all of them.",
+  ],
+  [stats({ consensus: undefined }), 'Prompt: 20 tokens · Reply: 12 tokens'],
+  [stats({ consensus: consensus([], 0) }), 'Prompt: 20 tokens · Reply: 12 tokens'],
+]);
+
+table('consensusOf: the candidates to list under a reply', (s: ReplyStats | null | undefined) => consensusOf(s)?.candidates.length ?? null, [
+  [stats({ consensus: consensus([0.4, 0.6, 0.5], 1) }), 3],
+  [stats({ consensus: consensus([], 0) }), null],
+  [stats({}), null],
+  [null, null],
+  [undefined, null],
+]);
+
+table('formatScore', formatScore, [
+  [0.6234, '0.62'],
+  [1, '1.00'],
+  [0, '0.00'],
+  [0.005, '0.01'],
+  [Number.NaN, '–'],
 ]);
 
 table('formatStats: where the cached prompt tokens came from', formatStats, [
