@@ -375,15 +375,15 @@ lengthPenalty: number,
  */
 earlyStopping: boolean, 
 /**
- * The token inspector: how many likeliest tokens are kept with each token of a local reply
- * (0 keeps none).
- */
-topProbs: number, 
-/**
  * Beam search: how many of the best finished replies are kept with the reply (at most
  * the beam width: a search finishes no more).
  */
-nBest: number, };
+nBest: number, 
+/**
+ * The token inspector: how many likeliest tokens are kept with each token of a local reply
+ * (0 keeps none).
+ */
+topProbs: number, };
 
 export type FieldRange = { 
 /**

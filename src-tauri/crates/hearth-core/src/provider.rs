@@ -228,19 +228,6 @@ const LLAMA_CPP_FIELDS: &[&str] = &[
     "ignoreEos",
     "samplerOrder",
 ];
-/// Decoding Hearth's own engine does, which no provider's API takes.
-const LOCAL_ONLY_FIELDS: &[&str] = &[
-    "speculative",
-    "draftMax",
-    "strategy",
-    "mbrCandidates",
-    "mbrUtility",
-    "beamWidth",
-    "lengthPenalty",
-    "earlyStopping",
-    "nBest",
-    "topProbs",
-];
 const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
 
 /// Every sampling setting, in the order of `SamplingParams`.
@@ -275,6 +262,7 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "constraint",
     "samplerOrder",
     "overflow",
+    // From here on: decoding Hearth's own engine does, which no provider's API takes.
     "speculative",
     "draftMax",
     "strategy",
@@ -283,9 +271,14 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "beamWidth",
     "lengthPenalty",
     "earlyStopping",
-    "topProbs",
     "nBest",
+    "topProbs",
 ];
+
+/// Whether only Hearth's own engine does what `field` sets (see [`SAMPLING_FIELDS`]).
+fn local_only(field: &str) -> bool {
+    SAMPLING_FIELDS.iter().skip_while(|f| **f != "speculative").any(|f| *f == field)
+}
 
 /// Which settings a provider takes. The local engine takes all of them.
 pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> {
@@ -297,7 +290,7 @@ pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> 
         .iter()
         .map(|&field| {
             let (supported, note) = match config.kind {
-                _ if LOCAL_ONLY_FIELDS.contains(&field) => {
+                _ if local_only(field) => {
                     (false, format!("done by Hearth's local engine; {name}'s replies are written without it (it is not sent)"))
                 }
                 ProviderKind::Anthropic => match field {
@@ -371,9 +364,10 @@ mod tests {
         expected.sort();
         got.sort();
         assert_eq!(got, expected);
-        for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS).chain(LOCAL_ONLY_FIELDS) {
-            assert!(SAMPLING_FIELDS.contains(field), "{field}");
+        for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS) {
+            assert!(SAMPLING_FIELDS.contains(field) && !local_only(field), "{field}");
         }
+        assert!(["speculative", "strategy", "topProbs"].iter().all(|f| local_only(f)));
     }
 
     #[test]

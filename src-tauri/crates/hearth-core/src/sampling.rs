@@ -79,12 +79,12 @@ pub struct SamplingParams {
     /// Beam search: stop as soon as `beam_width` replies are finished, rather than while a
     /// longer one could still rank higher.
     pub early_stopping: bool,
-    /// The token inspector: how many likeliest tokens are kept with each token of a local reply
-    /// (0 keeps none).
-    pub top_probs: u32,
     /// Beam search: how many of the best finished replies are kept with the reply (at most
     /// the beam width: a search finishes no more).
     pub n_best: u32,
+    /// The token inspector: how many likeliest tokens are kept with each token of a local reply
+    /// (0 keeps none).
+    pub top_probs: u32,
 }
 
 /// How a reply is made from the model's choices.
