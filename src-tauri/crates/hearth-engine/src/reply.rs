@@ -15,6 +15,7 @@ use hearth_core::{
     FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, Speculative, TokenAlternative, TokenChoice, TokenLogprob,
     TokenProbs,
 };
+use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use crate::consensus::Member;
@@ -38,6 +39,8 @@ pub(crate) struct Reply {
     /// its drafts' follow.
     pub logits_at: Option<i32>,
     sampler: LlamaSampler,
+    /// The candidates buffer the inspector's sampling reuses.
+    candidates: Vec<LlamaTokenData>,
     text: Utf8Stream,
     stops: StopFilter,
     outbox: Outbox,
@@ -67,6 +70,7 @@ impl Reply {
             drafts: Vec::new(),
             logits_at: None,
             sampler,
+            candidates: Vec::new(),
             text: Utf8Stream::new(),
             stops,
             outbox: Outbox::new(),
@@ -119,12 +123,19 @@ impl Reply {
             // `sample` also accepts the token into the sampler chain: never `accept` again.
             return self.sampler.sample(context, at);
         };
-        // What `sample` does inside, with the candidates left to read afterwards.
-        let mut candidates = context.token_data_array_ith(at);
+        // What `sample` does inside, with the candidates left to read afterwards — in a buffer
+        // kept from token to token (a fresh one is 600 KB to map and fault in for every token).
+        let mut buffer = std::mem::take(&mut self.candidates);
+        buffer.clear();
+        buffer.extend(
+            context.get_logits_ith(at).iter().enumerate().map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id as i32), logit, 0.0)),
+        );
+        let mut candidates = LlamaTokenDataArray::new(buffer, false);
         candidates.apply_sampler(&mut self.sampler);
         let token = candidates.selected_token().unwrap_or_else(|| greedy_pick(&candidates));
         self.sampler.accept(token);
         self.outbox.token_probs(drawn_from(&candidates, token, top as usize, model));
+        self.candidates = candidates.data;
         token
     }
 
@@ -214,28 +225,38 @@ fn greedy_pick(candidates: &LlamaTokenDataArray) -> LlamaToken {
 }
 
 /// The distribution the chain left (the softmax of the surviving candidates' logits, as its
-/// final pick draws from) as `token`'s probability, the entropy and the `top` likeliest.
+/// final pick draws from) as `token`'s probability, the entropy and the `top` likeliest. One
+/// pass over the vocabulary: it runs for every token of every reply the window shows.
 fn drawn_from(candidates: &LlamaTokenDataArray, token: LlamaToken, top: usize, model: &LlamaModel) -> TokenProbs {
-    let alive: Vec<(LlamaToken, f32)> = candidates.data.iter().filter(|d| d.logit().is_finite()).map(|d| (d.id(), d.logit())).collect();
-    let max = alive.iter().map(|&(_, l)| l).fold(f32::NEG_INFINITY, f32::max);
-    let sum: f64 = alive.iter().map(|&(_, l)| f64::from(l - max).exp()).sum();
-    let p = |logit: f32| (f64::from(logit - max).exp() / sum) as f32;
-    let entropy = -alive.iter().map(|&(_, l)| f64::from(p(l))).filter(|&q| q > 0.0).map(|q| q * q.log2()).sum::<f64>();
-    let text = |t: LlamaToken| String::from_utf8_lossy(&model.vocab().token_to_piece(t, false, None)).into_owned();
-    let mut ranked = alive.clone();
-    let by_logit = |a: &(LlamaToken, f32), b: &(LlamaToken, f32)| b.1.total_cmp(&a.1);
-    if top < ranked.len() {
-        ranked.select_nth_unstable_by(top, by_logit);
-        ranked.truncate(top);
+    let max = candidates.data.iter().map(|d| d.logit()).fold(f32::NEG_INFINITY, f32::max);
+    // Z = Σ e^(l - max) and Σ e^(l - max)·(l - max): H = ln Z - that ÷ Z (nats).
+    let (mut z, mut weighted) = (0f64, 0f64);
+    let mut best: Vec<(f32, LlamaToken)> = Vec::with_capacity(top + 1);
+    let mut chosen_logit = f32::NEG_INFINITY;
+    for d in candidates.data.iter().filter(|d| d.logit().is_finite()) {
+        let x = d.logit() - max;
+        let e = f64::from(x.exp());
+        z += e;
+        weighted += e * f64::from(x);
+        if d.id() == token {
+            chosen_logit = d.logit();
+        }
+        // The `top` likeliest so far, likeliest first (`top` is at most 20: a short insertion).
+        if top > 0 && (best.len() < top || d.logit() > best[best.len() - 1].0) {
+            let at = best.partition_point(|&(l, _)| l >= d.logit());
+            best.insert(at, (d.logit(), d.id()));
+            best.truncate(top);
+        }
     }
-    ranked.sort_by(by_logit);
-    let chosen = alive.iter().find(|&&(t, _)| t == token).map_or(0.0, |&(_, l)| p(l));
+    let p = |logit: f32| if z > 0.0 { (f64::from(logit - max).exp() / z) as f32 } else { 0.0 };
+    let entropy = if z > 0.0 { (z.ln() - weighted / z) / std::f64::consts::LN_2 } else { 0.0 };
+    let text = |t: LlamaToken| String::from_utf8_lossy(&model.vocab().token_to_piece(t, false, None)).into_owned();
     TokenProbs {
         id: token.0,
         text: text(token),
-        p: chosen,
+        p: p(chosen_logit),
         entropy: entropy.max(0.0) as f32,
-        top: ranked.into_iter().map(|(t, l)| TokenAlternative { id: t.0, text: text(t), p: p(l) }).collect(),
+        top: best.into_iter().map(|(l, t)| TokenAlternative { id: t.0, text: text(t), p: p(l) }).collect(),
     }
 }
 
