@@ -339,6 +339,12 @@ samplerOrder: Array<SamplerStage>,
  */
 overflow: OverflowPolicy, 
 /**
+ * The token inspector: how many likeliest tokens are kept with each token of a reply (0
+ * keeps none). Local replies keep the distribution the sampler drew from; a llama.cpp
+ * server's, the model's probabilities it reports.
+ */
+topProbs: number, 
+/**
  * Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
  * decides every token, so the reply is the one it would be without; only faster when the
  * guesses hold (text the reply copies from the conversation: edits, code, quotes).
@@ -378,12 +384,7 @@ earlyStopping: boolean,
  * Beam search: how many of the best finished replies are kept with the reply (at most
  * the beam width: a search finishes no more).
  */
-nBest: number, 
-/**
- * The token inspector: how many likeliest tokens are kept with each token of a local reply
- * (0 keeps none).
- */
-topProbs: number, };
+nBest: number, };
 
 export type FieldRange = { 
 /**

@@ -227,6 +227,7 @@ const LLAMA_CPP_FIELDS: &[&str] = &[
     "repeatLastN",
     "ignoreEos",
     "samplerOrder",
+    "topProbs",
 ];
 const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
 
@@ -262,6 +263,7 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "constraint",
     "samplerOrder",
     "overflow",
+    "topProbs",
     // From here on: decoding Hearth's own engine does, which no provider's API takes.
     "speculative",
     "draftMax",
@@ -272,7 +274,6 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "lengthPenalty",
     "earlyStopping",
     "nBest",
-    "topProbs",
 ];
 
 /// Whether only Hearth's own engine does what `field` sets (see [`SAMPLING_FIELDS`]).
@@ -367,7 +368,7 @@ mod tests {
         for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS) {
             assert!(SAMPLING_FIELDS.contains(field) && !local_only(field), "{field}");
         }
-        assert!(["speculative", "strategy", "topProbs"].iter().all(|f| local_only(f)));
+        assert!(["speculative", "strategy", "nBest"].iter().all(|f| local_only(f)));
     }
 
     #[test]

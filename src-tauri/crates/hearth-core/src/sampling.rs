@@ -59,6 +59,10 @@ pub struct SamplingParams {
     pub sampler_order: Vec<SamplerStage>,
     /// What to do when the conversation no longer fits the context window.
     pub overflow: OverflowPolicy,
+    /// The token inspector: how many likeliest tokens are kept with each token of a reply (0
+    /// keeps none). Local replies keep the distribution the sampler drew from; a llama.cpp
+    /// server's, the model's probabilities it reports.
+    pub top_probs: u32,
     /// Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
     /// decides every token, so the reply is the one it would be without; only faster when the
     /// guesses hold (text the reply copies from the conversation: edits, code, quotes).
@@ -82,9 +86,6 @@ pub struct SamplingParams {
     /// Beam search: how many of the best finished replies are kept with the reply (at most
     /// the beam width: a search finishes no more).
     pub n_best: u32,
-    /// The token inspector: how many likeliest tokens are kept with each token of a local reply
-    /// (0 keeps none).
-    pub top_probs: u32,
 }
 
 /// How a reply is made from the model's choices.

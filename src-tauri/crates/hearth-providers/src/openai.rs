@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use hearth_core::{
-    BiasTarget, ChatMessage, Constraint, FinishReason, Mirostat, ProviderConfig, ProviderKind, SamplerStage, SamplingParams,
+    BiasTarget, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, Mirostat, ProviderConfig, ProviderKind, SamplerStage,
+    SamplingParams, TokenAlternative, TokenProbs,
 };
 
 use crate::Unsendable;
@@ -73,6 +74,11 @@ pub fn body(
     }
     if extensions {
         llama_cpp_fields(&mut b, s, context_length);
+        if s.top_probs > 0 {
+            // For the token inspector. Not asked of OpenAI itself: its reasoning models refuse it.
+            b.insert("logprobs".into(), json!(true));
+            b.insert("top_logprobs".into(), json!(s.top_probs.min(MAX_TOP_LOGPROBS)));
+        }
     }
     Ok(Value::Object(b))
 }
@@ -170,6 +176,49 @@ struct Choice {
     #[serde(default)]
     delta: Delta,
     finish_reason: Option<String>,
+    logprobs: Option<ChoiceLogprobs>,
+}
+
+/// `logprobs.content`: each token of the chunk with the model's log-probability and the
+/// likeliest tokens there (llama.cpp's server adds each token's id).
+#[derive(Deserialize)]
+struct ChoiceLogprobs {
+    #[serde(default)]
+    content: Vec<TokenLogprob>,
+}
+
+#[derive(Deserialize)]
+struct TokenLogprob {
+    id: Option<i32>,
+    token: String,
+    logprob: f64,
+    #[serde(default)]
+    top_logprobs: Vec<TopLogprob>,
+}
+
+#[derive(Deserialize)]
+struct TopLogprob {
+    id: Option<i32>,
+    token: String,
+    logprob: f64,
+}
+
+impl TokenLogprob {
+    /// As the inspector shows a token: probabilities are the model's (before sampling), the
+    /// entropy is over the listed alternatives only. A server that sends no ids gets stand-ins
+    /// unique at the position (-1, -2, … by rank), which is all a branch needs.
+    fn into_probs(self) -> TokenProbs {
+        let p = |logprob: f64| logprob.exp() as f32;
+        let top: Vec<TokenAlternative> = self
+            .top_logprobs
+            .into_iter()
+            .enumerate()
+            .map(|(rank, t)| TokenAlternative { id: t.id.unwrap_or(-(rank as i32) - 1), text: t.token, p: p(t.logprob) })
+            .collect();
+        let entropy = -top.iter().map(|t| f64::from(t.p)).filter(|&q| q > 0.0).map(|q| q * q.log2()).sum::<f64>();
+        let id = self.id.or_else(|| top.iter().find(|t| t.text == self.token).map(|t| t.id)).unwrap_or(i32::MIN);
+        TokenProbs { id, text: self.token, p: p(self.logprob), entropy: entropy.max(0.0) as f32, top }
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -230,6 +279,9 @@ impl Parser for ChunkParser {
         }
         let mut text: Option<String> = None;
         for choice in chunk.choices {
+            if let Some(logprobs) = choice.logprobs {
+                tally.tokens.extend(logprobs.content.into_iter().map(TokenLogprob::into_probs));
+            }
             if let Some(content) = choice.delta.content.filter(|c| !c.is_empty()) {
                 text.get_or_insert_with(String::new).push_str(&content);
             }
@@ -278,6 +330,11 @@ mod tests {
         assert_eq!(llama["logit_bias"], json!([[42, -100.0]]));
         assert_eq!(llama["samplers"][0], json!("penalties"));
         assert_eq!(llama["dry_penalty_last_n"], json!(4096), "-1 (the whole context) is sent as the context length");
+        // The inspector's probabilities are asked of llama.cpp's server only.
+        assert_eq!((&llama["logprobs"], &llama["top_logprobs"]), (&json!(true), &json!(5)));
+        assert!(official.get("logprobs").is_none() && plain.get("logprobs").is_none());
+        let none = SamplingParams { top_probs: 0, ..s.clone() };
+        assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &none, false, 4096).unwrap().get("logprobs").is_none());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Instant;
 
-use hearth_core::{CancelFlag, FinishReason, GenEvent, ProviderError, ReplyStats};
+use hearth_core::{CancelFlag, FinishReason, GenEvent, ProviderError, ReplyStats, TokenProbs};
 
 use crate::errors::Context;
 
@@ -39,6 +39,8 @@ pub struct Tally {
     pub completion_tokens: Option<u32>,
     pub cached_tokens: Option<u32>,
     pub server_decode_tps: Option<f64>,
+    /// Tokens with their probabilities not yet sent (when the server reports them).
+    pub tokens: Vec<TokenProbs>,
 }
 
 pub enum EventError {
@@ -125,7 +127,12 @@ pub async fn run(
             Ok(Some(Err(e))) => return fail(context.malformed(format!("an unreadable event: {e}"))),
             Ok(Some(Ok(event))) => event,
         };
-        match parser.on_event(&event, &mut tally) {
+        let read = parser.on_event(&event, &mut tally);
+        // A text's tokens go just before it, as the engine sends them.
+        if !tally.tokens.is_empty() && events.send(GenEvent::TokenProbs(std::mem::take(&mut tally.tokens))).is_err() {
+            return;
+        }
+        match read {
             Ok(Some(text)) => {
                 let now = Instant::now();
                 first_token.get_or_insert(now);

@@ -107,6 +107,21 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     let stats = first.stats.clone().unwrap();
     assert!(stats.prompt_tokens > 0 && stats.completion_tokens > 0, "{stats:?}");
 
+    // The server reports each token's probabilities (asked for as `logprobs`): the inspector
+    // keeps them with the reply, they spell it, and greedy chose the likeliest each time.
+    let tokens = store.token_probs(first.id).await.unwrap();
+    assert_eq!(tokens.iter().map(|t| t.text.as_str()).collect::<String>(), first.content);
+    for token in &tokens {
+        assert_eq!((token.top.len(), token.id, token.p), (5, token.top[0].id, token.top[0].p), "{token:?}");
+        assert!(token.id >= 0 && token.top.iter().map(|t| t.p).sum::<f32>() <= 1.0 + 1e-5, "{token:?}");
+    }
+    // A branch from an alternative there: a new version that opens with it, written on by the server.
+    let alternative = tokens[2].top[1].clone();
+    let branched = service.run(chat, Turn::Branch { reply: first.id, at: 2, token: alternative.id }, greedy.clone(), |_| {}).await.unwrap();
+    let opening = format!("{}{}{}", tokens[0].text, tokens[1].text, alternative.text);
+    assert!(branched.content.starts_with(&opening) && branched.content.len() > opening.len(), "{:?} → {opening:?}", branched.content);
+    assert_eq!(branched.parent_id, first.parent_id);
+
     // The server keeps its own KV cache across turns: the second prompt reuses the first.
     let second = service.run(chat, Turn::Send { content: "And of Italy?" }, greedy.clone(), |_| {}).await.unwrap();
     let stats = second.stats.unwrap();
