@@ -18,6 +18,7 @@ pub(crate) struct Member {
 }
 
 pub(crate) struct Group {
+    pub id: u64,
     client: UnboundedSender<GenEvent>,
     cancel: CancelFlag,
     utility: MbrUtility,
@@ -35,6 +36,7 @@ impl Group {
     /// The group for `request` and each candidate's own request and event channel, in order.
     /// Each candidate writes up to `max_tokens`; the first keeps the conversation's cache.
     pub fn new(
+        id: u64,
         request: &ReplyRequest,
         client: UnboundedSender<GenEvent>,
         max_tokens: u32,
@@ -57,7 +59,7 @@ impl Group {
             members.push((member, tx));
             candidates.push(Candidate { events: rx, text: String::new(), end: None });
         }
-        let group = Group { client, cancel: request.cancel.clone(), utility: sampling.mbr_utility, asked_at, candidates };
+        let group = Group { id, client, cancel: request.cancel.clone(), utility: sampling.mbr_utility, asked_at, candidates };
         (group, members)
     }
 

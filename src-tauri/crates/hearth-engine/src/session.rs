@@ -183,7 +183,7 @@ impl<'m> Session<'m> {
         let id = self.clock;
         self.clock += 1;
         let max_tokens = request.sampling.max_tokens.min(room as u32);
-        let (group, members) = Group::new(&request, events, max_tokens, asked_at);
+        let (group, members) = Group::new(id, &request, events, max_tokens, asked_at);
         self.groups.push(group);
         for (index, (request, events)) in members.into_iter().enumerate() {
             let member = Some(Member { group: id, index });
@@ -210,6 +210,20 @@ impl<'m> Session<'m> {
         }
     }
 
+    /// Hands finished consensus replies to their clients; candidates of a group that ended
+    /// early (one failed, the client left) and still waiting to start are dropped.
+    fn poll_groups(&mut self) {
+        let mut ended = Vec::new();
+        self.groups.retain_mut(|group| {
+            let done = group.poll();
+            if done {
+                ended.push(group.id);
+            }
+            !done
+        });
+        self.waiting_members.retain(|queued| queued.member.is_none_or(|m| !ended.contains(&m.group)));
+    }
+
     /// Replies being served that count against [`PARALLEL_REPLIES`]: a consensus reply counts
     /// once, by its first candidate.
     fn serving(&self) -> usize {
@@ -221,7 +235,7 @@ impl<'m> Session<'m> {
     pub fn step(&mut self) {
         self.admit();
         if self.running.is_empty() && self.beams.is_empty() {
-            self.groups.retain_mut(|group| !group.poll());
+            self.poll_groups();
             return;
         }
         let n_ctx = self.n_ctx();
@@ -335,7 +349,7 @@ impl<'m> Session<'m> {
             reply.finish(reason);
         }
         self.release_members();
-        self.groups.retain_mut(|group| !group.poll());
+        self.poll_groups();
     }
 
     /// Prefills a draft the user is still typing as if it were sent now (the conversation, the

@@ -113,7 +113,15 @@ async fn consensus_that_cannot_fit_is_refused_in_words_before_it_starts() {
     // Fewer fit, and the engine is as before.
     let fewer = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 2, ..sampled(1, 8) };
     assert_eq!(reply(&engine, &long, fewer, None).await.stats.consensus.map(|c| c.candidates.len()), Some(2));
-    assert!(reply(&engine, &user("Say hi."), greedy(4), None).await.stats.completion_tokens > 0);
+    // A client that leaves while its candidates are written frees every sequence they held:
+    // then a prompt needing nearly the whole context is answered.
+    let candidates = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 8, ..sampled(2, 64) };
+    let left = engine.start_reply(ReplyRequest::new(user("Write a poem about rain."), candidates, CancelFlag::new())).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(left);
+    let nearly_all = user(&format!("Count the words: {}", "word ".repeat(850)));
+    let whole = reply(&engine, &nearly_all, greedy(8), None).await;
+    assert!(whole.stats.prompt_tokens > 850 && whole.stats.completion_tokens == 8, "{:?}", whole.stats);
 }
 
 fn beam(width: u32, n_best: u32, max_tokens: u32) -> SamplingParams {
@@ -170,6 +178,14 @@ async fn a_beam_too_wide_for_the_context_is_refused_in_words() {
     assert!(error.contains("a beam search 8 wide does not fit the context") && error.contains("narrower beam"), "{error}");
     let narrow = reply(&engine, &long, beam(2, 2, 8), None).await;
     assert_eq!(narrow.stats.beams.map(|b| b.len()), Some(2));
+    // A client that leaves mid-search frees every lane: a prompt needing nearly the whole
+    // context is answered next.
+    let left = engine.start_reply(ReplyRequest::new(user("Write a poem about rain."), beam(4, 1, 100), CancelFlag::new())).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(left);
+    let nearly_all = user(&format!("Count the words: {}", "word ".repeat(850)));
+    let whole = reply(&engine, &nearly_all, greedy(8), None).await;
+    assert!(whole.stats.prompt_tokens > 850 && whole.stats.completion_tokens == 8, "{:?}", whole.stats);
 }
 
 /// A reply asking for both the raw log-probabilities and the sampler's distributions.
