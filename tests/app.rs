@@ -13,7 +13,9 @@ use common::{invoke, recording_channel, start_app};
 
 use hearth_core::ExportFormat;
 use hearth_shell::AppState;
-use hearth_shell::ipc::chat::{branch_reply, continue_reply, edit_message, regenerate_reply, send_message, stop_generation};
+use hearth_shell::ipc::chat::{
+    branch_reply, compare_replies, continue_reply, edit_message, regenerate_reply, send_message, stop_generation,
+};
 
 fn names(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["event"].as_str().unwrap()).collect()
@@ -341,6 +343,46 @@ fn chat_through_ipc_with_the_real_model() {
         tauri::async_runtime::block_on(branch_reply(handle.clone(), whole_chat, whole_id, 3, -7, channel, state.clone())).unwrap_err();
     assert!(refused.message.contains("not among the alternatives"), "{refused:?}");
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": whole_chat })).unwrap()[1]["siblings"].as_array().unwrap().len(), 2);
+
+    // Compare: the same question answered with two settings side by side — greedy and a beam
+    // search — each a new version beside the reply, its events tagged with its column.
+    let settings = invoke(&window, "get_sampling", json!({ "scope": { "kind": "chat", "id": whole_chat } })).unwrap()["current"].clone();
+    let mut beam = settings.clone();
+    (beam["strategy"], beam["beamWidth"], beam["nBest"], beam["maxTokens"]) = (json!("beam"), json!(2), json!(2), json!(8));
+    let mut greedy8 = settings.clone();
+    greedy8["maxTokens"] = json!(8);
+    let variants: Vec<hearth_core::SamplingParams> = serde_json::from_value(json!([greedy8, beam])).unwrap();
+    let (channel, events) = recording_channel();
+    tauri::async_runtime::block_on(compare_replies(whole_chat, whole_id, variants.clone(), channel, state.clone())).unwrap();
+    let events = events.lock().unwrap().clone();
+    let column = |c: u64| events.iter().filter(|e| e["column"] == c).map(|e| e["event"].clone()).collect::<Vec<_>>();
+    let (first, second) = (column(0), column(1));
+    assert_eq!(first.len() + second.len(), events.len(), "every event has its column");
+    for answer in [&first, &second] {
+        assert_eq!(
+            (answer[0]["event"].as_str(), answer.last().unwrap()["event"].as_str()),
+            (Some("replyStarted"), Some("finished")),
+            "{answer:?}"
+        );
+    }
+    let (greedy_answer, beam_answer) = (&first.last().unwrap()["data"]["message"], &second.last().unwrap()["data"]["message"]);
+    assert_eq!(greedy_answer["stats"]["completionTokens"], 8);
+    assert_eq!(beam_answer["stats"]["beams"].as_array().map(Vec::len), Some(2), "{beam_answer}");
+    let shown = invoke(&window, "list_messages", json!({ "chatId": whole_chat })).unwrap();
+    assert_eq!(shown[1]["siblings"].as_array().unwrap().len(), 4, "the reply, its branch and the two answers");
+    // Picking one keeps it on show.
+    let picked = invoke(&window, "switch_branch", json!({ "chatId": whole_chat, "messageId": greedy_answer["id"] })).unwrap();
+    assert_eq!(picked[1]["id"], greedy_answer["id"]);
+    // Fewer than two settings, or a setting out of range, is refused in words before anything starts.
+    for (variants, words) in [(variants[..1].to_vec(), "compare 2 to 4 settings"), {
+        let mut bad = variants.clone();
+        bad[1].top_p = 2.0;
+        (bad, "settings 2: topP must be between 0 and 1")
+    }] {
+        let (channel, _) = recording_channel();
+        let refused = tauri::async_runtime::block_on(compare_replies(whole_chat, whole_id, variants, channel, state.clone())).unwrap_err();
+        assert!(refused.message.contains(words), "{refused:?}");
+    }
 
     // Chats: system prompt reaches the model, rename, pin, search, delete.
     let prompted = invoke(&window, "set_system_prompt", json!({ "chatId": tree, "prompt": "Answer only with the word banana." })).unwrap();

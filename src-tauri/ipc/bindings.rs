@@ -14,8 +14,8 @@ use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, Impo
 use hearth_providers::{KeyStorage, RemoteModel};
 
 use super::{
-    ChatEvent, ConnectionReport, FailedReply, HubTokenStatus, IpcError, IpcErrorKind, LoadSettings, MessageSaved, ProviderView,
-    ReplyStarted, SamplingSettings, TextDelta,
+    ChatEvent, CompareEvent, ConnectionReport, FailedReply, HubTokenStatus, IpcError, IpcErrorKind, LoadSettings, MessageSaved,
+    ProviderView, ReplyStarted, SamplingSettings, TextDelta,
 };
 
 /// The full text of ui/src/ipc/bindings.ts.
@@ -51,6 +51,7 @@ pub fn typescript_bindings() -> String {
         TextDelta::decl(&cfg),
         FailedReply::decl(&cfg),
         ChatEvent::decl(&cfg),
+        CompareEvent::decl(&cfg),
         Mirostat::decl(&cfg),
         SamplerStage::decl(&cfg),
         BiasTarget::decl(&cfg),

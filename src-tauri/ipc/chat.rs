@@ -3,7 +3,10 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State};
 use ts_rs::TS;
 
-use hearth_core::{ChatId, ChatSummary, HistoryStore, MessageId, SearchHit, StoredMessage, TokenProbs, Turn, TurnError, TurnEvent};
+use hearth_core::{
+    ChatId, ChatSummary, ColumnEvent, HistoryStore, MessageId, SamplingParams, SearchHit, StoredMessage, TokenProbs, Turn, TurnError,
+    TurnEvent,
+};
 
 use crate::AppState;
 use crate::ipc::IpcError;
@@ -44,6 +47,14 @@ pub struct FailedReply {
     pub error: IpcError,
     /// The partial reply as saved, if one had started.
     pub message: Option<StoredMessage>,
+}
+
+/// One event of a comparison's answer: `column` is its variant's index. Each column ends with
+/// its own `finished` or `failed`.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CompareEvent {
+    pub column: u32,
+    pub event: ChatEvent,
 }
 
 impl From<TurnEvent> for ChatEvent {
@@ -149,6 +160,35 @@ command! {
     /// none were kept: a remote reply, one written before, or with the inspector off).
     pub async fn token_probs(message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<TokenProbs>, IpcError> {
         Ok(state.store.token_probs(message_id).await?)
+    }
+}
+
+command! {
+    /// Answers the user message of reply `message_id` once per settings in `variants` (2 to 4),
+    /// side by side: each answer a new version beside it, streamed over `on_event` tagged with
+    /// its column. Resolves when all have ended; `switch_branch` keeps the one the user picks.
+    pub async fn compare_replies(
+        chat_id: ChatId,
+        message_id: MessageId,
+        variants: Vec<SamplingParams>,
+        on_event: Channel<CompareEvent>,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
+        state.models.settled().await;
+        let emit = |column: usize, event: ChatEvent| {
+            if let Err(e) = on_event.send(CompareEvent { column: column as u32, event }) {
+                tracing::warn!(error = %e, "the window stopped listening to a comparison");
+            }
+        };
+        let outcome = state.chat.compare(chat_id, message_id, &variants, |column, event| match event {
+            ColumnEvent::Turn(event) => emit(column, event.into()),
+            ColumnEvent::Done(Ok(message)) => emit(column, ChatEvent::Finished(MessageSaved { message })),
+            ColumnEvent::Done(Err(TurnError::Backend { error, reply })) => {
+                emit(column, ChatEvent::Failed(FailedReply { error: error.into(), message: reply.map(|r| *r) }))
+            }
+            ColumnEvent::Done(Err(other)) => emit(column, ChatEvent::Failed(FailedReply { error: other.into(), message: None })),
+        });
+        Ok(outcome.await?)
     }
 }
 

@@ -13,6 +13,7 @@ pub const COMMANDS: &[&str] = &[
     "continue_reply",
     "branch_reply",
     "token_probs",
+    "compare_replies",
     "switch_branch",
     "delete_message",
     "rename_chat",

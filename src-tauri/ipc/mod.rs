@@ -13,7 +13,7 @@ mod settings;
 mod transfer;
 
 pub use bindings::typescript_bindings;
-pub use chat::{ChatEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
+pub use chat::{ChatEvent, CompareEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
 pub use contract::{CommandContract, typescript_commands};
 pub use error::{IpcError, IpcErrorKind};
 pub use fixtures::contract_data;
@@ -52,6 +52,7 @@ register! {
     chat::continue_reply,
     chat::branch_reply,
     chat::token_probs,
+    chat::compare_replies,
     chat::switch_branch,
     chat::delete_message,
     chat::rename_chat,

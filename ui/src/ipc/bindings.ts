@@ -249,6 +249,8 @@ message: StoredMessage | null, };
 
 export type ChatEvent = { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
 
+export type CompareEvent = { column: number, event: ChatEvent, };
+
 export type Mirostat = "off" | "v1" | "v2";
 
 export type SamplerStage = "penalties" | "dry" | "topNSigma" | "topK" | "typicalP" | "topP" | "minP" | "xtc" | "temperature";
@@ -640,6 +642,12 @@ export const commands = {
    * none were kept: a remote reply, one written before, or with the inspector off).
    */
   tokenProbs: (messageId: number): Promise<Array<TokenProbs>> => invoke<Array<TokenProbs>>('token_probs', { messageId }),
+  /**
+   * Answers the user message of reply `message_id` once per settings in `variants` (2 to 4),
+   * side by side: each answer a new version beside it, streamed over `on_event` tagged with
+   * its column. Resolves when all have ended; `switch_branch` keeps the one the user picks.
+   */
+  compareReplies: (chatId: number, messageId: number, variants: Array<SamplingParams>, onEvent: (message: CompareEvent) => void): Promise<null> => invoke<null>('compare_replies', { chatId, messageId, variants, onEvent: new Channel<CompareEvent>(onEvent) }),
   /**
    * Shows the branch through `message_id` (one of a message's versions); returns the new path.
    */

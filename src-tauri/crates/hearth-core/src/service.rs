@@ -13,8 +13,11 @@ pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, ModelTarget,
-    ReplyRequest, ReplyStats, Role, SamplingParams, StoredMessage, TokenProbs,
+    ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs,
 };
+
+/// The most settings one comparison answers with (the local engine writes four replies at once).
+pub const MAX_COMPARED: usize = 4;
 
 /// Where chats are kept. Implemented by hearth-store over SQLite.
 pub trait HistoryStore: Send + Sync + 'static {
@@ -83,6 +86,14 @@ pub enum TurnEvent {
     UserSaved(StoredMessage),
     ReplyStarted { message_id: MessageId, model: String },
     Delta(String),
+}
+
+/// What a caller sees of one variant of a comparison.
+#[derive(Debug)]
+pub enum ColumnEvent {
+    Turn(TurnEvent),
+    /// The variant's answer, finished or failed; nothing follows it.
+    Done(Result<StoredMessage, TurnError>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -217,7 +228,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         request.target = store.chat_target(chat).await.map_err(boxed)?;
         request.conversation = Some(chat);
         request.top_probs = (request.sampling.top_probs > 0).then_some(request.sampling.top_probs);
-        let mut stream = self.backend.start_reply(request).map_err(|error| TurnError::Backend { error, reply: None })?;
+        let stream = self.backend.start_reply(request).map_err(|error| TurnError::Backend { error, reply: None })?;
         let reply = match continued {
             Some(partial) => store.update_reply(partial.id, &partial.content, MessageStatus::Streaming, None).await.map_err(boxed)?,
             None => store
@@ -226,7 +237,79 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 .map_err(boxed)?,
         };
         on_event(TurnEvent::ReplyStarted { message_id: reply.id, model: stream.model.clone() });
+        self.stream_into(reply, stream, tokens, &mut on_event).await
+    }
 
+    /// Answers the user message that `reply` answers once per settings in `variants`, side by
+    /// side: each answer a new version beside `reply`, all asked at once (a local engine writes
+    /// them in one batch), every event tagged with its variant's index and each variant ending
+    /// with its own `Done`. The last is on show afterwards; `switch_branch` keeps another.
+    /// Fails as a whole only when nothing started.
+    pub async fn compare(
+        &self,
+        chat: ChatId,
+        reply: MessageId,
+        variants: &[SamplingParams],
+        on_event: impl FnMut(usize, ColumnEvent) + Send,
+    ) -> Result<(), TurnError> {
+        if !(2..=MAX_COMPARED).contains(&variants.len()) {
+            return Err(TurnError::InvalidInput(format!("compare 2 to {MAX_COMPARED} settings, not {}", variants.len())));
+        }
+        for (i, sampling) in variants.iter().enumerate() {
+            sampling.validate().map_err(|e| TurnError::InvalidInput(format!("settings {}: {e}", i + 1)))?;
+        }
+        let turn = ActiveTurn::register(&self.active, chat)?;
+        let store = &*self.store;
+        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
+        let plan = self.plan(chat, Turn::Regenerate { reply }).await?;
+        let parent = plan.history.last().map(|m| m.id);
+        let messages = conversation(&store.system_prompt(chat).await.map_err(boxed)?, &plan.history);
+        let target = store.chat_target(chat).await.map_err(boxed)?;
+        let on_event = Mutex::new(on_event);
+        let on_event = &on_event;
+        let mut answers = Vec::new();
+        for (i, sampling) in variants.iter().enumerate() {
+            let tell = move |event: ColumnEvent| (on_event.lock().expect("compare events poisoned"))(i, event);
+            let mut request = ReplyRequest::new(messages.clone(), sampling.clone(), turn.flag.clone());
+            request.target = target.clone();
+            // The first keeps the chat's cache; the others share its opening's cells.
+            request.conversation = (i == 0).then_some(chat);
+            request.top_probs = (sampling.top_probs > 0).then_some(sampling.top_probs);
+            // One that cannot start is that variant's answer; the others still run.
+            let started = match self.backend.start_reply(request) {
+                Ok(stream) => store
+                    .append_message(chat, parent, Role::Assistant, "", MessageStatus::Streaming, Some(&stream.model))
+                    .await
+                    .map(|message| (message, stream))
+                    .map_err(boxed),
+                Err(error) => Err(TurnError::Backend { error, reply: None }),
+            };
+            answers.push(async move {
+                let result = match started {
+                    Ok((message, stream)) => {
+                        tell(ColumnEvent::Turn(TurnEvent::ReplyStarted { message_id: message.id, model: stream.model.clone() }));
+                        self.stream_into(message, stream, Vec::new(), &mut |event| tell(ColumnEvent::Turn(event))).await
+                    }
+                    Err(error) => Err(error),
+                };
+                tell(ColumnEvent::Done(result));
+            });
+        }
+        futures_util::future::join_all(answers).await;
+        Ok(())
+    }
+
+    /// Streams `stream` into the saved `reply` (its text so far, its `tokens` so far), saving as
+    /// it goes, and marks it finished, stopped, interrupted or failed.
+    async fn stream_into(
+        &self,
+        reply: StoredMessage,
+        mut stream: ReplyStream,
+        mut tokens: Vec<TokenProbs>,
+        on_event: &mut (impl FnMut(TurnEvent) + Send),
+    ) -> Result<StoredMessage, TurnError> {
+        let store = &*self.store;
+        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let mut text = reply.content.clone();
         let mut unsaved = false;
         // Deltas reach the window at most every WINDOW_UPDATE_INTERVAL (the first at once): a
