@@ -1,4 +1,5 @@
 import { getContext, setContext } from 'svelte';
+import type { TokenProbs } from '../ipc/bindings';
 
 /** What a message's buttons ask for; App wires them to the ChatStore. */
 export type MessageHandlers = {
@@ -8,6 +9,10 @@ export type MessageHandlers = {
   cancelEdit: () => void;
   regenerate: (messageId: number) => void;
   continueReply: (messageId: number) => void;
+  /** The token inspector: a reply's tokens with their distributions (rejects with an IpcError). */
+  tokenProbs: (messageId: number) => Promise<TokenProbs[]>;
+  /** A new version of the reply from its token `at`, taking alternative `token` there; `opening` is the text it starts with. */
+  branch: (messageId: number, at: number, token: number, opening: string) => void;
   switchBranch: (messageId: number) => void;
   remove: (messageId: number) => void;
   /** A remote reply failed for want of a (valid) API key: the Providers settings fix it. */
@@ -18,7 +23,7 @@ const UNFOLLOW = Symbol('unfollow');
 
 /**
  * MessageList: lets a message stop the list following its bottom, when the user opens something in it (the
- * candidates of a consensus reply) that must open where it was asked for, not scroll away to the bottom.
+ * candidates of a consensus reply, the token inspector) that must open where it was asked for, not scroll away to the bottom.
  */
 export function provideUnfollow(unfollow: () => void): void {
   setContext(UNFOLLOW, unfollow);

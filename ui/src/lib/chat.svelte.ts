@@ -1,11 +1,11 @@
 import { flushSync } from 'svelte';
-import type { ChatEvent, ChatSummary, IpcError, IpcErrorKind, ModelInfo, ModelTarget, StoredMessage } from '../ipc/bindings';
+import type { ChatEvent, ChatSummary, IpcError, IpcErrorKind, ModelInfo, ModelTarget, StoredMessage, TokenProbs } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
 import { DraftReadAhead, browserTimers, type Timers } from './read-ahead';
-import { PENDING_REPLY_ID, PENDING_USER_ID, addsSibling, pathDuringTurn, startTurn, type TurnRequest } from './turns';
+import { PENDING_REPLY_ID, PENDING_USER_ID, addsSibling, newReplyVersion, pathDuringTurn, startTurn, type TurnRequest } from './turns';
 
 /** Bookkeeping for the one turn being generated (not reactive; the UI reads `messages`). */
 type Stream = {
@@ -15,9 +15,9 @@ type Stream = {
   model: string | null;
   /** A provider writes the reply (not the local model): its failure is shown on the reply. */
   remote: boolean;
-  /** The reply's whole text so far (a continued reply's included), to restore it after switching chats. */
+  /** The reply's whole text so far (a continued or branched reply's opening included), to restore it after switching chats. */
   text: string;
-  /** The versions a regenerated reply joins, for its arrows before the path is read again. */
+  /** The versions a regenerated or branched reply joins, for its arrows before the path is read again. */
   replySiblings: number[];
   replyParent: number | null;
   userSaved: boolean;
@@ -265,6 +265,20 @@ export class ChatStore {
     return this.#turnOnActive({ kind: 'continue', messageId });
   }
 
+  /**
+   * A new version of reply `messageId` that keeps its first `at` tokens, takes alternative `token` there and
+   * writes on; `opening` (those tokens' text and the alternative's) shows while it is written, as a
+   * regenerated reply streams.
+   */
+  branchReply(messageId: number, at: number, token: number, opening: string): Promise<boolean> {
+    return this.#turnOnActive({ kind: 'branch', messageId, at, token, opening });
+  }
+
+  /** Reply `messageId`'s tokens with the distribution each was drawn from (none: empty); rejects with an IpcError. */
+  tokenProbs(messageId: number): Promise<TokenProbs[]> {
+    return this.#api.tokenProbs(messageId);
+  }
+
   async stop(): Promise<void> {
     const g = this.generating;
     if (!g || g.stopping) return;
@@ -321,9 +335,9 @@ export class ChatStore {
       messageId: null,
       model: null,
       remote: this.chats.find((c) => c.id === chatId)?.model.kind === 'remote',
-      text: turn.kind === 'continue' ? (original?.content ?? '') : '',
-      replySiblings: turn.kind === 'regenerate' ? (original?.siblings ?? []) : [],
-      replyParent: turn.kind === 'regenerate' ? (original?.parentId ?? null) : null,
+      text: turn.kind === 'continue' ? (original?.content ?? '') : turn.kind === 'branch' ? turn.opening : '',
+      replySiblings: newReplyVersion(turn) ? (original?.siblings ?? []) : [],
+      replyParent: newReplyVersion(turn) ? (original?.parentId ?? null) : null,
       userSaved: false,
       refreshChatsAtFirstToken: false,
       done: false,

@@ -1,4 +1,5 @@
 import type {
+  BeamHypothesis,
   ChatCacheUsage,
   Consensus,
   ImportReport,
@@ -64,8 +65,25 @@ export function formatScore(score: number): string {
 }
 
 /**
+ * The best replies a beam search kept, best first (the first is the reply); null for other replies, stats
+ * saved before beam search existed, and a search that kept only the reply (nothing to compare it with).
+ */
+export function beamsOf(stats: ReplyStats | null | undefined): BeamHypothesis[] | null {
+  const beams = stats?.beams;
+  return Array.isArray(beams) && beams.length > 1 ? beams : null;
+}
+
+/** A log-probability or a beam's score (0 or below): "−5.12" with a real minus sign; "–" when it is not a number. */
+export function formatLogprob(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  const digits = Math.abs(value).toFixed(2);
+  return value < 0 && digits !== '0.00' ? `−${digits}` : digits;
+}
+
+/**
  * One-line summary under a finished reply, e.g. "12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM",
- * ending "· 41/64 drafts accepted" when speculative decoding guessed ahead and "· best of 8" for a consensus reply.
+ * ending "· 41/64 drafts accepted" when speculative decoding guessed ahead, "· best of 8" for a consensus reply
+ * and "· beam 1 of 4" for a beam search's.
  */
 export function formatStats(stats: ReplyStats | null | undefined): string {
   // A reply the engine died under has no figures, only the cause (shown as its notice).
@@ -79,12 +97,14 @@ export function formatStats(stats: ReplyStats | null | undefined): string {
   if (drafted > 0) parts.push(`${accepted}/${drafted} drafts accepted`);
   const consensus = consensusOf(stats);
   if (consensus) parts.push(`best of ${consensus.candidates.length}`);
+  const beams = beamsOf(stats);
+  if (beams) parts.push(`beam 1 of ${beams.length}`);
   return parts.join(' · ');
 }
 
 /**
  * Longer description for a tooltip: prompt size and cache reuse, where a brought-back cache came from, what
- * speculative decoding's guesses came to, and how a consensus reply was chosen.
+ * speculative decoding's guesses came to, and how a consensus or beam search reply was chosen.
  */
 export function formatStatsDetail(stats: ReplyStats | null | undefined): string {
   if (!stats) return '';
@@ -104,6 +124,13 @@ export function formatStatsDetail(stats: ReplyStats | null | undefined): string 
     const score = chosen ? ` (score ${formatScore(chosen.score)})` : '';
     lines.push(
       `Consensus: the best of ${consensus.candidates.length} candidates by ${by}${score}; tok/s counts every candidate's tokens, TTFT waits for all of them.`,
+    );
+  }
+  const beams = beamsOf(stats);
+  if (beams) {
+    const [best] = beams;
+    lines.push(
+      `Beam search: the best of the ${beams.length} replies it kept (score ${formatLogprob(best.score)}, log-probability ${formatLogprob(best.logprob)} over ${plural(best.tokens, 'token')}); tok/s counts every beam's tokens, TTFT waits for the search to end.`,
     );
   }
   return lines.join('\n');

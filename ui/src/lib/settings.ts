@@ -22,6 +22,11 @@ export type NumberKey = {
   [K in ParamKey]: SamplingParams[K] extends number ? K : never;
 }[ParamKey];
 
+/** The fields that are on or off. */
+export type BoolKey = {
+  [K in ParamKey]: SamplingParams[K] extends boolean ? K : never;
+}[ParamKey];
+
 export type FieldInfo = {
   label: string;
   /** One line: what the setting does and which value turns it off. */
@@ -143,9 +148,13 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
     label: 'When the chat outgrows the context',
     help: 'Stop with a message, drop the middle (keeps the system prompt and first exchange), or drop the oldest turns.',
   },
+  topProbs: {
+    label: 'Alternatives kept per token',
+    help: "The token inspector: how many of the likeliest tokens are kept beside each token of a reply (the local model's, or a llama.cpp server's), to see what else could have come there and branch from it; 0 keeps none.",
+  },
   strategy: {
     label: 'Decoding strategy',
-    help: 'Sampling writes the reply token by token as it streams. Consensus samples several replies side by side and keeps the one that agrees most with the others; it appears when all are written.',
+    help: 'Sampling writes the reply token by token as it streams. Consensus samples several replies side by side and keeps the one that agrees most with the others; it appears when all are written. Beam search looks for the likeliest reply (temperature and truncation do not apply; a grammar and logit bias do); it appears when the search ends.',
   },
   mbrCandidates: {
     label: 'Candidates',
@@ -154,6 +163,23 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
   mbrUtility: {
     label: 'Compare candidates by',
     help: 'How candidates are compared: chrF (shared character sequences) suits prose; exact match keeps the most frequent answer (self-consistency), for short answers.',
+  },
+  beamWidth: {
+    label: 'Beam width',
+    help: "How many partial replies beam search follows at each step; it keeps the likeliest whole reply by the model's log-probability ÷ length^penalty. 1 is greedy.",
+  },
+  lengthPenalty: {
+    label: 'Length penalty',
+    help: 'Beam search ranks finished replies by log-probability ÷ length^this: 0 favours short replies, higher values longer ones.',
+    step: 0.1,
+  },
+  earlyStopping: {
+    label: 'Early stopping',
+    help: 'Beam search ends as soon as beam-width replies are finished, rather than searching on while a longer one could still rank higher.',
+  },
+  nBest: {
+    label: 'Replies kept',
+    help: 'How many of the best finished replies beam search keeps with the reply, to compare; at most the beam width (a search finishes no more).',
   },
   speculative: {
     label: 'Speculative decoding',

@@ -6,7 +6,12 @@ export type TurnRequest =
   | { kind: 'send'; content: string }
   | { kind: 'edit'; messageId: number; content: string }
   | { kind: 'regenerate'; messageId: number }
-  | { kind: 'continue'; messageId: number };
+  | { kind: 'continue'; messageId: number }
+  /**
+   * A new version of reply `messageId` that keeps its first `at` tokens, takes alternative `token` there and
+   * writes on; `opening` is that text (the kept tokens' and the alternative's), shown until the reply is saved.
+   */
+  | { kind: 'branch'; messageId: number; at: number; token: number; opening: string };
 
 /** The id of the reply shown before the backend named it (`replyStarted`). */
 export const PENDING_REPLY_ID = -1;
@@ -23,21 +28,28 @@ export function startTurn(api: HearthApi, chatId: number, turn: TurnRequest, onE
       return api.regenerateReply(chatId, turn.messageId, onEvent);
     case 'continue':
       return api.continueReply(chatId, turn.messageId, onEvent);
+    case 'branch':
+      return api.branchReply(chatId, turn.messageId, turn.at, turn.token, onEvent);
   }
 }
 
-/** Edits and regenerations add a sibling, so the path is read again when they end. */
+/** Edits, regenerations and branches add a sibling, so the path is read again when they end. */
 export function addsSibling(turn: TurnRequest): boolean {
-  return turn.kind === 'edit' || turn.kind === 'regenerate';
+  return turn.kind === 'edit' || newReplyVersion(turn);
+}
+
+/** A new version of a reply beside it (regenerated, or branched from one of its tokens). */
+export function newReplyVersion(turn: TurnRequest): turn is Extract<TurnRequest, { kind: 'regenerate' | 'branch' }> {
+  return turn.kind === 'regenerate' || turn.kind === 'branch';
 }
 
 /**
- * The path to show while `turn` starts: an edit or a regeneration replaces the message it acts on
- * and everything after it (an edit by the new text, as the newest of its versions; a regenerated
- * reply appears with `replyStarted`).
+ * The path to show while `turn` starts: an edit, a regeneration or a branch replaces the message it acts
+ * on and everything after it (an edit by the new text, as the newest of its versions; a new version of
+ * a reply appears with `replyStarted`).
  */
 export function pathDuringTurn(path: StoredMessage[], turn: TurnRequest): StoredMessage[] {
-  if (turn.kind !== 'edit' && turn.kind !== 'regenerate') return path;
+  if (turn.kind !== 'edit' && !newReplyVersion(turn)) return path;
   const index = path.findIndex((m) => m.id === turn.messageId);
   if (index < 0) return path;
   const kept = path.slice(0, index);

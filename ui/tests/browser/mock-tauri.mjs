@@ -41,7 +41,18 @@
  * While the chat's settings say consensus, a local reply is written as the engine's consensus decoding does: its
  * candidates (a reply's `candidates`, [{ text, score }]; else `mbrCandidates` of them made up around its text)
  * are written out of sight, then the one with the highest score arrives whole, its stats carrying them all
- * (`consensus`: utility, chosen, candidates).
+ * (`consensus`: utility, chosen, candidates). Under beam search likewise: the search runs out of sight, then the
+ * best reply arrives whole, its stats carrying the best min(nBest, beamWidth) (`beams`: a reply's own `beams`,
+ * [{ text, logprob, score, tokens }] best first; else made up around its text, it the best).
+ * The token inspector (`token_probs`): each local reply's tokens with made-up distributions, derived from its
+ * text (word-sized pieces; `topProbs` likeliest tokens each, the written one among them, p summing to at most 1;
+ * the end of the turn last when the model ended the reply), kept as the engine keeps them: for replies the local
+ * model wrote by sampling while the chat's `topProbs` was above 0 (none for consensus or beam replies, nor for the
+ * mock's providers' replies: it plays no llama.cpp server, whose replies the backend keeps them for too).
+ * Saved replies (fixtures) of the loaded model have them derived from their text too, unless `tokenProbs`
+ * ({ [messageId]: TokenProbs[] }) says otherwise ([] for a reply written before the inspector existed).
+ * `branch_reply` is a turn: a new version of the reply holding the kept tokens' text and the alternative's,
+ * written on with the next reply's text, its tokens the kept ones, the alternative, then its own.
  *
  * What the backend owns comes from `config.contract`, ui/src/ipc/contract.json as the harness reads it
  * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
@@ -127,6 +138,8 @@ export function installMockTauri(config) {
     /** The budgets for the caches (MB of 2^20 bytes), and the budgets of every set_chat_cache_budgets call. */
     cacheBudgets: clone(config.cacheBudgets ?? contract.cacheBudgetDefaults),
     budgetSaves: [],
+    /** The token inspector's data the engine kept, by reply id (see tokenProbsOf). */
+    tokenProbs: new Map(Object.entries(clone(config.tokenProbs ?? {})).map(([id, tokens]) => [Number(id), tokens])),
     /** Every prefill_draft call: { chatId, draft, at } (performance.now()). */
     prefills: [],
     /**
@@ -278,10 +291,9 @@ export function installMockTauri(config) {
     if (params.seed !== null && !isU32(params.seed)) problems.push(`seed is not null or a u32: ${params.seed}`);
     if (!['off', 'v1', 'v2'].includes(params.mirostat)) problems.push(`bad mirostat ${params.mirostat}`);
     if (!['off', 'promptLookup'].includes(params.speculative)) problems.push(`bad speculative ${params.speculative}`);
-    // Beam search (0e25d4e) is a strategy the backend takes too; the mock writes no beam replies.
     if (!['sampling', 'consensus', 'beam'].includes(params.strategy)) problems.push(`bad strategy ${params.strategy}`);
     if (!['chrF', 'exactMatch'].includes(params.mbrUtility)) problems.push(`bad mbrUtility ${params.mbrUtility}`);
-    if (typeof params.ignoreEos !== 'boolean') problems.push('ignoreEos is not a boolean');
+    for (const key of ['ignoreEos', 'earlyStopping']) if (typeof params[key] !== 'boolean') problems.push(`${key} is not a boolean`);
     for (const key of ['stop', 'drySequenceBreakers']) {
       if (!Array.isArray(params[key]) || params[key].some((s) => typeof s !== 'string')) problems.push(`${key} is not a list of strings`);
     }
@@ -1024,10 +1036,68 @@ export function installMockTauri(config) {
       plan: (chat, p) => {
         const partial = messageOf(chat, p.messageId, 'assistant');
         if (partial.status === 'streaming') throw { kind: 'invalidInput', message: 'this reply is still being written' };
-        return { continued: partial };
+        return { continued: partial, tokens: tokenProbsOf(partial) };
+      },
+    },
+    // ChatService's Turn::Branch (branch_at), refusals word for word.
+    branch_reply: {
+      plan: (chat, p) => {
+        const original = messageOf(chat, p.messageId, 'assistant');
+        const tokens = tokenProbsOf(original);
+        const position = tokens[p.at];
+        if (!position) throw { kind: 'invalidInput', message: 'this reply has no token probabilities kept at that position' };
+        const alternative = position.top.find((t) => t.id === p.token);
+        if (!alternative) throw { kind: 'invalidInput', message: 'that token was not among the alternatives at this position' };
+        const kept = tokens.slice(0, p.at).map((t) => t.text).join('');
+        if (!original.content.startsWith(kept)) throw { kind: 'invalidInput', message: "the reply's text no longer matches its tokens" };
+        const chosen = { ...clone(position), id: alternative.id, text: alternative.text, p: alternative.p };
+        return { branch: { parentId: original.parentId, text: kept + alternative.text, model: original.model }, tokens: [...clone(tokens.slice(0, p.at)), chosen] };
       },
     },
   };
+
+  // --- The token inspector: made-up distributions for a reply's text, as the engine would keep them. ---
+  const ALTERNATIVE_WORDS = ['the', 'a', 'this', 'and', 'so', 'it', 'then', 'all', 'one', 'just'];
+  const round3 = (x) => Math.round(x * 1000) / 1000;
+  const bits = (ps) => round3(-ps.filter((q) => q > 0).reduce((sum, q) => sum + q * Math.log2(q), 0));
+
+  /**
+   * `text` as the engine's tokens (word-sized pieces, line breaks apart), each with `topN` likeliest tokens: the
+   * written one first (p 0.42–0.96), then made-up words after the same whitespace, each half the share of the
+   * one before (so p sums to at most 1); `ended`: the end of the turn follows. `from` offsets the positions
+   * (tokens appended to earlier ones).
+   */
+  function madeUpTokens(text, topN, ended, from = 0) {
+    const pieces = text.match(/\n|[^\S\n]*\S+|[^\S\n]+/g) ?? [];
+    const tokens = pieces.map((piece, n) => {
+      const i = from + n;
+      const id = 1000 + i * 16;
+      const p = round3(0.42 + ((i * 37) % 55) / 100);
+      const lead = /^\s*/.exec(piece)[0];
+      const words = ALTERNATIVE_WORDS.filter((w) => w !== piece.trim());
+      const alternatives = Array.from({ length: Math.max(0, topN - 1) }, (_, k) => ({
+        id: id + k + 1, text: `${lead}${words[(i + k) % words.length]}`, p: round3((1 - p) / 2 ** (k + 1)),
+      }));
+      const top = topN > 0 ? [{ id, text: piece, p }, ...alternatives] : [];
+      const rest = 1 - p - alternatives.reduce((sum, a) => sum + a.p, 0);
+      return { id, text: piece, p, entropy: bits([p, ...alternatives.map((a) => a.p), rest]), top };
+    });
+    if (ended) {
+      const top = [{ id: 2, text: '', p: 0.93 }, { id: 198, text: '\n', p: 0.05 }, { id: 13, text: '.', p: 0.01 }].slice(0, topN);
+      tokens.push({ id: 2, text: '', p: 0.93, entropy: bits([0.93, 0.05, 0.01, 0.01]), top });
+    }
+    return tokens;
+  }
+
+  /**
+   * What token_probs answers for reply `m`: what the engine kept for it, or, for a saved reply (fixture) of the
+   * loaded model, tokens made up from its text (`topProbs` at its default); nothing for anything else.
+   */
+  function tokenProbsOf(m) {
+    if (state.tokenProbs.has(m.id)) return state.tokenProbs.get(m.id);
+    if (m.role !== 'assistant' || !state.model || m.model !== state.model.name || m.stats?.consensus || m.stats?.beams) return [];
+    return madeUpTokens(m.content, DEFAULT_SAMPLING.topProbs, m.status === 'complete' && !m.stats?.cutAtLimit);
+  }
 
   /**
    * A reply offered at a fixed rate (the streaming bench, ui/bench/stream.mjs): a reply with
@@ -1070,6 +1140,24 @@ export function installMockTauri(config) {
     return { utility: sampling.mbrUtility, chosen, candidates };
   }
 
+  /**
+   * A beam search's best replies, best first, as the engine keeps them: the reply's own `beams`, else
+   * min(nBest, beamWidth) made up around `text`, each scored logprob ÷ tokens^lengthPenalty (at the default
+   * penalty, `text` is the best).
+   */
+  function beamsFor(reply, text, sampling) {
+    const words = text.split(' ');
+    const length = Math.max(1, (text.match(/\S+/g) ?? []).length);
+    const made = Array.from({ length: Math.min(sampling.nBest, sampling.beamWidth) }, (_, i) => {
+      const cut = Math.max(1, words.length - i);
+      const tokens = Math.max(1, length - i + (i % 2) * 2);
+      const logprob = round3(-(2.4 + 1.9 * i) * (tokens / length));
+      return { text: i === 0 ? text : `${words.slice(0, cut).join(' ')}${i % 2 ? '…' : '.'}`, logprob, tokens };
+    });
+    const beams = clone(reply.beams ?? made.map((b) => ({ ...b, score: round3(b.logprob / b.tokens ** sampling.lengthPenalty) })));
+    return reply.beams ? beams : beams.sort((a, b) => b.score - a.score);
+  }
+
   async function runTurn(cmd, payload) {
     const turn = TURNS[cmd];
     const events = channel(payload.onEvent);
@@ -1107,7 +1195,11 @@ export function installMockTauri(config) {
       }
     }
     const assistant =
-      plan.continued ?? append(chat, user ? user.id : plan.replyParent, { role: 'assistant', content: '', status: 'streaming', model });
+      plan.continued ??
+      (plan.branch
+        ? append(chat, plan.branch.parentId, { role: 'assistant', content: plan.branch.text, status: 'stopped', model: plan.branch.model })
+        : append(chat, user ? user.id : plan.replyParent, { role: 'assistant', content: '', status: 'streaming', model }));
+    const opening = assistant.content;
     assistant.status = 'streaming';
     assistant.model = model;
 
@@ -1119,13 +1211,16 @@ export function installMockTauri(config) {
     const sampling = getSampling({ scope: { kind: 'chat', id: chat.id } }).current;
     const consensus = !remote && !failWith && sampling.strategy === 'consensus' ? consensusFor(reply, text, sampling) : null;
     if (consensus) text = consensus.candidates[consensus.chosen].text;
+    // So does beam search: the search runs out of sight, then its best reply arrives whole.
+    const beams = !remote && !failWith && sampling.strategy === 'beam' ? beamsFor(reply, text, sampling) : null;
+    if (beams) text = beams[0].text;
     const pieces = chunks(text, reply.chunkSize ?? 4);
     const deliver = (piece) => {
       assistant.content += piece;
       tokens += 1;
       events.send({ event: 'delta', data: { text: piece } });
     };
-    if (consensus) {
+    if (consensus || beams) {
       for (const _ of pieces) {
         await delay(reply.delayMs ?? 20);
         if (gen.stop) break;
@@ -1153,7 +1248,19 @@ export function installMockTauri(config) {
       decodeTps: tokens / seconds, droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
       promptSource, draftedTokens: drafts.drafted, acceptedTokens: drafts.accepted,
       ...(consensus && !gen.stop ? { consensus } : {}),
+      ...(beams && !gen.stop ? { beams } : {}),
     };
+    // The token inspector's data, kept as the engine keeps it: a local reply written by sampling while the
+    // chat's topProbs is above 0 (a continued or branched one's after the tokens it already had).
+    const ended = !gen.stop && !failWith && !(reply.cutAtLimit ?? false);
+    if (!remote && !consensus && !beams && sampling.topProbs > 0) {
+      const before = plan.tokens ?? [];
+      state.tokenProbs.set(assistant.id, [...before, ...madeUpTokens(assistant.content.slice(opening.length), sampling.topProbs, ended, before.length)]);
+    } else if (plan.tokens?.length) {
+      state.tokenProbs.set(assistant.id, plan.tokens);
+    } else {
+      state.tokenProbs.set(assistant.id, []);
+    }
     chat.updatedAt = now();
     state.generating.delete(chat.id);
     if (failWith && !gen.stop) {
@@ -1636,7 +1743,12 @@ export function installMockTauri(config) {
       case 'edit_message':
       case 'regenerate_reply':
       case 'continue_reply':
+      case 'branch_reply':
         return runTurn(cmd, payload);
+      case 'token_probs': {
+        const m = byId.get(payload.messageId);
+        return m ? clone(tokenProbsOf(m)) : [];
+      }
       case 'switch_branch':
         return switchBranch(payload);
       case 'delete_message':

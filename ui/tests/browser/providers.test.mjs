@@ -306,6 +306,13 @@ describe('Sampling settings a provider does not take', () => {
       assert.equal(await page.getByTestId('field-mbrUtility-exactMatch').isDisabled(), true);
       assert.equal(await field(page, 'strategy').getAttribute('title'), "done by Hearth's local engine; OpenAI's replies are written without it (it is not sent)");
       assert.equal(await text(page.getByTestId('not-sent-mbrUtility')), 'Not sent to OpenAI');
+      // Beam search and the token inspector too.
+      assert.equal(await page.getByTestId('field-strategy-beam').isDisabled(), true);
+      for (const key of ['beamWidth', 'lengthPenalty', 'earlyStopping', 'nBest', 'topProbs']) {
+        assert.equal(await page.getByTestId(`field-${key}`).isDisabled(), true, key);
+        assert.equal(await text(page.getByTestId(`not-sent-${key}`)), 'Not sent to OpenAI', key);
+      }
+      assert.equal(await field(page, 'beamWidth').getAttribute('title'), "done by Hearth's local engine; OpenAI's replies are written without it (it is not sent)");
       assert.equal(await field(page, 'temperature').getAttribute('data-unsupported'), null);
       assert.equal(await page.getByTestId('field-temperature').isDisabled(), false);
       assert.equal(await text(page.getByTestId('support-note-stop')), 'OpenAI takes at most 4 stop strings');

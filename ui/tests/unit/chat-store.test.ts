@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ChatEvent, ChatSummary, ModelInfo, ModelTarget, StoredMessage } from '../../src/ipc/bindings';
+import type { ChatEvent, ChatSummary, ModelInfo, ModelTarget, StoredMessage, TokenProbs } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
 import { PENDING_USER_ID } from '../../src/lib/turns';
@@ -16,7 +16,7 @@ function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' 
   return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], ...over };
 }
 
-type TurnKind = 'send' | 'edit' | 'regenerate' | 'continue';
+type TurnKind = 'send' | 'edit' | 'regenerate' | 'continue' | 'branch';
 /** A turn command in flight: the test emits its events and settles it. */
 type PendingTurn = {
   kind: TurnKind;
@@ -61,6 +61,8 @@ function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<number, St
     editMessage: turn('edit'),
     regenerateReply: turn('regenerate'),
     continueReply: turn('continue'),
+    branchReply: turn('branch'),
+    tokenProbs: vi.fn(async (_messageId: number) => [] as TokenProbs[]),
     stopGeneration: vi.fn(async () => null),
     prefillDraft: vi.fn(async (_chatId: number, _draft: string) => null),
     activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
@@ -422,6 +424,45 @@ describe('ChatStore: the message tree', () => {
     expect(backend.api.listMessages).toHaveBeenCalledTimes(1); // no versions changed
   });
 
+  it('branch: the reply leaves, and its new version streams on from the kept tokens and the alternative', async () => {
+    const { store, backend, clock } = await treeSetup();
+    void store.branchReply(4, 2, 1017, 'Once upon a');
+    expect(backend.api.branchReply).toHaveBeenCalledWith(1, 4, 2, 1017, expect.any(Function));
+    expect(store.busy).toBe(true);
+    expect(ids(store)).toEqual([1, 2, 3]);
+    backend.send.emit(ev.replyStarted(8));
+    // The opening shows at once (the deltas carry only what is written after it), beside the version it came from.
+    expect(store.messages.at(-1)).toMatchObject({ id: 8, content: 'Once upon a', status: 'streaming', parentId: 3, siblings: [4, 8] });
+    backend.send.emit(ev.delta(' dragon'));
+    clock.tick();
+    expect(store.messages.at(-1)!.content).toBe('Once upon a dragon');
+    const branched = msg({ id: 8, chatId: 1, role: 'assistant', content: 'Once upon a dragon.', parentId: 3, siblings: [4, 8] });
+    backend.messages[1] = [...backend.messages[1].slice(0, 3), branched];
+    backend.send.emit(ev.finished(branched));
+    await settle();
+    expect(store.messages.at(-1)).toMatchObject({ id: 8, content: 'Once upon a dragon.', status: 'complete', siblings: [4, 8] });
+    expect(backend.api.listMessages).toHaveBeenCalledTimes(2); // the versions changed: the path is read again
+    expect(store.busy).toBe(false);
+  });
+
+  it('branch: a refusal puts the path back and says why', async () => {
+    const { store, backend } = await treeSetup();
+    const running = store.branchReply(4, 9, 5, 'x');
+    backend.send.reject({ kind: 'invalidInput', message: 'that token was not among the alternatives at this position' });
+    await expect(running).resolves.toBe(false);
+    expect(ids(store)).toEqual([1, 2, 3, 4]);
+    expect(store.error).toBe('that token was not among the alternatives at this position');
+    expect(store.busy).toBe(false);
+  });
+
+  it('tokenProbs asks the backend for the reply\'s tokens', async () => {
+    const { store, backend } = await treeSetup();
+    const tokens: TokenProbs[] = [{ id: 7, text: 'Once', p: 0.6, entropy: 1.2, top: [{ id: 7, text: 'Once', p: 0.6 }] }];
+    vi.mocked(backend.api.tokenProbs).mockResolvedValueOnce(tokens);
+    await expect(store.tokenProbs(4)).resolves.toEqual(tokens);
+    expect(backend.api.tokenProbs).toHaveBeenCalledWith(4);
+  });
+
   it('continue: a failure with nothing saved keeps the text and marks it failed', async () => {
     const { store, backend } = await treeSetup({ status: 'interrupted' });
     void store.continueReply(4);
@@ -463,13 +504,14 @@ describe('ChatStore: the message tree', () => {
     const attempts = await Promise.all([
       store.regenerate(4),
       store.continueReply(4),
+      store.branchReply(4, 1, 5, 'x'),
       store.saveEdit(),
       store.switchBranch(2),
       store.deleteMessage(4),
     ]);
-    expect(attempts).toEqual([false, false, false, false, false]);
+    expect(attempts).toEqual([false, false, false, false, false, false]);
     expect(backend.api.sendMessage).toHaveBeenCalledTimes(1);
-    for (const cmd of ['regenerateReply', 'continueReply', 'editMessage', 'switchBranch', 'deleteMessage'] as const) {
+    for (const cmd of ['regenerateReply', 'continueReply', 'branchReply', 'editMessage', 'switchBranch', 'deleteMessage'] as const) {
       expect(backend.api[cmd]).not.toHaveBeenCalled();
     }
   });

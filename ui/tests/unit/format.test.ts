@@ -1,5 +1,6 @@
-import type { ChatSummary, Consensus, MbrUtility, PromptSource, ReplyStats } from '../../src/ipc/bindings';
+import type { BeamHypothesis, ChatSummary, Consensus, MbrUtility, PromptSource, ReplyStats } from '../../src/ipc/bindings';
 import {
+  beamsOf,
   chatTitle,
   consensusOf,
   errorFields,
@@ -10,6 +11,7 @@ import {
   formatMs,
   formatMegabytes,
   formatDropped,
+  formatLogprob,
   formatScore,
   formatStats,
   formatStatsDetail,
@@ -129,6 +131,57 @@ table('formatScore', formatScore, [
   [1, '1.00'],
   [0, '0.00'],
   [0.005, '0.01'],
+  [Number.NaN, '–'],
+]);
+
+/** A beam search's best replies, best first: [score, logprob, tokens] each. */
+const beams = (...rows: [number, number, number][]): BeamHypothesis[] =>
+  rows.map(([score, logprob, tokens], i) => ({ text: `Beam ${i + 1}`, score, logprob, tokens }));
+
+table('formatStats: which of the beam search\'s best replies is the reply', formatStats, [
+  [stats({ beams: beams([-0.43, -5.12, 12], [-0.51, -6.6, 13], [-0.6, -6.0, 10], [-0.72, -8.64, 12]) }), '12 tokens · 85.3 tok/s · TTFT 120 ms · beam 1 of 4'],
+  [stats({ beams: beams([-0.2, -2.4, 12], [-0.3, -3.3, 11]) }), '12 tokens · 85.3 tok/s · TTFT 120 ms · beam 1 of 2'],
+  [
+    stats({ cachedTokens: 15, promptSource: 'ram', beams: beams([-0.2, -2.4, 12], [-0.3, -3.3, 11], [-0.4, -4, 10]) }),
+    '12 tokens · 85.3 tok/s · TTFT 120 ms · 15 restored from RAM · beam 1 of 3',
+  ],
+  // Only the reply kept (n-best 1, width 1): nothing to compare it with, nothing said.
+  [stats({ beams: beams([-0.2, -2.4, 12]) }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ beams: [] }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  // A sampled reply, and stats saved before beam search existed.
+  [stats({ beams: undefined }), '12 tokens · 85.3 tok/s · TTFT 120 ms'],
+  [stats({ beams: beams([-0.2, -2.4, 12], [-0.3, -3.3, 11]), interruptedBy: 'the engine was killed (SIGKILL)' }), ''],
+]);
+
+table('formatStatsDetail: how a beam search reply was chosen', formatStatsDetail, [
+  [
+    stats({ beams: beams([-0.4267, -5.12, 12], [-0.51, -6.6, 13], [-0.6, -6.0, 10], [-0.72, -8.64, 12]) }),
+    "Prompt: 20 tokens · Reply: 12 tokens\nBeam search: the best of the 4 replies it kept (score −0.43, log-probability −5.12 over 12 tokens); tok/s counts every beam's tokens, TTFT waits for the search to end.",
+  ],
+  [
+    stats({ cachedTokens: 15, promptSource: 'live', beams: beams([-0.001, -0.001, 1], [-2, -4, 2]) }),
+    "Prompt: 20 tokens (15 cached) · Reply: 12 tokens\nThe model still held this chat's cache from its last reply.\nBeam search: the best of the 2 replies it kept (score 0.00, log-probability 0.00 over 1 token); tok/s counts every beam's tokens, TTFT waits for the search to end.",
+  ],
+  [stats({ beams: beams([-0.2, -2.4, 12]) }), 'Prompt: 20 tokens · Reply: 12 tokens'],
+  [stats({ beams: undefined }), 'Prompt: 20 tokens · Reply: 12 tokens'],
+]);
+
+table('beamsOf: the replies to list under a beam search reply', (s: ReplyStats | null | undefined) => beamsOf(s)?.length ?? null, [
+  [stats({ beams: beams([-0.2, -2.4, 12], [-0.3, -3.3, 11], [-0.4, -4, 10]) }), 3],
+  [stats({ beams: beams([-0.2, -2.4, 12]) }), null],
+  [stats({ beams: [] }), null],
+  [stats({}), null],
+  [null, null],
+  [undefined, null],
+]);
+
+table('formatLogprob: a log-probability or a beam\'s score', formatLogprob, [
+  [-5.1234, '−5.12'],
+  [-0.426, '−0.43'],
+  [-0.004, '0.00'],
+  [0, '0.00'],
+  [1.5, '1.50'],
+  [Number.NEGATIVE_INFINITY, '–'],
   [Number.NaN, '–'],
 ]);
 

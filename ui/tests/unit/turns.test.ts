@@ -1,5 +1,5 @@
 import type { ReplyStats, StoredMessage } from '../../src/ipc/bindings';
-import { PENDING_USER_ID, addsSibling, branchPosition, canContinue, pathDuringTurn, type TurnRequest } from '../../src/lib/turns';
+import { PENDING_USER_ID, addsSibling, branchPosition, canContinue, newReplyVersion, pathDuringTurn, type TurnRequest } from '../../src/lib/turns';
 import { table } from './helpers';
 
 const stats = (cutAtLimit: boolean): ReplyStats => ({
@@ -36,6 +36,9 @@ table('pathDuringTurn: what stays on screen while a turn starts', during, [
   [{ kind: 'edit', messageId: 3, content: 'new' }, { ids: [1, 2, PENDING_USER_ID], pending: { siblings: [3, 7, PENDING_USER_ID], content: 'new' } }],
   [{ kind: 'edit', messageId: 1, content: 'first' }, { ids: [PENDING_USER_ID], pending: { siblings: [1, PENDING_USER_ID], content: 'first' } }],
   [{ kind: 'edit', messageId: 99, content: 'gone' }, { ids: [1, 2, 3, 4], pending: undefined }],
+  // A branch is a new version of the reply, as a regeneration is: it appears with replyStarted.
+  [{ kind: 'branch', messageId: 4, at: 3, token: 1017, opening: 'm4 a' }, { ids: [1, 2, 3], pending: undefined }],
+  [{ kind: 'branch', messageId: 2, at: 0, token: 7, opening: 'So' }, { ids: [1], pending: undefined }],
 ]);
 
 table('addsSibling', addsSibling, [
@@ -43,6 +46,15 @@ table('addsSibling', addsSibling, [
   [{ kind: 'edit', messageId: 1, content: 'x' }, true],
   [{ kind: 'regenerate', messageId: 2 }, true],
   [{ kind: 'continue', messageId: 2 }, false],
+  [{ kind: 'branch', messageId: 2, at: 1, token: 5, opening: 'x' }, true],
+]);
+
+table('newReplyVersion: a new version of a reply beside it', newReplyVersion, [
+  [{ kind: 'send', content: 'x' }, false],
+  [{ kind: 'edit', messageId: 1, content: 'x' }, false],
+  [{ kind: 'regenerate', messageId: 2 }, true],
+  [{ kind: 'continue', messageId: 2 }, false],
+  [{ kind: 'branch', messageId: 2, at: 1, token: 5, opening: 'x' }, true],
 ]);
 
 type Reply = Pick<StoredMessage, 'role' | 'status' | 'stats'>;
