@@ -1,7 +1,9 @@
 // End to end: the token inspector in the real app with the real SmolLM2 model. A reply's tokens come
 // with the distributions the engine drew them from (topProbs at its default, 5); focusing a token shows
 // its alternatives, and choosing one writes a new version of the reply (2/2) that opens with the tokens
-// before it and the alternative, then goes on. Screenshots land in tests/e2e/output/.
+// before it and the alternative, then goes on. Then Compare: a reply's question answered with this chat's
+// settings and by beam search side by side, both to the end, the first kept (the chat shows it, 2/3). Screenshots
+// land in tests/e2e/output/.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
@@ -109,6 +111,108 @@ test("token inspector: a reply's tokens, a token's alternatives, and a new versi
     // The version it came from is one arrow away.
     await session.press(await session.within(branched, '[data-testid="branch-prev"]'));
     await session.waitFor(`${reply} [data-testid="branch-position"]`, { accept: (t) => t.includes("1/2") });
+  } finally {
+    await session.close();
+  }
+});
+
+const COMPARE = '[data-testid="compare"]';
+const COLUMNS = `${COMPARE} [data-testid="compare-column"]`;
+
+/** Waits until nothing matches `css`. */
+async function waitGone(session, css, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await session.findAll(css)).length > 0) {
+    if (Date.now() > deadline) throw new Error(`${css} is still there`);
+    await sleep(100);
+  }
+}
+
+test("compare: a reply's question answered with this chat's settings and by beam search side by side; the one kept is shown", async () => {
+  const session = await Session.open(ctx.driver.base, ctx.app);
+  try {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading") });
+    // Short answers: 4 beams of at most 32 tokens fit any context, and a sampled answer's length must not decide
+    // whether the test finishes in time. (Set before the chat exists: the settings of all chats.)
+    await session.click(await session.waitFor('[data-testid="open-settings"]'));
+    const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
+    await session.clear(maxTokens);
+    await session.type(maxTokens, "32");
+    await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
+    await session.click(await session.waitFor('[data-testid="close-settings"]'));
+
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    await send(session, "Name three fruits.");
+    const first = await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty, timeoutMs: 120_000 });
+    const original = await session.attribute(first, "data-message-id");
+    assert.equal((await session.findAll(`${reply} [data-testid="branch-position"]`)).length, 0, "one version so far");
+
+    // Compare from the reply's actions: two columns, this chat's settings and the same by beam search.
+    await session.press(await session.within(first, '[data-testid="action-compare"]'));
+    await session.waitFor(`${COMPARE}[data-phase="setup"]`, { timeoutMs: 10_000 });
+    assert.equal((await session.findAll(COLUMNS)).length, 2);
+    await script(
+      session,
+      `const choose = (select, value) => {
+         if (select.value === value) return;
+         select.value = value;
+         select.dispatchEvent(new Event("change", { bubbles: true }));
+       };
+       const columns = document.querySelectorAll(arguments[0]);
+       [["chat", "sampling"], ["chat", "beam"]].forEach(([base, strategy], i) => {
+         choose(columns[i].querySelector('[data-testid="column-base"]'), base);
+         choose(columns[i].querySelector('[data-testid="column-strategy"]'), strategy);
+       });`,
+      COLUMNS,
+    );
+    const summaries = await script(session, "return [...document.querySelectorAll(arguments[0])].map((s) => s.textContent.trim())", `${COLUMNS} [data-testid="column-summary"]`);
+    assert.deepEqual(summaries, ["This chat's settings", "Beam search · width 4"]);
+    await sleep(300);
+    await shot(session, "compare-01-setup");
+
+    // Run: both answer at once; each ends with its text and its stats line.
+    await session.press(await session.waitFor(`${COMPARE} [data-testid="compare-run"]`));
+    await session.waitFor(`${COMPARE}[data-phase="done"]`, { timeoutMs: 180_000 });
+    const columns = await script(
+      session,
+      `return [...document.querySelectorAll(arguments[0])].map((c) => ({
+         status: c.dataset.status,
+         id: c.dataset.messageId,
+         text: c.querySelector('[data-testid="column-text"]').innerText,
+         stats: c.querySelector('[data-testid="column-stats"]')?.textContent ?? "",
+         error: c.querySelector('[data-testid="column-error"]')?.textContent ?? "",
+         keep: c.querySelector('[data-testid="column-keep"]') !== null,
+       }))`,
+      COLUMNS,
+    );
+    assert.equal(columns.length, 2);
+    for (const [i, column] of columns.entries()) {
+      assert.equal(column.status, "complete", `column ${i + 1}: ${JSON.stringify(column)}`);
+      assert.ok(nonEmpty(column.text), `column ${i + 1} has text`);
+      assert.match(column.stats, /^\d+ tokens · [\d.]+ tok\/s · TTFT /, `column ${i + 1}'s stats`);
+      assert.ok(column.keep, `column ${i + 1} can be kept`);
+    }
+    assert.notEqual(columns[0].id, columns[1].id);
+    await sleep(300);
+    await shot(session, "compare-02-done");
+
+    // Behind the view the chat already shows the last answer (the backend leaves it on show): 3/3, two versions more.
+    const behind = await session.waitFor(`${reply}[data-message-id="${columns[1].id}"] [data-testid="branch-position"]`);
+    assert.match(await session.text(behind), /3\/3/);
+
+    // Keep the first (the second is on show already): the view closes and the chat shows it, 2/3.
+    const keeps = await session.findAll(`${COLUMNS} [data-testid="column-keep"]`);
+    await session.press(keeps[0]);
+    await waitGone(session, COMPARE);
+    const kept = await session.waitFor(`${reply}[data-message-id="${columns[0].id}"]`);
+    assert.match(await session.text(await session.within(kept, '[data-testid="branch-position"]')), /2\/3/);
+    const shown = await session.text(await session.within(kept, '[data-testid="message-content"]'));
+    assert.equal(squash(shown), squash(columns[0].text));
+    await sleep(300);
+    await shot(session, "compare-03-kept");
+    // The reply compared is still a version of it, one arrow back.
+    await session.press(await session.within(kept, '[data-testid="branch-prev"]'));
+    await session.waitFor(`${reply}[data-message-id="${original}"] [data-testid="branch-position"]`, { accept: (t) => t.includes("1/3") });
   } finally {
     await session.close();
   }

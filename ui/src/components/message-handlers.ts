@@ -13,6 +13,8 @@ export type MessageHandlers = {
   tokenProbs: (messageId: number) => Promise<TokenProbs[]>;
   /** A new version of the reply from its token `at`, taking alternative `token` there; `opening` is the text it starts with. */
   branch: (messageId: number, at: number, token: number, opening: string) => void;
+  /** Opens the Compare view: the reply's question answered again with 2–4 settings side by side. */
+  compare: (messageId: number) => void;
   switchBranch: (messageId: number) => void;
   remove: (messageId: number) => void;
   /** A remote reply failed for want of a (valid) API key: the Providers settings fix it. */

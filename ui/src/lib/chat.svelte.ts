@@ -1,5 +1,16 @@
 import { flushSync } from 'svelte';
-import type { ChatEvent, ChatSummary, IpcError, IpcErrorKind, ModelInfo, ModelTarget, StoredMessage, TokenProbs } from '../ipc/bindings';
+import type {
+  ChatEvent,
+  ChatSummary,
+  CompareEvent,
+  IpcError,
+  IpcErrorKind,
+  ModelInfo,
+  ModelTarget,
+  SamplingParams,
+  StoredMessage,
+  TokenProbs,
+} from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
@@ -277,6 +288,32 @@ export class ChatStore {
   /** Reply `messageId`'s tokens with the distribution each was drawn from (none: empty); rejects with an IpcError. */
   tokenProbs(messageId: number): Promise<TokenProbs[]> {
     return this.#api.tokenProbs(messageId);
+  }
+
+  /**
+   * Answer the question of reply `messageId` once per settings in `variants` (2 to 4), side by side: each answer
+   * a new version of the reply, its events tagged with its column and handed to `onEvent` (the Compare view
+   * shows them; the chat does not). The chat is generating meanwhile (one turn at a time; Stop stops them
+   * all). Resolves true once all have ended, the path read again (the backend shows the last answer); false
+   * when a turn is already running; rejects with the backend's refusal (nothing started then).
+   */
+  async compare(messageId: number, variants: SamplingParams[], onEvent: (event: CompareEvent) => void): Promise<boolean> {
+    const chatId = this.activeChatId;
+    if (chatId === null || this.generating !== null) return false;
+    this.dismissError();
+    this.failures = Object.fromEntries(Object.entries(this.failures).filter(([, f]) => f.chatId !== chatId));
+    this.#readAhead.reset();
+    this.#turnsStarted += 1;
+    this.generating = { chatId, stopping: false };
+    try {
+      await this.#api.compareReplies(chatId, messageId, variants, onEvent);
+    } finally {
+      if (this.generating?.chatId === chatId) this.generating = null;
+    }
+    void this.refreshChats();
+    // The answers are new versions of the reply, the last on show.
+    if (this.activeChatId === chatId) await this.#loadMessages(chatId, true);
+    return true;
   }
 
   async stop(): Promise<void> {

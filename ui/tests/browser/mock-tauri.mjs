@@ -53,6 +53,9 @@
  * ({ [messageId]: TokenProbs[] }) says otherwise ([] for a reply written before the inspector existed).
  * `branch_reply` is a turn: a new version of the reply holding the kept tokens' text and the alternative's,
  * written on with the next reply's text, its tokens the kept ones, the alternative, then its own.
+ * `compare_replies` answers a reply's question once per settings (2–4, refused in the backend's words), each answer a
+ * new version beside the reply written as a reply is under its settings (the next of `replies` each), the events of
+ * all columns interleaved and tagged with their column (see compareReplies).
  *
  * What the backend owns comes from `config.contract`, ui/src/ipc/contract.json as the harness reads it
  * (tests/contract.mjs): every command's arguments (checked on each invoke), the error kinds (checked on
@@ -1199,16 +1202,32 @@ export function installMockTauri(config) {
       (plan.branch
         ? append(chat, plan.branch.parentId, { role: 'assistant', content: plan.branch.text, status: 'stopped', model: plan.branch.model })
         : append(chat, user ? user.id : plan.replyParent, { role: 'assistant', content: '', status: 'streaming', model }));
+    const sampling = getSampling({ scope: { kind: 'chat', id: chat.id } }).current;
+    await writeReply({
+      cmd, chat, assistant, model, reply, text, failWith, sampling, remote, gen, promptSource, planTokens: plan.tokens,
+      send: (event) => events.send(event),
+      beforeEnd: () => state.generating.delete(chat.id),
+    });
+    events.end();
+    return null;
+  }
+
+  /**
+   * Writes `reply` (its `text`, or its failure `failWith`) into the saved `assistant` message as the engine does
+   * under `sampling` (its strategy, speculative decoding, topProbs): replyStarted after its ttft, its deltas (a
+   * consensus or a beam search's whole at the end), its stats, the token inspector's data, then finished or
+   * failed through `send`; `beforeEnd` runs just before that last event. Stops where `gen.stop` says.
+   */
+  async function writeReply({ cmd, chat, assistant, model, reply, text, failWith, sampling, remote, gen, promptSource, planTokens, send, beforeEnd }) {
     const opening = assistant.content;
     assistant.status = 'streaming';
     assistant.model = model;
 
     await delay(reply.ttftMs ?? 40);
-    events.send({ event: 'replyStarted', data: { messageId: assistant.id, model } });
+    send({ event: 'replyStarted', data: { messageId: assistant.id, model } });
     const started = performance.now();
     let tokens = 0;
     // Consensus runs on the local engine only: its candidates are written out of sight, then the chosen one arrives whole.
-    const sampling = getSampling({ scope: { kind: 'chat', id: chat.id } }).current;
     const consensus = !remote && !failWith && sampling.strategy === 'consensus' ? consensusFor(reply, text, sampling) : null;
     if (consensus) text = consensus.candidates[consensus.chosen].text;
     // So does beam search: the search runs out of sight, then its best reply arrives whole.
@@ -1218,7 +1237,7 @@ export function installMockTauri(config) {
     const deliver = (piece) => {
       assistant.content += piece;
       tokens += 1;
-      events.send({ event: 'delta', data: { text: piece } });
+      send({ event: 'delta', data: { text: piece } });
     };
     if (consensus || beams) {
       for (const _ of pieces) {
@@ -1228,7 +1247,7 @@ export function installMockTauri(config) {
       if (!gen.stop) {
         assistant.content += text;
         tokens = pieces.length;
-        events.send({ event: 'delta', data: { text } });
+        send({ event: 'delta', data: { text } });
       }
     } else if (reply.tokensPerSecond) {
       await offerAtRate(pieces, reply, gen, deliver);
@@ -1254,24 +1273,97 @@ export function installMockTauri(config) {
     // chat's topProbs is above 0 (a continued or branched one's after the tokens it already had).
     const ended = !gen.stop && !failWith && !(reply.cutAtLimit ?? false);
     if (!remote && !consensus && !beams && sampling.topProbs > 0) {
-      const before = plan.tokens ?? [];
+      const before = planTokens ?? [];
       state.tokenProbs.set(assistant.id, [...before, ...madeUpTokens(assistant.content.slice(opening.length), sampling.topProbs, ended, before.length)]);
-    } else if (plan.tokens?.length) {
-      state.tokenProbs.set(assistant.id, plan.tokens);
+    } else if (planTokens?.length) {
+      state.tokenProbs.set(assistant.id, planTokens);
     } else {
       state.tokenProbs.set(assistant.id, []);
     }
     chat.updatedAt = now();
-    state.generating.delete(chat.id);
+    beforeEnd();
     if (failWith && !gen.stop) {
       assistant.status = 'failed';
       assistant.stats = null;
       checkErrorKind(cmd, failWith);
-      events.send({ event: 'failed', data: { error: failWith, message: decorate(assistant) } });
+      send({ event: 'failed', data: { error: failWith, message: decorate(assistant) } });
     } else {
       assistant.status = gen.stop ? 'stopped' : 'complete';
-      events.send({ event: 'finished', data: { message: decorate(assistant) } });
+      send({ event: 'finished', data: { message: decorate(assistant) } });
     }
+  }
+
+  /** compare_replies answers with 2 to this many settings (hearth-core's MAX_COMPARED). */
+  const MAX_COMPARED = 4;
+
+  /**
+   * ChatService::compare (compare_replies): the question of reply `messageId` answered once per settings in
+   * `variants`, side by side. Refused before anything starts, in the backend's words and order: each variant's
+   * shape (Tauri's check), 2 to 4 of them, each validated as set_sampling validates ("settings N: …"), a turn
+   * already running, a message that is not a reply of the chat. Then every answer is saved as a new version
+   * beside the reply, in column order (so the last is on show), and all are written at once: each as a reply
+   * (writeReply) under its own settings, with the next of `replies` (else `defaultReply`), its events tagged with
+   * its column and interleaved with the others', each ending with its own finished or failed; one that cannot
+   * start (no model, a provider that refuses) fails alone, nothing saved for it. Stop stops them all.
+   */
+  async function compareReplies(payload) {
+    const cmd = 'compare_replies';
+    const events = channel(payload.onEvent);
+    const { variants } = payload;
+    const shape = variants.flatMap((v, i) => checkSamplingShape(v).map((p) => `variants[${i}]: ${p}`));
+    if (shape.length > 0) {
+      state.contractErrors.push(...shape.map((p) => `${cmd}: ${p}`));
+      throw `invalid args \`variants\` for command \`${cmd}\`: ${shape[0]}`;
+    }
+    if (variants.length < 2 || variants.length > MAX_COMPARED) {
+      throw { kind: 'invalidInput', message: `compare 2 to ${MAX_COMPARED} settings, not ${variants.length}` };
+    }
+    variants.forEach((sampling, i) => {
+      try {
+        validateSampling(sampling);
+      } catch (e) {
+        throw { kind: 'invalidInput', message: `settings ${i + 1}: ${e.message}` };
+      }
+    });
+    const chat = findChat(payload.chatId);
+    if (state.generating.size > 0) throw { kind: 'busy', message: 'this chat is already generating a reply; wait for it or press Stop' };
+    const original = messageOf(chat, payload.messageId, 'assistant');
+    const remote = chat.model.kind === 'remote' ? chat.model : null;
+    const gen = { stop: false };
+    state.generating.set(chat.id, gen);
+    // Started in column order; the first keeps the chat's cache, the others share its opening.
+    const columns = variants.map((sampling, column) => {
+      const reply = state.replies.shift() ?? state.defaultReply;
+      let model = state.model?.name;
+      let { text, failWith } = reply;
+      try {
+        if (!remote && !state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
+        if (remote) {
+          const started = startRemote(remote);
+          model = started.model;
+          if (started.refused) [text, failWith] = ['', started.refused];
+        }
+      } catch (error) {
+        return { column, cannotStart: error };
+      }
+      const promptSource = remote ? 'new' : column === 0 ? takeCache(chat.id) : 'new';
+      const assistant = append(chat, original.parentId, { role: 'assistant', content: '', status: 'streaming', model });
+      return { column, sampling, reply, model, text, failWith, assistant, promptSource };
+    });
+    await delay(5);
+    await Promise.all(
+      columns.map((c) => {
+        const send = (event) => events.send({ column: c.column, event });
+        if (c.cannotStart) {
+          checkErrorKind(cmd, c.cannotStart);
+          send({ event: 'failed', data: { error: c.cannotStart, message: null } });
+          return null;
+        }
+        const { assistant, model, reply, text, failWith, sampling, promptSource } = c;
+        return writeReply({ cmd, chat, assistant, model, reply, text, failWith, sampling, remote, gen, promptSource, planTokens: [], send, beforeEnd: () => {} });
+      }),
+    );
+    state.generating.delete(chat.id);
     events.end();
     return null;
   }
@@ -1745,6 +1837,8 @@ export function installMockTauri(config) {
       case 'continue_reply':
       case 'branch_reply':
         return runTurn(cmd, payload);
+      case 'compare_replies':
+        return compareReplies(payload);
       case 'token_probs': {
         const m = byId.get(payload.messageId);
         return m ? clone(tokenProbsOf(m)) : [];
