@@ -9,11 +9,13 @@ import {
   RESULTS,
   TIMEOUT,
   askInChat,
+  collectDialogs,
   inBothSchemes,
   lastAssistant,
   messages,
   mockState,
   openApp,
+  replyStats,
   shot,
   useBrowser,
   waitForStatus,
@@ -37,12 +39,6 @@ const REPLY_MD = [
   '    print(idea)',
   '```',
 ].join('\n');
-
-/** A saved reply's stats, as the backend sends them. */
-const replyStats = (over = {}) => ({
-  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new',
-  draftedTokens: 0, acceptedTokens: 0, ...over,
-});
 
 /** Model output that would run as HTML. */
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -141,6 +137,84 @@ async function sampleStream(page) {
         tick();
       }),
   );
+}
+
+/** The saved replies of a chat whose first reply was chosen from others (consensus, beam search), its second sampled. */
+async function chosenAndPlain(page) {
+  const replies = page.locator('[data-testid="message"][data-role="assistant"]');
+  await replies.nth(1).getByTestId('message-stats').waitFor();
+  return [replies.nth(0), replies.nth(1)];
+}
+
+/** `reply`'s stats line reads `text`, and the last line of its tooltip is `detail`. */
+async function assertStatsLine(reply, text, detail) {
+  const line = reply.getByTestId('message-stats');
+  assert.equal(await line.textContent(), text);
+  assert.equal((await line.getAttribute('title')).split('\n').at(-1), detail);
+}
+
+/**
+ * Opens `reply`'s panel (`kind`: 'candidates' or 'beams') with its button, closed at first and reading `label`: the
+ * button says it is open and names the panel it controls, a list of `count` items. Returns the button and the panel.
+ */
+async function openPanel(reply, kind, label, count) {
+  const toggle = reply.getByTestId(`${kind}-toggle`);
+  assert.equal((await toggle.textContent()).trim(), label);
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  assert.equal(await reply.page().getByTestId(kind).count(), 0);
+  await toggle.click();
+  const panel = reply.getByTestId(kind);
+  await panel.waitFor();
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  assert.equal(await panel.getAttribute('id'), await toggle.getAttribute('aria-controls'));
+  assert.equal(await panel.locator('ol > li').count(), count, 'a list, one item per candidate or beam');
+  return { toggle, panel };
+}
+
+/** Model output is text: `text` (an item of `panel`) shows the hostile markup as written, and nothing of it ran. */
+async function assertShownAsText(panel, text, dialogs) {
+  assert.equal(await text.textContent(), HOSTILE);
+  assert.equal(await panel.locator('img').count(), 0);
+  await panel.page().waitForTimeout(100);
+  assert.deepEqual(dialogs, []);
+}
+
+/** Sends `question` in the open chat; its reply, `text`, arrives whole after the typing dots (no streaming). Returns it. */
+async function askWhole(page, question, text) {
+  await page.getByTestId('composer').fill(question);
+  await page.keyboard.press('Enter');
+  await lastAssistant(page).getByTestId('typing').waitFor();
+  const { lengths, status } = await sampleStream(page);
+  assert.equal(status, 'complete');
+  assert.equal(lengths.filter((n) => n > 0).length, 1, `no streaming: the reply arrives whole (lengths seen: ${lengths})`);
+  const live = lastAssistant(page);
+  assert.equal((await live.getByTestId('message-content').textContent()).trim(), text);
+  return live;
+}
+
+/**
+ * Clicks `content`'s hostile links (the sanitizer left them no href to run) and checks what is left of model
+ * Markdown there: no script, iframe or svg, no on* attribute, no javascript: link; its text matches `text`.
+ */
+async function assertSanitized(content, text) {
+  await content.getByText('click me').click();
+  await content.getByText('md link').click();
+  const dom = await content.evaluate((el) => ({
+    scripts: el.querySelectorAll('script, iframe, svg').length,
+    handlers: [...el.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)).filter((n) => n.startsWith('on')),
+    hrefs: [...el.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+    text: el.textContent,
+  }));
+  assert.equal(dom.scripts, 0);
+  assert.deepEqual(dom.handlers, []);
+  assert.ok(dom.hrefs.every((h) => h === null || !/javascript:/i.test(h)), `hrefs: ${dom.hrefs}`);
+  assert.match(dom.text, text);
+}
+
+/** After `ms` (time for an <img src=x> to fail and fire onerror, or a link to run), nothing injected has run. */
+async function assertNothingRan(page, ms, message) {
+  await page.waitForTimeout(ms);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, message);
 }
 
 describe('Hearth chat screen', () => {
@@ -298,23 +372,9 @@ describe('Hearth chat screen', () => {
       await page.keyboard.press('Enter');
       const reply = lastAssistant(page);
       await waitForStatus(reply, 'complete');
-      const content = reply.getByTestId('message-content');
-      await page.waitForTimeout(300); // time for an <img src=x> to fail and fire onerror
-      assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no injected handler or script ran');
-      await content.getByText('click me').click(); // a sanitized link has no href left to run
-      await content.getByText('md link').click();
-      await page.waitForTimeout(200);
-      assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no javascript: link ran');
-      const dom = await content.evaluate((el) => ({
-        scripts: el.querySelectorAll('script, iframe, svg').length,
-        handlers: [...el.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)).filter((n) => n.startsWith('on')),
-        hrefs: [...el.querySelectorAll('a')].map((a) => a.getAttribute('href')),
-        text: el.textContent,
-      }));
-      assert.equal(dom.scripts, 0);
-      assert.deepEqual(dom.handlers, []);
-      assert.ok(dom.hrefs.every((h) => h === null || !/javascript:/i.test(h)), `hrefs: ${dom.hrefs}`);
-      assert.match(dom.text, /done/);
+      await assertNothingRan(page, 300, 'no injected handler or script ran');
+      await assertSanitized(reply.getByTestId('message-content'), /done/);
+      await assertNothingRan(page, 200, 'no javascript: link ran');
     } finally {
       await context.close();
     }
@@ -508,11 +568,10 @@ describe('Hearth chat screen', () => {
       assert.doesNotMatch(await lastAssistant(page).getByTestId('message-stats').textContent(), /draft/);
 
       // Prompt lookup on: the next reply says what its drafts came to.
-      await openSettings(page);
-      await page.getByTestId('field-speculative-promptLookup').click();
-      await waitForSave(page, (p) => p.speculative === 'promptLookup');
-      await page.keyboard.press('Escape');
-      await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
+      await inSettings(page, async () => {
+        await page.getByTestId('field-speculative-promptLookup').click();
+        await waitForSave(page, (p) => p.speculative === 'promptLookup');
+      });
       await askInChat(page, 'Tidy this function', 'And once more.');
       assert.match(await lastAssistant(page).getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms · 8 cached · 17\/20 drafts accepted$/);
       await shot(page, 'chat-drafts', { dir: OUTPUT });
@@ -526,47 +585,26 @@ describe('Hearth chat screen', () => {
       defaultReply: { text: 'The 28 tram, then the Belém Tower at sunset.', chunkSize: 4, delayMs: 5 },
     };
     await withApp(config, async (page) => {
-      const dialogs = [];
-      page.on('dialog', (dialog) => {
-        dialogs.push(dialog.message());
-        void dialog.dismiss();
-      });
-      const replies = page.locator('[data-testid="message"][data-role="assistant"]');
-      await replies.nth(1).getByTestId('message-stats').waitFor();
-
+      const dialogs = collectDialogs(page);
       // The consensus reply says how many candidates it was the best of; the sampled one says nothing.
-      const [chosen, plain] = [replies.nth(0), replies.nth(1)];
-      const line = chosen.getByTestId('message-stats');
-      assert.equal(await line.textContent(), '58 tokens · 41.7 tok/s · TTFT 142 ms · best of 4');
-      assert.equal(
-        (await line.getAttribute('title')).split('\n').at(-1),
+      const [chosen, plain] = await chosenAndPlain(page);
+      await assertStatsLine(
+        chosen,
+        '58 tokens · 41.7 tok/s · TTFT 142 ms · best of 4',
         "Consensus: the best of 4 candidates by chrF (score 0.71); tok/s counts every candidate's tokens, TTFT waits for all of them.",
       );
       assert.doesNotMatch(await plain.getByTestId('message-stats').textContent(), /best of/);
       assert.equal(await plain.getByTestId('candidates-toggle').count(), 0);
 
       // Closed at first; the button opens the list, in the candidates' order, their scores beside them, the chosen one marked.
-      const toggle = chosen.getByTestId('candidates-toggle');
-      assert.equal((await toggle.textContent()).trim(), '4 candidates');
-      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
-      assert.equal(await page.getByTestId('candidates').count(), 0);
-      await toggle.click();
-      const panel = chosen.getByTestId('candidates');
-      await panel.waitFor();
-      assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
-      assert.equal(await panel.getAttribute('id'), await toggle.getAttribute('aria-controls'));
-      assert.equal(await panel.locator('ol > li').count(), CANDIDATES.length, 'a list, one item per candidate');
+      const { toggle, panel } = await openPanel(chosen, 'candidates', '4 candidates', CANDIDATES.length);
       const items = panel.getByTestId('candidate');
       assert.deepEqual(await items.getByTestId('candidate-text').allTextContents(), CANDIDATES.map((c) => c.text));
       assert.deepEqual(await items.getByTestId('candidate-score').allTextContents(), ['0.58', '0.71', '0.12', '0.64']);
       assert.deepEqual(await items.evaluateAll((els) => els.map((el) => el.dataset.chosen ?? null)), [null, 'true', null, null]);
       assert.equal(await panel.getByTestId('candidate-chosen').count(), 1);
       assert.equal((await items.nth(1).getByTestId('candidate-chosen').textContent()).trim(), 'chosen');
-      // Model output is text: the hostile candidate is shown as written, and nothing of it runs.
-      assert.equal(await items.nth(2).getByTestId('candidate-text').textContent(), HOSTILE);
-      assert.equal(await panel.locator('img').count(), 0);
-      await page.waitForTimeout(100);
-      assert.deepEqual(dialogs, []);
+      await assertShownAsText(panel, items.nth(2).getByTestId('candidate-text'), dialogs);
 
       // The button closes it again, from the keyboard too.
       await toggle.focus();
@@ -575,19 +613,11 @@ describe('Hearth chat screen', () => {
       assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
 
       // Live, under consensus: the dots while the candidates are written, then the chosen one whole, with its candidates.
-      await openSettings(page);
-      await page.getByTestId('field-strategy-consensus').click();
-      await waitForSave(page, (p) => p.strategy === 'consensus');
-      await page.keyboard.press('Escape');
-      await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
-      await page.getByTestId('composer').fill('And the evening?');
-      await page.keyboard.press('Enter');
-      await lastAssistant(page).getByTestId('typing').waitFor();
-      const { lengths, status } = await sampleStream(page);
-      assert.equal(status, 'complete');
-      assert.equal(lengths.filter((n) => n > 0).length, 1, `no streaming: the reply arrives whole (lengths seen: ${lengths})`);
-      const live = lastAssistant(page);
-      assert.equal((await live.getByTestId('message-content').textContent()).trim(), config.defaultReply.text);
+      await inSettings(page, async () => {
+        await page.getByTestId('field-strategy-consensus').click();
+        await waitForSave(page, (p) => p.strategy === 'consensus');
+      });
+      const live = await askWhole(page, 'And the evening?', config.defaultReply.text);
       assert.match(await live.getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms( · \d+ cached)? · best of 8$/);
       // Opened at the bottom of the chat, the list stops following the bottom: the button stays where it was clicked.
       const liveToggle = live.getByTestId('candidates-toggle');
@@ -603,33 +633,15 @@ describe('Hearth chat screen', () => {
     });
   });
 
-  test('consensus candidates screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes(consensusChat(), async (page, suffix) => {
-      const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
-      await reply.getByTestId('candidates-toggle').click();
-      await reply.getByTestId('candidates').waitFor();
-      await reply.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await shot(page, `chat-consensus${suffix}`, { mouse: [1100, 700] });
-    });
-  });
-
   test('a beam search reply: "beam 1 of N" on its stats line, and the best replies it found listed on demand', { timeout: TIMEOUT }, async () => {
     const config = { ...beamChat(), defaultReply: { text: 'The 28 tram, then the Belém Tower at sunset.', chunkSize: 4, delayMs: 5 } };
     await withApp(config, async (page) => {
-      const dialogs = [];
-      page.on('dialog', (dialog) => {
-        dialogs.push(dialog.message());
-        void dialog.dismiss();
-      });
-      const replies = page.locator('[data-testid="message"][data-role="assistant"]');
-      await replies.nth(1).getByTestId('message-stats').waitFor();
-
+      const dialogs = collectDialogs(page);
       // The beam reply says it is the best of the replies kept; the sampled one says nothing.
-      const [found, plain] = [replies.nth(0), replies.nth(1)];
-      const line = found.getByTestId('message-stats');
-      assert.equal(await line.textContent(), '58 tokens · 41.7 tok/s · TTFT 142 ms · beam 1 of 4');
-      assert.equal(
-        (await line.getAttribute('title')).split('\n').at(-1),
+      const [found, plain] = await chosenAndPlain(page);
+      await assertStatsLine(
+        found,
+        '58 tokens · 41.7 tok/s · TTFT 142 ms · beam 1 of 4',
         "Beam search: the best of the 4 replies it kept (score −0.43, log-probability −5.12 over 12 tokens); tok/s counts every beam's tokens, TTFT waits for the search to end.",
       );
       assert.doesNotMatch(await plain.getByTestId('message-stats').textContent(), /beam/);
@@ -637,17 +649,9 @@ describe('Hearth chat screen', () => {
       assert.equal(await found.getByTestId('candidates-toggle').count(), 0);
 
       // The same panel as consensus's: closed at first, best first, each with its score and log-probability, the reply marked.
-      const toggle = found.getByTestId('beams-toggle');
-      assert.equal((await toggle.textContent()).trim(), '4 beams');
-      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
-      await toggle.click();
-      const panel = found.getByTestId('beams');
-      await panel.waitFor();
-      assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
-      assert.equal(await panel.getAttribute('id'), await toggle.getAttribute('aria-controls'));
+      const { toggle, panel } = await openPanel(found, 'beams', '4 beams', BEAMS.length);
       assert.equal(await panel.getAttribute('aria-label'), 'Beam search replies');
       assert.match(await panel.locator('.intro').textContent(), /best first, ranked by score: the model's log-probability of the reply ÷ its length\^length penalty/);
-      assert.equal(await panel.locator('ol > li').count(), BEAMS.length);
       const items = panel.getByTestId('beam');
       assert.deepEqual(await items.getByTestId('beam-text').allTextContents(), BEAMS.map((b) => b.text));
       assert.deepEqual(await items.getByTestId('beam-score').allTextContents(), ['−0.43', '−0.52', '−0.60', '−0.73']);
@@ -655,30 +659,18 @@ describe('Hearth chat screen', () => {
       assert.deepEqual(await items.getByTestId('beam-tokens').allTextContents(), ['12 tokens', '6 tokens', '12 tokens', '6 tokens']);
       assert.deepEqual(await items.evaluateAll((els) => els.map((el) => el.dataset.chosen ?? null)), ['true', null, null, null]);
       assert.deepEqual(await items.locator('.name').allTextContents(), ['Beam 1', 'Beam 2', 'Beam 3', 'Beam 4']);
-      // Model output is text: the hostile reply is shown as written, and nothing of it runs.
-      assert.equal(await items.nth(2).getByTestId('beam-text').textContent(), HOSTILE);
-      assert.equal(await panel.locator('img').count(), 0);
-      await page.waitForTimeout(100);
-      assert.deepEqual(dialogs, []);
+      await assertShownAsText(panel, items.nth(2).getByTestId('beam-text'), dialogs);
       await toggle.click();
       await panel.waitFor({ state: 'detached' });
 
       // Live, under beam search: the best reply arrives whole, with min(n-best, width) of them kept.
-      await openSettings(page);
-      await page.getByTestId('field-strategy-beam').click();
-      await waitForSave(page, (p) => p.strategy === 'beam');
-      await page.getByTestId('field-nBest').fill('3');
-      await waitForSave(page, (p) => p.nBest === 3);
-      await page.keyboard.press('Escape');
-      await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
-      await page.getByTestId('composer').fill('And the evening?');
-      await page.keyboard.press('Enter');
-      await lastAssistant(page).getByTestId('typing').waitFor();
-      const { lengths, status } = await sampleStream(page);
-      assert.equal(status, 'complete');
-      assert.equal(lengths.filter((n) => n > 0).length, 1, `no streaming: the reply arrives whole (lengths seen: ${lengths})`);
-      const live = lastAssistant(page);
-      assert.equal((await live.getByTestId('message-content').textContent()).trim(), config.defaultReply.text);
+      await inSettings(page, async () => {
+        await page.getByTestId('field-strategy-beam').click();
+        await waitForSave(page, (p) => p.strategy === 'beam');
+        await page.getByTestId('field-nBest').fill('3');
+        await waitForSave(page, (p) => p.nBest === 3);
+      });
+      const live = await askWhole(page, 'And the evening?', config.defaultReply.text);
       assert.match(await live.getByTestId('message-stats').textContent(), /^\d+ tokens · [\d.]+ tok\/s · TTFT \d+ ms( · \d+ cached)? · beam 1 of 3$/);
       await live.getByTestId('beams-toggle').click();
       assert.equal(await live.getByTestId('beam').count(), 3);
@@ -689,23 +681,24 @@ describe('Hearth chat screen', () => {
     });
   });
 
-  test('beam search replies screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes(beamChat(), async (page, suffix) => {
-      const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
-      await reply.getByTestId('beams-toggle').click();
-      await reply.getByTestId('beams').waitFor();
-      await reply.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await shot(page, `chat-beams${suffix}`, { mouse: [1100, 700] });
+  for (const { what, chat, kind, file } of [
+    { what: 'consensus candidates', chat: consensusChat, kind: 'candidates', file: 'chat-consensus' },
+    { what: 'beam search replies', chat: beamChat, kind: 'beams', file: 'chat-beams' },
+  ]) {
+    test(`${what} screenshots (light and dark)`, { timeout: TIMEOUT }, async () => {
+      await inBothSchemes(chat(), async (page, suffix) => {
+        const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
+        await reply.getByTestId(`${kind}-toggle`).click();
+        await reply.getByTestId(kind).waitFor();
+        await reply.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await shot(page, `${file}${suffix}`, { mouse: [1100, 700] });
+      });
     });
-  });
+  }
 
   test('the token inspector: a reply as its tokens, each with its alternatives; choosing one writes a new version from there', { timeout: TIMEOUT }, async () => {
     await withApp(inspectorChat(), async (page) => {
-      const dialogs = [];
-      page.on('dialog', (dialog) => {
-        dialogs.push(dialog.message());
-        void dialog.dismiss();
-      });
+      const dialogs = collectDialogs(page);
       const replies = page.locator('[data-testid="message"][data-role="assistant"]');
       const reply = replies.first();
       await reply.getByTestId('message-content').waitFor();
@@ -1003,11 +996,7 @@ async function sampleColumns(page) {
 describe('Compare view', () => {
   test('set up three columns, run them side by side (streamed, then stats), keep one: the chat shows that version', { timeout: TIMEOUT }, async () => {
     await withApp(compareChat(), async (page) => {
-      const dialogs = [];
-      page.on('dialog', (dialog) => {
-        dialogs.push(dialog.message());
-        void dialog.dismiss();
-      });
+      const dialogs = collectDialogs(page);
       // A reply's hover actions have Compare; a question's have none.
       const button = lastAssistant(page).getByTestId('action-compare');
       assert.equal(await button.getAttribute('aria-label'), 'Compare settings');
@@ -1243,24 +1232,9 @@ describe('Compare view', () => {
       await compareColumns(page).nth(1).getByTestId('column-strategy').selectOption('sampling');
       await dialog.getByTestId('compare-run').click();
       await page.locator('[data-testid="compare"][data-phase="done"]').waitFor();
-      await page.waitForTimeout(300); // time for an <img src=x> to fail and fire onerror
-      assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no injected handler or script ran');
-      for (const text of await compareColumns(page).getByTestId('column-text').all()) {
-        await text.getByText('click me').click(); // a sanitized link has no href left to run
-        await text.getByText('md link').click();
-        const dom = await text.evaluate((el) => ({
-          scripts: el.querySelectorAll('script, iframe, svg').length,
-          handlers: [...el.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)).filter((n) => n.startsWith('on')),
-          hrefs: [...el.querySelectorAll('a')].map((a) => a.getAttribute('href')),
-          text: el.textContent,
-        }));
-        assert.equal(dom.scripts, 0);
-        assert.deepEqual(dom.handlers, []);
-        assert.ok(dom.hrefs.every((h) => h === null || !/javascript:/i.test(h)), `hrefs: ${dom.hrefs}`);
-        assert.match(dom.text, /Try the Alfama[^]*done/);
-      }
-      await page.waitForTimeout(200);
-      assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no javascript: link ran');
+      await assertNothingRan(page, 300, 'no injected handler or script ran');
+      for (const text of await compareColumns(page).getByTestId('column-text').all()) await assertSanitized(text, /Try the Alfama[^]*done/);
+      await assertNothingRan(page, 200, 'no javascript: link ran');
       assert.equal(await dialog.locator('script, iframe, svg:not(button svg)').count(), 0);
     }, { query: '?nocsp' });
   });
@@ -1291,6 +1265,14 @@ async function openSettings(page) {
   await page.getByTestId('field-topP').waitFor();
 }
 
+/** Opens Settings, runs `edit` there, and closes the panel again (Escape). */
+async function inSettings(page, edit) {
+  await openSettings(page);
+  await edit();
+  await page.keyboard.press('Escape');
+  await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
+}
+
 /** The params of every set_sampling call so far. */
 const samplingSaves = (page) => page.evaluate(() => window.__hearthMock.samplingSaves);
 
@@ -1307,6 +1289,33 @@ async function waitForSave(page, check) {
 }
 
 const fieldValue = (page, key) => page.getByTestId(`field-${key}`).inputValue();
+
+/** Makes `edit` (a click on `edit.click`, or `edit.fill`'s [key, text] typed into the field) and waits until set_sampling got the defaults with `edit.sent` over them, which it returns. */
+async function applyEdit(page, edit) {
+  if (edit.click) await page.getByTestId(edit.click).click();
+  else await page.getByTestId(`field-${edit.fill[0]}`).fill(edit.fill[1]);
+  const expected = { ...CONTRACT.samplingDefaults, ...edit.sent };
+  await waitForSave(page, (p) => isDeepStrictEqual(p, expected));
+  return expected;
+}
+
+/**
+ * Types `typed` into `key`'s field, whose hint then says `hint`: a value the backend refuses is sent and its message
+ * (`error`) shown word for word; one that cannot be sent (no `error`) never is. Either way the field is marked.
+ */
+async function typeRefused(page, key, { typed, error, hint }) {
+  const before = (await samplingSaves(page)).length;
+  await page.getByTestId(`field-${key}`).fill(typed);
+  await page.getByTestId(`hint-${key}`).filter({ hasText: hint }).waitFor();
+  if (error) {
+    await page.getByTestId('settings-error').filter({ hasText: error }).waitFor();
+    assert.equal((await samplingSaves(page)).at(-1)[key], Number(typed));
+  } else {
+    await page.waitForTimeout(450);
+    assert.equal((await samplingSaves(page)).length, before, `${typed} is never sent`);
+  }
+  assert.equal(await page.getByTestId(`field-${key}`).getAttribute('aria-invalid'), 'true');
+}
 
 describe('Decoding settings panel', () => {
   test('edit top-p: saved, an out-of-range value shows the backend message, closing flushes', { timeout: TIMEOUT }, async () => {
@@ -1533,29 +1542,14 @@ describe('Decoding settings panel', () => {
       for (const key of ['speculative', 'draftMax']) assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), true);
 
       for (const edit of EDITS) {
-        if (edit.click) await page.getByTestId(edit.click).click();
-        else await page.getByTestId(`field-${edit.fill[0]}`).fill(edit.fill[1]);
-        const expected = { ...DEFAULTS, ...edit.sent };
-        await waitForSave(page, (p) => isDeepStrictEqual(p, expected));
+        const expected = await applyEdit(page, edit);
         assert.equal(await page.getByTestId(`field-speculative-${expected.speculative}`).getAttribute('aria-checked'), 'true');
         assert.equal(await fieldValue(page, 'draftMax'), String(expected.draftMax));
         assert.equal(await page.getByTestId('reset-speculative').isDisabled(), expected.speculative === DEFAULTS.speculative);
         assert.equal(await page.getByTestId('reset-draftMax').isDisabled(), expected.draftMax === DEFAULTS.draftMax);
       }
 
-      for (const { typed, error, hint } of REFUSED) {
-        const before = (await samplingSaves(page)).length;
-        await page.getByTestId('field-draftMax').fill(typed);
-        await page.getByTestId('hint-draftMax').filter({ hasText: hint }).waitFor();
-        if (error) {
-          await page.getByTestId('settings-error').filter({ hasText: error }).waitFor();
-          assert.equal((await samplingSaves(page)).at(-1).draftMax, Number(typed));
-        } else {
-          await page.waitForTimeout(450);
-          assert.equal((await samplingSaves(page)).length, before, `${typed} is never sent`);
-        }
-        assert.equal(await page.getByTestId('field-draftMax').getAttribute('aria-invalid'), 'true');
-      }
+      for (const refused of REFUSED) await typeRefused(page, 'draftMax', refused);
       await page.getByTestId('field-draftMax').fill('12');
       await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, draftMax: 12 }));
       await page.getByTestId('settings-error').waitFor({ state: 'detached' });
@@ -1613,10 +1607,7 @@ describe('Decoding settings panel', () => {
       for (const key of ['strategy', 'mbrCandidates', 'mbrUtility']) assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), true);
 
       for (const edit of EDITS) {
-        if (edit.click) await page.getByTestId(edit.click).click();
-        else await page.getByTestId(`field-${edit.fill[0]}`).fill(edit.fill[1]);
-        const expected = { ...DEFAULTS, ...edit.sent };
-        await waitForSave(page, (p) => isDeepStrictEqual(p, expected));
+        const expected = await applyEdit(page, edit);
         assert.equal(await checked(`field-strategy-${expected.strategy}`), 'true');
         assert.equal(await checked(`field-mbrUtility-${expected.mbrUtility}`), 'true');
         assert.equal(await fieldValue(page, 'mbrCandidates'), String(expected.mbrCandidates));
@@ -1625,19 +1616,7 @@ describe('Decoding settings panel', () => {
         }
       }
 
-      for (const { typed, error, hint } of REFUSED) {
-        const before = (await samplingSaves(page)).length;
-        await page.getByTestId('field-mbrCandidates').fill(typed);
-        await page.getByTestId('hint-mbrCandidates').filter({ hasText: hint }).waitFor();
-        if (error) {
-          await page.getByTestId('settings-error').filter({ hasText: error }).waitFor();
-          assert.equal((await samplingSaves(page)).at(-1).mbrCandidates, Number(typed));
-        } else {
-          await page.waitForTimeout(450);
-          assert.equal((await samplingSaves(page)).length, before, `${typed} is never sent`);
-        }
-        assert.equal(await page.getByTestId('field-mbrCandidates').getAttribute('aria-invalid'), 'true');
-      }
+      for (const refused of REFUSED) await typeRefused(page, 'mbrCandidates', refused);
       await page.getByTestId('field-mbrCandidates').fill('12');
       await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, mbrCandidates: 12 }));
       await page.getByTestId('settings-error').waitFor({ state: 'detached' });
@@ -1733,10 +1712,7 @@ describe('Decoding settings panel', () => {
       for (const key of ['strategy', ...BEAM]) assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), true);
 
       for (const edit of EDITS) {
-        if (edit.click) await page.getByTestId(edit.click).click();
-        else await page.getByTestId(`field-${edit.fill[0]}`).fill(edit.fill[1]);
-        const expected = { ...DEFAULTS, ...edit.sent };
-        await waitForSave(page, (p) => isDeepStrictEqual(p, expected));
+        const expected = await applyEdit(page, edit);
         assert.equal(await page.getByTestId(`field-strategy-${expected.strategy}`).getAttribute('aria-checked'), 'true');
         assert.equal(await page.getByTestId('field-earlyStopping').isChecked(), expected.earlyStopping);
         for (const key of ['beamWidth', 'lengthPenalty', 'nBest']) assert.equal(Number(await fieldValue(page, key)), expected[key], key);
@@ -1745,18 +1721,9 @@ describe('Decoding settings panel', () => {
         }
       }
 
-      for (const { key, typed, error, hint } of REFUSED) {
-        const before = (await samplingSaves(page)).length;
-        await page.getByTestId(`field-${key}`).fill(typed);
-        await page.getByTestId(`hint-${key}`).filter({ hasText: hint }).waitFor();
-        if (error) {
-          await page.getByTestId('settings-error').filter({ hasText: error }).waitFor();
-          assert.deepEqual((await samplingSaves(page)).at(-1), { ...DEFAULTS, [key]: Number(typed) });
-        } else {
-          await page.waitForTimeout(450);
-          assert.equal((await samplingSaves(page)).length, before, `${typed} is never sent`);
-        }
-        assert.equal(await page.getByTestId(`field-${key}`).getAttribute('aria-invalid'), 'true');
+      for (const { key, ...refused } of REFUSED) {
+        await typeRefused(page, key, refused);
+        if (refused.error) assert.deepEqual((await samplingSaves(page)).at(-1), { ...DEFAULTS, [key]: Number(refused.typed) });
         await page.getByTestId(`field-${key}`).fill(String(DEFAULTS[key]));
         await waitForSave(page, (p) => isDeepStrictEqual(p, DEFAULTS));
         await page.getByTestId('settings-error').waitFor({ state: 'detached' });
@@ -1782,20 +1749,11 @@ describe('Decoding settings panel', () => {
         await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, topProbs: Number(typed) }));
         assert.equal(await page.getByTestId('reset-topProbs').isDisabled(), false);
       }
-      for (const { typed, error, hint } of [
+      const REFUSED = [
         { typed: '21', error: 'topProbs must be between 0 and 20, got 21', hint: 'Must be between 0 and 20' },
         { typed: '2.5', error: null, hint: 'Enter a whole number' },
-      ]) {
-        const before = (await samplingSaves(page)).length;
-        await page.getByTestId('field-topProbs').fill(typed);
-        await page.getByTestId('hint-topProbs').filter({ hasText: hint }).waitFor();
-        if (error) await page.getByTestId('settings-error').filter({ hasText: error }).waitFor();
-        else {
-          await page.waitForTimeout(450);
-          assert.equal((await samplingSaves(page)).length, before, `${typed} is never sent`);
-        }
-        assert.equal(await page.getByTestId('field-topProbs').getAttribute('aria-invalid'), 'true');
-      }
+      ];
+      for (const refused of REFUSED) await typeRefused(page, 'topProbs', refused);
       await page.getByTestId('reset-topProbs').click();
       await waitForSave(page, (p) => isDeepStrictEqual(p, DEFAULTS));
       await page.getByTestId('settings-error').waitFor({ state: 'detached' });

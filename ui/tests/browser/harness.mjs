@@ -23,6 +23,12 @@ export const TIMEOUT = 60_000;
 
 export const MODEL = { name: 'Llama-3.2-3B-Instruct-Q4_K_M', path: '/home/me/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf', sizeBytes: 2_019_377_696 };
 
+/** A saved reply's stats, as the backend sends them; `over` changes any of it. */
+export const replyStats = (over = {}) => ({
+  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new',
+  draftedTokens: 0, acceptedTokens: 0, ...over,
+});
+
 let server;
 let browser;
 
@@ -91,6 +97,16 @@ export async function askInChat(page, title, question) {
     const [asked, reply] = [...document.querySelectorAll('[data-testid="message"]')].slice(-2);
     return asked?.textContent.includes(q) && reply?.dataset.role === 'assistant' && reply.dataset.status === 'complete';
   }, question);
+}
+
+/** From now on, every dialog the page opens (alert, confirm…) is dismissed and its message kept in the array returned. */
+export function collectDialogs(page) {
+  const dialogs = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  return dialogs;
 }
 
 export async function waitForStatus(locator, status) {

@@ -8,10 +8,12 @@ import {
   MODEL,
   OUTPUT,
   TIMEOUT,
+  collectDialogs,
   inBothSchemes,
   lastAssistant,
   messages,
   mockState,
+  replyStats,
   shot,
   useBrowser,
   waitForStatus,
@@ -21,11 +23,6 @@ import {
 useBrowser();
 
 const MINUTE = 60_000;
-const stats = (over = {}) => ({
-  promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new',
-  draftedTokens: 0, acceptedTokens: 0, ...over,
-});
-
 /** A chat's messages from [role, content, extra?] rows, ids from `firstId`; linear unless `extra.parentId` says otherwise. */
 function history(chatId, firstId, rows, startAt = Date.now() - 3 * 60 * MINUTE) {
   return rows.map(([role, content, extra = {}], i) => ({
@@ -36,7 +33,7 @@ function history(chatId, firstId, rows, startAt = Date.now() - 3 * 60 * MINUTE) 
     status: 'complete',
     createdAt: startAt + i * MINUTE,
     model: role === 'assistant' ? MODEL.name : null,
-    stats: role === 'assistant' ? stats() : null,
+    stats: role === 'assistant' ? replyStats() : null,
     ...extra,
   }));
 }
@@ -130,10 +127,10 @@ describe('The message tree', () => {
       ['interrupted', {}, 'Interrupted — Hearth closed while this reply was being written'],
       [
         'interrupted',
-        { stats: stats({ interruptedBy: 'the model crashed: GGML_ASSERT(n_tokens > 0) failed in llama-batch.cpp:310' }) },
+        { stats: replyStats({ interruptedBy: 'the model crashed: GGML_ASSERT(n_tokens > 0) failed in llama-batch.cpp:310' }) },
         'Interrupted — The model crashed: GGML_ASSERT(n_tokens > 0) failed in llama-batch.cpp:310',
       ],
-      ['complete', { stats: stats({ cutAtLimit: true }) }, 'Cut off at the length limit'],
+      ['complete', { stats: replyStats({ cutAtLimit: true }) }, 'Cut off at the length limit'],
     ];
     for (const [status, extra, notice] of unfinished) {
       const config = {
@@ -383,11 +380,7 @@ describe('Export and import', () => {
   test('import: the report lists skipped chats and reasons as text; the new chat takes its place by date', { timeout: TIMEOUT }, async () => {
     const config = { ...STORY, chats: [chat(1, 'Stories', Date.now()), chat(2, 'Other', Date.now() - 30 * DAY)], importFile: IMPORT_FILE };
     await withApp(config, async (page) => {
-      const dialogs = [];
-      page.on('dialog', (d) => {
-        dialogs.push(d.message());
-        void d.dismiss();
-      });
+      const dialogs = collectDialogs(page);
       await transfer(page, page.getByTestId('import-chats'), 'import_chats');
       const report = page.getByTestId('import-report');
       assert.equal(await text(report.getByTestId('import-summary')), 'Imported 1 chat');
@@ -639,7 +632,7 @@ function scene() {
       ...history(1, 3, [['user', 'Make the poem about rain.', { parentId: 2 }], ['assistant', 'Rain taps the glass…', { parentId: 3 }]], start + 5 * MINUTE),
       ...history(1, 5, [
         ['user', 'Write the poem about rain, in four short lines.', { parentId: 2 }],
-        ['assistant', 'Soft rain on the roof,\nthe kettle begins to', { parentId: 5, status: 'interrupted', stats: stats({ interruptedBy: 'the engine was killed (SIGKILL) — most often because the system ran out of memory' }) }],
+        ['assistant', 'Soft rain on the roof,\nthe kettle begins to', { parentId: 5, status: 'interrupted', stats: replyStats({ interruptedBy: 'the engine was killed (SIGKILL) — most often because the system ran out of memory' }) }],
       ], start + 9 * MINUTE),
       ...history(2, 20, [['user', 'Why does the borrow checker complain when the rain stops?']], start - 3 * 24 * 60 * MINUTE),
       ...history(3, 30, [['assistant', 'Feed it at 8 am and 8 pm; on rainy days it rises slower.']], start - 40 * 24 * 60 * MINUTE),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BeamHypothesis, Consensus, ReplyStats } from '../../src/ipc/bindings';
 import { alternativesOf, barWidth, beamView, consensusView } from '../../src/lib/alternatives';
 import { table } from './helpers';
+import { stats } from './reply-fixtures';
 
 const CONSENSUS: Consensus = {
   utility: 'exactMatch',
@@ -18,19 +19,6 @@ const BEAMS: BeamHypothesis[] = [
   { text: 'The tram.', logprob: -3.9, score: -0.65, tokens: 6 },
 ];
 
-const stats = (over: Partial<ReplyStats>): ReplyStats => ({
-  promptTokens: 20,
-  cachedTokens: 0,
-  completionTokens: 12,
-  ttftMs: 120,
-  decodeTps: 85.33,
-  droppedMessages: 0,
-  cutAtLimit: false,
-  promptSource: 'new',
-  draftedTokens: 0,
-  acceptedTokens: 0,
-  ...over,
-});
 
 describe('consensusView: a consensus reply\'s candidates as the panel lists them', () => {
   const view = consensusView(CONSENSUS);

@@ -4,6 +4,7 @@ import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
 import { PENDING_USER_ID } from '../../src/lib/turns';
 import { fakeApi, manualFrames, virtualTimers } from './helpers';
+import { stats } from './reply-fixtures';
 import { model } from './settings-fixtures';
 
 const MODEL: ModelInfo = model();
@@ -171,12 +172,12 @@ describe('ChatStore', () => {
     expect(store.messages[1].content).toBe('Hi, ');
     emit(ev.delta('friend'));
     emit(ev.delta('!')); // still pending when the reply finishes
-    const stats = { promptTokens: 9, cachedTokens: 0, completionTokens: 4, ttftMs: 50, decodeTps: 40, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' as const, draftedTokens: 0, acceptedTokens: 0 };
-    emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Hi, friend!', stats })));
+    const saved = stats();
+    emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Hi, friend!', stats: saved })));
     resolve();
     await expect(sending).resolves.toBe(true);
 
-    expect(store.messages[1]).toMatchObject({ content: 'Hi, friend!', status: 'complete', stats });
+    expect(store.messages[1]).toMatchObject({ content: 'Hi, friend!', status: 'complete', stats: saved });
     expect(store.generating).toBeNull();
     clock.tick(); // a stale frame must not append anything
     expect(store.messages[1].content).toBe('Hi, friend!');

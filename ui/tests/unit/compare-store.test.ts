@@ -1,18 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ChatEvent, CompareEvent, ReplyStats, SamplingParams, SamplingSettings, StoredMessage } from '../../src/ipc/bindings';
+import type { ChatEvent, CompareEvent, SamplingParams, SamplingSettings, StoredMessage } from '../../src/ipc/bindings';
 import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
 import { CompareStore, lastSaved, type ColumnResult } from '../../src/lib/compare.svelte';
 import { fakeApi, manualFrames } from './helpers';
+import { stats } from './reply-fixtures';
 import { BUILT_IN, DEFAULTS, RANGES, model, params } from './settings-fixtures';
 
 function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'role'>): StoredMessage {
   return { chatId: 1, content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], ...over };
 }
 
-const STATS: ReplyStats = {
-  promptTokens: 9, cachedTokens: 0, completionTokens: 4, ttftMs: 50, decodeTps: 40, droppedMessages: 0, cutAtLimit: false,
-  promptSource: 'new', draftedTokens: 0, acceptedTokens: 0,
-};
+const STATS = stats();
 
 const QUESTION = msg({ id: 11, role: 'user', content: 'Plan one day in Lisbon.' });
 const REPLY = msg({ id: 12, role: 'assistant', content: 'Start in the Alfama.', parentId: 11 });
@@ -61,6 +59,26 @@ function setup(current: SamplingParams = params()) {
       return pending;
     },
   };
+}
+
+/** `setup`, the chat read and the view opened on the reply: its setup shown. */
+async function opened(current?: SamplingParams) {
+  const t = setup(current);
+  await t.chat.init();
+  await t.compare.open(12);
+  return t;
+}
+
+/** On fake timers: opened and run, both columns started; the run, and the call's emit and resolve for the rest. */
+async function bothStarted() {
+  vi.useFakeTimers();
+  const t = await opened();
+  const running = t.compare.run();
+  await vi.advanceTimersByTimeAsync(0);
+  const { emit, resolve } = t.call;
+  emit(ev.started(0, 20));
+  emit(ev.started(1, 21));
+  return { t, running, emit, resolve };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -116,9 +134,7 @@ describe('CompareStore', () => {
 
   it('runs the columns whole, streams each answer into its column, then reloads the path and lets one be kept', async () => {
     const chatParams = params({ temperature: 0.5 });
-    const t = setup(chatParams);
-    await t.chat.init();
-    await t.compare.open(12);
+    const t = await opened(chatParams);
     t.compare.addColumn();
     t.compare.setBase(2, 'Creative');
     t.compare.setStrategy(2, 'beam');
@@ -178,9 +194,7 @@ describe('CompareStore', () => {
   });
 
   it('a refusal puts the setup back, saying it in words and marking the column it names', async () => {
-    const t = setup(params({ temperature: 0 }));
-    await t.chat.init();
-    await t.compare.open(12);
+    const t = await opened(params({ temperature: 0 }));
     t.compare.setStrategy(0, 'consensus');
     const running = t.compare.run();
     await settle();
@@ -202,15 +216,7 @@ describe('CompareStore', () => {
   });
 
   it('waits a moment for columns whose last event has not come when the call returns, then ends them as they are', async () => {
-    vi.useFakeTimers();
-    const t = setup();
-    await t.chat.init();
-    await t.compare.open(12);
-    const running = t.compare.run();
-    await vi.advanceTimersByTimeAsync(0);
-    const { emit, resolve } = t.call;
-    emit(ev.started(0, 20));
-    emit(ev.started(1, 21));
+    const { t, running, emit, resolve } = await bothStarted();
     emit(ev.delta(1, 'Half'));
     emit(ev.finished(0, msg({ id: 20, role: 'assistant', content: 'Whole', stats: STATS })));
     resolve();
@@ -222,15 +228,7 @@ describe('CompareStore', () => {
   });
 
   it('a late last event ends it at once', async () => {
-    vi.useFakeTimers();
-    const t = setup();
-    await t.chat.init();
-    await t.compare.open(12);
-    const running = t.compare.run();
-    await vi.advanceTimersByTimeAsync(0);
-    const { emit, resolve } = t.call;
-    emit(ev.started(0, 20));
-    emit(ev.started(1, 21));
+    const { t, running, emit, resolve } = await bothStarted();
     emit(ev.finished(0, msg({ id: 20, role: 'assistant', content: 'A', stats: STATS })));
     resolve();
     await running;
@@ -240,9 +238,7 @@ describe('CompareStore', () => {
   });
 
   it('cannot close while the answers are written; closing after leaves the path as the backend has it', async () => {
-    const t = setup();
-    await t.chat.init();
-    await t.compare.open(12);
+    const t = await opened();
     const running = t.compare.run();
     await settle();
     t.compare.close();
@@ -262,9 +258,7 @@ describe('CompareStore', () => {
   });
 
   it('does not run while another reply is being written', async () => {
-    const t = setup();
-    await t.chat.init();
-    await t.compare.open(12);
+    const t = await opened();
     t.chat.generating = { chatId: 1, stopping: false };
     expect(t.compare.canRun).toBe(false);
     await t.compare.run();

@@ -21,20 +21,8 @@ import {
   sentence,
 } from '../../src/lib/format';
 import { table } from './helpers';
+import { stats } from './reply-fixtures';
 
-const stats = (over: Partial<ReplyStats>): ReplyStats => ({
-  promptTokens: 20,
-  cachedTokens: 0,
-  completionTokens: 12,
-  ttftMs: 120,
-  decodeTps: 85.33,
-  droppedMessages: 0,
-  cutAtLimit: false,
-  promptSource: 'new',
-  draftedTokens: 0,
-  acceptedTokens: 0,
-  ...over,
-});
 
 table('formatDropped: the notice under a reply that did not see the whole chat', formatDropped, [
   [stats({}), ''],

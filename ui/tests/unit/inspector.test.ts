@@ -11,6 +11,7 @@ import {
   visibleText,
 } from '../../src/lib/inspector';
 import { table } from './helpers';
+import { stats } from './reply-fixtures';
 
 table('visibleText: a token on its own, its whitespace shown', visibleText, [
   [' the', '␣the'],
@@ -90,19 +91,6 @@ table(
   ],
 );
 
-const stats = (over: Partial<ReplyStats>): ReplyStats => ({
-  promptTokens: 20,
-  cachedTokens: 0,
-  completionTokens: 12,
-  ttftMs: 120,
-  decodeTps: 85.33,
-  droppedMessages: 0,
-  cutAtLimit: false,
-  promptSource: 'new',
-  draftedTokens: 0,
-  acceptedTokens: 0,
-  ...over,
-});
 
 table('noTokensReason: why a reply has no tokens to inspect', (s: ReplyStats | null) => noTokensReason(s).split(':')[0].split('.')[0], [
   [stats({ beams: [{ text: 'x', logprob: -1, score: -1, tokens: 1 }] }), 'This reply was found by beam search, which keeps no token probabilities'],

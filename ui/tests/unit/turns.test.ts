@@ -1,19 +1,7 @@
-import type { ReplyStats, StoredMessage } from '../../src/ipc/bindings';
+import type { StoredMessage } from '../../src/ipc/bindings';
 import { PENDING_USER_ID, addsSibling, branchPosition, canContinue, newReplyVersion, pathDuringTurn, type TurnRequest } from '../../src/lib/turns';
 import { table } from './helpers';
-
-const stats = (cutAtLimit: boolean): ReplyStats => ({
-  promptTokens: 1,
-  cachedTokens: 0,
-  completionTokens: 1,
-  ttftMs: 1,
-  decodeTps: 1,
-  droppedMessages: 0,
-  cutAtLimit,
-  promptSource: 'new',
-  draftedTokens: 0,
-  acceptedTokens: 0,
-});
+import { stats } from './reply-fixtures';
 
 function msg(id: number, role: StoredMessage['role'], siblings: number[] = [id]): StoredMessage {
   return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: id - 1 || null, siblings };
@@ -59,10 +47,10 @@ table('newReplyVersion: a new version of a reply beside it', newReplyVersion, [
 
 type Reply = Pick<StoredMessage, 'role' | 'status' | 'stats'>;
 table<Reply, boolean>('canContinue: a reply that ended before the model ended it', canContinue, [
-  [{ role: 'assistant', status: 'complete', stats: stats(false) }, false],
+  [{ role: 'assistant', status: 'complete', stats: stats() }, false],
   [{ role: 'assistant', status: 'complete', stats: null }, false],
-  [{ role: 'assistant', status: 'complete', stats: stats(true) }, true],
-  [{ role: 'assistant', status: 'stopped', stats: stats(false) }, true],
+  [{ role: 'assistant', status: 'complete', stats: stats({ cutAtLimit: true }) }, true],
+  [{ role: 'assistant', status: 'stopped', stats: stats() }, true],
   [{ role: 'assistant', status: 'interrupted', stats: null }, true],
   [{ role: 'assistant', status: 'failed', stats: null }, true],
   [{ role: 'assistant', status: 'streaming', stats: null }, false],
