@@ -36,6 +36,8 @@ const SEEDS: &[(i64, &str)] = &[
     // 0004 added an index only: the data is as at 3.
     (3, TREE),
     (4, TREE),
+    // 0005 added the chat's model target (NULL: the local model) and nothing else.
+    (5, TREE),
 ];
 
 async fn database_at_version(path: &Path, version: i64) {
@@ -78,6 +80,11 @@ async fn every_earlier_schema_upgrades_with_its_data() {
         // Search covers the old rows, including the reply that was interrupted.
         let hits = store.search("gulls", 10).await.unwrap();
         assert_eq!(hits.iter().map(|h| h.message_id).collect::<Vec<_>>(), [4], "from version {version}");
+        // Replies from before the inspector have no token probabilities; new ones keep theirs.
+        assert!(store.token_probs(2).await.unwrap().is_empty(), "from version {version}");
+        let kept = [hearth_core::TokenProbs { id: 7, text: "He".into(), p: 0.5, entropy: 1.0, top: Vec::new() }];
+        store.save_token_probs(2, &kept).await.unwrap();
+        assert_eq!(store.token_probs(2).await.unwrap(), kept);
         // The upgraded chat keeps growing as a tree.
         let next = store.append_message(1, Some(4), Role::User, "Go on", MessageStatus::Complete, None).await.unwrap();
         assert_eq!(next.parent_id, Some(4));
