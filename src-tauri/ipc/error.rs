@@ -153,7 +153,9 @@ impl From<BackendError> for IpcError {
     fn from(e: BackendError) -> Self {
         let kind = match e {
             BackendError::NoModel => IpcErrorKind::NoModel,
-            BackendError::ContextOverflow { .. } | BackendError::InvalidRequest(_) => IpcErrorKind::InvalidInput,
+            BackendError::ContextOverflow { .. } | BackendError::InvalidRequest(_) | BackendError::DraftModel { .. } => {
+                IpcErrorKind::InvalidInput
+            }
             BackendError::Engine(_) | BackendError::EngineGone | BackendError::EngineCrashed { .. } => IpcErrorKind::Engine,
             BackendError::Provider(provider) => return provider.into(),
         };

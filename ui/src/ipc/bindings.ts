@@ -263,7 +263,7 @@ export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonS
 
 export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
-export type Speculative = "off" | "promptLookup";
+export type Speculative = "off" | "promptLookup" | "draftModel";
 
 export type Strategy = "sampling" | "consensus" | "beam";
 
@@ -356,6 +356,11 @@ speculative: Speculative,
  * The most tokens guessed ahead per step.
  */
 draftMax: number, 
+/**
+ * Speculative decoding with a draft model: the GGUF file of a small model with the same
+ * vocabulary that guesses ahead (the model chatting checks every guess).
+ */
+draftModel: string | null, 
 /**
  * How the reply is made from the model's choices.
  */

@@ -99,6 +99,10 @@ impl ChatArgs {
                 "chat" => chat = Some(number(&flag, &it.value(&flag)?)?),
                 "ignore-eos" => sampling.set("ignore-eos", "true")?,
                 "lookup" => sampling.set("speculative", "promptLookup")?,
+                "draft" => {
+                    sampling.set("speculative", "draftModel")?;
+                    sampling.set("draft-model", &it.value(&flag)?)?;
+                }
                 "beam" => {
                     sampling.set("strategy", "beam")?;
                     sampling.set("beam-width", &it.value(&flag)?)?;
@@ -452,6 +456,9 @@ mod tests {
         // The decoding lab's shorthands.
         let lookup = parse(&["--lookup", "--draft-max", "12"]).unwrap();
         assert_eq!((lookup.speculative, lookup.draft_max), (Speculative::PromptLookup, 12));
+        let draft = parse(&["--draft", "small.gguf", "--draft-max", "4"]).unwrap();
+        assert_eq!((draft.speculative, draft.draft_model.as_deref(), draft.draft_max), (Speculative::DraftModel, Some("small.gguf"), 4));
+        assert!(parse(&["--speculative", "draftModel"]).unwrap_err().contains("draftModel must be a model file to draft with"));
         let mbr = parse(&["--temp", "0.7", "--mbr", "6", "--mbr-utility", "exactMatch"]).unwrap();
         assert_eq!((mbr.strategy, mbr.mbr_candidates, mbr.mbr_utility), (Strategy::Consensus, 6, MbrUtility::ExactMatch));
         let beam = parse(&["--beam", "3", "--n-best", "2", "--length-penalty", "0.5"]).unwrap();

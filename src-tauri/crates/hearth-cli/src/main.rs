@@ -65,6 +65,8 @@ Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.
   --stop TEXT (repeatable)  --logit-bias TOKEN_ID=BIAS or TEXT=BIAS (repeatable; -100 bans)
   --grammar GBNF  --json-schema SCHEMA  --sampler-order penalties,dry,topNSigma,topK,typicalP,topP,minP,xtc,temperature
   --lookup (speculative decoding by prompt lookup; same reply, faster when it copies text)  --draft-max 8
+  --draft FILE (speculative decoding with a draft model: a small GGUF of the same vocabulary
+  writes ahead, the model checks; same reply)
   --mbr N (consensus: N replies sampled side by side, the one closest to the others kept;
   --strategy consensus --mbr-candidates N)  --mbr-utility chrF|exactMatch
   --beam W (beam search: the likeliest reply, W partial replies at a time; --strategy beam

@@ -268,6 +268,10 @@ pub enum BackendError {
     Engine(String),
     #[error("the engine stopped unexpectedly; restart Hearth")]
     EngineGone,
+    /// Speculative decoding's draft model cannot draft for the model chatting; the reply was
+    /// not started.
+    #[error("the draft model {path} cannot be used: {reason}. Pick another draft model, or turn speculative decoding off")]
+    DraftModel { path: String, reason: String },
     /// The engine process died under the reply; the supervisor starts a new one and reloads
     /// the model, so the next reply works.
     #[error("{cause}. The text so far is kept; the model was loaded again, so Continue or Regenerate works")]

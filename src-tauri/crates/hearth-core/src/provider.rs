@@ -267,6 +267,7 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     // From here on: decoding Hearth's own engine does, which no provider's API takes.
     "speculative",
     "draftMax",
+    "draftModel",
     "strategy",
     "mbrCandidates",
     "mbrUtility",

@@ -69,6 +69,9 @@ pub struct SamplingParams {
     pub speculative: Speculative,
     /// The most tokens guessed ahead per step.
     pub draft_max: u32,
+    /// Speculative decoding with a draft model: the GGUF file of a small model with the same
+    /// vocabulary that guesses ahead (the model chatting checks every guess).
+    pub draft_model: Option<String>,
     /// How the reply is made from the model's choices.
     pub strategy: Strategy,
     /// Consensus: how many candidate replies are sampled (side by side, in one batch per step).
@@ -113,6 +116,9 @@ pub enum Speculative {
     /// The tokens that followed the reply's last few tokens where they last occurred in the
     /// conversation (prompt lookup): no second model.
     PromptLookup,
+    /// A small model of the same vocabulary ([`SamplingParams::draft_model`]) writes a few
+    /// tokens ahead of the model chatting, which checks them all in one step.
+    DraftModel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -221,6 +227,7 @@ impl Default for SamplingParams {
             overflow: OverflowPolicy::default(),
             speculative: Speculative::Off,
             draft_max: 8,
+            draft_model: None,
             strategy: Strategy::Sampling,
             mbr_candidates: 8,
             mbr_utility: MbrUtility::ChrF,
@@ -309,6 +316,13 @@ impl SamplingParams {
             && (src.trim().is_empty() || src.contains('\0'))
         {
             return bad("constraint", "a non-empty grammar or schema", format!("{src:?}"));
+        }
+        match (&self.speculative, &self.draft_model) {
+            (Speculative::DraftModel, None) => return bad("draftModel", "a model file to draft with", "none".into()),
+            (_, Some(path)) if path.trim().is_empty() || path.contains('\0') => {
+                return bad("draftModel", "a model file to draft with", format!("{path:?}"));
+            }
+            _ => {}
         }
         if self.strategy == Strategy::Consensus && self.temperature == 0.0 {
             // Greedy candidates are all the same reply.
@@ -434,6 +448,15 @@ mod tests {
         );
         check(|p| p.max_tokens = 0, Err("maxTokens must be between 1 and 1000000, got 0"));
         check(|p| p.draft_max = 65, Err("draftMax must be between 1 and 64, got 65"));
+        check(|p| p.speculative = Speculative::DraftModel, Err("draftModel must be a model file to draft with, got none"));
+        check(|p| p.draft_model = Some(" ".into()), Err("draftModel must be a model file to draft with, got \" \""));
+        check(
+            |p| {
+                p.speculative = Speculative::DraftModel;
+                p.draft_model = Some("/models/small.gguf".into());
+            },
+            Ok(()),
+        );
         check(|p| p.mbr_candidates = 1, Err("mbrCandidates must be between 2 and 16, got 1"));
         check(|p| p.strategy = Strategy::Consensus, Ok(()));
         check(|p| p.beam_width = 9, Err("beamWidth must be between 1 and 8, got 9"));

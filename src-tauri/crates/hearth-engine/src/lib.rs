@@ -9,6 +9,7 @@
 mod beam;
 pub mod bench;
 mod consensus;
+mod drafter;
 pub mod host;
 pub mod kv_memory;
 mod llama_log;

@@ -19,6 +19,7 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use crate::consensus::Member;
+use crate::drafter::Drafter;
 use crate::lookup;
 use crate::stop::StopFilter;
 
@@ -80,16 +81,24 @@ impl Reply {
         }
     }
 
-    /// Guesses up to `room` tokens to follow `cached` and `next` (nothing unless speculative
-    /// decoding is on), never past the reply's length limit.
-    pub fn guess(&mut self, cached: &[LlamaToken], room: usize) {
+    /// Guesses up to `room` tokens to follow `cached` and `next` in sequence `seq` (nothing
+    /// unless speculative decoding is on), never past the reply's length limit.
+    pub fn guess(&mut self, cached: &[LlamaToken], seq: i32, room: usize, drafters: &mut [Drafter]) {
         let sampling = &self.request.sampling;
-        let (Some(next), Speculative::PromptLookup) = (self.next, sampling.speculative) else { return };
+        let Some(next) = self.next.filter(|_| sampling.speculative != Speculative::Off) else { return };
         let left = sampling.max_tokens.saturating_sub(self.stats.completion_tokens + 1) as usize;
+        let max = room.min(left).min(sampling.draft_max as usize);
         let mut history = Vec::with_capacity(cached.len() + 1);
         history.extend_from_slice(cached);
         history.push(next);
-        self.drafts = lookup::draft(&history, room.min(left).min(sampling.draft_max as usize));
+        self.drafts = match sampling.speculative {
+            Speculative::Off => Vec::new(),
+            Speculative::PromptLookup => lookup::draft(&history, max),
+            Speculative::DraftModel => {
+                let drafter = drafters.iter_mut().find(|d| sampling.draft_model.as_ref() == Some(&d.path));
+                drafter.map_or_else(Vec::new, |d| d.draft(seq, &history, max))
+            }
+        };
     }
 
     /// Samples the position at `logits_at` and, while the token sampled is the draft decoded

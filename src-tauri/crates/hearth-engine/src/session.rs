@@ -21,12 +21,13 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
     BackendError, CacheBudgets, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
-    Strategy, fit_context,
+    Speculative, Strategy, fit_context,
 };
 
 use crate::LoadParams;
 use crate::beam::{BeamReply, Fork, LaneView};
 use crate::consensus::{Group, Member};
+use crate::drafter::Drafter;
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::prefix;
 use crate::reply::Reply;
@@ -88,6 +89,10 @@ pub struct Session<'m> {
     clock: u64,
     /// Drafts can be checked: a recurrent or hybrid model cannot drop the cells of those rejected.
     speculate: bool,
+    /// How the model was loaded: draft models are loaded alike.
+    params: LoadParams,
+    /// The draft models replies draft with (speculative decoding), loaded when first asked for.
+    drafters: Vec<Drafter>,
 }
 
 enum Renderer {
@@ -117,6 +122,8 @@ impl<'m> Session<'m> {
             typed: None,
             clock: 0,
             speculate: !model.is_recurrent() && !model.is_hybrid(),
+            params: params.clone(),
+            drafters: Vec::new(),
         }
     }
 
@@ -138,7 +145,7 @@ impl<'m> Session<'m> {
     pub fn submit(&mut self, request: ReplyRequest, events: UnboundedSender<GenEvent>) {
         let asked_at = Instant::now();
         let fitted = self.fit_prompt(&request, self.n_ctx());
-        let queued = match fitted {
+        let queued = match fitted.and_then(|fitted| self.load_drafter(&request).map(|()| fitted)) {
             Ok((tokens, dropped)) => Queued { request, events, tokens, dropped, asked_at, member: None },
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
@@ -160,6 +167,24 @@ impl<'m> Session<'m> {
             }
             Strategy::Beam => self.queued.push_back(queued),
         }
+    }
+
+    /// Loads the draft model `request` drafts with, if it drafts with one not loaded yet (and
+    /// drops those no reply drafts with any more). Refused before the reply starts when the
+    /// file cannot be loaded or its vocabulary is not the model's.
+    fn load_drafter(&mut self, request: &ReplyRequest) -> Result<(), BackendError> {
+        let sampling = &request.sampling;
+        let drafts = self.speculate && sampling.speculative == Speculative::DraftModel && sampling.strategy != Strategy::Beam;
+        let Some(path) = sampling.draft_model.as_ref().filter(|_| drafts) else { return Ok(()) };
+        if self.drafters.iter().any(|d| &d.path == path) {
+            return Ok(());
+        }
+        let requests = self.running.iter().map(|r| &r.request).chain(self.queued.iter().chain(&self.waiting_members).map(|q| &q.request));
+        let in_use: Vec<&String> = requests.filter_map(|r| r.sampling.draft_model.as_ref()).collect();
+        self.drafters.retain(|d| in_use.contains(&&d.path));
+        let drafter = Drafter::load(path, self.model, &self.params, self.n_ctx() as u32, self.slots.len() as u32)?;
+        self.drafters.push(drafter);
+        Ok(())
     }
 
     /// Queues a consensus reply's first candidate; the others wait for it to read the prompt
@@ -267,7 +292,7 @@ impl<'m> Session<'m> {
             // Drafts take what the cache and the batch have left once every writer has its token.
             if self.speculate {
                 let room = (n_ctx - used - 2).min(self.n_batch.saturating_sub(self.batch.n_tokens() as usize + 1 + writers_left));
-                reply.guess(&slot.cached, room);
+                reply.guess(&slot.cached, slot.seq, room, &mut self.drafters);
             }
             let Some(token) = reply.next.take() else { continue };
             let first = slot.cached.len() as i32;
@@ -898,7 +923,7 @@ impl<'m> Session<'m> {
 }
 
 /// How many tokens two sequences share from the start.
-fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+pub(crate) fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 

@@ -66,6 +66,77 @@ async fn prompt_lookup_writes_the_same_reply_with_fewer_steps_and_leaves_a_valid
     assert_eq!(followed.text, yardstick.text);
 }
 
+fn draft_model(path: &std::path::Path, params: SamplingParams) -> SamplingParams {
+    SamplingParams { speculative: Speculative::DraftModel, draft_model: Some(path.display().to_string()), ..params }
+}
+
+#[tokio::test]
+async fn a_draft_model_writes_ahead_and_the_reply_stays_the_same() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    // The model drafts for itself: the same vocabulary, and guesses that nearly always hold.
+    let own = common::model_path();
+    let prompt = user("Write four short sentences about the sea.");
+    reply(&engine, &prompt, greedy(1), None).await; // The prompt cached, as for lookup above.
+    let plain = reply(&engine, &prompt, greedy(80), None).await;
+    let drafted = reply(&engine, &prompt, draft_model(&own, greedy(80)), None).await;
+    assert_eq!(drafted.text, plain.text);
+    let (accepted, tried) = (drafted.stats.accepted_tokens, drafted.stats.drafted_tokens);
+    // Drafts are only the draft model's sure guesses, and its own model keeps nearly all.
+    assert!(tried >= 5 && accepted * 10 >= tried * 9 && accepted <= tried, "{:?}", drafted.stats);
+    let cut = reply(&engine, &prompt, draft_model(&own, greedy(23)), None).await;
+    assert_eq!((cut.text.as_str(), cut.reason), (reply(&engine, &prompt, greedy(23), None).await.text.as_str(), FinishReason::Length));
+
+    // The next turn reuses the cache the drafts left and writes what a fresh engine writes.
+    let mut next = prompt.clone();
+    next.push(ChatMessage::new(Role::Assistant, drafted.text.clone()));
+    next.push(ChatMessage::new(Role::User, "Now one more, about the wind."));
+    let followed = reply(&engine, &next, draft_model(&own, greedy(40)), None).await;
+    assert!(followed.stats.cached_tokens > drafted.stats.prompt_tokens && followed.stats.accepted_tokens > 0, "{:?}", followed.stats);
+    let clean = loaded_engine().await;
+    assert_eq!(followed.text, reply(&clean, &next, greedy(40), None).await.text);
+
+    // Files that cannot draft are refused in words before the reply writes anything.
+    let dir = tempfile::tempdir().unwrap();
+    let model = std::fs::read(&own).unwrap();
+    let foreign = dir.path().join("foreign-vocab.gguf");
+    std::fs::write(&foreign, with_token_renamed(&model, "\u{120}the", "\u{120}thq")).unwrap();
+    let truncated = dir.path().join("truncated.gguf");
+    std::fs::write(&truncated, &model[..model.len() / 3]).unwrap();
+    let missing = dir.path().join("missing.gguf");
+    for (path, words) in
+        [(&foreign, "another vocabulary"), (&truncated, "truncated.gguf cannot be used"), (&missing, "missing.gguf cannot be used")]
+    {
+        let refusal = refusal(&engine, &prompt, draft_model(path, greedy(20))).await;
+        assert!(refusal.contains(words) && refusal.contains("turn speculative decoding off"), "{}: {refusal}", path.display());
+    }
+    // The engine goes on, drafting with a good model again.
+    let after = reply(&engine, &prompt, draft_model(&own, greedy(80)), None).await;
+    assert_eq!(after.text, plain.text);
+}
+
+/// The model file with one token's text changed (to text of the same length): a vocabulary
+/// that is not the model's.
+fn with_token_renamed(model: &[u8], from: &str, to: &str) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    // In the tokens array each text follows its u64 length; merges hold pairs with a space.
+    let needle: Vec<u8> = (from.len() as u64).to_le_bytes().iter().chain(from.as_bytes()).copied().collect();
+    let at = model.windows(needle.len()).position(|w| w == needle).expect("the token is in the vocabulary") + 8;
+    let mut changed = model.to_vec();
+    changed[at..at + to.len()].copy_from_slice(to.as_bytes());
+    changed
+}
+
+/// A reply that must be refused before it writes: the error's words.
+async fn refusal(engine: &hearth_engine::Engine, messages: &[ChatMessage], sampling: SamplingParams) -> String {
+    let request = ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new());
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    match stream.events.recv().await {
+        Some(GenEvent::Failed(error)) => error.to_string(),
+        other => panic!("refused before any text, not {other:?}"),
+    }
+}
+
 fn sampled(seed: u32, max_tokens: u32) -> SamplingParams {
     SamplingParams { temperature: 0.9, seed: Some(seed), max_tokens, ..SamplingParams::default() }
 }

@@ -74,6 +74,7 @@ impl From<BackendError> for ApiError {
         match e {
             BackendError::ContextOverflow { .. } => ApiError::invalid(Some("messages"), e.to_string()).with_code("context_length_exceeded"),
             BackendError::InvalidRequest(message) => ApiError::invalid(None, message),
+            BackendError::DraftModel { .. } => ApiError::invalid(None, e.to_string()),
             BackendError::NoModel => ApiError { status: 503, ..ApiError::server(e.to_string()) },
             other => ApiError::server(other.to_string()),
         }
