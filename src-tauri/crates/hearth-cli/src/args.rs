@@ -47,6 +47,8 @@ pub struct BenchArgs {
     /// llama-server to compare TTFT with (default: scripts/build-llama-server.sh's build).
     pub server: Option<PathBuf>,
     pub no_server: bool,
+    /// A draft model to measure speculative decoding with, beside prompt lookup.
+    pub draft: Option<PathBuf>,
 }
 
 impl ChatArgs {
@@ -180,7 +182,8 @@ impl ServeArgs {
 
 impl BenchArgs {
     pub fn parse(args: &[String]) -> Result<BenchArgs, String> {
-        let mut bench = BenchArgs { model: PathBuf::new(), threads: 0, turns: 20, json: false, server: None, no_server: false };
+        let mut bench =
+            BenchArgs { model: PathBuf::new(), threads: 0, turns: 20, json: false, server: None, no_server: false, draft: None };
         let mut it = Flags::new(args);
         while let Some(flag) = it.next_flag()? {
             match flag.as_str() {
@@ -190,6 +193,7 @@ impl BenchArgs {
                 "json" => bench.json = true,
                 "server" => bench.server = Some(PathBuf::from(it.value(&flag)?)),
                 "no-server" => bench.no_server = true,
+                "draft" => bench.draft = Some(PathBuf::from(it.value(&flag)?)),
                 other => return Err(format!("unknown flag --{other} for bench")),
             }
         }

@@ -154,7 +154,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
     let switch = switch_back(&args, binary.as_deref(), load(true)).await?;
     let parallel = parallel::run(&args, load(true), N_CTX, binary.as_deref()).await?;
     engine.load(&args.model, load(true)).await.map_err(|e| e.to_string())?;
-    let decoding = decoding::run(&engine).await?;
+    let decoding = decoding::run(&engine, args.draft.as_deref()).await?;
     let report = Report {
         threads: args.threads,
         prompt_tokens,
@@ -432,6 +432,16 @@ fn print_table(r: &Report) {
         d.lookup_speedup_chat,
         d.lookup_outputs_identical
     );
+    if let Some(m) = &d.draft_model {
+        println!(
+            "Draft model: edit × {:.2} ({:.0} % of drafts kept), free chat × {:.2} ({:.0} %); same replies: {}",
+            m.draft_speedup_edit,
+            m.draft_acceptance_edit * 100.0,
+            m.draft_speedup_chat,
+            m.draft_acceptance_chat * 100.0,
+            m.draft_outputs_identical
+        );
+    }
     println!("Consensus of 8: {:.0} ms vs one sampled reply {:.0} ms (× {:.2})", d.mbr8_ms, d.single_sampled_ms, d.mbr8_time_ratio);
 }
 

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use std::path::Path;
 use std::time::Instant;
 
 use hearth_core::{ChatMessage, ReplyStats, Role, SamplingParams, Speculative, Strategy};
@@ -38,17 +39,50 @@ pub struct DecodingReport {
     pub mbr8_time_ratio: f64,
     pub mbr8_ms: f64,
     pub single_sampled_ms: f64,
+    /// With `--draft FILE`: the same two tasks drafted by that model.
+    #[serde(flatten)]
+    pub draft_model: Option<DraftModelReport>,
 }
 
-pub async fn run(engine: &Engine) -> Result<DecodingReport, String> {
+/// Speculative decoding with a draft model against none, on the prompt-lookup tasks.
+#[derive(Serialize)]
+pub struct DraftModelReport {
+    pub draft_speedup_edit: f64,
+    pub draft_speedup_chat: f64,
+    pub draft_acceptance_edit: f64,
+    pub draft_acceptance_chat: f64,
+    pub draft_outputs_identical: bool,
+}
+
+pub async fn run(engine: &Engine, draft: Option<&Path>) -> Result<DecodingReport, String> {
     let edit = [ChatMessage::new(Role::User, edit_prompt())];
     let chat = [ChatMessage::new(Role::User, "Write a short story about a lighthouse keeper who finds a message in a bottle.")];
     let edit_params = SamplingParams::greedy(EDIT_TOKENS);
     let chat_params = SamplingParams { ignore_eos: true, ..SamplingParams::greedy(CHAT_TOKENS) };
-    let (plain_edit, lookup_edit, edit_same) = compare(engine, &edit, edit_params).await?;
-    let (plain_chat, lookup_chat, chat_same) = compare(engine, &chat, chat_params).await?;
+    let lookup = |plain: &SamplingParams| SamplingParams { speculative: Speculative::PromptLookup, ..plain.clone() };
+    let (plain_edit, lookup_edit, edit_same) = compare(engine, &edit, &edit_params, lookup(&edit_params)).await?;
+    let (plain_chat, lookup_chat, chat_same) = compare(engine, &chat, &chat_params, lookup(&chat_params)).await?;
     let (single_ms, mbr8_ms) = consensus_time(engine, &chat).await?;
     let acceptance = |s: &ReplyStats| f64::from(s.accepted_tokens) / f64::from(s.drafted_tokens.max(1));
+    let draft_model = match draft {
+        None => None,
+        Some(file) => {
+            let drafted = |plain: &SamplingParams| SamplingParams {
+                speculative: Speculative::DraftModel,
+                draft_model: Some(file.display().to_string()),
+                ..plain.clone()
+            };
+            let (plain_edit, draft_edit, edit_same) = compare(engine, &edit, &edit_params, drafted(&edit_params)).await?;
+            let (plain_chat, draft_chat, chat_same) = compare(engine, &chat, &chat_params, drafted(&chat_params)).await?;
+            Some(DraftModelReport {
+                draft_speedup_edit: draft_edit.decode_tps / plain_edit.decode_tps,
+                draft_speedup_chat: draft_chat.decode_tps / plain_chat.decode_tps,
+                draft_acceptance_edit: acceptance(&draft_edit),
+                draft_acceptance_chat: acceptance(&draft_chat),
+                draft_outputs_identical: edit_same && chat_same,
+            })
+        }
+    };
     Ok(DecodingReport {
         lookup_speedup_edit: lookup_edit.decode_tps / plain_edit.decode_tps,
         lookup_speedup_chat: lookup_chat.decode_tps / plain_chat.decode_tps,
@@ -62,6 +96,7 @@ pub async fn run(engine: &Engine) -> Result<DecodingReport, String> {
         mbr8_time_ratio: mbr8_ms / single_ms,
         mbr8_ms,
         single_sampled_ms: single_ms,
+        draft_model,
     })
 }
 
@@ -81,11 +116,16 @@ async fn consensus_time(engine: &Engine, history: &[ChatMessage]) -> Result<(f64
     Ok((best_single, best_mbr))
 }
 
-/// The same reply without and with prompt lookup, `ROUNDS` times alternating: each side's
-/// fastest stats, and whether every reply was the same text. A first reply puts the prompt in
-/// the cache, so each measured one reads it from there alike.
-async fn compare(engine: &Engine, history: &[ChatMessage], plain: SamplingParams) -> Result<(ReplyStats, ReplyStats, bool), String> {
-    let drafting = SamplingParams { speculative: Speculative::PromptLookup, ..plain.clone() };
+/// The same reply without and with speculative decoding (`drafting`), `ROUNDS` times
+/// alternating: each side's fastest stats, and whether every reply was the same text. A first
+/// reply puts the prompt in the cache, so each measured one reads it from there alike.
+async fn compare(
+    engine: &Engine,
+    history: &[ChatMessage],
+    plain: &SamplingParams,
+    drafting: SamplingParams,
+) -> Result<(ReplyStats, ReplyStats, bool), String> {
+    let plain = plain.clone();
     reply_with(engine, history, SamplingParams { max_tokens: 1, ..plain.clone() }, None).await?;
     let (mut best_plain, mut best_lookup) = (ReplyStats::default(), ReplyStats::default());
     let mut texts = Vec::new();

@@ -4,7 +4,7 @@
 //!   hearth-cli chat  --provider KIND [--base-url URL] --model NAME [--db …] [sampling flags…]
 //!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
 //!   hearth-cli serve --model PATH [--models-dir DIR] [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
-//!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
+//!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
 
 mod args;
 mod bench;
@@ -23,7 +23,7 @@ const USAGE: &str = "usage:
                    [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
   hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY] [load flags] [sampling flags]
-  hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server]
+  hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
 
 With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
 server at --base-url (llama.cpp's server, vLLM, Ollama, LM Studio, Groq, OpenRouter …). The key
