@@ -189,6 +189,11 @@ export function formatClock(ms: number): string {
   return CLOCK.format(ms);
 }
 
+/** The last part of a path, either separator. */
+export function fileName(path: string): string {
+  return path.split(/[\\/]/).filter(Boolean).at(-1) ?? path;
+}
+
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes) || bytes <= 0) return '';
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];

@@ -14,7 +14,7 @@ import type {
   RepoQuant,
 } from '../ipc/bindings';
 import { FIT_CONTEXT_FALLBACK, LOAD_RANGES } from '../ipc/contract';
-import { formatBytes, plural, relativeDate } from './format';
+import { fileName, formatBytes, plural, relativeDate } from './format';
 import { savedWhere } from './providers';
 import { formatNumber, requiredRange } from './settings';
 
@@ -248,11 +248,6 @@ export function deleteWords(model: Pick<LibraryModel, 'source' | 'sizeBytes'>): 
 export function tokenStorageText(status: HubTokenStatus): { text: string; warn: boolean } {
   if (status.stored && status.storage) return savedWhere(status.storage, 'token');
   return { text: 'No token saved: public models need none.', warn: false };
-}
-
-/** The last part of a path, either separator. */
-export function fileName(path: string): string {
-  return path.split(/[\\/]/).filter(Boolean).at(-1) ?? path;
 }
 
 export function isGguf(path: string): boolean {

@@ -11,7 +11,7 @@ import type {
   SettingsScope,
 } from '../ipc/bindings';
 import { NEVER_BIAS, SAMPLER_STAGES } from '../ipc/contract';
-import type { FieldProblem } from './format';
+import { fileName, type FieldProblem } from './format';
 
 export { NEVER_BIAS, SAMPLER_STAGES };
 
@@ -183,9 +183,13 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
   },
   speculative: {
     label: 'Speculative decoding',
-    help: 'Guesses the next tokens from text earlier in the chat and checks them in one step: the reply is the same, only faster when it repeats text (edits, code, quotes).',
+    help: 'Guesses the next few tokens and checks them all in one step: the reply is the same, only faster when the guesses are right. Prompt lookup guesses from text earlier in the chat (edits, code, quotes); Draft model has a small model write the guesses.',
   },
   draftMax: { label: 'Max draft tokens', help: 'The most tokens guessed ahead per step, while speculative decoding is on.' },
+  draftModel: {
+    label: 'Draft model',
+    help: "A small model that writes the guesses for the chat's model to check. It must share the chat model's vocabulary (usually a smaller model of the same family); the loaded model itself makes no reply faster.",
+  },
 };
 
 export const STAGE_LABELS: Record<SamplerStage, string> = {
@@ -343,7 +347,7 @@ export function formatValue(key: ParamKey, value: SamplingParams[ParamKey]): str
   if (value === null) return key === 'seed' ? 'random' : 'none';
   if (typeof value === 'number') return formatNumber(value);
   if (typeof value === 'boolean') return value ? 'on' : 'off';
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return key === 'draftModel' ? fileName(value) : value;
   if (Array.isArray(value)) {
     if (value.length === 0) return 'none';
     if (key === 'samplerOrder') {

@@ -1273,6 +1273,19 @@ async function inSettings(page, edit) {
   await page.getByTestId('settings-panel').waitFor({ state: 'detached' });
 }
 
+/** A library for picking a draft model: the loaded model, a small one of its family, a damaged file. */
+const DRAFT_LIBRARY = [
+  { path: MODEL.path, name: MODEL.name, source: 'linked', repo: null, sizeBytes: MODEL.sizeBytes, facts: null, error: null },
+  {
+    path: '/home/me/models/Llama-3.2-1B-Instruct-Q8_0.gguf', name: 'Llama-3.2-1B-Instruct-Q8_0', source: 'modelsFolder', repo: null,
+    sizeBytes: 1_321_082_560, facts: null, error: null,
+  },
+  {
+    path: '/home/me/models/broken.gguf', name: 'broken', source: 'modelsFolder', repo: null, sizeBytes: 4096, facts: null,
+    error: 'broken.gguf is truncated: it ends at byte 4096 but its header needs at least byte 70231; download it again',
+  },
+];
+
 /** The params of every set_sampling call so far. */
 const samplingSaves = (page) => page.evaluate(() => window.__hearthMock.samplingSaves);
 
@@ -1289,11 +1302,18 @@ async function waitForSave(page, check) {
 }
 
 const fieldValue = (page, key) => page.getByTestId(`field-${key}`).inputValue();
+const text = async (locator) => (await locator.textContent()).trim();
 
-/** Makes `edit` (a click on `edit.click`, or `edit.fill`'s [key, text] typed into the field) and waits until set_sampling got the defaults with `edit.sent` over them, which it returns. */
-async function applyEdit(page, edit) {
+/** Makes `edit`: a click on `edit.click`, `edit.fill`'s [key, text] typed into the field, or `edit.select`'s [key, value] picked in it. */
+async function makeEdit(page, edit) {
   if (edit.click) await page.getByTestId(edit.click).click();
+  else if (edit.select) await page.getByTestId(`field-${edit.select[0]}`).selectOption(edit.select[1]);
   else await page.getByTestId(`field-${edit.fill[0]}`).fill(edit.fill[1]);
+}
+
+/** Makes `edit` (see makeEdit) and waits until set_sampling got the defaults with `edit.sent` over them, which it returns. */
+async function applyEdit(page, edit) {
+  await makeEdit(page, edit);
   const expected = { ...CONTRACT.samplingDefaults, ...edit.sent };
   await waitForSave(page, (p) => isDeepStrictEqual(p, expected));
   return expected;
@@ -1556,14 +1576,121 @@ describe('Decoding settings panel', () => {
     });
   });
 
-  test('speculative decoding screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes({ sampling: { speculative: 'promptLookup', draftMax: 16 } }, async (page, suffix) => {
+  test('speculative decoding with a draft model: picked from the library and sent whole; none is refused and marked', { timeout: TIMEOUT }, async () => {
+    const DEFAULTS = CONTRACT.samplingDefaults;
+    const [LOADED, SMALL, BROKEN] = DRAFT_LIBRARY.map((m) => m.path);
+    const NONE_REFUSED = 'draftModel must be a model file to draft with, got none';
+    // Edits in turn: what set_sampling then gets (over the defaults), or the backend's refusal of it.
+    const EDITS = [
+      { click: 'field-speculative-draftModel', sent: { speculative: 'draftModel' }, refused: NONE_REFUSED },
+      { select: ['draftModel', SMALL], sent: { speculative: 'draftModel', draftModel: SMALL } },
+      { select: ['draftModel', LOADED], sent: { speculative: 'draftModel', draftModel: LOADED } },
+      { select: ['draftModel', ''], sent: { speculative: 'draftModel' }, refused: NONE_REFUSED },
+      { select: ['draftModel', SMALL], sent: { speculative: 'draftModel', draftModel: SMALL } },
+      { fill: ['draftMax', '4'], sent: { speculative: 'draftModel', draftModel: SMALL, draftMax: 4 } },
+      // Off keeps the file, still shown (and reset) rather than saved out of sight.
+      { click: 'field-speculative-off', sent: { draftModel: SMALL, draftMax: 4 } },
+      { click: 'reset-draftModel', sent: { draftMax: 4 } },
+      { click: 'field-speculative-promptLookup', sent: { speculative: 'promptLookup', draftMax: 4 } },
+      { click: 'reset-speculative', sent: { draftMax: 4 } },
+    ];
+    await withApp({ library: DRAFT_LIBRARY }, async (page) => {
+      const draftField = page.getByTestId('field-draftModel');
       await openSettings(page);
-      const group = page.getByTestId('setting-speculative');
-      await group.evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
-      assert.equal(await page.getByTestId('field-speculative-promptLookup').getAttribute('aria-checked'), 'true');
-      await shot(page, `settings-speculative${suffix}`);
+      assert.deepEqual(
+        await page.getByTestId('field-speculative').getByRole('radio').allTextContents().then((t) => t.map((x) => x.trim())),
+        ['Off', 'Prompt lookup', 'Draft model'],
+      );
+      assert.match(await page.getByTestId('setting-speculative').locator('.help').textContent(), /Prompt lookup guesses from text earlier in the chat/);
+      assert.equal(await draftField.count(), 0, 'no draft model to pick while speculative decoding is off');
+
+      for (const edit of EDITS) {
+        const expected = { ...DEFAULTS, ...edit.sent };
+        const where = JSON.stringify(edit);
+        if (edit.refused) {
+          await makeEdit(page, edit);
+          await page.getByTestId('settings-error').filter({ hasText: edit.refused }).waitFor();
+          assert.deepEqual((await samplingSaves(page)).at(-1), expected, where);
+        } else {
+          await applyEdit(page, edit);
+          await page.getByTestId('settings-error').waitFor({ state: 'detached' });
+        }
+        assert.equal(await page.getByTestId(`field-speculative-${expected.speculative}`).getAttribute('aria-checked'), 'true', where);
+        assert.equal(await fieldValue(page, 'draftMax'), String(expected.draftMax), where);
+        const shown = expected.speculative === 'draftModel' || expected.draftModel !== null;
+        assert.equal(await draftField.count(), shown ? 1 : 0, where);
+        if (!shown) continue;
+        assert.equal(await draftField.inputValue(), expected.draftModel ?? '', where);
+        assert.equal(await draftField.getAttribute('aria-invalid'), String(Boolean(edit.refused)), where);
+        assert.equal(await page.getByTestId('hint-draftModel').count(), edit.refused ? 1 : 0, where);
+        if (edit.refused) assert.equal(await text(page.getByTestId('hint-draftModel')), 'Pick a model to draft with');
+        assert.equal(await page.getByTestId('reset-draftModel').isDisabled(), expected.draftModel === null, where);
+      }
+      assert.equal((await samplingSaves(page)).at(-1).draftModel, null);
+
+      // The library's models by name and size; the loaded one says so, an unreadable one cannot be picked.
+      await page.getByTestId('field-speculative-draftModel').click();
+      const options = draftField.locator('option');
+      assert.deepEqual(await options.evaluateAll((all) => all.map((o) => [o.value, o.textContent.trim(), o.disabled])), [
+        ['', 'None', false],
+        [LOADED, `${MODEL.name} · 2.0 GB · loaded`, false],
+        [SMALL, 'Llama-3.2-1B-Instruct-Q8_0 · 1.3 GB', false],
+        [BROKEN, 'broken · 4.1 KB · unreadable', true],
+      ]);
+      assert.match(await page.getByTestId('setting-draftModel').locator('.help').textContent(), /share the chat model's vocabulary/);
+      assert.match(await text(page.getByTestId('default-draftModel')), /^Default none$/);
     });
+  });
+
+  test('speculative decoding: a saved draft model the library no longer has is shown, marked missing', { timeout: TIMEOUT }, async () => {
+    const GONE = '/home/me/models/Llama-3.2-1B-Instruct-Q4_0.gguf';
+    const SMALL = DRAFT_LIBRARY[1].path;
+    await withApp({ library: DRAFT_LIBRARY, sampling: { speculative: 'draftModel', draftModel: GONE } }, async (page) => {
+      const draftField = page.getByTestId('field-draftModel');
+      await openSettings(page);
+      await page.getByTestId('hint-draftModel').filter({ hasText: `Not in the library any more: ${GONE}` }).waitFor();
+      assert.equal(await draftField.inputValue(), GONE);
+      assert.equal(await text(draftField.locator('option:checked')), 'Llama-3.2-1B-Instruct-Q4_0.gguf (missing)');
+      assert.equal(await draftField.getAttribute('aria-invalid'), 'true');
+      assert.equal(await page.getByTestId('reset-draftModel').isDisabled(), false);
+      assert.deepEqual(await samplingSaves(page), [], 'showing it saves nothing');
+
+      await applyEdit(page, { select: ['draftModel', SMALL], sent: { speculative: 'draftModel', draftModel: SMALL } });
+      assert.equal(await page.getByTestId('hint-draftModel').count(), 0);
+      assert.equal(await draftField.getAttribute('aria-invalid'), 'false');
+      assert.equal(await draftField.locator(`option[value="${GONE}"]`).count(), 0, 'once replaced, the missing file is not offered');
+    });
+  });
+
+  test('speculative decoding: a draft model that cannot draft fails the reply in words', { timeout: TIMEOUT }, async () => {
+    const refused = {
+      kind: 'invalidInput',
+      message:
+        'the draft model /home/me/models/gemma-2-2b-it-Q4_K_M.gguf cannot be used: its token 1000 is "▁the" where the model\'s is "ing": another vocabulary. Pick another draft model, or turn speculative decoding off',
+    };
+    await withApp({ replies: [{ text: '', failWith: refused }] }, async (page) => {
+      await page.getByTestId('new-chat').click();
+      await page.getByTestId('composer').fill('hello?');
+      await page.keyboard.press('Enter');
+      await page.getByTestId('error-banner').waitFor();
+      // In the backend's words, as every error in the banner (they begin in lower case there).
+      assert.equal(await text(page.getByTestId('error-text')), refused.message);
+      await shot(page, 'draft-model-failed');
+    });
+  });
+
+  test('speculative decoding screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+    const shoot = (sampling, name) =>
+      inBothSchemes({ library: DRAFT_LIBRARY, sampling }, async (page, suffix) => {
+        await openSettings(page);
+        const group = page.getByTestId('setting-speculative');
+        await group.evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
+        assert.equal(await page.getByTestId(`field-speculative-${sampling.speculative}`).getAttribute('aria-checked'), 'true');
+        await shot(page, `${name}${suffix}`);
+      });
+    await shoot({ speculative: 'promptLookup', draftMax: 16 }, 'settings-speculative');
+    await shoot({ speculative: 'draftModel', draftModel: DRAFT_LIBRARY[1].path }, 'settings-speculative-draft');
+    await shoot({ speculative: 'draftModel', draftModel: '/home/me/models/Llama-3.2-1B-Instruct-Q4_0.gguf' }, 'settings-speculative-draft-missing');
   });
 
   test('decoding strategy: the choice, candidates and utility are sent whole; refused values are marked', { timeout: TIMEOUT }, async () => {
@@ -1826,7 +1953,6 @@ describe('Decoding settings panel', () => {
 
 const mockValue = (page, key) => page.evaluate((k) => window.__hearthMock[k], key);
 const scopeChecked = (page, kind) => page.getByTestId(`scope-${kind}`).getAttribute('aria-checked');
-const text = async (locator) => (await locator.textContent()).trim();
 
 /** Scroll the Model group to the top of the panel and wait for its fields. */
 async function showModelGroup(page) {

@@ -293,7 +293,8 @@ export function installMockTauri(config) {
     }
     if (params.seed !== null && !isU32(params.seed)) problems.push(`seed is not null or a u32: ${params.seed}`);
     if (!['off', 'v1', 'v2'].includes(params.mirostat)) problems.push(`bad mirostat ${params.mirostat}`);
-    if (!['off', 'promptLookup'].includes(params.speculative)) problems.push(`bad speculative ${params.speculative}`);
+    if (!['off', 'promptLookup', 'draftModel'].includes(params.speculative)) problems.push(`bad speculative ${params.speculative}`);
+    if (params.draftModel !== null && typeof params.draftModel !== 'string') problems.push(`draftModel is not null or a string: ${params.draftModel}`);
     if (!['sampling', 'consensus', 'beam'].includes(params.strategy)) problems.push(`bad strategy ${params.strategy}`);
     if (!['chrF', 'exactMatch'].includes(params.mbrUtility)) problems.push(`bad mbrUtility ${params.mbrUtility}`);
     for (const key of ['ignoreEos', 'earlyStopping']) if (typeof params[key] !== 'boolean') problems.push(`${key} is not a boolean`);
@@ -332,6 +333,10 @@ export function installMockTauri(config) {
     if (empty !== undefined) throw invalid('stop', 'non-empty strings', '""');
     if (p.constraint && (p.constraint.source.trim() === '' || p.constraint.source.includes('\0'))) {
       throw invalid('constraint', 'a non-empty grammar or schema', JSON.stringify(p.constraint.source));
+    }
+    if (p.speculative === 'draftModel' && p.draftModel === null) throw invalid('draftModel', 'a model file to draft with', 'none');
+    if (p.draftModel !== null && (p.draftModel.trim() === '' || p.draftModel.includes('\0'))) {
+      throw invalid('draftModel', 'a model file to draft with', JSON.stringify(p.draftModel));
     }
     // Greedy candidates are all the same reply.
     if (p.strategy === 'consensus' && p.temperature === 0) {

@@ -287,7 +287,8 @@ describe('Providers settings', () => {
 
 describe('Sampling settings a provider does not take', () => {
   test('greyed with the reason as tooltip; asked again when the chat or the provider changes', { timeout: TIMEOUT }, async () => {
-    await withApp(tripChat(OPENAI_MINI), async (page) => {
+    const drafting = { speculative: 'draftModel', draftModel: MODEL.path };
+    await withApp(tripChat(OPENAI_MINI, { sampling: drafting }), async (page) => {
       await addProvider(page, deskServer());
       await page.getByTestId('model-switcher').filter({ hasText: 'gpt-4o-mini · OpenAI' }).waitFor();
       await page.getByTestId('open-settings').click();
@@ -298,8 +299,10 @@ describe('Sampling settings a provider does not take', () => {
       assert.equal(await page.getByTestId('field-mirostat-v1').isDisabled(), true);
       // Speculative decoding runs in the local engine only.
       assert.equal(await page.getByTestId('field-speculative-promptLookup').isDisabled(), true);
-      assert.equal(await page.getByTestId('field-draftMax').isDisabled(), true);
-      assert.equal(await text(page.getByTestId('not-sent-draftMax')), 'Not sent to OpenAI');
+      for (const key of ['draftModel', 'draftMax']) {
+        assert.equal(await page.getByTestId(`field-${key}`).isDisabled(), true, key);
+        assert.equal(await text(page.getByTestId(`not-sent-${key}`)), 'Not sent to OpenAI', key);
+      }
       // So does consensus decoding, and the provider's note says so.
       assert.equal(await page.getByTestId('field-strategy-consensus').isDisabled(), true);
       assert.equal(await page.getByTestId('field-mbrCandidates').isDisabled(), true);

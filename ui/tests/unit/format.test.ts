@@ -5,6 +5,7 @@ import {
   consensusOf,
   errorFields,
   errorMessage,
+  fileName,
   formatBytes,
   formatCacheUsage,
   formatClock,
@@ -112,6 +113,12 @@ table('consensusOf: the candidates to list under a reply', (s: ReplyStats | null
   [stats({}), null],
   [null, null],
   [undefined, null],
+]);
+
+table('fileName', fileName, [
+  ['/home/me/models/a.gguf', 'a.gguf'],
+  ['C:\\Users\\me\\b.gguf', 'b.gguf'],
+  ['c.gguf', 'c.gguf'],
 ]);
 
 table('formatScore', formatScore, [

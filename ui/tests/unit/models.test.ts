@@ -12,7 +12,6 @@ import {
   errorKind,
   etaText,
   factsList,
-  fileName,
   fitContextProblem,
   fitWords,
   importText,
@@ -331,12 +330,6 @@ table('tokenStorageText: as a provider key is said', (s: HubTokenStatus) => toke
     { text: 'No keychain answered: the token is saved in /home/me/.local/share/hearth/keys.json (readable only by you). no Secret Service is running', warn: true },
   ],
   [{ stored: false, storage: null }, { text: 'No token saved: public models need none.', warn: false }],
-]);
-
-table('fileName', fileName, [
-  ['/home/me/models/a.gguf', 'a.gguf'],
-  ['C:\\Users\\me\\b.gguf', 'b.gguf'],
-  ['c.gguf', 'c.gguf'],
 ]);
 
 table('isGguf', isGguf, [

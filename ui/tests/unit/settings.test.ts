@@ -219,6 +219,8 @@ table('formatValue (the default shown next to a field)', ([key, value]: [ParamKe
   [['stop', []], 'none'],
   [['drySequenceBreakers', ['\n', ':', '"', '*']], '\\n  :  "  *'],
   [['logitBias', [{ target: { kind: 'token', id: 1 }, bias: 1 }]], '1 entry'],
+  [['draftModel', null], 'none'],
+  [['draftModel', '/home/me/models/qwen2.5-0.5b-q8_0.gguf'], 'qwen2.5-0.5b-q8_0.gguf'],
   [['samplerOrder', [...SAMPLER_STAGES]], 'all, in llama.cpp order'],
   [['samplerOrder', ['minP', 'temperature']], 'Min-p → Temperature'],
 ]);

@@ -1,0 +1,52 @@
+import type { LibraryModel } from '../../src/ipc/bindings';
+import { draftChoices, draftMissing } from '../../src/lib/draft-model';
+import { table } from './helpers';
+
+const model = (path: string, sizeBytes: number, over: Partial<LibraryModel> = {}): LibraryModel => ({
+  path,
+  name: path.split('/').at(-1)!.replace('.gguf', ''),
+  source: 'modelsFolder',
+  repo: null,
+  sizeBytes,
+  facts: null,
+  error: null,
+  loaded: false,
+  ...over,
+});
+
+const CHAT = model('/m/llama-8b.gguf', 4.9e9, { loaded: true });
+const SMALL = model('/m/llama-1b.gguf', 8.1e8);
+const BROKEN = model('/m/broken.gguf', 4096, { error: 'broken.gguf is truncated' });
+const LIBRARY = [CHAT, SMALL, BROKEN];
+
+const NONE = { value: '', label: 'None', disabled: false };
+const LISTED = [
+  NONE,
+  { value: CHAT.path, label: 'llama-8b · 4.9 GB · loaded', disabled: false },
+  { value: SMALL.path, label: 'llama-1b · 810.0 MB', disabled: false },
+  { value: BROKEN.path, label: 'broken · 4.1 KB · unreadable', disabled: true },
+];
+
+table(
+  'draftChoices: None, the library by name and size, and a saved file it does not list',
+  ([saved, models, listed]: [string | null, LibraryModel[], boolean]) => draftChoices(saved, models, listed),
+  [
+    [[null, LIBRARY, true], LISTED],
+    [[SMALL.path, LIBRARY, true], LISTED],
+    [['/gone/tiny.gguf', LIBRARY, true], [...LISTED, { value: '/gone/tiny.gguf', label: 'tiny.gguf (missing)', disabled: false }]],
+    // Before the library is read (or when reading failed), a saved file is not called missing.
+    [['/gone/tiny.gguf', [], false], [NONE, { value: '/gone/tiny.gguf', label: 'tiny.gguf', disabled: false }]],
+    [[null, [], true], [NONE]],
+  ],
+);
+
+table(
+  'draftMissing: only a saved file, and only once the library was read',
+  ([saved, listed]: [string | null, boolean]) => draftMissing(saved, LIBRARY, listed),
+  [
+    [[null, true], false],
+    [[SMALL.path, true], false],
+    [['/gone/tiny.gguf', true], true],
+    [['/gone/tiny.gguf', false], false],
+  ],
+);
