@@ -109,6 +109,14 @@ pub fn init<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(), Box<dyn std::er
     let downloads = state.downloads.clone();
     tauri::async_runtime::spawn(async move { downloads.restore() });
     app.manage(state);
+    // The model leaves memory when idle for the time the user set (Settings → Model).
+    let handle = app.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            tokio::time::sleep(hearth_app::IDLE_CHECK).await;
+            handle.state::<AppState>().unload_idle_model().await;
+        }
+    });
     Ok(())
 }
 

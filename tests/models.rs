@@ -21,6 +21,8 @@ use tauri::Manager;
 use common::{invoke, model_path, recording_channel, start_app};
 use fake_hub::{FakeFile, FakeHub, FakeRepo, TOKEN};
 use hearth_shell::AppState;
+use hearth_shell::ipc::models::{load_chat_model, use_local_model};
+use tauri::async_runtime::block_on;
 
 const SMOL: &str = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";
 const FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -160,6 +162,59 @@ fn search_download_load_and_chat_through_ipc() {
     assert!(error.message.contains("other.gguf was cancelled") && error.message.contains("is loaded again"), "{}", error.message);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
     assert!(!state.models.cancel_load(), "no load is under way any more");
+
+    // Each chat talks to its own local model: the one it first answered with, or the one
+    // picked for it. Opening a chat loads its model; a reply in it loads it first if needed.
+    let chats = invoke(&window, "list_chats", json!({})).unwrap();
+    assert_eq!(chats[0]["model"], json!({ "kind": "local", "model": path }), "remembered at its first reply");
+    let other_chat = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
+    let (progress, fractions) = recording_channel();
+    let picked = block_on(use_local_model(other_chat, other.display().to_string(), progress, state.clone())).unwrap();
+    assert_eq!(picked.chat.model.local_model(), Some(other.to_str().unwrap()));
+    assert_eq!(picked.loaded.map(|m| m.path), Some(other.display().to_string()));
+    assert!(!fractions.lock().unwrap().is_empty(), "the load reports its progress");
+    let opened = |id| {
+        let (progress, _) = recording_channel();
+        block_on(load_chat_model(id, progress, state.clone())).map(|m| m.map(|m| m.path))
+    };
+    assert_eq!(opened(chat).unwrap(), Some(path.clone()), "opening the first chat loads its model");
+    assert_eq!(opened(chat).unwrap(), None, "already loaded");
+    let (channel, events) = recording_channel();
+    block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), other_chat, "Hi.".into(), channel, state.clone())).unwrap();
+    assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], other.to_str().unwrap(), "its model answered");
+    // A chat's model whose file is gone: words, and the loaded model stays.
+    let gone = dir.path().join("gone.gguf");
+    std::fs::copy(model_path(), &gone).unwrap();
+    let gone_chat = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
+    let target = json!({ "kind": "local", "model": gone.to_str().unwrap() });
+    invoke(&window, "set_chat_model", json!({ "chatId": gone_chat, "target": target })).unwrap();
+    std::fs::remove_file(&gone).unwrap();
+    let error = opened(gone_chat).unwrap_err();
+    assert_eq!(error.kind, hearth_shell::ipc::IpcErrorKind::File);
+    assert!(error.message.contains("this chat talks to gone, whose file is gone"), "{}", error.message);
+    let refused = invoke(&window, "set_chat_model", json!({ "chatId": gone_chat, "target": target })).unwrap_err();
+    assert!(refused["message"].as_str().unwrap().contains("there is no model file at"), "{refused}");
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], other.to_str().unwrap());
+    // An idle model is unloaded after the time set (never by default); the next reply of a chat
+    // loads its model again.
+    let budgets = invoke(&window, "chat_cache_usage", json!({})).unwrap()["budgets"].clone();
+    assert_eq!(budgets["unloadIdleMinutes"], 0);
+    let too_long = json!({ "budgets": { "unloadIdleMinutes": 20_000 } });
+    assert_eq!(invoke(&window, "set_chat_cache_budgets", too_long).unwrap_err()["field"], "unloadIdleMinutes");
+    assert!(!block_on(state.unload_if_idle(Duration::from_secs(3600))), "not idle that long");
+    // Never while the engine is busy: the chat's title is being written after its reply.
+    let waited = Instant::now();
+    while state.engine.idle_for().is_none() {
+        assert!(waited.elapsed() < Duration::from_secs(60), "the title never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(block_on(state.unload_if_idle(Duration::ZERO)));
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);
+    let (channel, events) = recording_channel();
+    block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), chat, "Hi again.".into(), channel, state.clone())).unwrap();
+    assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
 
     invoke(&window, "unload_model", json!({})).unwrap();
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);

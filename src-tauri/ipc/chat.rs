@@ -174,7 +174,7 @@ command! {
         on_event: Channel<CompareEvent>,
         state: State<'_, AppState>,
     ) -> Result<(), IpcError> {
-        state.models.settled().await;
+        state.prepare_chat_model(chat_id).await?;
         let emit = |column: usize, event: ChatEvent| {
             if let Err(e) = on_event.send(CompareEvent { column: column as u32, event }) {
                 tracing::warn!(error = %e, "the window stopped listening to a comparison");
@@ -199,7 +199,7 @@ async fn run_turn<R: Runtime>(
     turn: Turn<'_>,
     on_event: &Channel<ChatEvent>,
 ) -> Result<(), IpcError> {
-    state.models.settled().await;
+    state.prepare_chat_model(chat_id).await?;
     let emit = |event: ChatEvent| {
         if let Err(e) = on_event.send(event) {
             tracing::warn!(error = %e, "the window stopped listening to a reply");

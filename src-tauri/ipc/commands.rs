@@ -28,6 +28,8 @@ pub const COMMANDS: &[&str] = &[
     "get_load_settings",
     "set_load_settings",
     "reload_model",
+    "load_chat_model",
+    "use_local_model",
     "chat_cache_usage",
     "set_chat_cache_budgets",
     "clear_chat_caches",

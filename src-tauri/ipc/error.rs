@@ -1,7 +1,7 @@
 use serde::Serialize;
 use ts_rs::TS;
 
-use hearth_app::{LoadError, SettingsError};
+use hearth_app::{ChatModelError, LoadError, SettingsError};
 use hearth_core::{BackendError, FieldError, ProviderError, SamplingError, TurnError};
 use hearth_engine::EngineError;
 use hearth_store::StoreError;
@@ -146,6 +146,16 @@ impl From<StoreError> for IpcError {
             _ => IpcErrorKind::Store,
         };
         IpcError::new(kind, e)
+    }
+}
+
+impl From<ChatModelError> for IpcError {
+    fn from(e: ChatModelError) -> Self {
+        match e {
+            ChatModelError::Store(e) => e.into(),
+            ChatModelError::Load(e) => e.into(),
+            ChatModelError::Missing { .. } | ChatModelError::NoFile { .. } => IpcError::new(IpcErrorKind::File, e),
+        }
     }
 }
 

@@ -176,10 +176,7 @@ command! {
     /// Loads `path` with its saved load settings, reporting llama.cpp's progress (0 to 1). When
     /// llama.cpp cannot load it, the previous model is loaded again and the error says so.
     pub async fn load_model(path: String, on_progress: Channel<f32>, state: State<'_, AppState>) -> Result<ModelInfo, IpcError> {
-        let progress = move |fraction| {
-            let _ = on_progress.send(fraction);
-        };
-        Ok(state.models.load(&path, progress).await?)
+        Ok(state.models.load(&path, crate::ipc::models::progress_to(on_progress)).await?)
     }
 }
 

@@ -6,7 +6,7 @@ pub mod contract;
 mod error;
 mod fixtures;
 pub mod hub;
-mod models;
+pub mod models;
 mod providers;
 mod server;
 mod settings;
@@ -67,6 +67,8 @@ register! {
     models::get_load_settings,
     models::set_load_settings,
     models::reload_model,
+    models::load_chat_model,
+    models::use_local_model,
     models::chat_cache_usage,
     models::set_chat_cache_budgets,
     models::clear_chat_caches,

@@ -1,9 +1,10 @@
 use serde::Serialize;
 use tauri::State;
+use tauri::ipc::Channel;
 use ts_rs::TS;
 
 use hearth_app::ChatCacheUsage;
-use hearth_core::{CacheBudgets, FieldError, LoadParams, ModelInfo};
+use hearth_core::{CacheBudgets, ChatId, ChatSummary, FieldError, LoadParams, ModelInfo};
 
 use crate::AppState;
 use crate::ipc::contract::command;
@@ -18,6 +19,41 @@ command! {
             (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
             (loaded, _) => Ok(loaded),
         }
+    }
+}
+
+command! {
+    /// Loads the model chat `chat_id` talks to when another one (or none) is loaded, reporting
+    /// llama.cpp's progress (0 to 1); `None` when nothing needed loading. Called as a chat opens.
+    pub async fn load_chat_model(chat_id: ChatId, on_progress: Channel<f32>, state: State<'_, AppState>) -> Result<Option<ModelInfo>, IpcError> {
+        Ok(state.ready_chat_model(chat_id, progress_to(on_progress)).await?)
+    }
+}
+
+/// A chat and the model loaded for it, if one had to be.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ChatModelLoaded {
+    pub chat: ChatSummary,
+    pub loaded: Option<ModelInfo>,
+}
+
+command! {
+    /// Makes the local model file `path` the one chat `chat_id` talks to, and loads it (progress
+    /// 0 to 1) unless it is loaded.
+    pub async fn use_local_model(
+        chat_id: ChatId,
+        path: String,
+        on_progress: Channel<f32>,
+        state: State<'_, AppState>,
+    ) -> Result<ChatModelLoaded, IpcError> {
+        let loaded = state.use_local_model(chat_id, &path, progress_to(on_progress)).await?;
+        Ok(ChatModelLoaded { chat: state.store.chat(chat_id).await?, loaded })
+    }
+}
+
+pub(crate) fn progress_to(channel: Channel<f32>) -> impl FnMut(f32) + Send + 'static {
+    move |fraction| {
+        let _ = channel.send(fraction);
     }
 }
 

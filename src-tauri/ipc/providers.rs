@@ -109,11 +109,17 @@ command! {
 command! {
     /// Where the chat's next reply comes from. Earlier replies keep the model that wrote them.
     pub async fn set_chat_model(chat_id: ChatId, target: ModelTarget, state: State<'_, AppState>) -> Result<ChatSummary, IpcError> {
-        if let ModelTarget::Remote { provider, model } = &target {
-            state.providers.config(provider)?;
-            if model.trim().is_empty() {
-                return Err(IpcError::new(IpcErrorKind::InvalidInput, "pick a model of the provider"));
+        match &target {
+            ModelTarget::Remote { provider, model } => {
+                state.providers.config(provider)?;
+                if model.trim().is_empty() {
+                    return Err(IpcError::new(IpcErrorKind::InvalidInput, "pick a model of the provider"));
+                }
             }
+            ModelTarget::Local { model: Some(path) } if !std::path::Path::new(path).is_file() => {
+                return Err(IpcError::new(IpcErrorKind::InvalidInput, format!("there is no model file at {path}")));
+            }
+            ModelTarget::Local { .. } => {}
         }
         Ok(state.store.set_chat_target(chat_id, &target).await?)
     }
@@ -123,7 +129,7 @@ command! {
     /// Which sampling settings reach the model behind `target`.
     pub async fn sampling_support_for(target: ModelTarget, state: State<'_, AppState>) -> Result<Vec<FieldSupport>, IpcError> {
         Ok(match target {
-            ModelTarget::Local => sampling_support(None),
+            ModelTarget::Local { .. } => sampling_support(None),
             ModelTarget::Remote { provider, .. } => sampling_support(Some(&state.providers.config(&provider)?)),
         })
     }

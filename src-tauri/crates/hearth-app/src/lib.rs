@@ -3,6 +3,7 @@
 //! restores, and chat titles. The desktop shell wires it into a window; `hearth-cli` uses the
 //! same rules headless, so a chat behaves the same in both.
 
+mod chat_model;
 pub mod model_memory;
 mod models;
 mod server;
@@ -21,6 +22,7 @@ use hearth_store::{Store, StoreError};
 
 use crate::server_models::ServerModels;
 
+pub use chat_model::{ChatModelError, IDLE_CHECK};
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
 pub use server::{SERVER_KEY, ServerControl, ServerSettings, ServerStatus};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};

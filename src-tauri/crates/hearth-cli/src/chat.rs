@@ -39,7 +39,7 @@ pub async fn run(args: ChatArgs) -> Result<(), String> {
                 _ => args.load.clone(),
             };
             let info = engine.load(Path::new(&args.model), load).await.map_err(|e| e.to_string())?;
-            (ModelTarget::Local, format!("{} loaded", info.name))
+            (ModelTarget::LOADED, format!("{} loaded", info.name))
         }
         Some(remote) => {
             let config = remote_config(remote);

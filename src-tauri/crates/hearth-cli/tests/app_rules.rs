@@ -108,7 +108,7 @@ async fn the_app_and_the_cli_share_the_apps_rules() {
     assert!(usage.chats >= 2 && usage.budgets == CacheBudgets::default(), "{usage:?}");
 
     // The user's budgets are saved and in force at once: no disk space, no state file.
-    let none = CacheBudgets { ram_mb: 0, disk_mb: 0 };
+    let none = CacheBudgets { ram_mb: 0, disk_mb: 0, ..CacheBudgets::default() };
     assert!(app.set_cache_budgets(CacheBudgets { ram_mb: u32::MAX, ..none }).await.is_err(), "refused, not saved");
     assert_eq!(app.set_cache_budgets(none).await.unwrap().budgets, none);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

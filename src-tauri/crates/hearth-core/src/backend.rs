@@ -58,7 +58,7 @@ impl ReplyRequest {
             sampling,
             cancel,
             continue_last: false,
-            target: ModelTarget::Local,
+            target: ModelTarget::LOADED,
             conversation: None,
             logprobs: None,
             top_probs: None,
@@ -83,21 +83,21 @@ impl<L: ChatBackend, R: ChatBackend> Switch<L, R> {
 impl<L: ChatBackend, R: ChatBackend> ChatBackend for Switch<L, R> {
     fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
         match request.target {
-            ModelTarget::Local => self.local.start_reply(request),
+            ModelTarget::Local { .. } => self.local.start_reply(request),
             ModelTarget::Remote { .. } => self.remote.start_reply(request),
         }
     }
 
     fn start_aside(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
         match request.target {
-            ModelTarget::Local => self.local.start_aside(request),
+            ModelTarget::Local { .. } => self.local.start_aside(request),
             ModelTarget::Remote { .. } => self.remote.start_aside(request),
         }
     }
 
     fn prefill(&self, request: ReplyRequest) {
         match request.target {
-            ModelTarget::Local => self.local.prefill(request),
+            ModelTarget::Local { .. } => self.local.prefill(request),
             ModelTarget::Remote { .. } => self.remote.prefill(request),
         }
     }

@@ -1,6 +1,7 @@
 //! How much of the machine the chats' KV caches may take: RAM for the caches of chats other than
 //! the one answering, and disk for the state files they spill to. The engine evicts the least
-//! recently used first, from RAM to disk and from disk for good.
+//! recently used first, from RAM to disk and from disk for good. And how long an idle model may
+//! stay in memory.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -15,21 +16,26 @@ pub struct CacheBudgets {
     pub ram_mb: u32,
     /// Megabytes of disk for their state files (0: none are kept after a switch or a restart).
     pub disk_mb: u32,
+    /// Minutes without a reply after which the loaded model leaves memory (0: never); the next
+    /// chat that answers loads its model again.
+    pub unload_idle_minutes: u32,
 }
 
 impl Default for CacheBudgets {
     fn default() -> Self {
-        CacheBudgets { ram_mb: 1024, disk_mb: 4096 }
+        CacheBudgets { ram_mb: 1024, disk_mb: 4096, unload_idle_minutes: 0 }
     }
 }
 
 /// Upper bounds that catch a typo (a budget in bytes typed as megabytes): 1 TiB of RAM, 16 TiB of disk.
 const MAX_RAM_MB: u32 = 1 << 20;
 const MAX_DISK_MB: u32 = 1 << 24;
+const MAX_IDLE_MINUTES: u32 = 7 * 24 * 60;
 
 const CACHE_RANGES: &[FieldRange] = &[
     whole("ramMb", 0.0, MAX_RAM_MB as f64, "between 0 and 1048576 MB"),
     whole("diskMb", 0.0, MAX_DISK_MB as f64, "between 0 and 16777216 MB"),
+    whole("unloadIdleMinutes", 0.0, MAX_IDLE_MINUTES as f64, "between 0 (never) and 10080 minutes (a week)"),
 ];
 
 impl CacheBudgets {
@@ -45,11 +51,17 @@ impl CacheBudgets {
         u64::from(self.disk_mb) << 20
     }
 
+    /// How long the model may stay idle before it is unloaded; `None`: it stays.
+    pub fn unload_idle_after(&self) -> Option<std::time::Duration> {
+        (self.unload_idle_minutes > 0).then(|| std::time::Duration::from_secs(u64::from(self.unload_idle_minutes) * 60))
+    }
+
     pub fn validate(&self) -> Result<(), FieldError> {
         for range in CACHE_RANGES {
             let (value, label) = match range.key {
                 "ramMb" => (self.ram_mb, "the memory for chat caches"),
                 "diskMb" => (self.disk_mb, "the disk space for chat caches"),
+                "unloadIdleMinutes" => (self.unload_idle_minutes, "the idle time before the model is unloaded"),
                 _ => continue, // A range without a check here fails the_ranges_are_what_validate_enforces.
             };
             if !(range.min..=range.max).contains(&f64::from(value)) {

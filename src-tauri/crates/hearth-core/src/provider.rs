@@ -134,14 +134,36 @@ impl ProviderConfig {
 }
 
 /// Where a chat's replies come from.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ModelTarget {
-    /// The model loaded in the local engine.
-    #[default]
-    Local,
+    /// The local engine, with the chat's model file: loaded before the chat's replies when
+    /// another is loaded. `None` (a chat that has not answered locally yet): the loaded model.
+    Local {
+        #[serde(default)]
+        model: Option<String>,
+    },
     /// `model` at the provider with id `provider`.
     Remote { provider: String, model: String },
+}
+
+impl Default for ModelTarget {
+    fn default() -> Self {
+        ModelTarget::LOADED
+    }
+}
+
+impl ModelTarget {
+    /// The local engine with whichever model is loaded.
+    pub const LOADED: ModelTarget = ModelTarget::Local { model: None };
+
+    /// The local model file this target names, if it names one.
+    pub fn local_model(&self) -> Option<&str> {
+        match self {
+            ModelTarget::Local { model } => model.as_deref(),
+            ModelTarget::Remote { .. } => None,
+        }
+    }
 }
 
 /// What went wrong talking to a provider. Messages say what happened and what to do, and never

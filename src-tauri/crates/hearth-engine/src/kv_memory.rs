@@ -469,7 +469,7 @@ mod tests {
         }
         assert_eq!(disk_usage(dir.path()), (file, 1));
         // RAM to nothing: model b's two states spill; disk to two files: model a's, the oldest, goes.
-        b.set_budgets(CacheBudgets { ram_mb: 0, disk_mb: 1 });
+        b.set_budgets(CacheBudgets { ram_mb: 0, disk_mb: 1, ..CacheBudgets::default() });
         assert_eq!(b.ram_bytes(), 0);
         let mut config = config;
         config.disk_budget = file * 2;

@@ -255,7 +255,7 @@ async fn the_users_budgets_move_caches_at_once_and_outlive_an_engine_crash() {
     let (_, stats) = reply(&engine, 1, &a).await;
     assert_eq!(stats.prompt_source, PromptSource::Disk, "{stats:?}");
 
-    let none = CacheBudgets { ram_mb: 0, disk_mb: 0 };
+    let none = CacheBudgets { ram_mb: 0, disk_mb: 0, ..CacheBudgets::default() };
     engine.set_cache_budgets(none);
     reply(&engine, 2, &b).await;
     assert!(state_files(dir.path()).is_empty(), "{:?}", state_files(dir.path()));

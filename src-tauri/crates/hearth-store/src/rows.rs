@@ -23,7 +23,7 @@ pub fn parse_target(json: Option<&str>) -> ModelTarget {
 }
 
 pub fn target_json(target: &ModelTarget) -> Option<String> {
-    (*target != ModelTarget::Local).then(|| serde_json::to_string(target).expect("ModelTarget serializes"))
+    (*target != ModelTarget::LOADED).then(|| serde_json::to_string(target).expect("ModelTarget serializes"))
 }
 
 impl From<ChatRow> for ChatSummary {

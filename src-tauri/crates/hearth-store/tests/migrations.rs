@@ -75,7 +75,7 @@ async fn every_earlier_schema_upgrades_with_its_data() {
         assert_eq!(path_shown[1].stats.as_ref().map(|s| s.completion_tokens), Some(7));
         assert_eq!(store.list_chats().await.unwrap()[0].title, "Lighthouse");
         // Chats from before providers answer with the local model.
-        assert_eq!(store.chat_target(1).await.unwrap(), hearth_core::ModelTarget::Local);
+        assert_eq!(store.chat_target(1).await.unwrap(), hearth_core::ModelTarget::LOADED);
 
         // Search covers the old rows, including the reply that was interrupted.
         let hits = store.search("gulls", 10).await.unwrap();

@@ -104,6 +104,8 @@ struct State {
     cache_budgets: Option<CacheBudgets>,
     shutting_down: bool,
     epoch: u64,
+    /// When a request was last sent, or a reply last ended (`None`: never).
+    last_used: Option<Instant>,
 }
 
 /// One running engine process.
@@ -164,6 +166,14 @@ impl Engine {
     /// The model currently loaded, if any.
     pub fn loaded(&self) -> Option<ModelInfo> {
         self.shared.lock().loaded.clone()
+    }
+
+    /// How long no reply, aside, load or read-ahead has been asked for or running; `None` while
+    /// one is, or before the first (an idle model may be unloaded after a time the user sets).
+    pub fn idle_for(&self) -> Option<Duration> {
+        let state = self.shared.lock();
+        let busy = state.pending.values().any(|p| matches!(p, Pending::Reply { .. } | Pending::Load { .. }));
+        state.last_used.filter(|_| !busy).map(|at| at.elapsed())
     }
 
     /// The engine process's id, while one runs.
@@ -317,7 +327,8 @@ impl ChatBackend for Engine {
     }
 
     fn prefill(&self, request: ReplyRequest) {
-        let state = self.shared.lock();
+        let mut state = self.shared.lock();
+        state.last_used = Some(Instant::now());
         if let (Some(host), Some(_)) = (&state.host, &state.loaded) {
             let spec = ReplySpec {
                 messages: request.messages,
@@ -364,6 +375,7 @@ impl Shared {
         }
         let host = state.host.as_ref().expect("just started");
         state.pending.insert(id, pending);
+        state.last_used = Some(Instant::now());
         let _ = host.frames.send(request); // If the process is dying, its reader fails `pending`.
         Ok(())
     }
@@ -471,6 +483,7 @@ impl Shared {
                 }
                 if finished {
                     state.pending.remove(&id);
+                    state.last_used = Some(Instant::now());
                     if state.host.as_ref().is_some_and(|h| h.epoch == epoch) {
                         // A wedge ends when the engine finishes what it was stuck on.
                         let busy_with_stopped = state.pending.values().any(|p| matches!(p, Pending::Reply { cancel_sent: Some(_), .. }));

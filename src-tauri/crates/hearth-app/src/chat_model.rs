@@ -1,0 +1,116 @@
+//! The local model each chat talks to. A chat remembers it (its target, `ModelTarget::Local`):
+//! the model it first answered with locally, or the one the user picked for it. Before the
+//! chat answers, that model is loaded if another one is loaded, or none is (unloaded while
+//! idle, after the time the user set).
+
+use std::path::Path;
+use std::time::Duration;
+
+use hearth_core::{ChatId, HistoryStore, ModelInfo, ModelTarget};
+use hearth_store::StoreError;
+
+use crate::model_memory::ACTIVE_MODEL_KEY;
+use crate::{App, LoadError};
+
+/// How often the idle model is looked at: an unload comes at most this late.
+pub const IDLE_CHECK: Duration = Duration::from_secs(20);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatModelError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("this chat talks to {name}, whose file is gone ({path}); pick another model for it with the model button")]
+    Missing { name: String, path: String },
+    #[error("there is no model file at {path}")]
+    NoFile { path: String },
+    #[error(transparent)]
+    Load(#[from] LoadError),
+}
+
+impl App {
+    /// Loads the model `chat` talks to when another one, or none, is loaded, telling `progress`
+    /// how far it got; `None` when nothing needed loading (a remote chat, its model loaded).
+    /// A chat that names no model uses the loaded one, or when none is, the one loaded last.
+    pub async fn ready_chat_model(
+        &self,
+        chat: ChatId,
+        progress: impl FnMut(f32) + Send + 'static,
+    ) -> Result<Option<ModelInfo>, ChatModelError> {
+        self.models.settled().await;
+        let ModelTarget::Local { model } = self.store.chat_target(chat).await? else { return Ok(None) };
+        let loaded = self.models.loaded_path();
+        let wanted = match model {
+            Some(path) if !Path::new(&path).is_file() => {
+                let name = Path::new(&path).file_stem().map_or(path.clone(), |s| s.to_string_lossy().into_owned());
+                return Err(ChatModelError::Missing { name, path });
+            }
+            Some(path) => path,
+            None if loaded.is_some() => return Ok(None),
+            None => match self.store.setting(ACTIVE_MODEL_KEY).await? {
+                Some(path) if Path::new(&path).is_file() => path,
+                _ => return Ok(None), // The reply then says no model is loaded.
+            },
+        };
+        if loaded.as_deref() == Some(wanted.as_str()) {
+            return Ok(None);
+        }
+        tracing::info!(chat, model = %wanted, "loading the chat's model");
+        Ok(Some(self.models.load(&wanted, progress).await?))
+    }
+
+    /// Readies `chat`'s model for a reply (loaded if needed) and, if the chat names none yet,
+    /// remembers the loaded one as its model from now on.
+    pub async fn prepare_chat_model(&self, chat: ChatId) -> Result<(), ChatModelError> {
+        self.ready_chat_model(chat, |_| {}).await?;
+        if let (ModelTarget::Local { model: None }, Some(path)) = (self.store.chat_target(chat).await?, self.models.loaded_path()) {
+            self.store.set_chat_target(chat, &ModelTarget::Local { model: Some(path) }).await?;
+        }
+        Ok(())
+    }
+
+    /// Makes `path` the model `chat` talks to and loads it (telling `progress`).
+    pub async fn use_local_model(
+        &self,
+        chat: ChatId,
+        path: &str,
+        progress: impl FnMut(f32) + Send + 'static,
+    ) -> Result<Option<ModelInfo>, ChatModelError> {
+        if !Path::new(path).is_file() {
+            return Err(ChatModelError::NoFile { path: path.to_owned() });
+        }
+        self.store.set_chat_target(chat, &ModelTarget::Local { model: Some(path.to_owned()) }).await?;
+        self.ready_chat_model(chat, progress).await
+    }
+
+    /// Unloads the loaded model if it has been idle (no reply, load or read-ahead) for at least
+    /// `after`; true if it did. Its chats' caches go to disk with it.
+    pub async fn unload_if_idle(&self, after: Duration) -> bool {
+        let Some(idle) = self.engine.idle_for().filter(|idle| *idle >= after) else { return false };
+        if self.models.loaded().is_none() {
+            return false;
+        }
+        match self.models.unload().await {
+            Ok(()) => {
+                tracing::info!(idle_s = idle.as_secs(), "the model was idle and was unloaded");
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the idle model could not be unloaded");
+                false
+            }
+        }
+    }
+
+    /// Unloads the model if it has been idle for the time the user set (never by default). The
+    /// window's shell calls it every [`IDLE_CHECK`].
+    pub async fn unload_idle_model(&self) -> bool {
+        match self.settings.cache_budgets().await.map(|b| b.unload_idle_after()) {
+            Ok(Some(after)) => self.unload_if_idle(after).await,
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(error = %e, "the idle-unload setting could not be read");
+                false
+            }
+        }
+    }
+}
