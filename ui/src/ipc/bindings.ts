@@ -100,7 +100,7 @@ entropy: number,
  */
 top: Array<TokenAlternative>, };
 
-export type ModelTarget = { "kind": "local" } | { "kind": "remote", provider: string, model: string, };
+export type ModelTarget = { "kind": "local", model: string | null, } | { "kind": "remote", provider: string, model: string, };
 
 export type ChatSummary = { id: number, title: string, 
 /**
@@ -546,7 +546,12 @@ ramMb: number,
 /**
  * Megabytes of disk for their state files (0: none are kept after a switch or a restart).
  */
-diskMb: number, };
+diskMb: number, 
+/**
+ * Minutes without a reply after which the loaded model leaves memory (0: never); the next
+ * chat that answers loads its model again.
+ */
+unloadIdleMinutes: number, };
 
 export type ChatCacheUsage = { 
 /**
@@ -698,6 +703,16 @@ export const commands = {
    * keeps a working model, and the error says what happened.
    */
   reloadModel: (): Promise<LoadSettings> => invoke<LoadSettings>('reload_model'),
+  /**
+   * Loads the model chat `chat_id` talks to when another one (or none) is loaded, reporting
+   * llama.cpp's progress (0 to 1); `None` when nothing needed loading. Called as a chat opens.
+   */
+  loadChatModel: (chatId: number, onProgress: (message: number) => void): Promise<ModelInfo | null> => invoke<ModelInfo | null>('load_chat_model', { chatId, onProgress: new Channel<number>(onProgress) }),
+  /**
+   * Makes the local model file `path` the one chat `chat_id` talks to, and loads it (progress
+   * 0 to 1) unless it is loaded.
+   */
+  useLocalModel: (chatId: number, path: string, onProgress: (message: number) => void): Promise<ChatModelLoaded> => invoke<ChatModelLoaded>('use_local_model', { chatId, path, onProgress: new Channel<number>(onProgress) }),
   /**
    * What chats' KV caches take in RAM and on disk, and their budgets.
    */
