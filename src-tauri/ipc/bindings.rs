@@ -14,8 +14,8 @@ use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, Impo
 use hearth_providers::{KeyStorage, RemoteModel};
 
 use super::{
-    ChatEvent, CompareEvent, ConnectionReport, FailedReply, HubTokenStatus, IpcError, IpcErrorKind, LoadSettings, MessageSaved,
-    ProviderView, ReplyStarted, SamplingSettings, TextDelta,
+    ChatEvent, ChatModelLoaded, CompareEvent, ConnectionReport, FailedReply, HubTokenStatus, IpcError, IpcErrorKind, LoadSettings,
+    MessageSaved, ProviderView, ReplyStarted, SamplingSettings, TextDelta,
 };
 
 /// The full text of ui/src/ipc/bindings.ts.
@@ -66,6 +66,7 @@ pub fn typescript_bindings() -> String {
         SettingsScope::decl(&cfg),
         SamplingSettings::decl(&cfg),
         LoadSettings::decl(&cfg),
+        ChatModelLoaded::decl(&cfg),
         ProviderKind::decl(&cfg),
         ProviderConfig::decl(&cfg),
         KeyStorage::decl(&cfg),

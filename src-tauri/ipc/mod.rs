@@ -18,7 +18,7 @@ pub use contract::{CommandContract, typescript_commands};
 pub use error::{IpcError, IpcErrorKind};
 pub use fixtures::contract_data;
 pub use hub::HubTokenStatus;
-pub use models::LoadSettings;
+pub use models::{ChatModelLoaded, LoadSettings};
 pub use providers::{ConnectionReport, ProviderView};
 pub use settings::SamplingSettings;
 

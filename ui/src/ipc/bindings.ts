@@ -432,6 +432,8 @@ export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: Load
  */
 needsReload: boolean, };
 
+export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
+
 export type ProviderKind = "openAi" | "anthropic" | "openAiCompatible";
 
 export type ProviderConfig = { 
