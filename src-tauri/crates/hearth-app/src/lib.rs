@@ -53,7 +53,8 @@ impl AppPaths {
     }
 }
 
-/// What chats' KV caches take, in RAM and on disk, and the budgets they are kept within.
+/// What chats' KV caches take, in RAM and on disk, and the budgets they are kept within; beside
+/// them, what the loaded model itself takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatCacheUsage {
@@ -66,6 +67,12 @@ pub struct ChatCacheUsage {
     #[ts(type = "number")]
     pub ram_bytes: u64,
     pub budgets: CacheBudgets,
+    /// The loaded model's weights (its file, mapped into memory; 0 when none is loaded).
+    #[ts(type = "number")]
+    pub model_bytes: u64,
+    /// The loaded model's context: its KV cache, allocated in full at load (0 when none).
+    #[ts(type = "number")]
+    pub context_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -141,7 +148,8 @@ impl App {
         let budgets = self.settings.cache_budgets().await?;
         // The engine reports as of its last request; budgets just lowered are in force before its next.
         let ram_bytes = self.engine.kv_ram_bytes().await.min(budgets.ram_bytes());
-        Ok(ChatCacheUsage { bytes, chats, ram_bytes, budgets })
+        let (model_bytes, context_bytes) = self.models.loaded().map_or((0, 0), |m| (m.size_bytes, m.kv_bytes));
+        Ok(ChatCacheUsage { bytes, chats, ram_bytes, budgets, model_bytes, context_bytes })
     }
 
     /// Validates, saves and puts in force the budgets for chats' caches: states past them leave

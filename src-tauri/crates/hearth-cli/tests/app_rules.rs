@@ -103,9 +103,14 @@ async fn the_app_and_the_cli_share_the_apps_rules() {
 
     // The chats' KV caches were kept on disk (by the app at quit, by the CLI beside the same
     // history); clearing them leaves none.
-    let app = App::open(AppPaths::under(data.clone())).await.unwrap();
+    let app = start(&data).await;
     let usage = app.chat_cache_usage().await.unwrap();
     assert!(usage.chats >= 2 && usage.budgets == CacheBudgets::default(), "{usage:?}");
+    // Beside them, the model: its file, mapped, and its context's KV cache (SmolLM2: 30 layers ×
+    // 3 KV heads × 64 × keys and values × 2 bytes = 23,040 bytes a token, in f16).
+    let loaded = app.models.loaded().unwrap();
+    assert_eq!(usage.model_bytes, std::fs::metadata(&loaded.path).unwrap().len());
+    assert_eq!(usage.context_bytes, 23_040 * u64::from(loaded.n_ctx), "{usage:?}");
 
     // The user's budgets are saved and in force at once: no disk space, no state file.
     let none = CacheBudgets { ram_mb: 0, disk_mb: 0, ..CacheBudgets::default() };
@@ -119,6 +124,7 @@ async fn the_app_and_the_cli_share_the_apps_rules() {
     quit(app).await;
     let app = App::open(AppPaths::under(data.clone())).await.unwrap();
     let cleared = app.clear_chat_caches().await.unwrap();
-    assert_eq!(cleared, hearth_app::ChatCacheUsage { bytes: 0, chats: 0, ram_bytes: 0, budgets: none });
+    let nothing = hearth_app::ChatCacheUsage { bytes: 0, chats: 0, ram_bytes: 0, budgets: none, model_bytes: 0, context_bytes: 0 };
+    assert_eq!(cleared, nothing, "no model loaded: nothing held");
     quit(app).await;
 }

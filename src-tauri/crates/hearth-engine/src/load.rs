@@ -84,11 +84,21 @@ fn llama_kv_type(kv: KvType) -> KvCacheType {
 /// min(trained length, MAX_DEFAULT_N_CTX, what KV_SHARE_OF_FREE_RAM of `free_bytes` holds),
 /// in multiples of 256, at least 512.
 fn default_n_ctx(model: &LlamaModel, kv: KvType, free_bytes: Option<u64>) -> u32 {
-    let head_dim = model.n_embd() as f64 / f64::from(model.n_head().max(1));
-    let per_token = 2.0 * f64::from(model.n_layer()) * f64::from(model.n_head_kv()) * head_dim * kv.bytes_per_element();
+    let per_token = kv_bytes_per_token(model, kv);
     let fits = free_bytes.map_or(u32::MAX, |free| (free as f64 * KV_SHARE_OF_FREE_RAM / per_token.max(1.0)) as u32);
     let n = model.n_ctx_train().min(MAX_DEFAULT_N_CTX).min(fits);
     (n / 256 * 256).max(512)
+}
+
+/// Bytes of keys and values one token takes in the cache (every layer).
+fn kv_bytes_per_token(model: &LlamaModel, kv: KvType) -> f64 {
+    let head_dim = model.n_embd() as f64 / f64::from(model.n_head().max(1));
+    2.0 * f64::from(model.n_layer()) * f64::from(model.n_head_kv()) * head_dim * kv.bytes_per_element()
+}
+
+/// Bytes the KV cache of an `n_ctx`-cell context takes.
+pub(crate) fn kv_bytes(model: &LlamaModel, kv: KvType, n_ctx: u32) -> u64 {
+    (kv_bytes_per_token(model, kv) * f64::from(n_ctx)) as u64
 }
 
 /// MemAvailable from /proc/meminfo (Linux); `None` elsewhere.
