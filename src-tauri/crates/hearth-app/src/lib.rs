@@ -148,7 +148,7 @@ impl App {
         let budgets = self.settings.cache_budgets().await?;
         // The engine reports as of its last request; budgets just lowered are in force before its next.
         let ram_bytes = self.engine.kv_ram_bytes().await.min(budgets.ram_bytes());
-        let (model_bytes, context_bytes) = self.models.loaded().map_or((0, 0), |m| (m.size_bytes, m.kv_bytes));
+        let (model_bytes, context_bytes) = self.models.loaded().map_or((0, 0), |m| (m.size_bytes, m.kv_bytes.unwrap_or(0)));
         Ok(ChatCacheUsage { bytes, chats, ram_bytes, budgets, model_bytes, context_bytes })
     }
 

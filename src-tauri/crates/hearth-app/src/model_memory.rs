@@ -193,7 +193,7 @@ mod tests {
             n_ctx_train: 8192,
             n_threads: 2,
             n_threads_batch: 2,
-            kv_bytes: 0,
+            kv_bytes: None,
             notice: None,
         };
         loaded_ok(&store, &info).await.unwrap();

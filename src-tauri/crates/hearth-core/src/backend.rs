@@ -335,10 +335,10 @@ pub struct ModelInfo {
     pub n_threads: u32,
     /// Threads reading the prompt.
     pub n_threads_batch: u32,
-    /// Memory its KV cache takes: every cell of the context, allocated at load.
-    #[ts(type = "number")]
-    #[serde(default)]
-    pub kv_bytes: u64,
+    /// Memory its KV cache takes: every cell of the context, allocated at load (known once loaded).
+    #[ts(optional, type = "number")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_bytes: Option<u64>,
     /// What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
     #[ts(optional)]
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -389,7 +389,7 @@ fn serve(
         n_ctx_train: model.n_ctx_train(),
         n_threads: resolved.threads.decode,
         n_threads_batch: resolved.threads.batch,
-        kv_bytes: crate::load::kv_bytes(&model, params.kv_cache_type, resolved.n_ctx),
+        kv_bytes: Some(crate::load::kv_bytes(&model, params.kv_cache_type, resolved.n_ctx)),
         notice: (params.chat_template.is_none() && model.chat_template(None).is_err()).then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
     };
     tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, ?params, "model loaded");
