@@ -16,7 +16,7 @@ import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
 import { DraftReadAhead, browserTimers, type Timers } from './read-ahead';
-import { PENDING_REPLY_ID, PENDING_USER_ID, addsSibling, newReplyVersion, pathDuringTurn, startTurn, type TurnRequest } from './turns';
+import { PENDING_REPLY_ID, PENDING_USER_ID, addsSibling, newReplyVersion, pathDuringTurn, startTurn, withPendingSend, type TurnRequest } from './turns';
 
 /** Bookkeeping for the one turn being generated (not reactive; the UI reads `messages`). */
 type Stream = {
@@ -39,6 +39,17 @@ type Stream = {
 };
 
 export type Generating = { chatId: number; stopping: boolean };
+
+/** What the chat store asks of the chats' local models (ChatModelStore, set by the app). */
+export type ChatModels = {
+  /** A chat was opened (its model may need loading). */
+  opened(chatId: number): void;
+  /** Before a turn: the chat's model loaded (rejects with why not); null when there is nothing to wait for. */
+  readyForTurn(chatId: number): Promise<void> | null;
+};
+
+/** Nothing to load (the store on its own, as in its unit tests). */
+const NO_CHAT_MODELS: ChatModels = { opened: () => {}, readyForTurn: () => null };
 
 /**
  * Why a remote reply failed, shown on the reply with a Retry button. `retryAt` (Unix ms): when the
@@ -80,6 +91,9 @@ export class ChatStore {
   /** One turn at a time: the backend answers `busy` to a second one. */
   busy = $derived(this.generating !== null);
   canSend = $derived(this.draft.trim().length > 0 && this.generating === null);
+
+  /** Loads each chat's model as it opens and before its turns. */
+  models: ChatModels = NO_CHAT_MODELS;
 
   readonly #api: HearthApi;
   readonly #batcher: DeltaBatcher;
@@ -181,6 +195,7 @@ export class ChatStore {
     this.activeChatId = chatId;
     this.messages = [];
     this.editing = null;
+    this.models.opened(chatId);
     return this.#loadMessages(chatId);
   }
 
@@ -190,6 +205,7 @@ export class ChatStore {
       this.chats = sortChats([chat, ...this.chats.filter((c) => c.id !== chat.id)]);
       this.#showNothing();
       this.activeChatId = chat.id;
+      this.models.opened(chat.id);
       return chat;
     } catch (e) {
       this.showError(e);
@@ -306,6 +322,8 @@ export class ChatStore {
     this.#turnsStarted += 1;
     this.generating = { chatId, stopping: false };
     try {
+      const ready = this.models.readyForTurn(chatId);
+      if (ready) await ready;
       await this.#api.compareReplies(chatId, messageId, variants, onEvent);
     } finally {
       if (this.generating?.chatId === chatId) this.generating = null;
@@ -386,6 +404,18 @@ export class ChatStore {
     if (this.activeChatId === chatId) this.messages = pathDuringTurn(before, turn);
 
     try {
+      // The chat's model first, its load's progress shown, a sent message on show meanwhile; Stop
+      // meanwhile means the turn never starts. (Nothing to wait for: the turn starts in the same task.)
+      const ready = this.models.readyForTurn(chatId);
+      if (ready) {
+        if (turn.kind === 'send' && this.activeChatId === chatId) this.messages = withPendingSend(this.messages, chatId, turn.content);
+        await ready;
+      }
+      if (this.generating?.stopping) {
+        this.#undo(stream, before);
+        this.#finish(stream);
+        return false;
+      }
       await startTurn(this.#api, chatId, turn, (event) => this.#onEvent(stream, event));
       if (!stream.done) {
         // The response beat the terminal event; give the channel a moment, then resync.

@@ -1,10 +1,31 @@
-import type { IpcErrorKind, ImportMode, LibraryModel } from '../ipc/bindings';
+import type { IpcErrorKind, ImportMode, LibraryModel, ModelInfo } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
+import { modelStem } from './chat-model';
 import { errorMessage } from './format';
 import { errorKind, importText, isGguf, type ImportResult } from './models';
 
 /** An action on one library file that failed, and why (shown on its row). */
 export type RowError = { action: 'load' | 'unload' | 'delete' | 'reveal'; message: string; kind: IpcErrorKind | null };
+
+/**
+ * A model load under way: its file (null when the backend picks it: a chat that names none), the chat
+ * it is for (null: the model manager's own load), and how far it got (0..1).
+ */
+export type ModelLoad = { path: string | null; chatId: number | null; fraction: number };
+
+/** What a load is for, and whether to show it before the backend reports progress. */
+export type LoadRequest = {
+  path: string | null;
+  chatId: number | null;
+  /**
+   * Show the load at once; otherwise only from its first progress report (a chat's model is asked for
+   * before every turn, and shows nothing when it was loaded already).
+   */
+  expected: boolean;
+};
+
+/** A load command: reports its progress to the callback, resolves to the model it loaded (null: none needed). */
+export type LoadCommand = (onProgress: (fraction: number) => void) => Promise<ModelInfo | null>;
 
 /**
  * The GGUF files on this computer that Hearth knows, and the one loaded. Loading reports its
@@ -15,8 +36,8 @@ export class LibraryStore {
   /** The library was read at least once. */
   ready = $state(false);
   listError = $state<string | null>(null);
-  /** The file being loaded and how far (0..1). */
-  loading = $state<{ path: string; fraction: number } | null>(null);
+  /** The load under way, whoever asked for it (the manager, a chat). */
+  loading = $state<ModelLoad | null>(null);
   unloading = $state(false);
   /** Per file: why the last action on it failed. */
   errors = $state<Record<string, RowError>>({});
@@ -31,6 +52,8 @@ export class LibraryStore {
   readonly #api: HearthApi;
   readonly #onModelChanged: () => void;
   #asked = 0;
+  /** The newest load: an older one's progress is not shown. */
+  #loads = 0;
 
   /** `onModelChanged`: the loaded model changed (or may have), so that the chat header reads it again. */
   constructor(api: HearthApi, onModelChanged: () => void = () => {}) {
@@ -56,25 +79,61 @@ export class LibraryStore {
     return this.models.find((m) => m.path === path);
   }
 
+  /** What the file at `path` is called: its name in the library, else its file's. */
+  nameOf(path: string): string {
+    return this.get(path)?.name ?? modelStem(path);
+  }
+
   /** Load `path` in place of the loaded model; true once it is loaded. One load at a time. */
   async load(path: string): Promise<boolean> {
     if (this.loading) return false;
-    this.loading = { path, fraction: 0 };
-    delete this.errors[path];
     try {
-      await this.#api.loadModel(path, (fraction) => {
-        if (this.loading?.path === path) this.loading.fraction = Math.max(this.loading.fraction, Math.min(1, fraction));
-      });
-      for (const m of this.models) m.loaded = m.path === path;
+      await this.track({ path, chatId: null, expected: true }, (onProgress) => this.#api.loadModel(path, onProgress));
       return true;
-    } catch (e) {
-      this.errors[path] = { action: 'load', message: errorMessage(e), kind: errorKind(e) };
-      return false;
-    } finally {
-      this.loading = null;
-      this.#onModelChanged();
-      void this.refresh();
+    } catch {
+      return false; // said on the row
     }
+  }
+
+  /**
+   * Run a load `command` as the load under way: its progress shown (for `request.chatId` where a chat
+   * asked), its failure said on its file's row (and rethrown); afterwards the loaded model is read again.
+   * A newer load takes the display over.
+   */
+  async track(request: LoadRequest, command: LoadCommand): Promise<ModelInfo | null> {
+    const load = ++this.#loads;
+    const { path, chatId } = request;
+    if (request.expected) this.loading = { path, chatId, fraction: 0 };
+    if (path !== null) delete this.errors[path];
+    let changed = false;
+    try {
+      const loaded = await command((fraction) => {
+        if (load !== this.#loads) return;
+        changed = true;
+        this.loading ??= { path, chatId, fraction: 0 };
+        this.loading.fraction = Math.max(this.loading.fraction, Math.min(1, fraction));
+      });
+      if (loaded) {
+        changed = true;
+        this.markLoaded(loaded.path);
+      }
+      return loaded;
+    } catch (e) {
+      changed = true; // a failed load may have reloaded the model before it
+      if (path !== null) this.errors[path] = { action: 'load', message: errorMessage(e), kind: errorKind(e) };
+      throw e;
+    } finally {
+      if (load === this.#loads) this.loading = null;
+      if (changed) {
+        this.#onModelChanged();
+        if (this.ready) void this.refresh();
+      }
+    }
+  }
+
+  /** `path` is the loaded model now (null: none is). */
+  markLoaded(path: string | null): void {
+    for (const m of this.models) m.loaded = m.path === path;
   }
 
   /** Gives up the load under way; `load` then ends with the app's words on the row. */
@@ -95,7 +154,7 @@ export class LibraryStore {
     delete this.errors[path];
     try {
       await this.#api.unloadModel();
-      for (const m of this.models) m.loaded = false;
+      this.markLoaded(null);
     } catch (e) {
       this.errors[path] = { action: 'unload', message: errorMessage(e), kind: errorKind(e) };
     } finally {

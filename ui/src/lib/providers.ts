@@ -1,12 +1,14 @@
 // Remote providers on the UI side: what each kind of API needs, the settings form of a provider,
 // new ids, where a key is kept, and the labels of a chat's model. Pure functions over plain values;
 // the reactive stores are in providers.svelte.ts, model-catalog.svelte.ts and sampling-support.svelte.ts.
-import type { ConnectionReport, IpcErrorKind, KeyStorage, ModelTarget, ProviderConfig, ProviderKind } from '../ipc/bindings';
+import type { ConnectionReport, IpcErrorKind, KeyStorage, ModelInfo, ModelTarget, ProviderConfig, ProviderKind } from '../ipc/bindings';
 import { PROVIDER_ID_MAX_LENGTH, PROVIDER_KIND_FACTS, type ProviderKindFacts } from '../ipc/contract';
+import { localName } from './chat-model';
 import { plural, sentence } from './format';
 import { U32_MAX, deepEqual } from './settings';
 
-export const LOCAL_TARGET: ModelTarget = { kind: 'local' };
+/** The local engine with whichever model is loaded: a chat that has not answered locally yet (or no chat). */
+export const LOCAL_TARGET: ModelTarget = { kind: 'local', model: null };
 
 /** A kind of provider: its name in the window, and the backend's facts about it (contract.json). */
 export type KindInfo = ProviderKindFacts & { label: string };
@@ -157,15 +159,15 @@ export function connectionText(report: ConnectionReport): string {
   return `Connected: ${plural(report.models.length, 'model')} in ${Math.round(report.latencyMs)} ms`;
 }
 
-/** Two targets name the same model. */
+/** Two targets name the same model (local ones, the same file). */
 export function sameTarget(a: ModelTarget, b: ModelTarget): boolean {
-  if (a.kind === 'local' || b.kind === 'local') return a.kind === b.kind;
+  if (a.kind === 'local' || b.kind === 'local') return a.kind === b.kind && a.model === b.model;
   return a.provider === b.provider && a.model === b.model;
 }
 
-/** A chat's model in the header: the loaded GGUF's name, or "<model> · <provider name>". */
-export function targetLabel(target: ModelTarget, localName: string | null, providerName: string | null): string {
-  if (target.kind === 'local') return localName ?? 'No model loaded';
+/** A chat's model in the header: its GGUF's name (see localName), or "<model> · <provider name>". */
+export function targetLabel(target: ModelTarget, loaded: Pick<ModelInfo, 'name' | 'path'> | null, providerName: string | null): string {
+  if (target.kind === 'local') return localName(target, loaded) ?? 'No model loaded';
   return `${target.model} · ${providerName ?? target.provider}`;
 }
 

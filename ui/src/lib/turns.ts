@@ -15,7 +15,7 @@ export type TurnRequest =
 
 /** The id of the reply shown before the backend named it (`replyStarted`). */
 export const PENDING_REPLY_ID = -1;
-/** The id of an edited user message shown before the backend saved it (`userSaved`). */
+/** The id of an edited (or sent) user message shown before the backend saved it (`userSaved`). */
 export const PENDING_USER_ID = -2;
 
 export function startTurn(api: HearthApi, chatId: number, turn: TurnRequest, onEvent: OnChatEvent): Promise<null> {
@@ -64,6 +64,24 @@ export function pathDuringTurn(path: StoredMessage[], turn: TurnRequest): Stored
     });
   }
   return kept;
+}
+
+/** The path with a sent message on show before the backend saved it: while the chat's model loads first. */
+export function withPendingSend(path: StoredMessage[], chatId: number, content: string): StoredMessage[] {
+  const parentId = path.at(-1)?.id ?? null;
+  const pending: StoredMessage = {
+    id: PENDING_USER_ID,
+    chatId,
+    role: 'user',
+    content,
+    status: 'complete',
+    createdAt: Date.now(),
+    model: null,
+    stats: null,
+    parentId,
+    siblings: [PENDING_USER_ID],
+  };
+  return [...path, pending];
 }
 
 /** Whether "Continue" can write on from `message`: a reply that ended before the model ended it. */

@@ -2171,7 +2171,7 @@ describe('Settings scopes, presets and the Model group', () => {
       assert.equal(await line.getByTestId('cache-disk-budget').inputValue(), String(diskMb));
       assert.equal(
         (await line.getByTestId('chat-caches-usage').innerText()).replace(/\s+/g, ' ').trim(),
-        'Chat caches in RAM none of MB Chat caches on disk 90 MB (3 chats) of MB',
+        'Chat caches in RAM none of MB Chat caches on disk 90 MB (3 chats) of MB Unload the model after idle never min',
       );
       assert.match(await clear.getAttribute('title'), /chats will read their conversation again at their next reply/);
       await shot(page, `settings-chat-caches${suffix}`, { dir: OUTPUT });
@@ -2260,7 +2260,7 @@ describe('Settings scopes, presets and the Model group', () => {
       await diskBudget.press('Tab');
       await error.waitFor({ state: 'detached' });
       assert.equal(await diskBudget.getAttribute('aria-invalid'), 'false');
-      assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ramMb: 0, diskMb: 2048 });
+      assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, ramMb: 0, diskMb: 2048 });
       await shot(page, `settings-chat-caches-budgets${suffix}`, { dir: OUTPUT });
 
       // With no memory for them, a chat switched back to reads its cache back from disk.
@@ -2271,6 +2271,65 @@ describe('Settings scopes, presets and the Model group', () => {
       assert.deepEqual(sources, ['new', 'new', 'disk', 'disk']);
     });
   });
+
+  test('model: the idle time before the model is unloaded, saved with the budgets; 0 says never', { timeout: TIMEOUT }, async () => {
+    const key = 'unloadIdleMinutes';
+    await inBothSchemes({}, async (page, suffix) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      const box = group.getByTestId('unload-idle-budget');
+      const state = group.getByTestId('unload-idle-state');
+      assert.equal(await box.inputValue(), String(CONTRACT.cacheBudgetDefaults[key]));
+      assert.equal(await text(state), 'never');
+      assert.match(await group.getByText('Unload the model after idle').getAttribute('title'), /the next reply loads its chat's model again/);
+      const range = CONTRACT.cacheBudgetRanges.find((r) => r.key === key);
+      const line = group.locator('label', { has: page.getByTestId('unload-idle-budget') });
+      assert.equal(await line.getAttribute('title'), `Minutes without a reply before the model is unloaded, ${range.text} (default 0 min)`);
+
+      await box.fill('30');
+      await box.press('Enter');
+      await page.waitForFunction((k) => window.__hearthMock.cacheBudgets[k] === 30, key);
+      assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, [key]: 30 });
+      await page.waitForFunction(() => document.querySelector('[data-testid="unload-idle-state"]').textContent === '');
+      await shot(page, `chatmodel-idle${suffix}`, { dir: OUTPUT });
+
+      await box.fill('0');
+      await box.press('Enter');
+      await page.waitForFunction((k) => window.__hearthMock.cacheBudgets[k] === 0, key);
+      await state.filter({ hasText: 'never' }).waitFor();
+    });
+  });
+
+  // Each budget's line: a value out of its range (from the contract) is refused in the backend's words, its box marked.
+  const refusedWords = {
+    ramMb: 'the memory for chat caches',
+    diskMb: 'the disk space for chat caches',
+    unloadIdleMinutes: 'the idle time before the model is unloaded',
+  };
+  const boxes = { ramMb: 'cache-ram-budget', diskMb: 'cache-disk-budget', unloadIdleMinutes: 'unload-idle-budget' };
+  for (const range of CONTRACT.cacheBudgetRanges) {
+    test(`model: ${range.key} out of its range is refused in words, its box marked; fixed, it is saved`, { timeout: TIMEOUT }, async () => {
+      await withApp({}, async (page) => {
+        await openSettings(page);
+        const group = await showModelGroup(page);
+        const box = group.getByTestId(boxes[range.key]);
+        await box.fill(String(range.max + 1));
+        await box.press('Enter');
+        const error = group.getByTestId('chat-caches-error');
+        await error.waitFor();
+        assert.equal(await text(error), `Not saved: ${refusedWords[range.key]} must be ${range.text}`);
+        assert.equal(await box.getAttribute('aria-invalid'), 'true');
+        assert.deepEqual(await mockValue(page, 'cacheBudgets'), CONTRACT.cacheBudgetDefaults);
+        if (range.key === 'unloadIdleMinutes') await shot(page, 'chatmodel-idle-refused', { dir: OUTPUT });
+
+        await box.fill(String(range.max));
+        await box.press('Enter');
+        await error.waitFor({ state: 'detached' });
+        assert.equal(await box.getAttribute('aria-invalid'), 'false');
+        assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, [range.key]: range.max });
+      });
+    });
+  }
 
   test('Model group screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     await inBothSchemes({ load: { nGpuLayers: 0 } }, async (page, suffix) => {

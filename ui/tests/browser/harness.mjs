@@ -23,6 +23,14 @@ export const TIMEOUT = 60_000;
 
 export const MODEL = { name: 'Llama-3.2-3B-Instruct-Q4_K_M', path: '/home/me/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf', sizeBytes: 2_019_377_696 };
 
+// The mock's library beside MODEL (see DEFAULT_LIBRARY in mock-tauri.mjs).
+export const HF = '/home/me/.cache/huggingface/hub';
+export const MODELS_DIR = '/home/me/.local/share/hearth/models';
+export const QWEN_05 = `${HF}/models--Qwen--Qwen2.5-0.5B-Instruct-GGUF/snapshots/9217f5db79a29953eb74d5343926648285ec7e67/qwen2.5-0.5b-instruct-q8_0.gguf`;
+export const PHI = `${MODELS_DIR}/Phi-3.5-mini-instruct-Q4_K_M.gguf`;
+export const TINY = `${MODELS_DIR}/TinyStories-33M-F16.gguf`;
+export const BROKEN = `${MODELS_DIR}/broken.gguf`;
+
 /** A saved reply's stats, as the backend sends them; `over` changes any of it. */
 export const replyStats = (over = {}) => ({
   promptTokens: 31, cachedTokens: 0, completionTokens: 58, ttftMs: 142, decodeTps: 41.73, droppedMessages: 0, cutAtLimit: false, promptSource: 'new',

@@ -21,6 +21,13 @@
  * `watch_downloads` channels (`downloads` persisted, `downloadTrouble`: a dropped connection, a full disk),
  * the library of GGUF files (`library`), imports (`importPick` for the dialog), loading a model with its
  * progress (`loadFailures`), and the webview's drag-and-drop events (`__hearthMock.emit`).
+ * Each chat talks to its own local model, as hearth-app's chat_model.rs has it: a local target names its file
+ * (`{ kind: 'local', model: path | null }`; null until the chat's first local reply records the loaded one), a
+ * file exists while the library lists it (or it is loaded), `load_chat_model` loads the chat's model when another
+ * (or none) is loaded (a chat naming none, while none is loaded, gets the model loaded last: `lastLoaded`),
+ * `use_local_model` picks a file for a chat and loads it, and every turn readies the chat's model first, without
+ * progress (the loads without progress are counted in `silentLoads`). The idle unload is played by
+ * `__hearthMock.unloadIdle()`; its minutes are a budget beside the caches' (`unloadIdleMinutes`).
  * Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids); each
  * cache takes `cacheFileBytes`, in RAM or on disk (`chat_cache_usage` counts both beside the budgets,
  * `clear_chat_caches` drops every cache); the budgets (`cacheBudgets`, set with `set_chat_cache_budgets`) are in
@@ -138,7 +145,7 @@ export function installMockTauri(config) {
     caches: { live: null, kept: new Map(), typed: null },
     /** What one chat's cache takes, in RAM or as a file on disk. */
     cacheFileBytes: config.cacheFileBytes ?? 31_457_280,
-    /** The budgets for the caches (MB of 2^20 bytes), and the budgets of every set_chat_cache_budgets call. */
+    /** The budgets for the caches (MB of 2^20 bytes) and the idle minutes, and those of every set_chat_cache_budgets call. */
     cacheBudgets: clone(config.cacheBudgets ?? contract.cacheBudgetDefaults),
     budgetSaves: [],
     /** The token inspector's data the engine kept, by reply id (see tokenProbsOf). */
@@ -532,7 +539,7 @@ export function installMockTauri(config) {
     for (const c of state.chats) {
       c.pinned ??= false;
       c.systemPrompt ??= '';
-      c.model ??= { kind: 'local' };
+      c.model ??= { kind: 'local', model: null };
       if (!('leafId' in c)) c.leafId = last.get(c.id) ?? null;
     }
     state.nextId = Math.max(state.nextId, ...state.messages.map((m) => m.id + 1), ...state.chats.map((c) => c.id + 1));
@@ -708,7 +715,7 @@ export function installMockTauri(config) {
     const imported = (file.chats ?? []).map((c) => {
       const chat = {
         id: state.nextId++, title: c.title, updatedAt: c.updatedAt, pinned: c.pinned ?? false, systemPrompt: c.systemPrompt ?? '', leafId: null,
-        model: { kind: 'local' },
+        model: { kind: 'local', model: null },
       };
       state.chats.push(chat);
       let parentId = null;
@@ -820,7 +827,7 @@ export function installMockTauri(config) {
   /** Tauri's argument check of a ModelTarget. */
   function checkTarget(cmd, t) {
     const ok =
-      t && ((t.kind === 'local' && Object.keys(t).length === 1) ||
+      t && ((t.kind === 'local' && (t.model === null || typeof t.model === 'string') && Object.keys(t).length === 2) ||
         (t.kind === 'remote' && typeof t.provider === 'string' && typeof t.model === 'string' && Object.keys(t).length === 3));
     if (!ok) {
       state.contractErrors.push(`${cmd}: bad target ${JSON.stringify(t)}`);
@@ -834,6 +841,9 @@ export function installMockTauri(config) {
     if (payload.target.kind === 'remote') {
       providerOf(payload.target.provider);
       if (payload.target.model.trim() === '') throw { kind: 'invalidInput', message: 'pick a model of the provider' };
+    }
+    if (payload.target.kind === 'local' && payload.target.model !== null && !fileExists(payload.target.model)) {
+      throw { kind: 'invalidInput', message: `there is no model file at ${payload.target.model}` };
     }
     chat.model = clone(payload.target);
     return summary(chat);
@@ -924,7 +934,11 @@ export function installMockTauri(config) {
   }
 
   /** CacheBudgets' serde check (a plain string error, like Tauri's), then CacheBudgets::validate, in its order. */
-  const BUDGET_WORDS = { ramMb: 'the memory for chat caches', diskMb: 'the disk space for chat caches' };
+  const BUDGET_WORDS = {
+    ramMb: 'the memory for chat caches',
+    diskMb: 'the disk space for chat caches',
+    unloadIdleMinutes: 'the idle time before the model is unloaded',
+  };
   function setCacheBudgets(payload) {
     const b = payload.budgets;
     state.budgetSaves.push(clone(b));
@@ -1172,8 +1186,9 @@ export function installMockTauri(config) {
     const chat = findChat(payload.chatId);
     if ('content' in payload && payload.content.trim() === '') throw { kind: 'invalidInput', message: 'the message is empty' };
     const remote = chat.model.kind === 'remote' ? chat.model : null;
-    if (!remote && !state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
     if (state.generating.size > 0) throw { kind: 'busy', message: 'A reply is already being generated.' };
+    await prepareChatModel(chat);
+    if (!remote && !state.model) throw { kind: 'noModel', message: 'No model is loaded.' };
     const plan = turn.plan(chat, payload);
     // Remote providers keep no cache of ours: their prompts always come as new.
     const promptSource = remote ? 'new' : takeCache(chat.id);
@@ -1332,6 +1347,7 @@ export function installMockTauri(config) {
     });
     const chat = findChat(payload.chatId);
     if (state.generating.size > 0) throw { kind: 'busy', message: 'this chat is already generating a reply; wait for it or press Stop' };
+    await prepareChatModel(chat);
     const original = messageOf(chat, payload.messageId, 'assistant');
     const remote = chat.model.kind === 'remote' ? chat.model : null;
     const gen = { stop: false };
@@ -1688,33 +1704,94 @@ export function installMockTauri(config) {
     return m;
   }
 
-  async function loadModelCmd(payload) {
-    const progress = channel(payload.onProgress);
-    const m = libraryModel(payload);
+  /** The model the backend loaded last (its active model): what a chat naming none gets while none is loaded. */
+  state.lastLoaded = state.model?.path ?? null;
+  /** The loads a turn made without progress (the window did not load the chat's model first). */
+  state.silentLoads = [];
+
+  /** A file is there while the library lists it, or while it is loaded. */
+  const fileExists = (path) => state.library.some((m) => m.path === path) || state.model?.path === path;
+
+  /** load_model's work: `m` loaded in place of the model, reporting to `progress` (null: to no one), or why not. */
+  async function loadFile(m, progress) {
     if (state.generating.size > 0) throw { kind: 'busy', message: 'a reply is being generated: stop it or wait, then load the model' };
     if (m.error) throw { kind: 'file', message: m.error };
     const failure = state.loadFailures[m.path];
     state.loadCancelled = false;
     for (const fraction of [0, 0.15, 0.35, 0.55, 0.75, 0.9, 1]) {
       if (failure && fraction > 0.5) {
-        progress.end();
+        progress?.end();
         throw clone(failure);
       }
       if (state.loadCancelled) {
         // As the app answers: the load given up, the model before it loaded again.
-        progress.end();
+        progress?.end();
         const again = state.model ? `; ${state.model.name} is loaded again` : '';
         throw { kind: 'engine', message: `loading ${m.path} was cancelled${again}` };
       }
-      progress.send(fraction);
+      progress?.send(fraction);
       await delay(state.loadStepMs);
     }
-    progress.end();
+    progress?.end();
     state.loadSaved[m.path] ??= clone(DEFAULT_LOAD);
     spillCaches();
     state.model = loadModel({ name: m.name, path: m.path, sizeBytes: m.sizeBytes, nCtxTrain: m.facts?.contextLength ?? 4096 }, state.loadSaved[m.path]);
+    state.lastLoaded = m.path;
     return clone(state.model);
   }
+
+  function loadModelCmd(payload) {
+    const progress = channel(payload.onProgress);
+    return loadFile(libraryModel(payload), progress);
+  }
+
+  /**
+   * App::ready_chat_model: the chat's model loaded when another (or none) is; null when nothing needed
+   * loading (a remote chat, its model loaded, a chat naming none while one is loaded). A chat whose file
+   * is gone gets words, and the loaded model stays.
+   */
+  async function readyChatModel(chat, progress) {
+    if (chat.model.kind !== 'local') return null;
+    let wanted = chat.model.model;
+    if (wanted !== null && !fileExists(wanted)) {
+      const name = wanted.split('/').at(-1).replace(/\.[^.]+$/, '');
+      throw { kind: 'file', message: `this chat talks to ${name}, whose file is gone (${wanted}); pick another model for it with the model button` };
+    }
+    if (wanted === null) {
+      if (state.model) return null;
+      if (state.lastLoaded === null || !fileExists(state.lastLoaded)) return null; // the reply then says no model is loaded
+      wanted = state.lastLoaded;
+    }
+    if (state.model?.path === wanted) return null;
+    return loadFile(libraryModel({ path: wanted }), progress);
+  }
+
+  /** App::prepare_chat_model, before every turn: the chat's model readied without progress; a chat naming none records the loaded one. */
+  async function prepareChatModel(chat) {
+    if (await readyChatModel(chat, null)) state.silentLoads.push(state.model.path);
+    if (chat.model.kind === 'local' && chat.model.model === null && state.model) chat.model = { kind: 'local', model: state.model.path };
+  }
+
+  function loadChatModel(payload) {
+    const progress = channel(payload.onProgress);
+    return readyChatModel(findChat(payload.chatId), progress);
+  }
+
+  /** App::use_local_model: `path` becomes the chat's model, loaded unless it is. */
+  async function useLocalModel(payload) {
+    const progress = channel(payload.onProgress);
+    const chat = findChat(payload.chatId);
+    if (!fileExists(payload.path)) throw { kind: 'file', message: `there is no model file at ${payload.path}` };
+    chat.model = { kind: 'local', model: payload.path };
+    const loaded = await readyChatModel(chat, progress);
+    return { chat: summary(chat), loaded };
+  }
+
+  /** The engine's idle timer ran out (unloadIdleMinutes): the model leaves memory, its chats' caches go to disk. */
+  state.unloadIdle = () => {
+    spillCaches();
+    state.model = null;
+  };
 
   function importModel(cmd, path, mode) {
     if (!['copy', 'link'].includes(mode)) {
@@ -1797,6 +1874,10 @@ export function installMockTauri(config) {
         return null;
       case 'load_model':
         return loadModelCmd(payload);
+      case 'load_chat_model':
+        return loadChatModel(payload);
+      case 'use_local_model':
+        return useLocalModel(payload);
       case 'cancel_load':
         state.loadCancelled = true;
         return true;
@@ -1821,7 +1902,8 @@ export function installMockTauri(config) {
   const MODEL_COMMANDS = [
     'hub_search', 'hub_repo_files', 'hub_fit', 'hub_token_status', 'set_hub_token', 'start_download', 'list_downloads', 'watch_downloads',
     'pause_download', 'resume_download', 'cancel_download', 'list_library', 'import_model', 'import_model_dialog', 'delete_model',
-    'reveal_model', 'load_model', 'cancel_load', 'unload_model', 'plugin:event|listen', 'plugin:event|unlisten',
+    'reveal_model', 'load_model', 'load_chat_model', 'use_local_model', 'cancel_load', 'unload_model', 'plugin:event|listen',
+    'plugin:event|unlisten',
   ];
 
   async function handle(cmd, payload) {
@@ -1830,7 +1912,7 @@ export function installMockTauri(config) {
       case 'list_chats':
         return sortedChats();
       case 'create_chat': {
-        const chat = { id: state.nextId++, title: '', updatedAt: now(), pinned: false, systemPrompt: '', leafId: null, model: { kind: 'local' } };
+        const chat = { id: state.nextId++, title: '', updatedAt: now(), pinned: false, systemPrompt: '', leafId: null, model: { kind: 'local', model: null } };
         state.chats.push(chat);
         return summary(chat);
       }

@@ -5,7 +5,7 @@
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, OUTPUT, TIMEOUT, inBothSchemes, mockState, shot, useBrowser, withApp } from './harness.mjs';
+import { BROKEN, HF, MODEL, MODELS_DIR, OUTPUT, PHI, QWEN_05, TIMEOUT, TINY, inBothSchemes, mockState, shot, useBrowser, withApp } from './harness.mjs';
 
 useBrowser();
 
@@ -17,12 +17,6 @@ const BIG = 'unsloth/Llama-3.3-70B-Instruct-GGUF';
 const GATED_MESSAGE =
   'meta-llama/Llama-3.2-1B-Instruct-GGUF is gated: accept its license on huggingface.co, then add your Hugging Face token in Models → Discover';
 const DISK_FULL = 'the download stopped: the disk is full (needs 1.1 GB more on /home). Free some space, then resume';
-const HF = '/home/me/.cache/huggingface/hub';
-const MODELS_DIR = '/home/me/.local/share/hearth/models';
-const QWEN_05 = `${HF}/models--Qwen--Qwen2.5-0.5B-Instruct-GGUF/snapshots/9217f5db79a29953eb74d5343926648285ec7e67/qwen2.5-0.5b-instruct-q8_0.gguf`;
-const PHI = `${MODELS_DIR}/Phi-3.5-mini-instruct-Q4_K_M.gguf`;
-const TINY = `${MODELS_DIR}/TinyStories-33M-F16.gguf`;
-const BROKEN = `${MODELS_DIR}/broken.gguf`;
 const BROKEN_ERROR = 'broken.gguf is truncated: it ends at byte 4096 but its header needs at least byte 70231; download it again';
 const KEY_FILE = {
   kind: 'file',

@@ -10,6 +10,8 @@ useBrowser();
 
 const MINUTE = 60_000;
 const OPENAI_MINI = { kind: 'remote', provider: 'openai', model: 'gpt-4o-mini' };
+/** A chat that has not answered locally yet: it talks to the loaded model. */
+const LOCAL = { kind: 'local', model: null };
 const KEY_FILE = {
   kind: 'file',
   path: '/home/me/.local/share/hearth/provider-keys.json',
@@ -28,7 +30,7 @@ const UNREACHABLE = {
 };
 
 /** Chat 1 ("Trip to Lisbon"): a question and the local model's answer; `model` is where its next reply comes from. */
-function tripChat(model = { kind: 'local' }, over = {}) {
+function tripChat(model = LOCAL, over = {}) {
   const at = Date.now() - 30 * MINUTE;
   return {
     chats: [{ id: 1, title: 'Trip to Lisbon', updatedAt: 30, model }],
@@ -110,13 +112,16 @@ describe('Switching a chat between the local model and remote ones', () => {
       await page.getByTestId('model-menu-settings').waitFor();
       assert.deepEqual((await callsOf(page, 'list_provider_models')).map((p) => p.provider).sort(), ['anthropic', 'openai']);
 
-      // Keyboard: the checked model has the focus; arrows move (through the local group's "Manage models…");
-      // Escape closes and gives the focus back.
-      assert.equal(await page.evaluate(() => document.activeElement.dataset.provider), 'local');
-      await page.keyboard.press('ArrowDown');
-      assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'manage-models');
-      await page.keyboard.press('ArrowDown');
-      assert.equal(await page.evaluate(() => document.activeElement.dataset.model), 'gpt-4o-mini');
+      // Keyboard: the checked model has the focus; arrows move through the library's other models (not the
+      // unreadable one), the local group's "Manage models…", then the providers'; Escape closes and gives the focus back.
+      assert.equal(await page.evaluate(() => document.activeElement.dataset.path), MODEL.path);
+      await option(page, 'local', 'TinyStories-33M-F16').waitFor();
+      const focused = [];
+      for (let i = 0; i < 5; i++) {
+        await page.keyboard.press('ArrowDown');
+        focused.push(await page.evaluate(() => document.activeElement.dataset.model ?? document.activeElement.dataset.testid));
+      }
+      assert.deepEqual(focused, ['qwen2.5-0.5b-instruct-q8_0', 'Phi-3.5-mini-instruct-Q4_K_M', 'TinyStories-33M-F16', 'manage-models', 'gpt-4o-mini']);
       await page.keyboard.press('Escape');
       await page.getByTestId('model-menu').waitFor({ state: 'detached' });
       assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'model-switcher');
@@ -132,14 +137,15 @@ describe('Switching a chat between the local model and remote ones', () => {
       assert.equal(await text(reply(page, 2).getByTestId('message-model')), 'gpt-4o-mini (OpenAI)');
       assert.equal(await text(page.getByTestId('message-model').first()), MODEL.name, 'earlier replies keep their model');
 
-      // Back to the local model with the keyboard: Home goes to it, Enter picks it.
+      // Back to the local model with the keyboard: Home goes to the library's first, Enter picks it.
       await switcher.focus();
       await page.keyboard.press('Enter');
       await option(page, 'openai', 'gpt-4o-mini').and(page.locator('[aria-checked="true"]')).waitFor();
       await page.keyboard.press('Home');
       await page.keyboard.press('Enter');
       await switcher.filter({ hasText: MODEL.name }).waitFor();
-      assert.deepEqual((await callsOf(page, 'set_chat_model')).at(-1), { chatId: 1, target: { kind: 'local' } });
+      assert.equal((await callsOf(page, 'set_chat_model')).length, 1, 'a local model is picked with use_local_model');
+      assert.deepEqual((await callsOf(page, 'use_local_model')).map(({ chatId, path }) => ({ chatId, path })), [{ chatId: 1, path: MODEL.path }]);
       await send(page, 'Thanks!');
       await waitForStatus(reply(page, 3), 'complete');
       assert.equal(await text(reply(page, 3).getByTestId('message-model')), MODEL.name);
@@ -175,7 +181,7 @@ describe('Switching a chat between the local model and remote ones', () => {
 
 describe('Providers settings', () => {
   test('save a key, test the connection, add a server, a refused URL, forget the key, delete', { timeout: TIMEOUT }, async () => {
-    await withApp(tripChat({ kind: 'local' }, { keys: {} }), async (page) => {
+    await withApp(tripChat(LOCAL, { keys: {} }), async (page) => {
       await openProviders(page);
       assert.deepEqual(await page.getByTestId('provider-card').evaluateAll((els) => els.map((e) => e.dataset.provider)), ['openai', 'anthropic']);
       const openai = card(page, 'openai');
@@ -271,7 +277,7 @@ describe('Providers settings', () => {
   });
 
   test('no keychain: the key file and why are said plainly', { timeout: TIMEOUT }, async () => {
-    await withApp(tripChat({ kind: 'local' }, { keys: {}, keyStorage: KEY_FILE }), async (page) => {
+    await withApp(tripChat(LOCAL, { keys: {}, keyStorage: KEY_FILE }), async (page) => {
       await openProviders(page);
       const anthropic = card(page, 'anthropic');
       await anthropic.getByTestId('provider-key').fill('sk-ant-123');

@@ -1,12 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { CacheBudgets, ChatCacheUsage } from '../../src/ipc/bindings';
+import type { CacheBudgets, ChatCacheUsage, FieldRange } from '../../src/ipc/bindings';
 import { ChatCachesStore } from '../../src/lib/chat-caches.svelte';
 import { CONTRACT } from '../contract.mjs';
 import { fakeApi } from './helpers';
 
 const BUDGETS: CacheBudgets = CONTRACT.cacheBudgetDefaults;
-const RAM_RANGE = CONTRACT.cacheBudgetRanges.find((r: { key: string }) => r.key === 'ramMb');
-const REFUSED_RAM = `the memory for chat caches must be ${RAM_RANGE.text}`;
+const RANGES: FieldRange[] = CONTRACT.cacheBudgetRanges;
+/** The budgets with some changed. */
+const budgets = (over: Partial<CacheBudgets>): CacheBudgets => ({ ...BUDGETS, ...over });
+/** CacheBudgets::validate's words for a value out of `key`'s range. */
+const refusal = ({ key, text }: FieldRange) => `${key} must be ${text}`;
 const MB = 2 ** 20;
 
 /** Caches taking `bytes` on disk in `chats` files, and `ramBytes` in RAM, within the default budgets. */
@@ -24,7 +27,8 @@ function fakeBackend(usage: ChatCacheUsage) {
     }),
     // As the backend has it: a budget out of its range is refused, naming it; what no longer fits goes.
     setChatCacheBudgets: vi.fn(async (budgets: CacheBudgets) => {
-      if (budgets.ramMb > RAM_RANGE.max) throw { kind: 'invalidInput', message: REFUSED_RAM, field: 'ramMb' };
+      const out = RANGES.find((r) => budgets[r.key as keyof CacheBudgets] > r.max);
+      if (out) throw { kind: 'invalidInput', message: refusal(out), field: out.key };
       const ramBytes = Math.min(backend.usage.ramBytes, budgets.ramMb * MB);
       backend.usage = { ...backend.usage, ramBytes, budgets: { ...budgets } };
       return { ...backend.usage };
@@ -90,28 +94,30 @@ describe('ChatCachesStore', () => {
     const backend = fakeBackend(used(94_371_840, 3, 62_914_560));
     const store = new ChatCachesStore(backend.api);
     await store.refresh();
-    await store.setBudgets({ ramMb: 0, diskMb: 2048 });
-    expect(backend.api.setChatCacheBudgets).toHaveBeenCalledWith({ ramMb: 0, diskMb: 2048 });
-    expect(store.usage).toEqual(used(94_371_840, 3, 0, { ramMb: 0, diskMb: 2048 }));
-    expect(store.budgets).toEqual({ ramMb: 0, diskMb: 2048 });
+    const set = budgets({ ramMb: 0, diskMb: 2048, unloadIdleMinutes: 30 });
+    await store.setBudgets(set);
+    expect(backend.api.setChatCacheBudgets).toHaveBeenCalledWith(set);
+    expect(store.usage).toEqual(used(94_371_840, 3, 0, set));
+    expect(store.budgets).toEqual(set);
     expect(store.error).toBeNull();
     expect(store.errorKeys).toEqual([]);
   });
 
-  it('a refused budget stays on screen, its field named, until the next answer', async () => {
+  it.each(RANGES)('a refused $key stays on screen, its field named, until the next answer', async (range) => {
     const backend = fakeBackend(used(1000, 1));
     const store = new ChatCachesStore(backend.api);
     await store.refresh();
-    await store.setBudgets({ ramMb: RAM_RANGE.max + 1, diskMb: 4096 });
-    expect(store.error).toBe(REFUSED_RAM);
-    expect(store.errorKeys).toEqual(['ramMb']);
-    expect(store.budgets).toEqual({ ramMb: RAM_RANGE.max + 1, diskMb: 4096 });
+    const refused = budgets({ [range.key]: range.max + 1 });
+    await store.setBudgets(refused);
+    expect(store.error).toBe(refusal(range));
+    expect(store.errorKeys).toEqual([range.key]);
+    expect(store.budgets).toEqual(refused);
     expect(store.usage?.budgets).toEqual(BUDGETS);
 
-    await store.setBudgets({ ramMb: 512, diskMb: 4096 });
+    await store.setBudgets(budgets({ [range.key]: range.min }));
     expect(store.error).toBeNull();
     expect(store.errorKeys).toEqual([]);
-    expect(store.budgets).toEqual({ ramMb: 512, diskMb: 4096 });
+    expect(store.budgets).toEqual(budgets({ [range.key]: range.min }));
   });
 
   it('a failure that names no budget shows the budgets in force again', async () => {
@@ -119,7 +125,7 @@ describe('ChatCachesStore', () => {
     const store = new ChatCachesStore(backend.api);
     await store.refresh();
     vi.mocked(backend.api.setChatCacheBudgets).mockRejectedValueOnce({ kind: 'file', message: 'permission denied' });
-    await store.setBudgets({ ramMb: 256, diskMb: 4096 });
+    await store.setBudgets(budgets({ ramMb: 256 }));
     expect(store.error).toBe('permission denied');
     expect(store.errorKeys).toEqual([]);
     expect(store.budgets).toEqual(BUDGETS);

@@ -9,7 +9,7 @@ const chat = ([id, updatedAt, pinned = false]: [number, number, boolean?]): Chat
   updatedAt,
   pinned,
   systemPrompt: '',
-  model: { kind: 'local' },
+  model: { kind: 'local', model: null },
 });
 const ids = (chats: ChatSummary[]) => chats.map((c) => c.id);
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatEvent, ChatSummary, ModelInfo, ModelTarget, StoredMessage, TokenProbs } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
-import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
+import { ChatStore, TERMINAL_EVENT_GRACE_MS, type ChatModels } from '../../src/lib/chat.svelte';
 import { PENDING_USER_ID } from '../../src/lib/turns';
 import { fakeApi, manualFrames, virtualTimers } from './helpers';
 import { stats } from './reply-fixtures';
@@ -9,7 +9,7 @@ import { model } from './settings-fixtures';
 
 const MODEL: ModelInfo = model();
 
-function chat(id: number, title: string, updatedAt: number, model: ModelTarget = { kind: 'local' }): ChatSummary {
+function chat(id: number, title: string, updatedAt: number, model: ModelTarget = { kind: 'local', model: null }): ChatSummary {
   return { id, title, updatedAt, pinned: false, systemPrompt: '', model };
 }
 
@@ -684,7 +684,7 @@ describe('ChatStore: remote replies', () => {
     ],
     [
       'a local failure keeps the banner, even with the reply saved',
-      { kind: 'local' },
+      { kind: 'local', model: null },
       { event: 'failed', data: { error: { kind: 'engine', message: 'The model crashed' }, message: failedReply('partial') } },
       'The model crashed',
       'engine',
@@ -782,5 +782,80 @@ describe('ChatStore: reading the draft ahead', () => {
     expect(store.error).toBeNull();
     expect(debug).toHaveBeenCalledWith('draft not read ahead:', 'Chat 1 does not exist.');
     debug.mockRestore();
+  });
+});
+
+describe("ChatStore: the chat's model, loaded first", () => {
+  /** Chat models whose load the test settles: `finish()` or `fail(error)`. */
+  function heldModels() {
+    const held = { opened: vi.fn(), finish: () => {}, fail: (_e: unknown) => {} };
+    const models: ChatModels = {
+      opened: held.opened,
+      readyForTurn: vi.fn(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            held.finish = resolve;
+            held.fail = reject;
+          }),
+      ),
+    };
+    return Object.assign(held, { models });
+  }
+
+  async function sendingWhileLoading() {
+    const t = await setup({ chats: [chat(1, 'Soup', 1)], messages: { 1: [msg({ id: 1, chatId: 1, role: 'user', content: 'hi' })] } });
+    const held = heldModels();
+    t.store.models = held.models;
+    t.store.draft = 'Leeks?';
+    const sent = t.store.send();
+    await settle();
+    return { ...t, held, sent };
+  }
+
+  it('the turn waits for the load, the message already on show; then it starts', async () => {
+    const { store, backend, held, sent } = await sendingWhileLoading();
+    expect(held.models.readyForTurn).toHaveBeenCalledWith(1);
+    expect(backend.api.sendMessage).not.toHaveBeenCalled();
+    expect(store.draft).toBe('');
+    expect(store.messages.map((m) => m.content)).toEqual(['hi', 'Leeks?']);
+    expect(store.generatingHere).toBe(true);
+    held.finish();
+    await settle();
+    expect(backend.api.sendMessage).toHaveBeenCalledWith(1, 'Leeks?', expect.any(Function));
+    backend.send.emit(ev.finished(msg({ id: 3, chatId: 1, role: 'assistant', content: 'Yes.' })));
+    backend.send.resolve();
+    await expect(sent).resolves.toBe(true);
+  });
+
+  it('a model that cannot be loaded: no turn, the draft back, the banner says why', async () => {
+    const { store, backend, held, sent } = await sendingWhileLoading();
+    const gone = { kind: 'file' as const, message: 'this chat talks to gone, whose file is gone (/m/gone.gguf); pick another model for it with the model button' };
+    held.fail(gone);
+    await expect(sent).resolves.toBe(false);
+    expect(backend.api.sendMessage).not.toHaveBeenCalled();
+    expect(store.draft).toBe('Leeks?');
+    expect(store.messages.map((m) => m.content)).toEqual(['hi']);
+    expect(store.error).toBe(gone.message);
+    expect(store.busy).toBe(false);
+  });
+
+  it('Stop while the model loads: the turn never starts, and the draft comes back', async () => {
+    const { store, backend, held, sent } = await sendingWhileLoading();
+    await store.stop();
+    held.finish();
+    await expect(sent).resolves.toBe(false);
+    expect(backend.api.sendMessage).not.toHaveBeenCalled();
+    expect(store.draft).toBe('Leeks?');
+    expect(store.messages.map((m) => m.content)).toEqual(['hi']);
+    expect(store.busy).toBe(false);
+  });
+
+  it('a chat opened, or a new one, is told to the chat models', async () => {
+    const { store } = await setup({ chats: [chat(1, 'Soup', 2), chat(2, 'Rust', 1)] });
+    const held = heldModels();
+    store.models = held.models;
+    await store.selectChat(2);
+    await store.newChat();
+    expect(held.opened.mock.calls).toEqual([[2], [100]]);
   });
 });

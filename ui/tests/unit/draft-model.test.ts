@@ -1,18 +1,9 @@
 import type { LibraryModel } from '../../src/ipc/bindings';
 import { draftChoices, draftMissing } from '../../src/lib/draft-model';
 import { table } from './helpers';
+import { libraryModel } from './library-fixtures';
 
-const model = (path: string, sizeBytes: number, over: Partial<LibraryModel> = {}): LibraryModel => ({
-  path,
-  name: path.split('/').at(-1)!.replace('.gguf', ''),
-  source: 'modelsFolder',
-  repo: null,
-  sizeBytes,
-  facts: null,
-  error: null,
-  loaded: false,
-  ...over,
-});
+const model = libraryModel;
 
 const CHAT = model('/m/llama-8b.gguf', 4.9e9, { loaded: true });
 const SMALL = model('/m/llama-1b.gguf', 8.1e8);

@@ -294,7 +294,7 @@ table('sentence: a backend message shown on its own', sentence, [
 ]);
 
 const imported = (n: number): ChatSummary[] =>
-  Array.from({ length: n }, (_, i) => ({ id: i + 1, title: `Chat ${i + 1}`, updatedAt: 0, pinned: false, systemPrompt: '', model: { kind: 'local' } }));
+  Array.from({ length: n }, (_, i) => ({ id: i + 1, title: `Chat ${i + 1}`, updatedAt: 0, pinned: false, systemPrompt: '', model: { kind: 'local', model: null } }));
 const skipped = (n: number) => Array.from({ length: n }, (_, i) => ({ chat: `chat ${i + 1}`, reason: 'broken' }));
 
 table('importSummary: the headline of an import report', importSummary, [
@@ -329,7 +329,7 @@ table('formatMegabytes: megabytes of 2^20 bytes, the unit of the cache budgets',
   [4096 * 2 ** 20, '4096 MB'],
 ]);
 
-const budgets = { ramMb: 1024, diskMb: 4096 };
+const budgets = { ramMb: 1024, diskMb: 4096, unloadIdleMinutes: 0 };
 table('formatCacheUsage: the chats\' caches in RAM and on disk', formatCacheUsage, [
   [{ bytes: 0, chats: 0, ramBytes: 0, budgets }, { ram: 'none', disk: 'none' }],
   [{ bytes: 31_457_280, chats: 1, ramBytes: 62_914_560, budgets }, { ram: '60 MB', disk: '30 MB (1 chat)' }],

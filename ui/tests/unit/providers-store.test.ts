@@ -192,7 +192,7 @@ describe('SamplingSupport', () => {
     expect(support.of('topK')?.supported).toBe(false);
     expect(support.of('stop')?.note).toBe('OpenAI takes at most 4 stop strings');
     expect(support.of('nCtx')).toBeUndefined();
-    await support.load({ kind: 'local' }, null);
+    await support.load({ kind: 'local', model: null }, null);
     expect(support.provider).toBeNull();
   });
 
@@ -205,7 +205,7 @@ describe('SamplingSupport', () => {
     });
     const support = new SamplingSupport(api);
     const old = support.load(OPENAI, 'OpenAI');
-    await support.load({ kind: 'local' }, null);
+    await support.load({ kind: 'local', model: null }, null);
     expect(support.error).toBe('no provider');
     pending[0](fields);
     await old;

@@ -161,7 +161,8 @@ table('connectionText', connectionText, [
   [{ models: [], latencyMs: 5 }, 'Connected: 0 models in 5 ms'],
 ]);
 
-const LOCAL: ModelTarget = { kind: 'local' };
+const LOCAL: ModelTarget = { kind: 'local', model: null };
+const localFile = (model: string): ModelTarget => ({ kind: 'local', model });
 const mini = (provider = 'openai'): ModelTarget => ({ kind: 'remote', provider, model: 'gpt-4o-mini' });
 
 table('sameTarget', ([a, b]: [ModelTarget, ModelTarget]) => sameTarget(a, b), [
@@ -170,15 +171,23 @@ table('sameTarget', ([a, b]: [ModelTarget, ModelTarget]) => sameTarget(a, b), [
   [[mini(), mini()], true],
   [[mini(), mini('groq-1')], false],
   [[mini(), { kind: 'remote', provider: 'openai', model: 'gpt-4o' }], false],
+  [[localFile('/m/a.gguf'), localFile('/m/a.gguf')], true],
+  [[localFile('/m/a.gguf'), localFile('/m/b.gguf')], false],
+  [[localFile('/m/a.gguf'), LOCAL], false],
+  [[localFile('gpt-4o-mini'), mini()], false],
 ]);
 
+const LLAMA = { name: 'Llama-3.2-3B', path: '/m/Llama-3.2-3B-Q4_K_M.gguf' };
 table(
   'targetLabel: the header says which model answers',
-  ([target, local, provider]: [ModelTarget, string | null, string | null]) => targetLabel(target, local, provider),
+  ([target, loaded, provider]: [ModelTarget, typeof LLAMA | null, string | null]) => targetLabel(target, loaded, provider),
   [
-    [[LOCAL, 'Llama-3.2-3B', null], 'Llama-3.2-3B'],
+    [[LOCAL, LLAMA, null], 'Llama-3.2-3B'],
     [[LOCAL, null, null], 'No model loaded'],
-    [[mini(), 'Llama-3.2-3B', 'OpenAI'], 'gpt-4o-mini · OpenAI'],
+    [[localFile(LLAMA.path), LLAMA, null], 'Llama-3.2-3B'],
+    [[localFile('/m/qwen2.5-0.5b-q8_0.gguf'), LLAMA, null], 'qwen2.5-0.5b-q8_0'],
+    [[localFile('/m/qwen2.5-0.5b-q8_0.gguf'), null, null], 'qwen2.5-0.5b-q8_0'],
+    [[mini(), LLAMA, 'OpenAI'], 'gpt-4o-mini · OpenAI'],
     [[mini('gone'), null, null], 'gpt-4o-mini · gone'],
   ],
 );

@@ -1,5 +1,5 @@
 import type { StoredMessage } from '../../src/ipc/bindings';
-import { PENDING_USER_ID, addsSibling, branchPosition, canContinue, newReplyVersion, pathDuringTurn, type TurnRequest } from '../../src/lib/turns';
+import { PENDING_USER_ID, addsSibling, branchPosition, canContinue, newReplyVersion, pathDuringTurn, withPendingSend, type TurnRequest } from '../../src/lib/turns';
 import { table } from './helpers';
 import { stats } from './reply-fixtures';
 
@@ -28,6 +28,15 @@ table('pathDuringTurn: what stays on screen while a turn starts', during, [
   [{ kind: 'branch', messageId: 4, at: 3, token: 1017, opening: 'm4 a' }, { ids: [1, 2, 3], pending: undefined }],
   [{ kind: 'branch', messageId: 2, at: 0, token: 7, opening: 'So' }, { ids: [1], pending: undefined }],
 ]);
+
+table(
+  'withPendingSend: a sent message on show under the last one, while the chat\'s model loads',
+  (path: StoredMessage[]) => withPendingSend(path, 1, 'hi').map((m) => [m.id, m.role, m.content, m.parentId, m.siblings]),
+  [
+    [PATH, [...PATH.map((m) => [m.id, m.role, m.content, m.parentId, m.siblings]), [PENDING_USER_ID, 'user', 'hi', 4, [PENDING_USER_ID]]]],
+    [[], [[PENDING_USER_ID, 'user', 'hi', null, [PENDING_USER_ID]]]],
+  ],
+);
 
 table('addsSibling', addsSibling, [
   [{ kind: 'send', content: 'x' }, false],

@@ -1,0 +1,134 @@
+import type { ChatSummary } from '../ipc/bindings';
+import type { HearthApi } from '../ipc/client';
+import type { ChatModels, ChatStore } from './chat.svelte';
+import { needsLoad } from './chat-model';
+import { errorMessage } from './format';
+import type { LibraryStore, LoadCommand } from './library.svelte';
+
+/**
+ * Loads the local model each chat talks to: as the chat opens, before each of its turns (the backend
+ * readies it too, but shows no progress), and when the user picks another one for it. Progress shows
+ * as the library's load under way (LibraryStore.track). The loads run one after the other, each
+ * deciding from the model loaded when it starts; a chat opened later drops the opens still waiting,
+ * so the last chat opened wins. Why a chat's model could not be loaded is kept per chat for its
+ * model button and menu.
+ */
+export class ChatModelStore implements ChatModels {
+  /** Per chat: why its model could not be loaded, in the backend's words; cleared by its next load. */
+  problems = $state<Record<number, string>>({});
+
+  readonly #api: HearthApi;
+  readonly #chats: ChatStore;
+  readonly #library: LibraryStore;
+  #queue: Promise<void> = Promise.resolve();
+  #opens = 0;
+
+  constructor(api: HearthApi, chats: ChatStore, library: LibraryStore) {
+    this.#api = api;
+    this.#chats = chats;
+    this.#library = library;
+  }
+
+  /**
+   * Chat `chatId` was opened: load its model when another (or none) is loaded; a failure goes to the
+   * banner while the chat is on show. Not while a reply is written (the engine is busy with it): the
+   * chat's next turn loads its model then.
+   */
+  async opened(chatId: number): Promise<void> {
+    if (this.#chats.busy) return;
+    const open = ++this.#opens;
+    const latest = () => open === this.#opens;
+    try {
+      await this.#queued(() => (latest() ? this.#ready(chatId) : Promise.resolve()));
+    } catch (e) {
+      if (latest() && this.#chats.activeChatId === chatId) this.#chats.showError(e);
+    }
+  }
+
+  /**
+   * Before a turn of chat `chatId`: its model loaded, with progress; rejects with why not (the turn then
+   * does not start). The backend is asked every time, as only it knows whether the model was unloaded
+   * while idle; null for a remote chat, which has nothing to load.
+   */
+  readyForTurn(chatId: number): Promise<void> | null {
+    if (!this.#isLocal(chatId)) return null;
+    return this.#queued(() => this.#ready(chatId));
+  }
+
+  /** The user picked `path` for chat `chatId` (its model menu): it talks to it from now on, loaded now. A failure goes to the banner. */
+  async use(chatId: number, path: string): Promise<boolean> {
+    try {
+      await this.#use(chatId, path);
+      return true;
+    } catch (e) {
+      this.#chats.showError(e);
+      return false;
+    }
+  }
+
+  /**
+   * The model manager's Load. With a local chat open, the model becomes that chat's too: the chat on
+   * show talks to the model the user just loaded (as in LM Studio), rather than loading its own again
+   * at its next reply. Otherwise the model is only loaded. A failure is said on the file's row.
+   */
+  async loadFromLibrary(path: string): Promise<boolean> {
+    const chat = this.#chats.activeChat;
+    if (chat?.model.kind !== 'local') return this.#library.load(path);
+    return this.#use(chat.id, path).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  #use(chatId: number, path: string): Promise<void> {
+    return this.#queued(async () => {
+      let chat = null as ChatSummary | null;
+      const command: LoadCommand = async (onProgress) => {
+        const picked = await this.#api.useLocalModel(chatId, path, onProgress);
+        chat = picked.chat;
+        return picked.loaded;
+      };
+      try {
+        await this.#load(chatId, path, path !== this.#loadedPath(), command);
+      } catch (e) {
+        void this.#chats.refreshChats(); // the chat may name the file now, though it did not load
+        throw e;
+      }
+      if (chat) this.#chats.applyChatUpdate(chat);
+    });
+  }
+
+  #isLocal(chatId: number): boolean {
+    return this.#chats.chats.find((c) => c.id === chatId)?.model.kind === 'local';
+  }
+
+  /** Load chat `chatId`'s model if it needs it; remote chats have nothing to load. */
+  async #ready(chatId: number): Promise<void> {
+    const chat = this.#chats.chats.find((c) => c.id === chatId);
+    if (chat?.model.kind !== 'local') return;
+    const expected = needsLoad(chat.model, this.#loadedPath());
+    await this.#load(chatId, chat.model.model, expected, (onProgress) => this.#api.loadChatModel(chatId, onProgress));
+  }
+
+  async #load(chatId: number, path: string | null, expected: boolean, command: LoadCommand): Promise<void> {
+    try {
+      const loaded = await this.#library.track({ path, chatId, expected }, command);
+      if (loaded) this.#chats.model = loaded;
+      delete this.problems[chatId];
+    } catch (e) {
+      this.problems[chatId] = errorMessage(e);
+      throw e;
+    }
+  }
+
+  #loadedPath(): string | null {
+    return this.#chats.model?.path ?? null;
+  }
+
+  /** Runs `task` once the loads asked for before it have ended. */
+  #queued(task: () => Promise<void>): Promise<void> {
+    const run = this.#queue.then(task);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+}

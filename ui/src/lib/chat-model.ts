@@ -1,0 +1,89 @@
+// The local model each chat talks to, as the window shows it: the file a chat names (or the loaded
+// one, for a chat that has not answered locally yet), whether it must be loaded before the chat
+// answers, and the library's files as the chat's model menu offers them. Pure functions over plain
+// values; the store that loads a chat's model is chat-model.svelte.ts.
+import type { LibraryModel, ModelInfo, ModelTarget } from '../ipc/bindings';
+import { fileName, formatBytes } from './format';
+
+/** A chat's local target: the file it talks to (null: the loaded one). */
+export type LocalTarget = Extract<ModelTarget, { kind: 'local' }>;
+
+/** A model file's name without its extension, as the backend names a file ("llama-8b"; Rust's file_stem). */
+export function modelStem(path: string): string {
+  return fileName(path).replace(/(?<=.)\.[^.]*$/, '');
+}
+
+/** The file a chat's local replies come from: its own, else the loaded one; null for a remote chat or when none is known. */
+export function chatModelPath(target: ModelTarget, loadedPath: string | null): string | null {
+  return target.kind === 'local' ? (target.model ?? loadedPath) : null;
+}
+
+/**
+ * Whether, as far as the window knows, the chat's model must be loaded before it answers: a local
+ * chat that names another file than the loaded one, or any local chat while none is loaded.
+ */
+export function needsLoad(target: ModelTarget, loadedPath: string | null): boolean {
+  if (target.kind !== 'local') return false;
+  return loadedPath === null || (target.model !== null && target.model !== loadedPath);
+}
+
+/**
+ * What a chat's local model is called: the loaded model's name when it is the chat's (or the chat names
+ * none), else its file's; null when the chat names none and none is loaded.
+ */
+export function localName(target: LocalTarget, loaded: Pick<ModelInfo, 'name' | 'path'> | null): string | null {
+  if (target.model === null || target.model === loaded?.path) return loaded?.name ?? null;
+  return modelStem(target.model);
+}
+
+/** One local model of the chat's model menu. */
+export type LocalChoice = {
+  path: string;
+  name: string;
+  /** Size, and "loaded" / "unreadable" / "missing" as they apply. */
+  note: string;
+  /** The chat talks to it. */
+  checked: boolean;
+  /** Its header is bad: it cannot be loaded. */
+  disabled: boolean;
+  /** The chat's model, which the library no longer lists (moved or deleted). */
+  missing: boolean;
+};
+
+/**
+ * The library's files as the chat's model menu offers them, the chat's own checked. A chat's model the
+ * library does not list is still shown, by its file name, marked missing once the library was read
+ * (`listed`): before that, nothing is known missing.
+ */
+export function localChoices(
+  target: ModelTarget,
+  models: readonly LibraryModel[],
+  loaded: Pick<ModelInfo, 'name' | 'path'> | null,
+  listed: boolean,
+): LocalChoice[] {
+  const loadedPath = loaded?.path ?? null;
+  const chosen = chatModelPath(target, loadedPath);
+  const choices = models.map((m) => ({
+    path: m.path,
+    name: m.name,
+    note: [formatBytes(m.sizeBytes), m.path === loadedPath ? 'loaded' : '', m.error ? 'unreadable' : ''].filter(Boolean).join(' · '),
+    checked: m.path === chosen,
+    disabled: m.error !== null,
+    missing: false,
+  }));
+  if (chosen !== null && !models.some((m) => m.path === chosen)) {
+    const isLoaded = chosen === loadedPath;
+    const missing = listed && !isLoaded;
+    const name = isLoaded && loaded ? loaded.name : modelStem(chosen);
+    choices.push({ path: chosen, name, note: missing ? 'missing' : isLoaded ? 'loaded' : '', checked: true, disabled: missing, missing });
+  }
+  return choices;
+}
+
+/** A load shown where the chat's model is named: the model (null: the backend picks it), and how far (0..1). */
+export type ShownLoad = { name: string | null; fraction: number };
+
+/** "Loading Llama-3.2-3B… 42%". */
+export function loadingText({ name, fraction }: ShownLoad): string {
+  return `Loading ${name ?? 'the model'}… ${Math.round(fraction * 100)}%`;
+}

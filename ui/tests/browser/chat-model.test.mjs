@@ -1,0 +1,275 @@
+// Browser tests of each chat's own local model: opening a chat that talks to another model loads it with
+// its progress where the model is named (a later open wins), picking a library model for a chat in the
+// header's menu, the model manager's Load binding it to the chat on show, a chat whose model file is gone
+// (words, marked, still usable), and a turn whose model was unloaded while idle loading it first.
+// Run with `npm run test:browser`; screenshots go to tests/browser/output/ (chatmodel-*.png).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MODEL, OUTPUT, PHI, QWEN_05, TIMEOUT, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
+
+useBrowser();
+
+const QWEN_NAME = 'qwen2.5-0.5b-instruct-q8_0';
+const PHI_NAME = 'Phi-3.5-mini-instruct-Q4_K_M';
+const GONE = '/home/me/models/Mistral-7B-Instruct-v0.3-Q4_K_M.gguf';
+const GONE_WORDS = `this chat talks to Mistral-7B-Instruct-v0.3-Q4_K_M, whose file is gone (${GONE}); pick another model for it with the model button`;
+const local = (model) => ({ kind: 'local', model });
+
+/** "Soup" talks to the loaded model, "Rust" to Qwen, "Bread" to a file that is gone, "Poems" to a provider. */
+const CHATS = {
+  chats: [
+    { id: 1, title: 'Soup for tonight', updatedAt: 40, model: local(MODEL.path) },
+    { id: 2, title: 'Explain Rust lifetimes', updatedAt: 30, model: local(QWEN_05) },
+    { id: 3, title: 'Sourdough starter', updatedAt: 20, model: local(GONE) },
+    { id: 4, title: 'Poems', updatedAt: 10, model: { kind: 'remote', provider: 'openai', model: 'gpt-4o-mini' } },
+  ],
+  messages: [
+    { id: 11, chatId: 1, role: 'user', content: 'Something with leeks?', status: 'complete', createdAt: 1, model: null, stats: null },
+    { id: 12, chatId: 1, role: 'assistant', content: 'Leek and potato soup.', status: 'complete', createdAt: 2, model: MODEL.name, stats: null },
+  ],
+  keys: { openai: 'sk-live-1234' },
+  defaultReply: { text: 'Noted.', chunkSize: 3, delayMs: 5 },
+};
+
+const text = async (locator) => (await locator.textContent()).trim();
+const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) => c.cmd === cmd).map((c) => c.payload);
+const mock = (page, key) => page.evaluate((k) => window.__hearthMock[k], key);
+const switcher = (page) => page.getByTestId('model-switcher');
+const localOption = (page, path) => page.locator(`[data-testid="model-option"][data-provider="local"][data-path="${path}"]`);
+
+async function openChat(page, title) {
+  await page.getByTestId('chat-item').filter({ hasText: title }).click();
+  await page.getByTestId('chat-title').filter({ hasText: title }).waitFor();
+}
+
+async function openMenu(page) {
+  await switcher(page).click();
+  await page.getByTestId('model-menu').waitFor();
+}
+
+/** Waits until the header says the model of the chat on show is loaded, named `name`. */
+async function loadedInHeader(page, name) {
+  await page.getByTestId('model-loading').waitFor({ state: 'detached' });
+  await switcher(page).filter({ hasText: name }).waitFor();
+}
+
+describe('Opening a chat loads its model', () => {
+  test('with its progress in the header and the composer; the chat that talks to the loaded one loads nothing', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHATS, loadStepMs: 200 }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await switcher(page).filter({ hasText: MODEL.name }).waitFor();
+      assert.equal(await page.getByTestId('model-loading').count(), 0);
+
+      await openChat(page, 'Explain Rust lifetimes');
+      await page.getByTestId('model-loading').waitFor();
+      assert.equal(await text(page.getByTestId('model-name')), QWEN_NAME);
+      await page.waitForFunction(() => Number(document.querySelector('[data-testid="model-loading"]')?.textContent.replace('%', '')) >= 35);
+      assert.match(await page.getByTestId('composer').getAttribute('placeholder'), new RegExp(`^Loading ${QWEN_NAME}… \\d+%$`));
+      assert.match(await switcher(page).getAttribute('title'), new RegExp(`^Loading ${QWEN_NAME}… \\d+%$`));
+      await loadedInHeader(page, QWEN_NAME);
+      assert.equal(await page.getByTestId('composer').getAttribute('placeholder'), `Message ${QWEN_NAME}`);
+      assert.equal((await mock(page, 'model')).path, QWEN_05);
+      assert.deepEqual((await callsOf(page, 'load_chat_model')).map((p) => p.chatId), [1, 2]);
+
+      // Back: the first chat's model loads again; a remote chat loads nothing.
+      await openChat(page, 'Soup for tonight');
+      await loadedInHeader(page, MODEL.name);
+      assert.equal((await mock(page, 'model')).path, MODEL.path);
+      await openChat(page, 'Poems');
+      await switcher(page).filter({ hasText: 'gpt-4o-mini · OpenAI' }).waitFor();
+      assert.deepEqual((await callsOf(page, 'load_chat_model')).map((p) => p.chatId), [1, 2, 1]);
+      assert.deepEqual(await mock(page, 'silentLoads'), []);
+    });
+  });
+
+  test('switching chats quickly: the last chat opened gets its model, and no other chat shows its load', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHATS, loadStepMs: 150 }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await openChat(page, 'Explain Rust lifetimes');
+      await page.getByTestId('model-loading').waitFor();
+      await openChat(page, 'Poems');
+      await openChat(page, 'Soup for tonight');
+      // What the header says from now on, until the chat's model is loaded again.
+      const seen = await page.evaluate(async (path) => {
+        const said = new Set();
+        const loads = () => window.__hearthMock.calls.filter((c) => c.cmd === 'load_chat_model').length;
+        const loading = () => document.querySelector('[data-testid="model-loading"]') !== null;
+        while (loads() < 3 || loading() || window.__hearthMock.model?.path !== path) {
+          said.add(document.querySelector('[data-testid="model-switcher"]').textContent.trim());
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        return [...said];
+      }, MODEL.path);
+      assert.ok(seen.every((s) => !s.includes('qwen')), `the header of "Soup" never names Qwen: ${JSON.stringify(seen)}`);
+      await loadedInHeader(page, MODEL.name);
+      assert.equal((await mock(page, 'model')).path, MODEL.path);
+      assert.deepEqual((await callsOf(page, 'load_chat_model')).map((p) => p.chatId), [1, 2, 1]);
+    });
+  });
+});
+
+describe("Picking a chat's local model", () => {
+  test("the header's menu lists the library, the chat's model checked; a pick loads it for this chat", { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHATS, loadStepMs: 150 }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await openMenu(page);
+      await localOption(page, PHI).waitFor();
+      const listed = await page.locator('[data-testid="model-option"][data-provider="local"]').evaluateAll((els) =>
+        els.map((e) => [e.dataset.model, e.getAttribute('aria-checked'), e.disabled, e.querySelector('.option-note')?.textContent.trim() ?? '']),
+      );
+      assert.deepEqual(listed, [
+        [MODEL.name, 'true', false, '2.0 GB · loaded'],
+        [QWEN_NAME, 'false', false, '675.7 MB'],
+        [PHI_NAME, 'false', false, '2.4 GB'],
+        ['TinyStories-33M-F16', 'false', false, '137.9 MB'],
+        ['broken', 'false', true, '4.1 KB · unreadable'],
+      ]);
+
+      await localOption(page, PHI).click();
+      await page.getByTestId('model-menu').waitFor({ state: 'detached' });
+      await page.getByTestId('model-loading').waitFor();
+      assert.equal(await text(page.getByTestId('model-name')), PHI_NAME);
+      // The menu shows the load too, with Cancel.
+      await openMenu(page);
+      await page.getByTestId('model-menu').getByTestId('load-progress').waitFor();
+      await page.keyboard.press('Escape');
+      await loadedInHeader(page, PHI_NAME);
+      assert.deepEqual((await callsOf(page, 'use_local_model')).map(({ chatId, path }) => ({ chatId, path })), [{ chatId: 1, path: PHI }]);
+      assert.deepEqual((await mock(page, 'chats')).find((c) => c.id === 1).model, local(PHI));
+      assert.equal((await mock(page, 'model')).path, PHI);
+
+      // The chat remembers it: away and back, Phi is loaded again for it.
+      await openChat(page, 'Explain Rust lifetimes');
+      await loadedInHeader(page, QWEN_NAME);
+      await openChat(page, 'Soup for tonight');
+      await loadedInHeader(page, PHI_NAME);
+      await openMenu(page);
+      assert.equal(await localOption(page, PHI).getAttribute('aria-checked'), 'true');
+      assert.equal(await localOption(page, MODEL.path).getAttribute('aria-checked'), 'false');
+    });
+  });
+
+  const managerLoads = [
+    ['with a local chat open, the model becomes its model', 'Soup for tonight', 'use_local_model', local(PHI)],
+    ['with a remote chat open, it is only loaded', 'Poems', 'load_model', CHATS.chats[3].model],
+  ];
+  for (const [name, title, command, chatModel] of managerLoads) {
+    test(`the model manager's Load: ${name}`, { timeout: TIMEOUT }, async () => {
+      await withApp(CHATS, async (page) => {
+        await openChat(page, title);
+        await page.getByTestId('open-models').click();
+        const row = page.locator(`[data-testid="library-model"][data-path="${PHI}"]`);
+        await row.getByTestId('load-model').click();
+        await row.getByTestId('loaded-badge').waitFor();
+        assert.equal((await callsOf(page, command)).length, 1);
+        assert.equal((await mock(page, 'model')).path, PHI);
+        const id = CHATS.chats.find((c) => c.title === title).id;
+        assert.deepEqual((await mock(page, 'chats')).find((c) => c.id === id).model, chatModel);
+      });
+    });
+  }
+});
+
+describe('A chat whose model file is gone', () => {
+  test('says so in words, on the banner, the button and in the menu; the loaded model stays; another model fixes it', { timeout: TIMEOUT }, async () => {
+    await withApp(CHATS, async (page) => {
+      await openChat(page, 'Sourdough starter');
+      const banner = page.getByTestId('error-text');
+      await banner.filter({ hasText: 'whose file is gone' }).waitFor();
+      assert.equal(await text(banner), GONE_WORDS);
+      await switcher(page).and(page.locator('.missing')).waitFor();
+      assert.equal(await switcher(page).getAttribute('title'), `Mistral-7B-Instruct-v0.3-Q4_K_M: ${GONE_WORDS}`);
+      assert.equal((await mock(page, 'model')).path, MODEL.path);
+
+      await openMenu(page);
+      assert.equal(await text(page.getByTestId('model-menu-problem')), `T${GONE_WORDS.slice(1)}`);
+      const gone = localOption(page, GONE);
+      await gone.filter({ hasText: 'missing' }).waitFor();
+      assert.equal(await gone.getAttribute('aria-checked'), 'true');
+      assert.equal(await gone.isDisabled(), true);
+
+      // Still usable: another model for it.
+      await localOption(page, QWEN_05).click();
+      await loadedInHeader(page, QWEN_NAME);
+      assert.equal(await switcher(page).evaluate((el) => el.classList.contains('missing')), false);
+      await page.getByTestId('composer').fill('How often do I feed it?');
+      await page.keyboard.press('Enter');
+      await waitForStatus(lastAssistant(page), 'complete');
+      assert.equal(await text(lastAssistant(page).getByTestId('message-model')), QWEN_NAME);
+    });
+  });
+
+  test('a file gone since the menu opened: use_local_model says there is none, and the chat keeps its model', { timeout: TIMEOUT }, async () => {
+    await withApp(CHATS, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await openMenu(page);
+      await localOption(page, PHI).waitFor();
+      await page.evaluate((path) => (window.__hearthMock.library = window.__hearthMock.library.filter((m) => m.path !== path)), PHI);
+      await localOption(page, PHI).click();
+      await page.getByTestId('error-text').filter({ hasText: `there is no model file at ${PHI}` }).waitFor();
+      assert.deepEqual((await mock(page, 'chats')).find((c) => c.id === 1).model, local(MODEL.path));
+      await switcher(page).filter({ hasText: MODEL.name }).waitFor();
+    });
+  });
+});
+
+describe('A turn whose model was unloaded while idle', () => {
+  /** Each turn, started from the chat "Soup for tonight" (its reply is message 12). */
+  const turns = [
+    ['send', async (page) => {
+      await page.getByTestId('composer').fill('And with bacon?');
+      await page.keyboard.press('Enter');
+    }, 'send_message'],
+    ['regenerate', (page) => lastAssistant(page).getByTestId('action-regenerate').click(), 'regenerate_reply'],
+  ];
+  for (const [name, start, command] of turns) {
+    test(`${name}: the chat's model loads first, with its progress, then the turn starts`, { timeout: TIMEOUT }, async () => {
+      await withApp({ ...CHATS, loadStepMs: 150 }, async (page) => {
+        await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+        await lastAssistant(page).hover();
+        await page.evaluate(() => window.__hearthMock.unloadIdle());
+        await start(page);
+        await page.getByTestId('model-loading').waitFor();
+        assert.equal(await text(page.getByTestId('model-name')), MODEL.name);
+        if (name === 'send') {
+          await page.getByTestId('message').filter({ hasText: 'And with bacon?' }).waitFor();
+          assert.equal(await page.getByTestId('model-loading').count(), 1, 'the message is on show while the model loads');
+        }
+        await waitForStatus(lastAssistant(page).filter({ hasText: CHATS.defaultReply.text }), 'complete');
+        const cmds = (await mockState(page)).calls.map((c) => c.cmd);
+        assert.ok(cmds.lastIndexOf('load_chat_model') < cmds.indexOf(command), JSON.stringify(cmds));
+        assert.deepEqual(await mock(page, 'silentLoads'), [], 'the window loaded it, with progress');
+        assert.equal((await mock(page, 'model')).path, MODEL.path);
+        assert.equal(await page.getByTestId('model-loading').count(), 0);
+      });
+    });
+  }
+});
+
+describe('Screenshots', () => {
+  test('the picker, a chat opening, a file gone (light and dark)', { timeout: 3 * TIMEOUT }, async () => {
+    await inBothSchemes({ ...CHATS, loadStepMs: 400 }, async (page, suffix) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await openMenu(page);
+      await localOption(page, PHI).waitFor();
+      await page.getByTestId('model-option').filter({ hasText: 'gpt-4o-mini' }).first().waitFor();
+      await shot(page, `chatmodel-picker${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+      await page.keyboard.press('Escape');
+
+      await openChat(page, 'Explain Rust lifetimes');
+      await page.waitForFunction(() => Number(document.querySelector('[data-testid="model-loading"]')?.textContent.replace('%', '')) >= 35);
+      await shot(page, `chatmodel-opening${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+      await openMenu(page);
+      await page.getByTestId('model-menu').getByTestId('load-progress').waitFor();
+      await shot(page, `chatmodel-opening-menu${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+      await page.keyboard.press('Escape');
+      await loadedInHeader(page, QWEN_NAME);
+
+      await openChat(page, 'Sourdough starter');
+      await page.getByTestId('error-text').filter({ hasText: 'whose file is gone' }).waitFor();
+      await openMenu(page);
+      await page.getByTestId('model-menu-problem').waitFor();
+      await shot(page, `chatmodel-missing${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+    });
+  });
+});

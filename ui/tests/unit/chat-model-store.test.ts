@@ -1,0 +1,211 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { ChatSummary, ModelInfo, ModelTarget } from '../../src/ipc/bindings';
+import { ChatStore } from '../../src/lib/chat.svelte';
+import { ChatModelStore } from '../../src/lib/chat-model.svelte';
+import { modelStem } from '../../src/lib/chat-model';
+import { LibraryStore } from '../../src/lib/library.svelte';
+import { fakeApi, manualFrames } from './helpers';
+
+const A = '/m/llama-8b.gguf';
+const B = '/m/llama-1b.gguf';
+const GONE = '/m/gone-7b.gguf';
+const info = (path: string): ModelInfo => ({ name: modelStem(path), path, sizeBytes: 1 }) as ModelInfo;
+const goneWords = (path: string) => `this chat talks to ${modelStem(path)}, whose file is gone (${path}); pick another model for it with the model button`;
+const local = (model: string | null): ModelTarget => ({ kind: 'local', model });
+const chat = (id: number, model: ModelTarget): ChatSummary => ({ id, title: `Chat ${id}`, updatedAt: id, pinned: false, systemPrompt: '', model });
+
+/**
+ * The backend's side of chats' models (hearth-app's chat_model.rs): files A and B exist, A is loaded; a
+ * load reports 0 and 0.5, waits while `hold` is set until `release()`, then reports 1.
+ */
+function fakeBackend(chats: ChatSummary[]) {
+  const backend = { loaded: A as string | null, hold: false, gates: [] as (() => void)[], release: () => backend.gates.shift()?.() };
+  const files = [A, B];
+  async function loadFile(path: string, onProgress: (f: number) => void): Promise<ModelInfo> {
+    onProgress(0);
+    onProgress(0.5);
+    if (backend.hold) await new Promise<void>((r) => backend.gates.push(r));
+    onProgress(1);
+    backend.loaded = path;
+    return info(path);
+  }
+  async function ready(chatId: number, onProgress: (f: number) => void): Promise<ModelInfo | null> {
+    const target = chats.find((c) => c.id === chatId)!.model;
+    if (target.kind !== 'local') return null;
+    if (target.model !== null && !files.includes(target.model)) throw { kind: 'file', message: goneWords(target.model) };
+    const wanted = target.model ?? backend.loaded;
+    return wanted === null || wanted === backend.loaded ? null : loadFile(wanted, onProgress);
+  }
+  const api = fakeApi('the chat model store', {
+    listChats: vi.fn(async () => chats.map((c) => ({ ...c }))),
+    activeModel: vi.fn(async () => (backend.loaded ? info(backend.loaded) : null)),
+    loadChatModel: vi.fn(ready),
+    useLocalModel: vi.fn(async (chatId: number, path: string, onProgress: (f: number) => void) => {
+      if (!files.includes(path)) throw { kind: 'file', message: `there is no model file at ${path}` };
+      const found = chats.find((c) => c.id === chatId)!;
+      found.model = local(path);
+      return { chat: { ...found }, loaded: await ready(chatId, onProgress) };
+    }),
+    loadModel: vi.fn(loadFile),
+  });
+  return Object.assign(backend, { api });
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+/** Chat 1 talks to A (loaded), 2 to B, 3 to a file that is gone, 4 to a provider; chat `open` is on show. */
+function setup(open: number | null = 1) {
+  const list = [chat(1, local(A)), chat(2, local(B)), chat(3, local(GONE)), chat(4, { kind: 'remote', provider: 'openai', model: 'gpt-4o' })];
+  const backend = fakeBackend(list);
+  const chats = new ChatStore(backend.api, manualFrames().frames);
+  chats.chats = list.map((c) => ({ ...c }));
+  chats.model = info(A);
+  chats.activeChatId = open;
+  const library = new LibraryStore(backend.api, () => void chats.refreshModel());
+  const store = new ChatModelStore(backend.api, chats, library);
+  /** The chats whose model was asked for, in order. */
+  const asked = () => vi.mocked(backend.api.loadChatModel).mock.calls.map(([id]) => id);
+  return { backend, chats, library, store, asked };
+}
+
+describe('ChatModelStore: a chat opened', () => {
+  it("loads the chat's model when another is loaded, its progress shown for that chat", async () => {
+    const { backend, chats, library, store } = setup(2);
+    backend.hold = true;
+    const opening = store.opened(2);
+    await settle();
+    expect(library.loading).toEqual({ path: B, chatId: 2, fraction: 0.5 });
+    backend.release();
+    await opening;
+    expect(library.loading).toBeNull();
+    expect(chats.model?.path).toBe(B);
+    expect(chats.error).toBeNull();
+    expect(store.problems).toEqual({});
+  });
+
+  it('asks the backend even when its model is loaded, and shows nothing when nothing loads', async () => {
+    const { backend, library, store, asked } = setup(1);
+    let shown: unknown = 'not asked';
+    vi.mocked(backend.api.loadChatModel).mockImplementationOnce(async () => {
+      shown = library.loading;
+      return null;
+    });
+    await store.opened(1);
+    expect(asked()).toEqual([1]);
+    expect(shown).toBeNull();
+    expect(backend.api.activeModel).not.toHaveBeenCalled();
+  });
+
+  it('a file that is gone: words in the banner and on the chat; the loaded model stays; a model picked clears them', async () => {
+    const { chats, store } = setup(3);
+    await store.opened(3);
+    expect(chats.error).toBe(goneWords(GONE));
+    expect(chats.errorKind).toBe('file');
+    expect(store.problems).toEqual({ 3: goneWords(GONE) });
+    expect(chats.model?.path).toBe(A);
+
+    expect(await store.use(3, B)).toBe(true);
+    expect(store.problems).toEqual({});
+    expect(chats.chats.find((c) => c.id === 3)?.model).toEqual(local(B));
+    expect(chats.model?.path).toBe(B);
+  });
+
+  it('the last chat opened wins: opens still waiting are dropped, and the chat on show gets its model', async () => {
+    const { backend, chats, store, asked } = setup(2);
+    backend.hold = true;
+    const first = store.opened(2);
+    await settle();
+    chats.activeChatId = 1;
+    const second = store.opened(1);
+    chats.activeChatId = 3;
+    const third = store.opened(3);
+    backend.release();
+    await Promise.all([first, second, third]);
+    expect(asked()).toEqual([2, 3]);
+    expect(chats.error).toBe(goneWords(GONE));
+  });
+
+  it('a failure of a chat no longer on show is not said in the banner', async () => {
+    const { chats, store } = setup(3);
+    const opening = store.opened(3);
+    chats.activeChatId = 1;
+    await opening;
+    expect(chats.error).toBeNull();
+    expect(store.problems[3]).toBe(goneWords(GONE));
+  });
+
+  it('nothing is loaded while a reply is written, nor for a remote chat', async () => {
+    const { chats, store, asked } = setup(2);
+    chats.generating = { chatId: 1, stopping: false };
+    await store.opened(2);
+    chats.generating = null;
+    chats.activeChatId = 4;
+    await store.opened(4);
+    expect(asked()).toEqual([]);
+  });
+});
+
+describe('ChatModelStore: before a turn', () => {
+  it('a remote chat has nothing to wait for', () => {
+    const { store, asked } = setup(4);
+    expect(store.readyForTurn(4)).toBeNull();
+    expect(asked()).toEqual([]);
+  });
+
+  it('a model unloaded while idle loads again, shown from its first progress report', async () => {
+    const { backend, chats, library, store } = setup(1);
+    backend.loaded = null; // the window still thinks A is loaded
+    backend.hold = true;
+    const ready = store.readyForTurn(1)!;
+    await settle();
+    expect(library.loading).toEqual({ path: A, chatId: 1, fraction: 0.5 });
+    backend.release();
+    await ready;
+    expect(backend.loaded).toBe(A);
+    expect(chats.model?.path).toBe(A);
+  });
+
+  it('waits for the load of an open under way, then asks again (nothing left to load)', async () => {
+    const { backend, store, asked } = setup(2);
+    backend.hold = true;
+    const opening = store.opened(2);
+    const ready = store.readyForTurn(2)!;
+    await settle();
+    expect(asked()).toEqual([2]);
+    backend.release();
+    await Promise.all([opening, ready]);
+    expect(asked()).toEqual([2, 2]);
+    expect(await vi.mocked(backend.api.loadChatModel).mock.results[1].value).toBeNull(); // one load, not two
+  });
+
+  it('rejects with why the model cannot be loaded, kept on the chat (the turn then says it)', async () => {
+    const { chats, store } = setup(3);
+    await expect(store.readyForTurn(3)).rejects.toEqual({ kind: 'file', message: goneWords(GONE) });
+    expect(store.problems[3]).toBe(goneWords(GONE));
+    expect(chats.error).toBeNull();
+  });
+});
+
+describe('ChatModelStore: a model picked', () => {
+  it('a file that is not there: the banner says so, and the chats are read again', async () => {
+    const { backend, chats, store } = setup(1);
+    expect(await store.use(1, GONE)).toBe(false);
+    expect(chats.error).toBe(`there is no model file at ${GONE}`);
+    await settle();
+    expect(backend.api.listChats).toHaveBeenCalled();
+  });
+
+  const fromLibrary: [string, number | null, 'useLocalModel' | 'loadModel'][] = [
+    ['with a local chat open, the model becomes its model', 1, 'useLocalModel'],
+    ['with a remote chat open, it is only loaded', 4, 'loadModel'],
+    ['without a chat, it is only loaded', null, 'loadModel'],
+  ];
+  it.each(fromLibrary)("the model manager's Load: %s", async (_, open, command) => {
+    const { backend, chats, library, store } = setup(open);
+    expect(await store.loadFromLibrary(B)).toBe(true);
+    expect(backend.api[command]).toHaveBeenCalledTimes(1);
+    expect(chats.model?.path).toBe(B);
+    expect(library.loading).toBeNull();
+    if (command === 'useLocalModel') expect(chats.chats.find((c) => c.id === open)?.model).toEqual(local(B));
+  });
+});

@@ -1,0 +1,91 @@
+import type { ModelTarget } from '../../src/ipc/bindings';
+import { chatModelPath, loadingText, localChoices, localName, modelStem, needsLoad, type LocalChoice, type LocalTarget } from '../../src/lib/chat-model';
+import { table } from './helpers';
+import { libraryModel } from './library-fixtures';
+
+const model = libraryModel;
+
+const LLAMA = model('/m/llama-8b.gguf', 4.9e9);
+const SMALL = model('/m/llama-1b.gguf', 8.1e8);
+const BROKEN = model('/m/broken.gguf', 4096, { error: 'broken.gguf is truncated' });
+const LIBRARY = [LLAMA, SMALL, BROKEN];
+const GONE = '/m/gone-7b.gguf';
+/** The loaded model, as the engine names it. */
+const LOADED = { name: 'Llama 8B Instruct', path: LLAMA.path };
+
+const LOCAL: LocalTarget = { kind: 'local', model: null };
+const file = (path: string): LocalTarget => ({ kind: 'local', model: path });
+const REMOTE: ModelTarget = { kind: 'remote', provider: 'openai', model: 'gpt-4o-mini' };
+
+table('modelStem: a file name without its extension', modelStem, [
+  ['/m/llama-8b.gguf', 'llama-8b'],
+  ['C:\\models\\Qwen2.5-7B.Q4_K_M.gguf', 'Qwen2.5-7B.Q4_K_M'],
+  ['/m/no-extension', 'no-extension'],
+  ['/m/.gguf', '.gguf'],
+]);
+
+table('chatModelPath: its own file, else the loaded one', ([target, loaded]: [ModelTarget, string | null]) => chatModelPath(target, loaded), [
+  [[file(SMALL.path), LLAMA.path], SMALL.path],
+  [[LOCAL, LLAMA.path], LLAMA.path],
+  [[LOCAL, null], null],
+  [[REMOTE, LLAMA.path], null],
+]);
+
+table('needsLoad: another file than the loaded one, or none loaded', ([target, loaded]: [ModelTarget, string | null]) => needsLoad(target, loaded), [
+  [[file(SMALL.path), LLAMA.path], true],
+  [[file(LLAMA.path), LLAMA.path], false],
+  [[file(LLAMA.path), null], true],
+  [[LOCAL, LLAMA.path], false],
+  [[LOCAL, null], true],
+  [[REMOTE, null], false],
+]);
+
+table(
+  "localName: the loaded model's name when it is the chat's, else its file's",
+  ([target, loaded]: [LocalTarget, typeof LOADED | null]) => localName(target, loaded),
+  [
+    [[file(LLAMA.path), LOADED], LOADED.name],
+    [[LOCAL, LOADED], LOADED.name],
+    [[file(SMALL.path), LOADED], 'llama-1b'],
+    [[file(SMALL.path), null], 'llama-1b'],
+    [[LOCAL, null], null],
+  ],
+);
+
+/** The choices as [name, note, checked, disabled, missing]. */
+const brief = (choices: LocalChoice[]) => choices.map((c) => [c.name, c.note, c.checked, c.disabled, c.missing]);
+
+/** LIBRARY as listed, the file `checked` checked; LLAMA says it is loaded when `loaded`. */
+const listed = (checked: string | null, loaded = true) => [
+  ['llama-8b', loaded ? '4.9 GB · loaded' : '4.9 GB', checked === LLAMA.path, false, false],
+  ['llama-1b', '810.0 MB', checked === SMALL.path, false, false],
+  ['broken', '4.1 KB · unreadable', false, true, false],
+];
+
+table(
+  "localChoices: the library's files, the chat's own checked; a file the library lost is still shown",
+  ([target, loaded, known]: [ModelTarget, typeof LOADED | null, boolean]) => brief(localChoices(target, LIBRARY, loaded, known)),
+  [
+    [[file(SMALL.path), LOADED, true], listed(SMALL.path)],
+    [[LOCAL, LOADED, true], listed(LLAMA.path)],
+    [[file(GONE), LOADED, true], [...listed(null), ['gone-7b', 'missing', true, true, true]]],
+    // Before the library was read, nothing is known missing.
+    [[file(GONE), null, false], [...listed(null, false), ['gone-7b', '', true, false, false]]],
+    [[REMOTE, LOADED, true], listed(null)],
+  ],
+);
+
+table(
+  'localChoices: the loaded model the library does not list is the chat\'s, by its name',
+  ([target, loaded]: [ModelTarget, typeof LOADED]) => brief(localChoices(target, [], loaded, true)),
+  [
+    [[LOCAL, LOADED], [[LOADED.name, 'loaded', true, false, false]]],
+    [[file(LLAMA.path), LOADED], [[LOADED.name, 'loaded', true, false, false]]],
+  ],
+);
+
+table('loadingText', loadingText, [
+  [{ name: 'llama-1b', fraction: 0 }, 'Loading llama-1b… 0%'],
+  [{ name: 'llama-1b', fraction: 0.424 }, 'Loading llama-1b… 42%'],
+  [{ name: null, fraction: 1 }, 'Loading the model… 100%'],
+]);
