@@ -1,20 +1,29 @@
 use std::ops::Deref;
 
 use hearth_app::{App, AppPaths, OpenError};
-use hearth_core::{ChatId, ChatSummary};
+use hearth_core::{ChatId, ChatSummary, ModelInfo};
 
-use crate::watchers::ChatWatchers;
+use crate::watchers::Watchers;
 
 /// Everything the commands need, managed by Tauri: the app (tauri-free) and the windows
 /// listening for background changes.
 pub struct AppState {
     app: App,
-    pub watchers: ChatWatchers,
+    pub watchers: Watchers<ChatSummary>,
+    /// Windows told when the model is unloaded behind their back (idle).
+    pub model_watchers: Watchers<Option<ModelInfo>>,
 }
 
 impl AppState {
     pub async fn open(paths: AppPaths) -> Result<AppState, OpenError> {
-        Ok(AppState { app: App::open(paths).await?, watchers: ChatWatchers::default() })
+        Ok(AppState { app: App::open(paths).await?, watchers: Watchers::default(), model_watchers: Watchers::default() })
+    }
+
+    /// Unloads the model if it has been idle for the time the user set, and tells the windows.
+    pub async fn unload_idle_model(&self) {
+        if self.app.unload_idle_model().await {
+            self.model_watchers.notify(&None);
+        }
     }
 
     /// Titles `chat` if it is due (see `hearth_app::title_chat`) and tells the windows. Returns

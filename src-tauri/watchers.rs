@@ -1,21 +1,26 @@
-//! Windows listening for chats changed in the background (`watch_chats`), e.g. titled by the model.
+//! Windows listening for what changes in the background: chats (`watch_chats`, e.g. titled by
+//! the model) and the loaded model (`watch_model`, e.g. unloaded while idle).
 
 use std::sync::Mutex;
 
-use tauri::ipc::Channel;
+use serde::Serialize;
+use tauri::ipc::{Channel, IpcResponse};
 
-use hearth_core::ChatSummary;
+pub struct Watchers<T>(Mutex<Vec<Channel<T>>>);
 
-#[derive(Default)]
-pub struct ChatWatchers(Mutex<Vec<Channel<ChatSummary>>>);
+impl<T> Default for Watchers<T> {
+    fn default() -> Self {
+        Watchers(Mutex::default())
+    }
+}
 
-impl ChatWatchers {
-    pub fn add(&self, channel: Channel<ChatSummary>) {
+impl<T: IpcResponse + Serialize + Clone> Watchers<T> {
+    pub fn add(&self, channel: Channel<T>) {
         self.0.lock().expect("watchers poisoned").push(channel);
     }
 
     /// Tells every window; a window that went away (reloaded, closed) is forgotten.
-    pub fn notify(&self, chat: &ChatSummary) {
-        self.0.lock().expect("watchers poisoned").retain(|channel| channel.send(chat.clone()).is_ok());
+    pub fn notify(&self, change: &T) {
+        self.0.lock().expect("watchers poisoned").retain(|channel| channel.send(change.clone()).is_ok());
     }
 }

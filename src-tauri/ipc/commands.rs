@@ -30,6 +30,7 @@ pub const COMMANDS: &[&str] = &[
     "reload_model",
     "load_chat_model",
     "use_local_model",
+    "watch_model",
     "chat_cache_usage",
     "set_chat_cache_budgets",
     "clear_chat_caches",

@@ -69,6 +69,7 @@ register! {
     models::reload_model,
     models::load_chat_model,
     models::use_local_model,
+    models::watch_model,
     models::chat_cache_usage,
     models::set_chat_cache_budgets,
     models::clear_chat_caches,

@@ -58,6 +58,14 @@ pub(crate) fn progress_to(channel: Channel<f32>) -> impl FnMut(f32) + Send + 'st
 }
 
 command! {
+    /// Registers the window for changes of the loaded model it did not ask for: `None` when the
+    /// model was unloaded after the idle time set.
+    pub fn watch_model(on_update: Channel<Option<ModelInfo>>, state: State<'_, AppState>) {
+        state.model_watchers.add(on_update);
+    }
+}
+
+command! {
     /// What chats' KV caches take in RAM and on disk, and their budgets.
     pub async fn chat_cache_usage(state: State<'_, AppState>) -> Result<ChatCacheUsage, IpcError> {
         Ok(state.chat_cache_usage().await?)

@@ -196,6 +196,10 @@ nThreads: number,
  */
 nThreadsBatch: number, 
 /**
+ * Memory its KV cache takes: every cell of the context, allocated at load (known once loaded).
+ */
+kvBytes?: number, 
+/**
  * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
  */
 notice?: string, };
@@ -567,7 +571,15 @@ chats: number,
 /**
  * Bytes of other chats' caches the engine keeps in RAM (the answering chat's is in the model's context).
  */
-ramBytes: number, budgets: CacheBudgets, };
+ramBytes: number, budgets: CacheBudgets, 
+/**
+ * The loaded model's weights (its file, mapped into memory; 0 when none is loaded).
+ */
+modelBytes: number, 
+/**
+ * The loaded model's context: its KV cache, allocated in full at load (0 when none).
+ */
+contextBytes: number, };
 
 export type ServerSettings = { enabled: boolean, port: number, 
 /**
@@ -715,6 +727,11 @@ export const commands = {
    * 0 to 1) unless it is loaded.
    */
   useLocalModel: (chatId: number, path: string, onProgress: (message: number) => void): Promise<ChatModelLoaded> => invoke<ChatModelLoaded>('use_local_model', { chatId, path, onProgress: new Channel<number>(onProgress) }),
+  /**
+   * Registers the window for changes of the loaded model it did not ask for: `None` when the
+   * model was unloaded after the idle time set.
+   */
+  watchModel: (onUpdate: (message: ModelInfo | null) => void): Promise<null> => invoke<null>('watch_model', { onUpdate: new Channel<ModelInfo | null>(onUpdate) }),
   /**
    * What chats' KV caches take in RAM and on disk, and their budgets.
    */
