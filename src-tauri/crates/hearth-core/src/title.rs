@@ -5,9 +5,11 @@ use crate::{BackendError, CancelFlag, ChatBackend, ChatMessage, FinishReason, Ge
 
 /// Tokens a title may take.
 const TITLE_TOKENS: u32 = 16;
-/// Characters of each message shown to the model: enough for the topic, and the prompt fits the
-/// backend's small aside context whatever the script.
-const EXCERPT_CHARS: usize = 300;
+/// Characters of each message shown to the model: enough for the topic. Text of unusual
+/// characters takes several tokens each (a reply that went off the rails, a script the vocabulary
+/// spells byte by byte): when the excerpts do not fit the backend's small aside context, shorter
+/// ones are tried.
+const EXCERPT_CHARS: [usize; 3] = [300, 100, 30];
 /// Longest title kept, in characters.
 pub const TITLE_CHARS: usize = 60;
 
@@ -22,9 +24,19 @@ pub async fn generate_title<B: ChatBackend + ?Sized>(
     user: &str,
     reply: &str,
 ) -> Result<Option<String>, BackendError> {
+    for (i, chars) in EXCERPT_CHARS.into_iter().enumerate() {
+        let prompt = format!("{INSTRUCTION}\n\nUser: {}\n\nAssistant: {}", excerpt(user, chars), excerpt(reply, chars));
+        match ask(backend, target.clone(), prompt).await {
+            Err(BackendError::ContextOverflow { .. }) if i + 1 < EXCERPT_CHARS.len() => continue,
+            outcome => return outcome,
+        }
+    }
+    unreachable!("the last length's outcome is returned")
+}
+
+async fn ask<B: ChatBackend + ?Sized>(backend: &B, target: ModelTarget, prompt: String) -> Result<Option<String>, BackendError> {
     let mut sampling = SamplingParams::greedy(TITLE_TOKENS);
     sampling.stop = vec!["\n".into()];
-    let prompt = format!("{INSTRUCTION}\n\nUser: {}\n\nAssistant: {}", excerpt(user), excerpt(reply));
     let mut request = ReplyRequest::new(vec![ChatMessage::new(Role::User, prompt)], sampling, CancelFlag::new());
     request.target = target;
     let mut stream = backend.start_aside(request)?;
@@ -41,9 +53,9 @@ pub async fn generate_title<B: ChatBackend + ?Sized>(
     Err(BackendError::EngineGone)
 }
 
-fn excerpt(text: &str) -> String {
+fn excerpt(text: &str, chars: usize) -> String {
     let text = text.trim();
-    match text.char_indices().nth(EXCERPT_CHARS) {
+    match text.char_indices().nth(chars) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
     }
@@ -121,8 +133,8 @@ mod tests {
 
     #[test]
     fn excerpts_cut_long_text_on_a_character_boundary() {
-        assert_eq!(excerpt("  short  "), "short");
-        let long = "é".repeat(EXCERPT_CHARS + 5);
-        assert_eq!(excerpt(&long).chars().count(), EXCERPT_CHARS + 1);
+        assert_eq!(excerpt("  short  ", 300), "short");
+        let long = "é".repeat(305);
+        assert_eq!(excerpt(&long, 300).chars().count(), 301);
     }
 }

@@ -216,6 +216,11 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
         }
     }
     assert!(!titled.trim().is_empty());
+    // A title for a reply that went off the rails into characters spelled byte by byte (300 of
+    // them are ~800 tokens, past the aside's context): shorter excerpts are tried, a title comes.
+    let wild = "⇑\u{1F6F8}\u{2FA1D}".repeat(100);
+    let title = hearth_core::generate_title(&engine, hearth_core::ModelTarget::LOADED, "Say hello.", &wild).await;
+    assert!(matches!(title, Ok(Some(_))), "{title:?}");
     let mut next = prompt.clone();
     next.push(ChatMessage::new(Role::Assistant, first.text.clone()));
     next.push(ChatMessage::new(Role::User, "And of Italy?"));
