@@ -1,4 +1,4 @@
-import type { ChatSummary } from '../ipc/bindings';
+import type { ChatSummary, ModelInfo } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import type { ChatModels, ChatStore } from './chat.svelte';
 import { needsLoad } from './chat-model';
@@ -11,7 +11,8 @@ import type { LibraryStore, LoadCommand } from './library.svelte';
  * as the library's load under way (LibraryStore.track). The loads run one after the other, each
  * deciding from the model loaded when it starts; a chat opened later drops the opens still waiting,
  * so the last chat opened wins. Why a chat's model could not be loaded is kept per chat for its
- * model button and menu.
+ * model button and menu. The backend's own changes of the loaded model (an idle unload) are followed
+ * with `watch`.
  */
 export class ChatModelStore implements ChatModels {
   /** Per chat: why its model could not be loaded, in the backend's words; cleared by its next load. */
@@ -78,6 +79,30 @@ export class ChatModelStore implements ChatModels {
       () => true,
       () => false,
     );
+  }
+
+  /**
+   * Follow the loaded model as the backend changes it on its own (unloaded after the idle time set), so
+   * that the header and the library show it at once; `onChanged` runs after each change is applied.
+   * Resolves to the unsubscribe.
+   */
+  async watch(onChanged: (model: ModelInfo | null) => void = () => {}): Promise<() => void> {
+    try {
+      return await this.#api.onModelChanged((model) => {
+        this.changed(model);
+        onChanged(model);
+      });
+    } catch (e) {
+      // Not worth a banner: each turn still asks the backend for its chat's model.
+      console.warn('changes of the loaded model are not available:', errorMessage(e));
+      return () => {};
+    }
+  }
+
+  /** `model` is the loaded model now (null: none is), as the backend said without being asked. */
+  changed(model: ModelInfo | null): void {
+    this.#chats.model = model;
+    this.#library.markLoaded(model?.path ?? null);
   }
 
   #use(chatId: number, path: string): Promise<void> {

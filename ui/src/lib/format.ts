@@ -6,6 +6,7 @@ import type {
   IpcErrorKind,
   MbrUtility,
   MessageStatus,
+  ModelInfo,
   PromptSource,
   ReplyStats,
 } from '../ipc/bindings';
@@ -223,6 +224,34 @@ export function formatCacheUsage(usage: ChatCacheUsage): { ram: string; disk: st
     ram: formatMegabytes(usage.ramBytes) || 'none',
     disk: usage.chats === 0 || !disk ? 'none' : `${disk} (${plural(usage.chats, 'chat')})`,
   };
+}
+
+/** What memory holds: in all ("2254 MB") and each part ("weights 1926 MB, context 268 MB"). */
+export type Memory = { total: string; parts: string };
+
+/** What memory holds, each figure in `format`; a part of 0 bytes is left out; null when nothing is held. */
+export function formatMemory(parts: [name: string, bytes: number][], format: (bytes: number) => string = formatMegabytes): Memory | null {
+  const held = parts.filter(([, bytes]) => Number.isFinite(bytes) && bytes > 0);
+  if (held.length === 0) return null;
+  return {
+    total: format(held.reduce((sum, [, bytes]) => sum + bytes, 0)),
+    parts: held.map(([name, bytes]) => `${name} ${format(bytes)}`).join(', '),
+  };
+}
+
+/**
+ * What Hearth holds in memory, in the unit of the caches' budgets: the loaded model's weights and context
+ * (its KV cache), and other chats' caches kept in RAM; "no model loaded" among the parts when none is.
+ */
+export function formatMemoryUsage(usage: Pick<ChatCacheUsage, 'modelBytes' | 'contextBytes' | 'ramBytes'>): Memory {
+  const all = formatMemory([['weights', usage.modelBytes], ['context', usage.contextBytes], ['chat caches', usage.ramBytes]]);
+  if (all && (usage.modelBytes > 0 || usage.contextBytes > 0)) return all;
+  return { total: all?.total ?? 'none', parts: [all?.parts, 'no model loaded'].filter(Boolean).join('; ') };
+}
+
+/** What the loaded model takes in memory, as its sizes are shown elsewhere (GB): its weights and its context when known. */
+export function formatModelMemory(model: Pick<ModelInfo, 'sizeBytes' | 'kvBytes'>): Memory | null {
+  return formatMemory([['weights', model.sizeBytes], ['context', model.kvBytes ?? 0]], formatBytes);
 }
 
 /**

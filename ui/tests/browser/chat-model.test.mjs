@@ -1,11 +1,12 @@
 // Browser tests of each chat's own local model: opening a chat that talks to another model loads it with
 // its progress where the model is named (a later open wins), picking a library model for a chat in the
 // header's menu, the model manager's Load binding it to the chat on show, a chat whose model file is gone
-// (words, marked, still usable), and a turn whose model was unloaded while idle loading it first.
-// Run with `npm run test:browser`; screenshots go to tests/browser/output/ (chatmodel-*.png).
+// (words, marked, still usable), a turn whose model was unloaded while idle loading it first, the idle
+// unload shown at once (watch_model), and what the model and the chats' caches take in memory.
+// Run with `npm run test:browser`; screenshots go to tests/browser/output/ (chatmodel-*.png) and /tmp (memory-*.png).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, OUTPUT, PHI, QWEN_05, TIMEOUT, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
+import { MODEL, OUTPUT, PHI, QWEN_05, TIMEOUT, askInChat, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
 
 useBrowser();
 
@@ -244,6 +245,106 @@ describe('A turn whose model was unloaded while idle', () => {
       });
     });
   }
+});
+
+describe('Memory: the loaded model and the chats\' caches', () => {
+  /** Two chats of the loaded model: the one that answered first has its cache put away in RAM (30 MB). */
+  const TWO = {
+    ...CHATS,
+    chats: [...CHATS.chats, { id: 5, title: 'Leftovers', updatedAt: 5, model: local(MODEL.path) }],
+  };
+  /** The loaded model as the mock has it: its file (1926 MB) and its context of 8192 tokens (256 MB). */
+  const HELD = 'weights 1926 MB, context 256 MB';
+
+  async function modelGroup(page) {
+    await page.getByTestId('open-settings').click();
+    const group = page.getByTestId('model-group');
+    await group.getByTestId('memory-parts').waitFor();
+    await group.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    return group;
+  }
+  const memoryLine = async (group) => (await group.getByTestId('memory-usage').innerText()).replace(/\s+/g, ' ').trim();
+
+  test("Settings → Model: the model's weights and context, and the chats' caches in RAM, in all; an idle unload says none is loaded", { timeout: TIMEOUT }, async () => {
+    await withApp(TWO, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      let group = await modelGroup(page);
+      await group.getByTestId('memory-parts').filter({ hasText: HELD }).waitFor();
+      assert.equal(await memoryLine(group), `In memory 2182 MB ${HELD}`);
+      assert.match(await group.getByTestId('memory-usage').getAttribute('title'), /the loaded model's weights .* its context \(the KV cache/);
+      await page.getByTestId('close-settings').click();
+
+      // Another chat of the same model answers: the first one's cache is kept in RAM, and counted.
+      await askInChat(page, 'Soup for tonight', 'With bacon?');
+      await askInChat(page, 'Leftovers', 'Soup again?');
+      group = await modelGroup(page);
+      await group.getByTestId('cache-ram-usage').filter({ hasText: /^30 MB$/ }).waitFor();
+      assert.equal(await memoryLine(group), 'In memory 2212 MB weights 1926 MB, context 256 MB, chat caches 30 MB');
+      await shot(page, 'memory-settings', { dir: '/tmp' });
+
+      // Unloaded while idle, with the panel open: said at once, the caches gone to disk.
+      await page.evaluate(() => window.__hearthMock.unloadIdle());
+      await group.getByTestId('memory-parts').filter({ hasText: /^no model loaded$/ }).waitFor();
+      assert.equal(await memoryLine(group), 'In memory none no model loaded');
+      await group.getByTestId('cache-disk-usage').filter({ hasText: '60 MB (2 chats)' }).waitFor();
+      await group.getByTestId('load-settings-error').filter({ hasText: 'no model is loaded' }).waitFor();
+    });
+  });
+
+  test('Settings → Model without a model: none loaded, said so', { timeout: TIMEOUT }, async () => {
+    await withApp({ model: null }, async (page) => {
+      const group = await modelGroup(page);
+      await group.getByTestId('memory-parts').filter({ hasText: /^no model loaded$/ }).waitFor();
+      assert.equal(await memoryLine(group), 'In memory none no model loaded');
+    });
+  });
+
+  test("an idle unload shows at once: the header's dot goes hollow, the menu says nothing is in memory; the next message loads it", { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHATS, loadStepMs: 100 }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await switcher(page).filter({ hasText: MODEL.name }).waitFor();
+      assert.equal(await switcher(page).evaluate((el) => el.classList.contains('unloaded')), false);
+      await openMenu(page);
+      assert.equal((await page.getByTestId('model-memory').innerText()).replace(/\s+/g, ' ').trim(), 'In memory: 2.3 GB weights 2.0 GB, context 268.4 MB');
+      await page.keyboard.press('Escape');
+      const asked = (await callsOf(page, 'active_model')).length;
+
+      await page.evaluate(() => window.__hearthMock.unloadIdle());
+      await page.locator('[data-testid="model-switcher"].unloaded').waitFor();
+      assert.equal(await text(page.getByTestId('model-name')), MODEL.name, 'the chat still names its model');
+      assert.match(await switcher(page).getAttribute('title'), /\(not loaded: it loads at this chat's next reply\)/);
+      assert.equal((await callsOf(page, 'active_model')).length, asked, 'told, not asked');
+      await shot(page, 'memory-idle-unloaded', { dir: '/tmp', mouse: [300, 600] });
+      await openMenu(page);
+      await localOption(page, MODEL.path).filter({ hasText: '2.0 GB' }).waitFor();
+      assert.equal(await text(localOption(page, MODEL.path).locator('.option-note')), '2.0 GB', 'no longer "loaded"');
+      assert.equal(await page.getByTestId('model-memory').count(), 0);
+      await page.keyboard.press('Escape');
+
+      // The next message loads the chat's model first, with its progress, and the dot is full again.
+      await page.getByTestId('composer').fill('And with bacon?');
+      await page.keyboard.press('Enter');
+      await page.getByTestId('model-loading').waitFor();
+      await waitForStatus(lastAssistant(page).filter({ hasText: CHATS.defaultReply.text }), 'complete');
+      await loadedInHeader(page, MODEL.name);
+      assert.equal(await switcher(page).evaluate((el) => el.classList.contains('unloaded')), false);
+    });
+  });
+
+  test('screenshots: the Model group and the menu with what is in memory (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
+    await inBothSchemes(TWO, async (page, suffix) => {
+      await askInChat(page, 'Soup for tonight', 'With bacon?');
+      await askInChat(page, 'Leftovers', 'Soup again?');
+      await openMenu(page);
+      await page.getByTestId('model-memory').waitFor();
+      await page.getByTestId('model-option').filter({ hasText: 'gpt-4o-mini' }).first().waitFor();
+      await shot(page, `memory-menu${suffix}`, { dir: '/tmp', mouse: [300, 600] });
+      await page.keyboard.press('Escape');
+      const group = await modelGroup(page);
+      await group.getByTestId('memory-parts').filter({ hasText: 'chat caches 30 MB' }).waitFor();
+      await shot(page, `memory-settings${suffix}`, { dir: '/tmp', mouse: [300, 600] });
+    });
+  });
 });
 
 describe('Screenshots', () => {

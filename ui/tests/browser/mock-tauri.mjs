@@ -27,10 +27,11 @@
  * (or none) is loaded (a chat naming none, while none is loaded, gets the model loaded last: `lastLoaded`),
  * `use_local_model` picks a file for a chat and loads it, and every turn readies the chat's model first, without
  * progress (the loads without progress are counted in `silentLoads`). The idle unload is played by
- * `__hearthMock.unloadIdle()`; its minutes are a budget beside the caches' (`unloadIdleMinutes`).
+ * `__hearthMock.unloadIdle()`, which tells the `watch_model` channels (null); its minutes are a budget beside the
+ * caches' (`unloadIdleMinutes`). A loaded model's `kvBytes` is its context times `kvBytesPerToken`.
  * Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids); each
- * cache takes `cacheFileBytes`, in RAM or on disk (`chat_cache_usage` counts both beside the budgets,
- * `clear_chat_caches` drops every cache); the budgets (`cacheBudgets`, set with `set_chat_cache_budgets`) are in
+ * cache takes `cacheFileBytes`, in RAM or on disk (`chat_cache_usage` counts both beside the budgets, and the
+ * loaded model's weights and context; `clear_chat_caches` drops every cache); the budgets (`cacheBudgets`, set with `set_chat_cache_budgets`) are in
  * force as the engine has them: caches in RAM beyond its budget move to disk, files beyond its budget go,
  * the least recently used first (so with 0 MB of RAM a chat switched back to is restored from disk).
  * The local OpenAI-compatible server (`get_server`, `set_server`, `set_server_key`): its settings from the
@@ -145,6 +146,8 @@ export function installMockTauri(config) {
     caches: { live: null, kept: new Map(), typed: null },
     /** What one chat's cache takes, in RAM or as a file on disk. */
     cacheFileBytes: config.cacheFileBytes ?? 31_457_280,
+    /** What one token of the loaded model's context takes in its KV cache (its `kvBytes`: every cell, allocated at load). */
+    kvBytesPerToken: config.kvBytesPerToken ?? 32_768,
     /** The budgets for the caches (MB of 2^20 bytes) and the idle minutes, and those of every set_chat_cache_budgets call. */
     cacheBudgets: clone(config.cacheBudgets ?? contract.cacheBudgetDefaults),
     budgetSaves: [],
@@ -432,10 +435,12 @@ export function installMockTauri(config) {
   /** The model as the engine reports it once loaded with `load` ("auto" resolved). */
   function loadModel(file, load) {
     const nCtxTrain = file.nCtxTrain ?? 8192;
+    const nCtx = load.nCtx ?? Math.min(nCtxTrain, contract.autoContextMax);
     return {
       name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load),
-      nCtx: load.nCtx ?? Math.min(nCtxTrain, contract.autoContextMax), nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
+      nCtx, nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
       nThreadsBatch: load.nThreads ?? PHYSICAL_CORES,
+      kvBytes: nCtx * state.kvBytesPerToken,
       ...(file.notice ? { notice: file.notice } : {}),
     };
   }
@@ -918,11 +923,16 @@ export function installMockTauri(config) {
   /** The kept caches in `where` ('ram' or 'disk'), least recently used first (kept's order: put away last, last). */
   const keptIn = (where) => [...state.caches.kept].filter(([, w]) => w === where).map(([key]) => key);
 
-  /** chat_cache_usage: the cache files on disk (one per chat and model), those in RAM, and the budgets. */
+  /**
+   * chat_cache_usage: the cache files on disk (one per chat and model), those in RAM, the budgets, and the
+   * loaded model's weights (its file) and context (its KV cache); 0 for both when none is loaded.
+   */
   function cacheUsage() {
     const files = keptIn('disk').length;
     const ramBytes = keptIn('ram').length * state.cacheFileBytes;
-    return { bytes: files * state.cacheFileBytes, chats: files, ramBytes, budgets: clone(state.cacheBudgets) };
+    const modelBytes = state.model?.sizeBytes ?? 0;
+    const contextBytes = state.model?.kvBytes ?? 0;
+    return { bytes: files * state.cacheFileBytes, chats: files, ramBytes, budgets: clone(state.cacheBudgets), modelBytes, contextBytes };
   }
 
   /** The budgets in force, least recently used first: caches in RAM beyond its budget spill to disk, files beyond its budget go. */
@@ -1787,10 +1797,16 @@ export function installMockTauri(config) {
     return { chat: summary(chat), loaded };
   }
 
-  /** The engine's idle timer ran out (unloadIdleMinutes): the model leaves memory, its chats' caches go to disk. */
+  /** Windows told of the loaded model's changes they did not ask for (watch_model channels). */
+  const modelWatchers = [];
+  /**
+   * The engine's idle timer ran out (unloadIdleMinutes): the model leaves memory, its chats' caches go to
+   * disk, and the windows are told (null), as AppState::unload_idle_model does.
+   */
   state.unloadIdle = () => {
     spillCaches();
     state.model = null;
+    for (const watcher of modelWatchers) watcher.send(null);
   };
 
   function importModel(cmd, path, mode) {
@@ -1881,6 +1897,9 @@ export function installMockTauri(config) {
       case 'cancel_load':
         state.loadCancelled = true;
         return true;
+      case 'watch_model':
+        modelWatchers.push(channel(payload.onUpdate));
+        return null;
       case 'unload_model':
         spillCaches();
         state.model = null;
@@ -1902,7 +1921,7 @@ export function installMockTauri(config) {
   const MODEL_COMMANDS = [
     'hub_search', 'hub_repo_files', 'hub_fit', 'hub_token_status', 'set_hub_token', 'start_download', 'list_downloads', 'watch_downloads',
     'pause_download', 'resume_download', 'cancel_download', 'list_library', 'import_model', 'import_model_dialog', 'delete_model',
-    'reveal_model', 'load_model', 'load_chat_model', 'use_local_model', 'cancel_load', 'unload_model', 'plugin:event|listen',
+    'reveal_model', 'load_model', 'load_chat_model', 'use_local_model', 'cancel_load', 'watch_model', 'unload_model', 'plugin:event|listen',
     'plugin:event|unlisten',
   ];
 

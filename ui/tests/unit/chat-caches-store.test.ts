@@ -12,8 +12,10 @@ const budgets = (over: Partial<CacheBudgets>): CacheBudgets => ({ ...BUDGETS, ..
 const refusal = ({ key, text }: FieldRange) => `${key} must be ${text}`;
 const MB = 2 ** 20;
 
-/** Caches taking `bytes` on disk in `chats` files, and `ramBytes` in RAM, within the default budgets. */
-const used = (bytes: number, chats: number, ramBytes = 0, budgets = BUDGETS): ChatCacheUsage => ({ bytes, chats, ramBytes, budgets });
+/** The loaded model's weights and context: clearing the chats' caches leaves them. */
+const MODEL = { modelBytes: 92 * MB, contextBytes: 180 * MB };
+/** Caches taking `bytes` on disk in `chats` files, and `ramBytes` in RAM, within the default budgets, beside the model. */
+const used = (bytes: number, chats: number, ramBytes = 0, budgets = BUDGETS): ChatCacheUsage => ({ bytes, chats, ramBytes, budgets, ...MODEL });
 
 /** A backend with `usage`; `clear` answers once `release()` is called when `hold` is set. */
 function fakeBackend(usage: ChatCacheUsage) {

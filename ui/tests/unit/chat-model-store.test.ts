@@ -5,6 +5,7 @@ import { ChatModelStore } from '../../src/lib/chat-model.svelte';
 import { modelStem } from '../../src/lib/chat-model';
 import { LibraryStore } from '../../src/lib/library.svelte';
 import { fakeApi, manualFrames } from './helpers';
+import { libraryModel } from './library-fixtures';
 
 const A = '/m/llama-8b.gguf';
 const B = '/m/llama-1b.gguf';
@@ -19,7 +20,19 @@ const chat = (id: number, model: ModelTarget): ChatSummary => ({ id, title: `Cha
  * load reports 0 and 0.5, waits while `hold` is set until `release()`, then reports 1.
  */
 function fakeBackend(chats: ChatSummary[]) {
-  const backend = { loaded: A as string | null, hold: false, gates: [] as (() => void)[], release: () => backend.gates.shift()?.() };
+  const backend = {
+    loaded: A as string | null,
+    hold: false,
+    gates: [] as (() => void)[],
+    release: () => backend.gates.shift()?.(),
+    /** The windows watching the loaded model (watch_model). */
+    watchers: [] as ((model: ModelInfo | null) => void)[],
+    /** The idle timer ran out: the model leaves memory, and the watchers are told. */
+    unloadIdle: () => {
+      backend.loaded = null;
+      backend.watchers.forEach((tell) => tell(null));
+    },
+  };
   const files = [A, B];
   async function loadFile(path: string, onProgress: (f: number) => void): Promise<ModelInfo> {
     onProgress(0);
@@ -47,6 +60,10 @@ function fakeBackend(chats: ChatSummary[]) {
       return { chat: { ...found }, loaded: await ready(chatId, onProgress) };
     }),
     loadModel: vi.fn(loadFile),
+    onModelChanged: vi.fn(async (tell: (model: ModelInfo | null) => void) => {
+      backend.watchers.push(tell);
+      return () => (backend.watchers = backend.watchers.filter((w) => w !== tell));
+    }),
   });
   return Object.assign(backend, { api });
 }
@@ -183,6 +200,55 @@ describe('ChatModelStore: before a turn', () => {
     await expect(store.readyForTurn(3)).rejects.toEqual({ kind: 'file', message: goneWords(GONE) });
     expect(store.problems[3]).toBe(goneWords(GONE));
     expect(chats.error).toBeNull();
+  });
+});
+
+describe("ChatModelStore: the backend's own changes of the loaded model", () => {
+  it('an idle unload shows at once: no model in the header, none loaded in the library; the next turn loads it at once', async () => {
+    const { backend, chats, library, store } = setup(1);
+    library.models = [libraryModel(A, 1, { loaded: true }), libraryModel(B, 1)];
+    const told: (ModelInfo | null)[] = [];
+    await store.watch((model) => told.push(model));
+    backend.unloadIdle();
+    expect(told).toEqual([null]);
+    expect(chats.model).toBeNull();
+    expect(library.loadedPath).toBeNull();
+
+    // The window knows the model is gone: the chat's load shows before any progress report.
+    let shown: unknown = 'not asked';
+    vi.mocked(backend.api.loadChatModel).mockImplementationOnce(async () => {
+      shown = { ...library.loading };
+      backend.loaded = A;
+      return info(A);
+    });
+    await store.readyForTurn(1);
+    expect(shown).toEqual({ path: A, chatId: 1, fraction: 0 });
+    expect(chats.model?.path).toBe(A);
+    expect(library.loadedPath).toBe(A);
+  });
+
+  it('a model the backend says is loaded now is the loaded model', async () => {
+    const { backend, chats, library, store } = setup(1);
+    library.models = [libraryModel(A, 1, { loaded: true }), libraryModel(B, 1)];
+    await store.watch();
+    backend.watchers.forEach((tell) => tell(info(B)));
+    expect(chats.model?.path).toBe(B);
+    expect(library.loadedPath).toBe(B);
+  });
+
+  it('stops following once unsubscribed; a window that cannot watch carries on without it', async () => {
+    const { backend, chats, store } = setup(1);
+    const stop = await store.watch();
+    stop();
+    backend.unloadIdle();
+    expect(chats.model?.path).toBe(A);
+
+    vi.mocked(backend.api.onModelChanged).mockRejectedValueOnce({ kind: 'store', message: 'not allowed' });
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const none = await store.watch();
+    expect(warn).toHaveBeenCalledWith('changes of the loaded model are not available:', 'not allowed');
+    expect(() => none()).not.toThrow();
+    warn.mockRestore();
   });
 });
 

@@ -8,6 +8,9 @@ import {
   fileName,
   formatBytes,
   formatCacheUsage,
+  formatMemory,
+  formatMemoryUsage,
+  formatModelMemory,
   formatClock,
   formatMs,
   formatMegabytes,
@@ -330,10 +333,32 @@ table('formatMegabytes: megabytes of 2^20 bytes, the unit of the cache budgets',
 ]);
 
 const budgets = { ramMb: 1024, diskMb: 4096, unloadIdleMinutes: 0 };
+const noModel = { modelBytes: 0, contextBytes: 0 };
 table('formatCacheUsage: the chats\' caches in RAM and on disk', formatCacheUsage, [
-  [{ bytes: 0, chats: 0, ramBytes: 0, budgets }, { ram: 'none', disk: 'none' }],
-  [{ bytes: 31_457_280, chats: 1, ramBytes: 62_914_560, budgets }, { ram: '60 MB', disk: '30 MB (1 chat)' }],
-  [{ bytes: 2_100_000_000, chats: 57, ramBytes: 0, budgets }, { ram: 'none', disk: '2003 MB (57 chats)' }],
+  [{ bytes: 0, chats: 0, ramBytes: 0, budgets, ...noModel }, { ram: 'none', disk: 'none' }],
+  [{ bytes: 31_457_280, chats: 1, ramBytes: 62_914_560, budgets, ...noModel }, { ram: '60 MB', disk: '30 MB (1 chat)' }],
+  [{ bytes: 2_100_000_000, chats: 57, ramBytes: 0, budgets, ...noModel }, { ram: 'none', disk: '2003 MB (57 chats)' }],
+]);
+
+const MB = 2 ** 20;
+table('formatMemory: in all, and each part held', (parts: [string, number][]) => formatMemory(parts), [
+  [[['weights', 92 * MB], ['context', 180 * MB]], { total: '272 MB', parts: 'weights 92 MB, context 180 MB' }],
+  [[['weights', 92 * MB], ['context', 0], ['chat caches', 60 * MB]], { total: '152 MB', parts: 'weights 92 MB, chat caches 60 MB' }],
+  [[['weights', 0], ['context', Number.NaN]], null],
+  [[], null],
+]);
+
+table('formatMemoryUsage: what Hearth holds in memory, in the budgets\' unit', formatMemoryUsage, [
+  [{ modelBytes: 92 * MB, contextBytes: 180 * MB, ramBytes: 0 }, { total: '272 MB', parts: 'weights 92 MB, context 180 MB' }],
+  [{ modelBytes: 1926 * MB, contextBytes: 256 * MB, ramBytes: 60 * MB }, { total: '2242 MB', parts: 'weights 1926 MB, context 256 MB, chat caches 60 MB' }],
+  [{ modelBytes: 0, contextBytes: 0, ramBytes: 0 }, { total: 'none', parts: 'no model loaded' }],
+  [{ modelBytes: 0, contextBytes: 0, ramBytes: 30 * MB }, { total: '30 MB', parts: 'chat caches 30 MB; no model loaded' }],
+]);
+
+table('formatModelMemory: the loaded model, as its sizes are shown elsewhere', formatModelMemory, [
+  [{ sizeBytes: 2_019_377_696, kvBytes: 268_435_456 }, { total: '2.3 GB', parts: 'weights 2.0 GB, context 268.4 MB' }],
+  [{ sizeBytes: 2_019_377_696 }, { total: '2.0 GB', parts: 'weights 2.0 GB' }],
+  [{ sizeBytes: 0, kvBytes: 0 }, null],
 ]);
 
 table('formatMs: a duration', formatMs, [
