@@ -147,16 +147,23 @@ export class LibraryStore {
     }
   }
 
-  async unload(): Promise<void> {
+  /**
+   * Unload the loaded model (the model manager's Unload, and Settings' "In memory" line, which may come
+   * before the library was read). Resolves to why it failed (said on its row too), null once unloaded.
+   */
+  async unload(): Promise<string | null> {
+    if (this.unloading) return null;
     const path = this.loadedPath;
-    if (path === null) return;
     this.unloading = true;
-    delete this.errors[path];
+    if (path !== null) delete this.errors[path];
     try {
       await this.#api.unloadModel();
       this.markLoaded(null);
+      return null;
     } catch (e) {
-      this.errors[path] = { action: 'unload', message: errorMessage(e), kind: errorKind(e) };
+      const message = errorMessage(e);
+      if (path !== null) this.errors[path] = { action: 'unload', message, kind: errorKind(e) };
+      return message;
     } finally {
       this.unloading = false;
       this.#onModelChanged();
