@@ -147,23 +147,16 @@ export class LibraryStore {
     }
   }
 
-  /**
-   * Unload the loaded model (the model manager's Unload, and Settings' "In memory" line, which may come
-   * before the library was read). Resolves to why it failed (said on its row too), null once unloaded.
-   */
-  async unload(): Promise<string | null> {
-    if (this.unloading) return null;
+  async unload(): Promise<void> {
     const path = this.loadedPath;
+    if (path === null) return;
     this.unloading = true;
-    if (path !== null) delete this.errors[path];
+    delete this.errors[path];
     try {
       await this.#api.unloadModel();
       this.markLoaded(null);
-      return null;
     } catch (e) {
-      const message = errorMessage(e);
-      if (path !== null) this.errors[path] = { action: 'unload', message, kind: errorKind(e) };
-      return message;
+      this.errors[path] = { action: 'unload', message: errorMessage(e), kind: errorKind(e) };
     } finally {
       this.unloading = false;
       this.#onModelChanged();

@@ -2,7 +2,7 @@
 // its progress where the model is named (a later open wins), picking a library model for a chat in the
 // header's menu, the model manager's Load binding it to the chat on show, a chat whose model file is gone
 // (words, marked, still usable), a turn whose model was unloaded while idle loading it first, the idle
-// unload shown at once (watch_model), what the model and the chats' caches take in memory, and its Unload there.
+// unload shown at once (watch_model), and what the model and the chats' caches take in memory.
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/ (chatmodel-*.png) and /tmp (memory-*.png).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,16 +52,6 @@ async function openMenu(page) {
 async function loadedInHeader(page, name) {
   await page.getByTestId('model-loading').waitFor({ state: 'detached' });
   await switcher(page).filter({ hasText: name }).waitFor();
-}
-
-/** A message in the chat on show, whose model was unloaded: it loads first, with its progress, and the dot is full again. */
-async function nextMessageLoadsIt(page) {
-  await page.getByTestId('composer').fill('And with bacon?');
-  await page.keyboard.press('Enter');
-  await page.getByTestId('model-loading').waitFor();
-  await waitForStatus(lastAssistant(page).filter({ hasText: CHATS.defaultReply.text }), 'complete');
-  await loadedInHeader(page, MODEL.name);
-  assert.equal(await switcher(page).evaluate((el) => el.classList.contains('unloaded')), false);
 }
 
 describe('Opening a chat loads its model', () => {
@@ -331,42 +321,13 @@ describe('Memory: the loaded model and the chats\' caches', () => {
       assert.equal(await page.getByTestId('model-memory').count(), 0);
       await page.keyboard.press('Escape');
 
-      await nextMessageLoadsIt(page);
-    });
-  });
-
-  test("Settings → Model's Unload: the model leaves memory (a failure said), the header's dot goes hollow; the next message loads it", { timeout: TIMEOUT }, async () => {
-    await withApp({ ...CHATS, loadStepMs: 100 }, async (page) => {
-      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
-      await switcher(page).filter({ hasText: MODEL.name }).waitFor();
-      const group = await modelGroup(page);
-      await group.getByTestId('memory-parts').filter({ hasText: HELD }).waitFor();
-      const unload = group.getByTestId('memory-unload');
-      assert.match(await unload.getAttribute('title'), /Frees the model's memory.*next reply loads its model again/);
-      await shot(page, 'unload-row', { dir: '/tmp', mouse: [300, 600] });
-
-      // Refused: said under the line, the model still in memory.
-      await page.evaluate(() => {
-        window.__hearthMock.failNext.unload_model = { kind: 'busy', message: 'A reply is being written.' };
-      });
-      await unload.click();
-      await group.getByTestId('memory-unload-error-text').filter({ hasText: 'A reply is being written.' }).waitFor();
-      assert.equal(await text(group.getByTestId('memory-parts')), HELD);
-
-      // Unloaded, as the model manager's Unload does: none in memory, the button gone, the panel read again.
-      await unload.click();
-      await group.getByTestId('memory-parts').filter({ hasText: /^no model loaded$/ }).waitFor();
-      assert.equal(await memoryLine(group), 'In memory none no model loaded');
-      assert.equal(await group.getByTestId('memory-unload').count(), 0);
-      assert.equal(await group.getByTestId('memory-unload-error').count(), 0);
-      assert.equal(await mock(page, 'model'), null);
-      await group.getByTestId('load-settings-error').filter({ hasText: 'no model is loaded' }).waitFor();
-      await page.getByTestId('close-settings').click();
-      await page.locator('[data-testid="model-switcher"].unloaded').waitFor();
-      assert.equal(await text(page.getByTestId('model-name')), MODEL.name, 'the chat still names its model');
-
-      await nextMessageLoadsIt(page);
-      assert.equal((await mock(page, 'model')).path, MODEL.path);
+      // The next message loads the chat's model first, with its progress, and the dot is full again.
+      await page.getByTestId('composer').fill('And with bacon?');
+      await page.keyboard.press('Enter');
+      await page.getByTestId('model-loading').waitFor();
+      await waitForStatus(lastAssistant(page).filter({ hasText: CHATS.defaultReply.text }), 'complete');
+      await loadedInHeader(page, MODEL.name);
+      assert.equal(await switcher(page).evaluate((el) => el.classList.contains('unloaded')), false);
     });
   });
 

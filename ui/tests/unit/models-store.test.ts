@@ -254,22 +254,6 @@ describe('LibraryStore', () => {
     expect(store.errors['/a.gguf']).toMatchObject({ action: 'reveal', message: 'no file manager answered' });
   });
 
-  it("unloads before the library was read (Settings' Unload); a refusal resolves to its words and is said on the row", async () => {
-    const api = libraryBackend([model('/a.gguf', { loaded: true })]);
-    const changed = vi.fn();
-    const store = new LibraryStore(api, changed);
-    expect(await store.unload()).toBeNull();
-    expect(api.unloadModel).toHaveBeenCalledTimes(1);
-    expect(changed).toHaveBeenCalledTimes(1);
-
-    await store.refresh();
-    await store.load('/a.gguf');
-    vi.mocked(api.unloadModel).mockRejectedValueOnce({ kind: 'busy', message: 'a reply is being written' });
-    expect(await store.unload()).toBe('a reply is being written');
-    expect(store.loadedPath).toBe('/a.gguf');
-    expect(store.errors['/a.gguf']).toMatchObject({ action: 'unload', message: 'a reply is being written' });
-  });
-
   it('imports dropped files: .gguf ones in turn, the rest named; the library is read again', async () => {
     const api = libraryBackend([]);
     const store = new LibraryStore(api);
