@@ -10,6 +10,7 @@ use hearth_core::{ChatId, HistoryStore, ModelInfo, ModelTarget};
 use hearth_store::StoreError;
 
 use crate::model_memory::ACTIVE_MODEL_KEY;
+use crate::models::file_name;
 use crate::{App, LoadError};
 
 /// How often the idle model is looked at: an unload comes at most this late.
@@ -37,14 +38,23 @@ impl App {
         progress: impl FnMut(f32) + Send + 'static,
     ) -> Result<Option<ModelInfo>, ChatModelError> {
         self.models.settled().await;
-        let ModelTarget::Local { model } = self.store.chat_target(chat).await? else { return Ok(None) };
+        let target = self.store.chat_target(chat).await?;
+        self.ready(chat, &target, progress).await
+    }
+
+    async fn ready(
+        &self,
+        chat: ChatId,
+        target: &ModelTarget,
+        progress: impl FnMut(f32) + Send + 'static,
+    ) -> Result<Option<ModelInfo>, ChatModelError> {
+        let ModelTarget::Local { model } = target else { return Ok(None) };
         let loaded = self.models.loaded_path();
         let wanted = match model {
-            Some(path) if !Path::new(&path).is_file() => {
-                let name = Path::new(&path).file_stem().map_or(path.clone(), |s| s.to_string_lossy().into_owned());
-                return Err(ChatModelError::Missing { name, path });
+            Some(path) if !Path::new(path).is_file() => {
+                return Err(ChatModelError::Missing { name: file_name(path), path: path.clone() });
             }
-            Some(path) => path,
+            Some(path) => path.clone(),
             None if loaded.is_some() => return Ok(None),
             None => match self.store.setting(ACTIVE_MODEL_KEY).await? {
                 Some(path) if Path::new(&path).is_file() => path,
@@ -61,8 +71,10 @@ impl App {
     /// Readies `chat`'s model for a reply (loaded if needed) and, if the chat names none yet,
     /// remembers the loaded one as its model from now on.
     pub async fn prepare_chat_model(&self, chat: ChatId) -> Result<(), ChatModelError> {
-        self.ready_chat_model(chat, |_| {}).await?;
-        if let (ModelTarget::Local { model: None }, Some(path)) = (self.store.chat_target(chat).await?, self.models.loaded_path()) {
+        self.models.settled().await;
+        let target = self.store.chat_target(chat).await?;
+        self.ready(chat, &target, |_| {}).await?;
+        if let (ModelTarget::Local { model: None }, Some(path)) = (target, self.models.loaded_path()) {
             self.store.set_chat_target(chat, &ModelTarget::Local { model: Some(path) }).await?;
         }
         Ok(())

@@ -56,7 +56,8 @@ struct Shared {
     settle: watch::Sender<bool>,
 }
 
-fn file_name(path: &str) -> String {
+/// A model's name: its file name without the extension.
+pub(crate) fn file_name(path: &str) -> String {
     Path::new(path).file_stem().map_or(path.to_owned(), |s| s.to_string_lossy().into_owned())
 }
 
