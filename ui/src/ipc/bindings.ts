@@ -150,7 +150,8 @@ export type LoadParams = {
  */
 nCtx: number | null, 
 /**
- * Default: the number of physical cores.
+ * Default: the number of physical cores to read prompts; replies are written on every core or
+ * one fewer, whichever the engine measures faster (see `hearth-engine/src/threads.rs`).
  */
 nThreads: number | null, 
 /**

@@ -33,7 +33,7 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
   },
   nThreads: {
     label: 'CPU threads',
-    help: 'Threads that read the prompt and write the reply on the CPU; auto uses one per physical core. Writing waits for its slowest thread: while another program keeps a core busy, one thread fewer can be faster.',
+    help: 'Threads that read the prompt and write the reply on the CPU. Auto reads on every physical core and writes on every core or one fewer, whichever it measures faster as it writes: writing waits for its slowest thread, so while another program keeps a core busy one fewer is often much faster. Greedy and seeded replies always write on every core, so they come out the same each time. A number set here is used as is.',
     control: { kind: 'auto' },
   },
   nBatch: {

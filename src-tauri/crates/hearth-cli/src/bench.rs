@@ -11,6 +11,7 @@ use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use crate::args::BenchArgs;
+use crate::busy_core::{self, BusyCoreReport};
 use crate::decoding::{self, DecodingReport};
 use crate::parallel::{self, ParallelReport};
 use crate::peer::{self, LlamaServer};
@@ -54,6 +55,9 @@ struct Report {
     /// Decoding strategies against plain sampling on the same engine.
     #[serde(flatten)]
     decoding: DecodingReport,
+    /// Writing while another program keeps a core busy: measured decode threads vs every core.
+    #[serde(flatten)]
+    busy_core: BusyCoreReport,
 }
 
 /// Chat A (`SWITCH_TURNS` turns) answered hot, then after chat B answered, then after the
@@ -155,6 +159,8 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
     let parallel = parallel::run(&args, load(true), N_CTX, binary.as_deref()).await?;
     engine.load(&args.model, load(true)).await.map_err(|e| e.to_string())?;
     let decoding = decoding::run(&engine, args.draft.as_deref()).await?;
+    engine.shutdown();
+    let busy_core = busy_core::run(&args, load(true)).await?;
     let report = Report {
         threads: args.threads,
         prompt_tokens,
@@ -172,6 +178,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         switch,
         parallel,
         decoding,
+        busy_core,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
@@ -443,6 +450,12 @@ fn print_table(r: &Report) {
         );
     }
     println!("Consensus of 8: {:.0} ms vs one sampled reply {:.0} ms (× {:.2})", d.mbr8_ms, d.single_sampled_ms, d.mbr8_time_ratio);
+    let b = &r.busy_core;
+    println!(
+        "\nA core kept busy by another program: {:.1} tok/s with measured decode threads, {:.1} with every core (× {:.2}); \
+         nothing else running: measured ÷ every core {:.2}",
+        b.busy_core_decode_tps, b.busy_core_fixed_threads_decode_tps, b.busy_core_speedup, b.quiet_tuned_decode_ratio
+    );
 }
 
 /// The smallest value at each position across rounds.

@@ -8,6 +8,7 @@
 
 mod args;
 mod bench;
+mod busy_core;
 mod chat;
 mod decoding;
 mod models;

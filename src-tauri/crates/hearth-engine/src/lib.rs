@@ -22,6 +22,7 @@ mod sampler;
 mod session;
 mod stop;
 mod template;
+mod threads;
 
 pub use hearth_core::{FlashAttention, KvType, LoadParams};
 pub use hearth_gguf::{GgufError, MetaValue, ValidatedGguf, validate};

@@ -35,13 +35,11 @@ pub struct Threads {
 }
 
 impl Threads {
-    /// The user's choice, or one thread per physical core, for both. Measured by make bench-app
-    /// on 2 cores with SmolLM2 (docs/benchmarks.md): writing on one thread fewer than the cores
-    /// kept 0.95 of the engine's speed in the window where all cores kept 0.8, but only because
-    /// this tiny model writes as fast on one thread at a short context (127 vs 126–142 tok/s);
-    /// at a 1,800-token context one thread wrote 41 tok/s alone where two wrote 60–67, and in the
-    /// window 44 where two wrote 48 — and a larger model needs the compute more. So every core
-    /// writes; machines with more cores could not be measured here.
+    /// The user's choice, or one thread per physical core, for both. With no choice, replies are
+    /// then written on every core or one fewer, whichever the session measures faster
+    /// (`crate::threads`): on 2 cores with SmolLM2, one thread writes as fast as two at a short
+    /// context but a third slower at 1,800 tokens, and while another program spins a core two
+    /// threads fall to a third of their speed where one keeps most of it (docs/benchmarks.md).
     pub fn choose(user: Option<u32>, physical: u32) -> Threads {
         let n = user.unwrap_or(physical).max(1);
         Threads { decode: n, batch: n }

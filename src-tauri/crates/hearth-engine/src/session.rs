@@ -21,7 +21,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
     BackendError, CacheBudgets, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
-    Speculative, Strategy, fit_context,
+    SamplingParams, Speculative, Strategy, fit_context,
 };
 
 use crate::LoadParams;
@@ -29,10 +29,12 @@ use crate::beam::{BeamReply, Fork, LaneView};
 use crate::consensus::{Group, Member};
 use crate::drafter::Drafter;
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
+use crate::load::{Threads, physical_cores};
 use crate::prefix;
 use crate::reply::Reply;
 use crate::sampler;
 use crate::template::ChatTemplate;
+use crate::threads::DecodeThreads;
 
 /// KV sequences in one context: replies and consensus candidates written at once.
 pub const SEQUENCES: u32 = 8;
@@ -93,6 +95,9 @@ pub struct Session<'m> {
     params: LoadParams,
     /// The draft models replies draft with (speculative decoding), loaded when first asked for.
     drafters: Vec<Drafter>,
+    /// Threads for one-token steps, chosen by measurement; `threads.batch` reads prompts.
+    decode_threads: DecodeThreads,
+    threads: Threads,
 }
 
 enum Renderer {
@@ -104,6 +109,8 @@ impl<'m> Session<'m> {
     /// `n_seq`: the sequences `context` was created for (at most that many replies at once).
     pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, params: &LoadParams, memory: Option<KvMemory>, n_seq: u32) -> Self {
         let n_batch = params.n_batch as usize;
+        // As the context was created (load::context_params).
+        let threads = Threads::choose(params.n_threads, physical_cores());
         let slots = (0..n_seq.max(1) as i32).map(|seq| Slot { seq, cached: Vec::new(), owner: None, busy: false, used_at: 0 }).collect();
         Session {
             model,
@@ -124,6 +131,8 @@ impl<'m> Session<'m> {
             speculate: !model.is_recurrent() && !model.is_hybrid(),
             params: params.clone(),
             drafters: Vec::new(),
+            decode_threads: DecodeThreads::new(threads.decode, params.n_threads.is_none()),
+            threads,
         }
     }
 
@@ -337,7 +346,7 @@ impl<'m> Session<'m> {
             added[i] = chunk;
         }
         if self.batch.n_tokens() > 0
-            && let Err(e) = self.context.decode(&mut self.batch)
+            && let Err(e) = self.decode_step()
         {
             self.fail_all(&BackendError::Engine(format!("decoding failed: {e}")));
             return;
@@ -703,6 +712,25 @@ impl<'m> Session<'m> {
         self.clear_slot(slot);
     }
 
+    /// Decodes the step's batch. A one-token step of a sampled reply runs on the thread count
+    /// `decode_threads` picks, and is timed for it; batches read on every core. A greedy or seeded
+    /// reply always writes on every core: llama.cpp's sums (flash attention's among them) depend on
+    /// the thread count, so a near-tie could otherwise go another way from one run to the next.
+    fn decode_step(&mut self) -> Result<(), llama_cpp_2::DecodeError> {
+        let tuned = self.batch.n_tokens() == 1 && self.running.iter().all(|r| !reproducible(&r.request.sampling));
+        let threads = if tuned { self.decode_threads.next() } else { self.decode_threads.most() };
+        if threads != self.threads.decode {
+            self.threads.decode = threads;
+            self.context.set_n_threads(threads as i32, self.threads.batch as i32);
+        }
+        let started = Instant::now();
+        let decoded = self.context.decode(&mut self.batch);
+        if tuned {
+            self.decode_threads.record(started.elapsed());
+        }
+        decoded
+    }
+
     fn clear_slot(&mut self, slot: usize) {
         let _ = self.context.clear_kv_cache_seq(Some(self.slots[slot].seq as u32), None, None);
         self.slots[slot].cached.clear();
@@ -958,4 +986,9 @@ fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
         return String::new();
     }
     String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
+}
+
+/// Whether a reply must come out the same each time it is asked for: greedy, or seeded.
+fn reproducible(sampling: &SamplingParams) -> bool {
+    sampling.temperature <= 0.0 || sampling.seed.is_some()
 }
