@@ -32,6 +32,8 @@ const WARMUP = "Say hello.";
 const LONG_PROMPT = "Summarise the following notes in three sentences. " +
   Array.from({ length: 40 }, (_, i) => `Note ${i + 1}: the harbour crew logged ${i * 7 + 3} crates of tea, ${i * 3 + 11} barrels of oil and ${i + 2} sacks of grain, and the tide turned at ${(i % 12) + 1} o'clock.`).join(" ");
 const LONG_RUNS = Number(process.env.BENCH_LONG_RUNS || 2);
+/** Short prompts typed at TYPING_CPS, each beside its own engine run (BENCH_TYPED_RUNS=0 skips them). */
+const TYPED_RUNS = Number(process.env.BENCH_TYPED_RUNS ?? 3);
 /** The fake provider's models that stream Markdown a window finds hard (BENCH_HOSTILE=0 skips them). */
 const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : ["hostile-line", "hostile-table", "hostile-code", "hostile-lists"];
 /** The engine's reply while the window renders one of them. */
@@ -119,9 +121,23 @@ const cpuOf = (groups) => Object.fromEntries(Object.entries(groups).map(([k, pid
 // ---- the window ---------------------------------------------------------------------------------
 
 /** Installed once per page: times the sending Enter, the first and last painted token of the
- *  reply being written, and the updates in between. */
+ *  reply being written, and the updates in between. A change is painted by the rendering update
+ *  that follows it — the one running now when the page changed the text inside an animation frame
+ *  (the window hands text over in one), else the next — and is stamped when that update is done
+ *  (the first task after it). (Until 2026-11-26 every change was stamped at the start of the next
+ *  frame: one frame late for the window's own updates, ~10 ms on every TTFT.) */
 const PROBE = `
   const probe = (window.__hearthBench = { enter: 0, first: 0, last: 0, updates: 0, length: 0 });
+  let inFrame = false;
+  const pageFrame = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (callback) => pageFrame((time) => {
+    if (!inFrame) {
+      inFrame = true;
+      setTimeout(() => (inFrame = false), 0); // runs once this rendering update is done
+    }
+    callback(time);
+  });
+  const afterPaint = (stamp) => (inFrame ? setTimeout(stamp, 0) : pageFrame(() => setTimeout(stamp, 0)));
   document.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) Object.assign(probe, { enter: performance.now(), first: 0, last: 0, updates: 0, length: 0 });
   }, true);
@@ -133,7 +149,7 @@ const PROBE = `
     if (length === probe.length) return;
     probe.length = length;
     probe.updates++;
-    requestAnimationFrame(() => {
+    afterPaint(() => {
       const now = performance.now();
       if (!probe.first) probe.first = now;
       probe.last = now;
@@ -141,7 +157,10 @@ const PROBE = `
   }).observe(document.body, { subtree: true, childList: true, characterData: true });
 `;
 
-async function appReply(session, prompt, { measure }) {
+/** Typing speed of the typed runs (characters a second), as issue 16's bench types. */
+const TYPING_CPS = 5;
+
+async function appReply(session, prompt, { measure, typed = false }) {
   await session.click(await session.waitFor('[data-testid="new-chat"]'));
   while ((await session.findAll('[data-testid="message"]')).length) await sleep(100); // the new chat is on show
   const composer = await session.waitFor('[data-testid="composer"]');
@@ -149,6 +168,12 @@ async function appReply(session, prompt, { measure }) {
     // A paste, not typing: set the text and say so, as the clipboard would.
     const set = "const [el, text] = arguments; el.value = text; el.dispatchEvent(new Event('input', { bubbles: true }));";
     await session.cmd("POST", "/execute/sync", { script: set, args: [{ "element-6066-11e4-a52e-4f735466cecf": composer }, prompt] });
+  } else if (typed) {
+    // A person typing: the window reads the message ahead meanwhile (prefill while typing).
+    for (const char of prompt) {
+      await session.type(composer, char);
+      await sleep(1000 / TYPING_CPS);
+    }
   } else {
     await session.type(composer, prompt);
   }
@@ -177,6 +202,8 @@ async function appReply(session, prompt, { measure }) {
   const stats = await session.text(await session.within(reply, '[data-testid="message-stats"]'));
   const detail = await session.attribute(await session.within(reply, '[data-testid="message-stats"]'), "title");
   const tokens = Number(stats.match(/(\d+) tokens/)?.[1]);
+  const readWhileTyping = Number(detail.match(/\((\d+) read while you typed\)/)?.[1] ?? 0);
+  const promptTokens = Number(detail.match(/Prompt: (\d+) tokens/)?.[1]);
   const statsTps = Number(stats.match(/([\d.]+) tok\/s/)?.[1]);
   const statsTtftMs = Number(stats.match(/TTFT ([\d.]+) ?(m?s)/)?.[1]) * (stats.match(/TTFT [\d.]+ ?ms/) ? 1 : 1000);
   if (measure) await shot(session, "bench-app-reply");
@@ -188,6 +215,8 @@ async function appReply(session, prompt, { measure }) {
     status,
     detail,
     tokens,
+    promptTokens,
+    readWhileTyping,
     statsTps,
     statsTtftMs,
     ttftMs: probe.first - probe.enter,
@@ -275,6 +304,8 @@ const hostile = [];
 const engineLong = [];
 const idleEchoes = [];
 const appLong = [];
+const engineTyped = [];
+const appTyped = [];
 async function windowRuns() {
   const dataDir = dataDirWith(MODEL, "hearth-bench-app-");
   const driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
@@ -303,6 +334,11 @@ async function windowRuns() {
       const prompt = PROMPTS[i % PROMPTS.length];
       engine.push(engineReply(prompt));
       runs.push(await appReply(session, prompt, { measure: i === RUNS - 1 }));
+    }
+    for (let i = 0; i < TYPED_RUNS; i++) {
+      const prompt = PROMPTS[i % PROMPTS.length];
+      engineTyped.push(engineReply(prompt));
+      appTyped.push(await appReply(session, prompt, { measure: false, typed: true }));
     }
     for (let i = 0; i < LONG_RUNS; i++) {
       // Each run its own document: the engine keeps the last prompt's cache across chats.
@@ -335,7 +371,7 @@ async function windowRuns() {
   } finally {
     await session.close().catch(() => {});
     driver.driver.kill();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
 }
 
@@ -349,7 +385,7 @@ const engine = [];
 const app = await windowRuns();
 for (const run of engine) console.error(`engine: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.tokens} tokens at ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
 for (const run of engineLong) console.error(`engine, long prompt: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
-for (const run of [...app, ...appLong]) {
+for (const run of [...app, ...appTyped, ...appLong]) {
   console.error(`window: ${run.status} [${run.detail.replace(/\s+/g, ' ')}], ${run.tokens} tokens at ${round(run.decodeTps, 1)} tok/s painted (stats line ${run.statsTps}), ` +
     `TTFT ${round(run.ttftMs, 0)} ms (engine ${run.statsTtftMs} ms), ${round(run.updatesPerSecond, 1)} updates/s, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
 }
@@ -371,6 +407,10 @@ const result = {
   app_decode_ratio: round(median(app.map((r, i) => r.decodeTps / engine[i].decodeTps))),
   app_ttft_ratio: round(median(app.map((r, i) => r.ttftMs / engine[i].ttftMs))),
   app_engine_ttft_ms: round(pick(app, (r) => r.statsTtftMs), 1),
+  // The same prompts typed at TYPING_CPS characters a second: what a person typing waits for.
+  app_typed_ttft_ms: appTyped.length ? round(pick(appTyped, (r) => r.ttftMs), 1) : null,
+  app_typed_ttft_ratio: appTyped.length ? round(median(appTyped.map((r, i) => r.ttftMs / engineTyped[i].ttftMs))) : null,
+  app_typed_read_ahead_share: appTyped.length ? round(pick(appTyped, (r) => r.readWhileTyping / r.promptTokens)) : null,
   long_prompt_tokens: engineLong[0]?.promptTokens ?? null,
   long_engine_ttft_ms: engineLong.length ? round(pick(engineLong, (r) => r.ttftMs), 1) : null,
   long_app_ttft_ms: appLong.length ? round(pick(appLong, (r) => r.ttftMs), 1) : null,

@@ -6,7 +6,7 @@ import { errorMessage } from './format';
 import type { LibraryStore, LoadCommand } from './library.svelte';
 
 /**
- * Loads the local model each chat talks to: as the chat opens, before each of its turns (the backend
+ * Loads the local model each chat talks to: as the chat opens, before a turn that needs it (the backend
  * readies it too, but shows no progress), and when the user picks another one for it. Progress shows
  * as the library's load under way (LibraryStore.track). The loads run one after the other, each
  * deciding from the model loaded when it starts; a chat opened later drops the opens still waiting,
@@ -22,6 +22,8 @@ export class ChatModelStore implements ChatModels {
   readonly #chats: ChatStore;
   readonly #library: LibraryStore;
   #queue: Promise<void> = Promise.resolve();
+  /** Loads asked for that have not ended. */
+  #waiting = 0;
   #opens = 0;
 
   constructor(api: HearthApi, chats: ChatStore, library: LibraryStore) {
@@ -48,11 +50,14 @@ export class ChatModelStore implements ChatModels {
 
   /**
    * Before a turn of chat `chatId`: its model loaded, with progress; rejects with why not (the turn then
-   * does not start). The backend is asked every time, as only it knows whether the model was unloaded
-   * while idle; null for a remote chat, which has nothing to load.
+   * does not start). Null when there is nothing to wait for: a remote chat, or a local one whose model
+   * is loaded with no load under way — the turn then goes at once, without a round trip to the backend
+   * first (it readies the chat's model itself, and an idle unload reaches the window through `watch`).
    */
   readyForTurn(chatId: number): Promise<void> | null {
-    if (!this.#isLocal(chatId)) return null;
+    const chat = this.#chats.chats.find((c) => c.id === chatId);
+    if (chat?.model.kind !== 'local') return null;
+    if (this.#waiting === 0 && !needsLoad(chat.model, this.#loadedPath())) return null;
     return this.#queued(() => this.#ready(chatId));
   }
 
@@ -123,10 +128,6 @@ export class ChatModelStore implements ChatModels {
     });
   }
 
-  #isLocal(chatId: number): boolean {
-    return this.#chats.chats.find((c) => c.id === chatId)?.model.kind === 'local';
-  }
-
   /** Load chat `chatId`'s model if it needs it; remote chats have nothing to load. */
   async #ready(chatId: number): Promise<void> {
     const chat = this.#chats.chats.find((c) => c.id === chatId);
@@ -152,7 +153,8 @@ export class ChatModelStore implements ChatModels {
 
   /** Runs `task` once the loads asked for before it have ended. */
   #queued(task: () => Promise<void>): Promise<void> {
-    const run = this.#queue.then(task);
+    this.#waiting += 1;
+    const run = this.#queue.then(task).finally(() => (this.#waiting -= 1));
     this.#queue = run.catch(() => {});
     return run;
   }

@@ -169,9 +169,16 @@ describe('ChatModelStore: before a turn', () => {
     expect(asked()).toEqual([]);
   });
 
-  it('a model unloaded while idle loads again, shown from its first progress report', async () => {
+  it('a turn whose model is loaded goes at once: no round trip to the backend first', () => {
+    const { store, asked } = setup(1);
+    expect(store.readyForTurn(1)).toBeNull();
+    expect(asked()).toEqual([]);
+  });
+
+  it('a model the window knows is not loaded loads first, shown from its first progress report', async () => {
     const { backend, chats, library, store } = setup(1);
-    backend.loaded = null; // the window still thinks A is loaded
+    backend.loaded = null;
+    chats.model = null; // as an idle unload tells the window (watch)
     backend.hold = true;
     const ready = store.readyForTurn(1)!;
     await settle();
