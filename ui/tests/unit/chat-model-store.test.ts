@@ -186,7 +186,7 @@ describe('ChatModelStore: before a turn', () => {
     backend.release();
     await ready;
     expect(backend.loaded).toBe(A);
-    expect(chats.model?.path).toBe(A);
+    expect((chats.model as ModelInfo | null)?.path).toBe(A);
   });
 
   it('waits for the load of an open under way, then asks again (nothing left to load)', async () => {
