@@ -30,20 +30,16 @@ export const animationFrames: FrameScheduler = {
  *  the app its share of the paint), taken from the cores the model decodes on: make bench-app
  *  measured 0.81 of the engine's speed in the window at 15 a second, 0.87 at 10 (2 cores). */
 export const MIN_INTERVAL_MS = WINDOW_UPDATE_INTERVAL_MS;
-/** An update may take at most this share of the time between updates, its painted frame included:
- *  a renderer that falls behind (a long table, a huge code block, a slow machine, cores the model
- *  keeps busy) gets fewer, larger updates. */
+/** An update may take at most this share of the time between updates: a renderer that falls
+ *  behind (a long table, a huge code block, a slow machine) gets fewer, larger updates. */
 export const MAX_RENDER_SHARE = 0.1;
 /** Never slower than this: the text must still be seen to move. */
 export const MAX_INTERVAL_MS = 500;
 
-/** The time between updates for an update that cost `costMs` (its DOM, layout and paint). */
-const paced = (costMs: number): number => Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, costMs / MAX_RENDER_SHARE));
-
 /**
  * Collects streamed text deltas and hands them over in an animation frame: the first at once (time
  * to first token is what the user waits for), then at most every `MIN_INTERVAL_MS`, or longer
- * when the last hand-over and the frame that painted it took more than `MAX_RENDER_SHARE` of that time.
+ * when the last hand-over took more than `MAX_RENDER_SHARE` of that time.
  */
 export class DeltaBatcher {
   #pending = '';
@@ -52,8 +48,6 @@ export class DeltaBatcher {
   /** When the last update was handed over (null: none since the stream began). */
   #lastAt: number | null = null;
   #interval = MIN_INTERVAL_MS;
-  /** Counts cancels, so a late measure of an earlier stream's update is dropped. */
-  #stream = 0;
   readonly #flush: (text: string) => void;
   readonly #frames: FrameScheduler;
 
@@ -96,23 +90,14 @@ export class DeltaBatcher {
     this.#flush(text);
     this.#frames.settle?.();
     if (now) {
-      const end = now();
-      const cost = end - start;
+      const cost = now() - start;
       this.#lastAt = start;
-      this.#interval = paced(cost);
-      // The frame that paints the update comes after it: the first task after that frame sees
-      // its cost too (and the time the renderer waited for a core the model keeps busy).
-      const { after } = this.#frames;
-      const stream = this.#stream;
-      after?.(() => {
-        if (stream === this.#stream && this.#lastAt === start) this.#interval = paced(cost + (now() - end));
-      }, 0);
+      this.#interval = Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, cost / MAX_RENDER_SHARE));
     }
   }
 
   /** Drop pending text and anything scheduled; the next stream starts afresh. */
   cancel(): void {
-    this.#stream += 1;
     this.#unschedule();
     this.#pending = '';
     this.#lastAt = null;

@@ -123,34 +123,6 @@ describe('DeltaBatcher pacing', () => {
     for (const gap of gaps) expect(40 / gap).toBeLessThanOrEqual(MAX_RENDER_SHARE + 0.01);
   });
 
-  it('counts the paint that follows an update: a slow frame slows the pace too; a cancelled stream\'s measure is dropped', () => {
-    let time = 0;
-    const frames: (() => void)[] = [];
-    const later: (() => void)[] = [];
-    const scheduler: FrameScheduler = {
-      request: (cb) => frames.push(cb),
-      cancel: () => {},
-      now: () => time,
-      after: (cb) => later.push(cb),
-      cancelAfter: () => {},
-    };
-    const batcher = new DeltaBatcher(() => (time += 2), scheduler);
-    batcher.push('a');
-    frames.shift()!();
-    expect(batcher.interval).toBe(MIN_INTERVAL_MS); // 2 ms of DOM work alone
-    time += 30; // the frame that paints it
-    later.shift()!();
-    expect(batcher.interval).toBeCloseTo(32 / MAX_RENDER_SHARE);
-
-    batcher.cancel();
-    batcher.push('b');
-    frames.shift()!();
-    batcher.cancel();
-    time += 300;
-    later.shift()!();
-    expect(batcher.interval).toBe(MIN_INTERVAL_MS);
-  });
-
   it('starts afresh after cancel: the next stream\'s first delta is not held back', () => {
     const clock = pacedClock(() => 100);
     const out: number[] = [];
