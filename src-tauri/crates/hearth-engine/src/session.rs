@@ -387,16 +387,19 @@ impl<'m> Session<'m> {
     }
 
     /// Prefills a draft the user is still typing as if it were sent now (the conversation, the
-    /// draft and the opening of the reply), chunk by chunk, stopping as soon as `preempted`
+    /// draft up to its last word — [`stable_draft`] — and the opening of the reply), chunk by chunk, stopping as soon as `preempted`
     /// says another request waits. The cache keeps what was read: when the user types on, only
     /// the tokens from where the text changed are dropped (a few, at the end), so at Enter little
     /// or nothing is left to read. Only while no reply is in hand.
     pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
         let Some(last) = request.messages.last() else { return };
-        if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
+        let stable = stable_draft(&last.content);
+        if !self.reuse_kv || self.is_busy() || last.role != Role::User || stable.is_empty() || preempted() {
             return;
         }
-        let Ok(prompt) = self.prompt(&request.messages, false) else { return };
+        let mut messages = request.messages.clone();
+        messages.last_mut().expect("checked above").content = stable.to_owned();
+        let Ok(prompt) = self.prompt(&messages, false) else { return };
         let tokens = self.tokenize(&prompt);
         let n_ctx = self.context.n_ctx() as usize;
         if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
@@ -988,7 +991,36 @@ fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
     String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
 }
 
+/// The part of a draft that typing on cannot spell in other tokens: the text before the
+/// whitespace ahead of its last word. The word being typed grows ("wa" becomes "walk"), and
+/// tokenizers join a space to the word after it; read ahead, either would be cached as tokens
+/// the sent message does not have, and the reply would follow that spelling ("wa" + "lk").
+fn stable_draft(text: &str) -> &str {
+    text.trim_end_matches(|c: char| !c.is_whitespace()).trim_end()
+}
+
 /// Whether a reply must come out the same each time it is asked for: greedy, or seeded.
 fn reproducible(sampling: &SamplingParams) -> bool {
     sampling.temperature <= 0.0 || sampling.seed.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stable_draft;
+
+    #[test]
+    fn a_draft_is_read_ahead_up_to_the_whitespace_before_its_last_word() {
+        for (draft, stable) in [
+            ("Describe a walk thr", "Describe a walk"),
+            ("Describe a walk ", "Describe a walk"),
+            ("Describe a walk", "Describe a"),
+            ("two  spaces", "two"),
+            ("a line\nand the ne", "a line\nand the"),
+            ("one", ""),
+            ("  ", ""),
+            ("", ""),
+        ] {
+            assert_eq!(stable_draft(draft), stable, "{draft:?}");
+        }
+    }
 }
