@@ -404,7 +404,7 @@ fn serve(
             None
         }
     };
-    let mut session = Session::new(&model, context, &params, memory, SEQUENCES);
+    let mut session = Session::new(&model, context, &params, resolved.threads, memory, SEQUENCES);
     let mut aside = None;
     // A load, unload or quit waits for the replies asked for before it.
     let mut ending = None;
@@ -472,11 +472,11 @@ fn aside_session<'s, 'm>(
 ) -> Result<&'s mut Session<'m>, BackendError> {
     if aside.is_none() {
         let small = LoadParams { n_ctx: Some(ASIDE_N_CTX), n_batch: ASIDE_N_BATCH, n_ubatch: ASIDE_N_BATCH, ..params.clone() };
-        let (_, context_params) = crate::load::context_params(&small, model, 1);
+        let (resolved, context_params) = crate::load::context_params(&small, model, 1);
         let context = model
             .new_context(backend, context_params)
             .map_err(|e| BackendError::Engine(format!("no memory for a second, small context: {e}")))?;
-        *aside = Some(Session::new(model, context, &small, None, 1));
+        *aside = Some(Session::new(model, context, &small, resolved.threads, None, 1));
     }
     Ok(aside.as_mut().expect("just created"))
 }

@@ -29,7 +29,7 @@ use crate::beam::{BeamReply, Fork, LaneView};
 use crate::consensus::{Group, Member};
 use crate::drafter::Drafter;
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
-use crate::load::{Threads, physical_cores};
+use crate::load::Threads;
 use crate::prefix;
 use crate::reply::Reply;
 use crate::sampler;
@@ -107,10 +107,16 @@ enum Renderer {
 
 impl<'m> Session<'m> {
     /// `n_seq`: the sequences `context` was created for (at most that many replies at once).
-    pub fn new(model: &'m LlamaModel, context: LlamaContext<'m>, params: &LoadParams, memory: Option<KvMemory>, n_seq: u32) -> Self {
+    /// `threads`: what `context` was created with (`load::context_params`).
+    pub fn new(
+        model: &'m LlamaModel,
+        context: LlamaContext<'m>,
+        params: &LoadParams,
+        threads: Threads,
+        memory: Option<KvMemory>,
+        n_seq: u32,
+    ) -> Self {
         let n_batch = params.n_batch as usize;
-        // As the context was created (load::context_params).
-        let threads = Threads::choose(params.n_threads, physical_cores());
         let slots = (0..n_seq.max(1) as i32).map(|seq| Slot { seq, cached: Vec::new(), owner: None, busy: false, used_at: 0 }).collect();
         Session {
             model,

@@ -26,6 +26,8 @@ const MARGIN: f64 = 0.04;
 #[derive(Debug, Clone)]
 pub(crate) struct DecodeThreads {
     most: u32,
+    /// False: always `most` (the user chose the count, or there is no fewer).
+    tuned: bool,
     current: u32,
     /// The current count's last step times.
     recent: Vec<Duration>,
@@ -42,11 +44,12 @@ impl DecodeThreads {
         let most = most.max(1);
         DecodeThreads {
             most,
+            tuned: tuned && most >= 2,
             current: most,
             recent: Vec::with_capacity(WINDOW),
             trial: None,
             since_trial: 0,
-            period: if tuned && most >= 2 { FIRST_PERIOD } else { u32::MAX },
+            period: FIRST_PERIOD,
         }
     }
 
@@ -62,7 +65,7 @@ impl DecodeThreads {
 
     /// A one-token step run with [`DecodeThreads::next`] took `elapsed`.
     pub fn record(&mut self, elapsed: Duration) {
-        if self.period == u32::MAX {
+        if !self.tuned {
             return;
         }
         if let Some(trial) = self.trial.as_mut() {
