@@ -370,7 +370,7 @@ async function windowRuns() {
     return runs;
   } finally {
     await session.close().catch(() => {});
-    driver.driver.kill();
+    await driver.stop();
     fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
 }

@@ -11,7 +11,21 @@ fi
 # Its keyrings live in a fresh folder: a login keyring left by another session (another password)
 # would stay locked.
 keyring_home=$(mktemp -d)
-trap 'rm -rf "$keyring_home"' EXIT
+# A hang anywhere must say what hung rather than wait out CI's limit: after 60 minutes (a run
+# takes about 25) the process tree is printed and the run ends. Its sleep holds none of the
+# output pipes, so a run that ends leaves nothing behind that a reader would wait for.
+watchdog() {
+  sleep 3600 </dev/null >/dev/null 2>&1 &
+  local sleeper=$!
+  trap 'kill "$sleeper"; exit 0' TERM
+  wait "$sleeper"
+  printf '\n==> still running after 60 minutes; the processes:\n'
+  ps -eo pid,ppid,pgid,etime,stat,wchan:24,args --forest | cut -c1-220
+  kill -TERM 0
+}
+watchdog &
+watchdog_pid=$!
+trap 'kill "$watchdog_pid" 2>/dev/null; rm -rf "$keyring_home"' EXIT
 printf 'hearth-test' | XDG_DATA_HOME="$keyring_home" gnome-keyring-daemon --unlock --components=secrets >/dev/null
 export HEARTH_TEST_MODEL="$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 export HEARTH_TEST_PYTHON="$PWD/target/openai-venv/bin/python"

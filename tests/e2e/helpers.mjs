@@ -132,8 +132,8 @@ export function appUnderTest(prefix, { portSalt = 0, env = {}, prepare } = {}) {
     }
     ctx.driver = await startDriver(4444 + ((process.pid + portSalt) % 1000), { ...process.env, HEARTH_DATA_DIR: ctx.dataDir, ...env });
   });
-  after(() => {
-    ctx.driver?.driver.kill();
+  after(async () => {
+    await ctx.driver?.stop();
     if (ctx.dataDir) fs.rmSync(ctx.dataDir, { recursive: true, force: true });
   });
   return ctx;

@@ -34,8 +34,8 @@ before(async () => {
   driver = await startDriver(4444 + ((process.pid + 250) % 1000), env);
 });
 
-after(() => {
-  driver?.driver.kill();
+after(async () => {
+  await driver?.stop();
   hub?.child.kill();
   fs.rmSync(dataDir, { recursive: true, force: true });
   fs.rmSync(hubCache, { recursive: true, force: true });

@@ -46,8 +46,8 @@ before(async () => {
   driver = await startDriver(4444 + ((process.pid + 500) % 1000), env);
 });
 
-after(() => {
-  driver?.driver.kill();
+after(async () => {
+  await driver?.stop();
   peer?.child.kill();
   fake?.child.kill();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });

@@ -47,8 +47,8 @@ before(async () => {
   fake = await startFake(fakeProvider);
 });
 
-after(() => {
-  for (const d of drivers) d.driver.kill();
+after(async () => {
+  await Promise.all(drivers.map((d) => d.stop()));
   fake?.child.kill();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });

@@ -1,25 +1,93 @@
 // A minimal W3C WebDriver client over fetch, enough to drive the real Hearth window through
 // tauri-driver (which forwards to WebKitWebDriver).
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
 /** Starts tauri-driver on `port`, its WebKitWebDriver on `port + 1` (two drivers at once must not
- *  share the default 4445: the second would talk to the first one's app). */
+ *  share the default 4445: the second would talk to the first one's app). It leads its own process
+ *  group, which its WebKitWebDriver, the apps that starts and their engines join: `stop()` ends them
+ *  all. (tauri-driver, told to stop, kills only its WebKitWebDriver: an app still closing was left
+ *  behind holding the test runner's stderr, and the runner, which waits for that pipe to close,
+ *  waited as long as the app lived — a CI run hung until it was killed.) */
 export async function startDriver(port, env) {
   const args = ["--port", String(port), "--native-port", String(port + 1)];
-  const driver = spawn("tauri-driver", args, { env, stdio: ["ignore", "inherit", "inherit"] });
+  const driver = spawn("tauri-driver", args, { env, stdio: ["ignore", "inherit", "inherit"], detached: true });
+  groups.add(driver.pid);
   const base = `http://127.0.0.1:${port}`;
+  const stop = () => stopGroup(driver.pid);
   for (let i = 0; i < 100; i++) {
     try {
       const res = await fetch(`${base}/status`);
-      if (res.ok) return { driver, base };
+      if (res.ok) return { driver, base, stop };
     } catch {}
     await sleep(100);
   }
-  driver.kill();
+  await stop();
   throw new Error("tauri-driver did not start");
+}
+
+/** The drivers' process groups not yet stopped: killed if this process exits first. */
+const groups = new Set();
+process.on("exit", () => {
+  for (const pgid of groups) signalGroup(pgid, "SIGKILL");
+});
+
+const DRIVERS = new Set(["tauri-driver", "WebKitWebDriver"]);
+
+/** The live processes of group `pgid`: { pid, name, state }. */
+export function groupMembers(pgid) {
+  const members = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (name) state ppid pgrp ...": the name may hold spaces and parentheses.
+    const close = stat.lastIndexOf(")");
+    const [state, , pgrp] = stat.slice(close + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z") {
+      members.push({ pid: Number(entry), name: stat.slice(stat.indexOf("(") + 1, close), state });
+    }
+  }
+  return members;
+}
+
+function signalGroup(pgid, signal) {
+  try {
+    process.kill(-pgid, signal);
+  } catch {} // the group is gone
+}
+
+async function until(done, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+/** Ends a driver's group: an app whose window closed gets 10 s to finish on its own (it may be
+ *  writing a chat's cache), then everything left is told to stop, then killed. An app that had to
+ *  be stopped is named on stderr: closing its window should have ended it. */
+async function stopGroup(pgid) {
+  if (!groups.has(pgid)) return;
+  await until(() => groupMembers(pgid).every((p) => DRIVERS.has(p.name)), 10_000);
+  const left = groupMembers(pgid).filter((p) => !DRIVERS.has(p.name));
+  if (left.length) console.error(`# still running 10 s after their session: ${JSON.stringify(left)}`);
+  signalGroup(pgid, "SIGTERM");
+  if (!(await until(() => groupMembers(pgid).length === 0, 5_000))) {
+    console.error(`# killed after SIGTERM: ${JSON.stringify(groupMembers(pgid))}`);
+    signalGroup(pgid, "SIGKILL");
+    await until(() => groupMembers(pgid).length === 0, 5_000);
+  }
+  groups.delete(pgid);
 }
 
 export class Session {
