@@ -29,11 +29,19 @@ export async function startDriver(port, env) {
   throw new Error("tauri-driver did not start");
 }
 
-/** The drivers' process groups not yet stopped: killed if this process exits first. */
+/** The drivers' process groups not yet stopped: killed if this process ends first (they no
+ *  longer share its group, so a Ctrl-C or the runner's SIGTERM would not reach them). */
 const groups = new Set();
-process.on("exit", () => {
+const killGroups = () => {
   for (const pgid of groups) signalGroup(pgid, "SIGKILL");
-});
+};
+process.on("exit", killGroups);
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.once(signal, () => {
+    killGroups();
+    process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+  });
+}
 
 const DRIVERS = new Set(["tauri-driver", "WebKitWebDriver"]);
 
