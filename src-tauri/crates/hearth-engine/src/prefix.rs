@@ -8,9 +8,14 @@
 /// lead it, followed by the tokenized rest. Falls back to `tokens` unchanged when the text parts
 /// ways at the first differing token, or when the rest cannot be tokenized on its own into
 /// exactly its text (SentencePiece tokenizers add a space before the text they are given).
+///
+/// The prompt's last `own_tail` bytes are never followed: they keep their own tokens. (The user's
+/// message: a draft read ahead while it was typed cached the word being typed, "wa", and
+/// following it spelled the sent "walk" as "wa" + "lk".)
 pub fn follow_cache<T: Copy + PartialEq>(
     cached: &[T],
     tokens: Vec<T>,
+    own_tail: usize,
     piece: impl Fn(T) -> Vec<u8>,
     tokenize: impl Fn(&[u8]) -> Vec<T>,
 ) -> Vec<T> {
@@ -23,10 +28,11 @@ pub fn follow_cache<T: Copy + PartialEq>(
         return tokens; // A token that writes no text (an added BOS) would be lost in the text.
     }
     let rest = pieces.concat();
+    let followable = rest.len().saturating_sub(own_tail);
     let (mut matched, mut kept) = (0, same);
     for &token in &cached[same..] {
         let p = piece(token);
-        if p.is_empty() || !rest[matched..].starts_with(&p) {
+        if p.is_empty() || matched + p.len() > followable || !rest[matched..].starts_with(&p) {
             break;
         }
         matched += p.len();
@@ -98,14 +104,36 @@ mod tests {
             (&[0, 10, 3], &[0, 3, 4], &[0, 3, 4]),
         ];
         for (cache, prompt, expected) in cases {
-            let got = follow_cache(cache, prompt.to_vec(), piece, tokenize);
+            let got = follow_cache(cache, prompt.to_vec(), 0, piece, tokenize);
             assert_eq!(got, *expected, "cache {cache:?}, prompt {prompt:?}");
+        }
+    }
+
+    #[test]
+    fn keeps_the_prompts_own_tail_in_its_own_tokens() {
+        // "<s>Paris is nice?" after a cache of "<s>Par" + "is is n": (own tail in bytes, expected).
+        let (cache, prompt) = (&[0, 1, 2, 4, 7][..], vec![0, 3, 4, 5, 9]);
+        let cases: &[(usize, &[usize])] = &[
+            // Nothing protected: followed as far as the text agrees ("Par" "is" " is", then " nice?").
+            (0, &[0, 1, 2, 4, 5, 9]),
+            // " nice?" its own: the same, since the cache agrees only before it.
+            (6, &[0, 1, 2, 4, 5, 9]),
+            // " is nice?" its own: "Par" + "is" followed, the rest tokenized alone.
+            (9, &[0, 1, 2, 4, 5, 9]),
+            // "is is nice?" its own: "Par" followed, "is" + " is" + … tokenized alone.
+            (11, &[0, 1, 2, 4, 5, 9]),
+            // The whole message its own (a typed "Par" in the cache, "Paris" sent): unchanged.
+            (14, &[0, 3, 4, 5, 9]),
+            (usize::MAX, &[0, 3, 4, 5, 9]),
+        ];
+        for &(own_tail, expected) in cases {
+            assert_eq!(follow_cache(cache, prompt.clone(), own_tail, piece, tokenize), expected, "own tail {own_tail}");
         }
     }
 
     #[test]
     fn keeps_the_prompt_when_the_rest_cannot_be_tokenized_alone() {
         let prompt = vec![0, 3, 4, 5];
-        assert_eq!(follow_cache(&[0, 1, 2], prompt.clone(), piece, tokenize_with_space), prompt);
+        assert_eq!(follow_cache(&[0, 1, 2], prompt.clone(), 0, piece, tokenize_with_space), prompt);
     }
 }

@@ -43,6 +43,10 @@ pub const SEQUENCES: u32 = 8;
 pub const PARALLEL_REPLIES: usize = 4;
 /// The shortest candidate a consensus reply is allowed to be cut to for room in the context.
 const MIN_CANDIDATE_TOKENS: usize = 16;
+/// A draft is read ahead in chunks of 4 tokens, then 8, 16, … up to 64: a reply asked for
+/// meanwhile waits for one chunk (4 tokens: ~10 ms for a small model on 2 cores).
+const FIRST_DRAFT_CHUNK: usize = 4;
+const LAST_DRAFT_CHUNK: usize = 64;
 
 /// One KV sequence and what is in it.
 struct Slot {
@@ -393,19 +397,18 @@ impl<'m> Session<'m> {
     }
 
     /// Prefills a draft the user is still typing as if it were sent now (the conversation, the
-    /// draft up to its last word — [`stable_draft`] — and the opening of the reply), chunk by chunk, stopping as soon as `preempted`
+    /// draft and the opening of the reply), chunk by chunk, stopping as soon as `preempted`
     /// says another request waits. The cache keeps what was read: when the user types on, only
-    /// the tokens from where the text changed are dropped (a few, at the end), so at Enter little
-    /// or nothing is left to read. Only while no reply is in hand.
+    /// the tokens from where the text changed are dropped (a few, at the end: the message is
+    /// always read in its own tokens, see [`Session::follow_cache`]), so at Enter little or nothing
+    /// — after a pause, nothing — is left to read. Only while no reply is in hand.
     pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
         let Some(last) = request.messages.last() else { return };
-        let stable = stable_draft(&last.content);
-        if !self.reuse_kv || self.is_busy() || last.role != Role::User || stable.is_empty() || preempted() {
+        if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
             return;
         }
-        let mut messages = request.messages.clone();
-        messages.last_mut().expect("checked above").content = stable.to_owned();
-        let Ok(prompt) = self.prompt(&messages, false) else { return };
+        let messages = &request.messages;
+        let Ok(prompt) = self.prompt(messages, false) else { return };
         let tokens = self.tokenize(&prompt);
         let n_ctx = self.context.n_ctx() as usize;
         if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
@@ -417,15 +420,24 @@ impl<'m> Session<'m> {
             return;
         }
         self.switch_to(slot, request.conversation, &tokens);
-        let tokens = self.follow_cache(slot, tokens);
+        let tokens = self.follow_cache(slot, messages, false, tokens);
         let kept = self.reuse_prefix(slot, &tokens);
         self.borrow_prefix(slot, &tokens, kept);
         let suffix = tokens[self.slots[slot].cached.len()..].to_vec();
-        for chunk in suffix.chunks(self.n_batch) {
-            if preempted() || self.decode_alone(slot, chunk).is_err() {
+        let reading = Instant::now();
+        // A reply asked for meanwhile waits for the chunk being read. A draft is as often as not
+        // sent just before Enter (a paste, the last words), so the first chunks are small; later
+        // ones grow, as a whole conversation read in small steps would take twice as long.
+        let (mut at, mut size) = (0, FIRST_DRAFT_CHUNK);
+        while at < suffix.len() {
+            let end = (at + size).min(suffix.len());
+            if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
                 break;
             }
+            at = end;
+            size = (size * 2).min(LAST_DRAFT_CHUNK).min(self.n_batch);
         }
+        tracing::debug!(tokens = tokens.len(), read = suffix.len(), ms = reading.elapsed().as_secs_f64() * 1000.0, "draft read ahead");
         self.typed = request.conversation;
     }
 
@@ -520,6 +532,13 @@ impl<'m> Session<'m> {
             }
         };
         let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped);
+        tracing::debug!(
+            since_asked_ms = asked_at.elapsed().as_secs_f64() * 1000.0,
+            prompt_tokens = stats.prompt_tokens,
+            cached = stats.cached_tokens,
+            source = ?stats.prompt_source,
+            "reply started"
+        );
         self.slots[slot].busy = true;
         let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
         reply.member = member;
@@ -544,7 +563,7 @@ impl<'m> Session<'m> {
         if self.typed == conversation {
             self.typed = None;
         }
-        let tokens = if self.reuse_kv { self.follow_cache(slot, tokens) } else { tokens };
+        let tokens = if self.reuse_kv { self.follow_cache(slot, &request.messages, request.continue_last, tokens) } else { tokens };
         let kept = self.reuse_prefix(slot, &tokens);
         let cached_tokens = self.borrow_prefix(slot, &tokens, kept);
         let stats = ReplyStats {
@@ -890,15 +909,37 @@ impl<'m> Session<'m> {
         vocab.tokenize(prompt.as_bytes(), add_bos, true)
     }
 
-    /// The prompt spelled as `slot`'s cache spells the text they share (see [`prefix`]).
-    fn follow_cache(&self, slot: usize, tokens: Vec<LlamaToken>) -> Vec<LlamaToken> {
+    /// The prompt for `messages` spelled as `slot`'s cache spells the text they share (see
+    /// [`prefix`]) before the user's last message, which is read in its own tokens: a typed
+    /// message is read as the same message pasted.
+    fn follow_cache(&self, slot: usize, messages: &[ChatMessage], continue_last: bool, tokens: Vec<LlamaToken>) -> Vec<LlamaToken> {
+        let cached = &self.slots[slot].cached;
+        let same = shared_prefix(cached, &tokens);
+        if same == cached.len() || same == tokens.len() {
+            return tokens; // Nothing spelled otherwise.
+        }
         let vocab = self.model.vocab();
         prefix::follow_cache(
-            &self.slots[slot].cached,
+            cached,
             tokens,
+            self.own_tail(messages, continue_last),
             |token| vocab.token_to_piece(token, true, None),
             |text| vocab.tokenize(text, false, true),
         )
+    }
+
+    /// The bytes at the prompt's end from the user's last message on (its text and the turn's
+    /// closing), as the template writes them after that message alone; 0 when the prompt does
+    /// not end with the user's message, everything when the template cannot say.
+    fn own_tail(&self, messages: &[ChatMessage], continue_last: bool) -> usize {
+        match messages.last() {
+            Some(last) if last.role == Role::User && !continue_last && !last.content.is_empty() => self
+                .render(std::slice::from_ref(last))
+                .ok()
+                .and_then(|prompt| prompt.rfind(&last.content).map(|at| prompt.len() - at))
+                .unwrap_or(usize::MAX),
+            _ => 0,
+        }
     }
 
     /// Keeps the longest prefix of `tokens` cached in `slot` and drops the rest of it; returns
@@ -997,36 +1038,7 @@ fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
     String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
 }
 
-/// The part of a draft that typing on cannot spell in other tokens: the text before the
-/// whitespace ahead of its last word. The word being typed grows ("wa" becomes "walk"), and
-/// tokenizers join a space to the word after it; read ahead, either would be cached as tokens
-/// the sent message does not have, and the reply would follow that spelling ("wa" + "lk").
-fn stable_draft(text: &str) -> &str {
-    text.trim_end_matches(|c: char| !c.is_whitespace()).trim_end()
-}
-
 /// Whether a reply must come out the same each time it is asked for: greedy, or seeded.
 fn reproducible(sampling: &SamplingParams) -> bool {
     sampling.temperature <= 0.0 || sampling.seed.is_some()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::stable_draft;
-
-    #[test]
-    fn a_draft_is_read_ahead_up_to_the_whitespace_before_its_last_word() {
-        for (draft, stable) in [
-            ("Describe a walk thr", "Describe a walk"),
-            ("Describe a walk ", "Describe a walk"),
-            ("Describe a walk", "Describe a"),
-            ("two  spaces", "two"),
-            ("a line\nand the ne", "a line\nand the"),
-            ("one", ""),
-            ("  ", ""),
-            ("", ""),
-        ] {
-            assert_eq!(stable_draft(draft), stable, "{draft:?}");
-        }
-    }
 }

@@ -189,10 +189,10 @@ fn flip(file: &Path) {
     std::fs::write(file, bytes).unwrap();
 }
 
-/// What the user typed is read while they type: at Enter only the last word and the turn's
-/// closing are left to prefill — and the message is read in the tokens it would be pasted in (a
-/// word cut by a read-ahead is not spelled in two pieces: 95 tokens where pasting reads 92, before
-/// the fix). (Not the same seeded reply: what was read ahead was read in other batches than one
+/// What the user typed is read while they type: at Enter only what was typed since the last
+/// read-ahead and the turn's closing are left to prefill, after a pause nothing — and the message
+/// is read in the tokens it would be pasted in (a word cut by a read-ahead is not spelled in two
+/// pieces: 95 tokens where pasting reads 92, before the fix). (Not the same seeded reply: what was read ahead was read in other batches than one
 /// paste, and llama.cpp's batch kernels may part the logits in their last bits.)
 #[tokio::test]
 async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
@@ -216,14 +216,27 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
         tokio::time::sleep(std::time::Duration::from_millis(then_typing_for)).await;
     }
     history.push(ChatMessage::new(Role::User, message));
-    let (_, stats) = reply(&engine, 1, &history).await;
+    let sent = history.clone();
+    let (answer, stats) = reply(&engine, 1, &history).await;
     assert_eq!(stats.prompt_source, PromptSource::Typed, "{stats:?}");
     assert!(stats.prompt_tokens - stats.cached_tokens <= 12, "{stats:?}");
+
+    // Enter after a pause: the whole message was read ahead, reply's opening included; only the
+    // token whose logits start the reply is read again.
+    history.push(ChatMessage::new(Role::Assistant, answer));
+    history.push(ChatMessage::new(Role::User, "And what about its far side?"));
+    let mut request = ReplyRequest::new(history.clone(), seeded(), CancelFlag::new());
+    request.conversation = Some(1);
+    engine.prefill(request);
+    tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
+    let (_, paused) = reply(&engine, 1, &history).await;
+    assert_eq!(paused.prompt_source, PromptSource::Typed, "{paused:?}");
+    assert_eq!(paused.prompt_tokens - paused.cached_tokens, 1, "{paused:?}");
     engine.shutdown();
 
     let dir = tempfile::tempdir().unwrap();
     let plain = crate::engine(dir.path(), &model_path(), load_params(false)).await;
-    let (_, pasted) = reply(&plain, 1, &history).await;
+    let (_, pasted) = reply(&plain, 1, &sent).await;
     plain.shutdown();
     assert_eq!(stats.prompt_tokens, pasted.prompt_tokens, "the typed message is tokenized as the pasted one");
 }
