@@ -195,7 +195,7 @@ async function appReply(session, prompt, { measure, typed = false }) {
   });
   const after = cpuOf(pids);
   const wallMs = Date.now() - wallBefore;
-  const probe = await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench", args: [] });
+  const probe = await session.cmd("POST", "/execute/sync", { script: "return { ...window.__hearthBench, origin: performance.timeOrigin }", args: [] });
   const replies = await session.findAll(`${REPLY}[data-status]`);
   const reply = replies[replies.length - 1];
   const status = await session.attribute(reply, "data-status");
@@ -220,6 +220,9 @@ async function appReply(session, prompt, { measure, typed = false }) {
     statsTps,
     statsTtftMs,
     ttftMs: probe.first - probe.enter,
+    // Wall-clock stamps, to lay beside the app's log (RUST_LOG=hearth=debug,hearth_core=debug,…).
+    enterAt: new Date(probe.origin + probe.enter).toISOString(),
+    firstAt: new Date(probe.origin + probe.first).toISOString(),
     decodeTps: (tokens - 1) / ((probe.last - probe.first) / 1000),
     updatesPerSecond: probe.updates / ((probe.last - probe.first) / 1000),
     wallMs,
@@ -387,7 +390,7 @@ for (const run of engine) console.error(`engine: ${run.promptTokens} prompt toke
 for (const run of engineLong) console.error(`engine, long prompt: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
 for (const run of [...app, ...appTyped, ...appLong]) {
   console.error(`window: ${run.status} [${run.detail.replace(/\s+/g, ' ')}], ${run.tokens} tokens at ${round(run.decodeTps, 1)} tok/s painted (stats line ${run.statsTps}), ` +
-    `TTFT ${round(run.ttftMs, 0)} ms (engine ${run.statsTtftMs} ms), ${round(run.updatesPerSecond, 1)} updates/s, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
+    `TTFT ${round(run.ttftMs, 0)} ms (engine ${run.statsTtftMs} ms; Enter ${run.enterAt}, painted ${run.firstAt}), ${round(run.updatesPerSecond, 1)} updates/s, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
 }
 
 const pick = (runs, f) => median(runs.map(f));

@@ -199,6 +199,8 @@ async fn run_turn<R: Runtime>(
     turn: Turn<'_>,
     on_event: &Channel<ChatEvent>,
 ) -> Result<(), IpcError> {
+    // Stamps for following a turn's first token from Enter to the page (RUST_LOG=…=debug).
+    tracing::debug!(chat_id, "turn asked");
     state.prepare_chat_model(chat_id).await?;
     let emit = |event: ChatEvent| {
         if let Err(e) = on_event.send(event) {

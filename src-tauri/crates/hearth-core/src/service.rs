@@ -228,6 +228,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         request.target = store.chat_target(chat).await.map_err(boxed)?;
         request.conversation = Some(chat);
         request.top_probs = (request.sampling.top_probs > 0).then_some(request.sampling.top_probs);
+        tracing::debug!(chat, "reply asked of the backend");
         let stream = self.backend.start_reply(request).map_err(|error| TurnError::Backend { error, reply: None })?;
         let reply = match continued {
             Some(partial) => store.update_reply(partial.id, &partial.content, MessageStatus::Streaming, None).await.map_err(boxed)?,
@@ -327,6 +328,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                         unsaved = true;
                         unsent.push_str(&delta);
                         if last_sent.is_none_or(|at| at.elapsed() >= WINDOW_UPDATE_INTERVAL) {
+                            if last_sent.is_none() {
+                                tracing::debug!(reply = reply.id, "first text to the window");
+                            }
                             on_event(TurnEvent::Delta(std::mem::take(&mut unsent)));
                             last_sent = Some(Instant::now());
                         }

@@ -150,7 +150,10 @@ impl Reply {
 
     /// Releases a sampled token's text; says why the reply ends if it does.
     fn emit(&mut self, token: LlamaToken, context: &LlamaContext<'_>, model: &LlamaModel, at: i32) -> Option<FinishReason> {
-        self.first_token_at.get_or_insert_with(Instant::now);
+        if self.first_token_at.is_none() {
+            self.first_token_at = Some(Instant::now());
+            tracing::debug!(since_asked_ms = self.started.elapsed().as_secs_f64() * 1000.0, "first token");
+        }
         let vocab = model.vocab();
         if vocab.is_eog(token) {
             return Some(FinishReason::EndOfTurn);
@@ -188,6 +191,12 @@ impl Reply {
         self.outbox.flush(&self.events);
         if let Some(first) = self.first_token_at {
             self.stats.ttft_ms = (first - self.started).as_secs_f64() * 1000.0;
+            tracing::debug!(
+                ttft_ms = self.stats.ttft_ms,
+                prompt_tokens = self.stats.prompt_tokens,
+                cached = self.stats.cached_tokens,
+                "reply's first token"
+            );
             let decoding = first.elapsed().as_secs_f64();
             if self.stats.completion_tokens > 1 && decoding > 0.0 {
                 self.stats.decode_tps = f64::from(self.stats.completion_tokens - 1) / decoding;
