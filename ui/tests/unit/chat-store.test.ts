@@ -183,6 +183,37 @@ describe('ChatStore', () => {
     expect(store.messages[1].content).toBe('Hi, friend!');
   });
 
+  it('reads the chat list again (a title from the message) only once the first text is painted', async () => {
+    const backend = fakeBackend();
+    const clock = manualFrames();
+    const timers = virtualTimers();
+    const store = new ChatStore(backend.api, { ...clock.frames, after: timers.timers.after }, timers.timers);
+    await store.init();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'Hello';
+    const sending = store.send();
+    await settle();
+    const { emit, resolve } = backend.send;
+    emit(ev.userSaved(msg({ id: 1, chatId, role: 'user', content: 'Hello' })));
+    emit(ev.replyStarted(2));
+    const reads = vi.mocked(backend.api.listChats).mock.calls.length;
+    emit(ev.delta('Hi'));
+    expect(backend.api.listChats).toHaveBeenCalledTimes(reads);
+    clock.tick(); // the frame that paints the first text: nothing else in it
+    expect(store.messages[1].content).toBe('Hi');
+    expect(backend.api.listChats).toHaveBeenCalledTimes(reads);
+    timers.advanceTo(0); // after that frame
+    expect(backend.api.listChats).toHaveBeenCalledTimes(reads + 1);
+    emit(ev.delta(' there'));
+    clock.tick();
+    timers.advanceTo(1000);
+    expect(backend.api.listChats).toHaveBeenCalledTimes(reads + 1); // once a turn
+    emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'Hi there' })));
+    resolve();
+    await sending;
+  });
+
   it('creates a chat when sending without one', async () => {
     const { store, backend } = await setup();
     expect(store.activeChatId).toBeNull();
