@@ -46,7 +46,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
 const DRIVERS = new Set(["tauri-driver", "WebKitWebDriver"]);
 
 /** The live processes of group `pgid`: { pid, name, state }. */
-export function groupMembers(pgid) {
+function groupMembers(pgid) {
   const members = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

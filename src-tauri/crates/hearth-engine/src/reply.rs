@@ -191,12 +191,6 @@ impl Reply {
         self.outbox.flush(&self.events);
         if let Some(first) = self.first_token_at {
             self.stats.ttft_ms = (first - self.started).as_secs_f64() * 1000.0;
-            tracing::debug!(
-                ttft_ms = self.stats.ttft_ms,
-                prompt_tokens = self.stats.prompt_tokens,
-                cached = self.stats.cached_tokens,
-                "reply's first token"
-            );
             let decoding = first.elapsed().as_secs_f64();
             if self.stats.completion_tokens > 1 && decoding > 0.0 {
                 self.stats.decode_tps = f64::from(self.stats.completion_tokens - 1) / decoding;

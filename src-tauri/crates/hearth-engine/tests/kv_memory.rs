@@ -208,9 +208,7 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     for (typed, then_typing_for) in [(12, 300), (40, 300), (message.len() - 5, 3000)] {
         let mut draft = history.clone();
         draft.push(ChatMessage::new(Role::User, &message[..typed]));
-        let mut request = ReplyRequest::new(draft, seeded(), CancelFlag::new());
-        request.conversation = Some(1);
-        engine.prefill(request);
+        read_ahead(&engine, 1, draft);
         // The user types on; the last pause is long enough for a loaded machine to read ahead
         // (a reply sent sooner would take over, as it should).
         tokio::time::sleep(std::time::Duration::from_millis(then_typing_for)).await;
@@ -225,9 +223,7 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     // token whose logits start the reply is read again.
     history.push(ChatMessage::new(Role::Assistant, answer));
     history.push(ChatMessage::new(Role::User, "And what about its far side?"));
-    let mut request = ReplyRequest::new(history.clone(), seeded(), CancelFlag::new());
-    request.conversation = Some(1);
-    engine.prefill(request);
+    read_ahead(&engine, 1, history.clone());
     tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
     let (_, paused) = reply(&engine, 1, &history).await;
     assert_eq!(paused.prompt_source, PromptSource::Typed, "{paused:?}");
@@ -239,6 +235,13 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     let (_, pasted) = reply(&plain, 1, &sent).await;
     plain.shutdown();
     assert_eq!(stats.prompt_tokens, pasted.prompt_tokens, "the typed message is tokenized as the pasted one");
+}
+
+/// Hands `messages`, the last a draft being typed, to the engine to read ahead.
+fn read_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>) {
+    let mut request = ReplyRequest::new(messages, seeded(), CancelFlag::new());
+    request.conversation = Some(conversation);
+    engine.prefill(request);
 }
 
 /// Waits (at most 10 s) until the engine reports `bytes` of chats' caches in RAM.
