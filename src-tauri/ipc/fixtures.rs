@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use hearth_core::{
-    CacheBudgets, FieldRange, FieldSupport, LoadParams, LogitBias, Preset, ProviderConfig, ProviderKind, SamplerStage, SamplingParams,
-    WINDOW_UPDATE_INTERVAL, sampling_support,
+    CacheBudgets, DRAFT_PACE, DraftPace, FieldRange, FieldSupport, LoadParams, LogitBias, Preset, ProviderConfig, ProviderKind,
+    SamplerStage, SamplingParams, WINDOW_UPDATE_INTERVAL, sampling_support,
 };
 
 use crate::ipc::contract::{CommandContract, WireArg, camel_case};
@@ -50,6 +50,8 @@ struct ContractData {
     error_kinds: [IpcErrorKind; 15],
     /// Deltas reach the window at most this often; the window paints no more often either.
     window_update_interval_ms: u64,
+    /// When the composer sends the draft to be read ahead.
+    draft_pace: DraftPace,
     commands: Vec<WireCommand>,
 }
 
@@ -147,6 +149,7 @@ pub fn contract_data() -> String {
         sampling_support: sampling_support_table(),
         error_kinds: IpcErrorKind::ALL,
         window_update_interval_ms: WINDOW_UPDATE_INTERVAL.as_millis() as u64,
+        draft_pace: DRAFT_PACE,
         commands: contracts().iter().map(wire).collect(),
     };
     let mut text = serde_json::to_string_pretty(&data).expect("the contract data serializes");

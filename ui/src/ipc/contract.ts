@@ -4,6 +4,7 @@
 import {
   cacheBudgetDefaults,
   cacheBudgetRanges,
+  draftPace,
   fitContextFallback,
   loadRanges,
   logitBiasNever,
@@ -60,3 +61,8 @@ export const FIT_CONTEXT_FALLBACK: number = fitContextFallback;
 
 /** Streamed text reaches the window at most this often (ms): painting more often shows nothing new. */
 export const WINDOW_UPDATE_INTERVAL_MS: number = windowUpdateIntervalMs;
+
+/** When the composer sends the draft to be read ahead (hearth_core::DRAFT_PACE), in ms: `quietMs`
+ *  after the last key, at the latest `maxWaitMs` after the first key not yet sent, never two sends
+ *  closer than `minGapMs`. */
+export const DRAFT_PACE: Readonly<{ quietMs: number; maxWaitMs: number; minGapMs: number }> = draftPace;

@@ -1,3 +1,4 @@
+import { DRAFT_PACE } from '../ipc/contract';
 import { animationFrames } from './batcher';
 
 /** A clock and its timers (the browser's, or a test's virtual one). */
@@ -14,31 +15,30 @@ export const browserTimers: Timers = {
   cancelAfter: animationFrames.cancelAfter!,
 };
 
-/** A keystroke after a pause is sent this much later: "soon", yet a burst (a paste, the next
- *  key or two) goes as one, and a message sent at once (typed, Enter) is not read twice. */
-export const LEAD_MS = 150;
-/** Never two sends closer than this; while the user types on, a send about this often. */
-export const INTERVAL_MS = 500;
-/** No keystroke for this long is a pause: the text as it stands is sent. */
-export const PAUSE_MS = 300;
+/** The draft goes out this long after the last key (at an ordinary pace, after each key; a paste
+ *  or a burst goes as one; Enter right after a key does not read it twice). */
+export const QUIET_MS = DRAFT_PACE.quietMs;
+/** Typing faster than that: at the latest this long after the first key not yet sent. */
+export const MAX_WAIT_MS = DRAFT_PACE.maxWaitMs;
+/** Never two sends closer than this: each re-reads the message's last word and the turn's closing. */
+export const MIN_GAP_MS = DRAFT_PACE.minGapMs;
 
 /**
- * Decides when the draft being typed is handed to the backend to read ahead (`prefill_draft`).
- * The text not yet sent goes out `INTERVAL_MS` after its first keystroke (typing on), or
- * `PAUSE_MS` after its last if that is sooner (typing paused), or `LEAD_MS` after its first when
- * that keystroke came after a pause; never sooner than `INTERVAL_MS` after the previous send.
- * Only a draft that is not blank and differs from the last one sent goes out; a blank draft drops
- * what was pending. The caller `reset`s when the draft was sent or the chat changed.
+ * Decides when the draft being typed is handed to the backend to read ahead (`prefill_draft`),
+ * by the backend's pace (hearth_core::DRAFT_PACE): the text not yet sent goes out `QUIET_MS` after
+ * its last key, or `MAX_WAIT_MS` after its first if that is sooner; never sooner than
+ * `MIN_GAP_MS` after the previous send. So what is left to read at Enter is what was typed in the
+ * last moment before it. Only a draft that is not blank and differs from the last one sent goes
+ * out; a blank draft drops what was pending. The caller `reset`s when the draft was sent or the
+ * chat changed.
  */
 export class DraftReadAhead {
   readonly #send: (text: string) => void;
   readonly #timers: Timers;
   /** The text waiting to go out (null: nothing new since the last send). */
   #pending: string | null = null;
-  /** The first keystroke of the pending text, and whether it came after a pause. */
+  /** The first keystroke of the pending text. */
   #pendingSince = 0;
-  #afterPause = true;
-  #lastKeyAt = -Infinity;
   #lastSent: string | null = null;
   #lastSentAt = -Infinity;
   #timer: number | null = null;
@@ -52,19 +52,14 @@ export class DraftReadAhead {
   /** The draft as it is now, after a keystroke. */
   typed(text: string): void {
     const now = this.#timers.now();
-    const sincePreviousKey = now - this.#lastKeyAt;
-    this.#lastKeyAt = now;
     if (text.trim() === '' || text === this.#lastSent) {
       this.cancel();
       return;
     }
-    if (this.#pending === null) {
-      this.#pendingSince = now;
-      this.#afterPause = sincePreviousKey >= PAUSE_MS;
-    }
+    if (this.#pending === null) this.#pendingSince = now;
     this.#pending = text;
-    const wanted = this.#afterPause ? this.#pendingSince + LEAD_MS : Math.min(this.#pendingSince + INTERVAL_MS, now + PAUSE_MS);
-    const due = Math.max(wanted, this.#lastSentAt + INTERVAL_MS);
+    const wanted = Math.min(now + QUIET_MS, this.#pendingSince + MAX_WAIT_MS);
+    const due = Math.max(wanted, this.#lastSentAt + MIN_GAP_MS);
     if (this.#timer !== null && due === this.#dueAt) return;
     this.#unschedule();
     this.#dueAt = due;
@@ -82,7 +77,6 @@ export class DraftReadAhead {
     this.cancel();
     this.#lastSent = null;
     this.#lastSentAt = -Infinity;
-    this.#lastKeyAt = -Infinity;
   }
 
   #fire(): void {

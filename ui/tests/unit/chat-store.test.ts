@@ -755,7 +755,7 @@ describe('ChatStore: reading the draft ahead', () => {
   it("hands the active chat's draft to prefill_draft, paced (see read-ahead.test.ts)", async () => {
     const { store, backend, timers } = await setup({ chats: chats() });
     store.draftTyped('How long');
-    timers.advanceTo(100);
+    timers.advanceTo(50);
     store.draftTyped('How long does');
     expect(prefills(backend)).toEqual([]);
     timers.advanceTo(1000);

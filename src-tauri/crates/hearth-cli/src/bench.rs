@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_core::{
+    CancelFlag, ChatBackend, ChatMessage, DRAFT_PACE, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams,
+};
 use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
@@ -261,34 +263,30 @@ async fn switch_back(args: &BenchArgs, server: Option<&std::path::Path>, load: L
     })
 }
 
-/// How fast the bench's user types, and how often the composer sends the draft while they do.
+/// How fast the bench's user types (characters a second).
 const TYPING_CPS: f64 = 5.0;
-const TYPING_SEND_EVERY: Duration = Duration::from_millis(500);
 
-/// A chat's turn `SWITCH_TURNS` typed at `TYPING_CPS`, the draft read ahead every
-/// `TYPING_SEND_EVERY`, then sent: the reply's stats (TTFT as the caller sees it).
+/// A chat's turn `SWITCH_TURNS` typed at `TYPING_CPS`, the draft read ahead as the window's
+/// composer sends it (`DRAFT_PACE`: at this pace, `quiet_ms` after each key), then sent one
+/// keystroke after the last character: the reply's stats (TTFT as the caller sees it).
 async fn typing(args: &BenchArgs, load: LoadParams) -> Result<ReplyStats, String> {
+    let key_gap = Duration::from_secs_f64(1.0 / TYPING_CPS);
+    if !DRAFT_PACE.sends_every_key(key_gap) {
+        return Err(format!("the bench types at {TYPING_CPS} chars/s, faster than the composer sends a draft per key"));
+    }
     let engine = Engine::spawn();
     engine.load(&args.model, load).await.map_err(|e| e.to_string())?;
     let mut chat = Chat::new(3, "T");
     chat.turns(&engine, SWITCH_TURNS - 1).await?;
     let message: Vec<char> = chat_turn(chat.name, SWITCH_TURNS).chars().collect();
-    let per_send = (TYPING_CPS * TYPING_SEND_EVERY.as_secs_f64()).round().max(1.0) as usize;
-    let mut typed = 0;
-    loop {
-        tokio::time::sleep(TYPING_SEND_EVERY).await;
-        typed += per_send;
-        if typed >= message.len() {
-            // The last characters are typed and Enter follows one keystroke later, before the
-            // window's next send (as its composer paces them): they are read at Enter.
-            tokio::time::sleep(Duration::from_secs_f64(1.0 / TYPING_CPS)).await;
-            break;
-        }
+    for typed in 1..=message.len() {
+        tokio::time::sleep(DRAFT_PACE.quiet()).await;
         let mut draft = chat.history.clone();
         draft.push(ChatMessage::new(Role::User, message[..typed].iter().collect::<String>()));
         let mut request = ReplyRequest::new(draft, SamplingParams::greedy(TURN_REPLY_TOKENS), CancelFlag::new());
         request.conversation = Some(chat.id);
         engine.prefill(request);
+        tokio::time::sleep(key_gap - DRAFT_PACE.quiet()).await;
     }
     chat.history.push(ChatMessage::new(Role::User, message.iter().collect::<String>()));
     let (_, stats) = turn_in(&engine, &chat.history, TURN_REPLY_TOKENS, Some(chat.id)).await?;

@@ -7,6 +7,7 @@ mod backend;
 mod cache;
 mod chat;
 mod consensus;
+mod draft;
 mod field;
 mod load;
 mod overflow;
@@ -25,6 +26,7 @@ pub use backend::{
 pub use cache::CacheBudgets;
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
 pub use consensus::{Candidate, Consensus, MbrUtility, chrf};
+pub use draft::{DRAFT_PACE, DraftPace};
 pub use field::FieldError;
 pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};

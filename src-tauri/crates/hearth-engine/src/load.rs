@@ -44,6 +44,12 @@ impl Threads {
         let n = user.unwrap_or(physical).max(1);
         Threads { decode: n, batch: n }
     }
+
+    /// Threads that read a draft ahead while the user types: one fewer than a prompt gets, so a
+    /// core stays free for the window echoing the keys.
+    pub fn draft(&self) -> u32 {
+        self.batch.saturating_sub(1).max(1)
+    }
 }
 
 /// The context parameters for `model`, and what `load`'s automatic choices resolved to.
@@ -141,18 +147,19 @@ mod tests {
     use super::Threads;
 
     #[test]
-    fn automatic_threads_are_the_physical_cores() {
+    fn automatic_threads_are_the_physical_cores_and_a_draft_leaves_one_free() {
         let cases = [
-            // (user's choice, physical cores) → (decode, batch)
-            (None, 1, (1, 1)),
-            (None, 2, (2, 2)),
-            (None, 16, (16, 16)),
-            (None, 0, (1, 1)),
-            (Some(2), 2, (2, 2)),
-            (Some(6), 16, (6, 6)),
+            // (user's choice, physical cores) → (decode, batch, a draft read while typing)
+            (None, 1, (1, 1, 1)),
+            (None, 2, (2, 2, 1)),
+            (None, 16, (16, 16, 15)),
+            (None, 0, (1, 1, 1)),
+            (Some(2), 2, (2, 2, 1)),
+            (Some(6), 16, (6, 6, 5)),
         ];
-        for (user, physical, (decode, batch)) in cases {
-            assert_eq!(Threads::choose(user, physical), Threads { decode, batch }, "{user:?} on {physical} cores");
+        for (user, physical, (decode, batch, draft)) in cases {
+            let threads = Threads::choose(user, physical);
+            assert_eq!((threads, threads.draft()), (Threads { decode, batch }, draft), "{user:?} on {physical} cores");
         }
     }
 }

@@ -429,6 +429,10 @@ impl<'m> Session<'m> {
         // sent just before Enter (a paste, the last words), so the first chunks are small; later
         // ones grow, as a whole conversation read in small steps would take twice as long.
         let (mut at, mut size) = (0, FIRST_DRAFT_CHUNK);
+        // The user is typing: a core is left to the window, whose keys must echo at once. One
+        // thread fewer reads a draft's few tokens in ~1.5× the time at ~0.8× the CPU (7 tokens at
+        // a 2,400-token context: 117 ms on one thread, 75 on two, on 2 cores).
+        self.context.set_n_threads(self.threads.decode as i32, self.threads.draft() as i32);
         while at < suffix.len() {
             let end = (at + size).min(suffix.len());
             if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
@@ -437,6 +441,7 @@ impl<'m> Session<'m> {
             at = end;
             size = (size * 2).min(LAST_DRAFT_CHUNK).min(self.n_batch);
         }
+        self.context.set_n_threads(self.threads.decode as i32, self.threads.batch as i32);
         tracing::debug!(tokens = tokens.len(), read = suffix.len(), ms = reading.elapsed().as_secs_f64() * 1000.0, "draft read ahead");
         self.typed = request.conversation;
     }
