@@ -203,7 +203,11 @@ kvBytes?: number,
 /**
  * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
  */
-notice?: string, };
+notice?: string, 
+/**
+ * Its weights were still in memory (kept after another model was loaded): no file was read.
+ */
+fromMemory: boolean, };
 
 export type SnippetPart = { text: string, hit: boolean, };
 
@@ -558,7 +562,12 @@ diskMb: number,
  * Minutes without a reply after which the loaded model leaves memory (0: never); the next
  * chat that answers loads its model again.
  */
-unloadIdleMinutes: number, };
+unloadIdleMinutes: number, 
+/**
+ * Megabytes of RAM for models kept loaded after another was loaded (0: a model leaves memory
+ * as soon as another is loaded); the least recently used goes first.
+ */
+modelsRamMb: number, };
 
 export type ChatCacheUsage = { 
 /**
@@ -580,7 +589,11 @@ modelBytes: number,
 /**
  * The loaded model's context: its KV cache, allocated in full at load (0 when none).
  */
-contextBytes: number, };
+contextBytes: number, 
+/**
+ * Weights of models kept in memory after another was loaded, so switching back is quick.
+ */
+keptModelBytes: number, };
 
 export type ServerSettings = { enabled: boolean, port: number, 
 /**

@@ -217,12 +217,16 @@ export function formatMegabytes(bytes: number): string {
   return mb < 10 ? `${Math.max(0.1, Number(mb.toFixed(1)))} MB` : `${Math.round(mb)} MB`;
 }
 
-/** What the chats' caches take, each beside its budget: in RAM ("60 MB") and on disk ("90 MB (3 chats)"), or "none". */
-export function formatCacheUsage(usage: ChatCacheUsage): { ram: string; disk: string } {
+/**
+ * What each budget limits takes, beside it: the chats' caches in RAM ("60 MB") and on disk ("90 MB (3 chats)"),
+ * and the models kept in memory after another was loaded ("98 MB"); "none" for nothing.
+ */
+export function formatCacheUsage(usage: ChatCacheUsage): { ram: string; disk: string; models: string } {
   const disk = formatMegabytes(usage.bytes);
   return {
     ram: formatMegabytes(usage.ramBytes) || 'none',
     disk: usage.chats === 0 || !disk ? 'none' : `${disk} (${plural(usage.chats, 'chat')})`,
+    models: formatMegabytes(usage.keptModelBytes) || 'none',
   };
 }
 
@@ -241,10 +245,16 @@ export function formatMemory(parts: [name: string, bytes: number][], format: (by
 
 /**
  * What Hearth holds in memory, in the unit of the caches' budgets: the loaded model's weights and context
- * (its KV cache), and other chats' caches kept in RAM; "no model loaded" among the parts when none is.
+ * (its KV cache), other chats' caches kept in RAM, and models kept after another was loaded; "no model
+ * loaded" among the parts when none is.
  */
-export function formatMemoryUsage(usage: Pick<ChatCacheUsage, 'modelBytes' | 'contextBytes' | 'ramBytes'>): Memory {
-  const all = formatMemory([['weights', usage.modelBytes], ['context', usage.contextBytes], ['chat caches', usage.ramBytes]]);
+export function formatMemoryUsage(usage: Pick<ChatCacheUsage, 'modelBytes' | 'contextBytes' | 'ramBytes' | 'keptModelBytes'>): Memory {
+  const all = formatMemory([
+    ['weights', usage.modelBytes],
+    ['context', usage.contextBytes],
+    ['chat caches', usage.ramBytes],
+    ['other models', usage.keptModelBytes],
+  ]);
   if (all && (usage.modelBytes > 0 || usage.contextBytes > 0)) return all;
   return { total: all?.total ?? 'none', parts: [all?.parts, 'no model loaded'].filter(Boolean).join('; ') };
 }

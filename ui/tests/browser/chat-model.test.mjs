@@ -291,6 +291,35 @@ describe('Memory: the loaded model and the chats\' caches', () => {
     });
   });
 
+  test('a chat of another model: the model left stays in memory and is counted; going back takes it up at once; 0 MB frees it', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHATS, loadStepMs: 200 }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
+      await openChat(page, 'Explain Rust lifetimes');
+      await loadedInHeader(page, QWEN_NAME);
+      let group = await modelGroup(page);
+      await group.getByTestId('kept-models-usage').filter({ hasText: /^1926 MB$/ }).waitFor();
+      assert.match(await memoryLine(group), /, other models 1926 MB$/);
+      assert.match(await group.getByTestId('kept-models-budget').getAttribute('aria-label'), /^Memory for other models \(MB\)$/);
+      await shot(page, 'memory-kept-model', { dir: '/tmp' });
+      await page.getByTestId('close-settings').click();
+
+      // Back to the first chat: its model comes from memory (no load steps), and Qwen is kept in its place.
+      await openChat(page, 'Soup for tonight');
+      await loadedInHeader(page, MODEL.name);
+      assert.equal((await mock(page, 'model')).fromMemory, true);
+      group = await modelGroup(page);
+      await group.getByTestId('kept-models-usage').filter({ hasText: /^\d+ MB$/ }).waitFor();
+      assert.doesNotMatch(await text(group.getByTestId('kept-models-usage')), /^1926 MB$/);
+
+      // No memory for other models: the kept one leaves at once.
+      const box = group.getByTestId('kept-models-budget');
+      await box.fill('0');
+      await box.press('Enter');
+      await group.getByTestId('kept-models-usage').filter({ hasText: /^none$/ }).waitFor();
+      assert.deepEqual(await mock(page, 'keptModels'), []);
+    });
+  });
+
   test('Settings → Model without a model: none loaded, said so', { timeout: TIMEOUT }, async () => {
     await withApp({ model: null }, async (page) => {
       const group = await modelGroup(page);

@@ -2173,7 +2173,7 @@ describe('Settings scopes, presets and the Model group', () => {
       assert.equal(await line.getByTestId('cache-disk-budget').inputValue(), String(diskMb));
       assert.equal(
         (await line.getByTestId('chat-caches-usage').innerText()).replace(/\s+/g, ' ').trim(),
-        'Chat caches in RAM none of MB Chat caches on disk 90 MB (3 chats) of MB Unload the model after idle never min',
+        'Chat caches in RAM none of MB Chat caches on disk 90 MB (3 chats) of MB Other models in RAM none of MB Unload the model after idle never min',
       );
       assert.match(await clear.getAttribute('title'), /chats will read their conversation again at their next reply/);
       await shot(page, `settings-chat-caches${suffix}`, { dir: OUTPUT });
@@ -2307,8 +2307,9 @@ describe('Settings scopes, presets and the Model group', () => {
     ramMb: 'the memory for chat caches',
     diskMb: 'the disk space for chat caches',
     unloadIdleMinutes: 'the idle time before the model is unloaded',
+    modelsRamMb: 'the memory for other models',
   };
-  const boxes = { ramMb: 'cache-ram-budget', diskMb: 'cache-disk-budget', unloadIdleMinutes: 'unload-idle-budget' };
+  const boxes = { ramMb: 'cache-ram-budget', diskMb: 'cache-disk-budget', unloadIdleMinutes: 'unload-idle-budget', modelsRamMb: 'kept-models-budget' };
   for (const range of CONTRACT.cacheBudgetRanges) {
     test(`model: ${range.key} out of its range is refused in words, its box marked; fixed, it is saved`, { timeout: TIMEOUT }, async () => {
       await withApp({}, async (page) => {

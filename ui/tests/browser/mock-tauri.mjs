@@ -150,6 +150,8 @@ export function installMockTauri(config) {
     kvBytesPerToken: config.kvBytesPerToken ?? 32_768,
     /** The budgets for the caches (MB of 2^20 bytes) and the idle minutes, and those of every set_chat_cache_budgets call. */
     cacheBudgets: clone(config.cacheBudgets ?? contract.cacheBudgetDefaults),
+    /** Models kept in memory after another was loaded ({ path, sizeBytes }), the least recently used first. */
+    keptModels: [],
     budgetSaves: [],
     /** The token inspector's data the engine kept, by reply id (see tokenProbsOf). */
     tokenProbs: new Map(Object.entries(clone(config.tokenProbs ?? {})).map(([id, tokens]) => [Number(id), tokens])),
@@ -437,7 +439,7 @@ export function installMockTauri(config) {
     const nCtxTrain = file.nCtxTrain ?? 8192;
     const nCtx = load.nCtx ?? Math.min(nCtxTrain, contract.autoContextMax);
     return {
-      name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load),
+      name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load), fromMemory: false,
       nCtx, nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
       nThreadsBatch: load.nThreads ?? PHYSICAL_CORES,
       kvBytes: nCtx * state.kvBytesPerToken,
@@ -932,7 +934,16 @@ export function installMockTauri(config) {
     const ramBytes = keptIn('ram').length * state.cacheFileBytes;
     const modelBytes = state.model?.sizeBytes ?? 0;
     const contextBytes = state.model?.kvBytes ?? 0;
-    return { bytes: files * state.cacheFileBytes, chats: files, ramBytes, budgets: clone(state.cacheBudgets), modelBytes, contextBytes };
+    const keptModelBytes = state.keptModels.reduce((sum, m) => sum + m.sizeBytes, 0);
+    return { bytes: files * state.cacheFileBytes, chats: files, ramBytes, budgets: clone(state.cacheBudgets), modelBytes, contextBytes, keptModelBytes };
+  }
+
+  /** The engine's kept models (hearth-engine's kept.rs): the model left stays while the budget for other models allows, the oldest going first. */
+  function keepModel(model) {
+    const budget = state.cacheBudgets.modelsRamMb * 2 ** 20;
+    if (model.sizeBytes > budget) return;
+    state.keptModels.push({ path: model.path, sizeBytes: model.sizeBytes });
+    while (state.keptModels.reduce((sum, m) => sum + m.sizeBytes, 0) > budget) state.keptModels.shift();
   }
 
   /** The budgets in force, least recently used first: caches in RAM beyond its budget spill to disk, files beyond its budget go. */
@@ -941,6 +952,7 @@ export function installMockTauri(config) {
     const over = (where, mb) => keptIn(where).length * cacheFileBytes > mb * 2 ** 20;
     while (over('ram', cacheBudgets.ramMb)) caches.kept.set(keptIn('ram')[0], 'disk');
     while (over('disk', cacheBudgets.diskMb)) caches.kept.delete(keptIn('disk')[0]);
+    while (state.keptModels.reduce((sum, m) => sum + m.sizeBytes, 0) > cacheBudgets.modelsRamMb * 2 ** 20) state.keptModels.shift();
   }
 
   /** CacheBudgets' serde check (a plain string error, like Tauri's), then CacheBudgets::validate, in its order. */
@@ -948,6 +960,7 @@ export function installMockTauri(config) {
     ramMb: 'the memory for chat caches',
     diskMb: 'the disk space for chat caches',
     unloadIdleMinutes: 'the idle time before the model is unloaded',
+    modelsRamMb: 'the memory for other models',
   };
   function setCacheBudgets(payload) {
     const b = payload.budgets;
@@ -1728,7 +1741,9 @@ export function installMockTauri(config) {
     if (m.error) throw { kind: 'file', message: m.error };
     const failure = state.loadFailures[m.path];
     state.loadCancelled = false;
-    for (const fraction of [0, 0.15, 0.35, 0.55, 0.75, 0.9, 1]) {
+    const kept = state.keptModels.findIndex((k) => k.path === m.path);
+    const fromMemory = kept >= 0 && !failure;
+    for (const fraction of fromMemory ? [1] : [0, 0.15, 0.35, 0.55, 0.75, 0.9, 1]) {
       if (failure && fraction > 0.5) {
         progress?.end();
         throw clone(failure);
@@ -1745,7 +1760,9 @@ export function installMockTauri(config) {
     progress?.end();
     state.loadSaved[m.path] ??= clone(DEFAULT_LOAD);
     spillCaches();
-    state.model = loadModel({ name: m.name, path: m.path, sizeBytes: m.sizeBytes, nCtxTrain: m.facts?.contextLength ?? 4096 }, state.loadSaved[m.path]);
+    if (fromMemory) state.keptModels.splice(kept, 1);
+    if (state.model && state.model.path !== m.path) keepModel(state.model);
+    state.model = { ...loadModel({ name: m.name, path: m.path, sizeBytes: m.sizeBytes, nCtxTrain: m.facts?.contextLength ?? 4096 }, state.loadSaved[m.path]), fromMemory };
     state.lastLoaded = m.path;
     return clone(state.model);
   }
@@ -1806,6 +1823,7 @@ export function installMockTauri(config) {
   state.unloadIdle = () => {
     spillCaches();
     state.model = null;
+    state.keptModels = [];
     for (const watcher of modelWatchers) watcher.send(null);
   };
 
@@ -1903,6 +1921,7 @@ export function installMockTauri(config) {
       case 'unload_model':
         spillCaches();
         state.model = null;
+        state.keptModels = [];
         return null;
       case 'plugin:event|listen': {
         const id = nextEventId++;

@@ -13,7 +13,7 @@ const refusal = ({ key, text }: FieldRange) => `${key} must be ${text}`;
 const MB = 2 ** 20;
 
 /** The loaded model's weights and context: clearing the chats' caches leaves them. */
-const MODEL = { modelBytes: 92 * MB, contextBytes: 180 * MB };
+const MODEL = { modelBytes: 92 * MB, contextBytes: 180 * MB, keptModelBytes: 0 };
 /** Caches taking `bytes` on disk in `chats` files, and `ramBytes` in RAM, within the default budgets, beside the model. */
 const used = (bytes: number, chats: number, ramBytes = 0, budgets = BUDGETS): ChatCacheUsage => ({ bytes, chats, ramBytes, budgets, ...MODEL });
 

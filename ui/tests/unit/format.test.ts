@@ -332,12 +332,12 @@ table('formatMegabytes: megabytes of 2^20 bytes, the unit of the cache budgets',
   [4096 * 2 ** 20, '4096 MB'],
 ]);
 
-const budgets = { ramMb: 1024, diskMb: 4096, unloadIdleMinutes: 0 };
-const noModel = { modelBytes: 0, contextBytes: 0 };
-table('formatCacheUsage: the chats\' caches in RAM and on disk', formatCacheUsage, [
-  [{ bytes: 0, chats: 0, ramBytes: 0, budgets, ...noModel }, { ram: 'none', disk: 'none' }],
-  [{ bytes: 31_457_280, chats: 1, ramBytes: 62_914_560, budgets, ...noModel }, { ram: '60 MB', disk: '30 MB (1 chat)' }],
-  [{ bytes: 2_100_000_000, chats: 57, ramBytes: 0, budgets, ...noModel }, { ram: 'none', disk: '2003 MB (57 chats)' }],
+const budgets = { ramMb: 1024, diskMb: 4096, unloadIdleMinutes: 0, modelsRamMb: 4096 };
+const noModel = { modelBytes: 0, contextBytes: 0, keptModelBytes: 0 };
+table('formatCacheUsage: the chats\' caches in RAM and on disk, the models kept', formatCacheUsage, [
+  [{ bytes: 0, chats: 0, ramBytes: 0, budgets, ...noModel }, { ram: 'none', disk: 'none', models: 'none' }],
+  [{ bytes: 31_457_280, chats: 1, ramBytes: 62_914_560, budgets, ...noModel }, { ram: '60 MB', disk: '30 MB (1 chat)', models: 'none' }],
+  [{ bytes: 2_100_000_000, chats: 57, ramBytes: 0, budgets, ...noModel, keptModelBytes: 98 * 2 ** 20 }, { ram: 'none', disk: '2003 MB (57 chats)', models: '98 MB' }],
 ]);
 
 const MB = 2 ** 20;
@@ -349,10 +349,13 @@ table('formatMemory: in all, and each part held', (parts: [string, number][]) =>
 ]);
 
 table('formatMemoryUsage: what Hearth holds in memory, in the budgets\' unit', formatMemoryUsage, [
-  [{ modelBytes: 92 * MB, contextBytes: 180 * MB, ramBytes: 0 }, { total: '272 MB', parts: 'weights 92 MB, context 180 MB' }],
-  [{ modelBytes: 1926 * MB, contextBytes: 256 * MB, ramBytes: 60 * MB }, { total: '2242 MB', parts: 'weights 1926 MB, context 256 MB, chat caches 60 MB' }],
-  [{ modelBytes: 0, contextBytes: 0, ramBytes: 0 }, { total: 'none', parts: 'no model loaded' }],
-  [{ modelBytes: 0, contextBytes: 0, ramBytes: 30 * MB }, { total: '30 MB', parts: 'chat caches 30 MB; no model loaded' }],
+  [{ modelBytes: 92 * MB, contextBytes: 180 * MB, ramBytes: 0, keptModelBytes: 0 }, { total: '272 MB', parts: 'weights 92 MB, context 180 MB' }],
+  [
+    { modelBytes: 1926 * MB, contextBytes: 256 * MB, ramBytes: 60 * MB, keptModelBytes: 98 * MB },
+    { total: '2340 MB', parts: 'weights 1926 MB, context 256 MB, chat caches 60 MB, other models 98 MB' },
+  ],
+  [{ modelBytes: 0, contextBytes: 0, ramBytes: 0, keptModelBytes: 0 }, { total: 'none', parts: 'no model loaded' }],
+  [{ modelBytes: 0, contextBytes: 0, ramBytes: 30 * MB, keptModelBytes: 0 }, { total: '30 MB', parts: 'chat caches 30 MB; no model loaded' }],
 ]);
 
 table('formatModelMemory: the loaded model, as its sizes are shown elsewhere', formatModelMemory, [

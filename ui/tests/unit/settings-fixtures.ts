@@ -35,6 +35,7 @@ export function model(load: LoadParams = loadParams(), over: Partial<ModelInfo> 
     nCtxTrain: 8192,
     nThreads: load.nThreads ?? 8,
     nThreadsBatch: load.nThreads ?? 8,
+    fromMemory: false,
     ...over,
   };
 }

@@ -73,6 +73,9 @@ pub struct ChatCacheUsage {
     /// The loaded model's context: its KV cache, allocated in full at load (0 when none).
     #[ts(type = "number")]
     pub context_bytes: u64,
+    /// Weights of models kept in memory after another was loaded, so switching back is quick.
+    #[ts(type = "number")]
+    pub kept_model_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -147,9 +150,11 @@ impl App {
         let (bytes, chats) = hearth_engine::kv_memory::disk_usage(&self.paths.data_dir.join(KV_CACHE_DIR));
         let budgets = self.settings.cache_budgets().await?;
         // The engine reports as of its last request; budgets just lowered are in force before its next.
-        let ram_bytes = self.engine.kv_ram_bytes().await.min(budgets.ram_bytes());
+        let held = self.engine.held_memory().await;
+        let ram_bytes = held.chat_caches.min(budgets.ram_bytes());
+        let kept_model_bytes = held.kept_models.min(budgets.models_ram_bytes());
         let (model_bytes, context_bytes) = self.models.loaded().map_or((0, 0), |m| (m.size_bytes, m.kv_bytes.unwrap_or(0)));
-        Ok(ChatCacheUsage { bytes, chats, ram_bytes, budgets, model_bytes, context_bytes })
+        Ok(ChatCacheUsage { bytes, chats, ram_bytes, budgets, model_bytes, context_bytes, kept_model_bytes })
     }
 
     /// Validates, saves and puts in force the budgets for chats' caches: states past them leave

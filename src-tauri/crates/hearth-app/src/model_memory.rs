@@ -195,6 +195,7 @@ mod tests {
             n_threads_batch: 2,
             kv_bytes: None,
             notice: None,
+            from_memory: false,
         };
         loaded_ok(&store, &info).await.unwrap();
         assert_eq!(store.setting(ACTIVE_MODEL_KEY).await.unwrap().as_deref(), Some(path));

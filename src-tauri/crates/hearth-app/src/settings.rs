@@ -221,7 +221,7 @@ mod tests {
         let err = settings.set_cache_budgets(&CacheBudgets { disk_mb: u32::MAX, ..CacheBudgets::default() }).await;
         assert!(matches!(err, Err(SettingsError::Invalid(FieldError { ref field, .. })) if field == "diskMb"), "{err:?}");
         assert_eq!(settings.cache_budgets().await.unwrap(), CacheBudgets::default(), "nothing refused is saved");
-        let small = CacheBudgets { ram_mb: 0, disk_mb: 10, unload_idle_minutes: 30 };
+        let small = CacheBudgets { ram_mb: 0, disk_mb: 10, unload_idle_minutes: 30, models_ram_mb: 512 };
         settings.set_cache_budgets(&small).await.unwrap();
         assert_eq!(settings.cache_budgets().await.unwrap(), small);
         settings.save_preset("Mine", temp(0.1)).await.unwrap();

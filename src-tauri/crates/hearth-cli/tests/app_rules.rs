@@ -124,7 +124,15 @@ async fn the_app_and_the_cli_share_the_apps_rules() {
     quit(app).await;
     let app = App::open(AppPaths::under(data.clone())).await.unwrap();
     let cleared = app.clear_chat_caches().await.unwrap();
-    let nothing = hearth_app::ChatCacheUsage { bytes: 0, chats: 0, ram_bytes: 0, budgets: none, model_bytes: 0, context_bytes: 0 };
+    let nothing = hearth_app::ChatCacheUsage {
+        bytes: 0,
+        chats: 0,
+        ram_bytes: 0,
+        budgets: none,
+        model_bytes: 0,
+        context_bytes: 0,
+        kept_model_bytes: 0,
+    };
     assert_eq!(cleared, nothing, "no model loaded: nothing held");
     quit(app).await;
 }

@@ -343,6 +343,9 @@ pub struct ModelInfo {
     #[ts(optional)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// Its weights were still in memory (kept after another model was loaded): no file was read.
+    #[serde(default)]
+    pub from_memory: bool,
 }
 
 /// Said of a model file that carries no chat template (and no template was chosen for it).

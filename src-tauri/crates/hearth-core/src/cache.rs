@@ -1,7 +1,8 @@
 //! How much of the machine the chats' KV caches may take: RAM for the caches of chats other than
 //! the one answering, and disk for the state files they spill to. The engine evicts the least
-//! recently used first, from RAM to disk and from disk for good. And how long an idle model may
-//! stay in memory.
+//! recently used first, from RAM to disk and from disk for good. How much RAM models left for
+//! another may keep, so switching back skips reading their weights again. And how long an idle
+//! model may stay in memory.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -19,11 +20,14 @@ pub struct CacheBudgets {
     /// Minutes without a reply after which the loaded model leaves memory (0: never); the next
     /// chat that answers loads its model again.
     pub unload_idle_minutes: u32,
+    /// Megabytes of RAM for models kept loaded after another was loaded (0: a model leaves memory
+    /// as soon as another is loaded); the least recently used goes first.
+    pub models_ram_mb: u32,
 }
 
 impl Default for CacheBudgets {
     fn default() -> Self {
-        CacheBudgets { ram_mb: 1024, disk_mb: 4096, unload_idle_minutes: 0 }
+        CacheBudgets { ram_mb: 1024, disk_mb: 4096, unload_idle_minutes: 0, models_ram_mb: 4096 }
     }
 }
 
@@ -36,6 +40,7 @@ const CACHE_RANGES: &[FieldRange] = &[
     whole("ramMb", 0.0, MAX_RAM_MB as f64, "between 0 and 1048576 MB"),
     whole("diskMb", 0.0, MAX_DISK_MB as f64, "between 0 and 16777216 MB"),
     whole("unloadIdleMinutes", 0.0, MAX_IDLE_MINUTES as f64, "between 0 (never) and 10080 minutes (a week)"),
+    whole("modelsRamMb", 0.0, MAX_RAM_MB as f64, "between 0 and 1048576 MB"),
 ];
 
 impl CacheBudgets {
@@ -51,6 +56,10 @@ impl CacheBudgets {
         u64::from(self.disk_mb) << 20
     }
 
+    pub fn models_ram_bytes(&self) -> u64 {
+        u64::from(self.models_ram_mb) << 20
+    }
+
     /// How long the model may stay idle before it is unloaded; `None`: it stays.
     pub fn unload_idle_after(&self) -> Option<std::time::Duration> {
         (self.unload_idle_minutes > 0).then(|| std::time::Duration::from_secs(u64::from(self.unload_idle_minutes) * 60))
@@ -62,6 +71,7 @@ impl CacheBudgets {
                 "ramMb" => (self.ram_mb, "the memory for chat caches"),
                 "diskMb" => (self.disk_mb, "the disk space for chat caches"),
                 "unloadIdleMinutes" => (self.unload_idle_minutes, "the idle time before the model is unloaded"),
+                "modelsRamMb" => (self.models_ram_mb, "the memory for other models"),
                 _ => continue, // A range without a check here fails the_ranges_are_what_validate_enforces.
             };
             if !(range.min..=range.max).contains(&f64::from(value)) {

@@ -35,6 +35,8 @@ pub struct KvConfig {
     pub dir: Option<PathBuf>,
     pub ram_budget: u64,
     pub disk_budget: u64,
+    /// For models kept in memory after another is loaded (`crate::kept`).
+    pub models_budget: u64,
 }
 
 pub const KV_DIR_ENV: &str = "HEARTH_KV_DIR";
@@ -51,12 +53,14 @@ impl KvConfig {
             dir: std::env::var_os(KV_DIR_ENV).map(PathBuf::from),
             ram_budget: megabytes(KV_RAM_ENV, defaults.ram_mb),
             disk_budget: megabytes(KV_DISK_ENV, defaults.disk_mb),
+            models_budget: defaults.models_ram_bytes(),
         }
     }
 
     pub fn set_budgets(&mut self, budgets: CacheBudgets) {
         self.ram_budget = budgets.ram_bytes();
         self.disk_budget = budgets.disk_bytes();
+        self.models_budget = budgets.models_ram_bytes();
     }
 }
 
@@ -75,6 +79,17 @@ impl SavedState {
 
 /// What makes a state valid for a loaded model: its content and how its cache is laid out.
 pub fn state_key(model: &Path, layout: &str) -> std::io::Result<String> {
+    Ok(layout_key(&model_key(model)?, layout))
+}
+
+/// [`state_key`] from the model's content key, already computed.
+pub fn layout_key(model_key: &str, layout: &str) -> String {
+    format!("v{FORMAT_VERSION};model={model_key};{layout}")
+}
+
+/// A model file's identity by content (its size, head and tail hashed): a copy is the same
+/// model, a file replaced under the same name another.
+pub fn model_key(model: &Path) -> std::io::Result<String> {
     let mut file = fs::File::open(model)?;
     let size = file.metadata()?.len();
     let mut hash = Sha256::new();
@@ -88,7 +103,7 @@ pub fn state_key(model: &Path, layout: &str) -> std::io::Result<String> {
         file.take(TAIL_BYTES).read_to_end(&mut tail)?;
         hash.update(&tail);
     }
-    Ok(format!("v{FORMAT_VERSION};model={};{layout}", hex(&hash.finalize()[..16])))
+    Ok(hex(&hash.finalize()[..16]))
 }
 
 /// Why a state file was not used.
@@ -380,7 +395,7 @@ mod tests {
     fn states_leave_ram_oldest_first_for_disk_and_come_back_once() {
         let dir = tempfile::tempdir().unwrap();
         let one = state(100).bytes();
-        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: one * 2, disk_budget: 1 << 30 };
+        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: one * 2, disk_budget: 1 << 30, models_budget: 0 };
         let mut memory = KvMemory::new(config.clone(), "k".into());
         for chat in 1..=3 {
             memory.park(chat, state(100));
@@ -405,14 +420,14 @@ mod tests {
     #[test]
     fn budgets_below_one_state_keep_nothing_and_a_bad_folder_loses_only_the_cache() {
         let dir = tempfile::tempdir().unwrap();
-        let tiny = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 0, disk_budget: 10 };
+        let tiny = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 0, disk_budget: 10, models_budget: 0 };
         let mut memory = KvMemory::new(tiny, "k".into());
         memory.park(1, state(100));
         assert_eq!((memory.ram_bytes(), memory.take(1)), (0, None));
         // The spill folder's path is taken by a file: nothing is saved, nothing breaks.
         let blocked = dir.path().join("blocked");
         fs::write(&blocked, b"x").unwrap();
-        let config = KvConfig { dir: Some(blocked), ram_budget: 0, disk_budget: 1 << 30 };
+        let config = KvConfig { dir: Some(blocked), ram_budget: 0, disk_budget: 1 << 30, models_budget: 0 };
         let mut memory = KvMemory::new(config, "k".into());
         memory.park(1, state(10));
         assert_eq!(memory.take(1), None);
@@ -422,7 +437,7 @@ mod tests {
     fn the_disk_budget_keeps_the_newest_files() {
         let dir = tempfile::tempdir().unwrap();
         let size = encode("k", 1, &state(100)).len() as u64;
-        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 0, disk_budget: size * 2 };
+        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 0, disk_budget: size * 2, models_budget: 0 };
         let mut memory = KvMemory::new(config, "k".into());
         for chat in 1..=3 {
             memory.park(chat, state(100));
@@ -438,7 +453,7 @@ mod tests {
     #[test]
     fn a_full_disk_while_spilling_loses_only_that_cache() {
         let dir = tempfile::tempdir().unwrap();
-        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 0, disk_budget: 1 << 30 };
+        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 0, disk_budget: 1 << 30, models_budget: 0 };
         let mut memory = KvMemory::new(config.clone(), "k".into());
         memory.park(1, state(50));
         let folder = memory.folder().unwrap();
@@ -457,7 +472,7 @@ mod tests {
     #[test]
     fn new_budgets_apply_at_once_across_models() {
         let dir = tempfile::tempdir().unwrap();
-        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 1 << 30, disk_budget: 1 << 30 };
+        let config = KvConfig { dir: Some(dir.path().to_path_buf()), ram_budget: 1 << 30, disk_budget: 1 << 30, models_budget: 0 };
         let file = encode("model-a", 1, &state(100)).len() as u64;
         let mut a = KvMemory::new(config.clone(), "model-a".into());
         let mut b = KvMemory::new(config.clone(), "model-b".into());

@@ -106,7 +106,7 @@ pub(crate) fn kv_bytes(model: &LlamaModel, kv: KvType, n_ctx: u32) -> u64 {
 }
 
 /// MemAvailable from /proc/meminfo (Linux); `None` elsewhere.
-fn available_memory() -> Option<u64> {
+pub(crate) fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

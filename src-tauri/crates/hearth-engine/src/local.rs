@@ -17,6 +17,7 @@ use hearth_core::{
 };
 
 use crate::LoadParams;
+use crate::kept::{KeptModels, ModelId, Weights};
 use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
 use crate::session::{SEQUENCES, Session};
 use hearth_gguf::{GgufError, ValidatedGguf};
@@ -141,8 +142,24 @@ pub struct LocalEngine {
     /// The aside queued or running, cancelled when a reply is asked for.
     aside: Arc<Mutex<Option<CancelFlag>>>,
     thread: Arc<Mutex<Option<thread::JoinHandle<()>>>>,
-    /// Bytes of chats' caches the engine holds in RAM, as of its last request.
-    kv_ram: Arc<AtomicU64>,
+    /// What the engine holds in RAM besides the model in use, as of its last request.
+    held: Arc<Held>,
+}
+
+/// What the engine holds in RAM besides the model in use and its context.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HeldMemory {
+    /// Other chats' caches (bytes).
+    pub chat_caches: u64,
+    /// Models kept after another was loaded (bytes of their weights).
+    pub kept_models: u64,
+}
+
+/// [`HeldMemory`] as the engine thread updates it.
+#[derive(Default)]
+struct Held {
+    chat_caches: AtomicU64,
+    kept_models: AtomicU64,
 }
 
 impl LocalEngine {
@@ -150,13 +167,13 @@ impl LocalEngine {
         let (requests, inbox) = channel();
         let loaded = Arc::new(Mutex::new(None));
         let worker_loaded = Arc::clone(&loaded);
-        let kv_ram = Arc::new(AtomicU64::new(0));
-        let worker_kv_ram = Arc::clone(&kv_ram);
+        let held = Arc::new(Held::default());
+        let worker_held = Arc::clone(&held);
         let thread = thread::Builder::new()
             .name("hearth-engine".into())
-            .spawn(move || run(inbox, worker_loaded, &worker_kv_ram))
+            .spawn(move || run(inbox, worker_loaded, &worker_held))
             .expect("cannot spawn the engine thread");
-        LocalEngine { requests, loaded, aside: Arc::default(), thread: Arc::new(Mutex::new(Some(thread))), kv_ram }
+        LocalEngine { requests, loaded, aside: Arc::default(), thread: Arc::new(Mutex::new(Some(thread))), held }
     }
 
     /// Ends the engine thread and waits for it: llama.cpp must not be decoding while the process
@@ -176,7 +193,8 @@ impl LocalEngine {
         self.loaded.lock().expect("engine state poisoned").clone()
     }
 
-    /// Validates the file at `path` and loads it, replacing the current model.
+    /// Validates the file at `path` and loads it, replacing the current model (kept in memory if
+    /// the budget for other models allows, see [`crate::kept`]).
     pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
         let file = validate_off_thread(path).await?;
         self.load_validated(file, params).await
@@ -217,9 +235,12 @@ impl LocalEngine {
         let _ = self.requests.send(Request::CacheBudgets(budgets));
     }
 
-    /// Bytes of chats' caches held in RAM, as of the engine's last request.
-    pub fn kv_ram_bytes(&self) -> u64 {
-        self.kv_ram.load(Ordering::Relaxed)
+    /// What the engine holds in RAM besides the model in use, as of its last request.
+    pub fn held_memory(&self) -> HeldMemory {
+        HeldMemory {
+            chat_caches: self.held.chat_caches.load(Ordering::Relaxed),
+            kept_models: self.held.kept_models.load(Ordering::Relaxed),
+        }
     }
 
     pub(crate) fn submit_unload(&self) -> Result<oneshot::Receiver<()>, EngineError> {
@@ -304,7 +325,7 @@ pub(crate) fn llama_backend() -> Result<&'static LlamaBackend, String> {
         .map_err(Clone::clone)
 }
 
-fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, kv_ram: &AtomicU64) {
+fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, held: &Held) {
     let backend = match llama_backend() {
         Ok(backend) => backend,
         Err(e) => {
@@ -313,71 +334,134 @@ fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, kv_ram: &AtomicU64) 
         }
     };
     let mut kv_config = KvConfig::from_env();
-    let mut next = next_load(&inbox, &mut kv_config);
+    let mut kept = KeptModels::new(kv_config.models_budget);
+    let mut next = next_load(&inbox, &mut kv_config, &mut kept);
+    // The next load's model, when it was identified already (to decide what to keep), and the
+    // weights in use when the next load asks for the same (new context settings: no file read).
+    let mut identified = None;
+    let mut same = None;
     loop {
-        let load = match next {
+        held.kept_models.store(kept.bytes(), Ordering::Relaxed);
+        let mut load = match next {
             Next::Load(load) => load,
             Next::Unloaded(done) => {
+                kept.clear();
+                held.kept_models.store(0, Ordering::Relaxed);
                 let _ = done.send(());
-                next = next_load(&inbox, &mut kv_config);
+                next = next_load(&inbox, &mut kv_config, &mut kept);
                 continue;
             }
             Next::Quit => return,
         };
-        // The previous model was dropped when its service ended, so two never share memory.
         *loaded.lock().expect("engine state poisoned") = None;
-        next = serve(backend, load, &inbox, &loaded, &mut kv_config, kv_ram);
-        kv_ram.store(0, Ordering::Relaxed); // Its caches went to disk with the model.
-        if matches!(next, Next::Unloaded(_)) {
-            *loaded.lock().expect("engine state poisoned") = None;
-            tracing::info!("model unloaded");
+        let id = identified.take().unwrap_or_else(|| identify(&load));
+        let opened = match same.take() {
+            Some(weights) => Ok((weights, true)),
+            None => open_model(backend, &mut load, id, &mut kept),
+        };
+        let (weights, from_memory) = match opened {
+            Ok(opened) => opened,
+            Err(error) => {
+                let _ = load.reply.send(Err(error));
+                next = next_load(&inbox, &mut kv_config, &mut kept);
+                continue;
+            }
+        };
+        held.kept_models.store(kept.bytes(), Ordering::Relaxed);
+        next = serve(backend, &weights, from_memory, load, &inbox, &loaded, &mut kv_config, &mut kept, held);
+        held.chat_caches.store(0, Ordering::Relaxed); // Its caches went to disk with the model.
+        match &next {
+            // The model may stay in memory beside the next one (which needs no more if it is kept).
+            Next::Load(following) => {
+                let id = identify(following);
+                if !id.content.is_empty() && id == weights.id {
+                    same = Some(weights);
+                } else {
+                    let more = if kept.holds(&id) { 0 } else { following.file.file_size };
+                    kept.keep(weights, more, crate::load::available_memory());
+                }
+                identified = Some(id);
+            }
+            Next::Unloaded(_) => {
+                drop(weights);
+                *loaded.lock().expect("engine state poisoned") = None;
+                tracing::info!("model unloaded");
+            }
+            Next::Quit => {}
         }
     }
 }
 
-/// Loads one model and answers requests with it until another load is asked for.
-fn serve(
+/// What a load asks for, as kept models are found: a file that cannot be read for its content
+/// key gets none (it is never taken from memory, and llama.cpp says what is wrong with it).
+fn identify(load: &LoadRequest) -> ModelId {
+    let content = kv_memory::model_key(&load.file.path).unwrap_or_default();
+    ModelId::new(load.file.path.clone(), content, &load.params)
+}
+
+/// The weights `load` asks for: kept in memory (true), or read from the file (false).
+fn open_model(
     backend: &LlamaBackend,
-    load: LoadRequest,
-    inbox: &Inbox,
-    loaded: &Mutex<Option<ModelInfo>>,
-    kv_config: &mut KvConfig,
-    kv_ram: &AtomicU64,
-) -> Next {
-    let LoadRequest { file, params, reply, mut progress, cancel } = load;
-    let path = file.path.display().to_string();
+    load: &mut LoadRequest,
+    id: ModelId,
+    kept: &mut KeptModels<LlamaModel>,
+) -> Result<(Weights<LlamaModel>, bool), EngineError> {
+    let path = load.file.path.display().to_string();
+    if !id.content.is_empty()
+        && let Some(weights) = kept.take(&id)
+    {
+        tracing::info!(%path, "model taken up from memory");
+        return Ok((weights, true));
+    }
     crate::llama_log::clear();
-    let cancelled = cancel.clone();
-    let model_params = crate::load::model_params(&params).with_progress_callback(move |fraction| {
+    let cancelled = load.cancel.clone();
+    let mut progress = load.progress.take();
+    let model_params = crate::load::model_params(&load.params).with_progress_callback(move |fraction| {
         if let Some(progress) = progress.as_mut() {
             progress(fraction);
         }
         !cancelled.is_cancelled() // false makes llama.cpp give up the load.
     });
-    let model = match LlamaModel::load_from_file(backend, &file.path, &model_params) {
-        Ok(model) => model,
-        Err(_) if cancel.is_cancelled() => {
+    match LlamaModel::load_from_file(backend, &load.file.path, &model_params) {
+        Ok(model) => Ok((Weights { id, model, bytes: load.file.file_size }, false)),
+        Err(_) if load.cancel.is_cancelled() => {
             tracing::info!(%path, "model load cancelled");
-            let _ = reply.send(Err(EngineError::LoadCancelled { path }));
-            return next_load(inbox, kv_config);
+            Err(EngineError::LoadCancelled { path })
         }
         Err(e) => {
             tracing::warn!(%path, error = %e, "model load failed");
             let reason = crate::llama_log::last_error().unwrap_or_else(|| {
-                let arch = file.architecture().unwrap_or("unknown");
+                let arch = load.file.architecture().unwrap_or("unknown");
                 format!("llama.cpp gave no reason (architecture {arch}); the file may be damaged or too new for this Hearth")
             });
-            let _ = reply.send(Err(EngineError::Load { path, reason }));
-            return next_load(inbox, kv_config);
+            Err(EngineError::Load { path, reason })
         }
-    };
-    let (resolved, context_params) = crate::load::context_params(&params, &model, SEQUENCES);
+    }
+}
+
+/// Answers requests with one model until another load (or an unload, or quitting) is asked for.
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    backend: &LlamaBackend,
+    weights: &Weights<LlamaModel>,
+    from_memory: bool,
+    load: LoadRequest,
+    inbox: &Inbox,
+    loaded: &Mutex<Option<ModelInfo>>,
+    kv_config: &mut KvConfig,
+    kept: &mut KeptModels<LlamaModel>,
+    held: &Held,
+) -> Next {
+    let LoadRequest { file, params, reply, .. } = load;
+    let model = &weights.model;
+    let path = file.path.display().to_string();
+    let (resolved, context_params) = crate::load::context_params(&params, model, SEQUENCES);
     let context = match model.new_context(backend, context_params) {
         Ok(context) => context,
         Err(e) => {
             tracing::warn!(%path, error = %e, "context creation failed");
             let _ = reply.send(Err(EngineError::Context { path, n_ctx: resolved.n_ctx }));
-            return next_load(inbox, kv_config);
+            return next_load(inbox, kv_config, kept);
         }
     };
     let info = ModelInfo {
@@ -389,27 +473,27 @@ fn serve(
         n_ctx_train: model.n_ctx_train(),
         n_threads: resolved.threads.decode,
         n_threads_batch: resolved.threads.batch,
-        kv_bytes: Some(crate::load::kv_bytes(&model, params.kv_cache_type, resolved.n_ctx)),
+        kv_bytes: Some(crate::load::kv_bytes(model, params.kv_cache_type, resolved.n_ctx)),
         notice: (params.chat_template.is_none() && model.chat_template(None).is_err()).then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
+        from_memory,
     };
-    tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, ?params, "model loaded");
+    tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, from_memory, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
     let _ = reply.send(Ok(info));
 
     let layout = format!("kv={:?};flash={:?};n_ctx={}", params.kv_cache_type, params.flash_attention, resolved.n_ctx);
-    let memory = match kv_memory::state_key(&file.path, &layout) {
-        Ok(key) => Some(KvMemory::new(kv_config.clone(), key)),
-        Err(e) => {
-            tracing::warn!(error = %e, "the model file could not be read for its cache key; chats' caches are not kept");
-            None
-        }
+    let memory = if weights.id.content.is_empty() {
+        tracing::warn!("the model file could not be read for its cache key; chats' caches are not kept");
+        None
+    } else {
+        Some(KvMemory::new(kv_config.clone(), kv_memory::layout_key(&weights.id.content, &layout)))
     };
-    let mut session = Session::new(&model, context, &params, resolved.threads, memory, SEQUENCES);
+    let mut session = Session::new(model, context, &params, resolved.threads, memory, SEQUENCES);
     let mut aside = None;
     // A load, unload or quit waits for the replies asked for before it.
     let mut ending = None;
     let next = loop {
-        kv_ram.store(session.kv_ram_bytes(), Ordering::Relaxed);
+        held.chat_caches.store(session.kv_ram_bytes(), Ordering::Relaxed);
         if let Some(next) = ending.take() {
             if !session.is_busy() {
                 break next;
@@ -434,6 +518,8 @@ fn serve(
             Some(Request::Forget(conversation)) => session.forget(conversation),
             Some(Request::CacheBudgets(budgets)) => {
                 kv_config.set_budgets(budgets);
+                kept.set_budget(kv_config.models_budget);
+                held.kept_models.store(kept.bytes(), Ordering::Relaxed);
                 session.set_cache_budgets(budgets);
             }
             Some(Request::Prefill(request)) => session.prefill_draft(&request, || inbox.has_waiting()),
@@ -442,7 +528,7 @@ fn serve(
                     let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
                     continue;
                 }
-                match aside_session(&mut aside, backend, &model, &params) {
+                match aside_session(&mut aside, backend, model, &params) {
                     Ok(session) => session.reply(request, &events),
                     Err(error) => {
                         let _ = events.send(GenEvent::Failed(error));
@@ -482,13 +568,14 @@ fn aside_session<'s, 'm>(
 }
 
 /// With no model loaded, only a load request is useful; anything else fails at once.
-fn next_load(inbox: &Inbox, kv_config: &mut KvConfig) -> Next {
+fn next_load(inbox: &Inbox, kv_config: &mut KvConfig, kept: &mut KeptModels<LlamaModel>) -> Next {
     loop {
         match inbox.recv() {
             Ok(Request::Load(next)) => return Next::Load(next),
             Ok(Request::Forget(conversation)) => kv_memory::forget_on_disk(kv_config, conversation),
             Ok(Request::CacheBudgets(budgets)) => {
                 kv_config.set_budgets(budgets);
+                kept.set_budget(kv_config.models_budget);
                 kv_memory::trim_disk(kv_config);
             }
             Ok(Request::Prefill(_)) => {}

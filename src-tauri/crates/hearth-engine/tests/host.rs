@@ -141,8 +141,12 @@ async fn a_load_can_be_cancelled_and_the_next_one_works() {
     let cancel = CancelFlag::new();
     let raise = cancel.clone();
     let params = hearth_engine::LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..Default::default() };
+    // Another file (the model loaded would be taken from memory, with no steps to give up at).
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.gguf");
+    std::fs::copy(common::model_path(), &other).unwrap();
     // Given up at llama.cpp's first progress step.
-    let given_up = engine.load_with_progress(&common::model_path(), params.clone(), move |_| raise.cancel(), cancel).await;
+    let given_up = engine.load_with_progress(&other, params.clone(), move |_| raise.cancel(), cancel).await;
     assert!(matches!(&given_up, Err(hearth_engine::EngineError::LoadCancelled { .. })), "{given_up:?}");
     assert!(given_up.unwrap_err().to_string().ends_with("was cancelled"));
     assert!(engine.loaded().is_none());

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use hearth_core::{
     CacheBudgets, CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams,
 };
-use hearth_engine::{Engine, HostProgram, LoadParams};
+use hearth_engine::{Engine, HeldMemory, HostProgram, LoadParams};
 
 use common::{gguf, model_path};
 
@@ -246,15 +246,66 @@ fn read_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>) {
 
 /// Waits (at most 10 s) until the engine reports `bytes` of chats' caches in RAM.
 async fn until_ram_is(engine: &Engine, bytes: impl Fn(u64) -> bool) {
+    until_held(engine, |held| bytes(held.chat_caches)).await;
+}
+
+/// Waits (at most 10 s) until what the engine holds besides its model passes `check`.
+async fn until_held(engine: &Engine, check: impl Fn(HeldMemory) -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let now = engine.kv_ram_bytes().await;
-        if bytes(now) {
+        let now = engine.held_memory().await;
+        if check(now) {
             return;
         }
-        assert!(std::time::Instant::now() < deadline, "the engine still holds {now} bytes of caches in RAM");
+        assert!(std::time::Instant::now() < deadline, "the engine holds {now:?}");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// A model left for another stays in memory while the budget for other models allows: loading
+/// it again takes it up without reading its file, and its chat answers as before (the seeded
+/// reply of the first load). A file replaced under the same name is read again; a budget of 0
+/// drops the kept models at once and keeps none; the model in use loaded again with another
+/// context keeps its weights; an unload drops them all.
+#[tokio::test]
+async fn a_model_left_for_another_is_taken_up_again_from_memory() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir().unwrap();
+    let real = std::fs::read(model_path()).unwrap();
+    let (a, b) = (work.path().join("a.gguf"), work.path().join("b.gguf"));
+    std::fs::write(&a, &real).unwrap();
+    std::fs::write(&b, gguf::with_kv(&real, "hearth.test", gguf::STRING, &gguf::string("model b"))).unwrap();
+    let size = |path: &Path| std::fs::metadata(path).unwrap().len();
+    let chat = vec![ChatMessage::new(Role::User, "Say something about rivers.")];
+
+    let engine = engine(&work.path().join("kv"), &a, load_params(true)).await;
+    let (first, _) = reply(&engine, 1, &chat).await;
+    let loaded = |info: hearth_core::ModelInfo| (info.name, info.from_memory);
+    assert_eq!(loaded(engine.load(&b, load_params(true)).await.unwrap()), ("b".into(), false));
+    assert_eq!(engine.held_memory().await.kept_models, size(&a), "A kept while B answers");
+    assert_eq!(loaded(engine.load(&a, load_params(true)).await.unwrap()), ("a".into(), true));
+    let (again, _) = reply(&engine, 1, &chat).await;
+    assert_eq!(again, first, "the kept model answers as it did");
+    assert_eq!(engine.held_memory().await.kept_models, size(&b), "B kept now");
+
+    // B replaced under its name: its kept weights are not the file's any more.
+    std::fs::write(&b, gguf::with_kv(&real, "hearth.test", gguf::STRING, &gguf::string("model b, retrained"))).unwrap();
+    assert_eq!(loaded(engine.load(&b, load_params(true)).await.unwrap()), ("b".into(), false));
+
+    engine.set_cache_budgets(CacheBudgets { models_ram_mb: 0, ..CacheBudgets::default() });
+    until_held(&engine, |held| held.kept_models == 0).await;
+    assert_eq!(loaded(engine.load(&a, load_params(true)).await.unwrap()), ("a".into(), false));
+    assert_eq!(engine.held_memory().await.kept_models, 0, "no budget, nothing kept");
+    // The loaded model again with another context: its weights serve as they are, whatever the budget.
+    let other_context = LoadParams { n_ctx: Some(1024), ..load_params(true) };
+    assert_eq!(loaded(engine.load(&a, other_context).await.unwrap()), ("a".into(), true));
+
+    engine.set_cache_budgets(CacheBudgets::default());
+    engine.load(&b, load_params(true)).await.unwrap();
+    until_held(&engine, |held| held.kept_models == size(&a)).await;
+    engine.unload().await.unwrap();
+    assert_eq!(engine.held_memory().await.kept_models, 0, "an unload frees every model");
+    engine.shutdown();
 }
 
 /// The user's budgets are in force at once, and in an engine process started after a crash:

@@ -90,7 +90,7 @@ pub fn serve_stdio() -> i32 {
             ToHost::Forget { conversation } => engine.forget(conversation),
             ToHost::CacheBudgets { budgets } => engine.set_cache_budgets(budgets),
             ToHost::Usage { id } => {
-                let _ = outbox.send(FromHost::Usage { id, kv_ram_bytes: engine.kv_ram_bytes() });
+                let _ = outbox.send(FromHost::Usage { id, held: engine.held_memory() });
             }
             ToHost::Prefill { spec } => {
                 let mut request = ReplyRequest::new(spec.messages, spec.sampling, CancelFlag::new());

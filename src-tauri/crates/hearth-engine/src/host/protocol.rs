@@ -12,7 +12,7 @@ use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
 
 use hearth_core::{CacheBudgets, ChatMessage, GenEvent, LoadParams, ModelInfo, SamplingParams};
 
-use crate::EngineError;
+use crate::{EngineError, HeldMemory};
 
 pub type RequestId = u64;
 
@@ -106,8 +106,9 @@ pub enum FromHost {
     },
     Usage {
         id: RequestId,
-        /// Bytes of chats' caches kept in RAM (the live chat's is in the context, not counted).
-        kv_ram_bytes: u64,
+        /// Chats' caches kept in RAM (the live chat's is in the context, not counted) and models
+        /// kept after another was loaded.
+        held: HeldMemory,
     },
 }
 

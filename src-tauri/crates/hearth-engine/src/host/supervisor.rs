@@ -26,8 +26,8 @@ use hearth_gguf::ValidatedGguf;
 use super::cause::{self, LastLines};
 use super::child::{HOST_ARG, TEST_HOOKS_ENV};
 use super::protocol::{FrameReader, FrameWriter, FromHost, ReplySpec, RequestId, ToHost};
-use crate::EngineError;
 use crate::local::{Progress, validate_off_thread};
+use crate::{EngineError, HeldMemory};
 
 /// A reply asked to stop is answered within this, whatever the engine is doing.
 pub const STOP_ANSWER: Duration = Duration::from_secs(1);
@@ -135,7 +135,7 @@ enum Pending {
         cancel_sent: Option<Instant>,
     },
     Unload(oneshot::Sender<()>),
-    Usage(oneshot::Sender<u64>),
+    Usage(oneshot::Sender<HeldMemory>),
 }
 
 impl Engine {
@@ -246,17 +246,18 @@ impl Engine {
         }
     }
 
-    /// Bytes of chats' caches the engine process holds in RAM (0 when none runs).
-    pub async fn kv_ram_bytes(&self) -> u64 {
+    /// What the engine process holds in RAM besides the model in use: chats' caches and models
+    /// kept after another was loaded (nothing when none runs).
+    pub async fn held_memory(&self) -> HeldMemory {
         let (reply, answer) = oneshot::channel();
         {
             let mut state = self.shared.lock();
-            let Some(host) = &state.host else { return 0 };
+            let Some(host) = &state.host else { return HeldMemory::default() };
             let id = self.shared.id();
             let _ = host.frames.send(ToHost::Usage { id });
             state.pending.insert(id, Pending::Usage(reply));
         }
-        answer.await.unwrap_or(0) // The process died: its caches died with it.
+        answer.await.unwrap_or_default() // The process died: what it held died with it.
     }
 
     fn send_forget(&self, conversation: Option<i64>) {
@@ -500,9 +501,9 @@ impl Shared {
                     let _ = done.send(());
                 }
             }
-            FromHost::Usage { id, kv_ram_bytes } => {
+            FromHost::Usage { id, held } => {
                 if let Some(Pending::Usage(reply)) = state.pending.remove(&id) {
-                    let _ = reply.send(kv_ram_bytes);
+                    let _ = reply.send(held);
                 }
             }
         }
