@@ -183,6 +183,9 @@ fn search_download_load_and_chat_through_ipc() {
     block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), other_chat, "Hi.".into(), channel, state.clone())).unwrap();
     assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], other.to_str().unwrap(), "its model answered");
+    // The first chat's model, left for the other, stays in memory (within the default budget).
+    let kept = invoke(&window, "chat_cache_usage", json!({})).unwrap()["keptModelBytes"].clone();
+    assert_eq!(kept, std::fs::metadata(&path).unwrap().len(), "kept in memory");
     // A chat's model whose file is gone: words, and the loaded model stays.
     let gone = dir.path().join("gone.gguf");
     std::fs::copy(model_path(), &gone).unwrap();

@@ -147,6 +147,8 @@ command! {
         if loaded_path(&state).as_deref() == Some(Path::new(&path)) {
             return Err(IpcError::new(IpcErrorKind::Busy, "this model is loaded: unload it or load another one first"));
         }
+        // Kept in memory after another model was loaded: its pages would hold the disk space.
+        state.engine.release_model(Path::new(&path));
         let library = state.library.clone();
         tokio::task::spawn_blocking(move || library.delete(Path::new(&path)))
             .await

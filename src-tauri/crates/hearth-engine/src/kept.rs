@@ -81,6 +81,11 @@ impl<M> KeptModels<M> {
         true
     }
 
+    /// Drops the kept models of the file at `path` (it is being deleted).
+    pub fn release(&mut self, path: &std::path::Path) {
+        self.models.retain(|m| m.id.path != path);
+    }
+
     /// Drops every kept model (an unload, the engine quitting).
     pub fn clear(&mut self) {
         self.models.clear();
@@ -154,7 +159,10 @@ mod tests {
         assert!(kept.holds(&a) && !kept.holds(&replaced) && !kept.holds(&on_gpu));
         kept.set_budget(400 * MB);
         assert_eq!(names(&kept), ["b"]);
-        assert!(kept.take(&weights("b", 1).id).is_some());
+        kept.keep(weights("c", 100), 0, None);
+        kept.release(std::path::Path::new("b"));
+        assert_eq!(names(&kept), ["c"], "b's file deleted");
+        assert!(kept.take(&weights("c", 1).id).is_some());
         assert_eq!((names(&kept).len(), kept.bytes()), (0, 0));
     }
 }

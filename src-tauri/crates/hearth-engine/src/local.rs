@@ -59,6 +59,8 @@ enum Request {
     Unload(oneshot::Sender<()>),
     /// Drop a conversation's KV cache in RAM and on disk (`None`: every conversation's).
     Forget(Option<ConversationId>),
+    /// Drop the kept weights of the model at this path (its file is being deleted).
+    Release(std::path::PathBuf),
     /// Read ahead a draft the user is typing (see [`ChatBackend::prefill`]); given up the
     /// moment another request arrives.
     Prefill(ReplyRequest),
@@ -228,6 +230,11 @@ impl LocalEngine {
     /// every conversation's.
     pub fn forget(&self, conversation: Option<ConversationId>) {
         let _ = self.requests.send(Request::Forget(conversation));
+    }
+
+    /// Drops the weights of the model at `path` if they are kept in memory (not the loaded one).
+    pub fn release(&self, path: &Path) {
+        let _ = self.requests.send(Request::Release(path.to_path_buf()));
     }
 
     /// Puts the user's budgets for chats' caches in force (states past them spill or go).
@@ -516,6 +523,10 @@ fn serve(
             None => {}
             Some(Request::Generate { request, events }) => session.submit(request, events),
             Some(Request::Forget(conversation)) => session.forget(conversation),
+            Some(Request::Release(path)) => {
+                kept.release(&path);
+                held.kept_models.store(kept.bytes(), Ordering::Relaxed);
+            }
             Some(Request::CacheBudgets(budgets)) => {
                 kv_config.set_budgets(budgets);
                 kept.set_budget(kv_config.models_budget);
@@ -573,6 +584,7 @@ fn next_load(inbox: &Inbox, kv_config: &mut KvConfig, kept: &mut KeptModels<Llam
         match inbox.recv() {
             Ok(Request::Load(next)) => return Next::Load(next),
             Ok(Request::Forget(conversation)) => kv_memory::forget_on_disk(kv_config, conversation),
+            Ok(Request::Release(path)) => kept.release(&path),
             Ok(Request::CacheBudgets(budgets)) => {
                 kv_config.set_budgets(budgets);
                 kept.set_budget(kv_config.models_budget);

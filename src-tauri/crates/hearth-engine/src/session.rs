@@ -10,7 +10,7 @@
 //! slot for its next turn until its cells are needed.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use llama_cpp_2::LlamaStateSeqFlags;
 use llama_cpp_2::context::LlamaContext;
@@ -43,10 +43,13 @@ pub const SEQUENCES: u32 = 8;
 pub const PARALLEL_REPLIES: usize = 4;
 /// The shortest candidate a consensus reply is allowed to be cut to for room in the context.
 const MIN_CANDIDATE_TOKENS: usize = 16;
-/// A draft is read ahead in chunks of 4 tokens, then 8, 16, … up to 64: a reply asked for
-/// meanwhile waits for one chunk (4 tokens: ~10 ms for a small model on 2 cores).
+/// A draft is read ahead in chunks of 4 tokens first, then as many as the last chunk's pace reads
+/// in `DRAFT_CHUNK_TIME` (at most 64): a reply asked for meanwhile waits for one chunk, about
+/// that long, whatever the model and the machine (on one thread a fixed 32-token chunk of a
+/// pasted message held a turn ~60 ms).
 const FIRST_DRAFT_CHUNK: usize = 4;
 const LAST_DRAFT_CHUNK: usize = 64;
+const DRAFT_CHUNK_TIME: Duration = Duration::from_millis(25);
 
 /// One KV sequence and what is in it.
 struct Slot {
@@ -426,8 +429,8 @@ impl<'m> Session<'m> {
         let suffix = tokens[self.slots[slot].cached.len()..].to_vec();
         let reading = Instant::now();
         // A reply asked for meanwhile waits for the chunk being read. A draft is as often as not
-        // sent just before Enter (a paste, the last words), so the first chunks are small; later
-        // ones grow, as a whole conversation read in small steps would take twice as long.
+        // sent just before Enter (a paste, the last words), so chunks take about
+        // DRAFT_CHUNK_TIME each (the first is small: its pace is not known yet).
         let (mut at, mut size) = (0, FIRST_DRAFT_CHUNK);
         // The user is typing: a core is left to the window, whose keys must echo at once. One
         // thread fewer reads a draft's few tokens in ~1.5× the time at ~0.8× the CPU (7 tokens at
@@ -435,11 +438,14 @@ impl<'m> Session<'m> {
         self.context.set_n_threads(self.threads.decode as i32, self.threads.draft() as i32);
         while at < suffix.len() {
             let end = (at + size).min(suffix.len());
+            let started = Instant::now();
             if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
                 break;
             }
+            let per_token = started.elapsed().as_secs_f64() / (end - at) as f64;
             at = end;
-            size = (size * 2).min(LAST_DRAFT_CHUNK).min(self.n_batch);
+            let fits = (DRAFT_CHUNK_TIME.as_secs_f64() / per_token.max(1e-6)) as usize;
+            size = fits.clamp(FIRST_DRAFT_CHUNK, LAST_DRAFT_CHUNK.min(self.n_batch).max(FIRST_DRAFT_CHUNK));
         }
         self.context.set_n_threads(self.threads.decode as i32, self.threads.batch as i32);
         tracing::debug!(tokens = tokens.len(), read = suffix.len(), ms = reading.elapsed().as_secs_f64() * 1000.0, "draft read ahead");

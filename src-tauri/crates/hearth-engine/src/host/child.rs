@@ -88,6 +88,7 @@ pub fn serve_stdio() -> i32 {
                 relay_reply(&engine, &outbox, &cancels, id, request, aside);
             }
             ToHost::Forget { conversation } => engine.forget(conversation),
+            ToHost::Release { path } => engine.release(&path),
             ToHost::CacheBudgets { budgets } => engine.set_cache_budgets(budgets),
             ToHost::Usage { id } => {
                 let _ = outbox.send(FromHost::Usage { id, held: engine.held_memory() });

@@ -49,6 +49,10 @@ pub enum ToHost {
         /// `None`: every conversation's.
         conversation: Option<i64>,
     },
+    /// Drop the kept weights of the model at `path` (its file is being deleted).
+    Release {
+        path: PathBuf,
+    },
     /// The user's budgets for chats' caches (sent first to every new engine process once set).
     CacheBudgets {
         budgets: CacheBudgets,

@@ -232,6 +232,14 @@ impl Engine {
         self.send_forget(Some(conversation));
     }
 
+    /// Drops the weights of the model at `path` if they are kept in memory (its file is about to
+    /// be deleted: its pages would otherwise hold the disk space until they leave memory).
+    pub fn release_model(&self, path: &Path) {
+        if let Some(host) = &self.shared.lock().host {
+            let _ = host.frames.send(ToHost::Release { path: path.to_path_buf() });
+        }
+    }
+
     /// Drops every chat's KV cache in RAM (the caller deletes the folder of state files).
     pub fn forget_all(&self) {
         self.send_forget(None);
