@@ -342,7 +342,7 @@ fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, held: &Held) {
     };
     let mut kv_config = KvConfig::from_env();
     let mut kept = KeptModels::new(kv_config.models_budget);
-    let mut next = next_load(&inbox, &mut kv_config, &mut kept);
+    let mut next = next_load(&inbox, &mut kv_config, &mut kept, held);
     // The next load's model, when it was identified already (to decide what to keep), and the
     // weights in use when the next load asks for the same (new context settings: no file read).
     let mut identified = None;
@@ -355,7 +355,7 @@ fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, held: &Held) {
                 kept.clear();
                 held.kept_models.store(0, Ordering::Relaxed);
                 let _ = done.send(());
-                next = next_load(&inbox, &mut kv_config, &mut kept);
+                next = next_load(&inbox, &mut kv_config, &mut kept, held);
                 continue;
             }
             Next::Quit => return,
@@ -370,7 +370,7 @@ fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, held: &Held) {
             Ok(opened) => opened,
             Err(error) => {
                 let _ = load.reply.send(Err(error));
-                next = next_load(&inbox, &mut kv_config, &mut kept);
+                next = next_load(&inbox, &mut kv_config, &mut kept, held);
                 continue;
             }
         };
@@ -468,7 +468,7 @@ fn serve(
         Err(e) => {
             tracing::warn!(%path, error = %e, "context creation failed");
             let _ = reply.send(Err(EngineError::Context { path, n_ctx: resolved.n_ctx }));
-            return next_load(inbox, kv_config, kept);
+            return next_load(inbox, kv_config, kept, held);
         }
     };
     let info = ModelInfo {
@@ -579,8 +579,9 @@ fn aside_session<'s, 'm>(
 }
 
 /// With no model loaded, only a load request is useful; anything else fails at once.
-fn next_load(inbox: &Inbox, kv_config: &mut KvConfig, kept: &mut KeptModels<LlamaModel>) -> Next {
+fn next_load(inbox: &Inbox, kv_config: &mut KvConfig, kept: &mut KeptModels<LlamaModel>, held: &Held) -> Next {
     loop {
+        held.kept_models.store(kept.bytes(), Ordering::Relaxed);
         match inbox.recv() {
             Ok(Request::Load(next)) => return Next::Load(next),
             Ok(Request::Forget(conversation)) => kv_memory::forget_on_disk(kv_config, conversation),

@@ -265,7 +265,7 @@ async fn until_held(engine: &Engine, check: impl Fn(HeldMemory) -> bool) {
 /// A model left for another stays in memory while the budget for other models allows: loading
 /// it again takes it up without reading its file, and its chat answers as before (the seeded
 /// reply of the first load). A file replaced under the same name is read again; a budget of 0
-/// drops the kept models at once and keeps none; the model in use loaded again with another
+/// drops the kept models at once (with no model loaded too, after a refused file) and keeps none; the model in use loaded again with another
 /// context keeps its weights; an unload drops them all.
 #[tokio::test]
 async fn a_model_left_for_another_is_taken_up_again_from_memory() {
@@ -292,6 +292,12 @@ async fn a_model_left_for_another_is_taken_up_again_from_memory() {
     std::fs::write(&b, gguf::with_kv(&real, "hearth.test", gguf::STRING, &gguf::string("model b, retrained"))).unwrap();
     assert_eq!(loaded(engine.load(&b, load_params(true)).await.unwrap()), ("b".into(), false));
 
+    // A file llama.cpp refuses: no model loaded now, B's copy still kept (and counted) until the
+    // budget says otherwise.
+    let refused = work.path().join("refused.gguf");
+    std::fs::write(&refused, gguf::with_kv(&real, "general.architecture", gguf::STRING, &gguf::string("hearthtest"))).unwrap();
+    assert!(engine.load(&refused, load_params(true)).await.is_err());
+    assert!(engine.held_memory().await.kept_models > 0);
     engine.set_cache_budgets(CacheBudgets { models_ram_mb: 0, ..CacheBudgets::default() });
     until_held(&engine, |held| held.kept_models == 0).await;
     assert_eq!(loaded(engine.load(&a, load_params(true)).await.unwrap()), ("a".into(), false));
