@@ -1,7 +1,8 @@
 // End to end: each chat keeps its local model, in the real app (WebKit) with real loads. The data
 // dir's models folder holds the test model under two names: two models as far as Hearth knows
 // (two files), the same weights. A chat answers with the model picked for it; opening the other
-// chat loads that chat's model again, and its next reply comes from it.
+// chat loads that chat's model again (the one left stays in memory, counted in Settings → Model),
+// and its next reply comes from it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -56,6 +57,15 @@ test("each chat keeps its model: picked for one chat, loaded again when the othe
     const checked = await session.waitFor('[data-testid="model-option"][aria-checked="true"]');
     assert.ok((await session.attribute(checked, "data-path")).endsWith("SmolLM2-135M-Instruct.Q4_1.gguf"));
     await shot(session, "chat-model-03-menu");
+
+    // The second copy, left for chat A's model, stays in memory: Settings → Model counts it.
+    await session.click(await session.waitFor('[data-testid="model-switcher"]'));
+    await session.click(await session.waitFor('[data-testid="open-settings"]'));
+    const kept = await session.waitFor('[data-testid="kept-models-usage"]', { accept: (t) => /^\d+ MB$/.test(t.trim()) });
+    await session.cmd("POST", "/execute/sync", { script: "arguments[0].scrollIntoView({ block: 'center' })", args: [{ "element-6066-11e4-a52e-4f735466cecf": kept }] });
+    const parts = await session.text(await session.waitFor('[data-testid="memory-parts"]'));
+    assert.match(parts, /other models \d+ MB$/, parts);
+    await shot(session, "chat-model-04-kept-in-memory");
   } finally {
     await session.close();
   }

@@ -934,16 +934,20 @@ export function installMockTauri(config) {
     const ramBytes = keptIn('ram').length * state.cacheFileBytes;
     const modelBytes = state.model?.sizeBytes ?? 0;
     const contextBytes = state.model?.kvBytes ?? 0;
-    const keptModelBytes = state.keptModels.reduce((sum, m) => sum + m.sizeBytes, 0);
+    const keptModelBytes = keptBytes();
     return { bytes: files * state.cacheFileBytes, chats: files, ramBytes, budgets: clone(state.cacheBudgets), modelBytes, contextBytes, keptModelBytes };
   }
 
+  const keptBytes = () => state.keptModels.reduce((sum, m) => sum + m.sizeBytes, 0);
+  /** Drops the least recently used kept models until they fit the budget for other models. */
+  const fitKeptModels = () => {
+    while (keptBytes() > state.cacheBudgets.modelsRamMb * 2 ** 20) state.keptModels.shift();
+  };
   /** The engine's kept models (hearth-engine's kept.rs): the model left stays while the budget for other models allows, the oldest going first. */
   function keepModel(model) {
-    const budget = state.cacheBudgets.modelsRamMb * 2 ** 20;
-    if (model.sizeBytes > budget) return;
+    if (model.sizeBytes > state.cacheBudgets.modelsRamMb * 2 ** 20) return;
     state.keptModels.push({ path: model.path, sizeBytes: model.sizeBytes });
-    while (state.keptModels.reduce((sum, m) => sum + m.sizeBytes, 0) > budget) state.keptModels.shift();
+    fitKeptModels();
   }
 
   /** The budgets in force, least recently used first: caches in RAM beyond its budget spill to disk, files beyond its budget go. */
@@ -952,7 +956,7 @@ export function installMockTauri(config) {
     const over = (where, mb) => keptIn(where).length * cacheFileBytes > mb * 2 ** 20;
     while (over('ram', cacheBudgets.ramMb)) caches.kept.set(keptIn('ram')[0], 'disk');
     while (over('disk', cacheBudgets.diskMb)) caches.kept.delete(keptIn('disk')[0]);
-    while (state.keptModels.reduce((sum, m) => sum + m.sizeBytes, 0) > cacheBudgets.modelsRamMb * 2 ** 20) state.keptModels.shift();
+    fitKeptModels();
   }
 
   /** CacheBudgets' serde check (a plain string error, like Tauri's), then CacheBudgets::validate, in its order. */
