@@ -48,10 +48,15 @@ if [ "$mode" = test ]; then
     fi
   done
   scripts/fetch-model.sh target/test-data
-  # The official openai Python client: the real peer of `hearth-cli serve`'s tests.
-  if ! target/openai-venv/bin/python -c 'import openai' 2>/dev/null; then
+  # The official openai Python client: the real peer of `hearth-cli serve`'s tests; llama.cpp's
+  # gguf package writes the tiny sliding-window and hybrid test models.
+  if ! target/openai-venv/bin/python -c 'import openai, gguf' 2>/dev/null; then
     python3 -m venv target/openai-venv
-    target/openai-venv/bin/pip install --quiet --disable-pip-version-check openai==3.57.0
+    target/openai-venv/bin/pip install --quiet --disable-pip-version-check openai==3.57.0 gguf==0.19.0 numpy==2.4.6
+  fi
+  if [ ! -f target/test-data/models/tiny-lfm2-hybrid.gguf ] || [ scripts/make-test-models.py -nt target/test-data/models/tiny-lfm2-hybrid.gguf ]; then
+    target/openai-venv/bin/python scripts/make-test-models.py \
+      target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models >/dev/null
   fi
   # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests.
   scripts/build-llama-server.sh >/dev/null

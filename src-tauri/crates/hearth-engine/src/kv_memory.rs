@@ -17,12 +17,14 @@ use sha2::{Digest, Sha256};
 
 use hearth_core::{CacheBudgets, PromptSource};
 
+use crate::checkpoints::Checkpoint;
+
 /// A conversation, as the app names it (its chat id).
 pub type ConversationId = i64;
 
 const MAGIC: &[u8; 8] = b"HEARTHKV";
 /// Bumped whenever the layout below or llama.cpp's state format may have changed.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 /// How much of a model file its identity reads: the header and first tensors, and the end.
 const HEAD_BYTES: u64 = 8 << 20;
 const TAIL_BYTES: u64 = 1 << 20;
@@ -64,16 +66,18 @@ impl KvConfig {
     }
 }
 
-/// One conversation's cache: the tokens in it, in order, and llama.cpp's bytes for them.
+/// One conversation's cache: the tokens in it, in order, llama.cpp's bytes for them, and the
+/// checkpoints it can be cut back to (a model whose cache cannot be cut back freely).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedState {
     pub tokens: Vec<i32>,
     pub data: Vec<u8>,
+    pub checkpoints: Vec<Checkpoint>,
 }
 
 impl SavedState {
     fn bytes(&self) -> u64 {
-        (self.data.len() + self.tokens.len() * 4) as u64
+        (self.data.len() + self.tokens.len() * 4 + self.checkpoints.iter().map(|c| c.data.len() + 16).sum::<usize>()) as u64
     }
 }
 
@@ -121,7 +125,8 @@ pub enum StateFileError {
     Damaged,
 }
 
-/// The file's bytes: magic, version, key, chat, tokens, data, then SHA-256 of all before.
+/// The file's bytes: magic, version, key, chat, tokens, data, checkpoints (each its token count,
+/// whether it opens a message, its data), then SHA-256 of all before.
 pub fn encode(key: &str, chat: ConversationId, state: &SavedState) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + key.len() + state.tokens.len() * 4 + state.data.len());
     out.extend_from_slice(MAGIC);
@@ -135,6 +140,13 @@ pub fn encode(key: &str, chat: ConversationId, state: &SavedState) -> Vec<u8> {
     }
     out.extend_from_slice(&(state.data.len() as u64).to_le_bytes());
     out.extend_from_slice(&state.data);
+    out.extend_from_slice(&(state.checkpoints.len() as u32).to_le_bytes());
+    for checkpoint in &state.checkpoints {
+        out.extend_from_slice(&(checkpoint.at as u32).to_le_bytes());
+        out.push(u8::from(checkpoint.opens_message));
+        out.extend_from_slice(&(checkpoint.data.len() as u64).to_le_bytes());
+        out.extend_from_slice(&checkpoint.data);
+    }
     let sum = Sha256::digest(&out);
     out.extend_from_slice(&sum);
     out
@@ -164,12 +176,17 @@ pub fn decode(bytes: &[u8], key: &str, chat: ConversationId) -> Result<SavedStat
     let n_tokens = r.u32()? as usize;
     let tokens = r.take(n_tokens.checked_mul(4).ok_or(StateFileError::Truncated)?)?;
     let tokens = tokens.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
-    let data_len = usize::try_from(u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"))).map_err(|_| StateFileError::Truncated)?;
-    let data = r.take(data_len)?.to_vec();
+    let data = r.blob()?;
+    let mut checkpoints = Vec::new();
+    for _ in 0..r.u32()? {
+        let at = r.u32()? as usize;
+        let opens_message = r.take(1)?[0] != 0;
+        checkpoints.push(Checkpoint { at, opens_message, data: r.blob()? });
+    }
     if r.at != body_end {
         return Err(StateFileError::Truncated);
     }
-    Ok(SavedState { tokens, data })
+    Ok(SavedState { tokens, data, checkpoints })
 }
 
 struct Reader<'a> {
@@ -187,6 +204,12 @@ impl<'a> Reader<'a> {
 
     fn u32(&mut self) -> Result<u32, StateFileError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+
+    /// A length (u64) and that many bytes.
+    fn blob(&mut self) -> Result<Vec<u8>, StateFileError> {
+        let len = usize::try_from(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes"))).map_err(|_| StateFileError::Truncated)?;
+        Ok(self.take(len)?.to_vec())
     }
 }
 
@@ -364,7 +387,8 @@ mod tests {
     use super::*;
 
     fn state(n: usize) -> SavedState {
-        SavedState { tokens: (0..n as i32).collect(), data: (0..n * 10).map(|i| i as u8).collect() }
+        let checkpoints = vec![Checkpoint { at: n / 2, opens_message: true, data: vec![7; n] }];
+        SavedState { tokens: (0..n as i32).collect(), data: (0..n * 10).map(|i| i as u8).collect(), checkpoints }
     }
 
     /// Every way a file can be wrong is refused before llama.cpp would see its bytes.

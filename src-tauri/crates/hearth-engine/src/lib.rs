@@ -8,6 +8,7 @@
 
 mod beam;
 pub mod bench;
+pub mod checkpoints;
 mod consensus;
 mod drafter;
 pub mod host;

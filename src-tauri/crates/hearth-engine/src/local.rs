@@ -488,14 +488,15 @@ fn serve(
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
     let _ = reply.send(Ok(info));
 
-    let layout = format!("kv={:?};flash={:?};n_ctx={}", params.kv_cache_type, params.flash_attention, resolved.n_ctx);
+    let layout =
+        format!("kv={:?};flash={:?};n_ctx={};swa_full={}", params.kv_cache_type, params.flash_attention, resolved.n_ctx, resolved.swa_full);
     let memory = if weights.id.content.is_empty() {
         tracing::warn!("the model file could not be read for its cache key; chats' caches are not kept");
         None
     } else {
         Some(KvMemory::new(kv_config.clone(), kv_memory::layout_key(&weights.id.content, &layout)))
     };
-    let mut session = Session::new(model, context, &params, resolved.threads, memory, SEQUENCES);
+    let mut session = Session::new(model, context, &params, resolved.threads, memory, SEQUENCES, resolved.swa_full);
     let mut aside = None;
     // A load, unload or quit waits for the replies asked for before it.
     let mut ending = None;
@@ -573,7 +574,7 @@ fn aside_session<'s, 'm>(
         let context = model
             .new_context(backend, context_params)
             .map_err(|e| BackendError::Engine(format!("no memory for a second, small context: {e}")))?;
-        *aside = Some(Session::new(model, context, &small, resolved.threads, None, 1));
+        *aside = Some(Session::new(model, context, &small, resolved.threads, None, 1, resolved.swa_full));
     }
     Ok(aside.as_mut().expect("just created"))
 }

@@ -26,6 +26,7 @@ use hearth_core::{
 
 use crate::LoadParams;
 use crate::beam::{BeamReply, Fork, LaneView};
+use crate::checkpoints::{self, Checkpoint, Checkpoints, CutBack};
 use crate::consensus::{Group, Member};
 use crate::drafter::Drafter;
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
@@ -63,6 +64,33 @@ struct Slot {
     busy: bool,
     /// When it last served a reply ([`Session::clock`]), for least-recently-used choices.
     used_at: u64,
+    /// Where its cache can be cut back to, when the model's cannot be cut back freely.
+    checkpoints: Checkpoints,
+    /// Token counts at which the prompt being read takes a checkpoint (reading stops there).
+    marks: Vec<usize>,
+    /// The mark where the user's last message starts.
+    message_mark: Option<usize>,
+}
+
+impl Slot {
+    fn new(seq: i32) -> Self {
+        Slot {
+            seq,
+            cached: Vec::new(),
+            owner: None,
+            busy: false,
+            used_at: 0,
+            checkpoints: Checkpoints::default(),
+            marks: Vec::new(),
+            message_mark: None,
+        }
+    }
+
+    /// How many of `want` prompt tokens can be read before the next checkpoint is due.
+    fn readable(&self, want: usize) -> usize {
+        let at = self.cached.len();
+        self.marks.iter().find(|&&mark| mark > at).map_or(want, |&mark| want.min(mark - at))
+    }
 }
 
 /// A reply asked for, its prompt fitted, waiting for a slot.
@@ -98,6 +126,8 @@ pub struct Session<'m> {
     clock: u64,
     /// Drafts can be checked: a recurrent or hybrid model cannot drop the cells of those rejected.
     speculate: bool,
+    /// How far the model's cache can be cut back; checkpoints are taken unless freely.
+    cut_back: CutBack,
     /// How the model was loaded: draft models are loaded alike.
     params: LoadParams,
     /// The draft models replies draft with (speculative decoding), loaded when first asked for.
@@ -114,7 +144,7 @@ enum Renderer {
 
 impl<'m> Session<'m> {
     /// `n_seq`: the sequences `context` was created for (at most that many replies at once).
-    /// `threads`: what `context` was created with (`load::context_params`).
+    /// `threads`, `swa_full`: what `context` was created with (`load::context_params`).
     pub fn new(
         model: &'m LlamaModel,
         context: LlamaContext<'m>,
@@ -122,9 +152,11 @@ impl<'m> Session<'m> {
         threads: Threads,
         memory: Option<KvMemory>,
         n_seq: u32,
+        swa_full: bool,
     ) -> Self {
         let n_batch = params.n_batch as usize;
-        let slots = (0..n_seq.max(1) as i32).map(|seq| Slot { seq, cached: Vec::new(), owner: None, busy: false, used_at: 0 }).collect();
+        let slots = (0..n_seq.max(1) as i32).map(Slot::new).collect();
+        let cut_back = CutBack::of(model);
         Session {
             model,
             context,
@@ -141,7 +173,14 @@ impl<'m> Session<'m> {
             memory: memory.filter(|_| params.reuse_kv),
             typed: None,
             clock: 0,
-            speculate: !model.is_recurrent() && !model.is_hybrid(),
+            // Rejected drafts are cut back: where every cell stays while reading (a restored
+            // window cache holds its window, all a draft after it needs).
+            speculate: match cut_back {
+                CutBack::Free => true,
+                CutBack::Window(_) => swa_full,
+                CutBack::Never => false,
+            },
+            cut_back,
             params: params.clone(),
             drafters: Vec::new(),
             decode_threads: DecodeThreads::new(threads.decode, params.n_threads.is_none()),
@@ -345,7 +384,8 @@ impl<'m> Session<'m> {
             if reply.prompt.is_empty() || !added[i].is_empty() || ended.iter().any(|(e, _)| *e == i) {
                 continue;
             }
-            let chunk: Vec<LlamaToken> = reply.prompt.drain(..room.min(reply.prompt.len())).collect();
+            let readable = self.slots[reply.slot].readable(room.min(reply.prompt.len()));
+            let chunk: Vec<LlamaToken> = reply.prompt.drain(..readable).collect();
             let read_all = reply.prompt.is_empty();
             let slot = &self.slots[reply.slot];
             for (k, &token) in chunk.iter().enumerate() {
@@ -366,6 +406,10 @@ impl<'m> Session<'m> {
         }
         for (reply, tokens) in self.running.iter().zip(added) {
             self.slots[reply.slot].cached.extend(tokens);
+        }
+        let due: Vec<usize> = self.running.iter().map(|r| r.slot).filter(|&slot| self.checkpoint_due(slot)).collect();
+        for slot in due {
+            self.take_checkpoint(slot);
         }
         for (beam, added) in self.beams.iter().zip(beam_added) {
             for (lane, tokens) in added {
@@ -426,6 +470,7 @@ impl<'m> Session<'m> {
         let tokens = self.follow_cache(slot, messages, false, tokens);
         let kept = self.reuse_prefix(slot, &tokens);
         self.borrow_prefix(slot, &tokens, kept);
+        self.set_marks(slot, messages, false, &tokens);
         let suffix = tokens[self.slots[slot].cached.len()..].to_vec();
         let reading = Instant::now();
         // A reply asked for meanwhile waits for the chunk being read. A draft is as often as not
@@ -437,10 +482,13 @@ impl<'m> Session<'m> {
         // a 2,400-token context: 117 ms on one thread, 75 on two, on 2 cores).
         self.context.set_n_threads(self.threads.decode as i32, self.threads.draft() as i32);
         while at < suffix.len() {
-            let end = (at + size).min(suffix.len());
+            let end = at + self.slots[slot].readable((at + size).min(suffix.len()) - at);
             let started = Instant::now();
             if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
                 break;
+            }
+            if self.checkpoint_due(slot) {
+                self.take_checkpoint(slot);
             }
             let per_token = started.elapsed().as_secs_f64() / (end - at) as f64;
             at = end;
@@ -577,6 +625,7 @@ impl<'m> Session<'m> {
         let tokens = if self.reuse_kv { self.follow_cache(slot, &request.messages, request.continue_last, tokens) } else { tokens };
         let kept = self.reuse_prefix(slot, &tokens);
         let cached_tokens = self.borrow_prefix(slot, &tokens, kept);
+        self.set_marks(slot, &request.messages, request.continue_last, &tokens);
         let stats = ReplyStats {
             prompt_tokens: tokens.len() as u32,
             cached_tokens: cached_tokens as u32,
@@ -772,7 +821,10 @@ impl<'m> Session<'m> {
 
     fn clear_slot(&mut self, slot: usize) {
         let _ = self.context.clear_kv_cache_seq(Some(self.slots[slot].seq as u32), None, None);
-        self.slots[slot].cached.clear();
+        let slot = &mut self.slots[slot];
+        slot.cached.clear();
+        slot.checkpoints.clear();
+        slot.marks.clear();
     }
 
     /// Makes `slot` the cache of `conversation`: the one in place goes to memory for its own
@@ -795,7 +847,7 @@ impl<'m> Session<'m> {
         let (saved, from) = saved;
         let saved_tokens: Vec<LlamaToken> = saved.tokens.iter().map(|&t| LlamaToken(t)).collect();
         if shared_prefix(&saved_tokens, prompt) > shared_prefix(&self.slots[slot].cached, prompt)
-            && self.restore(slot, &saved.data, saved_tokens)
+            && self.restore(slot, &saved.data, saved_tokens, saved.checkpoints)
         {
             return from;
         }
@@ -805,20 +857,71 @@ impl<'m> Session<'m> {
     /// A slot's cache as bytes, with its tokens; `None` when empty or llama.cpp wrote other
     /// than it said.
     fn snapshot(&self, slot: usize) -> Option<SavedState> {
-        let Slot { seq, cached, .. } = &self.slots[slot];
+        let Slot { seq, cached, checkpoints, .. } = &self.slots[slot];
         if cached.is_empty() {
             return None;
         }
-        let flags = LlamaStateSeqFlags::empty();
-        let size = self.context.state_seq_get_size_ext(*seq, flags);
+        let data = self.seq_state(*seq, LlamaStateSeqFlags::empty())?;
+        Some(SavedState { tokens: cached.iter().map(|t| t.0).collect(), data, checkpoints: checkpoints.list().to_vec() })
+    }
+
+    /// A sequence's state as bytes (`PARTIAL_ONLY`: the part that cannot be cut back); `None`
+    /// when llama.cpp wrote other than it said.
+    fn seq_state(&self, seq: i32, flags: LlamaStateSeqFlags) -> Option<Vec<u8>> {
+        let size = self.context.state_seq_get_size_ext(seq, flags);
         let mut data = vec![0u8; size];
         // SAFETY: `data` holds exactly the size llama.cpp just reported for this sequence.
-        let written = unsafe { self.context.state_seq_get_data_ext(data.as_mut_ptr(), *seq, flags) };
-        (written == size).then(|| SavedState { tokens: cached.iter().map(|t| t.0).collect(), data })
+        let written = unsafe { self.context.state_seq_get_data_ext(data.as_mut_ptr(), seq, flags) };
+        (written == size).then_some(data)
+    }
+
+    /// Whether `slot`'s prompt reading has reached its next mark.
+    fn checkpoint_due(&self, slot: usize) -> bool {
+        let slot = &self.slots[slot];
+        slot.marks.first() == Some(&slot.cached.len())
+    }
+
+    /// Saves the part of `slot`'s state that cannot be cut back, to come back to this point.
+    fn take_checkpoint(&mut self, slot: usize) {
+        let at = self.slots[slot].cached.len();
+        let data = self.seq_state(self.slots[slot].seq, LlamaStateSeqFlags::PARTIAL_ONLY);
+        let slot = &mut self.slots[slot];
+        slot.marks.retain(|&mark| mark > at);
+        if let Some(data) = data {
+            slot.checkpoints.add(Checkpoint { at, opens_message: slot.message_mark == Some(at), data });
+        }
+    }
+
+    /// Where the prompt `tokens`, about to be read into `slot`, takes checkpoints (none for a
+    /// model whose cache is cut back freely).
+    fn set_marks(&mut self, slot: usize, messages: &[ChatMessage], continue_last: bool, tokens: &[LlamaToken]) {
+        let start = if self.cut_back.needs_checkpoints() { self.message_start(messages, continue_last, tokens) } else { None };
+        let from = self.slots[slot].cached.len();
+        let slot = &mut self.slots[slot];
+        slot.marks = if self.cut_back.needs_checkpoints() { checkpoints::marks(tokens.len(), from, start) } else { Vec::new() };
+        slot.message_mark = start;
+    }
+
+    /// The token where the user's last message starts in `tokens`, when a token starts there
+    /// (counted from the end: the text before it may be spelled as the cache spells it).
+    fn message_start(&self, messages: &[ChatMessage], continue_last: bool, tokens: &[LlamaToken]) -> Option<usize> {
+        let tail = self.own_tail(messages, continue_last);
+        if tail == 0 || tail == usize::MAX {
+            return None;
+        }
+        let vocab = self.model.vocab();
+        let mut bytes = 0;
+        for (at, &token) in tokens.iter().enumerate().rev() {
+            bytes += vocab.token_to_piece(token, true, None).len();
+            if bytes >= tail {
+                return (bytes == tail).then_some(at);
+            }
+        }
+        None
     }
 
     /// Replaces a slot's cache with a saved one; on failure the slot is left empty.
-    fn restore(&mut self, slot: usize, data: &[u8], tokens: Vec<LlamaToken>) -> bool {
+    fn restore(&mut self, slot: usize, data: &[u8], tokens: Vec<LlamaToken>, checkpoints: Vec<Checkpoint>) -> bool {
         self.clear_slot(slot);
         let seq = self.slots[slot].seq;
         // SAFETY: these bytes came from `snapshot` on this model and cache layout: straight from
@@ -826,6 +929,7 @@ impl<'m> Session<'m> {
         let restored = unsafe { self.context.state_seq_set_data_ext(data, seq, LlamaStateSeqFlags::empty()) };
         if restored {
             self.slots[slot].cached = tokens;
+            self.slots[slot].checkpoints = Checkpoints::new(checkpoints);
         } else {
             tracing::warn!("llama.cpp refused a saved KV state; the prompt is prefilled");
             self.clear_slot(slot);
@@ -960,22 +1064,65 @@ impl<'m> Session<'m> {
         let mut keep = if self.reuse_kv { shared_prefix(cached, tokens) } else { 0 };
         keep = keep.min(tokens.len().saturating_sub(1));
         if keep < cached.len() {
-            if self.context.kv_cache_seq_rm(self.slots[slot].seq, Some(keep as u32), None).is_err() {
-                // Recurrent and hybrid models cannot drop a suffix; start the sequence over.
-                self.clear_slot(slot);
-                keep = 0;
-            }
-            self.slots[slot].cached.truncate(keep);
+            keep = self.cut_back(slot, keep);
         }
         keep
+    }
+
+    /// Cuts `slot`'s cache back to its first `keep` tokens where the model's cache allows it,
+    /// else to its latest checkpoint before them, else to nothing (said in the log: the whole
+    /// prompt is read again). Returns the tokens kept.
+    fn cut_back(&mut self, slot: usize, keep: usize) -> usize {
+        let seq = self.slots[slot].seq;
+        let free = match self.cut_back {
+            CutBack::Free => true,
+            // The window before the cut must still be cached: the token at `keep` attends to the
+            // positions after `keep - n_swa`.
+            CutBack::Window(n_swa) => {
+                usize::try_from(self.context.kv_cache_seq_pos_min(seq)).is_ok_and(|min| min <= (keep + 1).saturating_sub(n_swa))
+            }
+            CutBack::Never => keep == 0,
+        };
+        if free && self.context.kv_cache_seq_rm(seq, Some(keep as u32), None).is_ok() {
+            let slot = &mut self.slots[slot];
+            slot.cached.truncate(keep);
+            slot.checkpoints.cut(keep);
+            return keep;
+        }
+        let back_to = self.slots[slot].checkpoints.at_or_before(keep).and_then(|checkpoint| {
+            // SAFETY: these bytes came from `take_checkpoint` on this context, or from a state
+            // file whose key and checksum `kv_memory::decode` verified.
+            let set = unsafe { self.context.state_seq_set_data_ext(&checkpoint.data, seq, LlamaStateSeqFlags::PARTIAL_ONLY) };
+            (set && self.context.kv_cache_seq_rm(seq, Some(checkpoint.at as u32), None).is_ok()).then_some(checkpoint.at)
+        });
+        match back_to {
+            Some(at) => {
+                tracing::debug!(shared = keep, checkpoint = at, read_again = keep - at, "cache cut back to a checkpoint");
+                let slot = &mut self.slots[slot];
+                slot.cached.truncate(at);
+                slot.checkpoints.cut(at);
+                at
+            }
+            None => {
+                tracing::info!(
+                    cached = self.slots[slot].cached.len(),
+                    shared = keep,
+                    "this model's cache cannot be cut back to the text it shares with the prompt and no checkpoint comes \
+                     before it: the whole prompt is read again"
+                );
+                self.clear_slot(slot);
+                0
+            }
+        }
     }
 
     /// Takes the longest opening of `tokens` that another slot holds when it is longer than the
     /// `kept` tokens `slot` has: the cells are shared between the sequences (`seq_cp` in the
     /// unified cache), not read again — a system prompt many chats or clients share is read
-    /// once. Returns how many tokens `slot` now has. Recurrent and hybrid models keep their own.
+    /// once. Returns how many tokens `slot` now has. Caches that are not cut back freely keep their own.
     fn borrow_prefix(&mut self, slot: usize, tokens: &[LlamaToken], kept: usize) -> usize {
-        if !self.reuse_kv || self.model.is_recurrent() || self.model.is_hybrid() {
+        // A sliding window's cells are not all kept (a restored state holds only its window).
+        if !self.reuse_kv || self.cut_back.needs_checkpoints() {
             return kept;
         }
         let limit = tokens.len().saturating_sub(1); // The last token is decoded for its logits.

@@ -6,12 +6,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use hearth_core::{
-    CacheBudgets, CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams,
-};
+use hearth_core::{CacheBudgets, CancelFlag, ChatBackend, ChatMessage, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams};
 use hearth_engine::{Engine, HeldMemory, HostProgram, LoadParams};
 
-use common::{gguf, model_path};
+use common::{chat_reply, gguf, model_path};
 
 /// One test at a time: each runs engines with two threads on a two-core machine, and the
 /// read-ahead test's timing must not depend on the others.
@@ -32,19 +30,7 @@ fn seeded() -> SamplingParams {
 }
 
 async fn reply(engine: &Engine, conversation: i64, messages: &[ChatMessage]) -> (String, ReplyStats) {
-    let mut request = ReplyRequest::new(messages.to_vec(), seeded(), CancelFlag::new());
-    request.conversation = Some(conversation);
-    let mut stream = engine.start_reply(request).expect("a model is loaded");
-    let mut text = String::new();
-    while let Some(event) = stream.events.recv().await {
-        match event {
-            GenEvent::Delta(d) => text.push_str(&d),
-            GenEvent::Finished { stats, .. } => return (text, stats),
-            GenEvent::Failed(e) => panic!("generation failed: {e}"),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
-        }
-    }
-    panic!("the stream ended without Finished");
+    chat_reply(engine, conversation, messages, seeded()).await
 }
 
 fn turn(history: &mut Vec<ChatMessage>, reply: &str, next: &str) {

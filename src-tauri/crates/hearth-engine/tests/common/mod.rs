@@ -52,6 +52,23 @@ pub struct Reply {
     pub stats: ReplyStats,
 }
 
+/// One reply of `conversation` (its cache kept between turns) run to the end: its text and stats.
+pub async fn chat_reply(engine: &Engine, conversation: i64, messages: &[ChatMessage], sampling: SamplingParams) -> (String, ReplyStats) {
+    let mut request = ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new());
+    request.conversation = Some(conversation);
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    let mut text = String::new();
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Delta(d) => text.push_str(&d),
+            GenEvent::Finished { stats, .. } => return (text, stats),
+            GenEvent::Failed(e) => panic!("generation failed: {e}"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
+        }
+    }
+    panic!("the stream ended without Finished");
+}
+
 /// Runs one reply to the end; `stop_after` raises the cancel flag after that many deltas.
 pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams, stop_after: Option<usize>) -> Reply {
     let cancel = CancelFlag::new();

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Writes two tiny GGUF models with the memory layouts whose caches cannot simply be cut back:
+
+- tiny-gemma3-swa.gguf: Gemma 3's architecture with a sliding window (5 of every 6 layers see
+  only the last `SWA_WINDOW` tokens), shaped like Gemma 3 1B's cache: 26 layers, one KV head of
+  256 dimensions, so its KV memory per token is that model's.
+- tiny-lfm2-hybrid.gguf: LFM2's hybrid architecture, short-convolution (recurrent) layers
+  between attention layers, whose state holds only the latest position.
+
+The weights are random (seeded): the replies are nonsense but deterministic, which is all the
+cache tests need — llama.cpp builds the real graphs and real caches for them. The tokenizer and
+chat template are SmolLM2's, copied from the default model, so the app renders and tokenizes
+chats exactly as it does for it. No such model can be fetched here (Hugging Face is out of reach).
+
+    make-test-models.py SMOLLM2.gguf OUT_DIR
+"""
+import sys
+from pathlib import Path
+
+import gguf
+import numpy as np
+
+SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chats leave it.
+VERSION = 1
+
+
+def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter) -> int:
+    """Copies every tokenizer.* field; returns the vocabulary's size."""
+    n_vocab = 0
+    for name, field in reader.fields.items():
+        if not name.startswith("tokenizer."):
+            continue
+        kind = field.types[0]
+        if kind == gguf.GGUFValueType.ARRAY:
+            values = [field.contents(i) for i in range(len(field.data))]
+            writer.add_array(name, values)
+            if name == "tokenizer.ggml.tokens":
+                n_vocab = len(values)
+        else:
+            writer.add_key_value(name, field.contents(), kind)
+    return n_vocab
+
+
+def tensor(rng, *shape, scale=None):
+    """A random weight of numpy shape `shape` (GGUF's dims reversed), F16."""
+    fan_in = shape[-1]
+    return (rng.standard_normal(shape) * (scale or fan_in ** -0.5)).astype(np.float16)
+
+
+def ones(n):
+    return np.ones(n, dtype=np.float32)
+
+
+def common(writer, arch, n_layer, n_embd, n_ff, n_head, n_ctx=8192):
+    writer.add_name(f"hearth-test-{arch}")
+    writer.add_context_length(n_ctx)
+    writer.add_embedding_length(n_embd)
+    writer.add_block_count(n_layer)
+    writer.add_feed_forward_length(n_ff)
+    writer.add_head_count(n_head)
+    writer.add_layer_norm_rms_eps(1e-6)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_uint32("hearth.test_model_version", VERSION)
+
+
+def gemma3(reader, path, rng):
+    arch = "gemma3"
+    n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim = 26, 64, 128, 1, 1, 256
+    writer = gguf.GGUFWriter(str(path), arch)
+    common(writer, arch, n_layer, n_embd, n_ff, n_head)
+    writer.add_head_count_kv(n_head_kv)
+    writer.add_key_length(head_dim)
+    writer.add_value_length(head_dim)
+    writer.add_sliding_window(SWA_WINDOW)
+    n_vocab = copy_tokenizer(reader, writer)
+    writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=1.0))
+    writer.add_tensor("output_norm.weight", ones(n_embd))
+    for i in range(n_layer):
+        b = f"blk.{i}."
+        writer.add_tensor(b + "attn_norm.weight", ones(n_embd))
+        writer.add_tensor(b + "attn_q.weight", tensor(rng, n_head * head_dim, n_embd))
+        writer.add_tensor(b + "attn_k.weight", tensor(rng, n_head_kv * head_dim, n_embd))
+        writer.add_tensor(b + "attn_v.weight", tensor(rng, n_head_kv * head_dim, n_embd))
+        writer.add_tensor(b + "attn_output.weight", tensor(rng, n_embd, n_head * head_dim))
+        writer.add_tensor(b + "post_attention_norm.weight", ones(n_embd))
+        writer.add_tensor(b + "attn_q_norm.weight", ones(head_dim))
+        writer.add_tensor(b + "attn_k_norm.weight", ones(head_dim))
+        writer.add_tensor(b + "ffn_norm.weight", ones(n_embd))
+        writer.add_tensor(b + "ffn_gate.weight", tensor(rng, n_ff, n_embd))
+        writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
+        writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+        writer.add_tensor(b + "post_ffw_norm.weight", ones(n_embd))
+    finish(writer)
+
+
+def lfm2(reader, path, rng):
+    arch = "lfm2"
+    # LFM2-350M's pattern, shortened: convolution layers with an attention layer every third.
+    kv_heads = [0, 0, 2, 0, 0, 2, 0, 0, 2]
+    n_layer, n_embd, n_ff, n_head, l_cache = len(kv_heads), 64, 128, 4, 3
+    head_dim = n_embd // n_head
+    writer = gguf.GGUFWriter(str(path), arch)
+    common(writer, arch, n_layer, n_embd, n_ff, n_head)
+    writer.add_head_count_kv(kv_heads)
+    writer.add_shortconv_l_cache(l_cache)
+    n_vocab = copy_tokenizer(reader, writer)
+    writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=1.0))
+    writer.add_tensor("token_embd_norm.weight", ones(n_embd))
+    for i, n_kv in enumerate(kv_heads):
+        b = f"blk.{i}."
+        writer.add_tensor(b + "attn_norm.weight", ones(n_embd))
+        if n_kv:
+            writer.add_tensor(b + "attn_q.weight", tensor(rng, n_embd, n_embd))
+            writer.add_tensor(b + "attn_k.weight", tensor(rng, n_kv * head_dim, n_embd))
+            writer.add_tensor(b + "attn_v.weight", tensor(rng, n_kv * head_dim, n_embd))
+            writer.add_tensor(b + "attn_output.weight", tensor(rng, n_embd, n_embd))
+            writer.add_tensor(b + "attn_q_norm.weight", ones(head_dim))
+            writer.add_tensor(b + "attn_k_norm.weight", ones(head_dim))
+        else:
+            writer.add_tensor(b + "shortconv.conv.weight", tensor(rng, n_embd, l_cache).astype(np.float32))
+            writer.add_tensor(b + "shortconv.in_proj.weight", tensor(rng, 3 * n_embd, n_embd))
+            writer.add_tensor(b + "shortconv.out_proj.weight", tensor(rng, n_embd, n_embd))
+        writer.add_tensor(b + "ffn_norm.weight", ones(n_embd))
+        writer.add_tensor(b + "ffn_gate.weight", tensor(rng, n_ff, n_embd))
+        writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
+        writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+    finish(writer)
+
+
+def finish(writer):
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def main():
+    source, out = Path(sys.argv[1]), Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    reader = gguf.GGUFReader(str(source))
+    for name, build in (("tiny-gemma3-swa.gguf", gemma3), ("tiny-lfm2-hybrid.gguf", lfm2)):
+        path = out / name
+        partial = path.with_suffix(".partial")
+        build(reader, partial, np.random.default_rng(7))
+        partial.replace(path)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
