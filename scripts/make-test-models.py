@@ -21,7 +21,10 @@ import gguf
 import numpy as np
 
 SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chats leave it.
-VERSION = 1
+# Small embeddings, so that what the layers read from the context outweighs the token itself in
+# the residual stream: a reply then depends on every cached cell (a wrong cache shows).
+EMBEDDING_SCALE = 0.1
+VERSION = 2
 
 
 def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter) -> int:
@@ -73,7 +76,7 @@ def gemma3(reader, path, rng):
     writer.add_value_length(head_dim)
     writer.add_sliding_window(SWA_WINDOW)
     n_vocab = copy_tokenizer(reader, writer)
-    writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=1.0))
+    writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=EMBEDDING_SCALE))
     writer.add_tensor("output_norm.weight", ones(n_embd))
     for i in range(n_layer):
         b = f"blk.{i}."
@@ -104,7 +107,7 @@ def lfm2(reader, path, rng):
     writer.add_head_count_kv(kv_heads)
     writer.add_shortconv_l_cache(l_cache)
     n_vocab = copy_tokenizer(reader, writer)
-    writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=1.0))
+    writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=EMBEDDING_SCALE))
     writer.add_tensor("token_embd_norm.weight", ones(n_embd))
     for i, n_kv in enumerate(kv_heads):
         b = f"blk.{i}."

@@ -135,6 +135,11 @@ async fn keeps_its_prefix(name: &str, long: bool) {
     let (from_disk, restarted) = reply(&engine, 1, &typed).await;
     assert_eq!(restarted.prompt_source, PromptSource::Disk, "{name}: {restarted:?}");
     assert!(read_again(&restarted) <= back, "{name}: {restarted:?}");
+    // Back to the first turn, further back than the window: a restored sliding-window cache holds
+    // only its window, so this goes to a checkpoint too, and answers as the first time.
+    let (first_again, rewound) = reply(&engine, 1, &chat[..1]).await;
+    assert_eq!(first_again, first, "{name}: {rewound:?}");
+    assert!(read_again(&rewound) <= back, "{name}: {rewound:?}");
     engine.shutdown();
 
     assert_eq!((&from_ram, &from_disk), (&regenerated, &regenerated), "{name}");
