@@ -239,7 +239,10 @@ async function keyEcho(session, composer) {
   return performance.now() - start;
 }
 
-/** One hostile reply from the fake provider while the engine decodes beside it and keys are typed. */
+/** One hostile reply from the fake provider while the engine decodes beside it and keys are typed.
+ *  The engine's speed alone is taken just before and just after (the window idle), and the run
+ *  beside the window is set against their mean: a machine whose speed drifts over the minutes of
+ *  a run (other tenants, heat) moves both sides alike. */
 async function hostileRun(session, providerId, model) {
   await session.click(await session.waitFor('[data-testid="new-chat"]'));
   while ((await session.findAll('[data-testid="message"]')).length) await sleep(100);
@@ -274,6 +277,7 @@ async function hostileRun(session, providerId, model) {
   });
   const streamedMs = performance.now() - started;
   const after = cpuOf(pids);
+  const aloneAfter = engineReply(PROMPTS[0], HOSTILE_ENGINE_TOKENS);
   // Shares of a core while it streamed (the window's own engine is idle: a provider writes).
   const cpuShare = Object.fromEntries(["app", "web", "xvfb"].map((k) => [k, round((after[k] - before[k]) / streamedMs, 2)]));
   const replies = await session.findAll(`${REPLY}[data-status]`);
@@ -287,7 +291,8 @@ async function hostileRun(session, providerId, model) {
     key_echo_p95_ms: round([...echoes].sort((a, b) => a - b)[Math.floor(echoes.length * 0.95)] ?? NaN, 0),
     key_echo_max_ms: round(Math.max(...echoes), 0),
     keys: echoes.length,
-    engine_ratio: round(withWindow.decodeTps / alone.decodeTps),
+    engine_ratio: round(withWindow.decodeTps / ((alone.decodeTps + aloneAfter.decodeTps) / 2)),
+    engine_tps: { before: round(alone.decodeTps, 1), beside: round(withWindow.decodeTps, 1), after: round(aloneAfter.decodeTps, 1) },
     cpu_share: cpuShare,
   };
 }
