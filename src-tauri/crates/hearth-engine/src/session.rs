@@ -893,12 +893,13 @@ impl<'m> Session<'m> {
     }
 
     /// Where the prompt `tokens`, about to be read into `slot`, takes checkpoints (none for a
-    /// model whose cache is cut back freely).
+    /// model whose cache is cut back freely, nor when caches are not reused).
     fn set_marks(&mut self, slot: usize, messages: &[ChatMessage], continue_last: bool, tokens: &[LlamaToken]) {
-        let start = if self.cut_back.needs_checkpoints() { self.message_start(messages, continue_last, tokens) } else { None };
+        let wanted = self.reuse_kv && self.cut_back.needs_checkpoints();
+        let start = if wanted { self.message_start(messages, continue_last, tokens) } else { None };
         let from = self.slots[slot].cached.len();
         let slot = &mut self.slots[slot];
-        slot.marks = if self.cut_back.needs_checkpoints() { checkpoints::marks(tokens.len(), from, start) } else { Vec::new() };
+        slot.marks = if wanted { checkpoints::marks(tokens.len(), from, start) } else { Vec::new() };
         slot.message_mark = start;
     }
 
