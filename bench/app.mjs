@@ -103,7 +103,9 @@ function processes() {
   }
   return all;
 }
-/** The app's processes: the app, its web process(es), the engine process, and Xvfb. */
+/** The app's processes: the app, its web process(es), the engine process, and Xvfb; and the
+ *  WebDriver servers that type the bench's keys (tauri-driver, WebKitWebDriver), which a person
+ *  typing does not run. */
 function appProcesses() {
   const all = processes();
   const app = all.find((p) => p.cmdline[0] === APP && !p.cmdline.includes("--hearth-engine-host"));
@@ -114,6 +116,7 @@ function appProcesses() {
     web: children.filter((p) => p.comm.startsWith("WebKitWebProces")).map((p) => p.pid),
     engine: children.filter((p) => p.cmdline.includes("--hearth-engine-host")).map((p) => p.pid),
     xvfb: all.filter((p) => p.comm === "Xvfb").map((p) => p.pid),
+    driver: all.filter((p) => p.comm === "tauri-driver" || p.comm.startsWith("WebKitWebDrive")).map((p) => p.pid),
   };
 }
 const cpuOf = (groups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, p) => s + cpuMs(p), 0)]));
@@ -279,7 +282,7 @@ async function hostileRun(session, providerId, model) {
   const after = cpuOf(pids);
   const aloneAfter = engineReply(PROMPTS[0], HOSTILE_ENGINE_TOKENS);
   // Shares of a core while it streamed (the window's own engine is idle: a provider writes).
-  const cpuShare = Object.fromEntries(["app", "web", "xvfb"].map((k) => [k, round((after[k] - before[k]) / streamedMs, 2)]));
+  const cpuShare = Object.fromEntries(["app", "web", "xvfb", "driver"].map((k) => [k, round((after[k] - before[k]) / streamedMs, 2)]));
   const replies = await session.findAll(`${REPLY}[data-status]`);
   const status = await session.attribute(replies[replies.length - 1], "data-status");
   await shot(session, `bench-app-${model}`);
