@@ -86,6 +86,13 @@ impl Slot {
         }
     }
 
+    /// Forgets what its sequence held (its cells were cleared): tokens, checkpoints, marks.
+    fn empty(&mut self) {
+        self.cached.clear();
+        self.checkpoints.clear();
+        self.marks.clear();
+    }
+
     /// How many of `want` prompt tokens can be read before the next checkpoint is due.
     fn readable(&self, want: usize) -> usize {
         let at = self.cached.len();
@@ -427,6 +434,7 @@ impl<'m> Session<'m> {
                     ended.push((i, FinishReason::Length));
                 }
                 slot.cached.truncate(keep);
+                slot.checkpoints.cut(keep);
             }
             if let Some(reason) = sampled.finish {
                 ended.push((i, reason));
@@ -715,7 +723,7 @@ impl<'m> Session<'m> {
     fn fail_all(&mut self, error: &BackendError) {
         self.context.clear_kv_cache();
         for slot in &mut self.slots {
-            slot.cached.clear();
+            slot.empty();
             slot.busy = false;
         }
         for reply in self.running.drain(..) {
@@ -821,10 +829,7 @@ impl<'m> Session<'m> {
 
     fn clear_slot(&mut self, slot: usize) {
         let _ = self.context.clear_kv_cache_seq(Some(self.slots[slot].seq as u32), None, None);
-        let slot = &mut self.slots[slot];
-        slot.cached.clear();
-        slot.checkpoints.clear();
-        slot.marks.clear();
+        self.slots[slot].empty();
     }
 
     /// Makes `slot` the cache of `conversation`: the one in place goes to memory for its own
