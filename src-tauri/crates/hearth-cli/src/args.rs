@@ -49,6 +49,8 @@ pub struct BenchArgs {
     pub no_server: bool,
     /// A draft model to measure speculative decoding with, beside prompt lookup.
     pub draft: Option<PathBuf>,
+    /// The context (`bench-cut-back` only; default 8,192).
+    pub n_ctx: Option<u32>,
 }
 
 impl ChatArgs {
@@ -182,8 +184,16 @@ impl ServeArgs {
 
 impl BenchArgs {
     pub fn parse(args: &[String]) -> Result<BenchArgs, String> {
-        let mut bench =
-            BenchArgs { model: PathBuf::new(), threads: 0, turns: 20, json: false, server: None, no_server: false, draft: None };
+        let mut bench = BenchArgs {
+            model: PathBuf::new(),
+            threads: 0,
+            turns: 20,
+            json: false,
+            server: None,
+            no_server: false,
+            draft: None,
+            n_ctx: None,
+        };
         let mut it = Flags::new(args);
         while let Some(flag) = it.next_flag()? {
             match flag.as_str() {
@@ -194,6 +204,7 @@ impl BenchArgs {
                 "server" => bench.server = Some(PathBuf::from(it.value(&flag)?)),
                 "no-server" => bench.no_server = true,
                 "draft" => bench.draft = Some(PathBuf::from(it.value(&flag)?)),
+                "n-ctx" => bench.n_ctx = Some(number(&flag, &it.value(&flag)?)?),
                 other => return Err(format!("unknown flag --{other} for bench")),
             }
         }

@@ -5,11 +5,13 @@
 //!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
 //!   hearth-cli serve --model PATH [--models-dir DIR] [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
+//!   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 mod args;
 mod bench;
 mod busy_core;
 mod chat;
+mod cut_back;
 mod decoding;
 mod models;
 mod parallel;
@@ -25,6 +27,7 @@ const USAGE: &str = "usage:
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
   hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
+  hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
 server at --base-url (llama.cpp's server, vLLM, Ollama, LM Studio, Groq, OpenRouter …). The key
@@ -49,6 +52,8 @@ replies of the model before it have ended. Up to four requests are decoded toget
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it. It also times four clients at
 once on Hearth's server against one at a time and against llama-server --parallel 4.
+bench-cut-back counts what a 20-turn chat reads again when regenerated, edited (last message, three
+turns back) and switched back to, and what it takes parked in RAM (sliding-window, hybrid models).
 
 Load flags: --ctx N (default: min(trained length, 32768, what a quarter of free RAM holds))
   --threads N (default: physical cores)  --batch 512  --ubatch 512  --gpu-layers N (0 = none;
@@ -94,6 +99,7 @@ fn main() -> ExitCode {
         Some("models") => runtime.block_on(models::run(&argv[1..])),
         Some("serve") => args::ServeArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(serve::run(a))),
         Some("bench") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(bench::run(a))),
+        Some("bench-cut-back") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(cut_back::run(a))),
         // Internal: the raw baseline, run by `bench` in a process of its own.
         Some("bench-raw") => args::BenchArgs::parse(&argv[1..]).and_then(bench::run_raw),
         Some("-h" | "--help" | "help") => {
