@@ -12,7 +12,7 @@ cache tests need — llama.cpp builds the real graphs and real caches for them. 
 chat template are SmolLM2's, copied from the default model, so the app renders and tokenizes
 chats exactly as it does for it. No such model can be fetched here (Hugging Face is out of reach).
 
-    make-test-models.py SMOLLM2.gguf OUT_DIR
+    make-test-models.py SMOLLM2.gguf OUT_DIR [WINDOW]   # WINDOW: Gemma 3 1B's is 512 (benchmarks)
 """
 import sys
 from pathlib import Path
@@ -138,7 +138,10 @@ def finish(writer):
 
 
 def main():
+    global SWA_WINDOW
     source, out = Path(sys.argv[1]), Path(sys.argv[2])
+    if len(sys.argv) > 3:
+        SWA_WINDOW = int(sys.argv[3])
     out.mkdir(parents=True, exist_ok=True)
     reader = gguf.GGUFReader(str(source))
     for name, build in (("tiny-gemma3-swa.gguf", gemma3), ("tiny-lfm2-hybrid.gguf", lfm2)):
