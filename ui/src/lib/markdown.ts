@@ -1,6 +1,7 @@
 import { Marked, type TokensList } from 'marked';
 import DOMPurify from 'dompurify';
 import { codeBlock } from './code-block';
+import { GrowingLexer } from './growing-lexer';
 import { mathExtensions, renderMath, type Formula } from './math';
 import { Lru } from './memo';
 
@@ -72,6 +73,12 @@ const marked = new Marked(
   },
 );
 
+/** Markdown's tokens as the window renders them. */
+export const lexMarkdown = (source: string): TokensList => marked.lexer(source);
+
+/** Replies being written are lexed again only at their end (see GrowingLexer). */
+const growing = new GrowingLexer(lexMarkdown);
+
 /** Render untrusted Markdown (model output) to sanitized HTML. */
 export function renderMarkdown(source: string): string {
   return renderBlocks(source).join('');
@@ -84,7 +91,7 @@ export function renderMarkdown(source: string): string {
  */
 export function renderBlocks(source: string, { streaming = false } = {}): string[] {
   installHooks();
-  const tokens = marked.lexer(source);
+  const tokens = streaming ? growing.lexGrowing(source) : lexMarkdown(source);
   // Reference-style links are defined anywhere in the reply and used in any block.
   const links = tokens.links;
   const context = Object.keys(links).length === 0 ? '' : JSON.stringify(links);

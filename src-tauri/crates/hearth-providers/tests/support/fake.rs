@@ -14,6 +14,7 @@
 //! | `error-event`  | a word, then the API's in-stream error event                    |
 //! | `endless`      | a word every 20 ms until the client hangs up                    |
 //! | `hostile-line`, `hostile-table`, `hostile-code`, `hostile-lists` | Markdown a window finds hard to stream (20,000 tokens of one line, a 500-row table, 5,000 lines of code, lists nested 200 deep), ~4 characters per event, 500 events a second (make bench-app); a short title when asked for ≤ 64 tokens |
+//! | `prose`        | an ordinary Markdown answer (~2,300 events, ~20 s) at a local model's pace, 125 events a second (make bench-app); a short title likewise |
 //! | anything else  | 404, model not found                                            |
 //!
 //! Any request without the right key gets the API's 401. Used by the tests and, as the
@@ -168,20 +169,21 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
             };
             vec![opening(api), delta(api, "Hello "), event]
         }
-        hostile if hostile.starts_with("hostile-") => {
+        bench if bench.starts_with("hostile-") || bench == "prose" => {
             // A chat's title is asked for with a few tokens: answered as a model would, so the
-            // bench's next reply does not stream beside a second hostile one.
+            // bench's next reply does not stream beside a second long one.
             let limit = body["max_completion_tokens"].as_u64().or(body["max_tokens"].as_u64()).unwrap_or(u64::MAX);
-            let text = if limit <= 64 { Some("Hostile Markdown".to_owned()) } else { hostile_markdown(hostile) };
+            let text = if limit <= 64 { Some("Bench Markdown".to_owned()) } else { bench_markdown(bench) };
             let Some(text) = text else {
                 return error(api, 404, "not_found_error", &format!("The model `{model}` does not exist."));
             };
+            let pace = Duration::from_millis(if bench == "prose" { PROSE_EVENT_MS } else { 2 });
             let pieces: Vec<String> = text.chars().collect::<Vec<_>>().chunks(4).map(|c| c.iter().collect()).collect();
             let mut events = vec![opening(api)];
             events.extend(pieces.iter().map(|p| delta(api, p)));
             events.extend(end(api, "stop"));
-            let body = stream::iter(events).then(|event| async move {
-                tokio::time::sleep(Duration::from_millis(2)).await;
+            let body = stream::iter(events).then(move |event| async move {
+                tokio::time::sleep(pace).await;
                 Ok::<_, Infallible>(Bytes::from(event))
             });
             return sse(body.boxed());
@@ -204,9 +206,23 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
     sse(stream::iter(events.into_iter().map(|e| Ok::<_, Infallible>(Bytes::from(e)))).boxed())
 }
 
-/// What the `hostile-*` models write.
-fn hostile_markdown(model: &str) -> Option<String> {
+/// `prose` writes an event (~4 characters, about a token) this often: 125 a second, a local
+/// model's speed on this machine's two cores.
+const PROSE_EVENT_MS: u64 = 8;
+
+/// What the `hostile-*` and `prose` models write.
+fn bench_markdown(model: &str) -> Option<String> {
     Some(match model {
+        // A model's ordinary answer, ~2,300 events (~20 s): paragraphs, a list, inline code.
+        "prose" => (1..=36)
+            .map(|i| {
+                format!(
+                    "**Step {i}.** The reply keeps growing at the pace a local model writes, so the window \
+                     lays out and paints the newest paragraph while the rest stays put. Each `update` adds \
+                     a few words.\n\n- first point of step {i}\n- second point, a little longer than the first\n\n"
+                )
+            })
+            .collect(),
         "hostile-line" => "lorem".repeat(20_000),
         "hostile-table" => {
             let rows: String = (0..500).map(|i| format!("| {i} | cell {i} | *more* {i} |\n")).collect();

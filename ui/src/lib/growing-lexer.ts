@@ -1,0 +1,78 @@
+import type { TokensList } from 'marked';
+
+/**
+ * Lexes replies that grow (a streamed reply, its reasoning) by lexing again only their end.
+ *
+ * Lexing is most of an update's script in the real window: WebKitGTK runs marked's regular
+ * expressions in JavaScriptCore's regex interpreter, and every update lexed the whole reply, so an
+ * update cost more the longer the reply got (perf of the web process while a 9,000-character reply
+ * streamed: two thirds of its CPU in the regex interpreter and the memory it churns). A text that
+ * starts with one lexed before keeps that lex's blocks up to a blank line before its last
+ * `RELEXED_BLOCKS` blocks: appended text cannot change them. The rest is lexed on its own, from the
+ * start of a block that follows a blank line, where marked keeps no state from the blocks before.
+ *
+ * A whole lex where that would not hold: reference-link definitions (one written later turns
+ * earlier text into links), carriage returns (marked rewrites them, so its tokens no longer spell
+ * the text), and any lex whose tokens do not spell their text exactly.
+ */
+export class GrowingLexer {
+  /** Recent lexes whose tokens spell their text exactly, the newest last. */
+  readonly #recent: { source: string; tokens: TokensList }[] = [];
+
+  constructor(
+    readonly lex: (source: string) => TokensList,
+    /** How many texts may grow at once (Compare's columns, a reply's reasoning and answer). */
+    readonly kept = 8,
+  ) {}
+
+  lexGrowing(source: string): TokensList {
+    const index = this.#longestPrefix(source);
+    const before = index < 0 ? null : this.#recent.splice(index, 1)[0];
+    const tokens = (before && this.#relexEnd(before.tokens, before.source, source)) ?? this.lex(source);
+    if (!source.includes('\r') && spells(tokens, source)) {
+      this.#recent.push({ source, tokens });
+      if (this.#recent.length > this.kept) this.#recent.shift();
+    }
+    return tokens;
+  }
+
+  #longestPrefix(source: string): number {
+    let best = -1;
+    this.#recent.forEach(({ source: earlier }, i) => {
+      if ((best < 0 || earlier.length > this.#recent[best].source.length) && source.startsWith(earlier)) best = i;
+    });
+    return best;
+  }
+
+  #relexEnd(before: TokensList, earlier: string, source: string): TokensList | null {
+    if (hasLinks(before) || source.includes('\r')) return null;
+    const from = keptBlocks(before);
+    if (from <= 0) return null;
+    let offset = 0;
+    for (let i = 0; i < from; i++) offset += before[i].raw.length;
+    if (offset > earlier.length) return null;
+    const end = this.lex(source.slice(offset));
+    if (hasLinks(end)) return null;
+    return Object.assign([...before.slice(0, from), ...end], { links: end.links });
+  }
+}
+
+/** Blocks re-lexed at the end of a growing text: the one being written (a paragraph an underline
+ *  turns into a heading, a list the next item continues) and, for margin, the one before it. */
+export const RELEXED_BLOCKS = 2;
+
+/** How many of `tokens` are kept: those before the last `RELEXED_BLOCKS` blocks, up to a blank line. */
+function keptBlocks(tokens: TokensList): number {
+  let i = tokens.length;
+  for (let blocks = 0; i > 0 && blocks < RELEXED_BLOCKS; ) if (tokens[--i].type !== 'space') blocks++;
+  while (i > 0 && tokens[i - 1].type !== 'space') i--;
+  return i;
+}
+
+const hasLinks = (tokens: TokensList) => Object.keys(tokens.links).length > 0;
+
+function spells(tokens: TokensList, source: string): boolean {
+  let joined = '';
+  for (const token of tokens) joined += token.raw;
+  return joined === source;
+}

@@ -1,0 +1,62 @@
+import type { TokensList } from 'marked';
+import { describe, expect, it } from 'vitest';
+import { GrowingLexer } from '../../src/lib/growing-lexer';
+import { lexMarkdown } from '../../src/lib/markdown';
+
+/** Replies whose ends change what came before in every way Markdown allows, each grown a few
+ *  characters at a time as a stream writes it. */
+const REPLIES: Record<string, string> = {
+  prose: Array.from({ length: 6 }, (_, i) => `**Step ${i}.** Some *words* with \`code\` and a [link](https://example.com).\n\n`).join(''),
+  'setext heading under a paragraph': 'First paragraph.\n\nA title\n===\n\nMore text\n---\n\nEnd.',
+  'loose list continued after blank lines': '- one\n- two\n\n- three\n\n  still three\n\n- four\n\nAfter.\n',
+  'nested and ordered lists': '1. a\n   - b\n     - c\n2. d\n\n   para in d\n3. e\n\nText.\n\n- [ ] task\n- [x] done\n',
+  'code fence with blank lines': 'Before.\n\n```rust\nfn main() {\n\n    let x = 1;\n\n}\n```\n\nAfter.\n\n```\nunclosed\n\nstill code',
+  table: 'Intro.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\nAfter the table.\n',
+  'blockquote with lazy lines': 'Intro.\n\n> quoted\nlazy line\n\n> second\n\n>> nested\n\nOut.\n',
+  'html blocks': 'Intro.\n\n<div>\nblock\n</div>\n\n<span>inline</span> text\n\n<!-- comment -->\n\nEnd.\n',
+  'math blocks': 'Intro.\n\n$$\nx^2\n\n+ y\n$$\n\nInline $a+b$ and \\(c\\).\n\n\\[\nd\n\\]\n\nEnd.',
+  'reference links defined later': 'See [the docs][docs] and [home].\n\nMore text.\n\n[docs]: https://example.com/docs\n[home]: https://example.com\n\nAfter.',
+  'indented code after a paragraph': 'Para.\n\n    indented code\n\n    more\n\nPara two.\n    not code\n\nEnd.',
+  'carriage returns': 'One.\r\n\r\nTwo.\r\n\r\n- a\r\n- b\r\n\r\nThree.',
+  'headings and rules': '# Title\n\nText.\n\n***\n\n## Sub\n\nText.\n\n___\n\nEnd.',
+};
+
+const STEP = 3;
+
+describe('a growing reply lexed again only at its end', () => {
+  for (const [name, reply] of Object.entries(REPLIES)) {
+    it(`gives a whole lex's tokens at every length: ${name}`, () => {
+      const lexer = new GrowingLexer(lexMarkdown);
+      for (let length = 1; length <= reply.length + STEP - 1; length += STEP) {
+        const text = reply.slice(0, length);
+        // Inline tokens too (a paragraph's links, emphasis): JSON holds the whole tree.
+        expect(JSON.stringify(lexer.lexGrowing(text)), `after ${length} characters`).toEqual(JSON.stringify(lexMarkdown(text)));
+      }
+    });
+  }
+
+  it('lexes only the end of a long reply', () => {
+    const lexed: number[] = [];
+    const lexer = new GrowingLexer((source): TokensList => {
+      lexed.push(source.length);
+      return lexMarkdown(source);
+    });
+    const reply = REPLIES.prose.repeat(20);
+    for (let length = 1; length <= reply.length; length += 40) lexer.lexGrowing(reply.slice(0, length));
+    expect(reply.length).toBeGreaterThan(6_000);
+    // Two blocks of this reply are under 200 characters; a whole lex at the end would be 6,000+.
+    expect(Math.max(...lexed.slice(-50))).toBeLessThan(300);
+  });
+
+  it('keeps texts growing side by side apart (Compare columns, reasoning and answer)', () => {
+    const lexer = new GrowingLexer(lexMarkdown);
+    const a = REPLIES.prose;
+    const b = REPLIES['loose list continued after blank lines'];
+    for (let length = 1; length <= Math.max(a.length, b.length); length += 7) {
+      for (const reply of [a, b]) {
+        const text = reply.slice(0, length);
+        expect(JSON.stringify(lexer.lexGrowing(text))).toEqual(JSON.stringify(lexMarkdown(text)));
+      }
+    }
+  });
+});
