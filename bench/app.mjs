@@ -36,6 +36,10 @@ const LONG_RUNS = Number(process.env.BENCH_LONG_RUNS || 2);
 const TYPED_RUNS = Number(process.env.BENCH_TYPED_RUNS ?? 3);
 /** The fake provider's models that stream Markdown a window finds hard (BENCH_HOSTILE=0 skips them). */
 const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : ["hostile-line", "hostile-table", "hostile-code", "hostile-lists"];
+/** An ordinary 2,300-token Markdown reply from the fake provider at a local model's pace (125 events a
+ *  second), beside the engine, no keys typed: what a long reply's rendering costs the window, and a
+ *  model decoding beside it, without the window's own engine in the figure (BENCH_PROSE=0 skips it). */
+const PROSE = process.env.BENCH_PROSE === "0" ? [] : ["prose"];
 /** The engine's reply while the window renders one of them. */
 const HOSTILE_ENGINE_TOKENS = 800;
 
@@ -242,7 +246,8 @@ async function keyEcho(session, composer) {
   return performance.now() - start;
 }
 
-/** One hostile reply from the fake provider while the engine decodes beside it and keys are typed.
+/** One hostile reply from the fake provider while the engine decodes beside it and keys are typed
+ *  (not for `prose`: a person reads it).
  *  The engine's speed alone is taken just before and just after (the window idle), and the run
  *  beside the window is set against their mean: a machine whose speed drifts over the minutes of
  *  a run (other tenants, heat) moves both sides alike. */
@@ -262,10 +267,14 @@ async function hostileRun(session, providerId, model) {
   let engineDone = false;
   beside.then(() => (engineDone = true), () => (engineDone = true));
   const echoes = [];
+  const updatesBefore = await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench.updates", args: [] });
+  const besideStarted = performance.now();
   while (!engineDone) {
-    echoes.push(await keyEcho(session, composer));
+    if (model !== "prose") echoes.push(await keyEcho(session, composer));
     await sleep(200);
   }
+  const updatesBeside = (await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench.updates", args: [] })) - updatesBefore;
+  const besideMs = performance.now() - besideStarted;
   const withWindow = await beside;
   await session.cmd("POST", "/execute/async", {
     script: `const done = arguments[arguments.length - 1];
@@ -291,8 +300,9 @@ async function hostileRun(session, providerId, model) {
     model,
     status,
     streamed_s: round(streamedMs / 1000, 1),
-    key_echo_p95_ms: round([...echoes].sort((a, b) => a - b)[Math.floor(echoes.length * 0.95)] ?? NaN, 0),
-    key_echo_max_ms: round(Math.max(...echoes), 0),
+    key_echo_p95_ms: echoes.length ? round([...echoes].sort((a, b) => a - b)[Math.floor(echoes.length * 0.95)], 0) : null,
+    key_echo_max_ms: echoes.length ? round(Math.max(...echoes), 0) : null,
+    updates_per_s: round(updatesBeside / (besideMs / 1000), 1),
     keys: echoes.length,
     engine_ratio: round(withWindow.decodeTps / ((alone.decodeTps + aloneAfter.decodeTps) / 2)),
     engine_tps: { before: round(alone.decodeTps, 1), beside: round(withWindow.decodeTps, 1), after: round(aloneAfter.decodeTps, 1) },
@@ -312,6 +322,7 @@ async function setReplyShape(session) {
 
 let idle = {};
 const hostile = [];
+const prose = [];
 const engineLong = [];
 const idleEchoes = [];
 const appLong = [];
@@ -357,10 +368,10 @@ async function windowRuns() {
       engineLong.push(engineReply(prompt));
       appLong.push(await appReply(session, prompt, { measure: false }));
     }
-    if (HOSTILE.length) {
+    if (HOSTILE.length || PROSE.length) {
       const fake = await startFake(FAKE);
       try {
-        const { id } = await addProvider(session, { name: "Hostile", url: fake.url, key: fake.key, models: HOSTILE.join(", ") });
+        const { id } = await addProvider(session, { name: "Hostile", url: fake.url, key: fake.key, models: [...PROSE, ...HOSTILE].join(", ") });
         await session.click(await session.waitFor('[data-testid="close-settings"]'));
         // The same measure at rest: WebDriver's own round trip is in every figure.
         const composer = await session.waitFor('[data-testid="composer"]');
@@ -369,10 +380,10 @@ async function windowRuns() {
           await sleep(100);
         }
         await session.clear(composer);
-        for (const model of HOSTILE) {
+        for (const model of [...PROSE, ...HOSTILE]) {
           const run = await hostileRun(session, id, model);
-          console.error(`hostile: ${JSON.stringify(run)}`);
-          hostile.push(run);
+          console.error(`${model === "prose" ? "prose" : "hostile"}: ${JSON.stringify(run)}`);
+          (model === "prose" ? prose : hostile).push(run);
         }
       } finally {
         fake.child.kill();
@@ -436,6 +447,12 @@ const result = {
   webview_idle_cpu_share: round(idle.web ?? NaN),
   xvfb_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.xvfb), 2),
   key_echo_idle_p95_ms: idleEchoes.length ? round([...idleEchoes].sort((a, b) => a - b)[Math.floor(idleEchoes.length * 0.95)], 0) : null,
+  // An ordinary long reply streamed from a provider beside the engine (no keys typed).
+  prose_engine_ratio: prose[0]?.engine_ratio ?? null,
+  prose_web_cpu_share: prose[0]?.cpu_share.web ?? null,
+  prose_app_cpu_share: prose[0]?.cpu_share.app ?? null,
+  prose_updates_per_s: prose[0]?.updates_per_s ?? null,
+  prose,
   hostile_key_echo_p95_ms: hostile.length ? Math.max(...hostile.map((h) => h.key_echo_p95_ms)) : null,
   hostile_engine_ratio: hostile.length ? Math.min(...hostile.map((h) => h.engine_ratio)) : null,
   hostile,

@@ -16,7 +16,12 @@ pub struct AppState {
 
 impl AppState {
     pub async fn open(paths: AppPaths) -> Result<AppState, OpenError> {
-        Ok(AppState { app: App::open(paths).await?, watchers: Watchers::default(), model_watchers: Watchers::default() })
+        let mut app = App::open(paths).await?;
+        // Replies reach the window as often as it can afford (see window_pace).
+        if let Some(pace) = crate::window_pace::MeasuredPace::new() {
+            app.chat.set_window_pace(std::sync::Arc::new(pace));
+        }
+        Ok(AppState { app, watchers: Watchers::default(), model_watchers: Watchers::default() })
     }
 
     /// Unloads the model if it has been idle for the time the user set, and tells the windows.

@@ -35,7 +35,9 @@ pub use sampling::{
     BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams, Speculative, Strategy,
 };
 pub use search::{SearchHit, SnippetPart};
-pub use service::{ChatService, ColumnEvent, HistoryStore, MAX_COMPARED, Turn, TurnError, TurnEvent, WINDOW_UPDATE_INTERVAL};
+pub use service::{
+    ChatService, ColumnEvent, FixedPace, HistoryStore, MAX_COMPARED, Turn, TurnError, TurnEvent, WINDOW_UPDATE_INTERVAL, WindowPace,
+};
 pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};

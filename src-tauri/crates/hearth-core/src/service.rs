@@ -6,10 +6,28 @@ use std::time::Duration;
 
 use tokio::time::{Instant, MissedTickBehavior};
 
-/// How often a streaming reply's text is handed to the window (and the engine's process sends
-/// it): ~10 times a second is all reading needs (the window paces itself likewise, see
-/// ui/src/lib/batcher.ts), and each hand-over costs the web view a script, a layout and a paint.
+/// How often at most a streaming reply's text is handed to the window: ~10 times a second is all
+/// reading needs (the window paces itself likewise, see ui/src/lib/batcher.ts), and each hand-over
+/// costs the web view a script, a layout and a paint. A `WindowPace` may space them further.
 pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often a streaming reply's text is handed to the window: the app measures what the window
+/// costs (the shell's `window_pace`); elsewhere `FixedPace`.
+pub trait WindowPace: Send + Sync + 'static {
+    /// The time between hand-overs now: `WINDOW_UPDATE_INTERVAL` or more.
+    fn interval(&self) -> Duration;
+    /// A hand-over was made.
+    fn handed_over(&self) {}
+}
+
+/// Every `WINDOW_UPDATE_INTERVAL`.
+pub struct FixedPace;
+
+impl WindowPace for FixedPace {
+    fn interval(&self) -> Duration {
+        WINDOW_UPDATE_INTERVAL
+    }
+}
 
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, ModelTarget,
@@ -115,6 +133,7 @@ pub struct ChatService<B, S> {
     backend: Arc<B>,
     store: Arc<S>,
     flush_every: Duration,
+    pace: Arc<dyn WindowPace>,
     active: Mutex<HashMap<ChatId, CancelFlag>>,
 }
 
@@ -124,7 +143,12 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     }
 
     pub fn with_flush_interval(backend: Arc<B>, store: Arc<S>, flush_every: Duration) -> Self {
-        ChatService { backend, store, flush_every, active: Mutex::new(HashMap::new()) }
+        ChatService { backend, store, flush_every, pace: Arc::new(FixedPace), active: Mutex::new(HashMap::new()) }
+    }
+
+    /// How often replies' text is handed on (`FixedPace` until set).
+    pub fn set_window_pace(&mut self, pace: Arc<dyn WindowPace>) {
+        self.pace = pace;
     }
 
     pub fn store(&self) -> &Arc<S> {
@@ -313,9 +337,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let mut text = reply.content.clone();
         let mut unsaved = false;
-        // Deltas reach the window at most every WINDOW_UPDATE_INTERVAL (the first at once): a
-        // provider may send hundreds of events a second, each an IPC message and a script for
-        // the web view, on the cores the model needs.
+        // Deltas reach the window at the pace's interval (the first at once): a provider may send
+        // hundreds of events a second, each an IPC message and a script for the web view, on the
+        // cores the model needs.
         let mut unsent = String::new();
         let mut last_sent: Option<Instant> = None;
         let mut flush = tokio::time::interval_at(Instant::now() + self.flush_every, self.flush_every);
@@ -327,11 +351,12 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                         text.push_str(&delta);
                         unsaved = true;
                         unsent.push_str(&delta);
-                        if last_sent.is_none_or(|at| at.elapsed() >= WINDOW_UPDATE_INTERVAL) {
+                        if last_sent.is_none_or(|at| at.elapsed() >= self.pace.interval()) {
                             if last_sent.is_none() {
                                 tracing::debug!(reply = reply.id, "first text to the window");
                             }
                             on_event(TurnEvent::Delta(std::mem::take(&mut unsent)));
+                            self.pace.handed_over();
                             last_sent = Some(Instant::now());
                         }
                     }
@@ -342,9 +367,10 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     Some(GenEvent::Failed(error)) => break Err(error),
                     None => break Err(BackendError::EngineGone),
                 },
-                _ = tokio::time::sleep_until(last_sent.unwrap_or_else(Instant::now) + WINDOW_UPDATE_INTERVAL),
+                _ = tokio::time::sleep_until(last_sent.unwrap_or_else(Instant::now) + self.pace.interval()),
                     if !unsent.is_empty() => {
                     on_event(TurnEvent::Delta(std::mem::take(&mut unsent)));
+                    self.pace.handed_over();
                     last_sent = Some(Instant::now());
                 }
                 _ = flush.tick(), if unsaved => {
