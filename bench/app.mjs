@@ -34,8 +34,10 @@ const LONG_PROMPT = "Summarise the following notes in three sentences. " +
 const LONG_RUNS = Number(process.env.BENCH_LONG_RUNS || 2);
 /** Short prompts typed at TYPING_CPS, each beside its own engine run (BENCH_TYPED_RUNS=0 skips them). */
 const TYPED_RUNS = Number(process.env.BENCH_TYPED_RUNS ?? 3);
-/** The fake provider's models that stream Markdown a window finds hard (BENCH_HOSTILE=0 skips them). */
-const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : ["hostile-line", "hostile-table", "hostile-code", "hostile-lists"];
+/** The fake provider's models that stream Markdown a window finds hard (BENCH_HOSTILE=0 skips them;
+ *  BENCH_HOSTILE=hostile-lists,… runs those). */
+const HOSTILE_ALL = ["hostile-line", "hostile-table", "hostile-code", "hostile-lists"];
+const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : process.env.BENCH_HOSTILE ? process.env.BENCH_HOSTILE.split(",") : HOSTILE_ALL;
 /** An ordinary 2,300-token Markdown reply from the fake provider at a local model's pace (125 events a
  *  second), beside the engine, no keys typed: what a long reply's rendering costs the window, and a
  *  model decoding beside it, without the window's own engine in the figure (BENCH_PROSE=0 skips it). */

@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{WINDOW_UPDATE_INTERVAL, WindowPace};
 
+/// `fixed`: every `WINDOW_UPDATE_INTERVAL`, whatever the window costs.
+pub const OVERRIDE_ENV: &str = "HEARTH_WINDOW_PACE";
+
 /// The share of one core the window may take while a reply streams.
 pub const WINDOW_CPU_SHARE: f64 = 0.08;
 /// Never slower than this: the text must still be seen to move (the UI's batcher likewise).
@@ -60,8 +63,11 @@ struct Sample {
 
 impl MeasuredPace {
     /// For the window whose loop runs on the main thread; `None` where its CPU cannot be read
-    /// (no /proc).
-    pub fn new() -> Option<MeasuredPace> {
+    /// (no /proc) or `HEARTH_WINDOW_PACE=fixed` (to measure against) asks for the fixed pace.
+    pub fn for_this_window() -> Option<MeasuredPace> {
+        if std::env::var(OVERRIDE_ENV).is_ok_and(|v| v.trim() == "fixed") {
+            return None;
+        }
         Self::with(std::process::id(), SAMPLE_EVERY)
     }
 
@@ -149,7 +155,15 @@ mod tests {
     #[test]
     fn the_interval_keeps_the_window_to_its_share_between_the_bounds() {
         let ms = Duration::from_millis;
-        for (per_handover, interval) in [(ms(0), ms(100)), (ms(4), ms(100)), (ms(8), ms(100)), (ms(12), ms(150)), (ms(20), ms(250)), (ms(40), ms(500)), (ms(400), ms(500))] {
+        for (per_handover, interval) in [
+            (ms(0), ms(100)),
+            (ms(4), ms(100)),
+            (ms(8), ms(100)),
+            (ms(12), ms(150)),
+            (ms(20), ms(250)),
+            (ms(40), ms(500)),
+            (ms(400), ms(500)),
+        ] {
             assert_eq!(interval_for(per_handover), interval, "{per_handover:?} a hand-over");
         }
     }

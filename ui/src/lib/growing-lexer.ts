@@ -23,6 +23,13 @@ export class GrowingLexer {
     readonly lex: (source: string) => TokensList,
     /** How many texts may grow at once (Compare's columns, a reply's reasoning and answer). */
     readonly kept = 8,
+    /**
+     * A block being written that grows past this many characters is not lexed again at each
+     * update: it becomes one `RAW_BLOCK` token (its text as written) until the text is lexed
+     * whole. Lexing such a block is what made hostile replies (a 500-row table, lists nested 200
+     * deep, a 100,000-character line) cost the window 100–200 ms an update.
+     */
+    readonly longestLexedBlock = Infinity,
   ) {}
 
   lexGrowing(source: string): TokensList {
@@ -46,10 +53,14 @@ export class GrowingLexer {
 
   #relexEnd(before: TokensList, earlier: string, source: string): TokensList | null {
     if (hasLinks(before) || source.includes('\r')) return null;
+    const last = lastBlock(before);
+    if (last >= 0 && source.length - offsetOf(before, last) > this.longestLexedBlock) {
+      const raw = source.slice(offsetOf(before, last));
+      return Object.assign([...before.slice(0, last), { type: RAW_BLOCK, raw, text: raw }], { links: before.links });
+    }
     const from = keptBlocks(before);
     if (from <= 0) return null;
-    let offset = 0;
-    for (let i = 0; i < from; i++) offset += before[i].raw.length;
+    const offset = offsetOf(before, from);
     if (offset > earlier.length) return null;
     const end = this.lex(source.slice(offset));
     if (hasLinks(end)) return null;
@@ -60,6 +71,23 @@ export class GrowingLexer {
 /** Blocks re-lexed at the end of a growing text: the one being written (a paragraph an underline
  *  turns into a heading, a list the next item continues) and, for margin, the one before it. */
 export const RELEXED_BLOCKS = 2;
+
+/** The type of the token that stands for an overlong block being written (see `longestLexedBlock`). */
+export const RAW_BLOCK = 'rawBlock';
+
+/** The index of the last block (not a blank line) of `tokens`, -1 if none. */
+function lastBlock(tokens: TokensList): number {
+  let i = tokens.length - 1;
+  while (i >= 0 && tokens[i].type === 'space') i--;
+  return i;
+}
+
+/** Where token `index` starts in the text `tokens` spell. */
+function offsetOf(tokens: TokensList, index: number): number {
+  let offset = 0;
+  for (let i = 0; i < index; i++) offset += tokens[i].raw.length;
+  return offset;
+}
 
 /** How many of `tokens` are kept: those before the last `RELEXED_BLOCKS` blocks, up to a blank line. */
 function keptBlocks(tokens: TokensList): number {

@@ -1,7 +1,7 @@
 import { Marked, type TokensList } from 'marked';
 import DOMPurify from 'dompurify';
 import { codeBlock } from './code-block';
-import { GrowingLexer } from './growing-lexer';
+import { GrowingLexer, RAW_BLOCK } from './growing-lexer';
 import { mathExtensions, renderMath, type Formula } from './math';
 import { Lru } from './memo';
 
@@ -66,7 +66,11 @@ function place(slot: Slot, block: boolean): string {
 const marked = new Marked(
   { gfm: true, breaks: true, async: false },
   {
-    extensions: mathExtensions((formula, block) => place({ kind: 'math', ...formula }, block)),
+    extensions: [
+      ...mathExtensions((formula, block) => place({ kind: 'math', ...formula }, block)),
+      // An overlong block still being written, shown as written (see GrowingLexer).
+      { name: RAW_BLOCK, level: 'block', renderer: (token) => `<pre class="raw-block">${escapeHtml(token.text)}</pre>\n` },
+    ],
     renderer: {
       code: ({ text, lang }) => place({ kind: 'code', code: text, lang: lang ?? '' }, true),
     },
@@ -76,8 +80,13 @@ const marked = new Marked(
 /** Markdown's tokens as the window renders them. */
 export const lexMarkdown = (source: string): TokensList => marked.lexer(source);
 
+/** A block being written longer than this is shown as written until the reply is complete. */
+export const STREAMING_LEXED_MAX = 8_000;
+
 /** Replies being written are lexed again only at their end (see GrowingLexer). */
-const growing = new GrowingLexer(lexMarkdown);
+const growing = new GrowingLexer(lexMarkdown, 8, STREAMING_LEXED_MAX);
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** Render untrusted Markdown (model output) to sanitized HTML. */
 export function renderMarkdown(source: string): string {
@@ -103,8 +112,10 @@ export function renderBlocks(source: string, { streaming = false } = {}): string
     // The code block being written is re-rendered at every update: past a size, highlighting it
     // each time would cost more than the update itself, so it is highlighted once it is done.
     const plain = streaming && i === last && token.type === 'code' && token.text.length > STREAMING_HIGHLIGHT_MAX;
-    const key = `${plain ? 'plain' : ''}\u0000${context}\u0000${token.raw}`;
-    blocks.push(blockCache.get(key, () => sanitizeBlock(Object.assign([token], { links }), plain)));
+    const render = () => sanitizeBlock(Object.assign([token], { links }), plain);
+    // The block being written changes at every update: caching it would only push others out.
+    if (streaming && i === last) blocks.push(render());
+    else blocks.push(blockCache.get(`${plain ? 'plain' : ''}\u0000${context}\u0000${token.raw}`, render));
   });
   return blocks;
 }

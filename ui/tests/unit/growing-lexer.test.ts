@@ -1,7 +1,7 @@
 import type { TokensList } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { GrowingLexer } from '../../src/lib/growing-lexer';
-import { lexMarkdown } from '../../src/lib/markdown';
+import { GrowingLexer, RAW_BLOCK } from '../../src/lib/growing-lexer';
+import { STREAMING_LEXED_MAX, lexMarkdown, renderBlocks } from '../../src/lib/markdown';
 
 /** Replies whose ends change what came before in every way Markdown allows, each grown a few
  *  characters at a time as a stream writes it. */
@@ -58,5 +58,45 @@ describe('a growing reply lexed again only at its end', () => {
         expect(JSON.stringify(lexer.lexGrowing(text))).toEqual(JSON.stringify(lexMarkdown(text)));
       }
     }
+  });
+
+  it('shows an overlong block being written as written, lexing nothing, until the reply is complete', () => {
+    const lexed: number[] = [];
+    const lexer = new GrowingLexer((source): TokensList => {
+      lexed.push(source.length);
+      return lexMarkdown(source);
+    }, 8, 1_000);
+    const intro = 'An intro paragraph.\n\n';
+    const table = '| n | text |\n|---|---|\n' + Array.from({ length: 200 }, (_, i) => `| ${i} | cell ${i} |\n`).join('');
+    const reply = intro + table;
+    let tokens = lexer.lexGrowing(reply.slice(0, 30));
+    for (let length = 30; length <= reply.length; length += 50) tokens = lexer.lexGrowing(reply.slice(0, length));
+    tokens = lexer.lexGrowing(reply);
+    expect(tokens.map((t) => t.type)).toEqual(['paragraph', 'space', RAW_BLOCK]);
+    expect(tokens[2].raw).toBe(table);
+    expect(tokens.map((t) => t.raw).join('')).toBe(reply);
+    // Once past the limit the table was not lexed again.
+    expect(Math.max(...lexed.slice(-20))).toBeLessThanOrEqual(1_000 + 50);
+  });
+
+  it('does so for a reply that is one overlong block', () => {
+    const lexer = new GrowingLexer(lexMarkdown, 8, 1_000);
+    const line = 'lorem'.repeat(1_000);
+    for (let length = 4; length <= line.length; length += 400) lexer.lexGrowing(line.slice(0, length));
+    const tokens = lexer.lexGrowing(line);
+    expect(tokens.map((t) => t.type)).toEqual([RAW_BLOCK]);
+    expect(tokens[0].raw).toBe(line);
+  });
+
+  it('renders the raw block escaped while streaming and the real block once complete', () => {
+    const list = Array.from({ length: 400 }, (_, depth) => `${'  '.repeat(depth % 40)}- level <b>${depth}</b>\n`).join('');
+    expect(list.length).toBeGreaterThan(STREAMING_LEXED_MAX);
+    const reply = 'Intro.\n\n' + list;
+    let blocks: string[] = [];
+    for (let length = 10; length <= reply.length; length += 500) blocks = renderBlocks(reply.slice(0, length), { streaming: true });
+    blocks = renderBlocks(reply, { streaming: true });
+    expect(blocks.at(-1)).toMatch(/^<pre class="raw-block">- level &lt;b&gt;0&lt;\/b&gt;/);
+    const done = renderBlocks(reply);
+    expect(done.at(-1)).toMatch(/^<ul>/);
   });
 });
