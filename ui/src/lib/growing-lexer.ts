@@ -54,9 +54,17 @@ export class GrowingLexer {
   #relexEnd(before: TokensList, earlier: string, source: string): TokensList | null {
     if (hasLinks(before) || source.includes('\r')) return null;
     const last = lastBlock(before);
-    if (last >= 0 && source.length - offsetOf(before, last) > this.longestLexedBlock) {
-      const raw = source.slice(offsetOf(before, last));
-      return Object.assign([...before.slice(0, last), { type: RAW_BLOCK, raw, text: raw }], { links: before.links });
+    if (last >= 0) {
+      const start = offsetOf(before, last);
+      const length = source.length - start;
+      // Lexed again each time it grew by a quarter: so a block that ended (a closed code fence)
+      // does not keep what follows it raw, at a few lexes in all.
+      const lexedAt = before[last].type === RAW_BLOCK ? (before[last] as RawBlock).lexedAt : length;
+      if (length > this.longestLexedBlock && length < lexedAt * RAW_RELEX_GROWTH) {
+        const raw = source.slice(start);
+        const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt };
+        return Object.assign([...before.slice(0, last), block], { links: before.links });
+      }
     }
     const from = keptBlocks(before);
     if (from <= 0) return null;
@@ -74,6 +82,12 @@ export const RELEXED_BLOCKS = 2;
 
 /** The type of the token that stands for an overlong block being written (see `longestLexedBlock`). */
 export const RAW_BLOCK = 'rawBlock';
+
+/** An overlong block being written, as written; `lexedAt`: its length when it was last lexed. */
+type RawBlock = { type: typeof RAW_BLOCK; raw: string; text: string; lexedAt: number };
+
+/** An overlong block is lexed again once it grew by this factor since it was last lexed. */
+const RAW_RELEX_GROWTH = 1.25;
 
 /** The index of the last block (not a blank line) of `tokens`, -1 if none. */
 function lastBlock(tokens: TokensList): number {

@@ -75,8 +75,18 @@ describe('a growing reply lexed again only at its end', () => {
     expect(tokens.map((t) => t.type)).toEqual(['paragraph', 'space', RAW_BLOCK]);
     expect(tokens[2].raw).toBe(table);
     expect(tokens.map((t) => t.raw).join('')).toBe(reply);
-    // Once past the limit the table was not lexed again.
-    expect(Math.max(...lexed.slice(-20))).toBeLessThanOrEqual(1_000 + 50);
+    // Once past the limit the table was lexed again only as it grew by a quarter: a few times in all.
+    expect(lexed.filter((length) => length > 1_000).length).toBeLessThanOrEqual(6);
+  });
+
+  it('renders what follows an overlong block once that block has ended', () => {
+    const lexer = new GrowingLexer(lexMarkdown, 8, 1_000);
+    const code = '```\n' + Array.from({ length: 100 }, (_, i) => `let x${i} = ${i};\n`).join('') + '```\n\n';
+    const reply = code + 'After the code, a paragraph that keeps going for a while. '.repeat(10);
+    let tokens = lexer.lexGrowing(reply.slice(0, 10));
+    for (let length = 10; length <= reply.length; length += 40) tokens = lexer.lexGrowing(reply.slice(0, length));
+    tokens = lexer.lexGrowing(reply);
+    expect(tokens.map((t) => t.type)).toEqual(['code', 'space', 'paragraph']);
   });
 
   it('does so for a reply that is one overlong block', () => {
