@@ -30,12 +30,16 @@ export class GrowingLexer {
      * deep, a 100,000-character line) cost the window 100–200 ms an update.
      */
     readonly longestLexedBlock = Infinity,
+    /** Milliseconds, to pace lexing such a block again by what it cost. */
+    readonly now: () => number = () => performance.now(),
   ) {}
 
   lexGrowing(source: string): TokensList {
     const index = this.#longestPrefix(source);
     const before = index < 0 ? null : this.#recent.splice(index, 1)[0];
-    const tokens = (before && this.#relexEnd(before.tokens, before.source, source)) ?? this.lex(source);
+    const started = this.now();
+    const lexed = (before && this.#relexEnd(before.tokens, before.source, source, started)) ?? this.lex(source);
+    const tokens = this.#rawIfOverlong(lexed, source.length, started);
     if (!source.includes('\r') && spells(tokens, source)) {
       this.#recent.push({ source, tokens });
       if (this.#recent.length > this.kept) this.#recent.shift();
@@ -51,18 +55,22 @@ export class GrowingLexer {
     return best;
   }
 
-  #relexEnd(before: TokensList, earlier: string, source: string): TokensList | null {
+  #relexEnd(before: TokensList, earlier: string, source: string, now: number): TokensList | null {
     if (hasLinks(before) || source.includes('\r')) return null;
     const last = lastBlock(before);
     if (last >= 0) {
       const start = offsetOf(before, last);
       const length = source.length - start;
-      // Lexed again each time it grew by a quarter: so a block that ended (a closed code fence)
-      // does not keep what follows it raw, at a few lexes in all.
-      const lexedAt = before[last].type === RAW_BLOCK ? (before[last] as RawBlock).lexedAt : length;
-      if (length > this.longestLexedBlock && length < lexedAt * RAW_RELEX_GROWTH) {
+      // Lexed again once it grew by a quarter, and no sooner than RAW_RELEX_PAUSE times what its
+      // last lex cost: so a block that ended (a closed code fence) does not keep what follows it
+      // raw, at a few lexes in all and a small share of the time (lists nested 200 deep cost
+      // JavaScriptCore 100–400 ms a lex).
+      const was = before[last].type === RAW_BLOCK ? (before[last] as RawBlock) : null;
+      const lexedAt = was?.lexedAt ?? length;
+      const due = length >= lexedAt * RAW_RELEX_GROWTH && now >= (was?.lexedTime ?? 0) + RAW_RELEX_PAUSE * (was?.lexCost ?? 0);
+      if (length > this.longestLexedBlock && !due) {
         const raw = source.slice(start);
-        const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt };
+        const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt, lexedTime: was?.lexedTime ?? now, lexCost: was?.lexCost ?? 0 };
         return Object.assign([...before.slice(0, last), block], { links: before.links });
       }
     }
@@ -74,6 +82,19 @@ export class GrowingLexer {
     if (hasLinks(end)) return null;
     return Object.assign([...before.slice(0, from), ...end], { links: end.links });
   }
+
+  /** The last block stays raw while it is still longer than `longestLexedBlock`: lexed again only
+   *  to find out whether it ended, it is not rendered (a 500-row table's DOM built and laid out a
+   *  few times a reply, for as long as an update). */
+  #rawIfOverlong(tokens: TokensList, length: number, lexedTime: number): TokensList {
+    const last = lastBlock(tokens);
+    if (last < 0 || tokens[last].type === RAW_BLOCK) return tokens;
+    const start = offsetOf(tokens, last);
+    if (length - start <= this.longestLexedBlock) return tokens;
+    const raw = tokens.slice(last).map((t) => t.raw).join('');
+    const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt: length - start, lexedTime, lexCost: this.now() - lexedTime };
+    return Object.assign([...tokens.slice(0, last), block], { links: tokens.links });
+  }
 }
 
 /** Blocks re-lexed at the end of a growing text: the one being written (a paragraph an underline
@@ -83,11 +104,14 @@ export const RELEXED_BLOCKS = 2;
 /** The type of the token that stands for an overlong block being written (see `longestLexedBlock`). */
 export const RAW_BLOCK = 'rawBlock';
 
-/** An overlong block being written, as written; `lexedAt`: its length when it was last lexed. */
-type RawBlock = { type: typeof RAW_BLOCK; raw: string; text: string; lexedAt: number };
+/** An overlong block being written, as written: its length when it was last lexed, when that
+ *  was, and what the lex cost (ms). */
+type RawBlock = { type: typeof RAW_BLOCK; raw: string; text: string; lexedAt: number; lexedTime: number; lexCost: number };
 
-/** An overlong block is lexed again once it grew by this factor since it was last lexed. */
+/** An overlong block is lexed again once it grew by this factor since it was last lexed… */
 const RAW_RELEX_GROWTH = 1.25;
+/** …and this many times what that lex cost has passed: lexing it takes at most ~5 % of a core. */
+const RAW_RELEX_PAUSE = 20;
 
 /** The index of the last block (not a blank line) of `tokens`, -1 if none. */
 function lastBlock(tokens: TokensList): number {

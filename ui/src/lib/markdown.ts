@@ -4,6 +4,7 @@ import { codeBlock } from './code-block';
 import { GrowingLexer, RAW_BLOCK } from './growing-lexer';
 import { mathExtensions, renderMath, type Formula } from './math';
 import { Lru } from './memo';
+import { rawPieceHtml, rawPieces } from './raw-pieces';
 
 // Model output is untrusted: parse Markdown, then sanitize the resulting HTML.
 // No raw HTML may execute: scripts, event handlers and javascript: URLs are removed,
@@ -69,7 +70,7 @@ const marked = new Marked(
     extensions: [
       ...mathExtensions((formula, block) => place({ kind: 'math', ...formula }, block)),
       // An overlong block still being written, shown as written (see GrowingLexer).
-      { name: RAW_BLOCK, level: 'block', renderer: (token) => `<pre class="raw-block">${escapeHtml(token.text)}</pre>\n` },
+      { name: RAW_BLOCK, level: 'block', renderer: (token) => rawPieceHtml(token.text) },
     ],
     renderer: {
       code: ({ text, lang }) => place({ kind: 'code', code: text, lang: lang ?? '' }, true),
@@ -85,8 +86,6 @@ export const STREAMING_LEXED_MAX = 8_000;
 
 /** Replies being written are lexed again only at their end (see GrowingLexer). */
 const growing = new GrowingLexer(lexMarkdown, 8, STREAMING_LEXED_MAX);
-
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** Render untrusted Markdown (model output) to sanitized HTML. */
 export function renderMarkdown(source: string): string {
@@ -109,6 +108,15 @@ export function renderBlocks(source: string, { streaming = false } = {}): string
   while (last >= 0 && (tokens[last].type === 'space' || tokens[last].type === 'def')) last--;
   tokens.forEach((token, i) => {
     if (token.type === 'space' || token.type === 'def') return;
+    if (token.type === RAW_BLOCK) {
+      // Escaped text, in pieces that stay the same as it grows (raw-pieces.ts); all but the last
+      // are done.
+      const pieces = rawPieces(token.raw);
+      pieces.forEach((piece, p) =>
+        blocks.push(p === pieces.length - 1 ? rawPieceHtml(piece) : blockCache.get(`raw\u0000${piece}`, () => rawPieceHtml(piece))),
+      );
+      return;
+    }
     // The code block being written is re-rendered at every update: past a size, highlighting it
     // each time would cost more than the update itself, so it is highlighted once it is done.
     const plain = streaming && i === last && token.type === 'code' && token.text.length > STREAMING_HIGHLIGHT_MAX;

@@ -79,14 +79,44 @@ describe('a growing reply lexed again only at its end', () => {
     expect(lexed.filter((length) => length > 1_000).length).toBeLessThanOrEqual(6);
   });
 
+  /** A lexer on a clock: an update every `every` ms, a lex costing `cost(length)` ms. */
+  function clocked(every: number, cost: (length: number) => number) {
+    let now = 0;
+    let lexing = 0;
+    const lexer = new GrowingLexer(
+      (source) => {
+        now += cost(source.length);
+        lexing += cost(source.length);
+        return lexMarkdown(source);
+      },
+      8,
+      1_000,
+      () => now,
+    );
+    const update = (text: string) => {
+      now += every;
+      return lexer.lexGrowing(text);
+    };
+    return { update, elapsed: () => now, lexing: () => lexing };
+  }
+
   it('renders what follows an overlong block once that block has ended', () => {
-    const lexer = new GrowingLexer(lexMarkdown, 8, 1_000);
+    const { update } = clocked(50, (length) => length / 100);
     const code = '```\n' + Array.from({ length: 100 }, (_, i) => `let x${i} = ${i};\n`).join('') + '```\n\n';
     const reply = code + 'After the code, a paragraph that keeps going for a while. '.repeat(10);
-    let tokens = lexer.lexGrowing(reply.slice(0, 10));
-    for (let length = 10; length <= reply.length; length += 40) tokens = lexer.lexGrowing(reply.slice(0, length));
-    tokens = lexer.lexGrowing(reply);
+    let tokens = update(reply.slice(0, 10));
+    for (let length = 10; length <= reply.length; length += 40) tokens = update(reply.slice(0, length));
+    tokens = update(reply);
     expect(tokens.map((t) => t.type)).toEqual(['code', 'space', 'paragraph']);
+  });
+
+  it('lexes an overlong block again no more than its cost allows', () => {
+    // Lists nested 200 deep: each lex of the block costs JavaScriptCore hundreds of milliseconds.
+    const { update, elapsed, lexing } = clocked(20, (length) => (length > 1_000 ? 300 : 1));
+    const lists = Array.from({ length: 200 }, (_, depth) => `${'  '.repeat(depth)}- level ${depth}\n`).join('');
+    for (let length = 4; length <= lists.length; length += 16) update(lists.slice(0, length));
+    expect(lexing()).toBeGreaterThan(0);
+    expect(lexing() / elapsed()).toBeLessThan(1 / 15);
   });
 
   it('does so for a reply that is one overlong block', () => {
@@ -98,6 +128,18 @@ describe('a growing reply lexed again only at its end', () => {
     expect(tokens[0].raw).toBe(line);
   });
 
+  it('keeps an overlong block raw while it is written, even when lexed again to see whether it ended', () => {
+    const table = '| n | double |\n|---|---|\n' + Array.from({ length: 600 }, (_, i) => `| ${i} | ${i * 2} | the row of ${i} |\n`).join('');
+    const reply = 'Intro.\n\n' + table;
+    expect(table.length).toBeGreaterThan(2 * STREAMING_LEXED_MAX);
+    for (let length = 10; length <= reply.length; length += 97) {
+      const blocks = renderBlocks(reply.slice(0, length), { streaming: true });
+      const overlong = length - 'Intro.\n\n'.length > STREAMING_LEXED_MAX;
+      if (overlong) expect(blocks.some((b) => b.includes('<table'))).toBe(false);
+    }
+    expect(renderBlocks(reply).at(-1)).toMatch(/<table/);
+  });
+
   it('renders the raw block escaped while streaming and the real block once complete', () => {
     const list = Array.from({ length: 400 }, (_, depth) => `${'  '.repeat(depth % 40)}- level <b>${depth}</b>\n`).join('');
     expect(list.length).toBeGreaterThan(STREAMING_LEXED_MAX);
@@ -105,7 +147,8 @@ describe('a growing reply lexed again only at its end', () => {
     let blocks: string[] = [];
     for (let length = 10; length <= reply.length; length += 500) blocks = renderBlocks(reply.slice(0, length), { streaming: true });
     blocks = renderBlocks(reply, { streaming: true });
-    expect(blocks.at(-1)).toMatch(/^<pre class="raw-block">- level &lt;b&gt;0&lt;\/b&gt;/);
+    // In pieces: the first holds the list's start, escaped.
+    expect(blocks.find((b) => b.startsWith('<pre class="raw-block">'))).toMatch(/^<pre class="raw-block">\n- level &lt;b&gt;0&lt;\/b&gt;/);
     const done = renderBlocks(reply);
     expect(done.at(-1)).toMatch(/^<ul>/);
   });
