@@ -17,7 +17,7 @@ import type { TokensList } from 'marked';
  */
 export class GrowingLexer {
   /** Recent lexes whose tokens spell their text exactly, the newest last. */
-  readonly #recent: { source: string; tokens: TokensList }[] = [];
+  readonly #recent: { source: string; tokens: TokensList; spent?: number }[] = [];
 
   constructor(
     readonly lex: (source: string) => TokensList,
@@ -38,13 +38,25 @@ export class GrowingLexer {
     const index = this.#longestPrefix(source);
     const before = index < 0 ? null : this.#recent.splice(index, 1)[0];
     const started = this.now();
-    const lexed = (before && this.#relexEnd(before.tokens, before.source, source, started)) ?? this.lex(source);
-    const tokens = this.#rawIfOverlong(lexed, source.length, started);
+    const slowAt = before ? slowBlockStart(before) : null;
+    const lexed = (before && this.#relexEnd(before.tokens, before.source, source, started, slowAt)) ?? this.lex(source);
+    const tokens = this.#rawIfOverlong(lexed, source.length, started, slowAt);
     if (!source.includes('\r') && spells(tokens, source)) {
       this.#recent.push({ source, tokens });
       if (this.#recent.length > this.kept) this.#recent.shift();
     }
     return tokens;
+  }
+
+  /** The caller took `ms` to lex and show `source` (the text last lexed): a block being written
+   *  that costs more than `SLOW_BLOCK_MS` an update is shown raw from the next one. */
+  spent(source: string, ms: number): void {
+    for (let i = this.#recent.length - 1; i >= 0; i--) {
+      if (this.#recent[i].source === source) {
+        this.#recent[i].spent = ms;
+        return;
+      }
+    }
   }
 
   #longestPrefix(source: string): number {
@@ -55,7 +67,7 @@ export class GrowingLexer {
     return best;
   }
 
-  #relexEnd(before: TokensList, earlier: string, source: string, now: number): TokensList | null {
+  #relexEnd(before: TokensList, earlier: string, source: string, now: number, slowAt: number | null): TokensList | null {
     if (hasLinks(before) || source.includes('\r')) return null;
     const last = lastBlock(before);
     if (last >= 0) {
@@ -68,9 +80,10 @@ export class GrowingLexer {
       const was = before[last].type === RAW_BLOCK ? (before[last] as RawBlock) : null;
       const lexedAt = was?.lexedAt ?? length;
       const due = length >= lexedAt * RAW_RELEX_GROWTH && now >= (was?.lexedTime ?? 0) + RAW_RELEX_PAUSE * (was?.lexCost ?? 0);
-      if (length > this.longestLexedBlock && !due) {
+      const slow = slowAt === start;
+      if (length > (slow ? SLOW_BLOCK_MIN : this.longestLexedBlock) && !due) {
         const raw = source.slice(start);
-        const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt, lexedTime: was?.lexedTime ?? now, lexCost: was?.lexCost ?? 0 };
+        const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt, lexedTime: was?.lexedTime ?? now, lexCost: was?.lexCost ?? 0, slow };
         return Object.assign([...before.slice(0, last), block], { links: before.links });
       }
     }
@@ -86,13 +99,14 @@ export class GrowingLexer {
   /** The last block stays raw while it is still longer than `longestLexedBlock`: lexed again only
    *  to find out whether it ended, it is not rendered (a 500-row table's DOM built and laid out a
    *  few times a reply, for as long as an update). */
-  #rawIfOverlong(tokens: TokensList, length: number, lexedTime: number): TokensList {
+  #rawIfOverlong(tokens: TokensList, length: number, lexedTime: number, slowAt: number | null): TokensList {
     const last = lastBlock(tokens);
     if (last < 0 || tokens[last].type === RAW_BLOCK) return tokens;
     const start = offsetOf(tokens, last);
-    if (length - start <= this.longestLexedBlock) return tokens;
+    const slow = slowAt === start;
+    if (length - start <= (slow ? SLOW_BLOCK_MIN : this.longestLexedBlock)) return tokens;
     const raw = tokens.slice(last).map((t) => t.raw).join('');
-    const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt: length - start, lexedTime, lexCost: this.now() - lexedTime };
+    const block: RawBlock = { type: RAW_BLOCK, raw, text: raw, lexedAt: length - start, lexedTime, lexCost: this.now() - lexedTime, slow };
     return Object.assign([...tokens.slice(0, last), block], { links: tokens.links });
   }
 }
@@ -106,12 +120,28 @@ export const RAW_BLOCK = 'rawBlock';
 
 /** An overlong block being written, as written: its length when it was last lexed, when that
  *  was, and what the lex cost (ms). */
-type RawBlock = { type: typeof RAW_BLOCK; raw: string; text: string; lexedAt: number; lexedTime: number; lexCost: number };
+type RawBlock = { type: typeof RAW_BLOCK; raw: string; text: string; lexedAt: number; lexedTime: number; lexCost: number; slow: boolean };
 
 /** An overlong block is lexed again once it grew by this factor since it was last lexed… */
 const RAW_RELEX_GROWTH = 1.25;
-/** …and this many times what that lex cost has passed: lexing it takes at most ~5 % of a core. */
-const RAW_RELEX_PAUSE = 20;
+/** …and this many times what that lex cost has passed: lexing it takes at most ~2 % of a core. */
+const RAW_RELEX_PAUSE = 50;
+
+/** A block being written whose update cost the window more than this (ms, lexing and rendering it)
+ *  is shown raw from then on, once past `SLOW_BLOCK_MIN` characters: a 300-row table, rendered at
+ *  every update below `longestLexedBlock`, cost JavaScriptCore and WebKit ~50 ms an update. */
+export const SLOW_BLOCK_MS = 20;
+export const SLOW_BLOCK_MIN = 2_000;
+
+/** Where the block being written starts in `text`, when that block is to be shown raw for what it
+ *  costs: it was, or its last update cost more than `SLOW_BLOCK_MS`. */
+function slowBlockStart({ tokens, spent }: { tokens: TokensList; spent?: number }): number | null {
+  const last = lastBlock(tokens);
+  if (last < 0) return null;
+  const start = offsetOf(tokens, last);
+  if (tokens[last].type === RAW_BLOCK) return (tokens[last] as RawBlock).slow ? start : null;
+  return (spent ?? 0) > SLOW_BLOCK_MS && tokens[last].raw.length > SLOW_BLOCK_MIN ? start : null;
+}
 
 /** The index of the last block (not a blank line) of `tokens`, -1 if none. */
 function lastBlock(tokens: TokensList): number {

@@ -99,6 +99,7 @@ export function renderMarkdown(source: string): string {
  */
 export function renderBlocks(source: string, { streaming = false } = {}): string[] {
   installHooks();
+  const started = performance.now();
   const tokens = streaming ? growing.lexGrowing(source) : lexMarkdown(source);
   // Reference-style links are defined anywhere in the reply and used in any block.
   const links = tokens.links;
@@ -125,6 +126,7 @@ export function renderBlocks(source: string, { streaming = false } = {}): string
     if (streaming && i === last) blocks.push(render());
     else blocks.push(blockCache.get(`${plain ? 'plain' : ''}\u0000${context}\u0000${token.raw}`, render));
   });
+  if (streaming) growing.spent(source, performance.now() - started);
   return blocks;
 }
 

@@ -1,6 +1,6 @@
 import type { TokensList } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { GrowingLexer, RAW_BLOCK } from '../../src/lib/growing-lexer';
+import { GrowingLexer, RAW_BLOCK, SLOW_BLOCK_MIN } from '../../src/lib/growing-lexer';
 import { STREAMING_LEXED_MAX, lexMarkdown, renderBlocks } from '../../src/lib/markdown';
 
 /** Replies whose ends change what came before in every way Markdown allows, each grown a few
@@ -108,6 +108,31 @@ describe('a growing reply lexed again only at its end', () => {
     for (let length = 10; length <= reply.length; length += 40) tokens = update(reply.slice(0, length));
     tokens = update(reply);
     expect(tokens.map((t) => t.type)).toEqual(['code', 'space', 'paragraph']);
+  });
+
+  it.each([
+    ['cheap', 2, false],
+    ['costly', 50, true],
+  ])('shows a %s block being written rendered or raw by what its updates cost', (_, ms, raw) => {
+    const lexer = new GrowingLexer(lexMarkdown, 8, 8_000);
+    const table = '| n | text |\n|---|---|\n' + Array.from({ length: 300 }, (_, i) => `| ${i} | cell ${i} |\n`).join('');
+    const reply = 'Intro.\n\n' + table + '\nAfter the table.';
+    expect(table.length).toBeGreaterThan(SLOW_BLOCK_MIN);
+    expect(table.length).toBeLessThan(8_000);
+    const shown = (length: number) => {
+      const text = reply.slice(0, length);
+      const tokens = lexer.lexGrowing(text);
+      lexer.spent(text, ms);
+      return tokens.filter((t) => t.type !== 'space').map((t) => t.type);
+    };
+    const last: string[] = [];
+    for (let length = 10; length <= reply.length; length += 50) last.push(shown(length).at(-1)!);
+    // Short, the table is rendered either way; past SLOW_BLOCK_MIN a costly one is shown raw from
+    // then on, never rendered again while it is written.
+    expect(last).toContain('table');
+    const firstRaw = last.indexOf(RAW_BLOCK);
+    expect(firstRaw >= 0).toBe(raw);
+    if (raw) expect(last.slice(firstRaw)).not.toContain('table');
   });
 
   it('lexes an overlong block again no more than its cost allows', () => {
