@@ -17,7 +17,7 @@ import type { TokensList } from 'marked';
  */
 export class GrowingLexer {
   /** Recent lexes whose tokens spell their text exactly, the newest last. */
-  readonly #recent: { source: string; tokens: TokensList; spent?: number }[] = [];
+  readonly #recent: Lexed[] = [];
 
   constructor(
     readonly lex: (source: string) => TokensList,
@@ -42,14 +42,14 @@ export class GrowingLexer {
     const lexed = (before && this.#relexEnd(before.tokens, before.source, source, started, slowAt)) ?? this.lex(source);
     const tokens = this.#rawIfOverlong(lexed, source.length, started, slowAt);
     if (!source.includes('\r') && spells(tokens, source)) {
-      this.#recent.push({ source, tokens });
+      this.#recent.push({ source, tokens, spentBefore: before?.spent });
       if (this.#recent.length > this.kept) this.#recent.shift();
     }
     return tokens;
   }
 
   /** The caller took `ms` to lex and show `source` (the text last lexed): a block being written
-   *  that costs more than `SLOW_BLOCK_MS` an update is shown raw from the next one. */
+   *  that cost more than `SLOW_BLOCK_MS` in two updates in a row is shown raw from the next one. */
   spent(source: string, ms: number): void {
     for (let i = this.#recent.length - 1; i >= 0; i--) {
       if (this.#recent[i].source === source) {
@@ -133,14 +133,19 @@ const RAW_RELEX_PAUSE = 50;
 export const SLOW_BLOCK_MS = 20;
 export const SLOW_BLOCK_MIN = 2_000;
 
+/** A lex kept to grow from: what showing it cost the caller (ms), and the update before it. */
+type Lexed = { source: string; tokens: TokensList; spent?: number; spentBefore?: number };
+
 /** Where the block being written starts in `text`, when that block is to be shown raw for what it
- *  costs: it was, or its last update cost more than `SLOW_BLOCK_MS`. */
-function slowBlockStart({ tokens, spent }: { tokens: TokensList; spent?: number }): number | null {
+ *  costs: it was, or its last two updates each cost more than `SLOW_BLOCK_MS` (one alone may be a
+ *  garbage collection or a cold JIT). */
+function slowBlockStart({ tokens, spent, spentBefore }: Lexed): number | null {
   const last = lastBlock(tokens);
   if (last < 0) return null;
   const start = offsetOf(tokens, last);
   if (tokens[last].type === RAW_BLOCK) return (tokens[last] as RawBlock).slow ? start : null;
-  return (spent ?? 0) > SLOW_BLOCK_MS && tokens[last].raw.length > SLOW_BLOCK_MIN ? start : null;
+  const cost = Math.min(spent ?? 0, spentBefore ?? 0);
+  return cost > SLOW_BLOCK_MS && tokens[last].raw.length > SLOW_BLOCK_MIN ? start : null;
 }
 
 /** The index of the last block (not a blank line) of `tokens`, -1 if none. */
