@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Decode speed per core count and thread count, alone and beside one busy core
-# (docs/benchmarks.md, "Threads per core count"). Each row is one sampled 300-token reply from
+# (docs/benchmarks.md, "Per core count"). Each row is one sampled 300-token reply from
 # `hearth-cli chat`, confined with taskset to the first N cores; "busy" spins `yes` on the first
 # of them, the worst case of another program (the window) taking part of a core. "auto" is the
 # default: the engine measures every core against one fewer while it writes (threads.rs).
@@ -24,7 +24,7 @@ reply_tps() { # cores threads busy -> tok/s
             --max-tokens "${TOKENS:-300}" --fresh "${flags[@]}" 2>&1 >/dev/null |
         grep -o '[0-9.]* tok/s' | tail -1 || true)
     [ -z "$spinner" ] || kill "$spinner"
-    echo "${line:-timed out}" | sed 's/ tok\/s//' 
+    echo "${line:-timed out}" | sed 's/ tok\/s//'
 }
 
 echo "| cores | load | auto | every core | one fewer | half |"

@@ -94,7 +94,7 @@ impl DecodeThreads {
             let kept = median(&self.recent);
             let spent: Duration = trial.iter().sum();
             let done = trial.len() == window;
-            if done || spent > kept * window as u32 {
+            if done || spent > kept.saturating_mul(window as u32) {
                 // Cut short, the other count lost: its steps so far cost more than a window of ours.
                 let tried = if done { median(trial) } else { spent / trial.len() as u32 };
                 self.trial = None;
@@ -107,7 +107,7 @@ impl DecodeThreads {
                     self.period = FIRST_PERIOD.max(spacing(tried, kept));
                 } else {
                     // The first trial does not count towards the doubling.
-                    let doubled = if self.settled.is_some() { (self.period * 2).min(MAX_PERIOD) } else { self.period };
+                    let doubled = if self.settled.is_some() { self.period.saturating_mul(2).min(MAX_PERIOD) } else { self.period };
                     self.period = doubled.max(spacing(kept, tried));
                     self.settled = Some(kept);
                 }
@@ -149,7 +149,7 @@ impl DecodeThreads {
 /// again, so that trials take at most `TRIAL_SHARE` of the time. A trial ends once it has cost a
 /// window of the current count's steps, so it costs at most that and one step more.
 fn spacing(current: Duration, other: Duration) -> u32 {
-    let trial = (other * WINDOW as u32).min(current * WINDOW as u32 + other);
+    let trial = other.saturating_mul(WINDOW as u32).min(current.saturating_mul(WINDOW as u32).saturating_add(other));
     let steps = trial.as_secs_f64() / current.as_secs_f64().max(1e-9) / TRIAL_SHARE;
     steps.ceil().min(f64::from(u32::MAX)) as u32
 }
@@ -270,6 +270,16 @@ mod tests {
             assert!(total < ideal * 106 / 100, "{most} threads at {stalled:?}: {total:?} against {ideal:?}");
             let trial_steps = used[2 * WINDOW..].iter().filter(|&&n| n == most).count();
             assert!(trial_steps < 20_000 / 50, "{trial_steps} steps on the stalled count");
+        }
+    }
+
+    #[test]
+    fn steps_timed_at_zero_or_at_absurd_lengths_neither_panic_nor_stop_the_choice() {
+        // A coarse clock, a suspended machine: step times outside anything real.
+        for (fast, slow) in [(Duration::ZERO, MS), (Duration::ZERO, Duration::MAX / 4), (MS, Duration::MAX / 4)] {
+            let mut threads = DecodeThreads::new(4, true);
+            run(&mut threads, 3000, |n, _| if n == 4 { slow } else { fast });
+            assert_eq!(threads.next(), 3, "{fast:?} against {slow:?}");
         }
     }
 }
