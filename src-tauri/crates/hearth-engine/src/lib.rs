@@ -12,6 +12,7 @@ pub mod checkpoints;
 mod consensus;
 mod drafter;
 pub mod host;
+mod interrupt;
 mod kept;
 pub mod kv_memory;
 mod llama_log;

@@ -71,45 +71,59 @@ enum Request {
 }
 
 /// The engine thread's requests, counted, so a read-ahead can give way the moment another
-/// request is waiting.
+/// request is waiting (between its chunks; a reply stops the chunk in flight too).
 #[derive(Clone)]
 struct Requests {
     sender: Sender<Request>,
     waiting: Arc<AtomicUsize>,
+    replies: Arc<AtomicUsize>,
 }
 
 pub(crate) struct Inbox {
     receiver: Receiver<Request>,
     waiting: Arc<AtomicUsize>,
+    /// Of those waiting, the replies (`Request::Generate`).
+    replies: Arc<AtomicUsize>,
 }
 
 fn channel() -> (Requests, Inbox) {
     let (sender, receiver) = mpsc::channel();
-    let waiting = Arc::new(AtomicUsize::new(0));
-    (Requests { sender, waiting: waiting.clone() }, Inbox { receiver, waiting })
+    let (waiting, replies) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    (Requests { sender, waiting: waiting.clone(), replies: replies.clone() }, Inbox { receiver, waiting, replies })
+}
+
+/// The counts `request` is one of: every request waiting, and the replies among them.
+fn counts<'a>(request: &Request, waiting: &'a AtomicUsize, replies: &'a AtomicUsize) -> impl Iterator<Item = &'a AtomicUsize> {
+    let reply = matches!(request, Request::Generate { .. });
+    std::iter::once(waiting).chain(reply.then_some(replies))
 }
 
 impl Requests {
     /// Err: the engine thread has ended.
     fn send(&self, request: Request) -> Result<(), ()> {
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        self.sender.send(request).map_err(|_| {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
-        })
+        let counts: Vec<_> = counts(&request, &self.waiting, &self.replies).collect();
+        counts.iter().for_each(|count| _ = count.fetch_add(1, Ordering::SeqCst));
+        self.sender.send(request).map_err(|_| counts.iter().for_each(|count| _ = count.fetch_sub(1, Ordering::SeqCst)))
     }
 }
 
 impl Inbox {
     fn recv(&self) -> Result<Request, mpsc::RecvError> {
-        let request = self.receiver.recv()?;
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
-        Ok(request)
+        Ok(self.taken(self.receiver.recv()?))
     }
 
     fn try_recv(&self) -> Result<Request, mpsc::TryRecvError> {
-        let request = self.receiver.try_recv()?;
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
-        Ok(request)
+        Ok(self.taken(self.receiver.try_recv()?))
+    }
+
+    fn taken(&self, request: Request) -> Request {
+        counts(&request, &self.waiting, &self.replies).for_each(|count| _ = count.fetch_sub(1, Ordering::SeqCst));
+        request
+    }
+
+    /// The count of replies asked for and not yet taken up, as it changes.
+    pub(crate) fn replies_waiting(&self) -> Arc<AtomicUsize> {
+        self.replies.clone()
     }
 
     /// Whether a request is waiting to be served.
@@ -497,6 +511,7 @@ fn serve(
         Some(KvMemory::new(kv_config.clone(), kv_memory::layout_key(&weights.id.content, &layout)))
     };
     let mut session = Session::new(model, context, &params, resolved.threads, memory, SEQUENCES, resolved.swa_full);
+    session.interrupt_drafts_on(inbox.replies_waiting());
     let mut aside = None;
     // A load, unload or quit waits for the replies asked for before it.
     let mut ending = None;

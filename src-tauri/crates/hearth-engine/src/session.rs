@@ -10,13 +10,15 @@
 //! slot for its next turn until its cells are needed.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
-use llama_cpp_2::LlamaStateSeqFlags;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::{DecodeError, LlamaStateSeqFlags};
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
@@ -29,6 +31,7 @@ use crate::beam::{BeamReply, Fork, LaneView};
 use crate::checkpoints::{self, Checkpoint, Checkpoints, CutBack};
 use crate::consensus::{Group, Member};
 use crate::drafter::Drafter;
+use crate::interrupt::{self, DraftInterrupt};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::load::Threads;
 use crate::prefix;
@@ -142,6 +145,8 @@ pub struct Session<'m> {
     /// Threads for one-token steps, chosen by measurement; `threads.batch` reads prompts.
     decode_threads: DecodeThreads,
     threads: Threads,
+    /// Stops a draft's chunk in flight for a reply (after `context`: dropped after it).
+    interrupt: Option<Box<DraftInterrupt>>,
 }
 
 enum Renderer {
@@ -192,6 +197,16 @@ impl<'m> Session<'m> {
             drafters: Vec::new(),
             decode_threads: DecodeThreads::new(threads.decode, params.n_threads.is_none()),
             threads,
+            interrupt: None,
+        }
+    }
+
+    /// A reply counted in `replies` (asked for, not yet taken up) stops the draft chunk being
+    /// read, where the model's cache can be cut back freely: the chunk's cells are dropped (a
+    /// recurrent state or a sliding window's evicted cells could not be put back).
+    pub fn interrupt_drafts_on(&mut self, replies: Arc<AtomicUsize>) {
+        if self.cut_back == CutBack::Free {
+            self.interrupt = Some(DraftInterrupt::install(&mut self.context, replies));
         }
     }
 
@@ -489,9 +504,13 @@ impl<'m> Session<'m> {
         // thread fewer reads a draft's few tokens in ~1.5× the time at ~0.8× the CPU (7 tokens at
         // a 2,400-token context: 117 ms on one thread, 75 on two, on 2 cores).
         self.context.set_n_threads(self.threads.decode as i32, self.threads.draft() as i32);
+        let mut pace = None;
         while at < suffix.len() {
             let end = at + self.slots[slot].readable((at + size).min(suffix.len()) - at);
             let started = Instant::now();
+            if let Some(interrupt) = &self.interrupt {
+                interrupt.arm(pace.map(|per_token: f64| Duration::from_secs_f64(per_token * (end - at) as f64)));
+            }
             if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
                 break;
             }
@@ -499,12 +518,22 @@ impl<'m> Session<'m> {
                 self.take_checkpoint(slot);
             }
             let per_token = started.elapsed().as_secs_f64() / (end - at) as f64;
+            pace = Some(per_token);
             at = end;
             let fits = (DRAFT_CHUNK_TIME.as_secs_f64() / per_token.max(1e-6)) as usize;
             size = fits.clamp(FIRST_DRAFT_CHUNK, LAST_DRAFT_CHUNK.min(self.n_batch).max(FIRST_DRAFT_CHUNK));
         }
+        if let Some(interrupt) = &self.interrupt {
+            interrupt.disarm();
+        }
         self.context.set_n_threads(self.threads.decode as i32, self.threads.batch as i32);
-        tracing::debug!(tokens = tokens.len(), read = suffix.len(), ms = reading.elapsed().as_secs_f64() * 1000.0, "draft read ahead");
+        tracing::debug!(
+            tokens = tokens.len(),
+            read = at,
+            of = suffix.len(),
+            ms = reading.elapsed().as_secs_f64() * 1000.0,
+            "draft read ahead"
+        );
         self.typed = request.conversation;
     }
 
@@ -812,7 +841,7 @@ impl<'m> Session<'m> {
     /// `decode_threads` picks, and is timed for it; batches read on every core. A greedy or seeded
     /// reply always writes on every core: llama.cpp's sums (flash attention's among them) depend on
     /// the thread count, so a near-tie could otherwise go another way from one run to the next.
-    fn decode_step(&mut self) -> Result<(), llama_cpp_2::DecodeError> {
+    fn decode_step(&mut self) -> Result<(), DecodeError> {
         let tuned = self.batch.n_tokens() == 1 && self.running.iter().all(|r| !reproducible(&r.request.sampling));
         let threads = if tuned { self.decode_threads.next() } else { self.decode_threads.most() };
         if threads != self.threads.decode {
@@ -1154,13 +1183,29 @@ impl<'m> Session<'m> {
         for (i, &token) in tokens.iter().enumerate() {
             self.batch.add(token, (cached.len() + i) as i32, &[*seq], false).map_err(|e| BackendError::Engine(e.to_string()))?;
         }
-        if let Err(e) = self.context.decode(&mut self.batch) {
-            // The cache may now hold part of the batch; forget this slot rather than guess.
-            self.clear_slot(slot);
-            return Err(BackendError::Engine(format!("decoding failed: {e}")));
+        match self.context.decode(&mut self.batch) {
+            Ok(()) => {
+                self.slots[slot].cached.extend_from_slice(tokens);
+                Ok(())
+            }
+            // Stopped for a reply: llama.cpp dropped the batch's positions, so the cache holds what
+            // it held before — checked, since a reply trusts `cached` to the token.
+            Err(DecodeError::Unknown(interrupt::ABORTED)) if self.holds_exactly(slot) => {
+                tracing::debug!(tokens = tokens.len(), "draft chunk stopped for a reply");
+                Err(BackendError::Engine("stopped for a reply".into()))
+            }
+            Err(e) => {
+                // The cache may now hold part of the batch; forget this slot rather than guess.
+                self.clear_slot(slot);
+                Err(BackendError::Engine(format!("decoding failed: {e}")))
+            }
         }
-        self.slots[slot].cached.extend_from_slice(tokens);
-        Ok(())
+    }
+
+    /// Whether the cache holds `slot`'s cached positions and none after them.
+    fn holds_exactly(&self, slot: usize) -> bool {
+        let Slot { seq, cached, .. } = &self.slots[slot];
+        i64::from(self.context.kv_cache_seq_pos_max(*seq)) + 1 == cached.len() as i64
     }
 }
 

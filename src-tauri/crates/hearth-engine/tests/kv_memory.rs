@@ -214,6 +214,18 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     let (_, paused) = reply(&engine, 1, &history).await;
     assert_eq!(paused.prompt_source, PromptSource::Typed, "{paused:?}");
     assert_eq!(paused.prompt_tokens - paused.cached_tokens, 1, "{paused:?}");
+
+    // Enter while a long paste is still read ahead: the reply starts from what was read, the
+    // chunk in flight stopped and its cells dropped (not waited for), and the cache stays exact:
+    // asked again, only the token whose logits start the reply is read.
+    history.push(ChatMessage::new(Role::User, "The tide rises and falls twice a day along the coast. ".repeat(60)));
+    read_ahead(&engine, 1, history.clone());
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let (_, interrupted) = reply(&engine, 1, &history).await;
+    assert_eq!(interrupted.prompt_source, PromptSource::Typed, "{interrupted:?}");
+    assert!(interrupted.prompt_tokens - interrupted.cached_tokens > 100, "the reply did not wait for the paste: {interrupted:?}");
+    let (_, again) = reply(&engine, 1, &history).await;
+    assert_eq!(again.prompt_tokens - again.cached_tokens, 1, "{again:?}");
     engine.shutdown();
 
     let dir = tempfile::tempdir().unwrap();

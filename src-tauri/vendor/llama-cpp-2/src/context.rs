@@ -98,6 +98,23 @@ impl<'model> LlamaContext<'model> {
         unsafe { llama_cpp_sys_2::llama_set_n_threads(self.context.as_mut_ptr(), n_threads, n_threads_batch) }
     }
 
+    /// Sets the callback llama.cpp asks, between the nodes of a graph being computed, whether to
+    /// stop (`llama_set_abort_callback`): a decode stopped so returns error 2, the positions of
+    /// the batch it was reading removed from the cache. (Hearth's patch, as `set_n_threads`.)
+    ///
+    /// # Safety
+    ///
+    /// `callback` must be safe to call with `data` from llama.cpp's compute threads for as long
+    /// as this context lives or until it is replaced.
+    pub unsafe fn set_abort_callback(
+        &mut self,
+        callback: llama_cpp_sys_2::ggml_abort_callback,
+        data: *mut std::ffi::c_void,
+    ) {
+        // SAFETY: the context is valid for `self`'s lifetime; the caller vouches for the callback.
+        unsafe { llama_cpp_sys_2::llama_set_abort_callback(self.context.as_mut_ptr(), callback, data) }
+    }
+
     /// Gets the size of the context.
     #[must_use]
     pub fn n_ctx(&self) -> u32 {
