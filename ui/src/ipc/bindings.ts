@@ -654,10 +654,11 @@ export const commands = {
   stopGeneration: (chatId: number): Promise<null> => invoke<null>('stop_generation', { chatId }),
   /**
    * Reads ahead the message being typed in `chat_id`: the model prefills what will not
-   * change of it in idle time, so a reply after Enter starts sooner. A reply or a load takes
-   * over at once; a remote chat ignores it.
+   * change of it in idle time, so a reply after Enter starts sooner (`still_typing`: sent
+   * while keys still come, so its last word is left for later). A reply or a load takes over
+   * at once; a remote chat ignores it.
    */
-  prefillDraft: (chatId: number, draft: string): Promise<null> => invoke<null>('prefill_draft', { chatId, draft }),
+  prefillDraft: (chatId: number, draft: string, stillTyping: boolean): Promise<null> => invoke<null>('prefill_draft', { chatId, draft, stillTyping }),
   /**
    * Saves a new version of user message `message_id` beside it and streams a reply to it.
    */

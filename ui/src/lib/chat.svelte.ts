@@ -107,7 +107,7 @@ export class ChatStore {
 
   constructor(api: HearthApi, frames: FrameScheduler = animationFrames, timers: Timers = browserTimers) {
     this.#api = api;
-    this.#readAhead = new DraftReadAhead((draft) => this.#prefillDraft(draft), timers);
+    this.#readAhead = new DraftReadAhead((draft, stillTyping) => this.#prefillDraft(draft, stillTyping), timers);
     // flushSync: the DOM is updated inside the hand-over, so the batcher's pacing sees its cost.
     this.#frames = frames;
     this.#batcher = new DeltaBatcher((text) => {
@@ -184,11 +184,11 @@ export class ChatStore {
     else this.#readAhead.typed(draft);
   }
 
-  #prefillDraft(draft: string): void {
+  #prefillDraft(draft: string, stillTyping: boolean): void {
     const chatId = this.activeChatId;
     if (chatId === null || this.generating?.chatId === chatId) return;
     // Only a head start: a failure changes nothing for the user.
-    this.#api.prefillDraft(chatId, draft).catch((e) => console.debug('draft not read ahead:', errorMessage(e)));
+    this.#api.prefillDraft(chatId, draft, stillTyping).catch((e) => console.debug('draft not read ahead:', errorMessage(e)));
   }
 
   /** Show `chatId`; resolves once its messages are loaded (also when it already was the active chat). */

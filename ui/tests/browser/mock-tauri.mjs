@@ -39,7 +39,7 @@
  * newest first; tests add more to `__hearthMock.server.requests`) and ports other programs hold (`busyPorts`:
  * switched on there, it says why it is not running); the network is refused without a key, and so is removing
  * the key while the network is allowed.
- * Drafts read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, at }); with
+ * Drafts read ahead while the user types (`prefill_draft`) are kept in `prefills` ({ chatId, draft, stillTyping, at }); with
  * `readsAhead` the chat's next reply then says `typed`, as the engine does (off by default: whether a
  * draft is read before Enter depends on the test machine's timing, which no other test should).
  * A reply (`replies`, `defaultReply`) is { text, chunkSize, delayMs, ttftMs, failWith, … }: its text in
@@ -155,7 +155,7 @@ export function installMockTauri(config) {
     budgetSaves: [],
     /** The token inspector's data the engine kept, by reply id (see tokenProbsOf). */
     tokenProbs: new Map(Object.entries(clone(config.tokenProbs ?? {})).map(([id, tokens]) => [Number(id), tokens])),
-    /** Every prefill_draft call: { chatId, draft, at } (performance.now()). */
+    /** Every prefill_draft call: { chatId, draft, stillTyping, at } (performance.now()). */
     prefills: [],
     /**
      * The OpenAI-compatible server: its settings, whether a key is saved, the requests it answered (newest
@@ -913,7 +913,7 @@ export function installMockTauri(config) {
    */
   function prefillDraft(payload) {
     const chat = findChat(payload.chatId);
-    state.prefills.push({ chatId: chat.id, draft: payload.draft, at: performance.now() });
+    state.prefills.push({ chatId: chat.id, draft: payload.draft, stillTyping: payload.stillTyping, at: performance.now() });
     if (!config.readsAhead || chat.model.kind === 'remote' || !state.model || state.generating.size > 0) return null;
     if (!/\s/.test(payload.draft.trimEnd())) return null;
     const key = cacheKey(chat.id);

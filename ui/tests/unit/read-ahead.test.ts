@@ -13,9 +13,14 @@ function typing(text: string, start: number, everyMs: number, before = ''): Step
 
 /** Runs the steps on a virtual clock (timers due at a step's time run before it); returns [time, draft] per send. */
 function run(steps: Step[]): [number, string][] {
+  return runSaying(steps).map(([at, text]) => [at, text]);
+}
+
+/** As `run`, with whether each send said keys were still coming. */
+function runSaying(steps: Step[]): [number, string, boolean][] {
   const clock = virtualTimers();
-  const sent: [number, string][] = [];
-  const reader = new DraftReadAhead((text) => sent.push([clock.timers.now(), text]), clock.timers);
+  const sent: [number, string, boolean][] = [];
+  const reader = new DraftReadAhead((text, stillTyping) => sent.push([clock.timers.now(), text, stillTyping]), clock.timers);
   for (const [at, draft] of steps) {
     clock.advanceTo(at);
     if (draft === RESET) reader.reset();
@@ -25,7 +30,7 @@ function run(steps: Step[]): [number, string][] {
   return sent;
 }
 
-// The pace as the backend sets it (80 / 300 / 150 ms); the cases below are written for it.
+// The pace as the backend sets it (80 / 200 / 150 ms); the cases below are written for it.
 const cases: { name: string; steps: Step[]; sent: [number, string][] }[] = [
   { name: 'nothing typed, nothing sent', steps: [], sent: [] },
   { name: 'a keystroke goes out once typing pauses', steps: [[0, 'H']], sent: [[QUIET_MS, 'H']] },
@@ -61,8 +66,9 @@ const cases: { name: string; steps: Step[]; sent: [number, string][] }[] = [
     name: 'fast typing (a key every 30 ms): at the latest MAX_WAIT_MS after the first key not sent',
     steps: typing('abcdefghijklmnopqrstuvwxyz', 0, 30),
     sent: [
-      [300, 'abcdefghij'],
-      [600, 'abcdefghijklmnopqrst'],
+      [200, 'abcdefg'],
+      [410, 'abcdefghijklmn'],
+      [620, 'abcdefghijklmnopqrstu'],
       [830, 'abcdefghijklmnopqrstuvwxyz'],
     ],
   },
@@ -102,6 +108,16 @@ const cases: { name: string; steps: Step[]; sent: [number, string][] }[] = [
 describe('DraftReadAhead', () => {
   it.each(cases)('$name', ({ steps, sent }) => {
     expect(run(steps)).toEqual(sent);
+  });
+
+  it('a send while keys still come says so; one after a pause does not', () => {
+    // Fast typing, then a pause: the sends on MAX_WAIT_MS come mid-burst, the last after it.
+    const sent = runSaying(typing('abcdefghijklmnopqrstuvwxyz', 0, 30));
+    expect(sent.map(([, , stillTyping]) => stillTyping)).toEqual([...sent.slice(1).map(() => true), false]);
+    // An ordinary pace: every send comes after its key's pause.
+    expect(runSaying(typing('Hello', 0, 200)).every(([, , stillTyping]) => !stillTyping)).toBe(true);
+    // A send held back by MIN_GAP_MS past the pause is a pause's too.
+    expect(runSaying([[0, 'a'], [100, 'ab']])).toEqual([[80, 'a', false], [230, 'ab', false]]);
   });
 
   it('for any typing speed: sends at least MIN_GAP_MS apart, growing, no more than keys; the final text within MIN_GAP_MS', () => {

@@ -33,7 +33,8 @@ pub struct ReplyRequest {
     pub messages: Vec<ChatMessage>,
     pub sampling: SamplingParams,
     pub cancel: CancelFlag,
-    /// The last message is an unfinished assistant reply to write on from (not a new reply).
+    /// The last message is unfinished: an assistant reply to write on from (not a new reply), or
+    /// in a read-ahead ([`ChatBackend::prefill`]) a user message still being typed.
     pub continue_last: bool,
     /// Which model answers.
     pub target: ModelTarget,

@@ -2,11 +2,14 @@
 //! window's composer paces its sends by these numbers (contract.json); `hearth-cli bench` types
 //! by them.
 //!
-//! Each send costs the engine the message's last word and the turn's closing again (a word cut
-//! by the previous send is read again whole; the closing follows the message), a handful of
-//! tokens; what it saves is everything typed before it. At Enter only what was typed after the
-//! last send is left, plus that closing — so the last send should come after the last key, and
-//! typing at an ordinary pace leaves a short gap after each key: the draft goes out then.
+//! Each send costs the engine the message's last word again (a word cut by the previous send is
+//! read again whole), and after a pause the turn's closing and the reply's opening, a handful of
+//! tokens; what it saves is everything typed before it. A send while keys still come is read up
+//! to its last word only (the closing would be read again at the next send). At Enter only what
+//! was typed after the last send is left, plus that closing — so the last send should come after
+//! the last key, and typing at an ordinary pace leaves a short gap after each key: the draft goes
+//! out then, whole. Faster typing is sent every `max_wait_ms` (a burst of keys before Enter leaves
+//! at most that much unread).
 
 use std::time::Duration;
 
@@ -27,7 +30,7 @@ pub struct DraftPace {
 }
 
 /// The pace the window and the bench use.
-pub const DRAFT_PACE: DraftPace = DraftPace { quiet_ms: 80, max_wait_ms: 300, min_gap_ms: 150 };
+pub const DRAFT_PACE: DraftPace = DraftPace { quiet_ms: 80, max_wait_ms: 200, min_gap_ms: 150 };
 const _: () = assert!(DRAFT_PACE.quiet_ms < DRAFT_PACE.min_gap_ms && DRAFT_PACE.min_gap_ms < DRAFT_PACE.max_wait_ms);
 
 impl DraftPace {

@@ -189,9 +189,10 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     }
 
     /// Lets the backend read ahead while the user types `draft` in `chat` (see
-    /// [`ChatBackend::prefill`]): the conversation as a send of `draft` would give it. Does
+    /// [`ChatBackend::prefill`]): the conversation as a send of `draft` would give it
+    /// (`still_typing`: keys were still coming, so the draft's last word is not final). Does
     /// nothing while the chat is generating or when the draft is blank.
-    pub async fn prefill(&self, chat: ChatId, draft: &str, sampling: SamplingParams) -> Result<(), TurnError> {
+    pub async fn prefill(&self, chat: ChatId, draft: &str, still_typing: bool, sampling: SamplingParams) -> Result<(), TurnError> {
         if draft.trim().is_empty() || self.active.lock().expect("active map poisoned").contains_key(&chat) {
             return Ok(());
         }
@@ -204,6 +205,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
         request.target = store.chat_target(chat).await.map_err(boxed)?;
         request.conversation = Some(chat);
+        request.continue_last = still_typing;
         self.backend.prefill(request);
         Ok(())
     }

@@ -50,9 +50,31 @@ pub fn follow_cache<T: Copy + PartialEq>(
     spelled
 }
 
+/// The bytes at the end of `prompt` that an unfinished `message` (the last in it, still being
+/// typed) may yet change: from its last word on (the space before it included, which a
+/// tokenizer joins to the word; spaces typed after it too), the turn's closing and the reply's
+/// opening after it.
+pub fn unsettled_bytes(prompt: &str, message: &str) -> usize {
+    let settled = message.trim_end().rfind(char::is_whitespace).unwrap_or(0);
+    prompt.rfind(message).map_or(prompt.len(), |at| prompt.len() - (at + settled))
+}
+
+/// How many of the last `tokens` write the prompt's last `tail` bytes (a token across the
+/// boundary among them).
+pub fn tokens_writing_tail<T: Copy>(tokens: &[T], tail: usize, piece: impl Fn(T) -> Vec<u8>) -> usize {
+    let mut written = 0;
+    for (n, &token) in tokens.iter().rev().enumerate() {
+        if written >= tail {
+            return n;
+        }
+        written += piece(token).len();
+    }
+    tokens.len()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::follow_cache;
+    use super::{follow_cache, tokens_writing_tail, unsettled_bytes};
 
     /// A toy vocabulary: token i writes VOCAB[i]; tokenizing takes the longest match first.
     const VOCAB: &[&str] = &["<s>", "Par", "is", "Paris", " is", " nice", " ", "n", "ice", "?", ""];
@@ -135,5 +157,30 @@ mod tests {
     fn keeps_the_prompt_when_the_rest_cannot_be_tokenized_alone() {
         let prompt = vec![0, 3, 4, 5];
         assert_eq!(follow_cache(&[0, 1, 2], prompt.clone(), 0, piece, tokenize_with_space), prompt);
+    }
+
+    #[test]
+    fn an_unfinished_message_leaves_its_last_word_and_what_follows_unsettled() {
+        let prompt = |message: &str| format!("<user>{message}<end><assistant>");
+        // (message, the unsettled end of its prompt)
+        for (message, unsettled) in [
+            ("Tell me about the sea", " sea<end><assistant>"),
+            // A space after it may still join the next word's token: the word stays unsettled.
+            ("Tell me about the ", " the <end><assistant>"),
+            ("Tell", "Tell<end><assistant>"),
+            ("Tell me\nabout", "\nabout<end><assistant>"),
+        ] {
+            assert_eq!(unsettled_bytes(&prompt(message), message), unsettled.len(), "{message:?}");
+        }
+        assert_eq!(unsettled_bytes("<user>", "text the template lost"), "<user>".len());
+    }
+
+    #[test]
+    fn the_tokens_writing_a_tail_include_one_across_its_start() {
+        // "<s>" "Paris" " is" " nice" "?" write "<s>Paris is nice?".
+        let prompt = [0, 3, 4, 5, 9];
+        for (tail, tokens) in [(0, 0), (1, 1), (5, 2), (6, 2), (7, 3), (12, 4), (17, 5), (100, 5)] {
+            assert_eq!(tokens_writing_tail(&prompt, tail, piece), tokens, "{tail} bytes");
+        }
     }
 }

@@ -471,7 +471,10 @@ impl<'m> Session<'m> {
     /// says another request waits. The cache keeps what was read: when the user types on, only
     /// the tokens from where the text changed are dropped (a few, at the end: the message is
     /// always read in its own tokens, see [`Session::follow_cache`]), so at Enter little or nothing
-    /// — after a pause, nothing — is left to read. Only while no reply is in hand.
+    /// — after a pause, nothing — is left to read. A draft sent while keys still come
+    /// (`continue_last`: the message is unfinished) is read up to its last word: the word, the
+    /// turn's closing and the reply's opening would be read again at the next send. Only while no
+    /// reply is in hand.
     pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
         let Some(last) = request.messages.last() else { return };
         if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
@@ -494,7 +497,8 @@ impl<'m> Session<'m> {
         let kept = self.reuse_prefix(slot, &tokens);
         self.borrow_prefix(slot, &tokens, kept);
         self.set_marks(slot, messages, false, &tokens);
-        let suffix = tokens[self.slots[slot].cached.len()..].to_vec();
+        let read_to = tokens.len() - if request.continue_last { self.unsettled_tokens(&prompt, &last.content, &tokens) } else { 0 };
+        let suffix = tokens[self.slots[slot].cached.len().min(read_to)..read_to].to_vec();
         let reading = Instant::now();
         // A reply asked for meanwhile waits for the chunk being read. A draft is as often as not
         // sent just before Enter (a paste, the last words), so chunks take about
@@ -1090,6 +1094,13 @@ impl<'m> Session<'m> {
                 .unwrap_or(usize::MAX),
             _ => 0,
         }
+    }
+
+    /// How many of the last `tokens` of `prompt` write what an unfinished `message` may yet
+    /// change (see [`prefix::unsettled_bytes`]).
+    fn unsettled_tokens(&self, prompt: &str, message: &str, tokens: &[LlamaToken]) -> usize {
+        let vocab = self.model.vocab();
+        prefix::tokens_writing_tail(tokens, prefix::unsettled_bytes(prompt, message), |token| vocab.token_to_piece(token, true, None))
     }
 
     /// Keeps the longest prefix of `tokens` cached in `slot` and drops the rest of it; returns

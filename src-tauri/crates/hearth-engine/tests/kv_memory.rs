@@ -215,6 +215,18 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     assert_eq!(paused.prompt_source, PromptSource::Typed, "{paused:?}");
     assert_eq!(paused.prompt_tokens - paused.cached_tokens, 1, "{paused:?}");
 
+    // Sent while keys still came: read up to the last word, which may yet grow ("side?": " side"
+    // and "?"); it, the turn's closing and the reply's opening (6 tokens in SmolLM2's template,
+    // "assistant" spelled in two) are left.
+    history.push(ChatMessage::new(Role::Assistant, "It is never seen from Earth."));
+    history.push(ChatMessage::new(Role::User, "Why is that so, and who first saw its far side?"));
+    send_ahead(&engine, 1, history.clone(), true);
+    tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
+    let (_, typing_on) = reply(&engine, 1, &history).await;
+    assert_eq!(typing_on.prompt_source, PromptSource::Typed, "{typing_on:?}");
+    assert_eq!(typing_on.prompt_tokens - typing_on.cached_tokens, 2 + 6, "{typing_on:?}");
+    history.pop();
+
     // Enter while a long paste is still read ahead: the reply starts from what was read, the
     // chunk in flight stopped and its cells dropped (not waited for), and the cache stays exact:
     // asked again, only the token whose logits start the reply is read.
@@ -235,10 +247,16 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     assert_eq!(stats.prompt_tokens, pasted.prompt_tokens, "the typed message is tokenized as the pasted one");
 }
 
-/// Hands `messages`, the last a draft being typed, to the engine to read ahead.
+/// Hands `messages`, the last a draft being typed, to the engine to read ahead (after a pause).
 fn read_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>) {
+    send_ahead(engine, conversation, messages, false);
+}
+
+/// … sent while keys still come (`still_typing`) or after a pause.
+fn send_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>, still_typing: bool) {
     let mut request = ReplyRequest::new(messages, seeded(), CancelFlag::new());
     request.conversation = Some(conversation);
+    request.continue_last = still_typing;
     engine.prefill(request);
 }
 

@@ -96,6 +96,7 @@ pub fn serve_stdio() -> i32 {
             ToHost::Prefill { spec } => {
                 let mut request = ReplyRequest::new(spec.messages, spec.sampling, CancelFlag::new());
                 request.conversation = spec.conversation;
+                request.continue_last = spec.continue_last;
                 engine.prefill(request);
             }
             ToHost::Cancel { id } => {

@@ -342,7 +342,7 @@ impl ChatBackend for Engine {
             let spec = ReplySpec {
                 messages: request.messages,
                 sampling: request.sampling,
-                continue_last: false,
+                continue_last: request.continue_last,
                 conversation: request.conversation,
                 logprobs: None,
                 top_probs: None,
