@@ -48,9 +48,9 @@ pub const PARALLEL_REPLIES: usize = 4;
 /// The shortest candidate a consensus reply is allowed to be cut to for room in the context.
 const MIN_CANDIDATE_TOKENS: usize = 16;
 /// A draft is read ahead in chunks of 4 tokens first, then as many as the last chunk's pace reads
-/// in `DRAFT_CHUNK_TIME` (at most 64): a reply asked for meanwhile waits for one chunk, about
-/// that long, whatever the model and the machine (on one thread a fixed 32-token chunk of a
-/// pasted message held a turn ~60 ms).
+/// in `DRAFT_CHUNK_TIME` (at most 64): a reply asked for meanwhile waits for at most half a chunk
+/// (one in its first half is stopped, `interrupt`), whatever the model and the machine (on one
+/// thread a fixed 32-token chunk of a pasted message held a turn ~60 ms).
 const FIRST_DRAFT_CHUNK: usize = 4;
 const LAST_DRAFT_CHUNK: usize = 64;
 const DRAFT_CHUNK_TIME: Duration = Duration::from_millis(25);
@@ -147,6 +147,8 @@ pub struct Session<'m> {
     threads: Threads,
     /// Stops a draft's chunk in flight for a reply (after `context`: dropped after it).
     interrupt: Option<Box<DraftInterrupt>>,
+    /// Seconds a token of the last draft chunk took to read.
+    draft_pace: Option<f64>,
 }
 
 enum Renderer {
@@ -198,6 +200,7 @@ impl<'m> Session<'m> {
             decode_threads: DecodeThreads::new(threads.decode, params.n_threads.is_none()),
             threads,
             interrupt: None,
+            draft_pace: None,
         }
     }
 
@@ -500,20 +503,26 @@ impl<'m> Session<'m> {
         let read_to = tokens.len() - if request.continue_last { self.unsettled_tokens(&prompt, &last.content, &tokens) } else { 0 };
         let suffix = tokens[self.slots[slot].cached.len().min(read_to)..read_to].to_vec();
         let reading = Instant::now();
-        // A reply asked for meanwhile waits for the chunk being read. A draft is as often as not
-        // sent just before Enter (a paste, the last words), so chunks take about
-        // DRAFT_CHUNK_TIME each (the first is small: its pace is not known yet).
-        let (mut at, mut size) = (0, FIRST_DRAFT_CHUNK);
+        // A reply asked for meanwhile waits for the chunk being read (or stops it in its first
+        // half). A draft is as often as not sent just before Enter (a paste, the last words), so
+        // chunks take about DRAFT_CHUNK_TIME each, at the pace the last chunk was read (the
+        // session's first is small: its pace is not known yet).
+        let most = LAST_DRAFT_CHUNK.min(self.n_batch).max(FIRST_DRAFT_CHUNK);
+        let chunk = |per_token: Option<f64>| {
+            per_token.map_or(FIRST_DRAFT_CHUNK, |per_token| {
+                ((DRAFT_CHUNK_TIME.as_secs_f64() / per_token.max(1e-6)) as usize).clamp(FIRST_DRAFT_CHUNK, most)
+            })
+        };
+        let mut at = 0;
         // The user is typing: a core is left to the window, whose keys must echo at once. One
         // thread fewer reads a draft's few tokens in ~1.5× the time at ~0.8× the CPU (7 tokens at
         // a 2,400-token context: 117 ms on one thread, 75 on two, on 2 cores).
         self.context.set_n_threads(self.threads.decode as i32, self.threads.draft() as i32);
-        let mut pace = None;
         while at < suffix.len() {
-            let end = at + self.slots[slot].readable((at + size).min(suffix.len()) - at);
+            let end = at + self.slots[slot].readable((at + chunk(self.draft_pace)).min(suffix.len()) - at);
             let started = Instant::now();
             if let Some(interrupt) = &self.interrupt {
-                interrupt.arm(pace.map(|per_token: f64| Duration::from_secs_f64(per_token * (end - at) as f64)));
+                interrupt.arm(self.draft_pace.map(|per_token| Duration::from_secs_f64(per_token * (end - at) as f64)));
             }
             if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
                 break;
@@ -521,11 +530,8 @@ impl<'m> Session<'m> {
             if self.checkpoint_due(slot) {
                 self.take_checkpoint(slot);
             }
-            let per_token = started.elapsed().as_secs_f64() / (end - at) as f64;
-            pace = Some(per_token);
+            self.draft_pace = Some(started.elapsed().as_secs_f64() / (end - at) as f64);
             at = end;
-            let fits = (DRAFT_CHUNK_TIME.as_secs_f64() / per_token.max(1e-6)) as usize;
-            size = fits.clamp(FIRST_DRAFT_CHUNK, LAST_DRAFT_CHUNK.min(self.n_batch).max(FIRST_DRAFT_CHUNK));
         }
         if let Some(interrupt) = &self.interrupt {
             interrupt.disarm();
