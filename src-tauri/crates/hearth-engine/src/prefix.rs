@@ -53,9 +53,10 @@ pub fn follow_cache<T: Copy + PartialEq>(
 /// The bytes at the end of `prompt` that an unfinished `message` (the last in it, still being
 /// typed) may yet change: from its last word on (the space before it included, which a
 /// tokenizer joins to the word; spaces typed after it too), the turn's closing and the reply's
-/// opening after it.
+/// opening after it. The message is found trimmed (many templates trim it); not found, all is.
 pub fn unsettled_bytes(prompt: &str, message: &str) -> usize {
-    let settled = message.trim_end().rfind(char::is_whitespace).unwrap_or(0);
+    let message = message.trim();
+    let settled = message.rfind(char::is_whitespace).unwrap_or(0);
     prompt.rfind(message).map_or(prompt.len(), |at| prompt.len() - (at + settled))
 }
 
@@ -162,15 +163,19 @@ mod tests {
     #[test]
     fn an_unfinished_message_leaves_its_last_word_and_what_follows_unsettled() {
         let prompt = |message: &str| format!("<user>{message}<end><assistant>");
-        // (message, the unsettled end of its prompt)
+        let trimmed = |message: &str| prompt(message.trim());
+        // (message, the unsettled end of its prompt), as written and by a template that trims it.
         for (message, unsettled) in [
             ("Tell me about the sea", " sea<end><assistant>"),
             // A space after it may still join the next word's token: the word stays unsettled.
             ("Tell me about the ", " the <end><assistant>"),
             ("Tell", "Tell<end><assistant>"),
             ("Tell me\nabout", "\nabout<end><assistant>"),
+            ("  Tell", "Tell<end><assistant>"),
         ] {
             assert_eq!(unsettled_bytes(&prompt(message), message), unsettled.len(), "{message:?}");
+            let unsettled_trimmed = unsettled.len() - (message.len() - message.trim_end().len());
+            assert_eq!(unsettled_bytes(&trimmed(message), message), unsettled_trimmed, "{message:?} trimmed");
         }
         assert_eq!(unsettled_bytes("<user>", "text the template lost"), "<user>".len());
     }
