@@ -44,6 +44,14 @@ const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : process.env.BENCH_HOSTI
 const PROSE = process.env.BENCH_PROSE === "0" ? [] : ["prose"];
 /** The engine's reply while the window renders one of them. */
 const HOSTILE_ENGINE_TOKENS = 800;
+/** How the bench's keys reach the window: `x11` (default) as a keyboard's do, through the X server
+ *  (XTEST), GTK and WebKit (bench/xkeys.py); `webdriver` through WebDriver's element commands, as
+ *  until 2026-11-27 — whose element lookups and checks cost the web process ~10 ms of CPU a key,
+ *  which a person's keystroke does not pay. */
+const KEY_PATH = process.env.BENCH_KEYS || "x11";
+assert.ok(["x11", "webdriver"].includes(KEY_PATH), `BENCH_KEYS must be x11 or webdriver, not ${KEY_PATH}`);
+/** A burst of keys: about as fast as WebDriver types a string (~60 characters a second). */
+const BURST_CPS = 60;
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -127,6 +135,49 @@ function appProcesses() {
 }
 const cpuOf = (groups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, p) => s + cpuMs(p), 0)]));
 
+// ---- the keyboard -------------------------------------------------------------------------------
+
+/** bench/xkeys.py: keys through XTEST, as a keyboard types them. Each call answers the wall-clock
+ *  times (ms since the epoch) its keys were pressed. */
+class XKeys {
+  constructor(python) {
+    this.child = spawn(python, [path.join(import.meta.dirname, "xkeys.py")], { stdio: ["pipe", "pipe", "inherit"] });
+    this.pending = [];
+    let buffered = "";
+    this.child.stdout.on("data", (d) => {
+      buffered += d;
+      let at;
+      while ((at = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, at);
+        buffered = buffered.slice(at + 1);
+        this.pending.shift()?.resolve(JSON.parse(line));
+      }
+    });
+    this.child.on("exit", (code) => {
+      for (const p of this.pending.splice(0)) p.reject(new Error(`bench/xkeys.py exited (${code})`));
+    });
+  }
+  request(body) {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ resolve, reject });
+      this.child.stdin.write(`${JSON.stringify(body)}\n`);
+    });
+  }
+  focus(pid) {
+    return this.request({ focus: pid });
+  }
+  async type(text, cps) {
+    return (await this.request({ text, delay_ms: cps ? 1000 / cps : 0 })).sent;
+  }
+  async key(name) {
+    return (await this.request({ key: name })).sent[0];
+  }
+  stop() {
+    this.child.stdin.end();
+  }
+}
+let xkeys = null;
+
 // ---- the window ---------------------------------------------------------------------------------
 
 /** Installed once per page: times the sending Enter, the first and last painted token of the
@@ -136,7 +187,7 @@ const cpuOf = (groups) => Object.fromEntries(Object.entries(groups).map(([k, pid
  *  (the first task after it). (Until 2026-11-26 every change was stamped at the start of the next
  *  frame: one frame late for the window's own updates, ~10 ms on every TTFT.) */
 const PROBE = `
-  const probe = (window.__hearthBench = { enter: 0, first: 0, last: 0, updates: 0, length: 0 });
+  const probe = (window.__hearthBench = { enter: 0, first: 0, last: 0, updates: 0, length: 0, echoes: null });
   let inFrame = false;
   const pageFrame = window.requestAnimationFrame.bind(window);
   window.requestAnimationFrame = (callback) => pageFrame((time) => {
@@ -147,6 +198,11 @@ const PROBE = `
     callback(time);
   });
   const afterPaint = (stamp) => (inFrame ? setTimeout(stamp, 0) : pageFrame(() => setTimeout(stamp, 0)));
+  // Keys typed through X: when the frame that shows each was painted (wall clock, ms), while
+  // probe.echoes is an array.
+  document.addEventListener("input", () => {
+    if (probe.echoes) afterPaint(() => probe.echoes?.push(performance.timeOrigin + performance.now()));
+  }, true);
   document.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) Object.assign(probe, { enter: performance.now(), first: 0, last: 0, updates: 0, length: 0 });
   }, true);
@@ -179,17 +235,27 @@ async function appReply(session, prompt, { measure, typed = false }) {
     await session.cmd("POST", "/execute/sync", { script: set, args: [{ "element-6066-11e4-a52e-4f735466cecf": composer }, prompt] });
   } else if (typed) {
     // A person typing: the window reads the message ahead meanwhile (prefill while typing).
-    for (const char of prompt) {
-      await session.type(composer, char);
-      await sleep(1000 / TYPING_CPS);
+    if (xkeys) {
+      await session.click(composer);
+      await xkeys.type(prompt, TYPING_CPS);
+    } else {
+      for (const char of prompt) {
+        await session.type(composer, char);
+        await sleep(1000 / TYPING_CPS);
+      }
     }
+  } else if (xkeys) {
+    await session.click(composer);
+    await xkeys.type(prompt, BURST_CPS);
   } else {
     await session.type(composer, prompt);
   }
+  if (xkeys) await session.click(composer); // a paste leaves the focus where it was
   const pids = appProcesses();
   const before = cpuOf(pids);
   const wallBefore = Date.now();
-  await session.type(composer, KEYS.enter);
+  if (xkeys) await xkeys.key("Return");
+  else await session.type(composer, KEYS.enter);
   // Waits inside the page (no polling over WebDriver while the reply streams).
   await session.cmd("POST", "/execute/async", {
     script: `const done = arguments[arguments.length - 1];
@@ -239,13 +305,31 @@ async function appReply(session, prompt, { measure, typed = false }) {
   };
 }
 
-/** Milliseconds from sending a key to the composer to the frame that shows it (WebDriver's round
- *  trip included: an upper bound). */
+/** Key echoes: from a key pressed to the frame that shows it in the composer, in ms. Through X
+ *  the page stamps each key's painted frame and the times are read at the end (`echoesOf`), so
+ *  nothing but the key reaches the page meanwhile; through WebDriver each key is a round trip
+ *  (typing, then a script waiting for the next frame): an upper bound. */
+async function startEchoes(session) {
+  if (xkeys) await session.cmd("POST", "/execute/sync", { script: "window.__hearthBench.echoes = []", args: [] });
+}
+/** Types one key: through X, when it was pressed; through WebDriver, its echo. */
 async function keyEcho(session, composer) {
+  if (xkeys) return xkeys.key("k");
   const start = performance.now();
   await session.type(composer, "k");
   await session.cmd("POST", "/execute/async", { script: "requestAnimationFrame(arguments[arguments.length - 1])", args: [] });
   return performance.now() - start;
+}
+/** The echoes of the keys `keyEcho` typed since `startEchoes`. */
+async function echoesOf(session, typed) {
+  if (!xkeys) return typed;
+  await sleep(300); // the last key's frame
+  const painted = await session.cmd("POST", "/execute/sync", {
+    script: "const e = window.__hearthBench.echoes; window.__hearthBench.echoes = null; return e;",
+    args: [],
+  });
+  assert.equal(painted.length, typed.length, `${typed.length} keys typed through X, ${painted.length} reached the composer`);
+  return typed.map((sent, i) => painted[i] - sent);
 }
 
 /** One hostile reply from the fake provider while the engine decodes beside it and keys are typed
@@ -268,13 +352,15 @@ async function hostileRun(session, providerId, model) {
   const beside = engineReplyAsync(PROMPTS[0], HOSTILE_ENGINE_TOKENS);
   let engineDone = false;
   beside.then(() => (engineDone = true), () => (engineDone = true));
-  const echoes = [];
+  const typedKeys = [];
+  await startEchoes(session);
   const updatesBefore = await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench.updates", args: [] });
   const besideStarted = performance.now();
   while (!engineDone) {
-    if (model !== "prose") echoes.push(await keyEcho(session, composer));
+    if (model !== "prose") typedKeys.push(await keyEcho(session, composer));
     await sleep(200);
   }
+  const echoes = await echoesOf(session, typedKeys);
   const updatesBeside = (await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench.updates", args: [] })) - updatesBefore;
   const besideMs = performance.now() - besideStarted;
   const withWindow = await beside;
@@ -323,6 +409,7 @@ async function setReplyShape(session) {
 }
 
 let idle = {};
+let keyCpuMs = null;
 const hostile = [];
 const prose = [];
 const engineLong = [];
@@ -338,6 +425,10 @@ async function windowRuns() {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading"), timeoutMs: 120_000 });
     await session.cmd("POST", "/timeouts", { script: 600_000 });
     await session.cmd("POST", "/execute/sync", { script: PROBE, args: [] });
+    if (KEY_PATH === "x11") {
+      xkeys = new XKeys(process.env.HEARTH_TEST_PYTHON || "python3");
+      await xkeys.focus(appProcesses().app[0]);
+    }
     await setReplyShape(session);
     // An experiment kept for re-measuring (docs/benchmarks.md): the window at a lower priority.
     if (process.env.BENCH_RENICE) {
@@ -377,10 +468,21 @@ async function windowRuns() {
         await session.click(await session.waitFor('[data-testid="close-settings"]'));
         // The same measure at rest: WebDriver's own round trip is in every figure.
         const composer = await session.waitFor('[data-testid="composer"]');
+        await session.click(composer);
+        await sleep(1000);
+        await startEchoes(session);
+        const typedKeys = [];
+        const pids = appProcesses();
+        const before = cpuOf(pids);
         for (let i = 0; i < 20; i++) {
-          idleEchoes.push(await keyEcho(session, composer));
+          typedKeys.push(await keyEcho(session, composer));
           await sleep(100);
         }
+        idleEchoes.push(...(await echoesOf(session, typedKeys)));
+        const after = cpuOf(pids);
+        // What a key costs the window at rest (its echo's frame included; /proc's 10 ms ticks
+        // over 20 keys), and the WebDriver servers when they type it.
+        keyCpuMs = Object.fromEntries(["web", "app", "xvfb", "driver"].map((k) => [k, round((after[k] - before[k]) / typedKeys.length, 1)]));
         await session.clear(composer);
         for (const model of [...PROSE, ...HOSTILE]) {
           const run = await hostileRun(session, id, model);
@@ -393,6 +495,7 @@ async function windowRuns() {
     }
     return runs;
   } finally {
+    xkeys?.stop();
     await session.close().catch(() => {});
     await driver.stop();
     fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
@@ -420,6 +523,7 @@ const result = {
   model: path.basename(MODEL),
   cores: os.cpus().length,
   reply_tokens: TOKENS,
+  keys: KEY_PATH,
   runs: RUNS,
   engine_decode_tps: round(pick(engine, (r) => r.decodeTps), 2),
   engine_ttft_ms: round(pick(engine, (r) => r.ttftMs), 1),
@@ -448,6 +552,8 @@ const result = {
   engine_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.engine), 2),
   webview_idle_cpu_share: round(idle.web ?? NaN),
   xvfb_cpu_ms_per_token: round(pick(app, (r) => r.cpuMsPerToken.xvfb), 2),
+  // CPU per key typed into the composer at rest, by process (ms).
+  key_cpu_ms: keyCpuMs,
   key_echo_idle_p95_ms: idleEchoes.length ? round([...idleEchoes].sort((a, b) => a - b)[Math.floor(idleEchoes.length * 0.95)], 0) : null,
   // An ordinary long reply streamed from a provider beside the engine (no keys typed).
   prose_engine_ratio: prose[0]?.engine_ratio ?? null,

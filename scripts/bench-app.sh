@@ -12,6 +12,10 @@ scripts/tauri.sh build --no-bundle >&2
 # elsewhere, and unoptimised it took ~6 % of a core from the engine beside the window.
 cargo build --release -p hearth-cli >&2
 cargo build --release -p hearth-providers --example fake_provider >&2
+# The bench types as a keyboard does, through X (bench/xkeys.py).
+export HEARTH_TEST_PYTHON="$PWD/target/openai-venv/bin/python"
+"$HEARTH_TEST_PYTHON" -c 'import Xlib' 2>/dev/null ||
+  "$HEARTH_TEST_PYTHON" -m pip install --quiet --disable-pip-version-check python-xlib==0.33 >&2
 export HEARTH_FAKE_PROVIDER="$PWD/target/release/examples/fake_provider"
 export HEARTH_APP_BINARY="$PWD/target/release/hearth"
 export HEARTH_CLI_BINARY="$PWD/target/release/hearth-cli"

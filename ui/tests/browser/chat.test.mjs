@@ -268,15 +268,26 @@ describe('Hearth chat screen', () => {
       await page.getByTestId('chat-item').filter({ hasText: 'Any cozy ideas for tonight?' }).waitFor();
       assert.equal(await page.getByTestId('chat-title').textContent(), 'Any cozy ideas for tonight?');
 
-      // Shift+Enter inserts a newline instead of sending.
+      // Shift+Enter inserts a newline instead of sending; the composer grows with its lines (its
+      // text is laid out apart from the page: `contain: strict`), shrinks as they are deleted.
+      const composerHeight = () => page.getByTestId('composer').evaluate((el) => el.getBoundingClientRect().height);
       await page.getByTestId('composer').click();
+      const oneLine = await composerHeight();
       await page.keyboard.type('line one');
       await page.keyboard.press('Shift+Enter');
       await page.keyboard.type('line two');
+      const twoLines = await composerHeight();
+      assert.ok(twoLines > oneLine + 10, `the composer grew with a second line (${oneLine} -> ${twoLines})`);
+      for (let i = 0; i < 'line two'.length + 1; i++) await page.keyboard.press('Backspace');
+      assert.equal(await composerHeight(), oneLine, 'one line again once the second was deleted');
+      await page.keyboard.press('Shift+Enter');
+      await page.keyboard.type('line two');
+      assert.equal(await composerHeight(), twoLines);
       assert.equal(await page.getByTestId('composer').inputValue(), 'line one\nline two');
       assert.equal(await messages(page).count(), 2, 'Shift+Enter did not send');
       await page.keyboard.press('Enter');
       await waitForStatus(messages(page).nth(3), 'complete');
+      assert.equal(await composerHeight(), oneLine, 'one line again once sent');
       assert.equal(await messages(page).nth(2).getByTestId('message-content').innerText(), 'line one\nline two');
       assert.equal((await lastAssistant(page).getByTestId('message-content').textContent()).trim(), 'Two lines received. 👍');
       // The same chat again: its cache was still in place.
