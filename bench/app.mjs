@@ -238,6 +238,7 @@ async function appReply(session, prompt, { measure, typed = false }) {
     if (xkeys) {
       await session.click(composer);
       await xkeys.type(prompt, TYPING_CPS);
+      await sleep(1000 / TYPING_CPS); // Enter is the next key, at the same pace
     } else {
       for (const char of prompt) {
         await session.type(composer, char);
@@ -247,10 +248,11 @@ async function appReply(session, prompt, { measure, typed = false }) {
   } else if (xkeys) {
     await session.click(composer);
     await xkeys.type(prompt, BURST_CPS);
+    await sleep(1000 / BURST_CPS); // Enter is the next key, at the same pace
   } else {
     await session.type(composer, prompt);
   }
-  if (xkeys) await session.click(composer); // a paste leaves the focus where it was
+  if (xkeys && prompt.length > 500) await session.click(composer); // a paste leaves the focus where it was
   const pids = appProcesses();
   const before = cpuOf(pids);
   const wallBefore = Date.now();
