@@ -15,6 +15,7 @@ import sys
 import time
 
 from Xlib import X, XK, display
+from Xlib.error import XError
 from Xlib.ext import xtest
 
 NAMED = {"\n": "Return", " ": "space"}
@@ -34,8 +35,8 @@ def toplevel_of(d, pid):
                 geometry = window.get_geometry()
                 found.append((geometry.width * geometry.height, window))
             stack.extend(window.query_tree().children)
-        except Exception:
-            continue
+        except XError:
+            continue  # the window went away while the tree was read
     if not found:
         raise SystemExit(f"no mapped window of pid {pid}")
     return max(found, key=lambda f: f[0])[1]
