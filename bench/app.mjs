@@ -421,7 +421,7 @@ const engineTyped = [];
 const appTyped = [];
 async function windowRuns() {
   const dataDir = dataDirWith(MODEL, "hearth-bench-app-");
-  const driver = await startDriver(4444 + (process.pid % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir });
+  const driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: dataDir });
   const session = await Session.open(driver.base, APP);
   try {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading"), timeoutMs: 120_000 });

@@ -13,7 +13,6 @@ import { Session } from "./webdriver.mjs";
 
 const SECOND = "SmolLM2-second-copy";
 const ctx = appUnderTest("hearth-e2e-chat-model-", {
-  portSalt: 610,
   prepare: (dir, model) => {
     fs.mkdirSync(path.join(dir, "models"));
     fs.symlinkSync(model, path.join(dir, "models", path.basename(model)));

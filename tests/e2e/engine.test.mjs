@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { REPLY as reply, appUnderTest, nonEmpty, send, shot, sleep } from "./helpers.mjs";
 import { Session } from "./webdriver.mjs";
 
-const ctx = appUnderTest("hearth-e2e-engine-", { portSalt: 7 });
+const ctx = appUnderTest("hearth-e2e-engine-");
 
 /** The engine process of the app using `dir`: the app's binary with --hearth-engine-host and
  * this data dir in its environment. */

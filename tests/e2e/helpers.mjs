@@ -118,7 +118,7 @@ export function dataDirWith(model, prefix) {
  * model in its models folder) behind its own tauri-driver: registers the file's before/after
  * hooks and returns { app, dataDir, driver }, filled in before the tests run.
  */
-export function appUnderTest(prefix, { portSalt = 0, env = {}, prepare } = {}) {
+export function appUnderTest(prefix, { env = {}, prepare } = {}) {
   const ctx = { app: process.env.HEARTH_APP_BINARY, dataDir: null, driver: null };
   const model = process.env.HEARTH_TEST_MODEL;
   before(async () => {
@@ -130,7 +130,7 @@ export function appUnderTest(prefix, { portSalt = 0, env = {}, prepare } = {}) {
     } else {
       ctx.dataDir = dataDirWith(model, prefix);
     }
-    ctx.driver = await startDriver(4444 + ((process.pid + portSalt) % 1000), { ...process.env, HEARTH_DATA_DIR: ctx.dataDir, ...env });
+    ctx.driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: ctx.dataDir, ...env });
   });
   after(async () => {
     await ctx.driver?.stop();

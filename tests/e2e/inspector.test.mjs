@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { REPLY as reply, appUnderTest, nonEmpty, send, shot, sleep } from "./helpers.mjs";
 import { Session } from "./webdriver.mjs";
 
-const ctx = appUnderTest("hearth-e2e-inspector-", { portSalt: 31 });
+const ctx = appUnderTest("hearth-e2e-inspector-");
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const script = (session, body, ...args) => session.cmd("POST", "/execute/sync", { script: body, args });

@@ -31,7 +31,7 @@ before(async () => {
   const line = await new Promise((resolve) => readline.createInterface({ input: child.stdout }).once("line", resolve));
   hub = { child, url: line.match(/listening on (\S+)/)[1] };
   const env = { ...process.env, HEARTH_DATA_DIR: dataDir, HF_ENDPOINT: hub.url, HF_HUB_CACHE: hubCache };
-  driver = await startDriver(4444 + ((process.pid + 250) % 1000), env);
+  driver = await startDriver(env);
 });
 
 after(async () => {

@@ -43,7 +43,7 @@ before(async () => {
   [peer, fake] = await Promise.all([startPeer(), startFake(fakeProvider)]);
   // No hub here: token counts of remote models are estimates (the hub path is tested in Rust).
   const env = { ...process.env, HEARTH_DATA_DIR: dataDir, HF_ENDPOINT: "http://127.0.0.1:9" };
-  driver = await startDriver(4444 + ((process.pid + 500) % 1000), env);
+  driver = await startDriver(env);
 });
 
 after(async () => {

@@ -54,8 +54,8 @@ after(async () => {
 });
 
 /** A driver whose app runs with `env` added (GTK_THEME picks the system theme WebKit follows). */
-async function driverWith(env, offset) {
-  const driver = await startDriver(4444 + ((process.pid + offset) % 1000), { ...process.env, HEARTH_DATA_DIR: dataDir, ...env });
+async function driverWith(env) {
+  const driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: dataDir, ...env });
   drivers.push(driver);
   return driver;
 }
@@ -84,7 +84,7 @@ async function sendRaw(session, text) {
 const darkScheme = (session) => script(session, "return matchMedia('(prefers-color-scheme: dark)').matches");
 
 test("a reply with code, math and a table; every XSS payload rendered and none executes", async () => {
-  const driver = await driverWith({ GTK_THEME: "Adwaita" }, 700);
+  const driver = await driverWith({ GTK_THEME: "Adwaita" });
   const session = await Session.open(driver.base, app);
   try {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") });
@@ -130,7 +130,7 @@ test("a reply with code, math and a table; every XSS payload rendered and none e
 });
 
 test("the dark theme follows the system: the same reply", async () => {
-  const driver = await driverWith({ GTK_THEME: "Adwaita:dark" }, 800);
+  const driver = await driverWith({ GTK_THEME: "Adwaita:dark" });
   const session = await Session.open(driver.base, app);
   try {
     await session.waitFor('[data-testid="chat-item"]');

@@ -10,7 +10,6 @@ import { appUnderTest, shot, sleep } from "./helpers.mjs";
 import { Session } from "./webdriver.mjs";
 
 const ctx = appUnderTest("hearth-e2e-safe-", {
-  portSalt: 13,
   env: { HEARTH_ENGINE_TEST_HOOKS: "1", HEARTH_ENGINE_TEST_ABORT_ON_LOAD: "crash-on-load" },
   // The only model in the folder, so every start picks it.
   prepare: (dir, model) => {

@@ -2,31 +2,63 @@
 // tauri-driver (which forwards to WebKitWebDriver).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
-/** Starts tauri-driver on `port`, its WebKitWebDriver on `port + 1` (two drivers at once must not
- *  share the default 4445: the second would talk to the first one's app). It leads its own process
- *  group, which its WebKitWebDriver, the apps that starts and their engines join: `stop()` ends them
- *  all. (tauri-driver, told to stop, kills only its WebKitWebDriver: an app still closing was left
- *  behind holding the test runner's stderr, and the runner, which waits for that pipe to close,
- *  waited as long as the app lived — a CI run hung until it was killed.) */
-export async function startDriver(port, env) {
-  const args = ["--port", String(port), "--native-port", String(port + 1)];
-  const driver = spawn("tauri-driver", args, { env, stdio: ["ignore", "inherit", "inherit"], detached: true });
-  groups.add(driver.pid);
-  const base = `http://127.0.0.1:${port}`;
-  const stop = () => stopGroup(driver.pid);
-  for (let i = 0; i < 100; i++) {
-    try {
-      const res = await fetch(`${base}/status`);
-      if (res.ok) return { driver, base, stop };
-    } catch {}
-    await sleep(100);
+/** Starts tauri-driver and its WebKitWebDriver on two free loopback ports (two drivers at once must
+ *  not share the default 4445: the second would talk to the first one's app). The ports are picked
+ *  here, not derived from the pid: a port another program (or a driver still closing) held made
+ *  tauri-driver exit at once, and the test failed 10 s later with "did not start". A driver that
+ *  exits before it answers is started again on other ports, up to three times.
+ *  The driver leads its own process group, which its WebKitWebDriver, the apps that starts and
+ *  their engines join: `stop()` ends them all. (tauri-driver, told to stop, kills only its
+ *  WebKitWebDriver: an app still closing was left behind holding the test runner's stderr, and the
+ *  runner, which waits for that pipe to close, waited as long as the app lived — a CI run hung
+ *  until it was killed.) */
+export async function startDriver(env) {
+  const tries = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePortPair();
+    const args = ["--port", String(port), "--native-port", String(port + 1)];
+    const driver = spawn("tauri-driver", args, { env, stdio: ["ignore", "inherit", "inherit"], detached: true });
+    groups.add(driver.pid);
+    let exit = null;
+    driver.once("exit", (code, signal) => (exit = signal ?? `exit code ${code}`));
+    driver.once("error", (e) => (exit = e.message));
+    const base = `http://127.0.0.1:${port}`;
+    const stop = () => stopGroup(driver.pid);
+    for (let i = 0; i < 300 && exit === null; i++) {
+      try {
+        const res = await fetch(`${base}/status`);
+        if (res.ok) return { driver, base, stop };
+      } catch {}
+      await sleep(100);
+    }
+    await stop();
+    tries.push(`ports ${port}/${port + 1}: ${exit ?? "no answer in 30 s"}`);
+    if (exit === null) break; // alive but silent: another start would only wait as long again
   }
-  await stop();
-  throw new Error("tauri-driver did not start");
+  throw new Error(`tauri-driver did not start (${tries.join("; ")})`);
+}
+
+/** A port p where both p and p + 1 are free on loopback, from 20000–29999 (below Linux's ephemeral
+ *  range, so no outgoing connection takes it meanwhile). */
+async function freePortPair() {
+  for (let i = 0; i < 100; i++) {
+    const port = 20000 + Math.floor(Math.random() * 9999);
+    if ((await portFree(port)) && (await portFree(port + 1))) return port;
+  }
+  throw new Error("no two free adjacent loopback ports in 20000–29999");
+}
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
 }
 
 /** The drivers' process groups not yet stopped: killed if this process ends first (they no
