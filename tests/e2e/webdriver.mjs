@@ -36,9 +36,10 @@ export async function startDriver(env) {
       } catch {}
       await sleep(100);
     }
+    const silent = exit === null; // read before stop(), whose SIGTERM ends it
     await stop();
-    tries.push(`ports ${port}/${port + 1}: ${exit ?? "no answer in 30 s"}`);
-    if (exit === null) break; // alive but silent: another start would only wait as long again
+    tries.push(`ports ${port}/${port + 1}: ${silent ? "no answer in 30 s" : exit}`);
+    if (silent) break; // another start would only wait as long again
   }
   throw new Error(`tauri-driver did not start (${tries.join("; ")})`);
 }
