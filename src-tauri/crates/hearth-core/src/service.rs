@@ -229,33 +229,47 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
 
         let store = &*self.store;
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
-        let plan = self.plan(chat, turn_kind).await?;
+        // What the request needs, read at once: every millisecond before the engine is asked is
+        // one on the time to the first token.
+        let (plan, system, target) =
+            futures_util::try_join!(self.plan(chat, turn_kind), async { store.system_prompt(chat).await.map_err(boxed) }, async {
+                store.chat_target(chat).await.map_err(boxed)
+            },)?;
         let mut history = plan.history;
-        if let Some((parent, content)) = plan.user {
-            let user = store.append_message(chat, parent, Role::User, content, MessageStatus::Complete, None).await.map_err(boxed)?;
-            on_event(TurnEvent::UserSaved(user.clone()));
-            history.push(user);
-        }
-        let reply_parent = history.last().map(|m| m.id);
+        let parent_before = history.last().map(|m| m.id);
         let mut continued = plan.continued;
         let mut tokens = plan.tokens;
         if let Some(branch) = plan.branch {
             let message =
-                store.append_message(chat, reply_parent, Role::Assistant, &branch.text, MessageStatus::Stopped, branch.model.as_deref());
+                store.append_message(chat, parent_before, Role::Assistant, &branch.text, MessageStatus::Stopped, branch.model.as_deref());
             continued = Some(message.await.map_err(boxed)?);
             tokens = branch.tokens;
         }
         if let Some(partial) = &continued {
             history.push(partial.clone());
         }
-        let system = store.system_prompt(chat).await.map_err(boxed)?;
-        let mut request = ReplyRequest::new(conversation(&system, &history), sampling, turn.flag.clone());
+        let mut messages = conversation(&system, &history);
+        if let Some((_, content)) = plan.user {
+            messages.push(ChatMessage::new(Role::User, content));
+        }
+        let mut request = ReplyRequest::new(messages, sampling, turn.flag.clone());
         request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());
-        request.target = store.chat_target(chat).await.map_err(boxed)?;
+        request.target = target;
         request.conversation = Some(chat);
         request.top_probs = (request.sampling.top_probs > 0).then_some(request.sampling.top_probs);
         tracing::debug!(chat, "reply asked of the backend");
-        let stream = self.backend.start_reply(request).map_err(|error| TurnError::Backend { error, reply: None })?;
+        let started = self.backend.start_reply(request);
+        // The user's message is saved while the engine reads it, and whether or not the backend
+        // took the request (nothing the user wrote is lost); before any of the reply is shown.
+        let reply_parent = match plan.user {
+            Some((parent, content)) => {
+                let user = store.append_message(chat, parent, Role::User, content, MessageStatus::Complete, None).await.map_err(boxed)?;
+                on_event(TurnEvent::UserSaved(user.clone()));
+                Some(user.id)
+            }
+            None => parent_before,
+        };
+        let stream = started.map_err(|error| TurnError::Backend { error, reply: None })?;
         let reply = match continued {
             Some(partial) => store.update_reply(partial.id, &partial.content, MessageStatus::Streaming, None).await.map_err(boxed)?,
             None => store

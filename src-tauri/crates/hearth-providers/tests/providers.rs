@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use hearth_core::{
     BackendError, CancelFlag, ChatBackend, ChatMessage, ChatService, FinishReason, GenEvent, HistoryStore, MessageStatus, ModelTarget,
-    ProviderConfig, ProviderError, ProviderKind, ReplyRequest, Role, SamplingParams, Turn, TurnError,
+    ProviderConfig, ProviderError, ProviderKind, ReplyRequest, Role, SamplingParams, Turn, TurnError, TurnEvent,
 };
 use hearth_providers::{FixedKeys, HubOptions, Providers, Timeouts};
 
@@ -232,7 +232,7 @@ async fn the_context_budget_trims_by_the_chats_policy() {
 /// Through the chat service and a real SQLite history: a reply cut off mid-stream is saved with
 /// the text that arrived, marked failed; the chat records which model wrote each reply.
 #[tokio::test]
-async fn a_broken_reply_keeps_its_text_in_the_history() {
+async fn a_broken_reply_keeps_its_text_and_a_refused_one_the_question() {
     let (url, _record) = fake::start().await;
     let providers = Arc::new(providers(&url));
     let dir = tempfile::tempdir().unwrap();
@@ -254,6 +254,18 @@ async fn a_broken_reply_keeps_its_text_in_the_history() {
     assert_eq!((last.id, last.content.as_str(), last.status), (partial.id, "The first words ", MessageStatus::Failed));
     assert_eq!(last.model.as_deref(), Some("cut (anthropic)"));
     assert_eq!(saved[1].model.as_deref(), Some("echo (openai)"), "the earlier reply keeps its model");
+
+    // Refused before any request (no API key): the service asks the backend before it saves the
+    // question, and saves it all the same.
+    store.set_chat_target(chat, &ModelTarget::Remote { provider: "nokey".into(), model: "echo".into() }).await.unwrap();
+    let mut events = Vec::new();
+    let refused = service.run(chat, Turn::Send { content: "third" }, SamplingParams::default(), |e| events.push(e)).await;
+    let Err(TurnError::Backend { error: BackendError::Provider(ProviderError::NoKey { .. }), reply: None }) = refused else {
+        panic!("{refused:?}")
+    };
+    let last = store.messages(chat).await.unwrap().pop().unwrap();
+    assert_eq!((last.role, last.content.as_str()), (Role::User, "third"));
+    assert!(matches!(events.as_slice(), [TurnEvent::UserSaved(saved)] if saved.id == last.id), "{events:?}");
 }
 
 #[tokio::test]
