@@ -201,7 +201,7 @@ impl Store {
     }
 
     async fn insert_chat(&self, chat: &ArchivedChat, settings: Option<&str>) -> Result<ChatSummary, StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write_transaction().await?;
         let title_source = if chat.title_source == "user" { "user" } else { "auto" };
         let id: ChatId = sqlx::query_scalar(
             "INSERT INTO chats (title, title_source, pinned, system_prompt, model_target, created_at, updated_at)

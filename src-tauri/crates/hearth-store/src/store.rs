@@ -2,8 +2,9 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use sqlx::Transaction;
 use sqlx::migrate::{MigrateError, Migrator};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
     ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope, StoredMessage, TokenProbs,
@@ -149,7 +150,7 @@ impl Store {
 
     /// Deletes a chat with all its messages.
     pub async fn delete_chat(&self, id: ChatId) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_transaction().await?;
         let done = sqlx::query("DELETE FROM chats WHERE id = ?").bind(id).execute(&mut *tx).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::ChatNotFound(id));
@@ -203,7 +204,7 @@ impl Store {
         if message.chat_id != chat {
             return Err(StoreError::MessageNotFound(id));
         }
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_transaction().await?;
         let on_path: bool = sqlx::query_scalar(
             "WITH RECURSIVE path (id) AS (
                  SELECT current_leaf_id FROM chats WHERE id = ?1
@@ -248,6 +249,14 @@ impl Store {
     pub async fn delete_setting(&self, key: &str) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
         Ok(())
+    }
+
+    /// A transaction that writes. It takes the write lock at its start: a transaction that
+    /// read first could not become a writer once another connection had written (SQLite's
+    /// BUSY_SNAPSHOT, "database is locked", which no busy timeout waits out); this one waits for
+    /// the other writer instead.
+    pub(crate) async fn write_transaction(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        self.pool.begin_with("BEGIN IMMEDIATE").await
     }
 
     pub(crate) fn pool(&self) -> &SqlitePool {
@@ -307,7 +316,7 @@ impl HistoryStore for Store {
         model: Option<&str>,
     ) -> Result<StoredMessage, StoreError> {
         let now = now_ms();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_transaction().await?;
         if let Some(parent) = parent {
             let parent_chat: Option<i64> =
                 sqlx::query_scalar("SELECT chat_id FROM messages WHERE id = ?").bind(parent).fetch_optional(&mut *tx).await?;

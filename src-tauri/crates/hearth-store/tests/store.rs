@@ -170,3 +170,34 @@ async fn a_history_in_use_is_refused_until_its_holder_lets_go() {
     let reopened = Store::open(&path).await.unwrap();
     assert_eq!(reopened.messages(chat.id).await.unwrap()[0].status, MessageStatus::Interrupted);
 }
+
+/// A message appended while another connection writes the same chat (the app titles a chat
+/// while the next turn saves its question): each write waits its turn instead of failing with
+/// "database is locked" (a transaction that read first could not become a writer once the other
+/// had written: SQLite's BUSY_SNAPSHOT, which no busy timeout waits out).
+#[tokio::test]
+async fn writers_at_once_wait_for_each_other_instead_of_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(&dir).await);
+    let chat = store.create_chat().await.unwrap().id;
+    let first = store.append_message(chat, None, Role::User, "first", MessageStatus::Complete, None).await.unwrap();
+    let mut writers = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let store = store.clone();
+        writers.spawn(async move {
+            if i % 2 == 0 {
+                store
+                    .append_message(chat, Some(first.id), Role::User, &format!("question {i}"), MessageStatus::Complete, None)
+                    .await
+                    .map(drop)
+            } else {
+                store.set_auto_title(chat, &format!("title {i}")).await.map(drop)
+            }
+        });
+    }
+    while let Some(done) = writers.join_next().await {
+        done.unwrap().expect("every write lands");
+    }
+    assert_eq!(store.message(first.id).await.unwrap().content, "first");
+    assert_eq!(store.list_chats().await.unwrap().len(), 1);
+}
