@@ -198,6 +198,10 @@ async fn writers_at_once_wait_for_each_other_instead_of_failing() {
     while let Some(done) = writers.join_next().await {
         done.unwrap().expect("every write lands");
     }
-    assert_eq!(store.message(first.id).await.unwrap().content, "first");
-    assert_eq!(store.list_chats().await.unwrap().len(), 1);
+    let path = store.messages(chat).await.unwrap();
+    assert_eq!(path[0].content, "first");
+    assert_eq!(path[1].siblings.len(), 20, "every question was appended");
+    let chats = store.list_chats().await.unwrap();
+    assert_eq!(chats.len(), 1);
+    assert!(chats[0].title.starts_with("title "), "{}", chats[0].title);
 }
