@@ -122,7 +122,7 @@ function processes() {
 }
 /** The app's processes: the app, its web process(es), the engine process, and Xvfb; and the
  *  WebDriver servers that type the bench's keys (tauri-driver, WebKitWebDriver), which a person
- *  typing does not run. */
+ *  typing does not run, and the fake provider, whose work a remote API does on its own machine. */
 function appProcesses() {
   const all = processes();
   const app = all.find((p) => p.cmdline[0] === APP && !p.cmdline.includes("--hearth-engine-host"));
@@ -134,6 +134,8 @@ function appProcesses() {
     engine: children.filter((p) => p.cmdline.includes("--hearth-engine-host")).map((p) => p.pid),
     xvfb: all.filter((p) => p.comm === "Xvfb").map((p) => p.pid),
     driver: all.filter((p) => p.comm === "tauri-driver" || p.comm.startsWith("WebKitWebDrive")).map((p) => p.pid),
+    // The bench's stand-in for a remote API: on a user's machine its share is on the server.
+    fake: all.filter((p) => p.comm === "fake_provider").map((p) => p.pid),
   };
 }
 const cpuOf = (groups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, p) => s + cpuMs(p), 0)]));
@@ -384,7 +386,7 @@ async function hostileRun(session, providerId, model) {
   const after = cpuOf(pids);
   const aloneAfter = engineReply(PROMPTS[0], HOSTILE_ENGINE_TOKENS);
   // Shares of a core while it streamed (the window's own engine is idle: a provider writes).
-  const cpuShare = Object.fromEntries(["app", "web", "xvfb", "driver"].map((k) => [k, round((after[k] - before[k]) / streamedMs, 2)]));
+  const cpuShare = Object.fromEntries(["app", "web", "xvfb", "driver", "fake"].map((k) => [k, round((after[k] - before[k]) / streamedMs, 2)]));
   const replies = await session.findAll(`${REPLY}[data-status]`);
   const status = await session.attribute(replies[replies.length - 1], "data-status");
   await shot(session, `bench-app-${model}`);
