@@ -5,13 +5,22 @@
 use std::time::Duration;
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, Stream, StreamExt};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Instant;
 
 use hearth_core::{CancelFlag, FinishReason, GenEvent, ProviderError, ReplyStats, TokenProbs};
 
 use crate::errors::Context;
+
+/// Once text flows, events are read in gulps: a pause this long, then every event that has
+/// arrived. A fast provider sends hundreds of events a second and each woke the app (the
+/// network, its runtime's threads) on the cores a local model decodes on; the window takes the
+/// text at most every `hearth_core::WINDOW_UPDATE_INTERVAL` (100 ms), so the wait shows nothing
+/// later. The first event is read at once (time to first token); cancel is heard at any time.
+pub const GULP_PAUSE: Duration = Duration::from_millis(30);
+/// At most this many events a gulp.
+const GULP_EVENTS: usize = 256;
 
 /// How long to wait for the network.
 #[derive(Debug, Clone, Copy)]
@@ -111,42 +120,75 @@ pub async fn run(
     let mut first_token: Option<Instant> = None;
     let mut last_token = started;
     let mut deltas = 0u32;
-    loop {
+    let mut ended = false;
+    while !ended {
+        if first_token.is_some() {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = tokio::time::sleep(GULP_PAUSE) => {}
+            }
+        }
         let next = tokio::select! {
             // Dropping the stream closes the connection: the server stops generating.
             _ = cancel.cancelled() => break,
-            next = tokio::time::timeout(timeouts.idle, stream.next()) => next,
+            next = tokio::time::timeout(timeouts.idle, arrived(&mut stream, GULP_EVENTS)) => next,
         };
-        let event = match next {
+        let gulp = match next {
             Err(_) => return fail(context.timeout(timeouts.idle)),
             Ok(None) => break,
-            Ok(Some(Err(EventStreamError::Transport(e)))) => {
-                tracing::debug!(error = %e, "stream broke");
-                return fail(context.stream_cut());
+            Ok(Some((gulp, stream_ended))) => {
+                ended = stream_ended;
+                gulp
             }
-            Ok(Some(Err(e))) => return fail(context.malformed(format!("an unreadable event: {e}"))),
-            Ok(Some(Ok(event))) => event,
         };
-        let read = parser.on_event(&event, &mut tally);
-        // A text's tokens go just before it, as the engine sends them.
-        if !tally.tokens.is_empty() && events.send(GenEvent::TokenProbs(std::mem::take(&mut tally.tokens))).is_err() {
+        // The gulp's text goes as one delta, its tokens just before it (as the engine sends them).
+        let now = Instant::now();
+        let mut text = String::new();
+        let mut tokens: Vec<TokenProbs> = Vec::new();
+        let mut failure = None;
+        for event in gulp {
+            if cancel.is_cancelled() {
+                break; // Stopped: nothing more of what had arrived is shown.
+            }
+            let event = match event {
+                Err(EventStreamError::Transport(e)) => {
+                    tracing::debug!(error = %e, "stream broke");
+                    failure = Some(context.stream_cut());
+                    break;
+                }
+                Err(e) => {
+                    failure = Some(context.malformed(format!("an unreadable event: {e}")));
+                    break;
+                }
+                Ok(event) => event,
+            };
+            let read = parser.on_event(&event, &mut tally);
+            tokens.append(&mut tally.tokens);
+            match read {
+                Ok(Some(delta)) => {
+                    first_token.get_or_insert(now);
+                    last_token = now;
+                    deltas += 1;
+                    text.push_str(&delta);
+                }
+                Ok(None) => {}
+                Err(EventError::Malformed(what)) => failure = Some(context.malformed(what)),
+                Err(EventError::Remote(body)) => failure = Some(context.for_stream_error(&body)),
+            }
+            if failure.is_some() || tally.done {
+                break;
+            }
+        }
+        if !tokens.is_empty() && events.send(GenEvent::TokenProbs(tokens)).is_err() {
             return;
         }
-        match read {
-            Ok(Some(text)) => {
-                let now = Instant::now();
-                first_token.get_or_insert(now);
-                last_token = now;
-                deltas += 1;
-                if events.send(GenEvent::Delta(text)).is_err() {
-                    return; // nobody listens any more
-                }
-            }
-            Ok(None) => {}
-            Err(EventError::Malformed(what)) => return fail(context.malformed(what)),
-            Err(EventError::Remote(body)) => return fail(context.for_stream_error(&body)),
+        if !text.is_empty() && events.send(GenEvent::Delta(text)).is_err() {
+            return; // nobody listens any more
         }
-        if tally.done {
+        if let Some(error) = failure {
+            return fail(error);
+        }
+        if tally.done || cancel.is_cancelled() {
             break;
         }
     }
@@ -174,4 +216,28 @@ pub async fn run(
     };
     let reason = if cancelled { FinishReason::Cancelled } else { tally.finish.unwrap_or(FinishReason::EndOfTurn) };
     finish(reason, stats)
+}
+
+/// The next item of `stream`, waited for, and every one after it that has already arrived (at
+/// most `most` in all); and whether the stream ended. `None`: it had ended already.
+///
+/// hyper's client hands a body over one HTTP chunk per poll, fetching the next only when asked
+/// (by its connection task), so "arrived" is found by asking again after letting that task run,
+/// until it has nothing more without the network.
+async fn arrived<S: Stream + Unpin>(stream: &mut S, most: usize) -> Option<(Vec<S::Item>, bool)> {
+    let first = stream.next().await?;
+    let mut items = vec![first];
+    let mut misses = 0;
+    while items.len() < most && misses < 2 {
+        tokio::task::yield_now().await;
+        match stream.next().now_or_never() {
+            Some(Some(item)) => {
+                items.push(item);
+                misses = 0;
+            }
+            Some(None) => return Some((items, true)),
+            None => misses += 1,
+        }
+    }
+    Some((items, false))
 }

@@ -148,6 +148,38 @@ async fn every_failure_is_a_typed_error_that_says_what_to_do() {
 }
 
 #[tokio::test]
+async fn a_fast_stream_is_read_in_gulps_with_nothing_lost() {
+    // Each event woke the app on the cores a local model decodes on: once text flows, what has
+    // arrived is read together, a gulp at a time, and handed over as one delta.
+    let (url, _) = fake::start().await;
+    let providers = providers(&url);
+    for provider in ["openai", "anthropic"] {
+        let cancel = CancelFlag::new();
+        let mut stream = providers.start_reply(request(provider, "endless", cancel.clone())).unwrap();
+        let mut deltas = Vec::new();
+        while let Some(event) = stream.events.recv().await {
+            match event {
+                GenEvent::Delta(text) => deltas.push(text),
+                GenEvent::Finished { reason, .. } => {
+                    assert_eq!(reason, FinishReason::Cancelled, "{provider}");
+                    break;
+                }
+                _ => {}
+            }
+            if deltas.len() == 12 {
+                cancel.cancel();
+            }
+        }
+        let words: usize = deltas.iter().map(|d| d.matches("word ").count()).sum();
+        assert!(
+            deltas.iter().all(|d| !d.is_empty() && d.len() == d.matches("word ").count() * "word ".len()),
+            "{provider}: whole events, in order: {deltas:?}"
+        );
+        assert!(words > deltas.len(), "{provider}: {words} events in {} deltas: not read in gulps", deltas.len());
+    }
+}
+
+#[tokio::test]
 async fn stop_hangs_up_the_stream_at_once() {
     let (url, record) = fake::start().await;
     let providers = providers(&url);
