@@ -18,7 +18,7 @@ use crate::errors::Context;
 /// network, its runtime's threads) on the cores a local model decodes on; the window takes the
 /// text at most every `hearth_core::WINDOW_UPDATE_INTERVAL` (100 ms), so the wait shows nothing
 /// later. The first event is read at once (time to first token); cancel is heard at any time.
-pub const GULP_PAUSE: Duration = Duration::from_millis(30);
+const GULP_PAUSE: Duration = Duration::from_millis(30);
 /// At most this many events a gulp.
 const GULP_EVENTS: usize = 256;
 

@@ -173,7 +173,7 @@ async fn a_fast_stream_is_read_in_gulps_with_nothing_lost() {
         let words: usize = deltas.iter().map(|d| d.matches("word ").count()).sum();
         assert!(
             deltas.iter().all(|d| !d.is_empty() && d.len() == d.matches("word ").count() * "word ".len()),
-            "{provider}: whole events, in order: {deltas:?}"
+            "{provider}: whole events, none split: {deltas:?}"
         );
         assert!(words > deltas.len(), "{provider}: {words} events in {} deltas: not read in gulps", deltas.len());
     }
