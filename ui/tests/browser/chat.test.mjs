@@ -424,6 +424,46 @@ describe('Hearth chat screen', () => {
     }
   });
 
+  test('a send starts nothing that repaints every frame while the model reads the prompt', { timeout: TIMEOUT }, async () => {
+    // The model reads the prompt on the cores the window draws on: an animation or a transition
+    // started by the send (a message's buttons fading as another becomes the last) repaints the
+    // window every frame meanwhile. (Hovering may still fade them in.)
+    const chats = [{ id: 1, title: 'Soup for tonight', updatedAt: 30 }];
+    const messages = [
+      { id: 11, chatId: 1, role: 'user', content: 'Something with leeks?', status: 'complete', createdAt: 1, model: null, stats: null },
+      { id: 12, chatId: 1, role: 'assistant', content: 'Leek and potato.', status: 'complete', createdAt: 2, model: MODEL.name, stats: null },
+    ];
+    const { page, context, problems } = await openApp({ chats, messages, replies: [{ text: 'Yes.', chunkSize: 2, ttftMs: 700, delayMs: 5 }] });
+    try {
+      await page.getByTestId('chat-item').filter({ hasText: 'Soup for tonight' }).click();
+      await lastAssistant(page).getByTestId('message-actions').waitFor();
+      await page.getByTestId('composer').fill('And a bread to go with it?');
+      const running = page.evaluate(
+        () =>
+          new Promise((resolve) => {
+            const seen = new Set();
+            const until = performance.now() + 600;
+            const look = () => {
+              for (const a of document.getAnimations()) {
+                if (a.playState !== 'running') continue;
+                const target = a.effect?.target;
+                seen.add(`${a.transitionProperty ?? a.animationName} on ${target?.className ?? target?.tagName}`);
+              }
+              if (performance.now() < until) requestAnimationFrame(look);
+              else resolve([...seen]);
+            };
+            requestAnimationFrame(look);
+          }),
+      );
+      await page.keyboard.press('Enter');
+      assert.deepEqual(await running, [], 'nothing animates between Enter and the first token');
+      await waitForStatus(lastAssistant(page), 'complete');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     const chats = [
       { id: 1, title: 'Weekend by the fire', updatedAt: 30 },
