@@ -41,6 +41,8 @@ const TYPED_RUNS = Number(process.env.BENCH_TYPED_RUNS ?? 3);
  *  BENCH_HOSTILE=hostile-lists,… runs those). */
 const HOSTILE_ALL = ["hostile-line", "hostile-table", "hostile-code", "hostile-lists"];
 const HOSTILE = process.env.BENCH_HOSTILE === "0" ? [] : process.env.BENCH_HOSTILE ? process.env.BENCH_HOSTILE.split(",") : HOSTILE_ALL;
+const unknownHostile = HOSTILE.filter((model) => !HOSTILE_ALL.includes(model));
+if (unknownHostile.length) throw new Error(`BENCH_HOSTILE: no reply named ${unknownHostile.join(", ")} (there are ${HOSTILE_ALL.join(", ")})`);
 /** An ordinary 2,300-token Markdown reply from the fake provider at a local model's pace (125 events a
  *  second), beside the engine, no keys typed: what a long reply's rendering costs the window, and a
  *  model decoding beside it, without the window's own engine in the figure (BENCH_PROSE=0 skips it). */
@@ -195,10 +197,17 @@ const PROBE = `
   const probe = (window.__hearthBench = { enter: 0, first: 0, last: 0, updates: 0, length: 0, echoes: null });
   let inFrame = false;
   const pageFrame = window.requestAnimationFrame.bind(window);
+  // Each frame's cost to the page: from its first animation-frame callback to the task after it
+  // (the callbacks, style, layout and paint), for frames while a reply is written.
+  probe.frameCosts = [];
   window.requestAnimationFrame = (callback) => pageFrame((time) => {
     if (!inFrame) {
       inFrame = true;
-      setTimeout(() => (inFrame = false), 0); // runs once this rendering update is done
+      const start = performance.now();
+      setTimeout(() => {
+        inFrame = false;
+        if (probe.enter) probe.frameCosts.push(performance.now() - start);
+      }, 0); // runs once this rendering update is done
     }
     callback(time);
   });
@@ -209,7 +218,7 @@ const PROBE = `
     if (probe.echoes) afterPaint(() => probe.echoes?.push(performance.timeOrigin + performance.now()));
   }, true);
   document.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) Object.assign(probe, { enter: performance.now(), first: 0, last: 0, updates: 0, length: 0 });
+    if (e.key === "Enter" && !e.shiftKey) Object.assign(probe, { enter: performance.now(), first: 0, last: 0, updates: 0, length: 0, frameCosts: [] });
   }, true);
   new MutationObserver(() => {
     if (!probe.enter) return;
@@ -278,6 +287,7 @@ async function appReply(session, prompt, { measure, typed = false }) {
   const after = cpuOf(pids);
   const wallMs = Date.now() - wallBefore;
   const probe = await session.cmd("POST", "/execute/sync", { script: "return { ...window.__hearthBench, origin: performance.timeOrigin }", args: [] });
+  const frames = await frameCosts(session);
   const replies = await session.findAll(`${REPLY}[data-status]`);
   const reply = replies[replies.length - 1];
   const status = await session.attribute(reply, "data-status");
@@ -308,8 +318,16 @@ async function appReply(session, prompt, { measure, typed = false }) {
     decodeTps: (tokens - 1) / ((probe.last - probe.first) / 1000),
     updatesPerSecond: probe.updates / ((probe.last - probe.first) / 1000),
     wallMs,
+    frames,
     cpuMsPerToken: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v / tokens])),
   };
+}
+
+/** The page's frames since the last call (or Enter): how many, and what each cost it (ms, median
+ *  and 90th percentile). */
+async function frameCosts(session) {
+  const c = (await session.cmd("POST", "/execute/sync", { script: "const c = window.__hearthBench.frameCosts; window.__hearthBench.frameCosts = []; return c;", args: [] })).sort((a, b) => a - b);
+  return { count: c.length, p50_ms: round(c[Math.floor(c.length / 2)] ?? 0, 1), p90_ms: round(c[Math.floor(c.length * 0.9)] ?? 0, 1) };
 }
 
 /** Key echoes: from a key pressed to the frame that shows it in the composer, in ms. Through X
@@ -369,6 +387,7 @@ async function hostileRun(session, providerId, model) {
   }
   const echoes = await echoesOf(session, typedKeys);
   const updatesBeside = (await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench.updates", args: [] })) - updatesBefore;
+  const frames = await frameCosts(session);
   const besideMs = performance.now() - besideStarted;
   const withWindow = await beside;
   await session.cmd("POST", "/execute/async", {
@@ -399,6 +418,7 @@ async function hostileRun(session, providerId, model) {
     key_echo_max_ms: echoes.length ? round(Math.max(...echoes), 0) : null,
     updates_per_s: round(updatesBeside / (besideMs / 1000), 1),
     keys: echoes.length,
+    frames,
     engine_ratio: round(withWindow.decodeTps / ((alone.decodeTps + aloneAfter.decodeTps) / 2)),
     engine_tps: { before: round(alone.decodeTps, 1), beside: round(withWindow.decodeTps, 1), after: round(aloneAfter.decodeTps, 1) },
     cpu_share: cpuShare,
@@ -523,7 +543,7 @@ for (const run of engine) console.error(`engine: ${run.promptTokens} prompt toke
 for (const run of engineLong) console.error(`engine, long prompt: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
 for (const run of [...app, ...appTyped, ...appLong]) {
   console.error(`window: ${run.status} [${run.detail.replace(/\s+/g, ' ')}], ${run.tokens} tokens at ${round(run.decodeTps, 1)} tok/s painted (stats line ${run.statsTps}), ` +
-    `TTFT ${round(run.ttftMs, 0)} ms (engine ${run.statsTtftMs} ms; Enter ${run.enterAt}, painted ${run.firstAt}), ${round(run.updatesPerSecond, 1)} updates/s, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
+    `TTFT ${round(run.ttftMs, 0)} ms (engine ${run.statsTtftMs} ms; Enter ${run.enterAt}, painted ${run.firstAt}), ${round(run.updatesPerSecond, 1)} updates/s, frames ${JSON.stringify(run.frames)}, CPU ms/token ${JSON.stringify(Object.fromEntries(Object.entries(run.cpuMsPerToken).map(([k, v]) => [k, round(v, 2)])))}`);
 }
 
 const pick = (runs, f) => median(runs.map(f));
