@@ -8,7 +8,7 @@ run:
 	scripts/run.sh
 
 test:
-	scripts/setup.sh test
+	HEARTH_LLAMA_SERVER_BUILD=background scripts/setup.sh test
 	scripts/test.sh
 
 # The speed a user sees: the real window against the engine alone (docs/benchmarks.md).

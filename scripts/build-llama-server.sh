@@ -19,6 +19,11 @@ bin="$out/bin/llama-server"
 # by default: the peer must differ from the engine in serving only, not in instruction set (a
 # native build adds AVX-512 here, whose wider tiles make a batch of four ~10% faster).
 CPU_FLAGS="-DGGML_NATIVE=OFF"
+# One build at a time: a call made while another builds (scripts/setup.sh may have started one
+# in the background) waits for it, then finds the binary built.
+mkdir -p "$out"
+exec 9>"$out/.lock"
+flock -n 9 || { echo "waiting for the llama-server build under way (target/llama-server.log)…" >&2; flock 9; }
 if [ -x "$bin" ] && [ "$(cat "$out/cpu-flags" 2>/dev/null)" = "$CPU_FLAGS" ]; then
   echo "$bin"
   exit 0

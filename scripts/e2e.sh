@@ -3,11 +3,12 @@
 # WebKitWebDriver under Xvfb. Screenshots land in tests/e2e/output/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/tauri.sh build --debug --no-bundle
-# The provider tests' peers: llama.cpp's server (scripts/setup.sh test builds it) and the fake API;
-# the model manager's: the fake Hugging Face hub.
-# Built by the test step already (same features); this only checks it is there.
-cargo build --workspace --examples
+# The app with its UI embedded (Tauri's custom protocol, as `tauri build` builds it), and the
+# provider tests' peers: the fake API and the model manager's fake Hugging Face hub (examples);
+# llama.cpp's server is built by scripts/setup.sh test. The same features and targets as
+# scripts/test.sh's build, which has ui/dist built too (HEARTH_UI_BUILT): there this builds nothing.
+[ -n "${HEARTH_UI_BUILT:-}" ] || npm --prefix ui run build
+cargo build --workspace --all-targets --features "${HEARTH_CARGO_FEATURES:-tauri/custom-protocol}"
 export HEARTH_FAKE_PROVIDER="$PWD/target/debug/examples/fake_provider"
 export HEARTH_FAKE_HUB="$PWD/target/debug/examples/fake_hub"
 export HEARTH_LLAMA_SERVER="$PWD/target/llama-server/bin/llama-server"

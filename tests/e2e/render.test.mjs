@@ -71,14 +71,25 @@ async function sendRaw(session, text) {
   // A send empties the composer. Once (in a fresh-clone run) an Enter pressed just as the chat's
   // title arrived was not taken: say so and press it again, so this test keeps testing rendering.
   const taken = () => script(session, "return document.querySelector('[data-testid=\"composer\"]').value === ''");
-  for (let waited = 0; !(await taken()); waited += 100) {
+  for (let waited = 0; !(await taken()); waited += 50) {
     if (waited >= 3000) {
       console.log(`the composer kept its text 3 s after Enter (${text.slice(0, 24)}…); pressing Enter again`);
       await session.type(await session.waitFor('[data-testid="composer"]'), KEYS.enter);
       break;
     }
-    await sleep(100);
+    await sleep(50);
   }
+}
+
+/** Waits until the chat's last finished reply shows `marker`: one round trip a look (reading
+ *  each of the chat's replies in turn took one each, ~25 a look by a chat's 25th payload). */
+async function lastReplyShows(session, marker) {
+  const look = `const reply = [...document.querySelectorAll(arguments[0])].pop();
+    return reply ? reply.innerText.includes(arguments[1]) : false;`;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
+    if (await script(session, look, `${REPLY}[data-status="complete"]`, marker)) return;
+  }
+  throw new Error(`no finished reply showed "${marker}" within 60 s`);
 }
 
 const darkScheme = (session) => script(session, "return matchMedia('(prefers-color-scheme: dark)').matches");
@@ -118,7 +129,7 @@ test("a reply with code, math and a table; every XSS payload rendered and none e
       }
       const marker = `payload ${i + 1} of ${PAYLOADS.length}`;
       await sendRaw(session, `${marker}\n\n${payload.source}`);
-      await session.waitFor(`${REPLY}[data-status="complete"]`, { accept: (t) => t.includes(marker) });
+      await lastReplyShows(session, marker);
     }
     await sleep(500); // late loads (an image's error handler, a meta refresh) would land by now
     await shot(session, "render-02-xss");

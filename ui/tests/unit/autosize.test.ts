@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import { describe, expect, it } from 'vitest';
 import { autosize, isInsertion } from '../../src/lib/autosize';
 import { table } from './helpers';

@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import hljs from 'highlight.js/lib/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { COPIED_MS, copyCodeOnClick } from '../../src/lib/code-block';

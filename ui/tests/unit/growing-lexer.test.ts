@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import type { TokensList } from 'marked';
 import { describe, expect, it } from 'vitest';
 import { GrowingLexer, RAW_BLOCK, SLOW_BLOCK_MIN } from '../../src/lib/growing-lexer';

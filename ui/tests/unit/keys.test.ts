@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import { describe, expect, it } from 'vitest';
 import { SHORTCUTS, chordLabel, isSendKey, isTextField, matchShortcut, modifierLabel, shortcutLabel } from '../../src/lib/keys';
 import { table } from './helpers';

@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import { describe, expect, it } from 'vitest';
 import { STREAMING_HIGHLIGHT_MAX, renderBlocks, renderMarkdown } from '../../src/lib/markdown';
 

@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import katex from 'katex';
 import { Marked } from 'marked';
 import { afterEach, describe, expect, it, vi } from 'vitest';

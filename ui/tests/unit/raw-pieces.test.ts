@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import { describe, expect, it } from 'vitest';
 import { RAW_PIECE, rawPieceHtml, rawPieces } from '../../src/lib/raw-pieces';
 

@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import { describe, expect, it } from 'vitest';
 import { renderMarkdown } from '../../src/lib/markdown';
 import { splitReasoning } from '../../src/lib/reasoning';
