@@ -361,37 +361,37 @@ describe('Memory: the loaded model and the chats\' caches', () => {
   });
 
   test('screenshots: the Model group and the menu with what is in memory (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
-    await inBothSchemes(TWO, async (page, suffix) => {
+    await inBothSchemes(TWO, async (page) => {
       await askInChat(page, 'Soup for tonight', 'With bacon?');
       await askInChat(page, 'Leftovers', 'Soup again?');
       await openMenu(page);
       await page.getByTestId('model-memory').waitFor();
       await page.getByTestId('model-option').filter({ hasText: 'gpt-4o-mini' }).first().waitFor();
-      await shot(page, `memory-menu${suffix}`, { dir: '/tmp', mouse: [300, 600] });
+      await shot(page, `memory-menu`, { dir: '/tmp', mouse: [300, 600] });
       await page.keyboard.press('Escape');
       const group = await modelGroup(page);
       await group.getByTestId('memory-parts').filter({ hasText: 'chat caches 30 MB' }).waitFor();
-      await shot(page, `memory-settings${suffix}`, { dir: '/tmp', mouse: [300, 600] });
+      await shot(page, `memory-settings`, { dir: '/tmp', mouse: [300, 600] });
     });
   });
 });
 
 describe('Screenshots', () => {
   test('the picker, a chat opening, a file gone (light and dark)', { timeout: 3 * TIMEOUT }, async () => {
-    await inBothSchemes({ ...CHATS, loadStepMs: 400 }, async (page, suffix) => {
+    await inBothSchemes({ ...CHATS, loadStepMs: 400 }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
       await openMenu(page);
       await localOption(page, PHI).waitFor();
       await page.getByTestId('model-option').filter({ hasText: 'gpt-4o-mini' }).first().waitFor();
-      await shot(page, `chatmodel-picker${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+      await shot(page, `chatmodel-picker`, { dir: OUTPUT, mouse: [300, 600] });
       await page.keyboard.press('Escape');
 
       await openChat(page, 'Explain Rust lifetimes');
       await page.waitForFunction(() => Number(document.querySelector('[data-testid="model-loading"]')?.textContent.replace('%', '')) >= 35);
-      await shot(page, `chatmodel-opening${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+      await shot(page, `chatmodel-opening`, { dir: OUTPUT, mouse: [300, 600] });
       await openMenu(page);
       await page.getByTestId('model-menu').getByTestId('load-progress').waitFor();
-      await shot(page, `chatmodel-opening-menu${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+      await shot(page, `chatmodel-opening-menu`, { dir: OUTPUT, mouse: [300, 600] });
       await page.keyboard.press('Escape');
       await loadedInHeader(page, QWEN_NAME);
 
@@ -399,7 +399,7 @@ describe('Screenshots', () => {
       await page.getByTestId('error-text').filter({ hasText: 'whose file is gone' }).waitFor();
       await openMenu(page);
       await page.getByTestId('model-menu-problem').waitFor();
-      await shot(page, `chatmodel-missing${suffix}`, { dir: OUTPUT, mouse: [300, 600] });
+      await shot(page, `chatmodel-missing`, { dir: OUTPUT, mouse: [300, 600] });
     });
   });
 });

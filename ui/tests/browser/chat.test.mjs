@@ -480,10 +480,10 @@ describe('Hearth chat screen', () => {
         stats: { ...stats, completionTokens: 9, decodeTps: 39.2 },
       },
     ];
-    await inBothSchemes({ chats, messages: history }, async (page, suffix) => {
+    await inBothSchemes({ chats, messages: history }, async (page) => {
       await waitForStatus(lastAssistant(page), 'stopped');
       await page.getByTestId('composer').fill('What should I cook?');
-      await shot(page, `chat${suffix}`);
+      await shot(page, `chat`);
     });
     // Empty state of a fresh install.
     const { page, context } = await openApp({ model: null });
@@ -508,7 +508,7 @@ describe('Hearth chat screen', () => {
       messages: history,
       replies: [{ text: '“Soft Rain on the Roof” fits the mood.', chunkSize: 6, delayMs: 10, droppedMessages: 3 }],
     };
-    await inBothSchemes(config, async (page, suffix) => {
+    await inBothSchemes(config, async (page) => {
       const replies = page.locator('[data-testid="message"][data-role="assistant"]');
       await replies.first().getByTestId('message-dropped').waitFor();
       assert.equal(await replies.first().getByTestId('message-dropped').textContent().then((t) => t.trim()), '1 earlier message left out to fit the context');
@@ -520,7 +520,7 @@ describe('Hearth chat screen', () => {
       const notice = lastAssistant(page).getByTestId('message-dropped');
       assert.equal((await notice.textContent()).trim(), '3 earlier messages left out to fit the context');
       assert.match(await notice.getAttribute('title'), /context/);
-      await shot(page, `chat-dropped${suffix}`);
+      await shot(page, `chat-dropped`);
     });
   });
 
@@ -543,7 +543,7 @@ describe('Hearth chat screen', () => {
       return { text: await statsLine(page).textContent(), title: await statsLine(page).getAttribute('title') };
     };
     const figures = '\\d+ tokens · [\\d.]+ tok/s · TTFT \\d+ ms';
-    await inBothSchemes(config, async (page, suffix) => {
+    await inBothSchemes(config, async (page) => {
       // Chat 1's first reply: nothing cached, nothing said.
       let line = await ask(page, 'Soup for tonight', 'Something with leeks?');
       assert.match(line.text, new RegExp(`^${figures}$`));
@@ -564,7 +564,7 @@ describe('Hearth chat screen', () => {
       assert.match(line.title, /\(8 restored from disk\)[^]*read back from disk/);
       const replies = page.locator('[data-testid="message"][data-role="assistant"]');
       assert.equal(await replies.first().getByTestId('message-stats').textContent(), '12 tokens · 40.2 tok/s · TTFT 150 ms');
-      await shot(page, `chat-cache-disk${suffix}`, { dir: OUTPUT });
+      await shot(page, `chat-cache-disk`, { dir: OUTPUT });
       // Chat 1's replies, one under the other: new, live, RAM.
       await page.getByTestId('chat-item').filter({ hasText: 'Soup for tonight' }).click();
       await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
@@ -572,7 +572,7 @@ describe('Hearth chat screen', () => {
       await statsLines.filter({ hasText: 'restored from RAM' }).waitFor();
       const lines = await statsLines.allTextContents();
       assert.deepEqual(lines.map((l) => l.replace(/^.* ms/, '…')), ['…', '… · 8 cached', '… · 8 restored from RAM']);
-      await shot(page, `chat-cache-source${suffix}`, { dir: OUTPUT });
+      await shot(page, `chat-cache-source`, { dir: OUTPUT });
 
       const sources = await page.evaluate(() => window.__hearthMock.messages.filter((m) => m.stats).map((m) => [m.chatId, m.stats.promptSource]));
       assert.deepEqual(sources, [[3, 'new'], [1, 'new'], [1, 'live'], [2, 'new'], [1, 'ram'], [3, 'disk']]);
@@ -737,12 +737,12 @@ describe('Hearth chat screen', () => {
     { what: 'beam search replies', chat: beamChat, kind: 'beams', file: 'chat-beams' },
   ]) {
     test(`${what} screenshots (light and dark)`, { timeout: TIMEOUT }, async () => {
-      await inBothSchemes(chat(), async (page, suffix) => {
+      await inBothSchemes(chat(), async (page) => {
         const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
         await reply.getByTestId(`${kind}-toggle`).click();
         await reply.getByTestId(kind).waitFor();
         await reply.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-        await shot(page, `${file}${suffix}`, { mouse: [1100, 700] });
+        await shot(page, `${file}`, { mouse: [1100, 700] });
       });
     });
   }
@@ -907,7 +907,7 @@ describe('Hearth chat screen', () => {
   });
 
   test('token inspector screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes(inspectorChat(), async (page, suffix) => {
+    await inBothSchemes(inspectorChat(), async (page) => {
       const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
       await reply.getByTestId('action-inspect').click();
       const token = reply.getByTestId('token').nth(3);
@@ -916,7 +916,7 @@ describe('Hearth chat screen', () => {
       const box = await token.boundingBox();
       await token.hover();
       await reply.getByTestId('token-popover').waitFor();
-      await shot(page, `chat-inspector${suffix}`, { mouse: [box.x + box.width / 2, box.y + box.height / 2] });
+      await shot(page, `chat-inspector`, { mouse: [box.x + box.width / 2, box.y + box.height / 2] });
     });
   });
 
@@ -1293,7 +1293,7 @@ describe('Compare view', () => {
   });
 
   test('compare screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes(compareChat({ delayMs: 10, texts: [REPLY_MD, COMPARE_TEXTS[1], COMPARE_TEXTS[2]] }), async (page, suffix) => {
+    await inBothSchemes(compareChat({ delayMs: 10, texts: [REPLY_MD, COMPARE_TEXTS[1], COMPARE_TEXTS[2]] }), async (page) => {
       await openCompare(page);
       const dialog = compareDialog(page);
       const columns = compareColumns(page);
@@ -1301,10 +1301,10 @@ describe('Compare view', () => {
       await columns.nth(1).getByTestId('column-strategy').selectOption('sampling');
       await dialog.getByTestId('compare-add').click();
       await columns.nth(2).getByTestId('column-strategy').selectOption('beam');
-      await shot(page, `compare-setup${suffix}`, { mouse: [1170, 750] });
+      await shot(page, `compare-setup`, { mouse: [1170, 750] });
       await dialog.getByTestId('compare-run').click();
       await page.locator('[data-testid="compare"][data-phase="done"]').waitFor();
-      await shot(page, `compare-done${suffix}`, { mouse: [1170, 750] });
+      await shot(page, `compare-done`, { mouse: [1170, 750] });
     });
   });
 });
@@ -1734,12 +1734,12 @@ describe('Decoding settings panel', () => {
 
   test('speculative decoding screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     const shoot = (sampling, name) =>
-      inBothSchemes({ library: DRAFT_LIBRARY, sampling }, async (page, suffix) => {
+      inBothSchemes({ library: DRAFT_LIBRARY, sampling }, async (page) => {
         await openSettings(page);
         const group = page.getByTestId('setting-speculative');
         await group.evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
         assert.equal(await page.getByTestId(`field-speculative-${sampling.speculative}`).getAttribute('aria-checked'), 'true');
-        await shot(page, `${name}${suffix}`);
+        await shot(page, `${name}`);
       });
     await shoot({ speculative: 'promptLookup', draftMax: 16 }, 'settings-speculative');
     await shoot({ speculative: 'draftModel', draftModel: DRAFT_LIBRARY[1].path }, 'settings-speculative-draft');
@@ -1823,12 +1823,12 @@ describe('Decoding settings panel', () => {
   });
 
   test('decoding strategy screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes({ sampling: { strategy: 'consensus', mbrCandidates: 5, mbrUtility: 'exactMatch' } }, async (page, suffix) => {
+    await inBothSchemes({ sampling: { strategy: 'consensus', mbrCandidates: 5, mbrUtility: 'exactMatch' } }, async (page) => {
       await openSettings(page);
       const group = page.getByTestId('setting-strategy');
       await group.evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
       assert.equal(await page.getByTestId('field-strategy-consensus').getAttribute('aria-checked'), 'true');
-      await shot(page, `settings-consensus${suffix}`);
+      await shot(page, `settings-consensus`);
     });
   });
 
@@ -1941,13 +1941,13 @@ describe('Decoding settings panel', () => {
   });
 
   test('beam search settings screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes({ sampling: { strategy: 'beam', beamWidth: 6, lengthPenalty: 0.8, earlyStopping: false } }, async (page, suffix) => {
+    await inBothSchemes({ sampling: { strategy: 'beam', beamWidth: 6, lengthPenalty: 0.8, earlyStopping: false } }, async (page) => {
       // Tall enough for the whole group, from the strategy to the replies kept.
       await page.setViewportSize({ width: 1180, height: 1300 });
       await openSettings(page);
       await page.getByTestId('setting-strategy').evaluate((el) => el.closest('section').scrollIntoView({ block: 'start' }));
       assert.equal(await page.getByTestId('field-strategy-beam').getAttribute('aria-checked'), 'true');
-      await shot(page, `settings-beam${suffix}`);
+      await shot(page, `settings-beam`);
     });
   });
 
@@ -1981,22 +1981,22 @@ describe('Decoding settings panel', () => {
       ownSampling: [[{ kind: 'chat', id: 1 }, { temperature: 0.9, topP: 0.9 }]],
       presets: [{ name: 'Story time', params: { temperature: 1.2, minP: 0.1 } }, { name: 'Terse answers', params: { maxTokens: 200 } }],
     };
-    await inBothSchemes(config, async (page, suffix) => {
+    await inBothSchemes(config, async (page) => {
       await openSettings(page);
       await page.getByTestId('scope-own').waitFor();
-      await shot(page, `settings-scope-chat${suffix}`);
+      await shot(page, `settings-scope-chat`);
       await page.getByTestId('scope-model').click();
       await page.getByTestId('scope-inherited').waitFor();
       await page.getByTestId('save-preset').click();
       await page.getByTestId('preset-name').fill('Rainy evenings');
-      await shot(page, `settings-scope-model${suffix}`);
+      await shot(page, `settings-scope-model`);
       await page.keyboard.press('Escape');
       await page.getByTestId('scope-global').click();
       await page.getByTestId('scope-own').waitFor();
       await page.getByTestId('field-topP').fill('0.9');
       await waitForSave(page, (p) => p.topP === 0.9);
       await page.getByTestId('field-topP').blur();
-      await shot(page, `settings${suffix}`);
+      await shot(page, `settings`);
     });
   });
 });
@@ -2210,7 +2210,7 @@ describe('Settings scopes, presets and the Model group', () => {
       { id: 3, title: 'Sourdough starter schedule', updatedAt: 10 },
     ];
     const config = { chats, cachesOnDisk: [1, 2, 3], defaultReply: { text: 'Noted.', chunkSize: 3, delayMs: 5 }, reloadMs: 50 };
-    await inBothSchemes(config, async (page, suffix) => {
+    await inBothSchemes(config, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();
       await openSettings(page);
       const group = await showModelGroup(page);
@@ -2227,11 +2227,11 @@ describe('Settings scopes, presets and the Model group', () => {
         'Chat caches in RAM none of MB Chat caches on disk 90 MB (3 chats) of MB Other models in RAM none of MB Unload the model after idle never min',
       );
       assert.match(await clear.getAttribute('title'), /chats will read their conversation again at their next reply/);
-      await shot(page, `settings-chat-caches${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-chat-caches`, { dir: OUTPUT });
 
       await clear.click();
       await usage.filter({ hasText: /^none$/ }).waitFor();
-      await shot(page, `settings-chat-caches-cleared${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-chat-caches-cleared`, { dir: OUTPUT });
       assert.equal((await mockState(page)).calls.filter((c) => c.cmd === 'clear_chat_caches').length, 1);
       assert.equal(await line.getByTestId('cache-disk-budget').inputValue(), String(diskMb), 'the budgets stay');
 
@@ -2268,7 +2268,7 @@ describe('Settings scopes, presets and the Model group', () => {
       return text(lastAssistant(page).getByTestId('message-stats'));
     };
     const disk = CONTRACT.cacheBudgetRanges.find((r) => r.key === 'diskMb');
-    await inBothSchemes(config, async (page, suffix) => {
+    await inBothSchemes(config, async (page) => {
       // Chat 2 answering puts chat 1's cache away in memory.
       await ask(page, 'Soup for tonight', 'Something with leeks?');
       await ask(page, 'Explain Rust lifetimes', "What does 'a mean?");
@@ -2307,14 +2307,14 @@ describe('Settings scopes, presets and the Model group', () => {
       assert.equal(await ramBudget.getAttribute('aria-invalid'), 'false');
       assert.equal(await diskBudget.inputValue(), String(disk.max + 1), 'the refused value stays to be fixed');
       assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, ramMb: 0 });
-      await shot(page, `settings-chat-caches-refused${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-chat-caches-refused`, { dir: OUTPUT });
 
       await diskBudget.fill('2048');
       await diskBudget.press('Tab');
       await error.waitFor({ state: 'detached' });
       assert.equal(await diskBudget.getAttribute('aria-invalid'), 'false');
       assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, ramMb: 0, diskMb: 2048 });
-      await shot(page, `settings-chat-caches-budgets${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-chat-caches-budgets`, { dir: OUTPUT });
 
       // With no memory for them, a chat switched back to reads its cache back from disk.
       await page.getByTestId('close-settings').click();
@@ -2327,7 +2327,7 @@ describe('Settings scopes, presets and the Model group', () => {
 
   test('model: the idle time before the model is unloaded, saved with the budgets; 0 says never', { timeout: TIMEOUT }, async () => {
     const key = 'unloadIdleMinutes';
-    await inBothSchemes({}, async (page, suffix) => {
+    await inBothSchemes({}, async (page) => {
       await openSettings(page);
       const group = await showModelGroup(page);
       const box = group.getByTestId('unload-idle-budget');
@@ -2344,7 +2344,7 @@ describe('Settings scopes, presets and the Model group', () => {
       await page.waitForFunction((k) => window.__hearthMock.cacheBudgets[k] === 30, key);
       assert.deepEqual(await mockValue(page, 'cacheBudgets'), { ...CONTRACT.cacheBudgetDefaults, [key]: 30 });
       await page.waitForFunction(() => document.querySelector('[data-testid="unload-idle-state"]').textContent === '');
-      await shot(page, `chatmodel-idle${suffix}`, { dir: OUTPUT });
+      await shot(page, `chatmodel-idle`, { dir: OUTPUT });
 
       await box.fill('0');
       await box.press('Enter');
@@ -2386,7 +2386,7 @@ describe('Settings scopes, presets and the Model group', () => {
   }
 
   test('Model group screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes({ load: { nGpuLayers: 0 } }, async (page, suffix) => {
+    await inBothSchemes({ load: { nGpuLayers: 0 } }, async (page) => {
       await openSettings(page);
       const group = await showModelGroup(page);
       await group.getByTestId('mode-nCtx-custom').click();
@@ -2395,9 +2395,9 @@ describe('Settings scopes, presets and the Model group', () => {
       await group.getByTestId('reload-notice').waitFor();
       await page.getByTestId('field-nCtx').blur();
       await group.evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await shot(page, `settings-model${suffix}`);
+      await shot(page, `settings-model`);
       await group.getByTestId('field-chatTemplate').scrollIntoViewIfNeeded();
-      await shot(page, `settings-model-end${suffix}`);
+      await shot(page, `settings-model-end`);
     });
   });
 });

@@ -137,18 +137,33 @@ export async function withApp(config, body, options) {
   }
 }
 
-/** Run `shoot` in a fresh app in light, then dark mode; `suffix` ('' or '-dark') names the files. */
+/** Pages whose every `shot` is saved in both colour schemes. */
+const bothSchemes = new WeakSet();
+
+/** Run `shoot` in a fresh app: each `shot` it takes is saved in the light scheme (`<name>.png`), then
+ *  the dark one (`<name>-dark.png`). The page's colours follow the scheme through CSS media queries,
+ *  so one app serves both (it took a second app opened and brought to the same state). */
 export async function inBothSchemes(config, shoot) {
-  for (const colorScheme of ['light', 'dark']) {
-    await withApp(config, (page) => shoot(page, colorScheme === 'dark' ? '-dark' : ''), { colorScheme });
-  }
+  await withApp(config, async (page) => {
+    bothSchemes.add(page);
+    await shoot(page);
+  });
 }
 
 /** Screenshot `<dir>/<name>.png` once hover and focus transitions have settled; `mouse` is where the pointer rests. */
 export async function shot(page, name, { dir = RESULTS, mouse = [600, 400] } = {}) {
   await page.mouse.move(...mouse);
   await page.waitForTimeout(250);
-  const file = `${dir}/${name}.png`;
+  await save(page, `${dir}/${name}.png`);
+  if (bothSchemes.has(page)) {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForTimeout(150); // colour transitions
+    await save(page, `${dir}/${name}-dark.png`);
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+}
+
+async function save(page, file) {
   await page.screenshot({ path: file });
   assert.ok(existsSync(file));
 }

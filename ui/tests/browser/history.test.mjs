@@ -648,47 +648,47 @@ async function over(locator) {
 
 describe('Screenshots', () => {
   test('history, chat list, system prompt and search (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
-    await inBothSchemes(scene(), async (page, suffix) => {
+    await inBothSchemes(scene(), async (page) => {
       const edited = message(page, 5);
       await edited.waitFor();
       const options = (mouse) => ({ dir: OUTPUT, mouse });
 
-      await shot(page, `branch-actions${suffix}`, options(await over(edited.locator('.bubble'))));
-      await shot(page, `interrupted-continue${suffix}`, options(await over(message(page, 6).getByTestId('continue'))));
+      await shot(page, `branch-actions`, options(await over(edited.locator('.bubble'))));
+      await shot(page, `interrupted-continue`, options(await over(message(page, 6).getByTestId('continue'))));
 
       await edited.getByTestId('action-edit').click();
       await edited.getByTestId('edit-input').fill('Write the poem about rain, in four short lines.\nMake it gentle.');
-      await shot(page, `edit-in-place${suffix}`, options([600, 700]));
+      await shot(page, `edit-in-place`, options([600, 700]));
       await page.keyboard.press('Escape');
 
       await openChatMenu(page, 'Explain Rust lifetimes');
-      await shot(page, `chat-list-menu${suffix}`, options(await over(page.getByTestId('chat-pin'))));
+      await shot(page, `chat-list-menu`, options(await over(page.getByTestId('chat-pin'))));
       await page.getByTestId('chat-delete').click();
       await page.getByTestId('chat-rename-input').or(page.getByTestId('inline-confirm')).waitFor();
-      await shot(page, `chat-delete-confirm${suffix}`, options([600, 700]));
+      await shot(page, `chat-delete-confirm`, options([600, 700]));
       await page.keyboard.press('Escape');
       await openChatMenu(page, 'Sourdough starter schedule');
       await page.getByTestId('chat-rename').click();
       await page.getByTestId('chat-rename-input').fill('');
       await page.keyboard.press('Enter');
-      await shot(page, `chat-rename-refused${suffix}`, options([600, 700]));
+      await shot(page, `chat-rename-refused`, options([600, 700]));
       await page.keyboard.press('Escape');
 
       await edited.getByTestId('action-delete').click();
-      await shot(page, `message-delete-confirm${suffix}`, options([600, 700]));
+      await shot(page, `message-delete-confirm`, options([600, 700]));
       await page.keyboard.press('Escape');
 
       await page.getByTestId('open-system-prompt').click();
-      await shot(page, `system-prompt${suffix}`, options([600, 700]));
+      await shot(page, `system-prompt`, options([600, 700]));
       await page.keyboard.press('Escape');
 
       await searchFor(page, 'rain');
       await page.keyboard.press('ArrowDown');
       await page.keyboard.press('ArrowDown');
-      await shot(page, `search${suffix}`, options([600, 700]));
+      await shot(page, `search`, options([600, 700]));
       await page.keyboard.press('Enter'); // the reply on the other branch: "Soft rain on the roof"
       await message(page, 6).and(page.locator('.highlighted')).waitFor();
-      await shot(page, `search-opened${suffix}`, options([600, 700]));
+      await shot(page, `search-opened`, options([600, 700]));
     });
   });
 
@@ -704,25 +704,25 @@ describe('Screenshots', () => {
       ],
       notes: ['Garden planning: its settings were left out (temperature must be between 0 and 5, got 9)'],
     };
-    await inBothSchemes({ ...scene(), importFile }, async (page, suffix) => {
+    await inBothSchemes({ ...scene(), importFile }, async (page) => {
       await message(page, 5).waitFor();
       const options = (mouse) => ({ dir: OUTPUT, mouse });
 
       await openChatMenu(page, 'Explain Rust lifetimes');
-      await shot(page, `chat-menu-export${suffix}`, options(await over(page.getByTestId('chat-export-markdown'))));
+      await shot(page, `chat-menu-export`, options(await over(page.getByTestId('chat-export-markdown'))));
       await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
-      await shot(page, `export-notice${suffix}`, options([600, 300]));
+      await shot(page, `export-notice`, options([600, 300]));
       await page.getByTestId('export-notice-dismiss').click();
 
       await transfer(page, page.getByTestId('import-chats'), 'import_chats');
       await chatItem(page, 'Garden planning').waitFor();
-      await shot(page, `import-report${suffix}`, options([600, 700]));
+      await shot(page, `import-report`, options([600, 700]));
 
       await page.getByTestId('import-report-dismiss').click();
       await page.evaluate((skipped) => (window.__hearthMock.importFile = { chats: [], skipped, notes: [] }), importFile.skipped);
       await transfer(page, page.getByTestId('import-chats'), 'import_chats');
       await page.getByTestId('import-summary').filter({ hasText: 'Nothing was imported' }).waitFor();
-      await shot(page, `import-nothing${suffix}`, options([600, 700]));
+      await shot(page, `import-nothing`, options([600, 700]));
     });
   });
 });

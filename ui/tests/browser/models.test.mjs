@@ -541,26 +541,26 @@ describe('Screenshots', () => {
   const options = (mouse = [300, 700]) => ({ dir: OUTPUT, mouse });
 
   test('discover, fit, downloads, library (light and dark)', { timeout: 4 * TIMEOUT }, async () => {
-    await inBothSchemes({ freeRamBytes: 3.5e9 }, async (page, suffix) => {
+    await inBothSchemes({ freeRamBytes: 3.5e9 }, async (page) => {
       await openModels(page, 'discover');
       await search(page, 'instruct');
-      await shot(page, `models-discover${suffix}`, options());
+      await shot(page, `models-discover`, options());
 
       await openRepo(page, QWEN);
       await checkFit(page, QWEN, 'Q2_K', 'Fits in memory');
       await checkFit(page, QWEN, 'Q4_K_M', 'Fits with 24 of 28 layers on GPU');
       await checkFit(page, QWEN, 'Q8_0', 'Too large for this machine');
       await repo(page, QWEN).evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await shot(page, `models-fit${suffix}`, options());
+      await shot(page, `models-fit`, options());
     });
 
-    await inBothSchemes({ downloads: rememberedDownloads() }, async (page, suffix) => {
+    await inBothSchemes({ downloads: rememberedDownloads() }, async (page) => {
       await openModels(page, 'downloads');
       await download(page, 'dl-old-6').waitFor();
-      await shot(page, `models-downloads${suffix}`, options());
+      await shot(page, `models-downloads`, options());
     });
 
-    await inBothSchemes({ loadStepMs: 2000 }, async (page, suffix) => {
+    await inBothSchemes({ loadStepMs: 2000 }, async (page) => {
       await openModels(page);
       await row(page, BROKEN).waitFor();
       await row(page, PHI).getByTestId('load-model').click();
@@ -568,10 +568,10 @@ describe('Screenshots', () => {
         (path) => Number(document.querySelector(`[data-path="${path}"] [data-testid="load-progress"]`)?.getAttribute('aria-valuenow')) >= 15,
         PHI,
       );
-      await shot(page, `models-library${suffix}`, options());
+      await shot(page, `models-library`, options());
       await row(page, TINY).scrollIntoViewIfNeeded();
       await row(page, BROKEN).scrollIntoViewIfNeeded();
-      await shot(page, `models-library-end${suffix}`, options());
+      await shot(page, `models-library-end`, options());
     });
   });
 });

@@ -432,49 +432,49 @@ describe('Screenshots', () => {
   const options = (mouse = [600, 700]) => ({ dir: OUTPUT, mouse });
 
   test('model menu, providers, greyed sampling, failed replies (light and dark)', { timeout: 3 * TIMEOUT }, async () => {
-    await inBothSchemes(tripChat(), async (page, suffix) => {
+    await inBothSchemes(tripChat(), async (page) => {
       // A server of the third kind, so that the menu shows all three.
       await addProvider(page, deskServer({ contextLength: 32768, extensions: true, tokenizerRepo: 'Qwen/Qwen2.5-7B-Instruct' }));
       await openMenu(page);
       await page.getByTestId('model-menu-error').waitFor();
       await option(page, 'desk-1', 'qwen2.5-7b-instruct').waitFor();
-      await shot(page, `model-menu${suffix}`, options(await center(option(page, 'openai', 'gpt-4o'))));
+      await shot(page, `model-menu`, options(await center(option(page, 'openai', 'gpt-4o'))));
       await option(page, 'openai', 'gpt-4o-mini').click();
 
       await openProviders(page);
       await card(page, 'openai').getByTestId('provider-key-storage').filter({ hasText: 'system keychain' }).waitFor();
       await card(page, 'openai').getByTestId('test-provider').click();
       await card(page, 'openai').getByTestId('provider-status').filter({ hasText: 'Connected' }).waitFor();
-      await shot(page, `providers-keychain${suffix}`, options([300, 700]));
+      await shot(page, `providers-keychain`, options([300, 700]));
       await card(page, 'desk-1').scrollIntoViewIfNeeded();
-      await shot(page, `providers-compatible${suffix}`, options([300, 700]));
+      await shot(page, `providers-compatible`, options([300, 700]));
 
       await page.evaluate((file) => (window.__hearthMock.keyStorage = file), KEY_FILE);
       await card(page, 'anthropic').getByTestId('provider-key').fill('sk-ant-123');
       await card(page, 'anthropic').getByTestId('save-provider').click();
       await card(page, 'anthropic').getByTestId('provider-key-storage').filter({ hasText: 'No keychain answered' }).waitFor();
       await card(page, 'anthropic').evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await shot(page, `providers-key-file${suffix}`, options([300, 700]));
+      await shot(page, `providers-key-file`, options([300, 700]));
 
       await page.getByTestId('open-sampling').click();
       await field(page, 'topK').and(page.locator('[data-unsupported="true"]')).waitFor();
-      await shot(page, `sampling-remote${suffix}`, options(await center(page.getByTestId('support-notice'))));
+      await shot(page, `sampling-remote`, options(await center(page.getByTestId('support-notice'))));
       await field(page, 'topK').evaluate((el) => el.scrollIntoView({ block: 'center' }));
-      await shot(page, `sampling-greyed${suffix}`, options(await center(page.getByTestId('field-topK'))));
+      await shot(page, `sampling-greyed`, options(await center(page.getByTestId('field-topK'))));
       await page.keyboard.press('Escape');
     });
 
-    await inBothSchemes(tripChat(OPENAI_MINI, { replies: [{ text: '', failWith: rateLimited(30) }] }), async (page, suffix) => {
+    await inBothSchemes(tripChat(OPENAI_MINI, { replies: [{ text: '', failWith: rateLimited(30) }] }), async (page) => {
       await send(page, 'And where should I eat?');
       await waitForStatus(lastAssistant(page), 'failed');
       await lastAssistant(page).getByTestId('retry-reply').filter({ hasText: /Retry in (29|30) s/ }).waitFor();
-      await shot(page, `rate-limited${suffix}`, options());
+      await shot(page, `rate-limited`, options());
     });
 
-    await inBothSchemes(tripChat(OPENAI_MINI, { keys: { openai: 'sk-wrong' } }), async (page, suffix) => {
+    await inBothSchemes(tripChat(OPENAI_MINI, { keys: { openai: 'sk-wrong' } }), async (page) => {
       await send(page, 'And where should I eat?');
       await lastAssistant(page).getByTestId('open-provider-settings').waitFor();
-      await shot(page, `auth-failed${suffix}`, options());
+      await shot(page, `auth-failed`, options());
     });
   });
 });

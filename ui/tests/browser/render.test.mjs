@@ -134,7 +134,7 @@ describe('Rendering replies', () => {
 
   test('a rich reply: highlighted code with Copy, KaTeX, a table, reasoning that stays open while streaming; screenshots', { timeout: 120_000 }, async () => {
     const config = { replies: [{ text: RICH, chunkSize: 4, delayMs: 18 }] };
-    await inBothSchemes(config, async (page, suffix) => {
+    await inBothSchemes(config, async (page) => {
       await page.setViewportSize({ width: 1180, height: 1000 });
       const origin = new URL(page.url()).origin;
       await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
@@ -190,7 +190,7 @@ describe('Rendering replies', () => {
 
       await copy.filter({ hasText: /^Copy$/ }).waitFor();
       await page.getByTestId('message-list').evaluate((el) => el.scrollTo(0, 0));
-      await shot(page, `reply-rich${suffix}`, { dir: OUTPUT, mouse: [1100, 980] });
+      await shot(page, `reply-rich`, { dir: OUTPUT, mouse: [1100, 980] });
     });
   });
 });

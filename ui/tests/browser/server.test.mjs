@@ -40,7 +40,7 @@ async function assertFits(page) {
 
 describe('Settings → Server', () => {
   test('on, its URL copied; a busy port; the network refused without a key, then allowed with a generated one; recent requests', { timeout: 2 * TIMEOUT }, async () => {
-    await inBothSchemes({ serverRequests: REQUESTS, busyPorts: [BUSY] }, async (page, suffix) => {
+    await inBothSchemes({ serverRequests: REQUESTS, busyPorts: [BUSY] }, async (page) => {
       const origin = new URL(page.url()).origin;
       await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
       await openServer(page);
@@ -71,7 +71,7 @@ describe('Settings → Server', () => {
       assert.equal(await model.getAttribute('title'), 'Llama-3.2-3B-Instruct-Q4_K_M');
       assert.ok(await model.evaluate((td) => td.scrollWidth > td.clientWidth), 'the model name is truncated');
       await assertFits(page);
-      await shot(page, `settings-server-off${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-server-off`, { dir: OUTPUT });
 
       // On: its URL, copied whole.
       await enabled.click();
@@ -88,7 +88,7 @@ describe('Settings → Server', () => {
       await save.click();
       await page.waitForFunction(() => window.__hearthMock.server.settings.saveRequests === true);
       assert.equal(await save.isChecked(), true);
-      await shot(page, `settings-server-on${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-server-on`, { dir: OUTPUT });
 
       // A port another program holds: saved, and the server says why it is not running.
       await port.fill(String(BUSY));
@@ -98,7 +98,7 @@ describe('Settings → Server', () => {
       await problem.filter({ hasText: `port ${BUSY} is in use by another program: choose another port` }).waitFor();
       assert.equal(await url.count(), 0);
       assert.equal(await text(page.getByTestId('server-state')), 'Not running');
-      await shot(page, `settings-server-busy-port${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-server-busy-port`, { dir: OUTPUT });
 
       // Past the contract's range: not sent, the box marked.
       await port.fill(String(PORT_RANGE.max + 1));
@@ -122,7 +122,7 @@ describe('Settings → Server', () => {
       assert.equal(await text(networkError), 'Not saved: set an API key first: programs on other machines must send it');
       assert.equal(await network.isChecked(), false);
       assert.equal(await network.getAttribute('aria-invalid'), 'true');
-      await shot(page, `settings-server-network-refused${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-server-network-refused`, { dir: OUTPUT });
 
       // A blank key: refused, the field marked.
       await key.fill('   ');
@@ -137,7 +137,7 @@ describe('Settings → Server', () => {
       const generated = await key.inputValue();
       assert.match(generated, /^sk-hearth-[0-9a-f]{32}$/);
       assert.equal(await key.getAttribute('type'), 'text');
-      await shot(page, `settings-server-key-generated${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-server-key-generated`, { dir: OUTPUT });
       await page.getByTestId('save-server-key').click();
       await keyState.filter({ hasText: 'A key is saved' }).waitFor();
       assert.deepEqual((await callsOf(page, 'set_server_key')).at(-1), { key: generated });
@@ -160,7 +160,7 @@ describe('Settings → Server', () => {
       assert.equal(await text(keyState), 'A key is saved');
       assert.equal(await key.getAttribute('aria-invalid'), 'false', 'the empty field is not what was refused');
       await assertFits(page);
-      await shot(page, `settings-server-network${suffix}`, { dir: OUTPUT });
+      await shot(page, `settings-server-network`, { dir: OUTPUT });
     });
   });
 

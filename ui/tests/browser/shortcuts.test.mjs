@@ -132,10 +132,10 @@ describe('Keyboard shortcuts', () => {
       await page.keyboard.press('Control+/');
       await help.waitFor({ state: 'detached' });
     });
-    await inBothSchemes(CHAT, async (page, suffix) => {
+    await inBothSchemes(CHAT, async (page) => {
       await page.keyboard.press('Control+/');
       await page.getByTestId('shortcuts-help').waitFor();
-      await shot(page, `shortcuts-help${suffix}`, { dir: OUTPUT });
+      await shot(page, `shortcuts-help`, { dir: OUTPUT });
     });
   });
 
@@ -214,9 +214,9 @@ describe('Empty states', () => {
       await page.getByTestId('settings-panel').waitFor();
       assert.equal(await selectedTab(page, 'settings-panel'), 'open-providers');
     });
-    await inBothSchemes({ model: null }, async (page, suffix) => {
+    await inBothSchemes({ model: null }, async (page) => {
       await page.getByTestId('no-chats').waitFor();
-      await shot(page, `empty-fresh-install${suffix}`, { dir: OUTPUT });
+      await shot(page, `empty-fresh-install`, { dir: OUTPUT });
     });
   });
 
