@@ -60,10 +60,11 @@ cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES" --no-ru
 
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
 # llama.cpp's server, the provider tests' peer, may still be building in the background
-# (scripts/setup.sh test starts it): this waits for it, or builds it.
-scripts/build-llama-server.sh >/dev/null
+# (scripts/setup.sh test starts it): the test that needs it waits for it, so the tests before it
+# run meanwhile.
 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES"
 
 step "End to end: the real app in a WebKit webview, driven by tauri-driver under Xvfb"
+scripts/build-llama-server.sh >/dev/null # built by now; or builds it, if the background build failed
 HEARTH_UI_BUILT=1 scripts/e2e.sh
 step
