@@ -39,7 +39,7 @@ fn server_binary() -> PathBuf {
     let lock = dir.join(".lock");
     if lock.exists() {
         let waited = std::process::Command::new("flock").arg(&lock).arg("true").status();
-        assert!(waited.is_ok_and(|status| status.success()), "waiting for {} failed: {waited:?}", lock.display());
+        assert!(waited.as_ref().is_ok_and(|status| status.success()), "waiting for {} failed: {waited:?}", lock.display());
     }
     let built = dir.join("bin/llama-server");
     assert!(
