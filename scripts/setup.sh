@@ -61,8 +61,8 @@ if [ "$mode" = test ]; then
   # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests. Its build
   # (~10 minutes of a 2-core machine) may run in the background at the lowest priority
   # (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what the UI
-  # tests and the Rust build leave idle, and scripts/test.sh waits for it before the tests that
-  # need it. Its output goes to target/llama-server.log.
+  # tests and the Rust build leave idle, and the tests that need it wait for it (the peer test
+  # and scripts/test.sh before e2e, on the build's lock). Its output goes to target/llama-server.log.
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
     nohup nice -n 19 scripts/build-llama-server.sh >target/llama-server.log 2>&1 </dev/null &
