@@ -12,6 +12,7 @@ pub mod checkpoints;
 mod consensus;
 mod drafter;
 pub mod host;
+mod idle_cores;
 mod interrupt;
 mod kept;
 pub mod kv_memory;

@@ -31,6 +31,7 @@ use crate::beam::{BeamReply, Fork, LaneView};
 use crate::checkpoints::{self, Checkpoint, Checkpoints, CutBack};
 use crate::consensus::{Group, Member};
 use crate::drafter::Drafter;
+use crate::idle_cores;
 use crate::interrupt::{self, DraftInterrupt};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::load::Threads;
@@ -848,20 +849,24 @@ impl<'m> Session<'m> {
     }
 
     /// Decodes the step's batch. A one-token step of a sampled reply runs on the thread count
-    /// `decode_threads` picks, and is timed for it; batches read on every core. A greedy or seeded
-    /// reply always writes on every core: llama.cpp's sums (flash attention's among them) depend on
-    /// the thread count, so a near-tie could otherwise go another way from one run to the next.
+    /// `decode_threads` picks, and is timed for it; its batches read on every core unless the
+    /// chooser saw the core it would add taken. A greedy or seeded reply always reads and writes on
+    /// every core: llama.cpp's sums (flash attention's among them) depend on the thread count, so a
+    /// near-tie could otherwise go another way from one run to the next.
     fn decode_step(&mut self) -> Result<(), DecodeError> {
-        let tuned = self.batch.n_tokens() == 1 && self.running.iter().all(|r| !reproducible(&r.request.sampling));
-        let threads = if tuned { self.decode_threads.next() } else { self.decode_threads.most() };
-        if threads != self.threads.decode {
-            self.threads.decode = threads;
-            self.context.set_n_threads(threads as i32, self.threads.batch as i32);
+        let sampled = self.running.iter().all(|r| !reproducible(&r.request.sampling));
+        let tuned = sampled && self.batch.n_tokens() == 1;
+        let decode = if tuned { self.decode_threads.next() } else { self.decode_threads.most() };
+        let batch = if sampled { self.decode_threads.batch() } else { self.decode_threads.most() };
+        if (decode, batch) != (self.threads.decode, self.threads.batch) {
+            self.threads.decode = decode;
+            self.threads.batch = batch;
+            self.context.set_n_threads(decode as i32, batch as i32);
         }
         let started = Instant::now();
         let decoded = self.context.decode(&mut self.batch);
         if tuned {
-            self.decode_threads.record(started.elapsed());
+            self.decode_threads.record(started.elapsed(), idle_cores::read);
         }
         decoded
     }
