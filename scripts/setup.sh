@@ -58,16 +58,16 @@ if [ "$mode" = test ]; then
     target/openai-venv/bin/python scripts/make-test-models.py \
       target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models >/dev/null
   fi
-  # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests. Its build
-  # (~10 minutes of a 2-core machine) may run in the background at the lowest priority
+  # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests (its tests'
+  # build, ~6 minutes of a 2-core machine). It may build in the background at the lowest priority
   # (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what the UI
   # tests and the Rust build leave idle, and the tests that need it wait for it (the peer test
   # and scripts/test.sh before e2e, on the build's lock). Its output goes to target/llama-server.log.
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
-    nohup nice -n 19 scripts/build-llama-server.sh >target/llama-server.log 2>&1 </dev/null &
+    nohup nice -n 19 scripts/build-llama-server.sh --for-tests >target/llama-server.log 2>&1 </dev/null &
   else
-    scripts/build-llama-server.sh >/dev/null
+    scripts/build-llama-server.sh --for-tests >/dev/null
   fi
   if ! command -v tauri-driver >/dev/null; then
     cargo install tauri-driver --locked --version 2.1.0

@@ -12,7 +12,7 @@ fi
 # would stay locked.
 keyring_home=$(mktemp -d)
 # A hang anywhere must say what hung rather than wait out CI's limit: after 60 minutes (a run
-# takes about 25) the process tree is printed and the run ends. Its sleep holds none of the
+# takes about 40) the process tree is printed and the run ends. Its sleep holds none of the
 # output pipes, so a run that ends leaves nothing behind that a reader would wait for.
 watchdog() {
   sleep 3600 </dev/null >/dev/null 2>&1 &
@@ -25,7 +25,9 @@ watchdog() {
 }
 watchdog &
 watchdog_pid=$!
-trap 'kill "$watchdog_pid" 2>/dev/null; rm -rf "$keyring_home"' EXIT
+# The Rust build runs in the background beside the UI's tests (below): a failed step ends it too.
+rust_build=""
+trap 'kill "$watchdog_pid" 2>/dev/null; [ -z "$rust_build" ] || kill -- -"$rust_build" 2>/dev/null; rm -rf "$keyring_home"' EXIT
 printf 'hearth-test' | XDG_DATA_HOME="$keyring_home" gnome-keyring-daemon --unlock --components=secrets >/dev/null
 export HEARTH_TEST_MODEL="$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 export HEARTH_TEST_PYTHON="$PWD/target/openai-venv/bin/python"
@@ -42,10 +44,6 @@ step() {
 step "Rust: formatting (rustfmt.toml)"
 cargo fmt --all --check
 
-step "UI: type check, unit tests, chat screen in Chromium (IPC mocked)"
-# Also builds ui/dist, which the app built below embeds.
-npm --prefix ui test
-
 # One build serves the Rust tests, the lints and the end-to-end app. clippy-driver compiles the
 # workspace's own crates, so its lints (warnings are errors, as `cargo clippy --workspace
 # --all-targets -- -D warnings`) gate this very build instead of a second, check-only pass over
@@ -55,8 +53,30 @@ clippy_driver=$(command -v clippy-driver || echo "$(rustc --print sysroot)/bin/c
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 export HEARTH_CARGO_FEATURES="tauri/custom-protocol"
 
-step "Rust: build every crate, target and the app, clippy's lints as errors"
-cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES" --no-run
+step "UI: production build (the app below embeds it)"
+npm --prefix ui run build
+
+# The Rust build runs beside the UI's checks and tests, which leave most of a core idle (Chromium
+# waits on the page as often as it works); it yields them the CPU (nice 5) so their timing stays
+# what it is alone. Its output is shown once the UI's tests are done.
+rust_build_log=$(mktemp)
+setsid nice -n 5 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES" --no-run >"$rust_build_log" 2>&1 &
+rust_build=$!
+rust_build_started=$SECONDS
+
+step "UI: type check, unit tests, chat screen in Chromium (IPC mocked), beside the Rust build"
+npm --prefix ui run check
+npm --prefix ui run test:unit
+npm --prefix ui run test:browser:built
+
+step "Rust: build every crate, target and the app, clippy's lints as errors (the rest of it)"
+rust_build_status=0
+wait "$rust_build" || rust_build_status=$?
+rust_build=""
+cat "$rust_build_log"
+rm -f "$rust_build_log"
+echo "(the build took $((SECONDS - rust_build_started)) s in all)"
+[ "$rust_build_status" = 0 ] || exit "$rust_build_status"
 
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
 # llama.cpp's server, the provider tests' peer, may still be building in the background
@@ -65,6 +85,6 @@ step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQ
 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES"
 
 step "End to end: the real app in a WebKit webview, driven by tauri-driver under Xvfb"
-scripts/build-llama-server.sh >/dev/null # built by now; or builds it, if the background build failed
+scripts/build-llama-server.sh --for-tests >/dev/null # built by now; or builds it, if the background build failed
 HEARTH_UI_BUILT=1 scripts/e2e.sh
 step

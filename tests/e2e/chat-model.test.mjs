@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { appUnderTest, modelOf, nthReply, send, shot } from "./helpers.mjs";
+import { appUnderTest, modelOf, nthReply, send, setMaxTokens, shot } from "./helpers.mjs";
 import { Session } from "./webdriver.mjs";
 
 const SECOND = "SmolLM2-second-copy";
@@ -27,6 +27,9 @@ test("each chat keeps its model: picked for one chat, loaded again when the othe
   const session = await Session.open(ctx.driver.base, ctx.app);
   try {
     await switcherShows(session, "SmolLM2-135M-Instruct.Q4_1");
+    // Short replies: which model answers is the point, not how long it rambles (a sampled reply
+    // once took this test from 8 s to 75).
+    await setMaxTokens(session, 24);
 
     // Chat A answers with the model loaded at start, which it keeps from then on.
     await session.click(await session.waitFor('[data-testid="new-chat"]'));

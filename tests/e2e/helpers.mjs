@@ -78,6 +78,19 @@ export async function chooseModel(session, provider, modelId, shotName) {
   }
 }
 
+/**
+ * Sets Max tokens for every chat in Settings and closes it: a sampled reply's length must not
+ * decide how long a test takes.
+ */
+export async function setMaxTokens(session, n) {
+  await session.click(await session.waitFor('[data-testid="open-settings"]'));
+  const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
+  await session.clear(maxTokens);
+  await session.type(maxTokens, String(n));
+  await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
+  await session.click(await session.waitFor('[data-testid="close-settings"]'));
+}
+
 export async function fill(session, card, testid, value) {
   const input = await session.within(card, `[data-testid="${testid}"]`);
   await session.clear(input);

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { REPLY as reply, appUnderTest, nonEmpty, send, shot, sleep } from "./helpers.mjs";
+import { REPLY as reply, appUnderTest, nonEmpty, send, setMaxTokens, shot, sleep } from "./helpers.mjs";
 import { Session } from "./webdriver.mjs";
 
 const ctx = appUnderTest("hearth-e2e-inspector-");
@@ -134,12 +134,7 @@ test("compare: a reply's question answered with this chat's settings and by beam
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading") });
     // Short answers: 4 beams of at most 32 tokens fit any context, and a sampled answer's length must not decide
     // whether the test finishes in time. (Set before the chat exists: the settings of all chats.)
-    await session.click(await session.waitFor('[data-testid="open-settings"]'));
-    const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
-    await session.clear(maxTokens);
-    await session.type(maxTokens, "32");
-    await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
-    await session.click(await session.waitFor('[data-testid="close-settings"]'));
+    await setMaxTokens(session, 32);
 
     await session.click(await session.waitFor('[data-testid="new-chat"]'));
     await send(session, "Name three fruits.");

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 
-import { addProvider, dataDirWith, chooseModel, fill, freePort, modelOf, nthReply, send, shot, startFake } from "./helpers.mjs";
+import { addProvider, dataDirWith, chooseModel, fill, freePort, modelOf, nthReply, send, setMaxTokens, shot, startFake } from "./helpers.mjs";
 import { Session, startDriver } from "./webdriver.mjs";
 
 const app = process.env.HEARTH_APP_BINARY;
@@ -59,12 +59,7 @@ test("one chat: the local SmolLM2, then llama.cpp's server, then local again; ea
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") });
     // Short replies, local and remote alike (max tokens is sent to the provider): a sampled
     // reply's length must not decide whether the test finishes in time.
-    await session.click(await session.waitFor('[data-testid="open-settings"]'));
-    const maxTokens = await session.waitFor('[data-testid="field-maxTokens"]');
-    await session.clear(maxTokens);
-    await session.type(maxTokens, "24");
-    await session.waitFor('[data-testid="settings-status"]', { accept: (t) => t.includes("Saved") });
-    await session.click(await session.waitFor('[data-testid="close-settings"]'));
+    await setMaxTokens(session, 24);
     await session.click(await session.waitFor('[data-testid="new-chat"]'));
     await send(session, "What is the capital of France?");
     assert.match(await modelOf(session, await nthReply(session, 1, "complete")), /SmolLM2/);

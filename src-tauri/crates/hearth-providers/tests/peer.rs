@@ -31,11 +31,11 @@ fn model_path() -> PathBuf {
     path
 }
 
-/// The server, once a build of it under way has ended: `make test` builds it in the background
-/// while the tests before this one run, holding the build's lock until it is done
-/// (scripts/build-llama-server.sh). `flock` (util-linux) waits for that lock.
+/// The server (its tests' build), once a build of it under way has ended: `make test` builds it in
+/// the background while the tests before this one run, holding the build's lock until it is done
+/// (scripts/build-llama-server.sh --for-tests). `flock` (util-linux) waits for that lock.
 fn server_binary() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/llama-server");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/llama-server-tests");
     let lock = dir.join(".lock");
     if lock.exists() {
         let waited = std::process::Command::new("flock").arg(&lock).arg("true").status();
@@ -44,7 +44,7 @@ fn server_binary() -> PathBuf {
     let built = dir.join("bin/llama-server");
     assert!(
         built.is_file(),
-        "{} is missing: run scripts/build-llama-server.sh (a build make test started in the background logs to target/llama-server.log)",
+        "{} is missing: run scripts/build-llama-server.sh --for-tests (a build make test started in the background logs to target/llama-server.log)",
         built.display()
     );
     built
