@@ -150,8 +150,8 @@ export type LoadParams = {
  */
 nCtx: number | null, 
 /**
- * Default: the number of physical cores to read prompts; replies are written on every core or
- * one fewer, whichever the engine measures faster (see `hearth-engine/src/threads.rs`).
+ * Default: the number of physical cores to read prompts; replies are written on one fewer, or on
+ * every core when the engine measures it faster with that core free (`hearth-engine/src/threads.rs`).
  */
 nThreads: number | null, 
 /**

@@ -33,7 +33,7 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
   },
   nThreads: {
     label: 'CPU threads',
-    help: 'Threads that read the prompt and write the reply on the CPU. Auto reads on every physical core and writes on every core or one fewer, whichever it measures faster as it writes: writing waits for its slowest thread, so while another program keeps a core busy one fewer is often much faster. Greedy and seeded replies always write on every core, so they come out the same each time. A number set here is used as is.',
+    help: 'Threads that read the prompt and write the reply on the CPU. Auto starts writing on one fewer than the physical cores and moves to every core when that is faster and the system shows the extra core free: each step waits for its slowest thread, so a core another program keeps busy (a browser, a build, this window) can slow every core far below one fewer. Prompts read on every core, or on one fewer while that core is taken. Greedy and seeded replies always read and write on every core, so they come out the same each time. A number set here is used as is.',
     control: { kind: 'auto' },
   },
   nBatch: {

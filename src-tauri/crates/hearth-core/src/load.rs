@@ -13,8 +13,8 @@ pub struct LoadParams {
     /// Context length in tokens; default min(trained length, [`LoadParams::AUTO_N_CTX_MAX`], what
     /// a quarter of free RAM holds).
     pub n_ctx: Option<u32>,
-    /// Default: the number of physical cores to read prompts; replies are written on every core or
-    /// one fewer, whichever the engine measures faster (see `hearth-engine/src/threads.rs`).
+    /// Default: the number of physical cores to read prompts; replies are written on one fewer, or on
+    /// every core when the engine measures it faster with that core free (`hearth-engine/src/threads.rs`).
     pub n_threads: Option<u32>,
     /// Tokens per decode call during prefill.
     pub n_batch: u32,
