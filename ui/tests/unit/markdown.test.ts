@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { STREAMING_HIGHLIGHT_MAX, renderBlocks, renderMarkdown } from '../../src/lib/markdown';
 
 /** Render, then parse the result back into a DOM fragment for structural assertions. */
@@ -160,6 +160,11 @@ describe('renderBlocks: one string per top-level block', () => {
 });
 
 describe('renderBlocks while streaming: a long open code block is highlighted once done', () => {
+  // Updates are timed, and a block whose updates took over SLOW_BLOCK_MS twice is shown raw (the
+  // growing lexer): on a busy machine highlighting this block can take that long. These cases are
+  // about the length rule alone, so the clock stands still.
+  beforeEach(() => vi.spyOn(performance, 'now').mockReturnValue(0));
+  afterEach(() => vi.restoreAllMocks());
   const code = (lines: number) => Array.from({ length: lines }, (_, i) => `let x${i} = ${i};`).join('\n');
   const long = code(Math.ceil(STREAMING_HIGHLIGHT_MAX / 12) + 10);
   it.each([
