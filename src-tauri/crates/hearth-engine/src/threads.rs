@@ -176,7 +176,10 @@ impl DecodeThreads {
         let on_most = self.current == self.most;
         if on_most && self.settled.is_some_and(|settled| elapsed.as_secs_f64() > settled.as_secs_f64() * SPIKE) {
             tracing::debug!(threads = self.current, ?elapsed, "a decode step stalled: trying one thread fewer");
-            self.start_trial(elapsed);
+            // Against what the last steps took on average, the stalled one included: a stall that
+            // lasts (every step seconds) loses at once; one long preemption (the window laying out
+            // a huge list) is spread over the window, as what it cost in all.
+            self.start_trial(mean(&self.recent));
             return;
         }
         if self.recent.len() < window {
@@ -264,6 +267,10 @@ fn spacing(current: Duration, other: Duration) -> u32 {
     let trial = other.saturating_mul(WINDOW as u32).min(current.saturating_mul(WINDOW as u32).saturating_add(other));
     let steps = trial.as_secs_f64() / current.as_secs_f64().max(1e-9) / TRIAL_SHARE;
     steps.ceil().min(f64::from(u32::MAX)) as u32
+}
+
+fn mean(times: &[Duration]) -> Duration {
+    times.iter().sum::<Duration>() / times.len().max(1) as u32
 }
 
 fn median(times: &[Duration]) -> Duration {
@@ -422,6 +429,22 @@ mod tests {
         assert_eq!(used[4999], 16);
         let stalled_steps = used[5000..].iter().filter(|&&n| n == 16).count();
         assert_eq!(stalled_steps, 1, "one stalled step, then one fewer and no trial while the core is taken");
+    }
+
+    #[test]
+    fn one_long_preemption_of_every_core_is_not_a_stall() {
+        // The window lays out a list nested 200 deep: one step on every core takes 60 ms where they
+        // take 10, and one thread fewer 16 (2 cores).
+        let mut threads = DecodeThreads::new(2, true);
+        let time = |n: u32, step: usize| match (n, step % 400 == 399) {
+            (2, true) => 60 * MS,
+            (2, false) => 10 * MS,
+            _ => 16 * MS,
+        };
+        let used = run(&mut threads, 4000, time);
+        let fewer = used[400..].iter().filter(|&&n| n == 1).count();
+        assert!(fewer < 200, "{fewer} of 3,600 steps on one thread");
+        assert_eq!(threads.next(), 2);
     }
 
     #[test]
