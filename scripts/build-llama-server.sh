@@ -8,8 +8,9 @@
 #   scripts/build-llama-server.sh --for-tests  # → target/llama-server-tests/bin/llama-server
 #
 # The first is optimised as upstream releases it: `hearth-cli bench` measures Hearth against it.
-# The tests' peer only has to speak the real wire format, so it is compiled at -O1: 356 s and
-# 613 CPU-seconds on an idle 2-core machine against 467 s at -O3, writing SmolLM2 at ~60 tok/s.
+# The tests' peer only has to speak the real wire format: ggml and llama, which write the tokens,
+# are compiled at -O1, and the server, its multimodal library and common, which parse requests,
+# at -O0.
 set -euo pipefail
 
 VERSION="0.3.36"
@@ -20,9 +21,11 @@ SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/target/llama-server"
 opt=3
+serving_opt=""
 if [ "${1:-}" = --for-tests ]; then
   out="$root/target/llama-server-tests"
   opt=1
+  serving_opt="-O0"
 fi
 bin="$out/bin/llama-server"
 # ggml's portable CPU build (AVX2, FMA, F16C on x86), as llama-cpp-sys-2 builds Hearth's engine
@@ -30,7 +33,7 @@ bin="$out/bin/llama-server"
 # native build adds AVX-512 here, whose wider tiles make a batch of four ~10% faster).
 CPU_FLAGS="-DGGML_NATIVE=OFF"
 # What a build was made with, kept beside it: a build made otherwise is made again.
-made_with="$CPU_FLAGS$([ "$opt" = 3 ] || echo " -O$opt")"
+made_with="$CPU_FLAGS$([ "$opt" = 3 ] || echo " -O$opt")${serving_opt:+ serving $serving_opt}"
 # One build at a time: a call made while another builds (scripts/setup.sh may have started one
 # in the background) waits for it, then finds the binary built.
 mkdir -p "$out"
@@ -65,16 +68,21 @@ tar xzf "$cache/$SDIST" -C "$src" --strip-components=3 "llama_cpp_python-$VERSIO
 # 2-core machine, where the plain build took about 600. ggml and llama, which do the work being
 # compared, build as upstream has them.
 # (json.cpp and mtmd's helpers do not compile inside another file's unit.)
-cat >>"$src/tools/mtmd/CMakeLists.txt" <<'CMAKE'
+cat >>"$src/tools/mtmd/CMakeLists.txt" <<CMAKE
 set_target_properties(mtmd PROPERTIES UNITY_BUILD ON)
 set_source_files_properties(mtmd-helper.cpp mtmd-helper-gen.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+target_compile_options(mtmd PRIVATE $serving_opt)
 CMAKE
-cat >>"$src/common/CMakeLists.txt" <<'CMAKE'
+cat >>"$src/common/CMakeLists.txt" <<CMAKE
 set_target_properties(llama-common PROPERTIES UNITY_BUILD ON)
 set_source_files_properties(json.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+target_compile_options(llama-common PRIVATE $serving_opt)
 CMAKE
-cat >>"$src/tools/server/CMakeLists.txt" <<'CMAKE'
+cat >>"$src/tools/server/CMakeLists.txt" <<CMAKE
 set_target_properties(server-context llama-server-impl PROPERTIES UNITY_BUILD ON)
+target_compile_options(server-context PRIVATE $serving_opt)
+target_compile_options(llama-server-impl PRIVATE $serving_opt)
+target_compile_options(llama-server PRIVATE $serving_opt)
 CMAKE
 
 echo "building llama-server (a few minutes on 2 cores)…" >&2

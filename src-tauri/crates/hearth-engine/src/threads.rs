@@ -17,8 +17,8 @@
 //! what hundreds of the other's do, so timing a trial step is already too dear. Writing starts on
 //! one fewer, and every core is tried only when the kernel's idle time says the core it adds is
 //! free (`crate::idle_cores`): another program that keeps part of that core busy means no trial
-//! until it stops. On every core, a step far slower than when chosen (another program started)
-//! puts one fewer on trial at once. Trials are spaced by what they cost (at most 5 % of the time).
+//! until it stops. On every core, two steps in a row far slower than when chosen (another program
+//! started) put one fewer on trial at once. Trials are spaced by what they cost (at most 5 % of the time).
 //! Prompts read on one fewer too while the last reading saw that core taken.
 
 use std::time::Duration;
@@ -41,10 +41,11 @@ const TRIAL_SHARE: f64 = 0.05;
 /// The current count's steps this much slower than when it was chosen or last confirmed: the
 /// machine changed (another program took a core), so one fewer is tried at once.
 const SLOWDOWN: f64 = 1.5;
-/// One step of every core this much slower than when chosen is enough to try one fewer: a stall
-/// at the barriers costs seconds a step where one fewer takes milliseconds (190–750× on the
-/// 16-core VM). The window's own bursts (a list nested 200 deep laid out in 100–400 ms) slow a
-/// step 2–6×: at 4× they kept moving writing to one thread, where two wrote faster overall.
+/// Two steps in a row of every core this much slower than when chosen are enough to try one fewer:
+/// a stall at the barriers costs seconds a step where one fewer takes milliseconds (190–750× on
+/// the 16-core VM). The window's own bursts (a list nested 200 deep laid out) hold up one step
+/// 2–40× now and then: taken for stalls, they kept moving writing to one thread, where two wrote
+/// faster overall (docs/benchmarks.md).
 const SPIKE: f64 = 10.0;
 /// Steps on one fewer timed together before the kernel's idle time is read: its clock counts in
 /// hundredths of a second.
@@ -78,6 +79,16 @@ struct Trial {
     steps: Vec<Duration>,
     /// The current count's step time the trial is compared with.
     against: Duration,
+    cause: Cause,
+}
+
+/// Why a trial started.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Cause {
+    /// The period came round, or the steps slowed down.
+    Timing,
+    /// Every core stalled.
+    Stall,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +158,7 @@ impl DecodeThreads {
         if let Some(trial) = self.trial.as_mut() {
             trial.steps.push(elapsed);
             let kept = trial.against;
+            let cause = trial.cause;
             let spent: Duration = trial.steps.iter().sum();
             let done = trial.steps.len() == window;
             if done || spent > kept.saturating_mul(window as u32) {
@@ -158,8 +170,12 @@ impl DecodeThreads {
                     tracing::debug!(from = self.current, to = self.other(), ?kept, ?tried, "decode threads changed");
                     self.switch();
                     self.settled = Some(tried);
-                    self.period = FIRST_PERIOD.max(spacing(tried, kept));
+                    // After a stall, the stalled steps are no measure of every core once the other
+                    // program is gone: every core is tried soon, when the idle time shows its core
+                    // free.
+                    self.period = if cause == Cause::Stall { FIRST_PERIOD } else { FIRST_PERIOD.max(spacing(tried, kept)) };
                 } else {
+                    tracing::trace!(kept_threads = self.current, ?kept, ?tried, done, "decode threads kept");
                     // The first trial does not count towards the doubling.
                     let doubled = if self.settled.is_some() { self.period.saturating_mul(2).min(MAX_PERIOD) } else { self.period };
                     self.period = doubled.max(spacing(kept, tried));
@@ -176,12 +192,14 @@ impl DecodeThreads {
         // Only every core stalls when another program takes a core; one fewer slowing down says
         // nothing about every core, which is tried on the period alone.
         let on_most = self.current == self.most;
-        if on_most && self.settled.is_some_and(|settled| elapsed.as_secs_f64() > settled.as_secs_f64() * SPIKE) {
-            tracing::debug!(threads = self.current, ?elapsed, "a decode step stalled: trying one thread fewer");
-            // Against what the last steps took on average, the stalled one included: a stall that
-            // lasts (every step seconds) loses at once; one long preemption (the window laying out
-            // a huge list) is spread over the window, as what it cost in all.
-            self.start_trial(mean(&self.recent));
+        let spiked = |step: &Duration| self.settled.is_some_and(|settled| step.as_secs_f64() > settled.as_secs_f64() * SPIKE);
+        // Two stalled steps in a row: a stall that lasts (every step seconds on the 16-core VM).
+        // One alone is a preemption (the window laying out a huge list, 200–800 ms every few
+        // seconds on 2 cores), which one thread fewer would not have been spared either.
+        if on_most && self.recent.len() >= 2 && self.recent[self.recent.len() - 2..].iter().all(spiked) {
+            tracing::debug!(threads = self.current, ?elapsed, "decode steps stalled: trying one thread fewer");
+            // Against what the last steps took on average, the stalled ones included.
+            self.start_trial(mean(&self.recent), Cause::Stall);
             return;
         }
         if self.recent.len() < window {
@@ -194,12 +212,13 @@ impl DecodeThreads {
             if slowed {
                 tracing::debug!(threads = self.current, "decode steps slowed down: trying one thread fewer");
             }
-            self.start_trial(kept);
+            self.start_trial(kept, Cause::Timing);
         }
     }
 
-    fn start_trial(&mut self, against: Duration) {
-        self.trial = Some(Trial { steps: Vec::with_capacity(WINDOW), against });
+    fn start_trial(&mut self, against: Duration, cause: Cause) {
+        tracing::trace!(from = self.current, to = self.other(), ?against, ?cause, "trying the other decode thread count");
+        self.trial = Some(Trial { steps: Vec::with_capacity(WINDOW), against, cause });
     }
 
     fn switch(&mut self) {
@@ -246,6 +265,7 @@ impl DecodeThreads {
         // A span that waited between replies (the engine idle too) says nothing of the others.
         if wall <= span.steps.saturating_mul(2).saturating_add(SPAN / 5) && !wall.is_zero() {
             let idle_cores = now.idle.saturating_sub(span.start.idle).as_secs_f64() / wall.as_secs_f64();
+            tracing::trace!(idle_cores, ?wall, "idle cores beside one thread fewer");
             self.spare = Spare::Seen(idle_cores);
         }
         *span = Span { start: now, steps: Duration::ZERO };
@@ -430,7 +450,27 @@ mod tests {
         let used = run_beside(&mut threads, 5400, time, |step| if step < 5000 { 0.0 } else { 1.0 });
         assert_eq!(used[4999], 16);
         let stalled_steps = used[5000..].iter().filter(|&&n| n == 16).count();
-        assert_eq!(stalled_steps, 1, "one stalled step, then one fewer and no trial while the core is taken");
+        assert_eq!(stalled_steps, 2, "two stalled steps, then one fewer and no trial while the core is taken");
+    }
+
+    #[test]
+    fn the_windows_bursts_now_and_then_leave_writing_on_every_core() {
+        // Traced beside the window streaming a list nested 200 deep (2 cores): two threads 19 ms a
+        // step and one 34; every few seconds one step of two threads is held up 224–813 ms while
+        // the window lays the list out; the idle time on one thread shows 0.4–0.95 of a core free.
+        let bursts = [224, 394, 813];
+        let burst = |step: usize| (step % 300 == 299).then(|| bursts[step / 300 % bursts.len()] * MS);
+        let time = |n: u32, step: usize| match (n, burst(step)) {
+            (2, Some(held)) => held,
+            (2, None) => 19 * MS,
+            _ => 34 * MS,
+        };
+        let mut threads = DecodeThreads::new(2, true);
+        let used = run_beside(&mut threads, 3000, time, |step| if step % 7 == 0 { 0.6 } else { 0.2 });
+        let fewer = used.iter().filter(|&&n| n == 1).count();
+        assert!(fewer < 150, "{fewer} of 3,000 steps on one thread");
+        let on_two: Duration = (0..3000).map(|step| time(2, step)).sum();
+        assert!(total(&used, time) < on_two * 105 / 100);
     }
 
     #[test]
