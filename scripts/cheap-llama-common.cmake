@@ -2,7 +2,7 @@
 # builds the engine (scripts/test.sh sets CMAKE_PROJECT_INCLUDE; the crate's build script passes
 # every CMAKE_* variable to CMake).
 #
-# llama.cpp's `common` library is over half of that build (420 of 790 CPU-seconds at -O3 on the
+# llama.cpp's `common` library is over half of that build (422 of ~800 CPU-seconds at -O3 on the
 # 2-core machine), and the engine calls one function of it: json_schema_to_grammar, once per
 # reply that has a JSON schema. Compiled at -O0 as a unity build (its files re-parse nlohmann's
 # JSON) it takes 116. ggml and llama, which write the tokens, keep the crate's -O3.

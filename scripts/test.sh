@@ -56,12 +56,13 @@ export HEARTH_CARGO_FEATURES="tauri/custom-protocol"
 step "UI: production build (the app below embeds it)"
 npm --prefix ui run build
 
+# llama.cpp's `common` library, of which the engine uses one function, compiles at -O0 in one unit.
+export CMAKE_PROJECT_INCLUDE="$PWD/scripts/cheap-llama-common.cmake"
+
 # The Rust build runs beside the UI's checks and tests, which leave most of a core idle (Chromium
 # waits on the page as often as it works). Until they are done it takes only what they leave
 # (nice 19, as the llama-server build does): at nice 5 a unit test that times its own work
 # failed. Its output is shown once the UI's tests are done.
-# llama.cpp's `common` library, of which the engine uses one function, compiles at -O0 in one unit.
-export CMAKE_PROJECT_INCLUDE="$PWD/scripts/cheap-llama-common.cmake"
 rust_build_log=$(mktemp)
 setsid nice -n 19 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES" --no-run >"$rust_build_log" 2>&1 &
 rust_build=$!
