@@ -5,18 +5,22 @@
 //!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
 //!   hearth-cli serve --model PATH [--models-dir DIR] [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
+//!                   [--sections LIST] [--compare FILE] [--record FILE]
 //!   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 mod args;
 mod bench;
+mod bench_table;
 mod busy_core;
 mod chat;
+mod check;
 mod cut_back;
 mod decoding;
 mod models;
 mod parallel;
 mod peer;
 mod serve;
+mod switch;
 
 use std::process::ExitCode;
 
@@ -27,6 +31,7 @@ const USAGE: &str = "usage:
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
   hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
+                   [--sections LIST] [--compare FILE] [--record FILE]
   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
@@ -52,6 +57,12 @@ replies of the model before it have ended. Up to four requests are decoded toget
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it. It also times four clients at
 once on Hearth's server against one at a time and against llama-server --parallel 4.
+Its sections (speed, conversation, switch, switch-server, typing, parallel, decoding, busy-core)
+each report their figures or what failed (which server, which request, the server's last lines):
+one failure costs only that section, and the exit status says whether any failed.
+--sections speed,typing runs only those. --compare FILE checks this run's ratios against the
+figures recorded in FILE (docs/benchmarks.json; `make bench-check`) and fails on any that moved
+the wrong way by more than the noise the file states; --record FILE writes this run's figures there.
 bench-cut-back counts what a 20-turn chat reads again when regenerated, edited (last message, three
 turns back) and switched back to, and what it takes parked in RAM (sliding-window, hybrid models).
 

@@ -4,7 +4,7 @@
 //! exact length; aggregate tok/s, the best of five alternating rounds per side.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -13,7 +13,8 @@ use serde_json::json;
 use hearth_engine::LoadParams;
 
 use crate::args::BenchArgs;
-use crate::peer::{LlamaServer, free_port, greedy_body, stream_reply};
+use crate::bench::BenchError;
+use crate::peer::{LlamaServer, PeerError, RequestError, ServerProcess, free_port, greedy_body, stream_reply};
 
 /// Clients at once.
 const CLIENTS: u32 = 4;
@@ -50,22 +51,23 @@ struct Measured {
 /// Rounds per side, alternating; each side keeps its best (noise only ever takes speed away).
 const ROUNDS: usize = 5;
 
-pub async fn run(args: &BenchArgs, load: LoadParams, n_ctx: u32, server: Option<&Path>) -> Result<ParallelReport, String> {
+pub async fn run(args: &BenchArgs, load: LoadParams, n_ctx: u32, server: Option<&Path>) -> Result<ParallelReport, BenchError> {
     let (mut hearth, mut peer): (Option<Measured>, Option<Measured>) = (None, None);
     for _ in 0..ROUNDS {
         // `hearth-cli serve` in a process of its own, as llama-server runs in its own.
         let served = HearthServe::start(args, &load, n_ctx).await?;
-        let measured = measure(&served.base, &served.model).await?;
+        let measured = measure(&served.base, &served.model).await.map_err(|e| served.process.request_failed(e))?;
         drop(served);
         hearth = Some(best(hearth, measured));
         if let Some(binary) = server {
             // Each of its slots gets the context one Hearth sequence has.
             let server =
                 LlamaServer::start_with_slots(binary, &args.model, args.threads, n_ctx * CLIENTS, load.n_batch, CLIENTS, &[]).await?;
-            peer = Some(best(peer, measure(&format!("{}/v1", server.base_url()), "model").await?));
+            let measured = measure(&format!("{}/v1", server.base_url()), "model").await.map_err(|e| server.process().request_failed(e))?;
+            peer = Some(best(peer, measured));
         }
     }
-    let hearth = hearth.expect("at least one round");
+    let hearth = hearth.ok_or_else(|| BenchError::from("no round ran".to_owned()))?;
     Ok(ParallelReport {
         parallel4_vs_single: hearth.parallel_tps / hearth.single_tps,
         parallel4_vs_server: peer.as_ref().map(|p| hearth.parallel_tps / p.parallel_tps),
@@ -91,55 +93,49 @@ fn best(kept: Option<Measured>, new: Measured) -> Measured {
 
 /// `hearth-cli serve` (this very binary) with the bench's model and load settings, killed on drop.
 struct HearthServe {
-    child: Child,
+    process: ServerProcess,
     base: String,
     model: String,
 }
 
 impl HearthServe {
-    async fn start(args: &BenchArgs, load: &LoadParams, n_ctx: u32) -> Result<HearthServe, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find hearth-cli itself: {e}"))?;
-        let port = free_port()?;
+    async fn start(args: &BenchArgs, load: &LoadParams, n_ctx: u32) -> Result<HearthServe, PeerError> {
+        const NAME: &str = "hearth-cli serve";
+        let failed = |error: String| PeerError { server: NAME.into(), request: None, status: None, error, server_log: Vec::new() };
+        let exe = std::env::current_exe().map_err(|e| failed(format!("cannot find hearth-cli itself: {e}")))?;
+        let port = free_port().map_err(failed)?;
         let number = |n: u32| n.to_string();
-        let child = Command::new(exe)
-            .arg("serve")
-            .arg("--model")
-            .arg(&args.model)
-            .args(["--threads", &number(args.threads), "--ctx", &number(n_ctx)])
-            .args(["--batch", &number(load.n_batch), "--ubatch", &number(load.n_ubatch), "--port", &number(u32::from(port))])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start hearth-cli serve: {e}"))?;
-        let mut served = HearthServe { child, base: format!("http://127.0.0.1:{port}/v1"), model: String::new() };
+        let mut command = Command::new(exe);
+        command.arg("serve").arg("--model").arg(&args.model).args(["--threads", &number(args.threads), "--ctx", &number(n_ctx)]).args([
+            "--batch",
+            &number(load.n_batch),
+            "--ubatch",
+            &number(load.n_ubatch),
+            "--port",
+            &number(u32::from(port)),
+        ]);
+        let process = ServerProcess::spawn(NAME, command)?;
+        let base = format!("http://127.0.0.1:{port}/v1");
         let client = reqwest::Client::new();
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(120) {
-            if let Ok(response) = client.get(format!("{}/models", served.base)).send().await
-                && let Ok(listed) = response.json::<serde_json::Value>().await
-                && let Some(id) = listed["data"][0]["id"].as_str()
-            {
-                served.model = id.to_owned();
-                return Ok(served);
-            }
-            if let Ok(Some(status)) = served.child.try_wait() {
-                return Err(format!("hearth-cli serve ended before it listened ({status})"));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        Err("hearth-cli serve did not listen within 120 s".into())
-    }
-}
-
-impl Drop for HearthServe {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let listed = std::cell::RefCell::new(String::new());
+        process
+            .wait_until(Duration::from_secs(120), || {
+                let (client, url, listed) = (&client, format!("{base}/models"), &listed);
+                async move {
+                    let Ok(response) = client.get(url).send().await else { return false };
+                    let Ok(models) = response.json::<serde_json::Value>().await else { return false };
+                    let Some(id) = models["data"][0]["id"].as_str() else { return false };
+                    *listed.borrow_mut() = id.to_owned();
+                    true
+                }
+            })
+            .await?;
+        Ok(HearthServe { process, base, model: listed.into_inner() })
     }
 }
 
 /// The questions one after another, then all at once, against the server at `base`.
-async fn measure(base: &str, model: &str) -> Result<Measured, String> {
+async fn measure(base: &str, model: &str) -> Result<Measured, RequestError> {
     let client = reqwest::Client::new();
     let body = |question: &str| greedy_body(&[("user", question)], REPLY_TOKENS, json!({ "model": model }));
     stream_reply(&client, base, &body("Hello.")).await?; // Warm up: first allocations, threads.
@@ -160,7 +156,7 @@ async fn measure(base: &str, model: &str) -> Result<Measured, String> {
     }
     let mut together = vec![String::new(); QUESTIONS.len()];
     while let Some(done) = clients.join_next().await {
-        let (i, turn) = done.map_err(|e| e.to_string())?;
+        let (i, turn) = done.map_err(|e| RequestError { request: format!("client task at {base}"), status: None, error: e.to_string() })?;
         together[i] = turn?.text;
     }
     let parallel_tps = tokens / started.elapsed().as_secs_f64();
