@@ -112,7 +112,8 @@ impl ServerControl {
         let api_key = self.keys.key(SERVER_KEY).map_err(|e| format!("its API key could not be read: {e}"))?;
         let host = if settings.network { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([127, 0, 0, 1]) };
         // The app's server starts from the defaults: a request sets what it wants.
-        let config = ServerConfig { host, port: settings.port, api_key, sampling: SamplingParams::default() };
+        // No web origin is allowed: pages in a browser cannot use the app's server.
+        let config = ServerConfig { host, port: settings.port, api_key, sampling: SamplingParams::default(), allowed_origins: Vec::new() };
         let listener = bind_when_free(&config).await.map_err(|e| in_words(e, settings.port))?;
         let (stop, stopped) = oneshot::channel::<()>();
         let mut state = ServerState::new(self.engine.clone(), &config, self.log.clone()).with_library(self.library.clone());

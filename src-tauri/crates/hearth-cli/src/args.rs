@@ -158,6 +158,8 @@ pub struct ServeArgs {
     pub api_key: Option<String>,
     /// Requests may name any GGUF file of this folder: it is loaded when asked for.
     pub models_dir: Option<PathBuf>,
+    /// Web origins whose pages may call the server (`--allow-origin`, repeatable).
+    pub allowed_origins: Vec<String>,
 }
 
 impl ServeArgs {
@@ -166,6 +168,7 @@ impl ServeArgs {
         let mut port = hearth_server::DEFAULT_PORT;
         let mut api_key = std::env::var("HEARTH_SERVER_KEY").ok();
         let mut models_dir = None;
+        let mut allowed_origins = Vec::new();
         let mut rest = Vec::new();
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -175,6 +178,7 @@ impl ServeArgs {
                 "--port" => port = number("port", &value()?)?,
                 "--api-key" => api_key = Some(value()?),
                 "--models-dir" => models_dir = Some(PathBuf::from(value()?)),
+                "--allow-origin" => allowed_origins.push(value()?),
                 _ => rest.push(arg.clone()),
             }
         }
@@ -184,7 +188,7 @@ impl ServeArgs {
                 "serve takes --model PATH with load and sampling flags; --provider, --db, --chat, --system and --fresh are chat's".into()
             );
         }
-        Ok(ServeArgs { model: chat.model, load: chat.load, sampling: chat.sampling, host, port, api_key, models_dir })
+        Ok(ServeArgs { model: chat.model, load: chat.load, sampling: chat.sampling, host, port, api_key, models_dir, allowed_origins })
     }
 }
 

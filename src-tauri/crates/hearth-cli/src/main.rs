@@ -29,7 +29,8 @@ const USAGE: &str = "usage:
   hearth-cli chat  --provider openai|anthropic|openai-compatible [--base-url URL] --model NAME
                    [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
-  hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY] [load flags] [sampling flags]
+  hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY]
+                   [--allow-origin ORIGIN] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
                    [--sections LIST] [--compare FILE] [--record FILE]
   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
@@ -50,9 +51,13 @@ model, for editors, scripts and agents: point an OpenAI client at http://127.0.0
 sampling flags are the defaults a request's own fields change (llama.cpp's extra fields — top_k,
 min_p, … — are taken too); an unknown or out-of-range field is a 400 naming it. It listens on
 loopback only; --host 0.0.0.0 (the network) needs --api-key (or HEARTH_SERVER_KEY), which clients
-send as `Authorization: Bearer KEY`. With --models-dir a request may name any .gguf file of that
-folder (its name without .gguf; GET /v1/models lists them): it is loaded when asked for, once the
-replies of the model before it have ended. Up to four requests are decoded together.
+send as `Authorization: Bearer KEY`. Web pages cannot use it: on loopback only requests addressed
+to localhost/127.0.0.1/[::1] are served (no DNS rebinding), a request from a page of another
+origin is refused unless --allow-origin ORIGIN (e.g. https://chat.example.org, or *) names it,
+and a body must be sent as `Content-Type: application/json`.
+With --models-dir a request may name any .gguf file of that folder (its name without .gguf;
+GET /v1/models lists them): it is loaded when asked for, once the replies of the model before it
+have ended. Up to four requests are decoded together.
 
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it. It also times four clients at

@@ -12,7 +12,13 @@ use hearth_server::{LoadFailure, ModelLibrary, ServerConfig, ServerState};
 use crate::args::ServeArgs;
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
-    let config = ServerConfig { host: args.host, port: args.port, api_key: args.api_key, sampling: args.sampling };
+    let config = ServerConfig {
+        host: args.host,
+        port: args.port,
+        api_key: args.api_key,
+        sampling: args.sampling,
+        allowed_origins: args.allowed_origins,
+    };
     // Refuse a network address without a key before spending time on the model.
     let listener = hearth_server::bind(&config).await.map_err(|e| e.to_string())?;
     let engine = Engine::spawn();

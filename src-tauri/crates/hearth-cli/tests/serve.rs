@@ -82,7 +82,7 @@ async fn post(base: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
-    let served = serve(&[]);
+    let served = serve(&["--allow-origin", "https://chat.example.org"]);
 
     // The official client: ten streamed turns, a whole reply, and its errors.
     let out = Command::new(python())
@@ -115,6 +115,58 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
         assert_eq!(error["error"]["param"].as_str(), param, "{name}: {error}");
         assert!(error["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}");
     }
+    // What a web page can make a browser send: a name rebound to 127.0.0.1, a foreign origin (a
+    // simple POST and a preflight), a body not declared JSON (no preflight needed for it).
+    let port = served.base.rsplit(':').next().unwrap().trim_end_matches("/v1").to_owned();
+    let rebound = format!("rebound.example:{port}");
+    let ok = hello(json!({}));
+    let cases: Vec<(&str, reqwest::Method, Vec<(&str, &str)>, u16)> = vec![
+        ("a rebound Host", reqwest::Method::POST, vec![("host", &rebound), ("content-type", "application/json")], 403),
+        ("a foreign Origin", reqwest::Method::POST, vec![("origin", "https://evil.example"), ("content-type", "application/json")], 403),
+        (
+            "its preflight",
+            reqwest::Method::OPTIONS,
+            vec![("origin", "https://evil.example"), ("access-control-request-method", "POST")],
+            403,
+        ),
+        ("a text/plain body", reqwest::Method::POST, vec![("content-type", "text/plain;charset=UTF-8")], 415),
+        ("a body with no type", reqwest::Method::POST, vec![], 415),
+        ("an allowed origin's preflight", reqwest::Method::OPTIONS, vec![("origin", "https://chat.example.org")], 204),
+        (
+            "an allowed origin",
+            reqwest::Method::POST,
+            vec![("origin", "https://chat.example.org"), ("content-type", "application/json")],
+            200,
+        ),
+    ];
+    for (name, method, headers, status) in cases {
+        let mut request = client().request(method, format!("{}/chat/completions", served.base)).body(ok.clone());
+        for (header, value) in &headers {
+            request = request.header(*header, *value);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{name}");
+        let origin = headers.iter().find(|(h, _)| *h == "origin").map(|(_, v)| *v);
+        let allowed = response.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(allowed.as_deref(), origin.filter(|_| status < 300), "{name}: CORS only for the allowed origin");
+        if status >= 400 {
+            let error: Value = response.json().await.unwrap();
+            assert!(error["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}: {error}");
+        }
+    }
+
+    // A body past the cap (12 MiB: once between the server's cap and the engine's frame, it ended
+    // the engine process) is refused; the next requests below are answered.
+    let past_cap = hello(json!({ "stop": ["x".repeat(12 << 20)] }));
+    let response = client()
+        .post(format!("{}/chat/completions", served.base))
+        .header("content-type", "application/json")
+        .body(past_cap)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 413);
+
     let missing = client().get(format!("{}/completions/nowhere", served.base)).send().await.unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     assert!(missing.json::<Value>().await.unwrap()["error"]["message"].is_string());

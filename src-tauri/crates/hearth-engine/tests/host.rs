@@ -60,6 +60,18 @@ async fn an_abort_in_the_engine_costs_one_reply_and_says_why() {
 }
 
 #[tokio::test]
+async fn a_request_too_long_for_the_pipe_fails_alone_and_the_engine_lives_on() {
+    let engine = loaded_engine().await;
+    let pid = engine.host_pid();
+    // 20 MiB of text: past the 16 MiB frame, which once ended the pipe's writer and the process.
+    let request = ReplyRequest::new(user(&"word ".repeat(4 << 20)), greedy(4), CancelFlag::new());
+    let Err(BackendError::InvalidRequest(message)) = engine.start_reply(request) else { panic!("a 20 MiB request was taken") };
+    assert!(message.contains("20.0 MiB") && message.contains("16 MiB"), "{message}");
+    next_reply_works(&engine).await;
+    assert_eq!(engine.host_pid(), pid, "the same engine process answers");
+}
+
+#[tokio::test]
 async fn a_killed_engine_is_started_again() {
     let engine = loaded_engine().await;
     let kill = |engine: &Engine| {

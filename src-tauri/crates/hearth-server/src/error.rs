@@ -42,6 +42,11 @@ impl ApiError {
         }
     }
 
+    /// 403: who asks (a web page, a name that is not this machine's) may not use the server.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError { status: 403, message: message.into(), kind: "invalid_request_error", param: None, code: Some("forbidden") }
+    }
+
     pub fn model_not_found(model: &str, loaded: Option<&str>) -> Self {
         let message = match loaded {
             Some(loaded) => format!("the model `{model}` does not exist here: the loaded model is `{loaded}` (GET /v1/models lists it)"),

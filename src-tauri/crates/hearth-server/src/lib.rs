@@ -6,6 +6,7 @@
 mod auth;
 mod chat;
 mod error;
+mod guard;
 mod library;
 mod log;
 mod request;
@@ -27,6 +28,7 @@ use hearth_engine::Engine;
 use crate::library::Models;
 
 pub use error::ApiError;
+pub use guard::Guard;
 pub use library::{LoadFailure, ModelLibrary};
 pub use log::{RequestLog, RequestRecord};
 pub use request::{ChatRequest, CompletionRequest};
@@ -40,6 +42,9 @@ pub struct ServerConfig {
     pub api_key: Option<String>,
     /// What a request's sampling fields change (the user's settings; the defaults in the CLI).
     pub sampling: SamplingParams,
+    /// Web origins (`scheme://host[:port]`, or `*`) whose pages may call the server, besides
+    /// this machine's own; empty by default (`guard.rs`).
+    pub allowed_origins: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +63,8 @@ pub struct ServerState {
     engine: Engine,
     sampling: Arc<SamplingParams>,
     api_key: Option<Arc<str>>,
+    /// Which hosts and web origins are served.
+    guard: Arc<Guard>,
     next_id: Arc<AtomicU64>,
     /// Unix seconds: the `created` of the listed model.
     started: u64,
@@ -90,6 +97,7 @@ impl ServerState {
             engine,
             sampling: Arc::new(config.sampling.clone()),
             api_key: config.api_key.as_deref().map(Arc::from),
+            guard: Arc::new(Guard { loopback_only: config.host.is_loopback(), allowed_origins: config.allowed_origins.clone() }),
             next_id: Arc::new(AtomicU64::new(1)),
             started: unix_now(),
             log,
@@ -126,8 +134,10 @@ pub async fn bind(config: &ServerConfig) -> Result<TcpListener, ServeError> {
     TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })
 }
 
-/// Request bodies up to this size (a long conversation); larger ones are refused with 413.
-const MAX_BODY: usize = 32 << 20;
+/// Request bodies up to this size (a conversation of hundreds of thousands of tokens); larger ones
+/// are refused with 413. Half the engine's frame cap (16 MiB, `hearth-engine/src/host/protocol.rs`):
+/// a body that passes still fits one frame as a request for the engine (which measures it anyway).
+const MAX_BODY: usize = 8 << 20;
 
 pub fn router(state: ServerState) -> Router {
     Router::new()
@@ -136,6 +146,8 @@ pub fn router(state: ServerState) -> Router {
         .route("/v1/completions", post(chat::completions))
         .fallback(chat::no_such_endpoint)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
+        // Outside the key's check: a browser's preflight carries no key.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
 }

@@ -124,6 +124,19 @@ pub enum FrameError {
     Json(#[from] serde_json::Error),
     #[error("the pipe closed in the middle of a frame")]
     Truncated,
+    /// A message longer than a frame may be: refused before it is sent, so the pipe lives on.
+    #[error("the request is {:.1} MiB, more than the engine takes at once ({} MiB)", *.bytes as f64 / 1_048_576.0, MAX_FRAME >> 20)]
+    TooLarge { bytes: usize },
+}
+
+/// A message as the bytes of one frame's body, measured: longer than `MAX_FRAME` is refused here
+/// (the writer would fail on it, and a writer that ends takes the engine process with it).
+pub fn encode<T: Serialize>(message: &T) -> Result<Vec<u8>, FrameError> {
+    let json = serde_json::to_vec(message)?;
+    if json.len() > MAX_FRAME {
+        return Err(FrameError::TooLarge { bytes: json.len() });
+    }
+    Ok(json)
 }
 
 fn codec() -> LengthDelimitedCodec {
@@ -175,7 +188,11 @@ impl<W: Write> FrameWriter<W> {
     }
 
     pub fn write<T: Serialize>(&mut self, message: &T) -> Result<(), FrameError> {
-        let json = serde_json::to_vec(message)?;
+        self.write_encoded(encode(message)?)
+    }
+
+    /// Writes a body [`encode`] measured.
+    pub fn write_encoded(&mut self, json: Vec<u8>) -> Result<(), FrameError> {
         self.buffer.clear();
         self.codec.encode(Bytes::from(json), &mut self.buffer)?;
         self.inner.write_all(&self.buffer)?;

@@ -25,7 +25,7 @@ use hearth_gguf::ValidatedGguf;
 
 use super::cause::{self, LastLines};
 use super::child::{HOST_ARG, TEST_HOOKS_ENV};
-use super::protocol::{FrameReader, FrameWriter, FromHost, ReplySpec, RequestId, ToHost};
+use super::protocol::{FrameError, FrameReader, FrameWriter, FromHost, ReplySpec, RequestId, ToHost, encode};
 use crate::local::{Progress, validate_off_thread};
 use crate::{EngineError, HeldMemory};
 
@@ -113,11 +113,21 @@ struct Host {
     epoch: u64,
     pid: u32,
     child: Arc<Mutex<Child>>,
-    frames: Sender<ToHost>,
+    /// Frames' bodies, measured (`encode`), for the writer thread.
+    frames: Sender<Vec<u8>>,
     /// Set when a stopped request outlived `WEDGED_AFTER`; the watchdog then kills the process.
     wedged_since: Option<Instant>,
     /// The watchdog killed it: its SIGKILL is ours, not the system's.
     killed_as_wedged: bool,
+}
+
+impl Host {
+    /// Queues `message` for the engine process; one too long for a frame is refused, not sent.
+    fn send(&self, message: &ToHost) -> Result<(), FrameError> {
+        let frame = encode(message)?;
+        let _ = self.frames.send(frame); // If the process is dying, its reader says so.
+        Ok(())
+    }
 }
 
 enum Pending {
@@ -236,7 +246,7 @@ impl Engine {
     /// be deleted: its pages would otherwise hold the disk space until they leave memory).
     pub fn release_model(&self, path: &Path) {
         if let Some(host) = &self.shared.lock().host {
-            let _ = host.frames.send(ToHost::Release { path: path.to_path_buf() });
+            let _ = host.send(&ToHost::Release { path: path.to_path_buf() });
         }
     }
 
@@ -250,7 +260,7 @@ impl Engine {
         let mut state = self.shared.lock();
         state.cache_budgets = Some(budgets);
         if let Some(host) = &state.host {
-            let _ = host.frames.send(ToHost::CacheBudgets { budgets });
+            let _ = host.send(&ToHost::CacheBudgets { budgets });
         }
     }
 
@@ -262,7 +272,7 @@ impl Engine {
             let mut state = self.shared.lock();
             let Some(host) = &state.host else { return HeldMemory::default() };
             let id = self.shared.id();
-            let _ = host.frames.send(ToHost::Usage { id });
+            let _ = host.send(&ToHost::Usage { id });
             state.pending.insert(id, Pending::Usage(reply));
         }
         answer.await.unwrap_or_default() // The process died: what it held died with it.
@@ -270,7 +280,7 @@ impl Engine {
 
     fn send_forget(&self, conversation: Option<i64>) {
         if let Some(host) = &self.shared.lock().host {
-            let _ = host.frames.send(ToHost::Forget { conversation });
+            let _ = host.send(&ToHost::Forget { conversation });
         }
     }
 
@@ -295,7 +305,7 @@ impl Engine {
 
     fn send_test_hook(&self, hook: ToHost) {
         if let Some(host) = &self.shared.lock().host {
-            let _ = host.frames.send(hook);
+            let _ = host.send(&hook);
         }
     }
 
@@ -321,7 +331,11 @@ impl Engine {
             raw_prompt: request.raw_prompt,
         };
         let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
-        self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|_| BackendError::EngineGone)?;
+        self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|e| match e {
+            // This request alone: the pipe and every other reply carry on.
+            SubmitError::Frame(e) => BackendError::InvalidRequest(format!("{e}: shorten the conversation")),
+            SubmitError::Start(_) => BackendError::EngineGone,
+        })?;
         Ok(ReplyStream { model, events: receiver })
     }
 }
@@ -348,7 +362,7 @@ impl ChatBackend for Engine {
                 top_probs: None,
                 raw_prompt: None,
             };
-            let _ = host.frames.send(ToHost::Prefill { spec });
+            let _ = host.send(&ToHost::Prefill { spec });
         }
     }
 }
@@ -360,6 +374,15 @@ struct StartError {
     reason: String,
 }
 
+#[derive(Debug, thiserror::Error)]
+enum SubmitError {
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The request cannot be framed (too long): refused before it reaches the pipe.
+    #[error(transparent)]
+    Frame(FrameError),
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().expect("engine supervisor state poisoned")
@@ -369,15 +392,17 @@ impl Shared {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn submit(self: &Arc<Self>, id: RequestId, pending: Pending, request: ToHost) -> Result<(), StartError> {
+    fn submit(self: &Arc<Self>, id: RequestId, pending: Pending, request: ToHost) -> Result<(), SubmitError> {
         let mut state = self.lock();
         self.submit_locked(&mut state, id, pending, request)
     }
 
     /// Records `pending` and sends `request`, starting an engine process first if none runs.
-    fn submit_locked(&self, state: &mut State, id: RequestId, pending: Pending, request: ToHost) -> Result<(), StartError> {
+    fn submit_locked(&self, state: &mut State, id: RequestId, pending: Pending, request: ToHost) -> Result<(), SubmitError> {
+        // Measured first: a request too long for a frame fails alone, before it is pending.
+        let frame = encode(&request).map_err(SubmitError::Frame)?;
         if state.shutting_down {
-            return Err(StartError { program: self.program.program.display().to_string(), reason: "Hearth is quitting".into() });
+            return Err(StartError { program: self.program.program.display().to_string(), reason: "Hearth is quitting".into() }.into());
         }
         if state.host.is_none() {
             self.start_host(state)?;
@@ -385,7 +410,7 @@ impl Shared {
         let host = state.host.as_ref().expect("just started");
         state.pending.insert(id, pending);
         state.last_used = Some(Instant::now());
-        let _ = host.frames.send(request); // If the process is dying, its reader fails `pending`.
+        let _ = host.frames.send(frame); // If the process is dying, its reader fails `pending`.
         Ok(())
     }
 
@@ -411,13 +436,14 @@ impl Shared {
         let epoch = state.epoch;
         let pid = child.id();
         let child = Arc::new(Mutex::new(child));
-        let (frames, outgoing) = mpsc::channel::<ToHost>();
+        let (frames, outgoing) = mpsc::channel::<Vec<u8>>();
         thread::Builder::new()
             .name("engine-requests".into())
             .spawn(move || {
                 let mut writer = FrameWriter::new(stdin);
+                // Every frame was measured before it was queued: only the pipe can fail here.
                 for request in outgoing {
-                    if writer.write(&request).is_err() {
+                    if writer.write_encoded(request).is_err() {
                         break; // The process is gone; its reader reports why.
                     }
                 }
@@ -433,7 +459,7 @@ impl Shared {
             .map_err(|e| fail(e.to_string()))?;
         tracing::info!(pid, "engine process started");
         if let Some(budgets) = state.cache_budgets {
-            let _ = frames.send(ToHost::CacheBudgets { budgets });
+            let _ = frames.send(encode(&ToHost::CacheBudgets { budgets }).expect("a few numbers fit a frame"));
         }
         state.host = Some(Host { epoch, pid, child, frames, wedged_since: None, killed_as_wedged: false });
         Ok(())
@@ -463,7 +489,7 @@ impl Shared {
                         let (done, _) = oneshot::channel();
                         state.pending.insert(unload, Pending::Unload(done));
                         if let Some(host) = &state.host {
-                            let _ = host.frames.send(ToHost::Unload { id: unload });
+                            let _ = host.send(&ToHost::Unload { id: unload });
                         }
                         Err(EngineError::LoadCancelled { path: path.display().to_string() })
                     }
@@ -584,7 +610,7 @@ impl Shared {
             state.host.take()
         };
         let Some(host) = host else { return };
-        let _ = host.frames.send(ToHost::Quit);
+        let _ = host.send(&ToHost::Quit);
         let deadline = Instant::now() + QUIT_WAIT;
         loop {
             let exited = host.child.lock().expect("child poisoned").try_wait().map(|s| s.is_some()).unwrap_or(true);
@@ -738,7 +764,7 @@ fn watchdog(shared: Weak<Shared>) {
         }
         let Some(host) = state.host.as_mut() else { continue };
         for id in cancels {
-            let _ = host.frames.send(ToHost::Cancel { id });
+            let _ = host.send(&ToHost::Cancel { id });
         }
         if !host.killed_as_wedged && host.wedged_since.is_some_and(|since| now - since >= shared.program.wedged_after) {
             tracing::error!(pid = host.pid, "the engine is stuck on a stopped request; restarting it");
