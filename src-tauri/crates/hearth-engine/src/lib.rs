@@ -10,6 +10,7 @@ mod beam;
 pub mod bench;
 pub mod checkpoints;
 mod consensus;
+mod draft_threads;
 mod drafter;
 pub mod host;
 mod idle_cores;

@@ -30,6 +30,7 @@ use crate::LoadParams;
 use crate::beam::{BeamReply, Fork, LaneView};
 use crate::checkpoints::{self, Checkpoint, Checkpoints, CutBack};
 use crate::consensus::{Group, Member};
+use crate::draft_threads::DraftThreads;
 use crate::drafter::Drafter;
 use crate::idle_cores;
 use crate::interrupt::{self, DraftInterrupt};
@@ -148,8 +149,8 @@ pub struct Session<'m> {
     threads: Threads,
     /// Stops a draft's chunk in flight for a reply (after `context`: dropped after it).
     interrupt: Option<Box<DraftInterrupt>>,
-    /// Seconds a token of the last draft chunk took to read.
-    draft_pace: Option<f64>,
+    /// The typist's pace and the drafts' reading pace: which thread count reads a draft.
+    draft_threads: DraftThreads,
 }
 
 enum Renderer {
@@ -201,7 +202,7 @@ impl<'m> Session<'m> {
             decode_threads: DecodeThreads::new(threads.decode, params.n_threads.is_none()),
             threads,
             interrupt: None,
-            draft_pace: None,
+            draft_threads: DraftThreads::default(),
         }
     }
 
@@ -480,6 +481,7 @@ impl<'m> Session<'m> {
     /// turn's closing and the reply's opening would be read again at the next send. Only while no
     /// reply is in hand.
     pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
+        self.draft_threads.arrived(Instant::now());
         let Some(last) = request.messages.last() else { return };
         if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
             return;
@@ -515,15 +517,18 @@ impl<'m> Session<'m> {
             })
         };
         let mut at = 0;
-        // The user is typing: a core is left to the window, whose keys must echo at once. One
-        // thread fewer reads a draft's few tokens in ~1.5× the time at ~0.8× the CPU (7 tokens at
-        // a 2,400-token context: 117 ms on one thread, 75 on two, on 2 cores).
-        self.context.set_n_threads(self.threads.decode as i32, self.threads.draft() as i32);
+        // The user is typing: a core is left to the window, whose keys must echo at once, unless
+        // one fewer would still be reading when the next key (or Enter) comes and every core
+        // would be done by then (`draft_threads`).
+        let every_core = self.draft_threads.every_core(suffix.len(), request.continue_last, self.threads.draft(), self.threads.batch);
+        let readers = if every_core { self.threads.batch } else { self.threads.draft() };
+        self.context.set_n_threads(self.threads.decode as i32, readers as i32);
         while at < suffix.len() {
-            let end = at + self.slots[slot].readable((at + chunk(self.draft_pace)).min(suffix.len()) - at);
+            let pace = self.draft_threads.chunk_pace(every_core);
+            let end = at + self.slots[slot].readable((at + chunk(pace)).min(suffix.len()) - at);
             let started = Instant::now();
             if let Some(interrupt) = &self.interrupt {
-                interrupt.arm(self.draft_pace.map(|per_token| Duration::from_secs_f64(per_token * (end - at) as f64)));
+                interrupt.arm(pace.map(|per_token| Duration::from_secs_f64(per_token * (end - at) as f64)));
             }
             if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
                 break;
@@ -531,18 +536,22 @@ impl<'m> Session<'m> {
             if self.checkpoint_due(slot) {
                 self.take_checkpoint(slot);
             }
-            self.draft_pace = Some(started.elapsed().as_secs_f64() / (end - at) as f64);
+            self.draft_threads.chunk_read(every_core, started.elapsed().as_secs_f64() / (end - at) as f64);
             at = end;
         }
         if let Some(interrupt) = &self.interrupt {
             interrupt.disarm();
         }
         self.context.set_n_threads(self.threads.decode as i32, self.threads.batch as i32);
+        if at == suffix.len() {
+            self.draft_threads.draft_read(every_core, reading.elapsed().as_secs_f64(), at);
+        }
         tracing::debug!(
             tokens = tokens.len(),
             read = at,
             of = suffix.len(),
             ms = reading.elapsed().as_secs_f64() * 1000.0,
+            threads = readers,
             "draft read ahead"
         );
         self.typed = request.conversation;
