@@ -120,7 +120,8 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
     let port = served.base.rsplit(':').next().unwrap().trim_end_matches("/v1").to_owned();
     let rebound = format!("rebound.example:{port}");
     let ok = hello(json!({}));
-    let cases: Vec<(&str, reqwest::Method, Vec<(&str, &str)>, u16)> = vec![
+    type Headers<'a> = Vec<(&'a str, &'a str)>;
+    let cases: Vec<(&str, reqwest::Method, Headers, u16)> = vec![
         ("a rebound Host", reqwest::Method::POST, vec![("host", &rebound), ("content-type", "application/json")], 403),
         ("a foreign Origin", reqwest::Method::POST, vec![("origin", "https://evil.example"), ("content-type", "application/json")], 403),
         (

@@ -147,7 +147,7 @@ mod tests {
         let mut drafts = typist(200, 23.6, Some(20.6));
         assert!(!drafts.every_core(7, false, 1, 2), "measured too slow just now");
         let mut at = Instant::now() + Duration::from_secs(5);
-        for _ in 0..EVERY_CORE_MEMORY {
+        for _ in 0..=EVERY_CORE_MEMORY {
             drafts.arrived(at);
             at += Duration::from_millis(200);
         }
