@@ -48,7 +48,8 @@ impl Threads {
     }
 
     /// Threads that read a draft ahead while the user types: one fewer than a prompt gets, so a
-    /// core stays free for the window echoing the keys.
+    /// core stays free for the window echoing the keys (every core when that read would outlast
+    /// the gap before the next key: `crate::draft_threads`).
     pub fn draft(&self) -> u32 {
         self.batch.saturating_sub(1).max(1)
     }
