@@ -14,7 +14,7 @@ use hearth_engine::LoadParams;
 
 use crate::args::BenchArgs;
 use crate::bench::BenchError;
-use crate::peer::{LlamaServer, PeerError, RequestError, ServerProcess, free_port, greedy_body, stream_reply};
+use crate::peer::{LlamaServer, PeerError, RequestError, ServerProcess, client, free_port, greedy_body, stream_reply};
 
 /// Clients at once.
 const CLIENTS: u32 = 4;
@@ -116,7 +116,7 @@ impl HearthServe {
         ]);
         let process = ServerProcess::spawn(NAME, command)?;
         let base = format!("http://127.0.0.1:{port}/v1");
-        let client = reqwest::Client::new();
+        let client = client();
         let listed = std::cell::RefCell::new(String::new());
         process
             .wait_until(Duration::from_secs(120), || {
@@ -136,7 +136,7 @@ impl HearthServe {
 
 /// The questions one after another, then all at once, against the server at `base`.
 async fn measure(base: &str, model: &str) -> Result<Measured, RequestError> {
-    let client = reqwest::Client::new();
+    let client = client();
     let body = |question: &str| greedy_body(&[("user", question)], REPLY_TOKENS, json!({ "model": model }));
     stream_reply(&client, base, &body("Hello.")).await?; // Warm up: first allocations, threads.
     let tokens = f64::from(CLIENTS * REPLY_TOKENS);

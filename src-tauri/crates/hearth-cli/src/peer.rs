@@ -213,7 +213,7 @@ impl LlamaServer {
             .args(["--ubatch-size", &n_batch.to_string(), "--parallel", &slots.to_string(), "--jinja", "--no-webui"])
             .args(extra);
         let process = ServerProcess::spawn(name, command)?;
-        let server = LlamaServer { process, base: format!("http://127.0.0.1:{port}"), client: reqwest::Client::new() };
+        let server = LlamaServer { process, base: format!("http://127.0.0.1:{port}"), client: client() };
         let health = format!("{}/health", server.base);
         server
             .process
@@ -314,6 +314,15 @@ pub async fn stream_reply(client: &reqwest::Client, base: &str, body: &Value) ->
         }
     }
     Ok(turn)
+}
+
+/// The bench's HTTP client: a connection per request. Kept connections raced the server's closing
+/// of them: llama-server (`--parallel 4`) answered a warm-up and four requests, then the first of
+/// four clients at once was sent on a connection it had just closed — "connection closed before
+/// message completed", no task in its log (2 runs of 5 of the `parallel` section, 2026-11-28), and
+/// a POST is not sent again by itself. A loopback connect costs far less than the noise.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap_or_default()
 }
 
 pub fn free_port() -> Result<u16, String> {
