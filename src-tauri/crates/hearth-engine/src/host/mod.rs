@@ -11,6 +11,7 @@
 
 mod cause;
 mod child;
+mod process_end;
 pub mod protocol;
 mod supervisor;
 

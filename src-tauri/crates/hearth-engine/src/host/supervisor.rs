@@ -6,9 +6,8 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -23,9 +22,10 @@ use hearth_core::{
 };
 use hearth_gguf::ValidatedGguf;
 
-use super::cause::{self, LastLines};
+use super::cause::LastLines;
 use super::child::{HOST_ARG, TEST_HOOKS_ENV};
-use super::protocol::{FrameError, FrameReader, FrameWriter, FromHost, ReplySpec, RequestId, ToHost, encode};
+use super::process_end::{Exit, read_replies, spawn_stderr_reader};
+use super::protocol::{FrameError, FrameWriter, FromHost, ReplySpec, RequestId, ToHost, encode};
 use crate::local::{Progress, validate_off_thread};
 use crate::{EngineError, HeldMemory};
 
@@ -82,7 +82,7 @@ pub struct Engine {
     shared: Arc<Shared>,
 }
 
-struct Shared {
+pub(super) struct Shared {
     me: Weak<Shared>,
     program: HostProgram,
     state: Mutex<State>,
@@ -471,7 +471,7 @@ impl Shared {
     }
 
     /// Routes a frame from the engine to whoever waits for it.
-    fn dispatch(&self, epoch: u64, message: FromHost) {
+    pub(super) fn dispatch(&self, epoch: u64, message: FromHost) {
         let mut state = self.lock();
         match message {
             FromHost::Ready { pid } => tracing::debug!(pid, "engine process ready"),
@@ -545,7 +545,7 @@ impl Shared {
 
     /// The engine process of `epoch` is gone: fail what it held, say why, start a new one and
     /// load the model again.
-    fn on_exit(&self, epoch: u64, cause: String) {
+    pub(super) fn on_exit(&self, epoch: u64, cause: String) {
         let mut state = self.lock();
         let Some(host) = state.host.take_if(|h| h.epoch == epoch) else { return };
         let cause = if host.killed_as_wedged {
@@ -649,75 +649,6 @@ impl Drop for Shared {
     fn drop(&mut self) {
         self.shutdown();
     }
-}
-
-/// What the reader needs to explain the end of its process.
-struct Exit {
-    epoch: u64,
-    child: Arc<Mutex<Child>>,
-    last_lines: Arc<Mutex<LastLines>>,
-    stderr_thread: thread::JoinHandle<()>,
-}
-
-/// Reads frames until the pipe ends, then reports the process's end.
-fn read_replies(shared: Weak<Shared>, stdout: ChildStdout, exit: Exit) {
-    let mut frames = FrameReader::new(stdout);
-    let broken = loop {
-        match frames.read::<FromHost>() {
-            Ok(Some(message)) => match shared.upgrade() {
-                Some(shared) => shared.dispatch(exit.epoch, message),
-                None => return,
-            },
-            Ok(None) => break None,
-            Err(e) => break Some(e),
-        }
-    };
-    if let Some(e) = &broken {
-        // A process that sends garbage cannot be trusted with the next request.
-        tracing::error!(error = %e, "the engine process sent a bad frame; restarting it");
-        let _ = exit.child.lock().expect("child poisoned").kill();
-    }
-    let status = wait_for_exit(&exit.child);
-    let _ = exit.stderr_thread.join();
-    let cause = cause::describe(status, &exit.last_lines.lock().expect("stderr lines poisoned"));
-    if let Some(shared) = shared.upgrade() {
-        shared.on_exit(exit.epoch, cause);
-    }
-}
-
-/// The exit status once the process has ended; kills it if it closed its pipe but lingers.
-fn wait_for_exit(child: &Mutex<Child>) -> Option<ExitStatus> {
-    let deadline = Instant::now() + QUIT_WAIT;
-    loop {
-        let mut child = child.lock().expect("child poisoned");
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                return child.wait().ok();
-            }
-            Ok(None) => {}
-            Err(_) => return None,
-        }
-        drop(child);
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Forwards the engine's stderr to the app's log and keeps its last lines for crash reports.
-fn spawn_stderr_reader(stderr: ChildStderr, last: Arc<Mutex<LastLines>>) -> std::io::Result<thread::JoinHandle<()>> {
-    thread::Builder::new().name("engine-stderr".into()).spawn(move || {
-        let reader = BufReader::new(stderr);
-        for line in reader.split(b'\n') {
-            let Ok(line) = line else { break };
-            let line = String::from_utf8_lossy(&line).trim_end().to_owned();
-            if line.is_empty() {
-                continue;
-            }
-            tracing::info!(target: "engine", "{line}");
-            last.lock().expect("stderr lines poisoned").push(line);
-        }
-    })
 }
 
 /// Every tick: forwards Stop to the engine, answers a stopped reply itself if the engine has

@@ -1,0 +1,104 @@
+//! Reading ahead the draft the user is typing, chunk by chunk, on one thread fewer than a prompt
+//! or on every core (`crate::draft_threads`), giving way to a reply.
+
+use std::time::{Duration, Instant};
+
+use hearth_core::{ReplyRequest, Role};
+
+use super::Session;
+
+/// A draft is read ahead in chunks of 4 tokens first, then as many as the last chunk's pace reads
+/// in `DRAFT_CHUNK_TIME` (at most 64): a reply asked for meanwhile waits for at most half a chunk
+/// (one in its first half is stopped, `interrupt`), whatever the model and the machine (on one
+/// thread a fixed 32-token chunk of a pasted message held a turn ~60 ms).
+const FIRST_DRAFT_CHUNK: usize = 4;
+const LAST_DRAFT_CHUNK: usize = 64;
+const DRAFT_CHUNK_TIME: Duration = Duration::from_millis(25);
+
+impl Session<'_> {
+    /// Prefills a draft the user is still typing as if it were sent now (the conversation, the
+    /// draft and the opening of the reply), chunk by chunk, stopping as soon as `preempted`
+    /// says another request waits. The cache keeps what was read: when the user types on, only
+    /// the tokens from where the text changed are dropped (a few, at the end: the message is
+    /// always read in its own tokens, see [`Session::follow_cache`]), so at Enter little or nothing
+    /// — after a pause, nothing — is left to read. A draft sent while keys still come
+    /// (`continue_last`: the message is unfinished) is read up to its last word: the word, the
+    /// turn's closing and the reply's opening would be read again at the next send. Only while no
+    /// reply is in hand.
+    pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
+        self.draft_threads.arrived(Instant::now());
+        let Some(last) = request.messages.last() else { return };
+        if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
+            return;
+        }
+        let messages = &request.messages;
+        let Ok(prompt) = self.prompt(messages, false) else { return };
+        let tokens = self.tokenize(&prompt);
+        let n_ctx = self.context.n_ctx() as usize;
+        if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
+            return;
+        }
+        let slot = self.choose_slot(request.conversation, &tokens);
+        self.park_idle_conversations_but(slot);
+        if !self.room_for(slot, &tokens, request.sampling.max_tokens) {
+            return;
+        }
+        self.switch_to(slot, request.conversation, &tokens);
+        let tokens = self.follow_cache(slot, messages, false, tokens);
+        let kept = self.reuse_prefix(slot, &tokens);
+        self.borrow_prefix(slot, &tokens, kept);
+        self.set_marks(slot, messages, false, &tokens);
+        let read_to = tokens.len() - if request.continue_last { self.unsettled_tokens(&prompt, &last.content, &tokens) } else { 0 };
+        let suffix = tokens[self.slots[slot].cached.len().min(read_to)..read_to].to_vec();
+        let reading = Instant::now();
+        // A reply asked for meanwhile waits for the chunk being read (or stops it in its first
+        // half). A draft is as often as not sent just before Enter (a paste, the last words), so
+        // chunks take about DRAFT_CHUNK_TIME each, at the pace the last chunk was read (the
+        // session's first is small: its pace is not known yet).
+        let most = LAST_DRAFT_CHUNK.min(self.n_batch).max(FIRST_DRAFT_CHUNK);
+        let chunk = |per_token: Option<f64>| {
+            per_token.map_or(FIRST_DRAFT_CHUNK, |per_token| {
+                ((DRAFT_CHUNK_TIME.as_secs_f64() / per_token.max(1e-6)) as usize).clamp(FIRST_DRAFT_CHUNK, most)
+            })
+        };
+        let mut at = 0;
+        // The user is typing: a core is left to the window, whose keys must echo at once, unless
+        // one fewer would still be reading when the next key (or Enter) comes and every core
+        // would be done by then (`draft_threads`).
+        let every_core = self.draft_threads.every_core(suffix.len(), request.continue_last, self.threads.draft(), self.threads.batch);
+        let readers = if every_core { self.threads.batch } else { self.threads.draft() };
+        self.context.set_n_threads(self.threads.decode as i32, readers as i32);
+        while at < suffix.len() {
+            let pace = self.draft_threads.chunk_pace(every_core);
+            let end = at + self.slots[slot].readable((at + chunk(pace)).min(suffix.len()) - at);
+            let started = Instant::now();
+            if let Some(interrupt) = &self.interrupt {
+                interrupt.arm(pace.map(|per_token| Duration::from_secs_f64(per_token * (end - at) as f64)));
+            }
+            if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
+                break;
+            }
+            if self.checkpoint_due(slot) {
+                self.take_checkpoint(slot);
+            }
+            self.draft_threads.chunk_read(every_core, started.elapsed().as_secs_f64() / (end - at) as f64);
+            at = end;
+        }
+        if let Some(interrupt) = &self.interrupt {
+            interrupt.disarm();
+        }
+        self.context.set_n_threads(self.threads.decode as i32, self.threads.batch as i32);
+        if at == suffix.len() {
+            self.draft_threads.draft_read(every_core, reading.elapsed().as_secs_f64(), at);
+        }
+        tracing::debug!(
+            tokens = tokens.len(),
+            read = at,
+            of = suffix.len(),
+            ms = reading.elapsed().as_secs_f64() * 1000.0,
+            threads = readers,
+            "draft read ahead"
+        );
+        self.typed = request.conversation;
+    }
+}
