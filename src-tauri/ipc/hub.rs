@@ -58,7 +58,7 @@ command! {
             IpcError::new(IpcErrorKind::InvalidInput, format!("{file}'s metadata does not describe its layers and heads, so its memory cannot be estimated"))
         })?;
         let kv = LoadParams::default().kv_cache_type;
-        let memory = Memory { free_vram: hearth_engine::gpu_free_memory(), ..Memory::available() };
+        let memory = Memory { free_vram: state.engine.devices().await.gpu_free_bytes(), ..hearth_hub::fit::available_memory() };
         Ok(hearth_hub::fit::estimate(header.facts(), &shape, quant.size_bytes, context_length, kv, memory))
     }
 }

@@ -443,6 +443,7 @@ export function installMockTauri(config) {
       nCtx, nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
       nThreadsBatch: load.nThreads ?? PHYSICAL_CORES,
       kvBytes: nCtx * state.kvBytesPerToken,
+      offload: { backend: 'CPU', device: 'AMD EPYC', gpuLayers: 0, totalLayers: 30, label: 'On the CPU (AMD EPYC)' },
       ...(file.notice ? { notice: file.notice } : {}),
     };
   }

@@ -36,6 +36,7 @@ export function model(load: LoadParams = loadParams(), over: Partial<ModelInfo> 
     nThreads: load.nThreads ?? 8,
     nThreadsBatch: load.nThreads ?? 8,
     fromMemory: false,
+    offload: { backend: 'CPU', device: 'CPU', gpuLayers: 0, totalLayers: 30, label: 'On the CPU' },
     ...over,
   };
 }

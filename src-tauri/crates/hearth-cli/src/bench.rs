@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, Offload, ReplyRequest, ReplyStats, Role, SamplingParams};
 use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, LoadParams};
 
@@ -164,6 +164,11 @@ pub struct Report {
     /// The checkout's commit (`git describe`), when the bench runs from one.
     pub commit: String,
     pub threads: u32,
+    /// Where the model ran: the backend (`CPU`, `CUDA`, `Vulkan`), its device, and the model's
+    /// layers on that device (0: the CPU alone).
+    pub backend: String,
+    pub device: String,
+    pub gpu_layers: u32,
     /// Each section run, in order, with its wall time.
     pub section_seconds: Vec<(&'static str, f64)>,
     pub failed_sections: Vec<SectionFailure>,
@@ -257,9 +262,17 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
     // A file that cannot be compared with fails now, not after the whole bench.
     let baseline = args.compare.as_deref().map(Baseline::read).transpose()?;
     let binary = if args.no_server { None } else { peer::find_binary(args.server.clone()) };
+    let offload = offload(&args).await;
+    eprintln!(
+        "bench: the model runs on {} ({}), {} of {} layers there",
+        offload.device, offload.backend, offload.gpu_layers, offload.total_layers
+    );
     let mut report = Report {
         commit: commit(),
         threads: args.threads,
+        backend: offload.backend,
+        device: offload.device,
+        gpu_layers: offload.gpu_layers,
         section_seconds: Vec::new(),
         failed_sections: Vec::new(),
         speed: None,
@@ -326,6 +339,15 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         check::print(check);
     }
     verdict(&report)
+}
+
+/// Where the engine puts the model with the bench's settings (one load, before the sections).
+async fn offload(args: &BenchArgs) -> Offload {
+    let engine = Engine::spawn();
+    match engine.load(&args.model, load_params(args, false)).await {
+        Ok(info) => info.offload,
+        Err(e) => Offload::cpu(0, "unknown (the model did not load)").with_fallback(e.to_string()),
+    }
 }
 
 /// The commit the bench was built from, as `git describe --always --dirty` says it.

@@ -3,6 +3,7 @@
 //!   hearth-cli chat  --model PATH [--db FILE [--chat ID]] [--system TEXT] [--fresh] [load flags…] [sampling flags…]
 //!   hearth-cli chat  --provider KIND [--base-url URL] --model NAME [--db …] [sampling flags…]
 //!   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
+//!   hearth-cli devices [--json]
 //!   hearth-cli serve --model PATH [--models-dir DIR] [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
 //!                   [--sections LIST] [--compare FILE] [--record FILE]
@@ -16,6 +17,7 @@ mod chat;
 mod check;
 mod cut_back;
 mod decoding;
+mod devices;
 mod models;
 mod parallel;
 mod peer;
@@ -29,6 +31,7 @@ const USAGE: &str = "usage:
   hearth-cli chat  --provider openai|anthropic|openai-compatible [--base-url URL] --model NAME
                    [--db FILE [--chat ID]] [--system TEXT] [sampling flags]
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
+  hearth-cli devices [--json]
   hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY]
                    [--allow-origin ORIGIN] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
@@ -45,6 +48,12 @@ models: list the library (Hugging Face cache, Hearth's models folder, imports), 
 file's header (a bad file is an error, exit status 1), search the hub for GGUF repositories, pull a
 file (a split model's parts together) into the Hugging Face cache with resume and sha256 checks.
 HF_ENDPOINT points at another hub, HF_HUB_CACHE at another cache, HF_TOKEN opens gated repositories.
+
+devices: the compute devices found (name, backend, kind, free/total memory) and each backend module
+that could not be used, with the reason. Backends are modules beside the CPU's (libggml-cuda.so,
+libggml-vulkan.so): a model goes to the first GPU, as many layers as fit its free memory
+(--gpu-layers N to choose, 0 for the CPU alone); HEARTH_DEVICE=cpu leaves every GPU backend
+unloaded, HEARTH_BACKENDS_DIR names another folder of modules.
 
 serve answers OpenAI's API (GET /v1/models, POST /v1/chat/completions, streamed or not) with the
 model, for editors, scripts and agents: point an OpenAI client at http://127.0.0.1:8484/v1. The
@@ -113,6 +122,7 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("chat") => args::ChatArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(chat::run(a))),
         Some("models") => runtime.block_on(models::run(&argv[1..])),
+        Some("devices") => runtime.block_on(devices::run(&argv[1..])),
         Some("serve") => args::ServeArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(serve::run(a))),
         Some("bench") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(bench::run(a))),
         Some("bench-cut-back") => args::BenchArgs::parse(&argv[1..]).and_then(|a| runtime.block_on(cut_back::run(a))),

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, mpsc};
 use ts_rs::TS;
 
-use crate::{ChatId, ChatMessage, LoadParams, ModelTarget, ProviderError, SamplingParams};
+use crate::{ChatId, ChatMessage, LoadParams, ModelTarget, Offload, ProviderError, SamplingParams};
 
 /// Something that writes assistant replies: the local engine or a remote provider.
 ///
@@ -347,6 +347,8 @@ pub struct ModelInfo {
     /// Its weights were still in memory (kept after another model was loaded): no file was read.
     #[serde(default)]
     pub from_memory: bool,
+    /// Where its layers are: the device, and how many of them are on a GPU.
+    pub offload: Offload,
 }
 
 /// Said of a model file that carries no chat template (and no template was chosen for it).

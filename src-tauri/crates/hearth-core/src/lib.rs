@@ -7,6 +7,7 @@ mod backend;
 mod cache;
 mod chat;
 mod consensus;
+mod devices;
 mod draft;
 mod field;
 mod load;
@@ -26,6 +27,7 @@ pub use backend::{
 pub use cache::CacheBudgets;
 pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage};
 pub use consensus::{Candidate, Consensus, MbrUtility, chrf};
+pub use devices::{BackendProblem, ComputeDevice, DeviceKind, DeviceReport, Offload};
 pub use draft::{DRAFT_PACE, DraftPace};
 pub use field::FieldError;
 pub use load::{FlashAttention, KvType, LoadParams};

@@ -8,11 +8,10 @@ use std::time::Instant;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 
-use crate::EngineError;
 use crate::local::llama_backend;
+use crate::{EngineError, LoadParams};
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RawSpeed {
@@ -35,10 +34,14 @@ pub fn raw_llama_speed(
     let file = hearth_gguf::validate(path)?;
     let backend = llama_backend().map_err(|_| EngineError::Gone)?;
     let shown = path.display().to_string();
-    let model = LlamaModel::load_from_file(backend, &file.path, &LlamaModelParams::default()).map_err(|_| EngineError::Load {
-        path: shown.clone(),
-        reason: format!("llama.cpp refused it (architecture {})", file.architecture().unwrap_or("unknown")),
-    })?;
+    // The device Hearth would load it on, as Hearth would.
+    let load = LoadParams::default();
+    let plan = crate::offload::plan(&load, &file, &crate::devices::report());
+    let model =
+        LlamaModel::load_from_file(backend, &file.path, &crate::load::model_params(&load, &plan)).map_err(|_| EngineError::Load {
+            path: shown.clone(),
+            reason: format!("llama.cpp refused it (architecture {})", file.architecture().unwrap_or("unknown")),
+        })?;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(n_ctx))
         .with_n_batch(n_batch)

@@ -55,10 +55,12 @@ impl Drafter {
     pub fn load(path: &str, target: &LlamaModel, params: &LoadParams, n_ctx: u32, n_seq: u32) -> Result<Drafter, BackendError> {
         let refused = |reason: String| BackendError::DraftModel { path: path.to_owned(), reason };
         // The header check first: llama.cpp aborts on some damaged files instead of failing.
-        hearth_gguf::validate(Path::new(path)).map_err(|e| refused(e.to_string()))?;
+        let file = hearth_gguf::validate(Path::new(path)).map_err(|e| refused(e.to_string()))?;
         let backend = crate::local::llama_backend().map_err(refused)?;
+        // On the target's GPU, as far as it fits there.
+        let plan = crate::offload::plan(params, &file, &crate::devices::report());
         crate::llama_log::clear();
-        let model = LlamaModel::load_from_file(backend, path, &crate::load::model_params(params))
+        let model = LlamaModel::load_from_file(backend, path, &crate::load::model_params(params, &plan))
             .map_err(|e| refused(crate::llama_log::last_error().unwrap_or_else(|| format!("llama.cpp could not load it ({e})"))))?;
         if let Some(reason) = incompatibility(target, &model) {
             return Err(refused(reason));

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use hearth_core::LoadParams;
+use hearth_core::{LoadParams, Offload};
 
 /// Memory left free for everything else when deciding to keep a model.
 pub(crate) const RESERVE: u64 = 1 << 30;
@@ -37,6 +37,8 @@ pub(crate) struct Weights<M> {
     pub id: ModelId,
     pub model: M,
     pub bytes: u64,
+    /// Where its layers are.
+    pub offload: Offload,
 }
 
 /// The kept models, the least recently used first.
@@ -113,7 +115,7 @@ mod tests {
 
     fn weights(name: &'static str, mb: u64) -> Weights<&'static str> {
         let id = ModelId::new(PathBuf::from(name), format!("{name}-content"), &LoadParams::default());
-        Weights { id, model: name, bytes: mb * MB }
+        Weights { id, model: name, bytes: mb * MB, offload: Offload::cpu(30, "CPU") }
     }
 
     fn names(kept: &KeptModels<&'static str>) -> Vec<&'static str> {

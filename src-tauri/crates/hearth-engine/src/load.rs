@@ -13,12 +13,21 @@ const MAX_DEFAULT_N_CTX: u32 = LoadParams::AUTO_N_CTX_MAX;
 /// Share of available memory the KV cache may take by default.
 const KV_SHARE_OF_FREE_RAM: f64 = 0.25;
 
-pub(crate) fn model_params(load: &LoadParams) -> LlamaModelParams {
-    let mut params = LlamaModelParams::default().with_use_mmap(load.use_mmap).with_use_mlock(load.use_mlock);
-    if let Some(layers) = load.n_gpu_layers {
-        params = params.with_n_gpu_layers(layers);
+/// The model parameters for `load` on the devices `plan` chose: its GPU alone (llama.cpp would
+/// otherwise spread layers over every GPU it sees, the same card twice where CUDA and Vulkan
+/// both see it) or none.
+pub(crate) fn model_params(load: &LoadParams, plan: &crate::offload::Plan) -> LlamaModelParams {
+    let params =
+        LlamaModelParams::default().with_use_mmap(load.use_mmap).with_use_mlock(load.use_mlock).with_n_gpu_layers(plan.n_gpu_layers);
+    let gpu = plan
+        .gpu
+        .as_ref()
+        .and_then(|gpu| llama_cpp_2::list_llama_ggml_backend_devices().into_iter().find(|d| d.name == gpu.name).map(|d| d.index));
+    match gpu {
+        // An index from the list just read: the call cannot fail on it.
+        Some(index) => params.with_devices(&[index]).unwrap_or_else(|_| LlamaModelParams::default().with_n_gpu_layers(0)),
+        None => params,
     }
-    params
 }
 
 /// What the automatic choices resolved to for one model on this machine.
@@ -151,19 +160,6 @@ pub fn physical_cores() -> u32 {
         }
     }
     if cores.is_empty() { logical } else { (cores.len() as u32).min(logical) }
-}
-
-/// Free memory of the GPUs llama.cpp can use (discrete ones; an integrated GPU shares RAM), if
-/// any: the fit estimate places layers there. A query of the compute backends' devices, which
-/// are registered when the process starts; no model or context is touched.
-pub fn gpu_free_memory() -> Option<u64> {
-    use llama_cpp_2::{LlamaBackendDeviceType, list_llama_ggml_backend_devices};
-    let gpus: Vec<u64> = list_llama_ggml_backend_devices()
-        .into_iter()
-        .filter(|d| matches!(d.device_type, LlamaBackendDeviceType::Gpu))
-        .map(|d| d.memory_free as u64)
-        .collect();
-    (!gpus.is_empty()).then(|| gpus.iter().sum())
 }
 
 #[cfg(test)]

@@ -340,6 +340,7 @@ pub(crate) fn llama_backend() -> Result<&'static LlamaBackend, String> {
     BACKEND
         .get_or_init(|| {
             send_logs_to_tracing(LogOptions::default());
+            crate::devices::ensure_loaded();
             LlamaBackend::init().map_err(|e| e.to_string())
         })
         .as_ref()
@@ -434,17 +435,37 @@ fn open_model(
         tracing::info!(%path, "model taken up from memory");
         return Ok((weights, true));
     }
+    let plan = crate::offload::plan(&load.params, &load.file, &crate::devices::report());
+    match read_weights(backend, load, &plan) {
+        Ok(model) => Ok((Weights { id, model, bytes: load.file.file_size, offload: plan.offload() }, false)),
+        Err(EngineError::Load { reason, .. }) if plan.gpu.is_some() && !load.cancel.is_cancelled() => {
+            // The GPU could not take it (out of its memory, a kernel missing): the CPU can.
+            let device = plan.gpu.as_ref().map_or_else(String::new, |g| g.description.clone());
+            let fallback = format!("{device} could not hold the model ({reason}); it runs on the CPU");
+            tracing::warn!(%path, %fallback, "GPU load failed");
+            let cpu = plan.on_cpu();
+            let model = read_weights(backend, load, &cpu)?;
+            Ok((Weights { id, model, bytes: load.file.file_size, offload: cpu.offload().with_fallback(fallback) }, false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads the weights from the file onto the devices `plan` names.
+fn read_weights(backend: &LlamaBackend, load: &mut LoadRequest, plan: &crate::offload::Plan) -> Result<LlamaModel, EngineError> {
+    let path = load.file.path.display().to_string();
     crate::llama_log::clear();
     let cancelled = load.cancel.clone();
     let mut progress = load.progress.take();
-    let model_params = crate::load::model_params(&load.params).with_progress_callback(move |fraction| {
+    let mut model_params = crate::load::model_params(&load.params, plan);
+    model_params = model_params.with_progress_callback(move |fraction| {
         if let Some(progress) = progress.as_mut() {
             progress(fraction);
         }
         !cancelled.is_cancelled() // false makes llama.cpp give up the load.
     });
     match LlamaModel::load_from_file(backend, &load.file.path, &model_params) {
-        Ok(model) => Ok((Weights { id, model, bytes: load.file.file_size }, false)),
+        Ok(model) => Ok(model),
         Err(_) if load.cancel.is_cancelled() => {
             tracing::info!(%path, "model load cancelled");
             Err(EngineError::LoadCancelled { path })
@@ -497,6 +518,7 @@ fn serve(
         kv_bytes: Some(crate::load::kv_bytes(model, params.kv_cache_type, resolved.n_ctx)),
         notice: (params.chat_template.is_none() && model.chat_template(None).is_err()).then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
         from_memory,
+        offload: weights.offload.clone(),
     };
     tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, from_memory, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use hearth_core::{BackendError, CancelFlag, ChatBackend, GenEvent, ReplyRequest};
-use hearth_engine::Engine;
+use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use common::{greedy, loaded_engine, reply, user};
 
@@ -164,5 +164,41 @@ async fn a_load_can_be_cancelled_and_the_next_one_works() {
     assert!(engine.loaded().is_none());
     assert!(engine.last_crash().is_none());
     engine.load(&common::model_path(), params).await.unwrap();
+    next_reply_works(&engine).await;
+}
+
+/// A GPU backend whose start kills the process (a driver that aborts at init): the engine is
+/// started again without GPU backends, says why, and the model runs on the CPU.
+#[tokio::test]
+async fn a_gpu_backend_that_aborts_at_start_costs_the_gpu_not_the_chat() {
+    let modules = tempfile::tempdir().unwrap();
+    let cpu = std::path::Path::new(env!("GGML_BACKEND_DIR")).join("libggml-cpu.so");
+    std::os::unix::fs::symlink(&cpu, modules.path().join("libggml-cpu.so")).unwrap();
+    let source = modules.path().join("broken.c");
+    std::fs::write(
+        &source,
+        "#include <stdlib.h>\nint ggml_backend_score(void) { return 1; }\nvoid *ggml_backend_init(void) { abort(); }\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(modules.path().join("libggml-broken.so"))
+        .arg(&source)
+        .status()
+        .expect("a C compiler (build-essential)");
+    assert!(built.success());
+
+    let mut program = HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host"));
+    program.env.push((hearth_engine::devices::BACKENDS_DIR_ENV.into(), modules.path().into()));
+    let engine = Engine::spawn_with(program);
+    let report = engine.devices().await;
+    assert_eq!(report.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["CPU"], "{report:?}");
+    let problem = report.problems.iter().find(|p| p.module == "GPU backends").unwrap_or_else(|| panic!("{report:?}"));
+    assert!(problem.reason.contains("turned off after the engine died loading them"), "{}", problem.reason);
+    assert!(problem.reason.contains("the CPU took over"), "{}", problem.reason);
+
+    let params = LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() };
+    let info = engine.load(&common::model_path(), params).await.expect("the model loads on the CPU");
+    assert_eq!((info.offload.backend.as_str(), info.offload.gpu_layers), ("CPU", 0));
     next_reply_works(&engine).await;
 }

@@ -7,6 +7,7 @@
 //! ([`parse_prefix`]) so a model's facts are known before it is downloaded.
 
 mod facts;
+pub mod fit;
 
 pub use facts::{ASSUMED_CONTEXT_LENGTH, ModelFacts, ModelShape, file_type_name};
 

@@ -153,7 +153,7 @@ async fn search_pick_fit_download_list_load_and_chat() {
         (facts.architecture.as_deref(), facts.quantization.as_deref(), facts.context_length),
         (Some("llama"), Some("Q4_1"), Some(8192))
     );
-    let estimate = fit::estimate(facts.clone(), &header.shape().unwrap(), files[0].size, Some(8192), KvType::F16, Memory::available());
+    let estimate = fit::estimate(facts.clone(), &header.shape().unwrap(), files[0].size, Some(8192), KvType::F16, fit::available_memory());
     assert_eq!(estimate.kv_cache_bytes, 180 << 20);
     assert_eq!(estimate.verdict, FitVerdict::Fits, "{estimate:?}");
     let tiny = Memory { free_ram: 100 << 20, free_vram: None };

@@ -59,6 +59,12 @@ pub fn serve_stdio() -> i32 {
     let _ = outbox.send(FromHost::Ready { pid: std::process::id() });
 
     let engine = LocalEngine::spawn();
+    // The backends load on their own thread (a GPU driver takes a while to start): requests are
+    // read meanwhile, and wait for the engine as they always do.
+    let devices_outbox = outbox.clone();
+    let _ = thread::Builder::new().name("engine-devices".into()).spawn(move || {
+        let _ = devices_outbox.send(FromHost::Devices { report: crate::devices::report() });
+    });
     let cancels: Arc<Mutex<HashMap<RequestId, CancelFlag>>> = Arc::default();
     let mut requests = FrameReader::new(std::io::stdin().lock());
     let status = loop {

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
 
-use hearth_core::{CacheBudgets, ChatMessage, GenEvent, LoadParams, ModelInfo, SamplingParams};
+use hearth_core::{CacheBudgets, ChatMessage, DeviceReport, GenEvent, LoadParams, ModelInfo, SamplingParams};
 
 use crate::{EngineError, HeldMemory};
 
@@ -107,6 +107,11 @@ pub enum FromHost {
     },
     Unloaded {
         id: RequestId,
+    },
+    /// The compute devices found, sent once the backends are loaded (unasked: the app needs them
+    /// for the fit estimate, and a process that dies before sending them died loading them).
+    Devices {
+        report: DeviceReport,
     },
     Usage {
         id: RequestId,

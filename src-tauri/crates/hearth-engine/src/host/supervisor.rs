@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{
-    BackendError, CacheBudgets, CancelFlag, ChatBackend, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest, ReplyStats,
-    ReplyStream,
+    BackendError, BackendProblem, CacheBudgets, CancelFlag, ChatBackend, DeviceReport, FinishReason, GenEvent, LoadParams, ModelInfo,
+    ReplyRequest, ReplyStats, ReplyStream,
 };
 use hearth_gguf::ValidatedGguf;
 
@@ -106,6 +106,13 @@ struct State {
     epoch: u64,
     /// When a request was last sent, or a reply last ended (`None`: never).
     last_used: Option<Instant>,
+    /// The running process's devices, once it has loaded its backends.
+    devices: Option<DeviceReport>,
+    /// Callers of [`Engine::devices`] waiting for that report.
+    device_waiters: Vec<oneshot::Sender<DeviceReport>>,
+    /// Why GPU backends are off in the engine processes started from now on: one died loading
+    /// them (a driver that aborts at init), so the CPU takes over.
+    gpu_off: Option<String>,
 }
 
 /// One running engine process.
@@ -262,6 +269,29 @@ impl Engine {
         if let Some(host) = &state.host {
             let _ = host.send(&ToHost::CacheBudgets { budgets });
         }
+    }
+
+    /// The compute devices the engine process found (starting one if none runs), and the
+    /// backends it could not use.
+    pub async fn devices(&self) -> DeviceReport {
+        let answer = {
+            let mut state = self.shared.lock();
+            if let Some(report) = &state.devices {
+                return report.clone();
+            }
+            if state.host.is_none()
+                && let Err(e) = self.shared.start_host(&mut state)
+            {
+                return DeviceReport {
+                    problems: vec![BackendProblem { module: "engine".into(), reason: e.to_string() }],
+                    ..DeviceReport::default()
+                };
+            }
+            let (waiter, answer) = oneshot::channel();
+            state.device_waiters.push(waiter);
+            answer
+        };
+        answer.await.unwrap_or_default()
     }
 
     /// What the engine process holds in RAM besides the model in use: chats' caches and models
@@ -423,6 +453,7 @@ impl Shared {
             .envs(self.program.env.iter().map(|(k, v)| (k, v)))
             // ggml would attach gdb for a backtrace on abort: slow, and useless to a user.
             .env("GGML_NO_BACKTRACE", "1")
+            .envs(state.gpu_off.as_ref().map(|_| (crate::devices::DEVICE_ENV, "cpu")))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -462,6 +493,7 @@ impl Shared {
             let _ = frames.send(encode(&ToHost::CacheBudgets { budgets }).expect("a few numbers fit a frame"));
         }
         state.host = Some(Host { epoch, pid, child, frames, wedged_since: None, killed_as_wedged: false });
+        state.devices = None;
         Ok(())
     }
 
@@ -535,6 +567,18 @@ impl Shared {
                     let _ = done.send(());
                 }
             }
+            FromHost::Devices { mut report } => {
+                if let Some(cause) = &state.gpu_off {
+                    report.problems.push(BackendProblem {
+                        module: "GPU backends".into(),
+                        reason: format!("turned off after the engine died loading them ({cause}); the CPU took over"),
+                    });
+                }
+                for waiter in state.device_waiters.drain(..) {
+                    let _ = waiter.send(report.clone());
+                }
+                state.devices = Some(report);
+            }
             FromHost::Usage { id, held } => {
                 if let Some(Pending::Usage(reply)) = state.pending.remove(&id) {
                     let _ = reply.send(held);
@@ -580,6 +624,24 @@ impl Shared {
             return;
         }
         tracing::error!(%cause, "the engine process died");
+        if state.devices.is_none() {
+            if state.gpu_off.is_none() {
+                // It died before its backends were loaded: start the next one on the CPU alone.
+                tracing::error!(%cause, "the engine died loading its compute backends; GPU backends are turned off");
+                state.gpu_off = Some(cause.clone());
+            } else {
+                let report = DeviceReport {
+                    problems: vec![BackendProblem {
+                        module: "libggml-cpu.so".into(),
+                        reason: format!("the engine died loading it: {cause}"),
+                    }],
+                    ..DeviceReport::default()
+                };
+                for waiter in state.device_waiters.drain(..) {
+                    let _ = waiter.send(report.clone());
+                }
+            }
+        }
         state.last_crash = Some(cause);
         if crashed_loading {
             // That file or those settings crash llama.cpp: do not load them again by ourselves.

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds one of llama.cpp's GPU backends as a module Hearth loads at run time, from the very
+# llama.cpp source Hearth's engine is built from (a module must match the ggml it is loaded
+# into), and puts it beside the CPU's: Hearth finds it there and offloads to the GPU it serves.
+#
+#   scripts/build-backend.sh vulkan [DIR]   # → DIR/libggml-vulkan.so (default target/ggml-backends)
+#   scripts/build-backend.sh cuda [DIR]     # → DIR/libggml-cuda.so (needs CUDA's nvcc)
+#
+# Vulkan needs glslc, the Vulkan headers and SPIR-V headers (Debian: glslc libvulkan-dev
+# spirv-headers); it runs on any vendor's driver and on Mesa's software lavapipe (the tests'
+# GPU: mesa-vulkan-drivers). Idempotent: a module built from the same source is kept.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+backend="${1:?usage: scripts/build-backend.sh vulkan|cuda [DIR]}"
+dest="${2:-$root/target/ggml-backends}"
+case "$backend" in
+  vulkan) flags=(-DGGML_VULKAN=ON) ;;
+  cuda) flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES:-native}") ;;
+  *) echo "error: unknown backend $backend (vulkan or cuda)" >&2; exit 2 ;;
+esac
+module="$dest/libggml-$backend.so"
+work="$root/target/backend-build/$backend"
+mkdir -p "$work" "$dest"
+exec 9>"$work/.lock"
+flock 9
+
+# What the module is built from: the sources' own list of files and their sizes and times.
+src="$work/src"
+"$root/scripts/llama-source.sh" "$work/new-src" >/dev/null
+made_from=$(cd "$work/new-src/llama.cpp/ggml" && find . -type f -printf '%p %s\n' | sort | sha256sum | cut -d' ' -f1)
+if [ -f "$module" ] && [ "$(cat "$work/made-from" 2>/dev/null)" = "$made_from $backend" ]; then
+  rm -rf "$work/new-src"
+  echo "$module"
+  exit 0
+fi
+rm -rf "$src" && mv "$work/new-src" "$src"
+if [ "$backend" = vulkan ]; then
+  # Debian 12's Vulkan headers (1.3.239) predate VK_EXT_layer_settings, which ggml chains into
+  # its instance only to configure the validation layer (off unless asked for): without the
+  # extension in the headers, the instance is made without that chain.
+  python3 - "$src/llama.cpp/ggml/src/ggml-vulkan/ggml-vulkan.cpp" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+start = "    std::vector<vk::LayerSettingEXT> settings = {"
+made = "    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions, &layer_setting_info);\n"
+if start in text and made in text and "#if defined(VK_EXT_layer_settings)" not in text:
+    text = text.replace(start, "#if defined(VK_EXT_layer_settings)\n" + start, 1)
+    text = text.replace(made, made + "#else\n    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions);\n#endif\n", 1)
+    open(path, "w").write(text)
+PY
+fi
+
+echo "building llama.cpp's $backend backend (minutes; the first Vulkan build compiles its shaders)…" >&2
+generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$src/llama.cpp" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF "${flags[@]}" \
+  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+  -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >&2
+cmake --build "$work/build" --target "ggml-$backend" -j "$(nproc)" >&2
+cp "$work/build/bin/libggml-$backend.so" "$module.partial"
+mv "$module.partial" "$module"
+echo "$made_from $backend" >"$work/made-from"
+echo "$module"

@@ -1,0 +1,211 @@
+//! The compute devices of this machine. llama.cpp's backends are modules (`libggml-cpu.so`,
+//! `libggml-cuda.so`, `libggml-vulkan.so`, …) loaded when the engine starts, so one build runs on
+//! the CPU everywhere and on a GPU wherever a GPU backend's module sits beside the CPU's and its
+//! driver answers. A module that cannot be used is reported with the loader's words (a missing
+//! CUDA runtime, a driver too old) and the engine goes on without it.
+
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use hearth_core::{BackendProblem, ComputeDevice, DeviceKind, DeviceReport};
+use llama_cpp_2::{LlamaBackendDeviceType, list_llama_ggml_backend_devices};
+
+/// Where to load backend modules from, before the places a build or an install puts them.
+pub const BACKENDS_DIR_ENV: &str = "HEARTH_BACKENDS_DIR";
+/// Set to `cpu` to leave every GPU backend unloaded (the same binary, CPU only).
+pub const DEVICE_ENV: &str = "HEARTH_DEVICE";
+/// Caps the free memory Hearth counts on each GPU, in MiB (a card shared with other programs).
+pub const GPU_MEMORY_LIMIT_ENV: &str = "HEARTH_GPU_MEMORY_LIMIT_MB";
+
+/// The backends this process loaded, once: every later call sees the same.
+fn loaded() -> &'static Loaded {
+    static LOADED: OnceLock<Loaded> = OnceLock::new();
+    LOADED.get_or_init(load_backends)
+}
+
+struct Loaded {
+    dir: Option<PathBuf>,
+    problems: Vec<BackendProblem>,
+}
+
+/// Loads the backend modules, if not done yet (before llama.cpp's backend is initialised, which
+/// would otherwise load them from its own compiled-in places, silently).
+pub(crate) fn ensure_loaded() {
+    loaded();
+}
+
+/// The devices found and the backends that could not be used.
+pub fn report() -> DeviceReport {
+    // llama.cpp's backend first: its log goes to ours from then on, and it loads the modules.
+    if let Err(e) = crate::local::llama_backend() {
+        tracing::error!(error = %e, "llama.cpp's backend did not start");
+    }
+    let loaded = loaded();
+    let mut problems = loaded.problems.clone();
+    // A module that loaded but found no device: its driver did not answer. (RPC's devices are
+    // the servers added to it, none until then.)
+    for (backend, count) in backends_and_device_counts() {
+        if count == 0 && backend != "CPU" && backend != "RPC" {
+            problems.push(BackendProblem {
+                module: format!("libggml-{}.so", backend.to_lowercase()),
+                reason: format!("{backend} found no device: no GPU, or its driver is missing or too old for this build"),
+            });
+        }
+    }
+    let limit = std::env::var(GPU_MEMORY_LIMIT_ENV).ok().and_then(|mb| mb.trim().parse::<u64>().ok()).map(|mb| mb << 20);
+    let devices = list_llama_ggml_backend_devices()
+        .into_iter()
+        .map(|d| ComputeDevice {
+            name: d.name,
+            description: d.description,
+            backend: d.backend,
+            kind: match d.device_type {
+                LlamaBackendDeviceType::Cpu => DeviceKind::Cpu,
+                LlamaBackendDeviceType::Gpu => DeviceKind::Gpu,
+                LlamaBackendDeviceType::IntegratedGpu => DeviceKind::IntegratedGpu,
+                LlamaBackendDeviceType::Accelerator => DeviceKind::Accelerator,
+                LlamaBackendDeviceType::Unknown => DeviceKind::Other,
+            },
+            free_bytes: match (d.device_type, limit) {
+                (LlamaBackendDeviceType::Cpu, _) | (_, None) => d.memory_free as u64,
+                (_, Some(limit)) => (d.memory_free as u64).min(limit),
+            },
+            total_bytes: d.memory_total as u64,
+        })
+        .collect();
+    DeviceReport { modules_dir: loaded.dir.as_ref().map(|d| d.display().to_string()), devices, problems }
+}
+
+fn backends_and_device_counts() -> Vec<(String, usize)> {
+    let count = unsafe { llama_cpp_sys_2::ggml_backend_reg_count() };
+    (0..count)
+        .map(|i| {
+            let reg = unsafe { llama_cpp_sys_2::ggml_backend_reg_get(i) };
+            let name = unsafe { CStr::from_ptr(llama_cpp_sys_2::ggml_backend_reg_name(reg)) }.to_string_lossy().into_owned();
+            (name, unsafe { llama_cpp_sys_2::ggml_backend_reg_dev_count(reg) })
+        })
+        .collect()
+}
+
+/// The places backend modules may be, in order: the user's, beside the binary (an install), and
+/// where this build put its own (development).
+fn candidate_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(dir) = std::env::var_os(BACKENDS_DIR_ENV) {
+        dirs.push(PathBuf::from(dir));
+    }
+    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) {
+        dirs.push(exe_dir.join("ggml-backends"));
+        dirs.push(exe_dir);
+    }
+    if let Some(dir) = option_env!("GGML_BACKEND_DIR") {
+        dirs.push(PathBuf::from(dir));
+    }
+    dirs
+}
+
+/// Backend modules in `dir`: GPU backends first (llama.cpp offloads to the first device), the
+/// CPU's last; ggml's own libraries are not modules.
+fn modules_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut modules: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            name.starts_with("libggml-") && name.ends_with(".so") && !name.starts_with("libggml-base")
+        })
+        .collect();
+    modules.sort_by_key(|p| (is_cpu_module(p), p.clone()));
+    modules
+}
+
+fn is_cpu_module(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libggml-cpu"))
+}
+
+fn load_backends() -> Loaded {
+    let candidates = candidate_dirs();
+    let Some(dir) = candidates.iter().find(|d| modules_in(d).iter().any(|m| is_cpu_module(m))).cloned() else {
+        let places = candidates.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ");
+        tracing::error!(%places, "no CPU backend module found");
+        return Loaded {
+            dir: None,
+            problems: vec![BackendProblem {
+                module: "libggml-cpu.so".into(),
+                reason: format!("not found in {places}: reinstall Hearth, or set {BACKENDS_DIR_ENV} to the folder that holds it"),
+            }],
+        };
+    };
+    let cpu_only = std::env::var(DEVICE_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("cpu"));
+    let mut problems = Vec::new();
+    for module in modules_in(&dir) {
+        let name = module.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if cpu_only && !is_cpu_module(&module) {
+            tracing::info!(%name, "GPU backend left unloaded ({DEVICE_ENV}=cpu)");
+            continue;
+        }
+        match load_module(&module) {
+            Ok(()) => tracing::info!(%name, "backend loaded"),
+            Err(reason) => {
+                tracing::warn!(%name, %reason, "backend not usable");
+                problems.push(BackendProblem { module: name, reason });
+            }
+        }
+    }
+    Loaded { dir: Some(dir), problems }
+}
+
+/// Registers one module with ggml. The module is opened first on its own, to keep the dynamic
+/// loader's reason when it cannot be (ggml's release build drops it).
+fn load_module(path: &Path) -> Result<(), String> {
+    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| "its path holds a NUL byte".to_owned())?;
+    // SAFETY: a valid C string; the handle is closed at once (ggml opens it again, and keeps it).
+    let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    if handle.is_null() {
+        // SAFETY: dlerror returns a thread-local C string or null.
+        let reason = unsafe { libc::dlerror() };
+        let reason = if reason.is_null() {
+            "the dynamic loader refused it".to_owned()
+        } else {
+            unsafe { CStr::from_ptr(reason) }.to_string_lossy().into_owned()
+        };
+        return Err(format!("cannot be loaded: {reason}"));
+    }
+    unsafe { libc::dlclose(handle) };
+    crate::llama_log::clear();
+    // SAFETY: a valid C string; ggml returns null when the module's init fails.
+    let reg = unsafe { llama_cpp_sys_2::ggml_backend_load(c_path.as_ptr()) };
+    if reg.is_null() {
+        let said = crate::llama_log::last_error().map_or_else(String::new, |e| format!(": {e}"));
+        return Err(format!("its backend did not start (a build for another ggml, or its driver failed){said}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_modules_come_before_the_cpus_and_ggmls_own_libraries_are_not_modules() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["libggml-cpu.so", "libggml-base.so", "libggml-vulkan.so", "libggml-cuda.so", "libggml.so", "libllama.so", "notes.txt"]
+        {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let names: Vec<String> = modules_in(dir.path()).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["libggml-cuda.so", "libggml-vulkan.so", "libggml-cpu.so"]);
+    }
+
+    #[test]
+    fn a_module_the_loader_refuses_is_reported_in_its_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let broken = dir.path().join("libggml-cuda.so");
+        std::fs::write(&broken, b"not an ELF file").unwrap();
+        let reason = load_module(&broken).unwrap_err();
+        assert!(reason.starts_with("cannot be loaded: "), "{reason}");
+        assert!(reason.contains("libggml-cuda.so"), "{reason}");
+    }
+}
