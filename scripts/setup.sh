@@ -11,6 +11,8 @@ packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo
 if [ "$mode" = test ]; then
   # dbus + gnome-keyring: a real Secret Service keychain for the API-key tests.
   packages+=(xvfb xauth dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-venv)
+  # llama.cpp's Vulkan backend, built for the GPU tests and run on Mesa's software device.
+  packages+=(glslc libvulkan-dev spirv-headers mesa-vulkan-drivers)
 fi
 
 missing=()
@@ -63,11 +65,17 @@ if [ "$mode" = test ]; then
   # (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what the UI
   # tests and the Rust build leave idle, and the tests that need it wait for it (the peer test
   # and scripts/test.sh before e2e, on the build's lock). Its output goes to target/llama-server.log.
+  # The same goes for llama.cpp's Vulkan backend, which the GPU tests load onto lavapipe
+  # (scripts/build-backend.sh; scripts/test.sh waits for it before the Rust tests; its output
+  # goes to target/vulkan-backend.log). Both build from the pinned sdist: fetched first, once.
+  scripts/build-llama-server.sh --sdist >/dev/null
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
     nohup nice -n 19 scripts/build-llama-server.sh --for-tests >target/llama-server.log 2>&1 </dev/null &
+    nohup nice -n 19 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >target/vulkan-backend.log 2>&1 </dev/null &
   else
     scripts/build-llama-server.sh --for-tests >/dev/null
+    scripts/build-backend.sh vulkan target/ggml-backends-vulkan >/dev/null
   fi
   if ! command -v tauri-driver >/dev/null; then
     cargo install tauri-driver --locked --version 2.1.0

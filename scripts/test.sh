@@ -85,6 +85,13 @@ rm -f "$rust_build_log"
 echo "(the build took $((SECONDS - rust_build_started)) s in all)"
 [ "$rust_build_status" = 0 ] || exit "$rust_build_status"
 
+# The GPU tests' Vulkan backend (scripts/setup.sh started its build): beside a link to this
+# build's CPU module, in a folder of its own, so that only those tests load it.
+vulkan_modules="$PWD/target/ggml-backends-vulkan"
+scripts/build-backend.sh vulkan "$vulkan_modules" >/dev/null
+ln -sfn ../ggml-backends/libggml-cpu.so "$vulkan_modules/libggml-cpu.so"
+export HEARTH_TEST_VULKAN_MODULES="$vulkan_modules"
+
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
 # llama.cpp's server, the provider tests' peer, may still be building in the background
 # (scripts/setup.sh test starts it): the test that needs it waits for it, so the tests before it

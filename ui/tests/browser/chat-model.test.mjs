@@ -366,6 +366,9 @@ describe('Memory: the loaded model and the chats\' caches', () => {
       await askInChat(page, 'Leftovers', 'Soup again?');
       await openMenu(page);
       await page.getByTestId('model-memory').waitFor();
+      // Where the layers are, in the engine's words, and its backend in the header.
+      await page.getByTestId('model-device').filter({ hasText: 'On the CPU (AMD EPYC)' }).waitFor();
+      assert.equal(await text(page.getByTestId('model-backend')), 'CPU');
       await page.getByTestId('model-option').filter({ hasText: 'gpt-4o-mini' }).first().waitFor();
       await shot(page, `memory-menu`, { dir: '/tmp', mouse: [300, 600] });
       await page.keyboard.press('Escape');
@@ -377,6 +380,27 @@ describe('Memory: the loaded model and the chats\' caches', () => {
 });
 
 describe('Screenshots', () => {
+  test('the device line of a model on a GPU, and one that fell back to the CPU (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
+    const gpu = { backend: 'CUDA', device: 'NVIDIA H200', gpuLayers: 30, totalLayers: 30, label: 'NVIDIA H200 (CUDA): all 30 layers' };
+    await inBothSchemes({ ...CHATS, offload: gpu }, async (page) => {
+      await loadedInHeader(page, MODEL.name);
+      await openMenu(page);
+      await page.getByTestId('model-device').filter({ hasText: gpu.label }).waitFor();
+      assert.equal(await text(page.getByTestId('model-backend')), 'CUDA');
+      await shot(page, `chatmodel-device-gpu`, { dir: OUTPUT, mouse: [300, 600] });
+    });
+    const fellBack = {
+      backend: 'CPU', device: 'AMD Ryzen 7 7700', gpuLayers: 0, totalLayers: 32, label: 'On the CPU (AMD Ryzen 7 7700)',
+      fallback: 'AMD Radeon RX 6400 (Vulkan) could not hold the model (failed to allocate Vulkan0 buffer of size 2.1 GiB); it runs on the CPU',
+    };
+    await inBothSchemes({ ...CHATS, offload: fellBack }, async (page) => {
+      await loadedInHeader(page, MODEL.name);
+      await openMenu(page);
+      await page.getByTestId('model-device-fallback').filter({ hasText: 'could not hold the model' }).waitFor();
+      await shot(page, `chatmodel-device-fallback`, { dir: OUTPUT, mouse: [300, 600] });
+    });
+  });
+
   test('the picker, a chat opening, a file gone (light and dark)', { timeout: 3 * TIMEOUT }, async () => {
     await inBothSchemes({ ...CHATS, loadStepMs: 400 }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Soup for tonight' }).waitFor();

@@ -148,6 +148,8 @@ export function installMockTauri(config) {
     cacheFileBytes: config.cacheFileBytes ?? 31_457_280,
     /** What one token of the loaded model's context takes in its KV cache (its `kvBytes`: every cell, allocated at load). */
     kvBytesPerToken: config.kvBytesPerToken ?? 32_768,
+    // Where a loaded model's layers are, as the engine says (`Offload`).
+    offload: config.offload ?? { backend: 'CPU', device: 'AMD EPYC', gpuLayers: 0, totalLayers: 30, label: 'On the CPU (AMD EPYC)' },
     /** The budgets for the caches (MB of 2^20 bytes) and the idle minutes, and those of every set_chat_cache_budgets call. */
     cacheBudgets: clone(config.cacheBudgets ?? contract.cacheBudgetDefaults),
     /** Models kept in memory after another was loaded ({ path, sizeBytes }), the least recently used first. */
@@ -443,7 +445,7 @@ export function installMockTauri(config) {
       nCtx, nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
       nThreadsBatch: load.nThreads ?? PHYSICAL_CORES,
       kvBytes: nCtx * state.kvBytesPerToken,
-      offload: { backend: 'CPU', device: 'AMD EPYC', gpuLayers: 0, totalLayers: 30, label: 'On the CPU (AMD EPYC)' },
+      offload: clone(state.offload),
       ...(file.notice ? { notice: file.notice } : {}),
     };
   }

@@ -1,0 +1,120 @@
+//! The engine on a GPU, proven on every run without one: llama.cpp's Vulkan backend on Mesa's
+//! software Vulkan device (lavapipe). `make test` builds the module from the engine's own
+//! llama.cpp (scripts/build-backend.sh vulkan) into a folder beside a link to the CPU's and names
+//! it in HEARTH_TEST_VULKAN_MODULES. ggml hides CPU-type Vulkan devices unless asked for them
+//! (GGML_VK_VISIBLE_DEVICES), as a user with lavapipe alone wants: the CPU backend is faster.
+
+mod common;
+
+use std::path::PathBuf;
+
+use hearth_core::{ChatMessage, PromptSource, Role};
+use hearth_engine::{Engine, HostProgram, LoadParams};
+
+use common::{chat_reply, greedy, model_path, reply, reply_with_logprobs, user};
+
+const LAVAPIPE_ICD: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+/// An engine process with the Vulkan module and lavapipe visible, or `None` where the module was
+/// not built (outside `make test`; CI always builds it).
+fn on_lavapipe() -> Option<Engine> {
+    lavapipe_program().map(Engine::spawn_with)
+}
+
+fn lavapipe_program() -> Option<HostProgram> {
+    let Some(modules) = std::env::var_os("HEARTH_TEST_VULKAN_MODULES").map(PathBuf::from) else {
+        assert!(std::env::var_os("CI").is_none(), "make test builds the Vulkan module and sets HEARTH_TEST_VULKAN_MODULES");
+        eprintln!("skipped: no Vulkan module (scripts/test.sh builds one)");
+        return None;
+    };
+    let mut program = HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host"));
+    for (key, value) in [
+        (hearth_engine::devices::BACKENDS_DIR_ENV, modules.into_os_string()),
+        ("VK_ICD_FILENAMES", LAVAPIPE_ICD.into()),
+        ("GGML_VK_VISIBLE_DEVICES", "0".into()),
+    ] {
+        program.env.push((key.into(), value));
+    }
+    Some(program)
+}
+
+fn params() -> LoadParams {
+    LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..LoadParams::default() }
+}
+
+#[tokio::test]
+async fn the_model_goes_to_the_gpu_by_itself_and_its_odds_are_the_cpus() {
+    let _one = common::one_at_a_time().await;
+    let Some(gpu) = on_lavapipe() else { return };
+    let report = gpu.devices().await;
+    let vulkan = report.devices.iter().find(|d| d.backend == "Vulkan").unwrap_or_else(|| panic!("no Vulkan device: {report:?}"));
+    assert!(vulkan.description.contains("llvmpipe"), "{vulkan:?}");
+    assert_eq!(report.devices.last().map(|d| d.backend.as_str()), Some("CPU"));
+
+    let info = gpu.load(&model_path(), params()).await.expect("the model loads onto the device");
+    assert_eq!((info.offload.backend.as_str(), info.offload.gpu_layers, info.offload.total_layers), ("Vulkan", 30, 30));
+    assert!(info.offload.label.contains("llvmpipe") && info.offload.label.ends_with("all 30 layers"), "{}", info.offload.label);
+
+    let cpu = common::spawn_engine();
+    let on_cpu = cpu.load(&model_path(), params()).await.unwrap();
+    assert_eq!(on_cpu.offload.backend, "CPU");
+    // lavapipe multiplies the quantized weights in its own shaders, not with the CPU's kernels
+    // (which quantize the activations too), so the two round differently and greedy replies
+    // can part from the first token where two tokens' odds are close ("What is the capital of
+    // France?": "The capital…" on lavapipe, "L'Étoile…" on the CPU). What must agree is the
+    // distribution: the first token's five likeliest are the same tokens, each within 0.1 of
+    // the other's probability (measured: within 0.03).
+    for prompt in ["What is the capital of France?", "Name three colours of the rainbow."] {
+        let (_, on_gpu) = reply_with_logprobs(&gpu, &user(prompt), greedy(1), 5).await;
+        let (_, on_cpu) = reply_with_logprobs(&cpu, &user(prompt), greedy(1), 5).await;
+        let probs = |t: &[hearth_core::TokenLogprob]| -> Vec<(i32, f32)> { t[0].top.iter().map(|c| (c.id, c.logprob.exp())).collect() };
+        let (gpu_top, cpu_top) = (probs(&on_gpu), probs(&on_cpu));
+        eprintln!("{prompt:?}\n  GPU: {gpu_top:?}\n  CPU: {cpu_top:?}");
+        for (id, p) in &cpu_top {
+            let on_gpu = gpu_top.iter().find(|(g, _)| g == id).map(|(_, p)| *p);
+            assert!(on_gpu.is_some_and(|g| (g - p).abs() < 0.1), "{prompt:?}: token {id} has p {p} on the CPU, {on_gpu:?} on lavapipe");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_chats_cache_on_the_device_is_reused_exactly_and_comes_back_after_another_chat() {
+    let _one = common::one_at_a_time().await;
+    let Some(gpu) = on_lavapipe() else { return };
+    gpu.load(&model_path(), params()).await.expect("the model loads onto the device");
+    let mut chat = user("Tell me one fact about cats.");
+    let (first, _) = chat_reply(&gpu, 1, &chat, greedy(12)).await;
+    chat.push(ChatMessage::new(Role::Assistant, &first));
+    chat.push(ChatMessage::new(Role::User, "And one about dogs?"));
+
+    // The second turn reads only what is new, and writes what a cold read of the whole writes.
+    let (second, stats) = chat_reply(&gpu, 1, &chat, greedy(12)).await;
+    assert_eq!(stats.prompt_source, PromptSource::Live);
+    assert!(stats.cached_tokens > 20, "{stats:?}");
+    let (cold, cold_stats) = chat_reply(&gpu, 100, &chat, greedy(12)).await;
+    assert_eq!((cold_stats.prompt_source, cold_stats.cached_tokens), (PromptSource::New, 0), "{cold_stats:?}");
+    assert_eq!(second, cold, "the reused cache wrote another reply than a cold read");
+
+    // Another chat answers; the first chat's cache is parked in RAM and put back on the device.
+    chat_reply(&gpu, 2, &user("Say hello."), greedy(8)).await;
+    chat.push(ChatMessage::new(Role::Assistant, &second));
+    chat.push(ChatMessage::new(Role::User, "Which of the two sleeps more?"));
+    let (third, stats) = chat_reply(&gpu, 1, &chat, greedy(12)).await;
+    assert_eq!(stats.prompt_source, PromptSource::Ram, "{stats:?}");
+    let (cold, _) = chat_reply(&gpu, 101, &chat, greedy(12)).await;
+    assert_eq!(third, cold, "the chat restored onto the device wrote another reply than a cold read");
+}
+
+#[tokio::test]
+async fn a_device_with_too_little_memory_leaves_the_model_on_the_cpu_and_says_why() {
+    let _one = common::one_at_a_time().await;
+    let Some(mut program) = lavapipe_program() else { return };
+    program.env.push((hearth_engine::devices::GPU_MEMORY_LIMIT_ENV.into(), "64".into()));
+    let engine = Engine::spawn_with(program);
+    let info = engine.load(&model_path(), params()).await.expect("the model loads on the CPU");
+    assert_eq!((info.offload.backend.as_str(), info.offload.gpu_layers), ("CPU", 0));
+    let why = info.offload.fallback.unwrap_or_default();
+    assert!(why.contains("64 MiB free, too little for a layer"), "{why}");
+    let text = reply(&engine, &user("What is the capital of France? Answer in one sentence."), greedy(24), None).await.text;
+    assert!(text.contains("Paris"), "{text}");
+}
