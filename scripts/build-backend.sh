@@ -9,6 +9,8 @@
 # Vulkan needs glslc, the Vulkan headers and SPIR-V headers (Debian: glslc libvulkan-dev
 # spirv-headers); it runs on any vendor's driver and on Mesa's software lavapipe (the tests'
 # GPU: mesa-vulkan-drivers). Idempotent: a module built from the same source is kept.
+# BACKEND_OPT=1 compiles its host code at -O1 (the tests' build: the work runs in the device's
+# shaders, and -O3 of ggml-vulkan.cpp alone takes minutes of a 2-core machine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 backend="${1:?usage: scripts/build-backend.sh vulkan|cuda [DIR]}"
@@ -27,7 +29,8 @@ flock 9
 # What the module is built from: the sources' own list of files and their sizes and times.
 src="$work/src"
 "$root/scripts/llama-source.sh" "$work/new-src" >/dev/null
-made_from=$(cd "$work/new-src/llama.cpp/ggml" && find . -type f -printf '%p %s\n' | sort | sha256sum | cut -d' ' -f1)
+opt="${BACKEND_OPT:-3}"
+made_from=$(cd "$work/new-src/llama.cpp/ggml" && { find . -type f -printf '%p %s\n' | sort; echo "-O$opt"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$module" ] && [ "$(cat "$work/made-from" 2>/dev/null)" = "$made_from $backend" ]; then
   rm -rf "$work/new-src"
   echo "$module"
@@ -55,6 +58,7 @@ echo "building llama.cpp's $backend backend (minutes; the first Vulkan build com
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$src/llama.cpp" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF "${flags[@]}" \
+  -DCMAKE_C_FLAGS_RELEASE="-O$opt -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O$opt -DNDEBUG" \
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
   -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >&2
 cmake --build "$work/build" --target "ggml-$backend" -j "$(nproc)" >&2

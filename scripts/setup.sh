@@ -72,10 +72,10 @@ if [ "$mode" = test ]; then
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
     nohup nice -n 19 scripts/build-llama-server.sh --for-tests >target/llama-server.log 2>&1 </dev/null &
-    nohup nice -n 19 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >target/vulkan-backend.log 2>&1 </dev/null &
+    BACKEND_OPT=1 nohup nice -n 19 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >target/vulkan-backend.log 2>&1 </dev/null &
   else
     scripts/build-llama-server.sh --for-tests >/dev/null
-    scripts/build-backend.sh vulkan target/ggml-backends-vulkan >/dev/null
+    BACKEND_OPT=1 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >/dev/null
   fi
   if ! command -v tauri-driver >/dev/null; then
     cargo install tauri-driver --locked --version 2.1.0

@@ -88,7 +88,7 @@ echo "(the build took $((SECONDS - rust_build_started)) s in all)"
 # The GPU tests' Vulkan backend (scripts/setup.sh started its build): beside a link to this
 # build's CPU module, in a folder of its own, so that only those tests load it.
 vulkan_modules="$PWD/target/ggml-backends-vulkan"
-scripts/build-backend.sh vulkan "$vulkan_modules" >/dev/null
+BACKEND_OPT=1 scripts/build-backend.sh vulkan "$vulkan_modules" >/dev/null
 ln -sfn ../ggml-backends/libggml-cpu.so "$vulkan_modules/libggml-cpu.so"
 export HEARTH_TEST_VULKAN_MODULES="$vulkan_modules"
 

@@ -175,6 +175,29 @@ chatTemplate: string | null,
  */
 reuseKv: boolean, };
 
+export type Offload = { 
+/**
+ * The backend of the device holding the offloaded layers (`CPU` when none are).
+ */
+backend: string, 
+/**
+ * That device's description (`NVIDIA H200`), or the CPU's.
+ */
+device: string, 
+/**
+ * Repeating layers on that device (the output layer goes with them when all are).
+ */
+gpuLayers: number, totalLayers: number, 
+/**
+ * The line the model menu shows, e.g. "NVIDIA H200 (CUDA): all 30 layers".
+ */
+label: string, 
+/**
+ * Why fewer layers than asked for went to the GPU, e.g. a load that ran out of device
+ * memory and was made again on the CPU.
+ */
+fallback?: string, };
+
 export type ModelInfo = { name: string, path: string, sizeBytes: number, 
 /**
  * The settings as asked for (`None` fields = automatic).
@@ -207,7 +230,11 @@ notice?: string,
 /**
  * Its weights were still in memory (kept after another model was loaded): no file was read.
  */
-fromMemory: boolean, };
+fromMemory: boolean, 
+/**
+ * Where its layers are: the device, and how many of them are on a GPU.
+ */
+offload: Offload, };
 
 export type SnippetPart = { text: string, hit: boolean, };
 
