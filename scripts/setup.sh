@@ -82,4 +82,22 @@ if [ "$mode" = test ]; then
   fi
 else
   scripts/fetch-model.sh
+  # A GPU here: its backend module beside the CPU's, so the model loads onto it without a flag
+  # (CUDA where CUDA's compiler is, else Vulkan, any vendor's). Minutes, the first time only.
+  if [ -e /dev/nvidia0 ] || compgen -G "/dev/dri/renderD*" >/dev/null; then
+    if command -v nvcc >/dev/null; then
+      scripts/build-backend.sh cuda >/dev/null || echo "warning: the CUDA backend did not build; Hearth runs on the CPU (target/backend-build/cuda)" >&2
+    else
+      missing_vulkan=()
+      for p in glslc libvulkan-dev spirv-headers mesa-vulkan-drivers; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_vulkan+=("$p")
+      done
+      if [ ${#missing_vulkan[@]} -gt 0 ]; then
+        sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing_vulkan[@]}" >/dev/null
+      fi
+      scripts/build-backend.sh vulkan >/dev/null || echo "warning: the Vulkan backend did not build; Hearth runs on the CPU (target/backend-build/vulkan)" >&2
+    fi
+  fi
 fi

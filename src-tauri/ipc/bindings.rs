@@ -4,10 +4,11 @@
 use ts_rs::TS;
 
 use hearth_core::{
-    BeamHypothesis, BiasTarget, CacheBudgets, Candidate, ChatSummary, Consensus, Constraint, ExportFormat, FieldRange, FieldSupport,
-    FlashAttention, ImportReport, KvType, LoadParams, LogitBias, MbrUtility, MessageStatus, Mirostat, ModelInfo, ModelTarget, Offload,
-    OverflowPolicy, Preset, PromptSource, ProviderConfig, ProviderKind, ReplyStats, Role, SamplerStage, SamplingParams, SearchHit,
-    SettingsScope, SkippedChat, SnippetPart, Speculative, StoredMessage, Strategy, TokenAlternative, TokenProbs,
+    BackendProblem, BeamHypothesis, BiasTarget, CacheBudgets, Candidate, ChatSummary, ComputeDevice, Consensus, Constraint, DeviceKind,
+    DeviceReport, ExportFormat, FieldRange, FieldSupport, FlashAttention, ImportReport, KvType, LoadParams, LogitBias, MbrUtility,
+    MessageStatus, Mirostat, ModelInfo, ModelTarget, Offload, OverflowPolicy, Preset, PromptSource, ProviderConfig, ProviderKind,
+    ReplyStats, Role, SamplerStage, SamplingParams, SearchHit, SettingsScope, SkippedChat, SnippetPart, Speculative, StoredMessage,
+    Strategy, TokenAlternative, TokenProbs,
 };
 use hearth_gguf::ModelFacts;
 use hearth_hub::{Download, DownloadState, FitEstimate, FitVerdict, HubRepo, ImportMode, LibraryModel, ModelSource, RepoQuant};
@@ -38,6 +39,10 @@ pub fn typescript_bindings() -> String {
         FlashAttention::decl(&cfg),
         KvType::decl(&cfg),
         LoadParams::decl(&cfg),
+        DeviceKind::decl(&cfg),
+        ComputeDevice::decl(&cfg),
+        BackendProblem::decl(&cfg),
+        DeviceReport::decl(&cfg),
         Offload::decl(&cfg),
         ModelInfo::decl(&cfg),
         SnippetPart::decl(&cfg),

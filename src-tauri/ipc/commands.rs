@@ -25,6 +25,7 @@ pub const COMMANDS: &[&str] = &[
     "export_chats",
     "import_chats",
     "active_model",
+    "compute_devices",
     "get_load_settings",
     "set_load_settings",
     "reload_model",

@@ -64,6 +64,7 @@ register! {
     transfer::export_chats,
     transfer::import_chats,
     models::active_model,
+    models::compute_devices,
     models::get_load_settings,
     models::set_load_settings,
     models::reload_model,

@@ -4,7 +4,7 @@ use tauri::ipc::Channel;
 use ts_rs::TS;
 
 use hearth_app::ChatCacheUsage;
-use hearth_core::{CacheBudgets, ChatId, ChatSummary, FieldError, LoadParams, ModelInfo};
+use hearth_core::{CacheBudgets, ChatId, ChatSummary, DeviceReport, FieldError, LoadParams, ModelInfo};
 
 use crate::AppState;
 use crate::ipc::contract::command;
@@ -19,6 +19,14 @@ command! {
             (None, Some(problem)) => Err(IpcError::new(IpcErrorKind::Engine, problem)),
             (loaded, _) => Ok(loaded),
         }
+    }
+}
+
+command! {
+    /// The compute devices the engine found (GPUs first, the CPU last), and each backend it could
+    /// not use with the reason: asked of the engine process, where a failing driver costs only it.
+    pub async fn compute_devices(state: State<'_, AppState>) -> Result<DeviceReport, IpcError> {
+        Ok(state.engine.devices().await)
     }
 }
 

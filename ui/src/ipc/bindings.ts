@@ -175,6 +175,38 @@ chatTemplate: string | null,
  */
 reuseKv: boolean, };
 
+export type DeviceKind = "cpu" | "gpu" | "integratedGpu" | "accelerator" | "other";
+
+export type ComputeDevice = { 
+/**
+ * ggml's name for it, e.g. `CUDA0`, `Vulkan0`, `CPU`.
+ */
+name: string, 
+/**
+ * What the driver calls it, e.g. `NVIDIA H200`, `llvmpipe (LLVM 15.0.6, 256 bits)`.
+ */
+description: string, 
+/**
+ * The backend it belongs to: `CUDA`, `Vulkan`, `CPU`, `RPC`.
+ */
+backend: string, kind: DeviceKind, freeBytes: number, totalBytes: number, };
+
+export type BackendProblem = { 
+/**
+ * The module's file, e.g. `libggml-cuda.so`.
+ */
+module: string, reason: string, };
+
+export type DeviceReport = { 
+/**
+ * Where the backend modules were loaded from.
+ */
+modulesDir?: string, 
+/**
+ * GPUs first, in the order llama.cpp uses them; the CPU last.
+ */
+devices: Array<ComputeDevice>, problems: Array<BackendProblem>, };
+
 export type Offload = { 
 /**
  * The backend of the device holding the offloaded layers (`CPU` when none are).
@@ -748,6 +780,11 @@ export const commands = {
    * saying why if the start-up load failed or was skipped (safe mode).
    */
   activeModel: (): Promise<ModelInfo | null> => invoke<ModelInfo | null>('active_model'),
+  /**
+   * The compute devices the engine found (GPUs first, the CPU last), and each backend it could
+   * not use with the reason: asked of the engine process, where a failing driver costs only it.
+   */
+  computeDevices: (): Promise<DeviceReport> => invoke<DeviceReport>('compute_devices'),
   getLoadSettings: (): Promise<LoadSettings> => invoke<LoadSettings>('get_load_settings'),
   /**
    * Saves the loaded model's load settings; they apply at its next load (`reload_model`).

@@ -374,6 +374,7 @@ describe('Memory: the loaded model and the chats\' caches', () => {
       await page.keyboard.press('Escape');
       const group = await modelGroup(page);
       await group.getByTestId('memory-parts').filter({ hasText: 'chat caches 30 MB' }).waitFor();
+      await group.getByTestId('device').filter({ hasText: 'AMD EPYC' }).waitFor();
       await shot(page, `memory-settings`, { dir: '/tmp', mouse: [300, 600] });
     });
   });
@@ -382,12 +383,26 @@ describe('Memory: the loaded model and the chats\' caches', () => {
 describe('Screenshots', () => {
   test('the device line of a model on a GPU, and one that fell back to the CPU (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
     const gpu = { backend: 'CUDA', device: 'NVIDIA H200', gpuLayers: 30, totalLayers: 30, label: 'NVIDIA H200 (CUDA): all 30 layers' };
-    await inBothSchemes({ ...CHATS, offload: gpu }, async (page) => {
+    const devices = {
+      devices: [
+        { name: 'CUDA0', description: 'NVIDIA H200', backend: 'CUDA', kind: 'gpu', freeBytes: 149_557_477_376, totalBytes: 150_109_880_320 },
+        { name: 'CPU', description: 'Intel(R) Xeon(R) Processor', backend: 'CPU', kind: 'cpu', freeBytes: 135_148_564_480, totalBytes: 135_148_564_480 },
+      ],
+      problems: [{ module: 'libggml-vulkan.so', reason: 'cannot be loaded: libvulkan.so.1: cannot open shared object file: No such file or directory' }],
+    };
+    await inBothSchemes({ ...CHATS, offload: gpu, devices }, async (page) => {
       await loadedInHeader(page, MODEL.name);
       await openMenu(page);
       await page.getByTestId('model-device').filter({ hasText: gpu.label }).waitFor();
       assert.equal(await text(page.getByTestId('model-backend')), 'CUDA');
       await shot(page, `chatmodel-device-gpu`, { dir: OUTPUT, mouse: [300, 600] });
+      await page.keyboard.press('Escape');
+      await page.getByTestId('open-settings').click();
+      const group = page.getByTestId('model-group');
+      await group.getByTestId('device').filter({ hasText: 'NVIDIA H200' }).waitFor();
+      await group.getByTestId('device-problem').filter({ hasText: 'libvulkan.so.1' }).waitFor();
+      await group.getByTestId('devices').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await shot(page, `chatmodel-devices-settings`, { dir: OUTPUT, mouse: [300, 600] });
     });
     const fellBack = {
       backend: 'CPU', device: 'AMD Ryzen 7 7700', gpuLayers: 0, totalLayers: 32, label: 'On the CPU (AMD Ryzen 7 7700)',

@@ -148,6 +148,11 @@ export function installMockTauri(config) {
     cacheFileBytes: config.cacheFileBytes ?? 31_457_280,
     /** What one token of the loaded model's context takes in its KV cache (its `kvBytes`: every cell, allocated at load). */
     kvBytesPerToken: config.kvBytesPerToken ?? 32_768,
+    // The engine's compute devices (`compute_devices`).
+    devices: config.devices ?? {
+      devices: [{ name: 'CPU', description: 'AMD EPYC', backend: 'CPU', kind: 'cpu', freeBytes: 24_000_000_000, totalBytes: 25_000_000_000 }],
+      problems: [],
+    },
     // Where a loaded model's layers are, as the engine says (`Offload`).
     offload: config.offload ?? { backend: 'CPU', device: 'AMD EPYC', gpuLayers: 0, totalLayers: 30, label: 'On the CPU (AMD EPYC)' },
     /** The budgets for the caches (MB of 2^20 bytes) and the idle minutes, and those of every set_chat_cache_budgets call. */
@@ -2000,6 +2005,8 @@ export function installMockTauri(config) {
         return prefillDraft(payload);
       case 'chat_cache_usage':
         return cacheUsage();
+      case 'compute_devices':
+        return clone(state.devices);
       case 'set_chat_cache_budgets':
         return setCacheBudgets(payload);
       case 'clear_chat_caches':
