@@ -12,8 +12,10 @@
 mod cause;
 mod child;
 mod process_end;
+mod program;
 pub mod protocol;
 mod supervisor;
 
 pub use child::{HOST_ARG, TEST_HOOKS_ENV, serve_if_asked, serve_stdio};
-pub use supervisor::{Engine, HostProgram, QUIT_WAIT, STOP_ANSWER};
+pub use program::HostProgram;
+pub use supervisor::{Engine, QUIT_WAIT, STOP_ANSWER};

@@ -5,7 +5,6 @@
 //! the engine process sees its stdin close and exits.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,14 +16,17 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{
-    BackendError, BackendProblem, CacheBudgets, CancelFlag, ChatBackend, DeviceReport, FinishReason, GenEvent, LoadParams, ModelInfo,
-    ReplyRequest, ReplyStats, ReplyStream,
+    BackendError, CacheBudgets, CancelFlag, ChatBackend, DeviceReport, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest,
+    ReplyStats, ReplyStream,
 };
 use hearth_gguf::ValidatedGguf;
 
 use super::cause::LastLines;
-use super::child::{HOST_ARG, TEST_HOOKS_ENV};
 use super::process_end::{Exit, read_replies, spawn_stderr_reader};
+use super::program::HostProgram;
+
+mod devices;
+mod watchdog;
 use super::protocol::{FrameError, FrameWriter, FromHost, ReplySpec, RequestId, ToHost, encode};
 use crate::local::{Progress, validate_off_thread};
 use crate::{EngineError, HeldMemory};
@@ -36,44 +38,6 @@ pub const STOP_ANSWER: Duration = Duration::from_secs(1);
 pub const WEDGED_AFTER: Duration = Duration::from_secs(30);
 /// Quitting never waits longer than this for the engine process.
 pub const QUIT_WAIT: Duration = Duration::from_secs(2);
-const WATCHDOG_TICK: Duration = Duration::from_millis(50);
-
-/// The program run as the engine process: by default this very binary with [`HOST_ARG`]
-/// (the app and `hearth-cli` serve it from `main`), or `HEARTH_ENGINE_HOST` if set.
-#[derive(Debug, Clone)]
-pub struct HostProgram {
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-    pub env: Vec<(OsString, OsString)>,
-    /// How long after Stop an engine still busy with the request counts as wedged.
-    pub wedged_after: Duration,
-}
-
-impl HostProgram {
-    /// `program` started with [`HOST_ARG`].
-    pub fn new(program: impl Into<PathBuf>) -> Self {
-        HostProgram { program: program.into(), args: vec![HOST_ARG.into()], env: Vec::new(), wedged_after: WEDGED_AFTER }
-    }
-
-    pub fn from_env() -> Self {
-        match std::env::var_os("HEARTH_ENGINE_HOST") {
-            Some(program) => HostProgram::new(program),
-            None => HostProgram::new(std::env::current_exe().unwrap_or_else(|_| "hearth".into())),
-        }
-    }
-
-    /// Keeps chats' KV caches on disk in `dir` (see [`crate::kv_memory`]).
-    pub fn with_kv_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.env.push((crate::kv_memory::KV_DIR_ENV.into(), dir.into().into_os_string()));
-        self
-    }
-
-    /// Honours the test-only requests (`Engine::abort_for_test`).
-    pub fn with_test_hooks(mut self) -> Self {
-        self.env.push((TEST_HOOKS_ENV.into(), "1".into()));
-        self
-    }
-}
 
 /// Handle to the supervised engine process. Cloning is cheap; the process ends when the last
 /// handle is dropped or [`Engine::shutdown`] is called.
@@ -170,7 +134,10 @@ impl Engine {
             }
         }
         let watched = Arc::downgrade(&shared);
-        thread::Builder::new().name("engine-watchdog".into()).spawn(move || watchdog(watched)).expect("cannot spawn the engine watchdog");
+        thread::Builder::new()
+            .name("engine-watchdog".into())
+            .spawn(move || watchdog::watchdog(watched))
+            .expect("cannot spawn the engine watchdog");
         Engine { shared }
     }
 
@@ -269,29 +236,6 @@ impl Engine {
         if let Some(host) = &state.host {
             let _ = host.send(&ToHost::CacheBudgets { budgets });
         }
-    }
-
-    /// The compute devices the engine process found (starting one if none runs), and the
-    /// backends it could not use.
-    pub async fn devices(&self) -> DeviceReport {
-        let answer = {
-            let mut state = self.shared.lock();
-            if let Some(report) = &state.devices {
-                return report.clone();
-            }
-            if state.host.is_none()
-                && let Err(e) = self.shared.start_host(&mut state)
-            {
-                return DeviceReport {
-                    problems: vec![BackendProblem { module: "engine".into(), reason: e.to_string() }],
-                    ..DeviceReport::default()
-                };
-            }
-            let (waiter, answer) = oneshot::channel();
-            state.device_waiters.push(waiter);
-            answer
-        };
-        answer.await.unwrap_or_default()
     }
 
     /// What the engine process holds in RAM besides the model in use: chats' caches and models
@@ -567,18 +511,7 @@ impl Shared {
                     let _ = done.send(());
                 }
             }
-            FromHost::Devices { mut report } => {
-                if let Some(cause) = &state.gpu_off {
-                    report.problems.push(BackendProblem {
-                        module: "GPU backends".into(),
-                        reason: format!("turned off after the engine died loading them ({cause}); the CPU took over"),
-                    });
-                }
-                for waiter in state.device_waiters.drain(..) {
-                    let _ = waiter.send(report.clone());
-                }
-                state.devices = Some(report);
-            }
+            FromHost::Devices { report } => state.record_devices(report),
             FromHost::Usage { id, held } => {
                 if let Some(Pending::Usage(reply)) = state.pending.remove(&id) {
                     let _ = reply.send(held);
@@ -624,24 +557,7 @@ impl Shared {
             return;
         }
         tracing::error!(%cause, "the engine process died");
-        if state.devices.is_none() {
-            if state.gpu_off.is_none() {
-                // It died before its backends were loaded: start the next one on the CPU alone.
-                tracing::error!(%cause, "the engine died loading its compute backends; GPU backends are turned off");
-                state.gpu_off = Some(cause.clone());
-            } else {
-                let report = DeviceReport {
-                    problems: vec![BackendProblem {
-                        module: "libggml-cpu.so".into(),
-                        reason: format!("the engine died loading it: {cause}"),
-                    }],
-                    ..DeviceReport::default()
-                };
-                for waiter in state.device_waiters.drain(..) {
-                    let _ = waiter.send(report.clone());
-                }
-            }
-        }
+        state.died_before_devices(&cause);
         state.last_crash = Some(cause);
         if crashed_loading {
             // That file or those settings crash llama.cpp: do not load them again by ourselves.
@@ -710,59 +626,5 @@ impl Shared {
 impl Drop for Shared {
     fn drop(&mut self) {
         self.shutdown();
-    }
-}
-
-/// Every tick: forwards Stop to the engine, answers a stopped reply itself if the engine has
-/// not within [`STOP_ANSWER`], and kills an engine wedged on a stopped request.
-fn watchdog(shared: Weak<Shared>) {
-    loop {
-        thread::sleep(WATCHDOG_TICK);
-        let Some(shared) = shared.upgrade() else { return };
-        let mut state = shared.lock();
-        if state.shutting_down {
-            return;
-        }
-        let now = Instant::now();
-        let mut cancels = Vec::new();
-        let mut answered = Vec::new();
-        for (id, pending) in &mut state.pending {
-            if let Pending::Load { cancel, cancel_sent, .. } = pending {
-                if cancel.is_cancelled() && !*cancel_sent {
-                    *cancel_sent = true;
-                    cancels.push(*id);
-                }
-                continue;
-            }
-            let Pending::Reply { events, cancel, cancel_sent } = pending else { continue };
-            if cancel.is_cancelled() || events.is_closed() {
-                match cancel_sent {
-                    None => {
-                        *cancel_sent = Some(now);
-                        cancels.push(*id);
-                    }
-                    Some(sent) if now - *sent >= STOP_ANSWER => answered.push(*id),
-                    Some(_) => {}
-                }
-            }
-        }
-        for id in answered {
-            if let Some(Pending::Reply { events, .. }) = state.pending.remove(&id) {
-                tracing::warn!(id, "the engine did not stop within a second; the reply ends here");
-                let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
-            }
-            if let Some(host) = state.host.as_mut() {
-                host.wedged_since.get_or_insert(now);
-            }
-        }
-        let Some(host) = state.host.as_mut() else { continue };
-        for id in cancels {
-            let _ = host.send(&ToHost::Cancel { id });
-        }
-        if !host.killed_as_wedged && host.wedged_since.is_some_and(|since| now - since >= shared.program.wedged_after) {
-            tracing::error!(pid = host.pid, "the engine is stuck on a stopped request; restarting it");
-            host.killed_as_wedged = true;
-            let _ = host.child.lock().expect("child poisoned").kill();
-        }
     }
 }
