@@ -275,8 +275,12 @@ pub enum BackendError {
     DraftModel { path: String, reason: String },
     /// The engine process died under the reply; the supervisor starts a new one and reloads
     /// the model, so the next reply works.
-    #[error("{cause}. The text so far is kept; the model was loaded again, so Continue or Regenerate works")]
+    #[error("{cause}. The text so far is kept; the model is loaded again, so Continue or Regenerate works")]
     EngineCrashed { cause: String },
+    /// The engine process keeps dying: the next one starts after a wait, and nothing is sent to
+    /// it until then (a loop of failing requests cannot spin the machine).
+    #[error("{cause}; it starts again in {retry_after_s} s, try again then")]
+    EngineRestarting { cause: String, retry_after_s: u64 },
     #[error(transparent)]
     Provider(#[from] ProviderError),
 }

@@ -38,6 +38,9 @@ pub enum EngineError {
     LoadCancelled { path: String },
     #[error("the engine stopped unexpectedly; restart Hearth")]
     Gone,
+    /// The engine keeps dying; the words say when it starts again.
+    #[error("{0}")]
+    Restarting(String),
     #[error("invalid load settings: {0}")]
     InvalidSettings(String),
     #[error("benchmark failed: {0}")]

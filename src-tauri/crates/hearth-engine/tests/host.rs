@@ -7,6 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use hearth_core::{BackendError, CancelFlag, ChatBackend, GenEvent, ReplyRequest};
+use hearth_engine::host::RestartBackoff;
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use common::{greedy, loaded_engine, reply, user};
@@ -50,7 +51,7 @@ async fn an_abort_in_the_engine_costs_one_reply_and_says_why() {
     let BackendError::EngineCrashed { cause } = &error else { panic!("{error:?}") };
     // llama.cpp's own words, from its last line on stderr.
     assert_eq!(cause, "the model crashed: GGML_ASSERT(engine test hook) failed in hearth-test-hook.c:1");
-    assert!(error.to_string().contains("the model was loaded again"), "{error}");
+    assert!(error.to_string().contains("the model is loaded again"), "{error}");
     assert_eq!(engine.last_crash().as_deref(), Some(cause.as_str()));
 
     // A new process, the same model, and the next reply works.
@@ -85,6 +86,43 @@ async fn a_killed_engine_is_started_again() {
         matches!(&error, BackendError::EngineCrashed { cause } if cause.contains("killed (SIGKILL)") && cause.contains("out of memory")),
         "{error:?}"
     );
+    next_reply_works(&engine).await;
+}
+
+/// Crashes in a row make the restart wait: a request in the meantime is refused in words with
+/// the wait (nothing reaches a process), and the engine comes back by itself when it is over.
+#[tokio::test]
+async fn an_engine_that_keeps_dying_restarts_after_a_wait() {
+    let mut program = HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host")).with_test_hooks();
+    program.restart_backoff = RestartBackoff { free_restarts: 1, first_wait: Duration::from_secs(2), ..RestartBackoff::default() };
+    let engine = Engine::spawn_with(program);
+    let params = LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() };
+    engine.load(&common::model_path(), params).await.unwrap();
+
+    // The first crash is answered by a restart at once.
+    let (_, error) = die_mid_reply(&engine, Engine::abort_for_test).await;
+    assert!(matches!(&error, BackendError::EngineCrashed { cause } if !cause.contains("starts again in")), "{error:?}");
+    next_reply_works(&engine).await;
+
+    // The second in a row waits, and says so.
+    let (_, error) = die_mid_reply(&engine, Engine::abort_for_test).await;
+    let died = Instant::now();
+    let BackendError::EngineCrashed { cause } = &error else { panic!("{error:?}") };
+    assert!(cause.ends_with("The engine has died 2 times in a row, so it starts again in 2 s"), "{cause}");
+    assert_eq!(engine.host_pid(), None, "no process runs during the wait");
+    let request = ReplyRequest::new(user("Hello"), greedy(4), CancelFlag::new());
+    let Err(refused @ BackendError::EngineRestarting { retry_after_s: 1..=2, .. }) = engine.start_reply(request) else {
+        panic!("a request during the wait was taken")
+    };
+    assert!(refused.to_string().starts_with("the engine has died 2 times in a row (last: the model crashed"), "{refused}");
+    assert_eq!(engine.host_pid(), None, "the refused request started no process");
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while engine.host_pid().is_none() {
+        assert!(Instant::now() < deadline, "the engine never came back");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(died.elapsed() >= Duration::from_millis(1900), "restarted after {:?}", died.elapsed());
     next_reply_works(&engine).await;
 }
 

@@ -19,12 +19,22 @@ pub struct ApiError {
     pub kind: &'static str,
     pub param: Option<String>,
     pub code: Option<&'static str>,
+    /// Seconds to wait before asking again, sent as `Retry-After`.
+    #[serde(skip)]
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
     /// 400: the request itself is wrong; `param` names the field when one is at fault.
     pub fn invalid(param: Option<&str>, message: impl Into<String>) -> Self {
-        ApiError { status: 400, message: message.into(), kind: "invalid_request_error", param: param.map(str::to_owned), code: None }
+        ApiError {
+            status: 400,
+            message: message.into(),
+            kind: "invalid_request_error",
+            param: param.map(str::to_owned),
+            code: None,
+            retry_after: None,
+        }
     }
 
     pub fn with_code(mut self, code: &'static str) -> Self {
@@ -39,12 +49,13 @@ impl ApiError {
             kind: "invalid_request_error",
             param: None,
             code: Some("invalid_api_key"),
+            retry_after: None,
         }
     }
 
     /// 403: who asks (a web page, a name that is not this machine's) may not use the server.
     pub fn forbidden(message: impl Into<String>) -> Self {
-        ApiError { status: 403, message: message.into(), kind: "invalid_request_error", param: None, code: Some("forbidden") }
+        ApiError { status: 403, code: Some("forbidden"), ..ApiError::invalid(None, message) }
     }
 
     pub fn model_not_found(model: &str, loaded: Option<&str>) -> Self {
@@ -52,7 +63,7 @@ impl ApiError {
             Some(loaded) => format!("the model `{model}` does not exist here: the loaded model is `{loaded}` (GET /v1/models lists it)"),
             None => format!("the model `{model}` cannot be used: no model is loaded in Hearth"),
         };
-        ApiError { status: 404, message, kind: "invalid_request_error", param: Some("model".into()), code: Some("model_not_found") }
+        ApiError { status: 404, code: Some("model_not_found"), ..ApiError::invalid(Some("model"), message) }
     }
 
     /// A model of the library that a request asked for did not load.
@@ -61,11 +72,16 @@ impl ApiError {
     }
 
     pub fn not_found(path: &str) -> Self {
-        ApiError { status: 404, message: format!("there is no endpoint at {path}"), kind: "invalid_request_error", param: None, code: None }
+        ApiError { status: 404, ..ApiError::invalid(None, format!("there is no endpoint at {path}")) }
     }
 
     pub fn server(message: impl Into<String>) -> Self {
-        ApiError { status: 500, message: message.into(), kind: "server_error", param: None, code: None }
+        ApiError { status: 500, kind: "server_error", ..ApiError::invalid(None, message) }
+    }
+
+    /// 503: the server cannot answer now; a client may ask again after `retry_after` seconds.
+    pub fn unavailable(message: impl Into<String>, retry_after: Option<u64>) -> Self {
+        ApiError { status: 503, retry_after, ..ApiError::server(message) }
     }
 
     /// The `data:` payload of an error in the middle of a stream.
@@ -80,7 +96,8 @@ impl From<BackendError> for ApiError {
             BackendError::ContextOverflow { .. } => ApiError::invalid(Some("messages"), e.to_string()).with_code("context_length_exceeded"),
             BackendError::InvalidRequest(message) => ApiError::invalid(None, message),
             BackendError::DraftModel { .. } => ApiError::invalid(None, e.to_string()),
-            BackendError::NoModel => ApiError { status: 503, ..ApiError::server(e.to_string()) },
+            BackendError::NoModel => ApiError::unavailable(e.to_string(), None),
+            BackendError::EngineRestarting { retry_after_s, .. } => ApiError::unavailable(e.to_string(), Some(retry_after_s)),
             other => ApiError::server(other.to_string()),
         }
     }
@@ -89,6 +106,30 @@ impl From<BackendError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (status, Json(self.body())).into_response()
+        let retry_after = self.retry_after.map(|seconds| [(axum::http::header::RETRY_AFTER, seconds.to_string())]);
+        (status, retry_after, Json(self.body())).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_errors_get_openai_statuses_and_a_wait_when_one_is_known() {
+        let restarting = BackendError::EngineRestarting { cause: "the engine has died 3 times in a row".into(), retry_after_s: 4 };
+        // (error, status, Retry-After)
+        let cases = [
+            (BackendError::NoModel, 503, None),
+            (restarting, 503, Some("4")),
+            (BackendError::ContextOverflow { tokens: 9, n_ctx: 8 }, 400, None),
+            (BackendError::EngineCrashed { cause: "killed".into() }, 500, None),
+        ];
+        for (error, status, retry_after) in cases {
+            let response = ApiError::from(error.clone()).into_response();
+            assert_eq!(response.status().as_u16(), status, "{error:?}");
+            let header = response.headers().get(axum::http::header::RETRY_AFTER).map(|v| v.to_str().unwrap());
+            assert_eq!(header, retry_after, "{error:?}");
+        }
     }
 }

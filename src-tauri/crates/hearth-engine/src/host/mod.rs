@@ -18,4 +18,4 @@ mod supervisor;
 
 pub use child::{HOST_ARG, TEST_HOOKS_ENV, serve_if_asked, serve_stdio};
 pub use program::HostProgram;
-pub use supervisor::{Engine, QUIT_WAIT, STOP_ANSWER};
+pub use supervisor::{Engine, QUIT_WAIT, RestartBackoff, STOP_ANSWER};

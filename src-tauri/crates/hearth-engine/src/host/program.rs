@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::child::{HOST_ARG, TEST_HOOKS_ENV};
-use super::supervisor::WEDGED_AFTER;
+use super::supervisor::{RestartBackoff, WEDGED_AFTER};
 
 /// The program run as the engine process: by default this very binary with [`HOST_ARG`]
 /// (the app and `hearth-cli` serve it from `main`), or `HEARTH_ENGINE_HOST` if set.
@@ -16,12 +16,20 @@ pub struct HostProgram {
     pub env: Vec<(OsString, OsString)>,
     /// How long after Stop an engine still busy with the request counts as wedged.
     pub wedged_after: Duration,
+    /// How restarts wait after crashes in a row.
+    pub restart_backoff: RestartBackoff,
 }
 
 impl HostProgram {
     /// `program` started with [`HOST_ARG`].
     pub fn new(program: impl Into<PathBuf>) -> Self {
-        HostProgram { program: program.into(), args: vec![HOST_ARG.into()], env: Vec::new(), wedged_after: WEDGED_AFTER }
+        HostProgram {
+            program: program.into(),
+            args: vec![HOST_ARG.into()],
+            env: Vec::new(),
+            wedged_after: WEDGED_AFTER,
+            restart_backoff: RestartBackoff::default(),
+        }
     }
 
     pub fn from_env() -> Self {

@@ -25,11 +25,14 @@ use super::cause::LastLines;
 use super::process_end::{Exit, read_replies, spawn_stderr_reader};
 use super::program::HostProgram;
 
+mod backoff;
 mod devices;
 mod watchdog;
 use super::protocol::{FrameError, FrameWriter, FromHost, ReplySpec, RequestId, ToHost, encode};
 use crate::local::{Progress, validate_off_thread};
 use crate::{EngineError, HeldMemory};
+pub use backoff::RestartBackoff;
+use backoff::{CrashStreak, waiting_words};
 
 /// A reply asked to stop is answered within this, whatever the engine is doing.
 pub const STOP_ANSWER: Duration = Duration::from_secs(1);
@@ -64,6 +67,8 @@ struct State {
     aside: Option<CancelFlag>,
     /// Why the last engine process died, if one did.
     last_crash: Option<String>,
+    /// Crashes in a row, and when the next process may start.
+    crashes: CrashStreak,
     /// The user's budgets for chats' caches, sent to every engine process once set.
     cache_budgets: Option<CacheBudgets>,
     shutting_down: bool,
@@ -83,6 +88,7 @@ struct State {
 struct Host {
     epoch: u64,
     pid: u32,
+    started: Instant,
     child: Arc<Mutex<Child>>,
     /// Frames' bodies, measured (`encode`), for the writer thread.
     frames: Sender<Vec<u8>>,
@@ -206,7 +212,7 @@ impl Engine {
         let id = self.shared.id();
         let request = ToHost::Load { id, path: path.clone(), params: params.clone(), progress: progress.is_some() };
         let pending = Pending::Load { reply: Some(reply), progress, path, params, cancel, cancel_sent: false };
-        self.shared.submit(id, pending, request).map_err(|_| EngineError::Gone)?;
+        self.shared.submit(id, pending, request)?;
         answer.await.map_err(|_| EngineError::Gone)?
     }
 
@@ -262,7 +268,7 @@ impl Engine {
     pub async fn unload(&self) -> Result<(), EngineError> {
         let (done, unloaded) = oneshot::channel();
         let id = self.shared.id();
-        self.shared.submit(id, Pending::Unload(done), ToHost::Unload { id }).map_err(|_| EngineError::Gone)?;
+        self.shared.submit(id, Pending::Unload(done), ToHost::Unload { id })?;
         unloaded.await.map_err(|_| EngineError::Gone)
     }
 
@@ -308,6 +314,10 @@ impl Engine {
         self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|e| match e {
             // This request alone: the pipe and every other reply carry on.
             SubmitError::Frame(e) => BackendError::InvalidRequest(format!("{e}: shorten the conversation")),
+            SubmitError::Waiting { wait, streak, cause } => BackendError::EngineRestarting {
+                cause: format!("the engine has died {streak} times in a row (last: {cause})"),
+                retry_after_s: wait,
+            },
             SubmitError::Start(_) => BackendError::EngineGone,
         })?;
         Ok(ReplyStream { model, events: receiver })
@@ -355,6 +365,18 @@ enum SubmitError {
     /// The request cannot be framed (too long): refused before it reaches the pipe.
     #[error(transparent)]
     Frame(FrameError),
+    /// The engine keeps dying: the next process starts in `wait` seconds.
+    #[error("the engine has died {streak} times in a row (last: {cause}); it starts again in {wait} s")]
+    Waiting { wait: u64, streak: u32, cause: String },
+}
+
+impl From<SubmitError> for EngineError {
+    fn from(e: SubmitError) -> Self {
+        match e {
+            SubmitError::Waiting { .. } => EngineError::Restarting(e.to_string()),
+            SubmitError::Start(_) | SubmitError::Frame(_) => EngineError::Gone,
+        }
+    }
 }
 
 impl Shared {
@@ -378,14 +400,24 @@ impl Shared {
         if state.shutting_down {
             return Err(StartError { program: self.program.program.display().to_string(), reason: "Hearth is quitting".into() }.into());
         }
-        if state.host.is_none() {
-            self.start_host(state)?;
-        }
+        self.ensure_host(state)?;
         let host = state.host.as_ref().expect("just started");
         state.pending.insert(id, pending);
         state.last_used = Some(Instant::now());
         let _ = host.frames.send(frame); // If the process is dying, its reader fails `pending`.
         Ok(())
+    }
+
+    /// Starts an engine process if none runs, unless restarts are backing off.
+    fn ensure_host(&self, state: &mut State) -> Result<(), SubmitError> {
+        if state.host.is_some() {
+            return Ok(());
+        }
+        if let Some(wait) = state.crashes.waiting(Instant::now()) {
+            let cause = state.last_crash.clone().unwrap_or_default();
+            return Err(SubmitError::Waiting { wait: wait.as_secs_f32().ceil() as u64, streak: state.crashes.streak(), cause });
+        }
+        Ok(self.start_host(state)?)
     }
 
     /// Starts an engine process and the threads that serve it.
@@ -436,7 +468,7 @@ impl Shared {
         if let Some(budgets) = state.cache_budgets {
             let _ = frames.send(encode(&ToHost::CacheBudgets { budgets }).expect("a few numbers fit a frame"));
         }
-        state.host = Some(Host { epoch, pid, child, frames, wedged_since: None, killed_as_wedged: false });
+        state.host = Some(Host { epoch, pid, started: Instant::now(), child, frames, wedged_since: None, killed_as_wedged: false });
         state.devices = None;
         Ok(())
     }
@@ -531,15 +563,22 @@ impl Shared {
             cause
         };
         let quitting = state.shutting_down;
+        let wait = if quitting {
+            Duration::ZERO
+        } else {
+            state.crashes.record(&self.program.restart_backoff, host.started.elapsed(), Instant::now())
+        };
+        // What the replies that died are told: the cause, and the wait if there is one.
+        let told = if wait.is_zero() { cause.clone() } else { waiting_words(&cause, state.crashes.streak(), wait) };
         let mut crashed_loading = false;
         for (_, pending) in state.pending.drain() {
             match pending {
                 Pending::Reply { events, .. } => {
-                    let _ = events.send(GenEvent::Failed(BackendError::EngineCrashed { cause: cause.clone() }));
+                    let _ = events.send(GenEvent::Failed(BackendError::EngineCrashed { cause: told.clone() }));
                 }
                 Pending::Load { reply, path, .. } => {
                     crashed_loading = true;
-                    let error = EngineError::Crashed { path: path.display().to_string(), cause: cause.clone() };
+                    let error = EngineError::Crashed { path: path.display().to_string(), cause: told.clone() };
                     match reply {
                         Some(reply) => {
                             let _ = reply.send(Err(error));
@@ -556,7 +595,7 @@ impl Shared {
         if quitting {
             return;
         }
-        tracing::error!(%cause, "the engine process died");
+        tracing::error!(cause = %told, "the engine process died");
         state.died_before_devices(&cause);
         state.last_crash = Some(cause);
         if crashed_loading {
@@ -564,7 +603,14 @@ impl Shared {
             state.loaded = None;
             state.model = None;
         }
-        if let Err(e) = self.start_host(&mut state) {
+        if wait.is_zero() {
+            self.restart(&mut state);
+        } // Else the watchdog restarts it when the wait is over.
+    }
+
+    /// Starts a new engine process after a crash and loads the model again in it.
+    fn restart(&self, state: &mut State) {
+        if let Err(e) = self.start_host(state) {
             tracing::error!(error = %e, "the engine process could not be started again");
             state.loaded = None;
             return;
@@ -574,7 +620,7 @@ impl Shared {
             let id = self.id();
             let request = ToHost::Load { id, path: path.clone(), params: params.clone(), progress: false };
             let pending = Pending::Load { reply: None, progress: None, path, params, cancel: CancelFlag::new(), cancel_sent: false };
-            let _ = self.submit_locked(&mut state, id, pending, request);
+            let _ = self.submit_locked(state, id, pending, request);
         }
     }
 

@@ -17,9 +17,7 @@ impl Engine {
             if let Some(report) = &state.devices {
                 return report.clone();
             }
-            if state.host.is_none()
-                && let Err(e) = self.shared.start_host(&mut state)
-            {
+            if let Err(e) = self.shared.ensure_host(&mut state) {
                 return DeviceReport {
                     problems: vec![BackendProblem { module: "engine".into(), reason: e.to_string() }],
                     ..DeviceReport::default()

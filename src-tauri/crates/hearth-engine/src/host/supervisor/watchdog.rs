@@ -53,6 +53,9 @@ pub(super) fn watchdog(shared: Weak<Shared>) {
                 host.wedged_since.get_or_insert(now);
             }
         }
+        if state.host.is_none() && state.crashes.due(now) {
+            shared.restart(&mut state); // The wait after crashes in a row is over.
+        }
         let Some(host) = state.host.as_mut() else { continue };
         for id in cancels {
             let _ = host.send(&ToHost::Cancel { id });
