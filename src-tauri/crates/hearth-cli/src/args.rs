@@ -160,6 +160,8 @@ pub struct ServeArgs {
     pub models_dir: Option<PathBuf>,
     /// Web origins whose pages may call the server (`--allow-origin`, repeatable).
     pub allowed_origins: Vec<String>,
+    /// Requests in flight (`--queue`) and how long a request may take to arrive (`--read-timeout`).
+    pub limits: hearth_server::Limits,
 }
 
 impl ServeArgs {
@@ -169,6 +171,7 @@ impl ServeArgs {
         let mut api_key = std::env::var("HEARTH_SERVER_KEY").ok();
         let mut models_dir = None;
         let mut allowed_origins = Vec::new();
+        let mut limits = hearth_server::Limits::default();
         let mut rest = Vec::new();
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -179,6 +182,14 @@ impl ServeArgs {
                 "--api-key" => api_key = Some(value()?),
                 "--models-dir" => models_dir = Some(PathBuf::from(value()?)),
                 "--allow-origin" => allowed_origins.push(value()?),
+                "--queue" => limits.queued_requests = number::<usize>("queue", &value()?)?.max(1),
+                "--read-timeout" => {
+                    let seconds: f32 = value()?.parse().map_err(|_| "--read-timeout expects seconds, e.g. 30".to_owned())?;
+                    limits.read_timeout = std::time::Duration::try_from_secs_f32(seconds)
+                        .ok()
+                        .filter(|t| !t.is_zero())
+                        .ok_or("--read-timeout expects a positive number of seconds")?;
+                }
                 _ => rest.push(arg.clone()),
             }
         }
@@ -188,7 +199,17 @@ impl ServeArgs {
                 "serve takes --model PATH with load and sampling flags; --provider, --db, --chat, --system and --fresh are chat's".into()
             );
         }
-        Ok(ServeArgs { model: chat.model, load: chat.load, sampling: chat.sampling, host, port, api_key, models_dir, allowed_origins })
+        Ok(ServeArgs {
+            model: chat.model,
+            load: chat.load,
+            sampling: chat.sampling,
+            host,
+            port,
+            api_key,
+            models_dir,
+            allowed_origins,
+            limits,
+        })
     }
 }
 

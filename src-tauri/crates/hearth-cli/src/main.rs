@@ -33,7 +33,7 @@ const USAGE: &str = "usage:
   hearth-cli models list | inspect PATH | search QUERY | pull REPO FILE
   hearth-cli devices [--json]
   hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY]
-                   [--allow-origin ORIGIN] [load flags] [sampling flags]
+                   [--allow-origin ORIGIN] [--queue 64] [--read-timeout 30] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
                    [--sections LIST] [--compare FILE] [--record FILE]
   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
@@ -63,7 +63,11 @@ loopback only; --host 0.0.0.0 (the network) needs --api-key (or HEARTH_SERVER_KE
 send as `Authorization: Bearer KEY`. Web pages cannot use it: on loopback only requests addressed
 to localhost/127.0.0.1/[::1] are served (no DNS rebinding), a request from a page of another
 origin is refused unless --allow-origin ORIGIN (e.g. https://chat.example.org, or *) names it,
-and a body must be sent as `Content-Type: application/json`.
+and a body must be sent as `Content-Type: application/json`. Bounds: at most --queue requests are
+answered or waiting at once (more get 429 with Retry-After), a request's headers and then its body
+must each arrive within --read-timeout seconds (an idle connection is closed after it), bodies over
+8 MiB get 413, and names, stop strings, logit biases, grammars and schemas have caps (400 naming
+the field).
 With --models-dir a request may name any .gguf file of that folder (its name without .gguf;
 GET /v1/models lists them): it is loaded when asked for, once the replies of the model before it
 have ended. Up to four requests are decoded together.

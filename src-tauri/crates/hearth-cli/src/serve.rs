@@ -26,7 +26,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     // Scripts (and the tests) read the address from this line.
     eprintln!("{} loaded; OpenAI-compatible API at http://{addr}/v1 (model id \"{}\")", info.name, info.name);
-    let mut state = ServerState::new(engine.clone(), &config, hearth_server::RequestLog::default());
+    let mut state = ServerState::new(engine.clone(), &config, hearth_server::RequestLog::default()).with_limits(args.limits);
     if let Some(dir) = args.models_dir {
         state = state.with_library(Arc::new(Folder { dir, engine: engine.clone(), load: args.load }));
     }

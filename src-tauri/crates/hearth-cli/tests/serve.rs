@@ -186,13 +186,110 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
     assert!(String::from_utf8_lossy(&first).starts_with("data: "), "{first:?}");
     drop(response);
 
-    // A hundred requests at once: each answered in full (four at a time, the rest queued).
+    // A hundred requests at once: 64 are taken (four decoded at a time, the rest queued), the
+    // others are told to come back (429), and every one taken is answered in full.
     let asks = (0..100).map(|i| post(&served.base, hello(json!({ "max_tokens": 2, "seed": i }))));
+    let mut answered = 0;
     for (status, reply) in futures_util::future::join_all(asks).await {
-        assert_eq!(status, 200, "{reply}");
-        assert_eq!(reply["object"], "chat.completion");
-        assert!(reply["usage"]["completion_tokens"].as_u64().unwrap() <= 2, "{reply}");
+        match status {
+            200 => {
+                answered += 1;
+                assert_eq!(reply["object"], "chat.completion");
+                assert!(reply["usage"]["completion_tokens"].as_u64().unwrap() <= 2, "{reply}");
+            }
+            _ => assert_eq!((status, reply["error"]["code"].as_str()), (429, Some("rate_limit_exceeded")), "{reply}"),
+        }
     }
+    assert!(answered >= 64, "{answered} answered");
+}
+
+/// The engine processes `served` has started and still runs (children of any of its threads).
+fn engine_pids(served: &Served) -> Vec<String> {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", served.child.id())).unwrap();
+    let mut pids: Vec<String> = tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|children| children.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+        .collect();
+    pids.sort();
+    pids
+}
+
+/// Floods and slow clients are bounded: requests past the queue get 429, connections that send
+/// nothing or half their headers are closed after the read timeout and hold no one else up, a
+/// body that never arrives gets 408 — and the engine process lives through all of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn floods_and_slow_clients_are_bounded_and_the_engine_lives_on() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let served = serve(&["--queue", "2", "--read-timeout", "2"]);
+    let engines = engine_pids(&served);
+    assert_eq!(engines.len(), 1, "{engines:?}");
+    let addr = served.base.trim_start_matches("http://").trim_end_matches("/v1").to_owned();
+    let ask = |stream: bool, max_tokens: u32| {
+        json!({ "model": served.model, "messages": [{ "role": "user", "content": "Tell a story." }], "max_tokens": max_tokens,
+                "stream": stream, "ignore_eos": true })
+        .to_string()
+    };
+    let open_stream = || async {
+        let mut response = client()
+            .post(format!("{}/chat/completions", served.base))
+            .header("content-type", "application/json")
+            .body(ask(true, 400))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        response.chunk().await.unwrap().unwrap();
+        response
+    };
+
+    // Two replies streaming fill the queue: the next eight are refused at once, with a wait.
+    let streams = [open_stream().await, open_stream().await];
+    let refused = (0..8).map(|_| {
+        client().post(format!("{}/chat/completions", served.base)).header("content-type", "application/json").body(ask(false, 4)).send()
+    });
+    for response in futures_util::future::join_all(refused).await {
+        let response = response.unwrap();
+        assert_eq!(response.status().as_u16(), 429);
+        assert_eq!(response.headers()["retry-after"], "1");
+        let error: Value = response.json().await.unwrap();
+        assert!(error["error"]["message"].as_str().unwrap().contains("2 requests are being answered"), "{error}");
+    }
+    drop(streams); // Their replies stop, and their places are free again.
+
+    // 200 connections that send nothing and 200 that stop mid-headers: an ordinary request is
+    // still answered, and each of them is closed once the read timeout has passed.
+    let mut idle = Vec::new();
+    for i in 0..400 {
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        if i % 2 == 1 {
+            tcp.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.unwrap();
+        }
+        idle.push(tcp);
+    }
+    let (status, reply) = post(&served.base, ask(false, 4)).await;
+    assert_eq!(status, 200, "{reply}");
+    let closed = idle.into_iter().map(|mut tcp| async move {
+        let mut rest = Vec::new();
+        tokio::time::timeout(Duration::from_secs(8), tcp.read_to_end(&mut rest)).await.is_ok()
+    });
+    let closed = futures_util::future::join_all(closed).await;
+    assert!(closed.iter().all(|&c| c), "{} of 400 connections were still open", closed.iter().filter(|&&c| !c).count());
+
+    // A body that stops short of its length: 408 once the read timeout has passed.
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":";
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(8), slow.read(&mut answer)).await.expect("no answer to a stalled body").unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within 2 s"), "{answer}");
+
+    // None of it reached the engine process: the same one answers the next request.
+    let (status, reply) = post(&served.base, ask(false, 4)).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(engine_pids(&served), engines, "the engine process was started again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

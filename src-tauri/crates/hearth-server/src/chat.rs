@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 
 use axum::Json;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::http::Uri;
 use axum::response::sse::{Event, Sse};
@@ -24,6 +24,7 @@ use crate::error::ApiError;
 use crate::library::ModelLease;
 use crate::log::Entry;
 use crate::request::{ChatRequest, CompletionRequest};
+use crate::serve::QueueSlot;
 use crate::{Exchange, OnExchange, ServerState, unix_now};
 
 pub async fn models(State(state): State<ServerState>) -> Json<Value> {
@@ -39,17 +40,23 @@ pub async fn no_such_endpoint(uri: Uri) -> ApiError {
     ApiError::not_found(uri.path())
 }
 
-pub async fn chat_completions(state: State<ServerState>, client: ConnectInfo<SocketAddr>, body: Bytes) -> Response {
+pub async fn chat_completions(state: State<ServerState>, client: ConnectInfo<SocketAddr>, body: Body) -> Response {
     respond(state, client, body, Shape::Chat).await
 }
 
-pub async fn completions(state: State<ServerState>, client: ConnectInfo<SocketAddr>, body: Bytes) -> Response {
+pub async fn completions(state: State<ServerState>, client: ConnectInfo<SocketAddr>, body: Body) -> Response {
     respond(state, client, body, Shape::Text).await
 }
 
-async fn respond(State(state): State<ServerState>, ConnectInfo(client): ConnectInfo<SocketAddr>, body: Bytes, shape: Shape) -> Response {
+async fn respond(State(state): State<ServerState>, ConnectInfo(client): ConnectInfo<SocketAddr>, body: Body, shape: Shape) -> Response {
     let mut entry = Some(Entry::start(&state.log, client.to_string()));
-    match answer(&state, &body, shape, &mut entry).await {
+    let answered = async {
+        // A slot first: a flood is turned away before its bodies are read.
+        let slot = state.queue.enter()?;
+        let body = state.queue.read_body(body).await?;
+        answer(&state, &body, shape, &mut entry, slot).await
+    };
+    match answered.await {
         Ok(response) => response,
         Err(error) => {
             tracing::info!(%client, status = error.status, error = %error.message, "completion refused");
@@ -150,6 +157,8 @@ struct Reply {
     entry: Entry,
     /// The request and the text so far, for `on_exchange` (only when one is set).
     exchange: Option<(OnExchange, Exchange)>,
+    /// The request's place among those in flight, given back when the reply ends.
+    _slot: QueueSlot,
 }
 
 impl Reply {
@@ -177,7 +186,7 @@ impl Reply {
 }
 
 /// Answers a request; `entry` moves into the reply once the engine has accepted it.
-async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Option<Entry>) -> Result<Response, ApiError> {
+async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Option<Entry>, slot: QueueSlot) -> Result<Response, ApiError> {
     let (request, raw_prompt, logprobs) = match shape {
         Shape::Chat => {
             let request = ChatRequest::parse(body)?;
@@ -222,7 +231,7 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
     let id = format!("{prefix}-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
     tracing::info!(%id, model = %model.name, stream = request.stream, "completion");
     let entry = entry.take().expect("taken only here");
-    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange };
+    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange, _slot: slot };
     if request.stream {
         let include_usage = request.stream_options.as_ref().is_some_and(|o| o.include_usage);
         Ok(Sse::new(chunks(reply, include_usage)).into_response())

@@ -79,6 +79,17 @@ impl ApiError {
         ApiError { status: 500, kind: "server_error", ..ApiError::invalid(None, message) }
     }
 
+    /// 429: every slot for a request is taken; the client may ask again in a second.
+    pub fn too_many(slots: usize) -> Self {
+        ApiError {
+            status: 429,
+            kind: "requests",
+            code: Some("rate_limit_exceeded"),
+            retry_after: Some(1),
+            ..ApiError::invalid(None, format!("{slots} requests are being answered or waiting already: send this one again shortly"))
+        }
+    }
+
     /// 503: the server cannot answer now; a client may ask again after `retry_after` seconds.
     pub fn unavailable(message: impl Into<String>, retry_after: Option<u64>) -> Self {
         ApiError { status: 503, retry_after, ..ApiError::server(message) }

@@ -10,6 +10,7 @@ mod guard;
 mod library;
 mod log;
 mod request;
+mod serve;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -17,9 +18,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use hearth_core::{ChatMessage, ReplyStats, SamplingParams};
@@ -32,6 +31,9 @@ pub use guard::Guard;
 pub use library::{LoadFailure, ModelLibrary};
 pub use log::{RequestLog, RequestRecord};
 pub use request::{ChatRequest, CompletionRequest};
+pub use serve::Limits;
+
+use crate::serve::Queue;
 
 /// Where the server listens and who may call it.
 #[derive(Debug, Clone)]
@@ -73,6 +75,8 @@ pub struct ServerState {
     models: Models,
     /// Told of every request answered in full (the app saves them as chats when asked to).
     on_exchange: Option<OnExchange>,
+    /// The requests in flight, and the server's bounds.
+    queue: Queue,
 }
 
 /// A request answered in full: what the client sent and what the model wrote.
@@ -103,7 +107,14 @@ impl ServerState {
             log,
             models: Models::default(),
             on_exchange: None,
+            queue: Queue::new(Limits::default()),
         }
+    }
+
+    /// Serves within `limits` instead of the defaults.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.queue = Queue::new(limits);
+        self
     }
 
     /// Lets requests name any model of `library`: it is loaded when asked for.
@@ -134,11 +145,6 @@ pub async fn bind(config: &ServerConfig) -> Result<TcpListener, ServeError> {
     TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })
 }
 
-/// Request bodies up to this size (a conversation of hundreds of thousands of tokens); larger ones
-/// are refused with 413. Half the engine's frame cap (16 MiB, `hearth-engine/src/host/protocol.rs`):
-/// a body that passes still fits one frame as a request for the engine (which measures it anyway).
-const MAX_BODY: usize = 8 << 20;
-
 pub fn router(state: ServerState) -> Router {
     Router::new()
         .route("/v1/models", get(chat::models))
@@ -148,7 +154,6 @@ pub fn router(state: ServerState) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
         // Outside the key's check: a browser's preflight carries no key.
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
 }
 
@@ -163,14 +168,8 @@ pub async fn serve_until(
     state: ServerState,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    // Each event is its own small write: without TCP_NODELAY, Nagle's algorithm holds one back
-    // until the client acknowledges the last, and delayed ACKs make that up to 40 ms a time.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
-        }
-    });
-    axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(stop).await
+    let limits = state.queue.limits();
+    serve::serve_until(listener, router(state), limits, stop).await
 }
 
 fn unix_now() -> u64 {

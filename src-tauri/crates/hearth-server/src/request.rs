@@ -30,7 +30,6 @@ pub struct ChatRequest {
     logit_bias: Option<Value>,
     n: Option<u32>,
     /// An end user's id, for the caller's own records: nothing to do with the reply.
-    #[allow(dead_code)]
     user: Option<String>,
     response_format: Option<ResponseFormat>,
     logprobs: Option<bool>,
@@ -97,7 +96,6 @@ pub struct WireMessage {
     role: String,
     content: Option<Content>,
     /// A participant's name: OpenAI's models may read it; a chat template has nowhere to put it.
-    #[allow(dead_code)]
     name: Option<String>,
     #[serde(flatten)]
     unknown: Map<String, Value>,
@@ -120,6 +118,20 @@ struct Part {
 /// OpenAI allows at most this many stop sequences; llama.cpp takes more, so we do too.
 const MAX_STOPS: usize = 16;
 
+/// Caps on what a request holds besides its messages' text, each refused by name before any of
+/// it is stored, logged, shown in the window or handed to a sampler. Far above any real use.
+mod caps {
+    /// `model`, `user`, a message's `name`: names, kept in the request log.
+    pub const NAME: usize = 256;
+    pub const STOP: usize = 1024;
+    pub const LOGIT_BIAS: usize = 1024;
+    pub const BREAKERS: usize = 64;
+    pub const BREAKER: usize = 64;
+    pub const SAMPLERS: usize = 32;
+    /// A GBNF grammar or a JSON schema, in bytes.
+    pub const GRAMMAR: usize = 64 << 10;
+}
+
 impl ChatRequest {
     /// Reads a request body: malformed JSON, a field of the wrong type or an unknown field is
     /// refused with the field's name.
@@ -136,7 +148,50 @@ impl ChatRequest {
         if let Some(field) = request.unknown.keys().next() {
             return Err(ApiError::invalid(Some(field), format!("unknown field `{field}`: Hearth does not take it")));
         }
+        request.check_sizes()?;
         Ok(request)
+    }
+
+    /// Every field within its cap (`caps`); the first past it is refused by name.
+    fn check_sizes(&self) -> Result<(), ApiError> {
+        let stops: &[String] = match &self.stop {
+            Some(Stop::Many(stops)) => stops,
+            Some(Stop::One(stop)) => std::slice::from_ref(stop),
+            None => &[],
+        };
+        let bias_entries = match &self.logit_bias {
+            Some(Value::Object(map)) => map.len(),
+            Some(Value::Array(pairs)) => pairs.len(),
+            _ => 0,
+        };
+        let schema = match (&self.json_schema, &self.response_format) {
+            (Some(schema), _) | (_, Some(ResponseFormat::JsonSchema { json_schema: JsonSchemaFormat { schema } })) => {
+                schema.to_string().len()
+            }
+            _ => 0,
+        };
+        let breakers = self.dry_sequence_breakers.as_deref().unwrap_or_default();
+        // (field, its size, its cap, what is counted)
+        let mut sizes = vec![
+            ("model".to_owned(), self.model.len(), caps::NAME, "bytes"),
+            ("user".to_owned(), self.user.as_ref().map_or(0, String::len), caps::NAME, "bytes"),
+            ("stop".to_owned(), stops.iter().map(String::len).max().unwrap_or(0), caps::STOP, "bytes in a stop sequence"),
+            ("logit_bias".to_owned(), bias_entries, caps::LOGIT_BIAS, "entries"),
+            ("dry_sequence_breakers".to_owned(), breakers.len(), caps::BREAKERS, "entries"),
+            ("dry_sequence_breakers".to_owned(), breakers.iter().map(String::len).max().unwrap_or(0), caps::BREAKER, "bytes in an entry"),
+            ("samplers".to_owned(), self.samplers.as_ref().map_or(0, Vec::len), caps::SAMPLERS, "entries"),
+            ("grammar".to_owned(), self.grammar.as_ref().map_or(0, String::len), caps::GRAMMAR, "bytes"),
+            ("json_schema".to_owned(), schema, caps::GRAMMAR, "bytes"),
+        ];
+        for (i, message) in self.messages.iter().enumerate() {
+            sizes.push((format!("messages[{i}].name"), message.name.as_ref().map_or(0, String::len), caps::NAME, "bytes"));
+        }
+        match sizes.into_iter().find(|(_, size, cap, _)| size > cap) {
+            Some((field, size, cap, what)) => {
+                Err(ApiError::invalid(Some(&field), format!("`{field}` holds {size} {what}, more than the {cap} Hearth takes")))
+            }
+            None => Ok(()),
+        }
     }
 
     /// The conversation in Hearth's terms.
@@ -468,6 +523,29 @@ mod tests {
             (r#"{"model":"m","messages":[{"role":"user","content":"x","tool_calls":[]}]}"#, Some("messages[0].tool_calls")),
             (r#"{"model":"m","messages":[]}"#, Some("messages")),
         ];
+        // Past a cap: refused by name, whatever the field holds.
+        let long = "x".repeat(70 << 10);
+        let bias: Vec<String> = (0..1025).map(|id| format!("\"{id}\":1")).collect();
+        let breakers: Vec<String> = (0..65).map(|i| format!("\"{i}\"")).collect();
+        let capped = [
+            (format!(r#"{{"model":"{}","messages":[{{"role":"user","content":"hi"}}]}}"#, &long[..257]), "model"),
+            (format!("{{{HELLO},\"user\":\"{}\"}}", &long[..257]), "user"),
+            (format!("{{{HELLO},\"stop\":[\"a\",\"{}\"]}}", &long[..1025]), "stop"),
+            (format!("{{{HELLO},\"logit_bias\":{{{}}}}}", bias.join(",")), "logit_bias"),
+            (format!("{{{HELLO},\"dry_sequence_breakers\":[{}]}}", breakers.join(",")), "dry_sequence_breakers"),
+            (format!("{{{HELLO},\"grammar\":\"{long}\"}}"), "grammar"),
+            (format!("{{{HELLO},\"json_schema\":{{\"description\":\"{long}\"}}}}"), "json_schema"),
+            (
+                format!(
+                    r#"{{"model":"m","response_format":{{"type":"json_schema","json_schema":{{"schema":{{"title":"{long}"}}}}}},"messages":[]}}"#
+                ),
+                "json_schema",
+            ),
+            (format!(r#"{{"model":"m","messages":[{{"role":"user","content":"hi","name":"{}"}}]}}"#, &long[..257]), "messages[0].name"),
+        ];
+        let capped: Vec<(&str, Option<&str>)> = capped.iter().map(|(body, param)| (body.as_str(), Some(*param))).collect();
+        let cases = [cases, &capped[..]].concat();
+        let cases = &cases[..];
         for (body, param) in cases {
             let got =
                 parse(body).and_then(|r| r.messages().and_then(|_| r.logprobs()).and_then(|_| r.sampling(&SamplingParams::default())));
