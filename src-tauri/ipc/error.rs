@@ -117,9 +117,11 @@ impl From<LoadError> for IpcError {
 impl From<ProviderError> for IpcError {
     fn from(e: ProviderError) -> Self {
         let kind = match e {
-            ProviderError::NoKey { .. } | ProviderError::Unauthorized { .. } | ProviderError::Forbidden { .. } => {
-                IpcErrorKind::ProviderAuth
-            }
+            ProviderError::NoKey { .. }
+            | ProviderError::Unauthorized { .. }
+            | ProviderError::Forbidden { .. }
+            | ProviderError::PlainHttp { .. }
+            | ProviderError::Redirected { .. } => IpcErrorKind::ProviderAuth,
             ProviderError::RateLimited { .. } => IpcErrorKind::RateLimited,
             ProviderError::Timeout { .. } | ProviderError::Unreachable { .. } => IpcErrorKind::Network,
             ProviderError::UnknownProvider { .. }
@@ -167,6 +169,9 @@ impl From<BackendError> for IpcError {
                 IpcErrorKind::InvalidInput
             }
             BackendError::Engine(_) | BackendError::EngineGone | BackendError::EngineCrashed { .. } => IpcErrorKind::Engine,
+            BackendError::EngineRestarting { retry_after_s, .. } => {
+                return IpcError { retry_after_s: Some(retry_after_s), ..IpcError::new(IpcErrorKind::Engine, e) };
+            }
             BackendError::Provider(provider) => return provider.into(),
         };
         IpcError::new(kind, e)

@@ -11,12 +11,11 @@ use ts_rs::TS;
 
 use hearth_core::{LoadParams, ModelInfo};
 use hearth_hub::{Download, FitEstimate, HubError, HubRepo, ImportMode, LibraryModel, Memory, RepoQuant, group_quants};
-use hearth_providers::KeyStorage;
+use hearth_providers::{KeyStorage, Secret};
 
 use crate::AppState;
 use crate::ipc::contract::command;
 use crate::ipc::{IpcError, IpcErrorKind};
-use hearth_app::HUB_TOKEN_KEY;
 
 impl From<HubError> for IpcError {
     fn from(e: HubError) -> Self {
@@ -206,7 +205,7 @@ pub struct HubTokenStatus {
 
 command! {
     pub fn hub_token_status(state: State<'_, AppState>) -> Result<HubTokenStatus, IpcError> {
-        let storage = state.keys.location(HUB_TOKEN_KEY)?;
+        let storage = state.keys.location(Secret::HubToken)?;
         Ok(HubTokenStatus { stored: storage.is_some(), storage })
     }
 }
@@ -216,8 +215,8 @@ command! {
     pub fn set_hub_token(token: Option<String>, state: State<'_, AppState>) -> Result<HubTokenStatus, IpcError> {
         let token = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
         match &token {
-            Some(token) => drop(state.keys.set(HUB_TOKEN_KEY, token)?),
-            None => state.keys.delete(HUB_TOKEN_KEY)?,
+            Some(token) => drop(state.keys.set(Secret::HubToken, token)?),
+            None => state.keys.delete(Secret::HubToken)?,
         }
         state.hub.set_token(token.as_deref())?;
         hub_token_status(state)

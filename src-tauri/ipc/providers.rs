@@ -8,7 +8,7 @@ use tauri::State;
 use ts_rs::TS;
 
 use hearth_core::{ChatId, ChatSummary, FieldSupport, ModelTarget, ProviderConfig, sampling_support};
-use hearth_providers::{KeyStorage, RemoteModel};
+use hearth_providers::{KeyStorage, RemoteModel, Secret};
 
 use crate::AppState;
 use crate::ipc::contract::command;
@@ -35,8 +35,9 @@ pub struct ConnectionReport {
 async fn view(state: &AppState, config: ProviderConfig) -> Result<ProviderView, IpcError> {
     let keys = state.keys.clone();
     let id = config.id.clone();
-    let key =
-        tauri::async_runtime::spawn_blocking(move || keys.location(&id)).await.map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??;
+    let key = tauri::async_runtime::spawn_blocking(move || keys.location(Secret::Provider(&id)))
+        .await
+        .map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??;
     Ok(ProviderView { config, key })
 }
 
@@ -51,15 +52,10 @@ command! {
 }
 
 command! {
-    /// Adds `config`, or replaces the provider with its id.
+    /// Adds `config`, or replaces the provider with its id; a key saved for another host is
+    /// forgotten (`App::save_provider`).
     pub async fn save_provider(config: ProviderConfig, state: State<'_, AppState>) -> Result<ProviderView, IpcError> {
-        config.validate()?;
-        let mut configs = state.providers.configs();
-        match configs.iter_mut().find(|c| c.id == config.id) {
-            Some(existing) => *existing = config.clone(),
-            None => configs.push(config.clone()),
-        }
-        state.set_providers(configs).await?;
+        state.save_provider(config.clone()).await?;
         view(&state, config).await
     }
 }
@@ -71,7 +67,7 @@ command! {
         configs.retain(|c| c.id != provider);
         state.set_providers(configs).await?;
         let keys = state.keys.clone();
-        tauri::async_runtime::spawn_blocking(move || keys.delete(&provider))
+        tauri::async_runtime::spawn_blocking(move || keys.delete(Secret::Provider(&provider)))
             .await
             .map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??;
         Ok(())
@@ -85,7 +81,7 @@ command! {
         let keys = state.keys.clone();
         let key = key.trim().to_owned();
         let stored = tauri::async_runtime::spawn_blocking(move || {
-            if key.is_empty() { keys.delete(&provider).map(|()| None) } else { keys.set(&provider, &key).map(Some) }
+            if key.is_empty() { keys.delete(Secret::Provider(&provider)).map(|()| None) } else { keys.set(Secret::Provider(&provider), &key).map(Some) }
         });
         Ok(stored.await.map_err(|e| IpcError::new(IpcErrorKind::Keychain, e))??)
     }

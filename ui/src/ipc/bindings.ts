@@ -530,7 +530,12 @@ extensions: boolean,
  * Hugging Face repository whose `tokenizer.json` counts this provider's tokens; by default
  * a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
  */
-tokenizerRepo: string | null, };
+tokenizerRepo: string | null, 
+/**
+ * The user confirmed a plain `http://` base URL on another machine: the key and the chats
+ * travel unencrypted. (Not needed for this machine's own servers.)
+ */
+allowPlainHttp: boolean, };
 
 export type KeyStorage = { "kind": "keychain" } | { "kind": "file", path: string, reason: string, };
 
@@ -852,7 +857,8 @@ export const commands = {
   deletePreset: (name: string): Promise<null> => invoke<null>('delete_preset', { name }),
   listProviders: (): Promise<Array<ProviderView>> => invoke<Array<ProviderView>>('list_providers'),
   /**
-   * Adds `config`, or replaces the provider with its id.
+   * Adds `config`, or replaces the provider with its id; a key saved for another host is
+   * forgotten (`App::save_provider`).
    */
   saveProvider: (config: ProviderConfig): Promise<ProviderView> => invoke<ProviderView>('save_provider', { config }),
   /**

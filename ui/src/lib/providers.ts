@@ -63,6 +63,8 @@ export type ProviderForm = {
   /** Comma-separated model names. */
   models: string;
   tokenizerRepo: string;
+  /** The user's yes to plain http:// to another machine (the backend says when it is needed). */
+  allowPlainHttp: boolean;
 };
 
 /** What "Add OpenAI-compatible provider" starts from: a llama.cpp server on this machine. */
@@ -75,6 +77,7 @@ export function newProviderForm(): ProviderForm {
     contextLength: '',
     models: '',
     tokenizerRepo: '',
+    allowPlainHttp: false,
   };
 }
 
@@ -87,6 +90,7 @@ export function formOf(config: ProviderConfig): ProviderForm {
     contextLength: config.contextLength === null ? '' : String(config.contextLength),
     models: config.models.join(', '),
     tokenizerRepo: config.tokenizerRepo ?? '',
+    allowPlainHttp: config.allowPlainHttp,
   };
 }
 
@@ -127,8 +131,21 @@ export function configOf(id: string, form: ProviderForm): { config: ProviderConf
       contextLength: context.value,
       extensions: form.extensions,
       tokenizerRepo: repo === '' ? null : repo,
+      allowPlainHttp: form.allowPlainHttp,
     },
   };
+}
+
+/** Whether the base URL is plain http:// (the switch to allow it is shown then). */
+export function isPlainHttp(baseUrl: string): boolean {
+  return /^http:\/\//i.test(baseUrl.trim());
+}
+
+/** What "Saved" says; a key saved before that is gone now was forgotten by the backend (the address moved to another host). */
+export function savedText(withKey: boolean, hadKey: boolean, hasKey: boolean): string {
+  if (withKey) return 'Saved, with the key.';
+  if (hadKey && !hasKey) return 'Saved. The key was given for the old address and is forgotten: enter it again if this server should have it.';
+  return 'Saved.';
 }
 
 /** Whether the form says something else than `config` (a draft always has something to save). */

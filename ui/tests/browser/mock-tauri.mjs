@@ -800,7 +800,8 @@ export function installMockTauri(config) {
     const ok =
       c && typeof c.id === 'string' && typeof c.name === 'string' && KINDS.includes(c.kind) && typeof c.baseUrl === 'string' &&
       Array.isArray(c.models) && c.models.every((m) => typeof m === 'string') && (c.contextLength === null || isU32(c.contextLength)) &&
-      typeof c.extensions === 'boolean' && (c.tokenizerRepo === null || typeof c.tokenizerRepo === 'string') && Object.keys(c).length === 8;
+      typeof c.extensions === 'boolean' && (c.tokenizerRepo === null || typeof c.tokenizerRepo === 'string') && typeof c.allowPlainHttp === 'boolean' &&
+      Object.keys(c).length === 9;
     if (!ok) {
       state.contractErrors.push(`save_provider: bad config ${JSON.stringify(c)}`);
       throw `invalid args \`config\` for command \`save_provider\`: ${JSON.stringify(c)}`;
@@ -809,12 +810,32 @@ export function installMockTauri(config) {
     if (c.name.trim() === '') throw refuse('name', 'give the provider a name');
     const url = c.baseUrl.trim();
     if (!/^https?:\/\//.test(url) || url.length < 10) throw refuse('baseUrl', `the base URL ${JSON.stringify(url)} must start with http:// or https://`);
+    const host = url.match(/^https?:\/\/([^/]+)/)?.[1] ?? '';
+    const thisMachine = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/i.test(host);
+    if (/^http:\/\//i.test(url) && !thisMachine && !c.allowPlainHttp) {
+      throw refuse('allowPlainHttp', 'http:// to another machine sends your key and chats unencrypted: use https://, or turn on plain HTTP for this provider');
+    }
     if (c.contextLength === 0) throw refuse('contextLength', 'a context length must be above 0');
+  }
+
+  /** scheme://host:port of a base URL, as ProviderConfig::same_destination compares them. */
+  function destination(url) {
+    try {
+      const u = new URL(url.trim());
+      return `${u.protocol}//${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`;
+    } catch {
+      return null;
+    }
   }
 
   function saveProvider(payload) {
     checkProviderConfig(payload.config);
     const existing = state.providers.find((p) => p.config.id === payload.config.id);
+    if (existing && destination(existing.config.baseUrl) !== destination(payload.config.baseUrl)) {
+      // App::save_provider: a key given for one host is not sent to another.
+      delete state.keys[existing.config.id];
+      existing.key = null;
+    }
     if (existing) existing.config = clone(payload.config);
     else state.providers.push({ config: clone(payload.config), key: null });
     return clone(providerOf(payload.config.id));

@@ -51,7 +51,7 @@ function tripChat(model = LOCAL, over = {}) {
 const deskServer = (over = {}) => ({
   config: {
     id: 'desk-1', name: 'Desk server', kind: 'openAiCompatible', baseUrl: 'http://192.168.1.20:8080/v1', models: ['qwen2.5-7b-instruct'],
-    contextLength: null, extensions: false, tokenizerRepo: null, ...over,
+    contextLength: null, extensions: false, tokenizerRepo: null, allowPlainHttp: true, ...over,
   },
   key: null,
 });
@@ -224,6 +224,7 @@ describe('Providers settings', () => {
       assert.deepEqual(saved.config, {
         id: 'my-llama-cpp-1', name: 'My llama.cpp', kind: 'openAiCompatible', baseUrl: 'http://localhost:8080/v1',
         models: ['qwen2.5-7b-instruct', 'llama-3.1-8b'], contextLength: 16384, extensions: false, tokenizerRepo: 'Qwen/Qwen2.5-7B-Instruct',
+        allowPlainHttp: false,
       });
       assert.equal(await text(added.getByTestId('provider-key-storage')), 'No key saved; local servers usually need none.');
       await added.getByTestId('test-provider').click();
@@ -239,6 +240,20 @@ describe('Providers settings', () => {
       await added.getByTestId('provider-status').filter({ hasText: 'Saved.' }).waitFor();
       assert.equal(await added.getAttribute('data-provider'), 'my-llama-cpp-1');
       assert.equal((await mock(page, 'providers')).at(-1).config.name, 'Desk server');
+
+      // It moves to another machine on plain HTTP: refused until the user says yes; the key given
+      // for the old address is forgotten, and the card says so.
+      await added.getByTestId('provider-key').fill('sk-desk-1');
+      await added.getByTestId('save-provider').click();
+      await added.getByTestId('provider-status').filter({ hasText: 'Saved, with the key.' }).waitFor();
+      await added.getByTestId('provider-base-url').fill('http://192.168.1.20:8080/v1');
+      await added.getByTestId('save-provider').click();
+      await added.getByTestId('provider-status').filter({ hasText: 'http:// to another machine sends your key and chats unencrypted' }).waitFor();
+      await added.getByTestId('provider-plain-http').check();
+      await shot(page, 'provider-plain-http', { dir: OUTPUT });
+      await added.getByTestId('save-provider').click();
+      await added.getByTestId('provider-status').filter({ hasText: 'The key was given for the old address and is forgotten' }).waitFor();
+      assert.equal(await text(added.getByTestId('provider-key-storage')), 'No key saved; local servers usually need none.');
 
       await openai.getByTestId('forget-key').click();
       await openai.getByTestId('provider-status').filter({ hasText: 'Key forgotten.' }).waitFor();

@@ -14,6 +14,7 @@ const config = (id: string, over: Partial<ProviderConfig> = {}): ProviderConfig 
   contextLength: null,
   extensions: true,
   tokenizerRepo: null,
+  allowPlainHttp: false,
   ...over,
 });
 const view = (c: ProviderConfig, key: KeyStorage | null = null): ProviderView => ({ config: c, key });

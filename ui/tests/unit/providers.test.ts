@@ -8,6 +8,7 @@ import {
   connectionText,
   formChanged,
   formOf,
+  isPlainHttp,
   keyStorageText,
   kindNote,
   newProviderForm,
@@ -16,6 +17,7 @@ import {
   parseModelList,
   retryLabel,
   sameTarget,
+  savedText,
   secondsLeft,
   targetLabel,
   withKind,
@@ -37,6 +39,7 @@ const config = (over: Partial<ProviderConfig> = {}): ProviderConfig => ({
   contextLength: null,
   extensions: false,
   tokenizerRepo: null,
+  allowPlainHttp: false,
   ...over,
 });
 const form = (over: Partial<ProviderForm> = {}): ProviderForm => ({ ...formOf(config()), ...over });
@@ -101,6 +104,7 @@ table('configOf: the config to save from the form', ([id, f]: [string, ProviderF
         contextLength: 4096,
         extensions: true,
         tokenizerRepo: 'Qwen/Qwen2.5-7B',
+        allowPlainHttp: false,
       },
     },
   ],
@@ -115,7 +119,22 @@ table('formChanged: only what the saved config would change counts', ([f, saved]
   [[form({ extensions: true }), config()], true],
   [[form({ contextLength: '8192' }), config()], true],
   [[form({ contextLength: 'nope' }), config()], true],
+  [[form({ allowPlainHttp: true }), config()], true],
   [[newProviderForm(), null], true],
+]);
+
+table('isPlainHttp: the switch for plain HTTP shows for http:// URLs', isPlainHttp, [
+  ['http://192.168.1.20:8000/v1', true],
+  [' HTTP://localhost:8080/v1', true],
+  ['https://api.groq.com/openai/v1', false],
+  ['', false],
+]);
+
+table('savedText: a key the backend forgot when the address moved is said', ([withKey, had, has]: [boolean, boolean, boolean]) => savedText(withKey, had, has), [
+  [[true, true, true], 'Saved, with the key.'],
+  [[false, true, true], 'Saved.'],
+  [[false, false, false], 'Saved.'],
+  [[false, true, false], 'Saved. The key was given for the old address and is forgotten: enter it again if this server should have it.'],
 ]);
 
 table('withKind: a base URL at the old default follows the kind; a typed one stays', ([f, kind]: [ProviderForm, ProviderKind]) => withKind(f, kind).baseUrl, [

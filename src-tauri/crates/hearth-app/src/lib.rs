@@ -4,6 +4,7 @@
 //! same rules headless, so a chat behaves the same in both.
 
 mod chat_model;
+pub mod log_file;
 pub mod model_memory;
 mod models;
 mod server;
@@ -17,22 +18,19 @@ use std::sync::Arc;
 use hearth_core::{CacheBudgets, ChatService, FieldError, SamplingParams, SettingsScope, Switch};
 use hearth_engine::{Engine, HostProgram};
 use hearth_hub::{Downloads, Hub, HubCache, HubConfig, Library, RetryPolicy};
-use hearth_providers::{HubOptions, KeySource, KeyStore, Providers, Timeouts};
+use hearth_providers::{HubOptions, KeyStore, Providers, Secret, Timeouts};
 use hearth_store::{Store, StoreError};
 
 use crate::server_models::ServerModels;
 
 pub use chat_model::{ChatModelError, IDLE_CHECK};
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
-pub use server::{SERVER_KEY, ServerControl, ServerSettings, ServerStatus};
+pub use server::{ServerControl, ServerSettings, ServerStatus};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};
 pub use titles::title_chat;
 
 /// The folder under the data dir where chats' KV caches are kept.
 pub const KV_CACHE_DIR: &str = "kv-cache";
-
-/// The keychain entry of the Hugging Face token (beside the providers' keys).
-pub const HUB_TOKEN_KEY: &str = "huggingface-hub";
 
 /// Where replies come from: the local engine or a remote provider, by the chat's target.
 pub type Backend = Switch<Engine, Providers>;
@@ -120,7 +118,7 @@ impl App {
         providers.set_configs(settings.providers().await?);
         let backend = Switch::new(Arc::new(engine.clone()), Arc::new(providers.clone()));
         let chat = ChatService::new(Arc::new(backend), Arc::new(store.clone()));
-        let token = keys.key(HUB_TOKEN_KEY).unwrap_or_else(|e| {
+        let token = keys.secret(Secret::HubToken).unwrap_or_else(|e| {
             tracing::warn!(error = %e, "the Hugging Face token could not be read");
             None
         });
@@ -189,14 +187,14 @@ impl App {
     pub async fn server_status(&self) -> Result<ServerStatus, StoreError> {
         let settings = self.settings.server().await?;
         let (url, problem) = self.server.state();
-        let key_set = self.keys.location(SERVER_KEY).is_ok_and(|l| l.is_some());
+        let key_set = self.keys.location(Secret::ServerKey).is_ok_and(|l| l.is_some());
         Ok(ServerStatus { settings, url, problem, key_set, requests: self.server.requests() })
     }
 
     /// Validates, saves and applies the server's settings: the network needs a key first.
     pub async fn set_server(&self, settings: ServerSettings) -> Result<ServerStatus, SettingsError> {
         settings.validate()?;
-        if settings.network && self.keys.location(SERVER_KEY)?.is_none() {
+        if settings.network && self.keys.location(Secret::ServerKey)?.is_none() {
             return Err(FieldError::new("network", "set an API key first: programs on other machines must send it").into());
         }
         self.settings.set_server(&settings).await?;
@@ -209,14 +207,35 @@ impl App {
         let settings = self.settings.server().await?;
         match key.as_deref().map(str::trim) {
             Some("") => return Err(FieldError::new("key", "the key is empty").into()),
-            Some(key) => drop(self.keys.set(SERVER_KEY, key)?),
+            Some(key) => drop(self.keys.set(Secret::ServerKey, key)?),
             None if settings.network => {
                 return Err(FieldError::new("key", "the server is open to the network: turn that off before removing its key").into());
             }
-            None => self.keys.delete(SERVER_KEY)?,
+            None => self.keys.delete(Secret::ServerKey)?,
         }
         self.server.apply(&settings).await;
         Ok(self.server_status().await?)
+    }
+
+    /// Adds `config`, or replaces the provider with its id. A key given for one host is not sent
+    /// to another: when the base URL moves to another scheme, host or port, the key is forgotten
+    /// (and the settings ask for it again). Returns whether it was.
+    pub async fn save_provider(&self, config: hearth_core::ProviderConfig) -> Result<bool, SettingsError> {
+        config.validate()?;
+        let mut configs = self.providers.configs();
+        let moved = match configs.iter_mut().find(|c| c.id == config.id) {
+            Some(existing) => !std::mem::replace(existing, config.clone()).same_destination(&config),
+            None => {
+                configs.push(config.clone());
+                false
+            }
+        };
+        if moved {
+            // Before the new address is in force, so no request can carry the key there.
+            self.keys.delete(Secret::Provider(&config.id))?;
+        }
+        self.set_providers(configs).await?;
+        Ok(moved)
     }
 
     /// Saves the provider list and puts it in force.

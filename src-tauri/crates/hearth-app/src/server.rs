@@ -13,12 +13,11 @@ use ts_rs::TS;
 
 use hearth_core::{ChatId, FieldError, FieldRange, HistoryStore, MessageStatus, Role, SamplingParams};
 use hearth_engine::Engine;
-use hearth_providers::{KeySource, KeyStore};
+use hearth_providers::{KeyStore, Secret};
 use hearth_server::{Exchange, ModelLibrary, RequestLog, RequestRecord, ServeError, ServerConfig, ServerState};
 use hearth_store::{Store, StoreError};
 
 /// The keychain entry of the server's API key (beside the providers' keys).
-pub const SERVER_KEY: &str = "hearth-server";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
@@ -109,7 +108,7 @@ impl ServerControl {
     }
 
     async fn start(&self, settings: &ServerSettings) -> Result<(String, oneshot::Sender<()>), String> {
-        let api_key = self.keys.key(SERVER_KEY).map_err(|e| format!("its API key could not be read: {e}"))?;
+        let api_key = self.keys.secret(Secret::ServerKey).map_err(|e| format!("its API key could not be read: {e}"))?;
         let host = if settings.network { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([127, 0, 0, 1]) };
         // The app's server starts from the defaults: a request sets what it wants.
         // No web origin is allowed: pages in a browser cannot use the app's server.

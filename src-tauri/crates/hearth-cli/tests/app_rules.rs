@@ -136,3 +136,31 @@ async fn the_app_and_the_cli_share_the_apps_rules() {
     assert_eq!(cleared, nothing, "no model loaded: nothing held");
     quit(app).await;
 }
+
+/// A provider's key goes only where it was given: moving the base URL to another host forgets
+/// it, a new path on the same host keeps it, and plain HTTP to another machine needs a yes.
+#[tokio::test]
+async fn a_providers_key_stays_with_its_host() {
+    use hearth_core::{ProviderConfig, ProviderKind};
+    use hearth_providers::{KeySource, Secret};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let app = App::open(AppPaths::under(dir.path().join("data"))).await.unwrap();
+    let id = format!("moving-{}", std::process::id());
+    let at = |url: &str| ProviderConfig { base_url: url.into(), ..ProviderConfig::new(&id, "Moving", ProviderKind::OpenAiCompatible) };
+
+    assert!(!app.save_provider(at("https://llm.example.org/v1")).await.unwrap());
+    app.keys.set(Secret::Provider(&id), "sk-moving-1234").unwrap();
+    // (new base URL, the key is forgotten)
+    for (url, forgotten) in [("https://llm.example.org/v2", false), ("https://elsewhere.example/v1", true)] {
+        assert_eq!(app.save_provider(at(url)).await.unwrap(), forgotten, "{url}");
+        assert_eq!(app.keys.key(&id).unwrap().is_none(), forgotten, "{url}");
+        assert_eq!(app.providers.config(&id).unwrap().base_url, url);
+    }
+
+    let plain = at("http://192.168.1.20:8000/v1");
+    let refused = app.save_provider(plain.clone()).await.unwrap_err();
+    assert!(matches!(&refused, hearth_app::SettingsError::Invalid(e) if e.field == "allowPlainHttp"), "{refused:?}");
+    assert!(app.save_provider(ProviderConfig { allow_plain_http: true, ..plain }).await.unwrap());
+    app.keys.delete(Secret::Provider(&id)).unwrap();
+}

@@ -92,6 +92,10 @@ pub struct ProviderConfig {
     /// a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
     #[serde(default)]
     pub tokenizer_repo: Option<String>,
+    /// The user confirmed a plain `http://` base URL on another machine: the key and the chats
+    /// travel unencrypted. (Not needed for this machine's own servers.)
+    #[serde(default)]
+    pub allow_plain_http: bool,
 }
 
 impl ProviderConfig {
@@ -106,7 +110,33 @@ impl ProviderConfig {
             context_length: None,
             extensions: false,
             tokenizer_repo: None,
+            allow_plain_http: false,
         }
+    }
+
+    /// Where requests go: scheme, host and port of the base URL (`None` if it is not a URL).
+    fn destination(&self) -> Option<(String, url::Host, u16)> {
+        let url = url::Url::parse(self.base_url.trim()).ok()?;
+        Some((url.scheme().to_owned(), url.host()?.to_owned(), url.port_or_known_default()?))
+    }
+
+    /// Whether `other` sends requests to the same place: a key given for one base URL is not
+    /// sent to another host.
+    pub fn same_destination(&self, other: &ProviderConfig) -> bool {
+        self.destination().is_some_and(|here| Some(here) == other.destination())
+    }
+
+    /// Whether requests go over plain HTTP to another machine, and the user has not confirmed it.
+    pub fn plain_http_unconfirmed(&self) -> bool {
+        let off_machine = match self.destination() {
+            Some((scheme, host, _)) if scheme == "http" => match host {
+                url::Host::Domain(name) => !name.eq_ignore_ascii_case("localhost"),
+                url::Host::Ipv4(ip) => !ip.is_loopback(),
+                url::Host::Ipv6(ip) => !ip.is_loopback(),
+            },
+            _ => false,
+        };
+        off_machine && !self.allow_plain_http
     }
 
     /// The longest provider id, in ASCII characters.
@@ -125,6 +155,15 @@ impl ProviderConfig {
         let url = self.base_url.trim();
         if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
             return Err(FieldError::new("baseUrl", format!("the base URL {url:?} must start with http:// or https://")));
+        }
+        if self.destination().is_none() {
+            return Err(FieldError::new("baseUrl", format!("the base URL {url:?} is not a URL with a host")));
+        }
+        if self.plain_http_unconfirmed() {
+            return Err(FieldError::new(
+                "allowPlainHttp",
+                "http:// to another machine sends your key and chats unencrypted: use https://, or turn on plain HTTP for this provider",
+            ));
         }
         if self.context_length == Some(0) {
             return Err(FieldError::new("contextLength", "a context length must be above 0"));
@@ -194,6 +233,14 @@ pub enum ProviderError {
     StreamCut { provider: String },
     #[error("{provider} sent something Hearth could not read: {detail}")]
     Malformed { provider: String, detail: String },
+    #[error(
+        "{provider}'s base URL {url} is plain http:// to another machine: your key and chats would travel unencrypted. Use https://, or turn on plain HTTP for it in Settings → Providers"
+    )]
+    PlainHttp { provider: String, url: String },
+    #[error(
+        "{provider} redirected the request to another host ({to}); Hearth does not send your key there. If you trust it, make it the base URL"
+    )]
+    Redirected { provider: String, to: String },
 }
 
 fn retry_hint(retry_after_s: Option<u64>) -> String {
@@ -361,6 +408,36 @@ mod tests {
 
     fn config(kind: ProviderKind, extensions: bool) -> ProviderConfig {
         ProviderConfig { extensions, ..ProviderConfig::new("p", "P", kind) }
+    }
+
+    #[test]
+    fn plain_http_off_this_machine_needs_a_yes_and_keys_stay_with_their_host() {
+        let at = |url: &str| ProviderConfig { base_url: url.into(), ..ProviderConfig::new("p", "P", ProviderKind::OpenAiCompatible) };
+        // (base URL, needs the user's yes)
+        for (url, unconfirmed) in [
+            ("http://127.0.0.1:8080/v1", false),
+            ("http://localhost:11434/v1", false),
+            ("http://[::1]:8080/v1", false),
+            ("https://api.groq.com/openai/v1", false),
+            ("http://192.168.1.20:8000/v1", true),
+            ("http://llm.example.org/v1", true),
+            ("http://127.0.0.1.example.org/v1", true),
+        ] {
+            assert_eq!(at(url).plain_http_unconfirmed(), unconfirmed, "{url}");
+            assert_eq!(at(url).validate().is_err(), unconfirmed, "{url}");
+            assert!(ProviderConfig { allow_plain_http: true, ..at(url) }.validate().is_ok(), "{url}");
+        }
+        assert_eq!(at("http://").validate().unwrap_err().field, "baseUrl");
+        // (from, to, the key goes along)
+        for (from, to, same) in [
+            ("https://api.openai.com/v1", "https://api.openai.com/v2/", true),
+            ("https://api.openai.com/v1", "https://api.openai.com:443/v1", true),
+            ("https://api.openai.com/v1", "https://evil.example/v1", false),
+            ("https://api.openai.com/v1", "http://api.openai.com/v1", false),
+            ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8081/v1", false),
+        ] {
+            assert_eq!(at(from).same_destination(&at(to)), same, "{from} → {to}");
+        }
     }
 
     #[test]

@@ -66,6 +66,9 @@ impl Context<'_> {
     /// The error for a request that failed in transport (no answer, or a broken one).
     pub fn for_transport(&self, error: &reqwest::Error, url: &str, timeout: Duration) -> ProviderError {
         let provider = self.provider.to_owned();
+        if let Some(OtherHost(to)) = find_source::<OtherHost>(error) {
+            return ProviderError::Redirected { provider, to: to.clone() };
+        }
         if error.is_timeout() {
             return ProviderError::Timeout { provider, seconds: timeout.as_secs().max(1) };
         }
@@ -111,6 +114,41 @@ fn retry_after(headers: &HeaderMap) -> Option<u64> {
 }
 
 /// The innermost cause's words ("Connection refused (os error 111)"), which say more than the top.
+/// A redirect to another host than the request's: refused, since the request carries the key.
+#[derive(Debug, thiserror::Error)]
+#[error("a redirect to another host ({0})")]
+pub struct OtherHost(pub String);
+
+/// The redirect policy of every provider request: within the same scheme, host and port only
+/// (reqwest drops `Authorization` on a cross-host redirect, but not `x-api-key` or `api-key`).
+pub fn same_host_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let to = attempt.url();
+        let same = attempt.previous().first().is_some_and(|from| {
+            (from.scheme(), from.host_str(), from.port_or_known_default()) == (to.scheme(), to.host_str(), to.port_or_known_default())
+        });
+        match (same, attempt.previous().len()) {
+            (_, 10..) => attempt.error("more than 10 redirects"),
+            (true, _) => attempt.follow(),
+            (false, _) => {
+                let to = to.authority().to_owned();
+                attempt.error(OtherHost(to))
+            }
+        }
+    })
+}
+
+fn find_source<E: std::error::Error + 'static>(error: &reqwest::Error) -> Option<&E> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if let Some(found) = e.downcast_ref::<E>() {
+            return Some(found);
+        }
+        source = e.source();
+    }
+    None
+}
+
 fn root_cause(error: &reqwest::Error) -> String {
     let mut source: &dyn std::error::Error = error;
     while let Some(next) = source.source() {

@@ -4,6 +4,7 @@
 //! trimmed to the model's context before it is sent; keys come from the OS keychain.
 
 mod anthropic;
+mod body;
 mod budget;
 mod errors;
 mod keys;
@@ -26,7 +27,7 @@ use hearth_core::{BackendError, ChatBackend, ModelTarget, ProviderConfig, Provid
 pub struct Unsendable(pub String);
 
 pub use budget::Counter;
-pub use keys::{FixedKeys, KeyError, KeySource, KeyStorage, KeyStore};
+pub use keys::{FixedKeys, KeyError, KeySource, KeyStorage, KeyStore, RESERVED_PROVIDER_IDS, Secret};
 pub use models::RemoteModel;
 pub use openai::llama_cpp_sampler_name;
 pub use stream::Timeouts;
@@ -54,6 +55,7 @@ impl Providers {
     pub fn new(keys: Arc<dyn KeySource>, timeouts: Timeouts, hub: &HubOptions) -> Self {
         let http = reqwest::Client::builder()
             .connect_timeout(timeouts.connect)
+            .redirect(errors::same_host_redirects())
             .user_agent(concat!("Hearth/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("the HTTP client builds with a static configuration");
@@ -116,7 +118,12 @@ impl Providers {
     }
 
     /// `provider`'s key, or `NoKey` where its API requires one.
+    /// Every request asks for it first: nothing is sent over plain HTTP to another machine
+    /// unless the user said yes.
     fn key(&self, config: &ProviderConfig) -> Result<Option<String>, ProviderError> {
+        if config.plain_http_unconfirmed() {
+            return Err(ProviderError::PlainHttp { provider: config.name.clone(), url: config.base_url.clone() });
+        }
         let key = self.inner.keys.key(&config.id).unwrap_or_else(|e| {
             tracing::warn!(provider = %config.id, error = %e, "could not read the API key");
             None

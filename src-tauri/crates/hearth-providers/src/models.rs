@@ -7,8 +7,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use hearth_core::{ProviderConfig, ProviderError};
+use hearth_core::{CancelFlag, ProviderConfig, ProviderError};
 
+use crate::body::{BODY_CAP, LIST_CAP, bounded_text};
 use crate::errors::Context;
 use crate::stream::Timeouts;
 
@@ -54,8 +55,9 @@ async fn served_context(http: &reqwest::Client, config: &ProviderConfig, key: Op
     let base = config.base_url.trim().trim_end_matches('/');
     let url = format!("{}/props", base.strip_suffix("/v1").unwrap_or(base));
     let request = crate::authorized(http.get(&url), config, key);
-    let response = tokio::time::timeout(timeouts.response, request.send()).await.ok()?.ok()?;
-    let props: Props = response.error_for_status().ok()?.json().await.ok()?;
+    let response = tokio::time::timeout(timeouts.response, request.send()).await.ok()?.ok()?.error_for_status().ok()?;
+    let body = bounded_text(response, BODY_CAP, timeouts.idle, &CancelFlag::new()).await?;
+    let props: Props = serde_json::from_str(&body.text).ok()?;
     props.default_generation_settings?.n_ctx.filter(|n| *n > 0)
 }
 
@@ -75,10 +77,12 @@ pub async fn list(
     };
     let status = response.status();
     let headers = response.headers().clone();
-    let body = tokio::time::timeout(timeouts.idle, response.text())
-        .await
-        .map_err(|_| context.timeout(timeouts.idle))?
-        .map_err(|e| context.for_transport(&e, &url, timeouts.idle))?;
+    let cap = if status.is_success() { LIST_CAP } else { BODY_CAP };
+    let body = bounded_text(response, cap, timeouts.idle, &CancelFlag::new()).await.expect("never cancelled");
+    if status.is_success() && body.full {
+        return Err(context.malformed(format!("the model list is longer than {} MiB", LIST_CAP >> 20)));
+    }
+    let body = body.text;
     if !status.is_success() {
         return Err(match context.for_status(status, &headers, &body) {
             // A 404 here is the endpoint, not a model.

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use hearth_core::{CancelFlag, FinishReason, GenEvent, ProviderError, ReplyStats, TokenProbs};
 
+use crate::body::{BODY_CAP, StreamFault, bounded_text, capped};
 use crate::errors::Context;
 
 /// Once text flows, events are read in gulps: a pause this long, then every event that has
@@ -106,16 +107,21 @@ pub async fn run(
     let status = response.status();
     if !status.is_success() {
         let headers = response.headers().clone();
-        let body = tokio::time::timeout(timeouts.idle, response.text()).await.ok().and_then(Result::ok).unwrap_or_default();
-        return fail(context.for_status(status, &headers, &body));
+        let Some(body) = bounded_text(response, BODY_CAP, timeouts.idle, &cancel).await else {
+            return finish(FinishReason::Cancelled, ReplyStats::default());
+        };
+        return fail(context.for_status(status, &headers, &body.text));
     }
     let content_type = response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     if !content_type.contains("event-stream") {
-        let body = response.text().await.unwrap_or_default();
-        return fail(context.malformed(format!("expected an event stream, got {content_type:?}: {body}")));
+        // Its beginning says what it is; the rest (it may be endless, or trickle) is not read.
+        let Some(body) = bounded_text(response, BODY_CAP, timeouts.idle, &cancel).await else {
+            return finish(FinishReason::Cancelled, ReplyStats::default());
+        };
+        return fail(context.malformed(format!("expected an event stream, got {content_type:?}: {}", body.text)));
     }
 
-    let mut stream = response.bytes_stream().eventsource();
+    let mut stream = capped(response.bytes_stream()).eventsource();
     let mut tally = Tally::default();
     let mut first_token: Option<Instant> = None;
     let mut last_token = started;
@@ -151,7 +157,11 @@ pub async fn run(
                 break; // Stopped: nothing more of what had arrived is shown.
             }
             let event = match event {
-                Err(EventStreamError::Transport(e)) => {
+                Err(EventStreamError::Transport(StreamFault::TooLong(what))) => {
+                    failure = Some(context.malformed(format!("it sent {what}")));
+                    break;
+                }
+                Err(EventStreamError::Transport(StreamFault::Transport(e))) => {
                     tracing::debug!(error = %e, "stream broke");
                     failure = Some(context.stream_cut());
                     break;

@@ -1,7 +1,7 @@
 //! API keys in the real OS keychain (the Secret Service: scripts/test.sh runs the tests inside a
 //! D-Bus session with an unlocked GNOME Keyring, as a desktop session has).
 
-use hearth_providers::{KeySource, KeyStorage, KeyStore};
+use hearth_providers::{KeySource, KeyStorage, KeyStore, Secret};
 
 #[test]
 fn keys_go_to_the_keychain_and_never_to_the_file() {
@@ -11,18 +11,38 @@ fn keys_go_to_the_keychain_and_never_to_the_file() {
     let provider = format!("test-{}", std::process::id());
     let key = "sk-keychain-test-4d9e";
 
-    let stored = store.set(&provider, key).unwrap();
+    let stored = store.set(Secret::Provider(&provider), key).unwrap();
     assert_eq!(stored, KeyStorage::Keychain, "no keychain answered: run the tests through scripts/test.sh, which starts one ({stored:?})");
     assert!(!file.exists(), "nothing is written to the fallback file");
     assert_eq!(store.key(&provider).unwrap().as_deref(), Some(key));
-    assert_eq!(store.location(&provider).unwrap(), Some(KeyStorage::Keychain));
+    assert_eq!(store.location(Secret::Provider(&provider)).unwrap(), Some(KeyStorage::Keychain));
 
     // Another store (another process, say the CLI) finds it by the provider id.
     assert_eq!(KeyStore::new(dir.path().join("other.json")).key(&provider).unwrap().as_deref(), Some(key));
 
-    store.set(&provider, "sk-replaced").unwrap();
+    store.set(Secret::Provider(&provider), "sk-replaced").unwrap();
     assert_eq!(store.key(&provider).unwrap().as_deref(), Some("sk-replaced"));
-    store.delete(&provider).unwrap();
+    store.delete(Secret::Provider(&provider)).unwrap();
     assert_eq!(store.key(&provider).unwrap(), None);
-    assert_eq!(store.location(&provider).unwrap(), None);
+    assert_eq!(store.location(Secret::Provider(&provider)).unwrap(), None);
+}
+
+/// The server key and the hub token were once filed as providers' keys; found there, they move
+/// to names of their own, and no provider is ever given them.
+#[test]
+fn secrets_kept_under_provider_names_move_to_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = KeyStore::new(dir.path().join("keys.json"));
+    for (reserved, secret, value) in
+        [("hearth-server", Secret::ServerKey, "sk-legacy-server"), ("huggingface-hub", Secret::HubToken, "hf_legacy")]
+    {
+        let legacy = keyring::Entry::new("hearth", &format!("provider:{reserved}")).unwrap();
+        legacy.set_password(value).unwrap();
+        assert_eq!(store.key(reserved).unwrap(), None, "a provider named {reserved} is not given it");
+        assert_eq!(store.secret(secret).unwrap().as_deref(), Some(value));
+        assert!(matches!(legacy.get_password(), Err(keyring::Error::NoEntry)), "moved, not copied");
+        assert_eq!(store.secret(secret).unwrap().as_deref(), Some(value), "found under its own name");
+        store.delete(secret).unwrap();
+        assert_eq!(store.secret(secret).unwrap(), None);
+    }
 }

@@ -179,6 +179,47 @@ async fn a_fast_stream_is_read_in_gulps_with_nothing_lost() {
     }
 }
 
+/// A provider that misbehaves costs neither the key nor the app's memory or time: a redirect to
+/// another host is refused before any request goes there; a body that is not a stream is read
+/// only in part, for a bounded time, and Stop ends it at once; an endless line is cut off.
+#[tokio::test]
+async fn hostile_answers_are_bounded_and_no_key_follows_a_redirect() {
+    let (url, record) = fake::start().await;
+    let (elsewhere, elsewhere_record) = fake::start().await;
+    *record.redirect_to.lock().unwrap() = Some(format!("{elsewhere}/chat/completions"));
+    let providers = providers(&url);
+    let other_host = elsewhere.trim_start_matches("http://").trim_end_matches("/v1").to_owned();
+    for provider in ["openai", "anthropic"] {
+        let (_, result) = reply(&providers, provider, "redirect-away").await;
+        let Err(BackendError::Provider(ProviderError::Redirected { to, .. })) = &result else { panic!("{provider}: {result:?}") };
+        assert_eq!(to, &other_host, "{provider}");
+
+        // (model, what the error says, at most how long it takes)
+        for (model, says, within) in [
+            ("trickle", "expected an event stream, got \"text/html\": <<<", 2_000),
+            ("huge", "expected an event stream, got \"application/json\": [[[[", 2_000),
+            ("endless-line", "it sent an event line longer than 1 MiB", 5_000),
+        ] {
+            let started = std::time::Instant::now();
+            let (_, result) = reply(&providers, provider, model).await;
+            let Err(BackendError::Provider(error @ ProviderError::Malformed { .. })) = &result else {
+                panic!("{provider} {model}: {result:?}")
+            };
+            assert!(error.to_string().contains(says), "{provider} {model}: {error}");
+            assert!(started.elapsed() < Duration::from_millis(within), "{provider} {model}: {:?}", started.elapsed());
+        }
+
+        // Stop while a trickle is read: ended within a second.
+        let cancel = CancelFlag::new();
+        let mut stream = providers.start_reply(request(provider, "trickle", cancel.clone())).unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+        let end = tokio::time::timeout(Duration::from_secs(1), stream.events.recv()).await.expect("Stop ends it within a second");
+        assert!(matches!(end, Some(GenEvent::Finished { reason: FinishReason::Cancelled, .. })), "{provider}: {end:?}");
+    }
+    assert!(elsewhere_record.headers.lock().unwrap().is_empty(), "a request, with its key, reached the other host");
+}
+
 #[tokio::test]
 async fn stop_hangs_up_the_stream_at_once() {
     let (url, record) = fake::start().await;

@@ -13,6 +13,10 @@
 //! | `malformed`    | a word, then an event that is not JSON                          |
 //! | `error-event`  | a word, then the API's in-stream error event                    |
 //! | `endless`      | a word every 20 ms until the client hangs up                    |
+//! | `redirect-away`| 307 to `Record::redirect_to` (another host)                     |
+//! | `trickle`      | 200 `text/html`, a byte every 50 ms for ever                    |
+//! | `huge`         | 200 `application/json`, a gigabyte as fast as it goes           |
+//! | `endless-line` | 200 event stream: one line that never ends                      |
 //! | `hostile-line`, `hostile-table`, `hostile-code`, `hostile-lists` | Markdown a window finds hard to stream (20,000 tokens of one line, a 500-row table, 5,000 lines of code, lists nested 200 deep), ~4 characters per event, 500 events a second (make bench-app); a short title when asked for ≤ 64 tokens |
 //! | `prose`        | an ordinary Markdown answer (~2,300 events, ~20 s) at a local model's pace, 125 events a second (make bench-app); a short title likewise |
 //! | anything else  | 404, model not found                                            |
@@ -45,6 +49,8 @@ pub struct Record {
     pub hung_up: AtomicBool,
     /// Words an `endless` stream sent before the client hung up.
     pub endless_sent: AtomicUsize,
+    /// Where `redirect-away` sends the client.
+    pub redirect_to: Mutex<Option<String>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -150,6 +156,26 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
             };
         }
         "slow" => return sse(stream::pending::<Result<Bytes, Infallible>>().boxed()),
+        "redirect-away" => {
+            let to = record.redirect_to.lock().unwrap().clone().unwrap_or_default();
+            return (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]).into_response();
+        }
+        "trickle" => {
+            let body = stream::unfold((), |()| async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Some((Ok::<_, Infallible>(Bytes::from_static(b"<")), ()))
+            });
+            return ([(header::CONTENT_TYPE, "text/html")], Body::from_stream(body)).into_response();
+        }
+        "huge" => {
+            let body = stream::repeat_with(|| Ok::<_, Infallible>(Bytes::from(vec![b'['; 64 << 10]))).take(16 << 10);
+            return ([(header::CONTENT_TYPE, "application/json")], Body::from_stream(body)).into_response();
+        }
+        "endless-line" => {
+            let line = stream::once(async { Ok::<_, Infallible>(Bytes::from_static(b"data: ")) })
+                .chain(stream::repeat_with(|| Ok(Bytes::from(vec![b'x'; 64 << 10]))));
+            return sse(line.boxed());
+        }
         "cut" => {
             let chunks = [opening(api), delta(api, "The "), delta(api, "first "), delta(api, "words ")];
             let body = stream::iter(chunks.into_iter().map(|c| Ok::<_, std::io::Error>(Bytes::from(c)))).chain(stream::once(async {
