@@ -89,6 +89,11 @@ async fn bad_files_give_clear_errors_and_keep_the_loaded_model() {
     let truncated = dir.path().join("truncated.gguf");
     std::fs::write(&truncated, &real[..real.len() / 2]).unwrap();
     let missing = dir.path().join("missing.gguf");
+    // A named pipe with a model's name: opening it would wait for a writer for ever.
+    let fifo = dir.path().join("fifo.gguf");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) on a path in this test's own folder.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
 
     let check = |result: Result<_, EngineError>, expected: &str| {
         let message = result.expect_err("a bad file must not load").to_string();
@@ -97,6 +102,8 @@ async fn bad_files_give_clear_errors_and_keep_the_loaded_model() {
     check(engine.load(&not_gguf, LoadParams::default()).await, "is not a GGUF model file");
     check(engine.load(&truncated, LoadParams::default()).await, "is truncated");
     check(engine.load(&missing, LoadParams::default()).await, "cannot be read");
+    check(engine.load(&fifo, LoadParams::default()).await, "is a named pipe (FIFO), not a model file");
+    check(engine.load(dir.path(), LoadParams::default()).await, "is a folder, not a model file");
 
     let after = reply(&engine, &user("Say hi."), greedy(4), None).await;
     assert!(after.stats.completion_tokens > 0);

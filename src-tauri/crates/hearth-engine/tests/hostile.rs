@@ -45,6 +45,16 @@ async fn hostile_files_get_words_and_the_engine_lives_on() {
             Expect::Refused("unknown model architecture: 'hearthtest'"),
         ),
         (
+            "a context length past 32 bits",
+            gguf::with_kv(&real, "llama.context_length", U32, &u32::MAX.to_le_bytes()),
+            Expect::Refused("llama.context_length is 4294967295, outside 0 to 2147483647 (llama.cpp cannot use it)"),
+        ),
+        (
+            "a metadata string of 40 MiB",
+            gguf::with_kv(&real, "hearth.test.long", STRING, &gguf::string(&"x".repeat(40 << 20))),
+            Expect::Refused("hearth.test.long holds a string of 41943040 bytes, more than the 32 MiB Hearth reads"),
+        ),
+        (
             "a chat template that loops forever",
             gguf::with_kv(&real, "tokenizer.chat_template", STRING, &gguf::string(FOREVER)),
             Expect::ReplyFails("it ran too long (it may loop forever)"),

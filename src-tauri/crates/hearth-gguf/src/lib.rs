@@ -22,6 +22,10 @@ const DEFAULT_ALIGNMENT: u64 = 32;
 const MAX_TENSORS: u64 = 1 << 20;
 const MAX_KV: u64 = 1 << 20;
 const MAX_DIMS: u32 = 4;
+/// The longest metadata key and tensor name read (ggml's own names stop at 63 bytes).
+const MAX_NAME: u64 = 1 << 10;
+/// The longest metadata string read (chat templates run to a few hundred KiB).
+const MAX_STRING: u64 = 32 << 20;
 /// GGUF's value types that this file names.
 const STRING: u32 = 8;
 const ARRAY: u32 = 9;
@@ -41,6 +45,22 @@ const EXPECTED_TYPES: &[(&str, u32, Option<u32>)] = &[
     ("tokenizer.ggml.scores", ARRAY, Some(F32)),
     ("tokenizer.ggml.token_type", ARRAY, Some(I32)),
 ];
+
+/// The architecture's hyperparameters (`<arch>.context_length`, `<arch>.block_count` …) are
+/// whole numbers llama.cpp keeps in 32 bits and hands out as `int32`: outside 0..=i32::MAX they
+/// come back negative, and the bindings panic on them.
+fn check_ranges(metadata: &BTreeMap<String, MetaValue>) -> Result<(), String> {
+    let Some(MetaValue::Str(arch)) = metadata.get("general.architecture") else { return Ok(()) };
+    let prefix = format!("{arch}.");
+    for (key, value) in metadata.range(prefix.clone()..).take_while(|(key, _)| key.starts_with(&prefix)) {
+        if let MetaValue::Int(n) = value
+            && !(0..=i128::from(i32::MAX)).contains(n)
+        {
+            return Err(format!("{key} is {n}, outside 0 to {} (llama.cpp cannot use it)", i32::MAX));
+        }
+    }
+    Ok(())
+}
 
 /// Refuses a value of the wrong type under a key llama.cpp would assert on.
 fn check_type(key: &str, ty: u32, item_ty: Option<u32>) -> Result<(), String> {
@@ -72,6 +92,8 @@ fn check_type(key: &str, ty: u32, item_ty: Option<u32>) -> Result<(), String> {
 pub enum GgufError {
     #[error("{path} cannot be read: {reason}")]
     Io { path: String, reason: String },
+    #[error("{path} is {kind}, not a model file: pick a .gguf file")]
+    NotAFile { path: String, kind: String },
     #[error("{path} is not a GGUF model file (it does not start with \"GGUF\")")]
     NotGguf { path: String },
     #[error("{path} is truncated: it ends at byte {len} but its header needs at least byte {needed}; download it again")]
@@ -132,10 +154,27 @@ impl ValidatedGguf {
 pub fn validate(path: &Path) -> Result<ValidatedGguf, GgufError> {
     let shown = path.display().to_string();
     let io = |e: std::io::Error| GgufError::Io { path: shown.clone(), reason: e.to_string() };
+    // Before it is opened: opening a FIFO blocks until something writes to it.
+    let kind = std::fs::metadata(path).map_err(io)?.file_type();
+    if !kind.is_file() {
+        return Err(GgufError::NotAFile { path: shown, kind: file_kind(kind).into() });
+    }
     let file = File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut r = Reader { inner: BufReader::with_capacity(1 << 16, file), pos: 0, len, available: len, path: &shown };
     r.parse().map(|parsed| parsed.into_validated(path.to_path_buf(), len))
+}
+
+/// What a path that is not a regular file is, in words.
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    match kind {
+        k if k.is_dir() => "a folder",
+        k if k.is_fifo() => "a named pipe (FIFO)",
+        k if k.is_socket() => "a socket",
+        k if k.is_block_device() || k.is_char_device() => "a device",
+        _ => "not a regular file",
+    }
 }
 
 /// Parses a header from the first bytes of a `file_size`-byte file (a range fetched over HTTP).
@@ -185,7 +224,7 @@ impl<R: Read> Reader<'_, R> {
         }
         let mut metadata = BTreeMap::new();
         for _ in 0..kv_count {
-            let key = self.string()?;
+            let key = self.string(MAX_NAME, "a metadata key")?;
             let ty = self.u32()?;
             if ty != ARRAY {
                 check_type(&key, ty, None).map_err(|detail| self.corrupt(detail))?;
@@ -193,6 +232,7 @@ impl<R: Read> Reader<'_, R> {
             let value = self.value(ty, &key)?;
             metadata.insert(key, value);
         }
+        check_ranges(&metadata).map_err(|detail| self.corrupt(detail))?;
         let alignment = match metadata.get("general.alignment") {
             Some(MetaValue::Int(a)) if *a > 0 && (*a as u64).is_power_of_two() => *a as u64,
             Some(other) => return Err(self.corrupt(format!("invalid general.alignment {other:?}"))),
@@ -221,7 +261,7 @@ impl<R: Read> Reader<'_, R> {
     }
 
     fn tensor_info(&mut self) -> Result<TensorInfo, GgufError> {
-        let name = self.string()?;
+        let name = self.string(MAX_NAME, "a tensor name")?;
         let n_dims = self.u32()?;
         if n_dims == 0 || n_dims > MAX_DIMS {
             return Err(self.corrupt(format!("tensor {name} has {n_dims} dimensions")));
@@ -262,7 +302,7 @@ impl<R: Read> Reader<'_, R> {
             5 => MetaValue::Int(i32::from_le_bytes(self.array()?).into()),
             6 => MetaValue::Float(f32::from_le_bytes(self.array()?).into()),
             7 => MetaValue::Bool(self.bytes(1)?[0] != 0),
-            8 => MetaValue::Str(self.string()?),
+            8 => MetaValue::Str(self.string(MAX_STRING, key)?),
             ARRAY => {
                 let item_ty = self.u32()?;
                 check_type(key, ARRAY, Some(item_ty)).map_err(|detail| self.corrupt(detail))?;
@@ -279,7 +319,11 @@ impl<R: Read> Reader<'_, R> {
                 };
                 self.need(count.saturating_mul(min_size))?;
                 for _ in 0..count {
-                    self.value(item_ty, key)?;
+                    match item_ty {
+                        // Only the count is kept: the strings are skipped, not held.
+                        STRING => self.skip_string(key)?,
+                        _ => drop(self.value(item_ty, key)?),
+                    }
                 }
                 MetaValue::Array(count)
             }
@@ -290,10 +334,34 @@ impl<R: Read> Reader<'_, R> {
         })
     }
 
-    fn string(&mut self) -> Result<String, GgufError> {
-        let len = self.u64()?;
+    /// A string of at most `cap` bytes; `what` names it in the error.
+    fn string(&mut self, cap: u64, what: &str) -> Result<String, GgufError> {
+        let len = self.string_len(cap, what)?;
         let bytes = self.bytes(len)?;
         String::from_utf8(bytes).map_err(|_| self.corrupt("a metadata string is not UTF-8".into()))
+    }
+
+    fn skip_string(&mut self, key: &str) -> Result<(), GgufError> {
+        let len = self.string_len(MAX_STRING, key)?;
+        self.need(len)?;
+        let copied = std::io::copy(&mut (&mut self.inner).take(len), &mut std::io::sink());
+        match copied {
+            Ok(n) if n == len => {
+                self.pos += len;
+                Ok(())
+            }
+            Ok(_) => Err(GgufError::Truncated { path: self.path.into(), len: self.len, needed: self.pos + len }),
+            Err(e) => Err(GgufError::Io { path: self.path.into(), reason: e.to_string() }),
+        }
+    }
+
+    fn string_len(&mut self, cap: u64, what: &str) -> Result<u64, GgufError> {
+        let len = self.u64()?;
+        if len > cap {
+            let most = if cap >= 1 << 20 { format!("{} MiB", cap >> 20) } else { format!("{} KiB", cap >> 10) };
+            return Err(self.corrupt(format!("{what} holds a string of {len} bytes, more than the {most} Hearth reads")));
+        }
+        Ok(len)
     }
 
     fn u32(&mut self) -> Result<u32, GgufError> {

@@ -109,14 +109,14 @@ fn damaged_files_are_rejected() {
         ("version 99", with(4, &99u32.to_le_bytes()), |e| matches!(e, GgufError::UnsupportedVersion { version: 99, .. })),
         ("absurd tensor count", with(8, &u64::MAX.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("absurd kv count", with(16, &(1u64 << 40).to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
-        ("absurd key length", with(24, &u64::MAX.to_le_bytes()), |e| matches!(e, GgufError::Truncated { .. })),
+        ("absurd key length", with(24, &u64::MAX.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("bad value type", with(24 + 8 + 20, &77u32.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("key not UTF-8", with(24 + 8, &[0xFF, 0xFE]), |e| matches!(e, GgufError::Corrupt { .. })),
         // The first entry's value, general.architecture = "llama": its length at byte 56.
-        ("absurd string value length", with(56, &(u64::MAX / 2).to_le_bytes()), |e| matches!(e, GgufError::Truncated { .. })),
+        ("absurd string value length", with(56, &(u64::MAX / 2).to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("absurd array count", with(at.array_count, &(u64::MAX / 4).to_le_bytes()), |e| matches!(e, GgufError::Truncated { .. })),
         ("unknown array type", with(at.array_count - 4, &99u32.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
-        ("absurd tensor name length", with(at.tensor.name, &u64::MAX.to_le_bytes()), |e| matches!(e, GgufError::Truncated { .. })),
+        ("absurd tensor name length", with(at.tensor.name, &u64::MAX.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("zero dimensions", with(at.tensor.n_dims, &0u32.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("five dimensions", with(at.tensor.n_dims, &5u32.to_le_bytes()), |e| matches!(e, GgufError::Corrupt { .. })),
         ("overflowing dimensions", with(at.tensor.dims, &[u64::MAX.to_le_bytes(), u64::MAX.to_le_bytes()].concat()), |e| {
