@@ -183,7 +183,7 @@ impl From<TurnError> for IpcError {
         match e {
             TurnError::InvalidInput(_) => IpcError::new(IpcErrorKind::InvalidInput, e),
             TurnError::Busy => IpcError::new(IpcErrorKind::Busy, e),
-            TurnError::Store(_) => IpcError::new(IpcErrorKind::Store, e),
+            TurnError::Store(_) | TurnError::ReplyNotSaved(_) => IpcError::new(IpcErrorKind::Store, e),
             TurnError::Backend { error, .. } => error.into(),
         }
     }

@@ -101,3 +101,70 @@ async fn a_process_killed_mid_reply_leaves_every_user_message_and_the_flushed_re
     // well under the 2.5 s streamed.
     assert!(saved.len() * 2 > second_printed.len(), "saved {} of {} bytes", saved.len(), second_printed.len());
 }
+
+/// A tmpfs of `size` mounted at `dir`, unmounted when dropped (the disk that fills up).
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, size: &str) -> SmallDisk {
+        std::fs::create_dir_all(dir).unwrap();
+        let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(dir).status();
+        assert!(
+            mounted.is_ok_and(|s| s.success()),
+            "this test mounts a small tmpfs to fill it up: it needs root (CAP_SYS_ADMIN), as scripts/setup.sh's machines have"
+        );
+        SmallDisk(dir.to_path_buf())
+    }
+
+    /// Writes until nothing more fits.
+    fn fill(&self) -> PathBuf {
+        let filler = self.0.join("filler");
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let block = vec![0u8; 64 << 10];
+        while file.write_all(&block).is_ok() {}
+        filler
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The disk fills up while a reply streams: its last save fails, the user is told in words, and
+/// once space is free again the history has the question and the reply up to its last save,
+/// marked interrupted.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_disk_under_a_reply_costs_words_not_the_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = SmallDisk::mount(&dir.path().join("tiny"), "4m");
+    let db = disk.0.join("hearth.db");
+
+    let mut chat = spawn_chat(&db, None, 300);
+    writeln!(chat.stdin.take().unwrap(), "Tell me about the sea, at length.").unwrap();
+    let mut stdout = chat.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    let streamed = stdout.read(&mut first).unwrap();
+    assert!(streamed > 0, "the reply never streamed");
+    thread::sleep(Duration::from_millis(1200)); // A few flushes in.
+    let filler = disk.fill();
+    let mut printed = first[..streamed].to_vec();
+    stdout.read_to_end(&mut printed).unwrap();
+    let output = chat.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "the failed save is in the exit status");
+    assert!(stderr.contains("error: the reply could not be saved ("), "{stderr}");
+    assert!(stderr.contains("free disk space, then use Continue"), "{stderr}");
+
+    std::fs::remove_file(filler).unwrap();
+    let store = Store::open(&db).await.expect("the history opens once there is space");
+    let chat = store.list_chats().await.unwrap()[0].id;
+    let messages = store.messages(chat).await.unwrap();
+    let shape: Vec<(Role, MessageStatus)> = messages.iter().map(|m| (m.role, m.status)).collect();
+    assert_eq!(shape, [(Role::User, MessageStatus::Complete), (Role::Assistant, MessageStatus::Interrupted)]);
+    assert_eq!(messages[0].content, "Tell me about the sea, at length.");
+    let saved = &messages[1].content;
+    let printed = String::from_utf8_lossy(&printed);
+    assert!(!saved.is_empty() && printed.starts_with(saved.as_str()), "saved {saved:?} of {printed:?}");
+}

@@ -122,6 +122,12 @@ pub enum TurnError {
     Busy,
     #[error("could not save the chat: {0}")]
     Store(#[source] Box<dyn StdError + Send + Sync>),
+    /// The reply's last save failed, even when tried again (a full disk): the chat keeps it as
+    /// last flushed, and it is marked interrupted then or at the next start.
+    #[error(
+        "the reply could not be saved ({0}). The chat keeps it as last saved, at most half a second behind; free disk space, then use Continue"
+    )]
+    ReplyNotSaved(#[source] Box<dyn StdError + Send + Sync>),
     /// The backend failed. `reply` is the partial reply as saved, if one had started.
     #[error("{error}")]
     Backend { error: BackendError, reply: Option<Box<StoredMessage>> },
@@ -418,7 +424,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     FinishReason::Cancelled => MessageStatus::Stopped,
                     FinishReason::EndOfTurn | FinishReason::StopString | FinishReason::Length => MessageStatus::Complete,
                 };
-                store.update_reply(reply.id, &text, status, Some(&stats)).await.map_err(boxed)
+                self.save_final(reply.id, &text, status, Some(&stats)).await
             }
             Err(error) => {
                 // A reply the engine died under is interrupted, not failed: its text is kept and
@@ -429,11 +435,49 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     }
                     _ => (MessageStatus::Failed, None),
                 };
-                let saved = store.update_reply(reply.id, &text, status, stats.as_ref()).await;
+                let saved = self.save_final(reply.id, &text, status, stats.as_ref()).await;
                 let reply = saved.map_err(|e| tracing::error!(error = %e, "could not save failed reply"));
                 Err(TurnError::Backend { error, reply: reply.ok().map(Box::new) })
             }
         }
+    }
+}
+
+/// Waits before the reply's last save is tried again: a locked or full disk may come back.
+const FINAL_SAVE_RETRIES: [Duration; 3] = [Duration::from_millis(100), Duration::from_millis(400), Duration::from_millis(1500)];
+
+impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
+    /// The reply's last save, tried again a few times. If it never succeeds it is marked
+    /// interrupted with the cause, as last flushed (a smaller write, which may still pass);
+    /// failing that it stays as last flushed and the next start marks it interrupted.
+    async fn save_final(
+        &self,
+        id: MessageId,
+        text: &str,
+        status: MessageStatus,
+        stats: Option<&ReplyStats>,
+    ) -> Result<StoredMessage, TurnError> {
+        let store = &*self.store;
+        let mut waits = FINAL_SAVE_RETRIES.iter();
+        let error = loop {
+            match store.update_reply(id, text, status, stats).await {
+                Ok(saved) => return Ok(saved),
+                Err(e) => match waits.next() {
+                    Some(wait) => {
+                        tracing::warn!(error = %e, reply = id, "the reply's last save failed; trying again");
+                        tokio::time::sleep(*wait).await;
+                    }
+                    None => break e,
+                },
+            }
+        };
+        tracing::error!(error = %error, reply = id, "the reply could not be saved");
+        if let Ok(flushed) = store.message(id).await {
+            let cause = format!("it could not be saved in full: {error}");
+            let stats = ReplyStats { interrupted_by: Some(cause), ..stats.cloned().unwrap_or_default() };
+            let _ = store.update_reply(id, &flushed.content, MessageStatus::Interrupted, Some(&stats)).await;
+        }
+        Err(TurnError::ReplyNotSaved(Box::new(error)))
     }
 }
 

@@ -44,8 +44,17 @@ pub(crate) fn check(path: &Path) -> Result<(), StoreError> {
     // The page count is trustworthy only when written by the same change as the header.
     let (pages, change_counter, valid_for) = (be32(28), be32(24), be32(92));
     let expected = u64::from(pages) * page_size;
-    if change_counter == valid_for && len < expected {
+    // A checkpoint cut short (by a full disk, say) leaves page 1 saying more pages than the file
+    // has yet: the write-ahead log beside it still holds them, and SQLite reads them from there.
+    if change_counter == valid_for && len < expected && !has_wal(path) {
         return Err(damaged(format!("the file is {len} bytes but its header says {expected}: it was cut short")));
     }
     Ok(())
+}
+
+/// Whether a write-ahead log with frames lies beside the database.
+fn has_wal(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(wal).is_ok_and(|m| m.len() > 0)
 }
