@@ -356,7 +356,6 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         on_event: &mut (impl FnMut(TurnEvent) + Send),
     ) -> Result<StoredMessage, TurnError> {
         let store = &*self.store;
-        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let mut text = reply.content.clone();
         let mut unsaved = false;
         // Deltas reach the window at the pace's interval (the first at once): a provider may send
