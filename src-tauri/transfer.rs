@@ -49,13 +49,15 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), TransferError> {
     Ok(())
 }
 
-/// Imports every valid chat of the export file at `path`.
-pub async fn import_from(store: &Store, path: &Path) -> Result<ImportReport, TransferError> {
+/// Imports every valid chat of the export file at `path`; the model files it names are kept
+/// only where `library` has them.
+pub async fn import_from(store: &Store, library: &hearth_hub::Library, path: &Path) -> Result<ImportReport, TransferError> {
     let shown = path.display().to_string();
     let size = std::fs::metadata(path).map_err(|source| TransferError::Read { path: shown.clone(), source })?.len();
     if size > MAX_IMPORT_BYTES {
         return Err(TransferError::TooLarge { path: shown, size });
     }
     let text = tokio::fs::read_to_string(path).await.map_err(|source| TransferError::Read { path: shown, source })?;
-    Ok(store.import(&text).await?)
+    let known = library.paths();
+    Ok(store.import(&text, |model| known.contains(model)).await?)
 }

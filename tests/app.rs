@@ -405,7 +405,7 @@ fn chat_through_ipc_with_the_real_model() {
     let markdown = std::fs::read_to_string(&md_file).unwrap();
     assert!(markdown.starts_with("# Colours\n") && markdown.contains("Answer only with the word banana."), "{markdown}");
     let before = invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len();
-    let report = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &json_file)).unwrap();
+    let report = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &state.library, &json_file)).unwrap();
     assert_eq!((report.imported.len(), report.skipped.len()), (before, 0), "{report:?}");
     assert_eq!(invoke(&window, "list_chats", json!({})).unwrap().as_array().unwrap().len(), 2 * before);
     let copy = report.imported.iter().find(|c| c.title == "Colours").unwrap();
@@ -418,7 +418,7 @@ fn chat_through_ipc_with_the_real_model() {
     assert!(refused.to_string().contains("Nothing was exported"), "{refused}");
     assert_eq!(std::fs::read_dir(files.path()).unwrap().count(), 2, "a partial file was left behind");
     std::fs::write(files.path().join("notes.json"), "{\"todo\": []}").unwrap();
-    let stray = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &files.path().join("notes.json"))).unwrap_err();
+    let stray = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &state.library, &files.path().join("notes.json"))).unwrap_err();
     assert!(stray.to_string().contains("not a Hearth chat export"), "{stray}");
 
     invoke(&window, "delete_chat", json!({ "chatId": tree })).unwrap();

@@ -59,7 +59,7 @@ command! {
                 let _ = tx.send(path.and_then(|p| p.into_path().ok()));
             });
         let Some(path) = rx.await.ok().flatten() else { return Ok(None) };
-        Ok(Some(transfer::import_from(&state.store, &path).await?))
+        Ok(Some(transfer::import_from(&state.store, &state.library, &path).await?))
     }
 }
 

@@ -86,6 +86,17 @@ impl Library {
         found.into_iter().map(|(path, source, repo)| describe(&path, source, repo, loaded)).collect()
     }
 
+    /// The model files of the library, without reading their headers: what an imported chat may
+    /// still name (`Store::import`).
+    pub fn paths(&self) -> std::collections::HashSet<PathBuf> {
+        let mut paths: std::collections::HashSet<PathBuf> = self.cache.gguf_files().into_iter().map(|f| f.path).collect();
+        if let Ok(entries) = std::fs::read_dir(&self.models_dir) {
+            paths.extend(entries.flatten().map(|e| e.path()).filter(|p| is_model_file(p)));
+        }
+        paths.extend(self.imports().into_iter().map(|i| i.path));
+        paths
+    }
+
     /// Adds a GGUF file the user chose; a bad file is refused with the reason.
     pub fn import(&self, path: &Path, mode: ImportMode) -> Result<LibraryModel, HubError> {
         let path = std::fs::canonicalize(path).map_err(|e| HubError::io(path, &e))?;

@@ -4,6 +4,7 @@
 //! what was imported gives the same archive.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -170,8 +171,11 @@ impl Store {
         })
     }
 
-    /// Imports every valid chat of an archive, each in one transaction, as new chats.
-    pub async fn import(&self, json: &str) -> Result<ImportReport, ImportError> {
+    /// Imports every valid chat of an archive, each in one transaction, as new chats. A file is
+    /// data, not instructions: a model file it names (the chat's model, a draft model) is kept
+    /// only where `in_library` knows it as one of this machine's models; others are dropped,
+    /// with a note, so an archive cannot make Hearth load a path of its choosing.
+    pub async fn import(&self, json: &str, in_library: impl Fn(&Path) -> bool) -> Result<ImportReport, ImportError> {
         let chats = parse(json)?;
         let mut report = ImportReport::default();
         for (place, chat) in chats.into_iter().enumerate() {
@@ -180,14 +184,17 @@ impl Store {
                 .and_then(Value::as_str)
                 .filter(|t| !t.trim().is_empty())
                 .map_or_else(|| format!("chat {}", place + 1), str::to_owned);
-            let chat = match serde_json::from_value::<ArchivedChat>(chat).map_err(|e| e.to_string()).and_then(|c| validate(&c).map(|()| c))
-            {
-                Ok(chat) => chat,
-                Err(reason) => {
-                    report.skipped.push(SkippedChat { chat: name, reason });
-                    continue;
-                }
-            };
+            let mut chat =
+                match serde_json::from_value::<ArchivedChat>(chat).map_err(|e| e.to_string()).and_then(|c| validate(&c).map(|()| c)) {
+                    Ok(chat) => chat,
+                    Err(reason) => {
+                        report.skipped.push(SkippedChat { chat: name, reason });
+                        continue;
+                    }
+                };
+            for note in forget_foreign_models(&mut chat, &in_library) {
+                report.notes.push(format!("{name}: {note}"));
+            }
             let settings = match chat.settings.as_ref().map(valid_settings).transpose() {
                 Ok(settings) => settings,
                 Err(reason) => {
@@ -296,6 +303,28 @@ fn validate(chat: &ArchivedChat) -> Result<(), String> {
 }
 
 /// The chat's settings as they will be saved, if this version can use them.
+/// Drops the model files `chat` names that are not in this machine's library; says which.
+fn forget_foreign_models(chat: &mut ArchivedChat, in_library: &impl Fn(&Path) -> bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let ModelTarget::Local { model: Some(path) } = &chat.model
+        && !in_library(Path::new(path))
+    {
+        notes.push(format!("its model {path} is not in this machine's library; the chat uses the loaded model"));
+        chat.model = ModelTarget::LOADED;
+    }
+    if let Some(settings) = chat.settings.as_mut().and_then(Value::as_object_mut)
+        && let Some(Value::String(path)) = settings.get("draftModel")
+        && !in_library(Path::new(path))
+    {
+        notes.push(format!("its draft model {path} is not in this machine's library; speculative decoding with it is off"));
+        settings.insert("draftModel".into(), Value::Null);
+        if settings.get("speculative").and_then(Value::as_str) == Some("draftModel") {
+            settings.insert("speculative".into(), Value::String("off".into()));
+        }
+    }
+    notes
+}
+
 fn valid_settings(value: &Value) -> Result<String, String> {
     let params: SamplingParams = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
     params.validate().map_err(|e| e.to_string())?;

@@ -78,7 +78,7 @@ async fn json_export_round_trips_through_import() {
     let json = serde_json::to_string_pretty(&exported).unwrap();
 
     let target = open(&dir, "target.db").await;
-    let report = target.import(&json).await.unwrap();
+    let report = target.import(&json, |_| false).await.unwrap();
     assert_eq!(report.imported.len(), 3, "{report:?}");
     assert!(report.skipped.is_empty() && report.notes.is_empty(), "{report:?}");
     let again = target.export(None).await.unwrap();
@@ -141,7 +141,7 @@ async fn files_that_are_not_archives_are_refused_in_words() {
         ("\u{feff}garbage", "not a Hearth chat export"),
     ];
     for (file, expected) in cases {
-        let error = store.import(file).await.expect_err(file);
+        let error = store.import(file, |_| false).await.expect_err(file);
         assert!(matches!(error, ImportError::NotAnArchive(_) | ImportError::NewerVersion(_)));
         assert!(error.to_string().contains(expected), "{file:?}: {error}");
     }
@@ -171,7 +171,7 @@ async fn bad_chats_are_skipped_whole_and_reported_good_ones_imported() {
         chat("", vec![message(1, None, "user")], Some(1), json!("nonsense")),
     ];
     let file = json!({"format": "hearth-chats", "version": 1, "exportedAt": 0, "chats": chats}).to_string();
-    let report = store.import(&file).await.unwrap();
+    let report = store.import(&file, |_| false).await.unwrap();
 
     let imported: Vec<&str> = report.imported.iter().map(|c| c.title.as_str()).collect();
     assert_eq!(imported, ["good", "bad settings", ""]);
@@ -200,8 +200,40 @@ async fn a_reply_exported_while_streaming_is_imported_as_interrupted() {
     add(&source, chat, Some(q), Role::Assistant, "Hel", MessageStatus::Streaming).await;
     let json = serde_json::to_string(&source.export(None).await.unwrap()).unwrap();
     let target = open(&dir, "target.db").await;
-    let imported = target.import(&json).await.unwrap().imported.remove(0);
+    let imported = target.import(&json, |_| false).await.unwrap().imported.remove(0);
     let messages = target.messages(imported.id).await.unwrap();
     assert_eq!(messages[1].status, MessageStatus::Interrupted);
     assert_eq!(messages[1].content, "Hel");
+}
+
+/// An archive is data, not instructions: model files it names from another machine (the chat's
+/// model, a draft model) are dropped with a note; one in this machine's library is kept.
+#[tokio::test]
+async fn model_files_from_another_machine_are_not_imported() {
+    use hearth_core::{ModelTarget, Speculative};
+    let dir = tempfile::tempdir().unwrap();
+    let source = open(&dir, "source.db").await;
+    let known = "/home/me/models/known.gguf";
+    // (the chat's model, its draft model)
+    for (model, draft) in [("/elsewhere/evil.gguf", "/elsewhere/draft.gguf"), (known, known)] {
+        let chat = source.create_chat().await.unwrap().id;
+        source.set_chat_target(chat, &ModelTarget::Local { model: Some(model.into()) }).await.unwrap();
+        let settings =
+            SamplingParams { speculative: Speculative::DraftModel, draft_model: Some(draft.into()), ..SamplingParams::default() };
+        source.set_setting(&SettingsScope::Chat { id: chat }.key(), &serde_json::to_string(&settings).unwrap()).await.unwrap();
+    }
+    let json = serde_json::to_string(&source.export(None).await.unwrap()).unwrap();
+    let target = open(&dir, "target.db").await;
+    let report = target.import(&json, |path| path == std::path::Path::new(known)).await.unwrap();
+    assert_eq!(report.imported.len(), 2);
+    assert_eq!(report.notes.len(), 2, "{report:?}");
+    assert!(report.notes[0].contains("its model /elsewhere/evil.gguf is not in this machine's library"), "{report:?}");
+    assert!(report.notes[1].contains("its draft model /elsewhere/draft.gguf is not in this machine's library"), "{report:?}");
+
+    let imported = target.export(None).await.unwrap();
+    let by_model = |want: &ModelTarget| imported.chats.iter().find(|c| &c.model == want).unwrap_or_else(|| panic!("{want:?}"));
+    let foreign = by_model(&ModelTarget::LOADED).settings.clone().unwrap();
+    assert_eq!((foreign["draftModel"].clone(), foreign["speculative"].clone()), (Value::Null, json!("off")));
+    let kept = by_model(&ModelTarget::Local { model: Some(known.into()) }).settings.clone().unwrap();
+    assert_eq!((kept["draftModel"].clone(), kept["speculative"].clone()), (json!(known), json!("draftModel")));
 }
