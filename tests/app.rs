@@ -418,7 +418,8 @@ fn chat_through_ipc_with_the_real_model() {
     assert!(refused.to_string().contains("Nothing was exported"), "{refused}");
     assert_eq!(std::fs::read_dir(files.path()).unwrap().count(), 2, "a partial file was left behind");
     std::fs::write(files.path().join("notes.json"), "{\"todo\": []}").unwrap();
-    let stray = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &state.library, &files.path().join("notes.json"))).unwrap_err();
+    let stray = tauri::async_runtime::block_on(hearth_shell::import_from(&state.store, &state.library, &files.path().join("notes.json")))
+        .unwrap_err();
     assert!(stray.to_string().contains("not a Hearth chat export"), "{stray}");
 
     invoke(&window, "delete_chat", json!({ "chatId": tree })).unwrap();

@@ -667,7 +667,12 @@ network: boolean,
 /**
  * Save each request answered in full as a chat, to read what a tool asked.
  */
-saveRequests: boolean, };
+saveRequests: boolean, 
+/**
+ * Web origins (`https://example.org`, or `*`) whose pages may call the server from a
+ * browser; empty: none may (pages served from this machine always can).
+ */
+allowedOrigins: Array<string>, };
 
 export type RequestRecord = { 
 /**

@@ -116,9 +116,11 @@ export class ServerStore {
       if (token === this.#token) {
         this.error = errorMessage(e);
         this.errorFields = errorFields(e).filter(isServerField);
-        // A refused switch goes back to what is in force; a refused port stays in its box to be fixed.
-        const inForce = this.status?.settings ?? SERVER_DEFAULTS;
-        this.settings = sent && this.errorFields.includes('port') ? { ...inForce, port: sent.port } : { ...inForce };
+        // A refused switch goes back to what is in force; a refused port or list of origins stays to be fixed.
+        const inForce = { ...(this.status?.settings ?? SERVER_DEFAULTS) };
+        if (sent && this.errorFields.includes('port')) inForce.port = sent.port;
+        if (sent && this.errorFields.includes('allowedOrigins')) inForce.allowedOrigins = [...sent.allowedOrigins];
+        this.settings = inForce;
       }
       return false;
     } finally {

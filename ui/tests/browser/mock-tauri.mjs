@@ -1078,7 +1078,18 @@ export function installMockTauri(config) {
       if (!(s[key] >= min && s[key] <= max)) throw refuse(key, `${SERVER_WORDS[key]} must be ${text}`);
     }
     if (s.network && !state.server.keySet) throw refuse('network', 'set an API key first: programs on other machines must send it');
-    state.server.settings = clone(s);
+    // hearth_server::normalize_origin: kept as browsers send them, each once.
+    const origins = [];
+    for (const typed of s.allowedOrigins) {
+      const t = typed.trim();
+      const m = /^(https?):\/\/([^/?#@\s]+)\/?$/i.exec(t);
+      if (t !== '*' && !m) {
+        throw refuse('allowedOrigins', `${JSON.stringify(t)} is not a web origin: write it as https://example.org (a scheme and a host, with a port if any, no path), or * for any`);
+      }
+      const kept = t === '*' ? t : `${m[1]}://${m[2]}`.toLowerCase();
+      if (!origins.includes(kept)) origins.push(kept);
+    }
+    state.server.settings = { ...clone(s), allowedOrigins: origins };
     return serverStatus();
   }
 

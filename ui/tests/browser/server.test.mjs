@@ -81,7 +81,7 @@ describe('Settings → Server', () => {
       await copy.click();
       await copy.filter({ hasText: 'Copied' }).waitFor();
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://127.0.0.1:${PORT}/v1`);
-      assert.deepEqual((await callsOf(page, 'set_server')).at(-1), { settings: { enabled: true, port: PORT, network: false, saveRequests: false } });
+      assert.deepEqual((await callsOf(page, 'set_server')).at(-1), { settings: { enabled: true, port: PORT, network: false, saveRequests: false, allowedOrigins: [] } });
       // Saving requests as chats: off by default, one switch.
       const save = page.getByTestId('server-save-requests');
       assert.equal(await save.isChecked(), false);
@@ -161,6 +161,18 @@ describe('Settings → Server', () => {
       assert.equal(await key.getAttribute('aria-invalid'), 'false', 'the empty field is not what was refused');
       await assertFits(page);
       await shot(page, `settings-server-network`, { dir: OUTPUT });
+
+      // Web pages: none may use it until their origin is listed; a typed one that is not an origin
+      // is refused in words, an allowed one is kept as browsers send it.
+      await page.getByTestId('add-allowedOrigins-input').fill('chat.example.org/app');
+      await page.getByTestId('add-allowedOrigins').click();
+      await page.getByTestId('server-allowedOrigins-error').filter({ hasText: 'is not a web origin' }).waitFor();
+      await page.getByTestId('remove-allowedOrigins-0').click();
+      await page.getByTestId('add-allowedOrigins-input').fill('HTTPS://Chat.Example.org/');
+      await page.getByTestId('add-allowedOrigins').click();
+      await page.waitForFunction(() => window.__hearthMock.server.settings.allowedOrigins.join() === 'https://chat.example.org');
+      await page.getByTestId('list-allowedOrigins').filter({ hasText: /^https:\/\/chat\.example\.org/ }).waitFor();
+      await shot(page, `settings-server-origins`, { dir: OUTPUT });
     });
   });
 

@@ -193,7 +193,7 @@ impl App {
 
     /// Validates, saves and applies the server's settings: the network needs a key first.
     pub async fn set_server(&self, settings: ServerSettings) -> Result<ServerStatus, SettingsError> {
-        settings.validate()?;
+        let settings = settings.normalized()?;
         if settings.network && self.keys.location(Secret::ServerKey)?.is_none() {
             return Err(FieldError::new("network", "set an API key first: programs on other machines must send it").into());
         }

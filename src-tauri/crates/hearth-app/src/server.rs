@@ -17,9 +17,7 @@ use hearth_providers::{KeyStore, Secret};
 use hearth_server::{Exchange, ModelLibrary, RequestLog, RequestRecord, ServeError, ServerConfig, ServerState};
 use hearth_store::{Store, StoreError};
 
-/// The keychain entry of the server's API key (beside the providers' keys).
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ServerSettings {
     pub enabled: bool,
@@ -28,11 +26,20 @@ pub struct ServerSettings {
     pub network: bool,
     /// Save each request answered in full as a chat, to read what a tool asked.
     pub save_requests: bool,
+    /// Web origins (`https://example.org`, or `*`) whose pages may call the server from a
+    /// browser; empty: none may (pages served from this machine always can).
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        ServerSettings { enabled: false, port: hearth_server::DEFAULT_PORT, network: false, save_requests: false }
+        ServerSettings {
+            enabled: false,
+            port: hearth_server::DEFAULT_PORT,
+            network: false,
+            save_requests: false,
+            allowed_origins: Vec::new(),
+        }
     }
 }
 
@@ -43,10 +50,27 @@ impl ServerSettings {
         SERVER_RANGES
     }
 
+    /// Validated, with the origins as browsers send them (each once).
+    pub fn normalized(mut self) -> Result<Self, FieldError> {
+        self.validate()?;
+        let mut origins: Vec<String> = Vec::new();
+        for origin in &self.allowed_origins {
+            let origin = hearth_server::normalize_origin(origin).expect("validated");
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
+        self.allowed_origins = origins;
+        Ok(self)
+    }
+
     pub fn validate(&self) -> Result<(), FieldError> {
         let port = &SERVER_RANGES[0];
         if !(port.min..=port.max).contains(&f64::from(self.port)) {
             return Err(FieldError::new(port.key, format!("the port must be {}", port.text)));
+        }
+        for origin in &self.allowed_origins {
+            hearth_server::normalize_origin(origin).map_err(|why| FieldError::new("allowedOrigins", why))?;
         }
         Ok(())
     }
@@ -111,8 +135,9 @@ impl ServerControl {
         let api_key = self.keys.secret(Secret::ServerKey).map_err(|e| format!("its API key could not be read: {e}"))?;
         let host = if settings.network { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([127, 0, 0, 1]) };
         // The app's server starts from the defaults: a request sets what it wants.
-        // No web origin is allowed: pages in a browser cannot use the app's server.
-        let config = ServerConfig { host, port: settings.port, api_key, sampling: SamplingParams::default(), allowed_origins: Vec::new() };
+        // Pages in a browser may use it only from the origins the user allowed.
+        let allowed_origins = settings.allowed_origins.iter().filter_map(|o| hearth_server::normalize_origin(o).ok()).collect();
+        let config = ServerConfig { host, port: settings.port, api_key, sampling: SamplingParams::default(), allowed_origins };
         let listener = bind_when_free(&config).await.map_err(|e| in_words(e, settings.port))?;
         let (stop, stopped) = oneshot::channel::<()>();
         let mut state = ServerState::new(self.engine.clone(), &config, self.log.clone()).with_library(self.library.clone());

@@ -181,7 +181,7 @@ impl ServeArgs {
                 "--port" => port = number("port", &value()?)?,
                 "--api-key" => api_key = Some(value()?),
                 "--models-dir" => models_dir = Some(PathBuf::from(value()?)),
-                "--allow-origin" => allowed_origins.push(value()?),
+                "--allow-origin" => allowed_origins.push(hearth_server::normalize_origin(&value()?)?),
                 "--queue" => limits.queued_requests = number::<usize>("queue", &value()?)?.max(1),
                 "--read-timeout" => {
                     let seconds: f32 = value()?.parse().map_err(|_| "--read-timeout expects seconds, e.g. 30".to_owned())?;

@@ -56,8 +56,8 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
 
     // On: the loaded model is served, and the request is listed.
     let port = free_port();
-    let on = ServerSettings { enabled: true, port, network: false, save_requests: false };
-    let url = app.set_server(on).await.unwrap().url.expect("listening");
+    let on = ServerSettings { enabled: true, port, ..ServerSettings::default() };
+    let url = app.set_server(on.clone()).await.unwrap().url.expect("listening");
     assert_eq!(url, format!("http://127.0.0.1:{port}/v1"));
     let (status, listed) = get(&format!("{url}/models"), None).await.unwrap();
     assert_eq!((status, listed["data"][0]["id"].as_str()), (200, Some(model.as_str())));
@@ -83,7 +83,7 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
 
     // Requests are not kept as chats unless the user asks; then each answered one is.
     assert!(app.store.list_chats().await.unwrap().is_empty());
-    app.set_server(ServerSettings { save_requests: true, ..on }).await.unwrap();
+    app.set_server(ServerSettings { save_requests: true, ..on.clone() }).await.unwrap();
     let ask = json!({ "model": model, "messages": [{ "role": "system", "content": "Be brief." }, { "role": "user", "content": "Hi" }], "max_tokens": 4 });
     let reply: Value =
         reqwest::Client::new().post(format!("{url}/chat/completions")).json(&ask).send().await.unwrap().json().await.unwrap();
@@ -105,35 +105,54 @@ async fn the_apps_server_follows_its_settings_and_serves_the_windows_engine() {
     assert_eq!(shown, [(Role::User, "Hi"), (Role::Assistant, reply["choices"][0]["message"]["content"].as_str().unwrap())]);
     assert_eq!(messages[1].stats.as_ref().map(|s| s.completion_tokens), reply["usage"]["completion_tokens"].as_u64().map(|n| n as u32));
     assert_eq!(app.models.loaded().unwrap().name, model);
-    app.set_server(on).await.unwrap();
+    app.set_server(on.clone()).await.unwrap();
+
+    // Web pages: refused unless their origin is allowed (typed as the user would; kept as
+    // browsers send it); an origin that is not one is refused by field.
+    let from = |origin: &'static str| {
+        let request = reqwest::Client::new().get(format!("{url}/models")).header("origin", origin);
+        async move {
+            let response = request.send().await.unwrap();
+            let cors = response.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap().to_owned());
+            (response.status().as_u16(), cors)
+        }
+    };
+    assert_eq!(from("https://chat.example.org").await, (403, None));
+    let bad = ServerSettings { allowed_origins: vec!["chat.example.org/path".into()], ..on.clone() };
+    assert_eq!(refused_field(app.set_server(bad).await), "allowedOrigins");
+    let allowed = ServerSettings { allowed_origins: vec![" HTTPS://Chat.Example.org/ ".into()], ..on.clone() };
+    assert_eq!(app.set_server(allowed).await.unwrap().settings.allowed_origins, ["https://chat.example.org"]);
+    assert_eq!(from("https://chat.example.org").await, (200, Some("https://chat.example.org".into())));
+    assert_eq!(from("https://evil.example").await, (403, None));
+    app.set_server(on.clone()).await.unwrap();
 
     // The network needs a key; an empty key or removing it while open is refused by field.
-    assert_eq!(refused_field(app.set_server(ServerSettings { network: true, ..on }).await), "network");
-    assert_eq!(refused_field(app.set_server(ServerSettings { port: 0, ..on }).await), "port");
+    assert_eq!(refused_field(app.set_server(ServerSettings { network: true, ..on.clone() }).await), "network");
+    assert_eq!(refused_field(app.set_server(ServerSettings { port: 0, ..on.clone() }).await), "port");
     assert_eq!(refused_field(app.set_server_key(Some("  ".into())).await), "key");
     assert!(app.set_server_key(Some("sk-hearth-app-test".into())).await.unwrap().key_set);
     // The running server takes the key at once.
     assert_eq!(get(&format!("{url}/models"), None).await.unwrap().0, 401);
     assert_eq!(get(&format!("{url}/models"), Some("sk-hearth-app-test")).await.unwrap().0, 200);
-    let open = app.set_server(ServerSettings { network: true, ..on }).await.unwrap();
+    let open = app.set_server(ServerSettings { network: true, ..on.clone() }).await.unwrap();
     assert!(open.url.is_some() && open.settings.network, "{open:?}");
     assert_eq!(refused_field(app.set_server_key(None).await), "key");
-    app.set_server(on).await.unwrap();
+    app.set_server(on.clone()).await.unwrap();
     assert!(!app.set_server_key(None).await.unwrap().key_set);
     assert_eq!(get(&format!("{url}/models"), None).await.unwrap().0, 200);
 
     // A port another program holds: said in words, not an error.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = taken.local_addr().unwrap().port();
-    let status = app.set_server(ServerSettings { port: busy, ..on }).await.unwrap();
+    let status = app.set_server(ServerSettings { port: busy, ..on.clone() }).await.unwrap();
     assert_eq!(status.url, None);
     assert!(status.problem.as_deref().is_some_and(|p| p.contains("in use")), "{status:?}");
 
     // Back on its own port; off closes it; on again at the next start as the user left it.
-    app.set_server(on).await.unwrap();
-    app.set_server(ServerSettings { enabled: false, ..on }).await.unwrap();
+    app.set_server(on.clone()).await.unwrap();
+    app.set_server(ServerSettings { enabled: false, ..on.clone() }).await.unwrap();
     assert!(get(&format!("{url}/models"), None).await.is_err(), "closed");
-    app.set_server(on).await.unwrap();
+    app.set_server(on.clone()).await.unwrap();
     app.server.stop();
     app.engine.shutdown();
     drop(app);

@@ -33,6 +33,27 @@ pub struct Guard {
     pub allowed_origins: Vec<String>,
 }
 
+/// An origin as the user typed it, in the form browsers send (`scheme://host[:port]`, lower
+/// case, no path), or `*`; a typed one that is not an origin is refused in words.
+pub fn normalize_origin(typed: &str) -> Result<String, String> {
+    let typed = typed.trim();
+    if typed == "*" {
+        return Ok(typed.into());
+    }
+    let refuse = || {
+        format!(
+            "{typed:?} is not a web origin: write it as https://example.org (a scheme and a host, with a port if any, no path), or * for any"
+        )
+    };
+    let uri: axum::http::Uri = typed.parse().map_err(|_| refuse())?;
+    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else { return Err(refuse()) };
+    let bare_path = matches!(uri.path(), "" | "/") && uri.query().is_none();
+    if !matches!(scheme, "http" | "https") || !bare_path || authority.as_str().contains('@') {
+        return Err(refuse());
+    }
+    Ok(format!("{scheme}://{authority}").to_ascii_lowercase())
+}
+
 impl Guard {
     /// Whether a page of `origin` may call the server.
     pub fn allows_origin(&self, origin: &str) -> bool {
@@ -138,6 +159,26 @@ fn origin_is_loopback(origin: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_origins_are_kept_as_browsers_send_them() {
+        // (typed, kept)
+        let cases: &[(&str, Result<&str, ()>)] = &[
+            ("https://chat.example.org", Ok("https://chat.example.org")),
+            (" HTTPS://Chat.Example.org/ ", Ok("https://chat.example.org")),
+            ("http://localhost:5173", Ok("http://localhost:5173")),
+            ("*", Ok("*")),
+            ("chat.example.org", Err(())),
+            ("https://chat.example.org/app", Err(())),
+            ("https://chat.example.org/?x=1", Err(())),
+            ("ftp://chat.example.org", Err(())),
+            ("https://user@chat.example.org", Err(())),
+            ("", Err(())),
+        ];
+        for (typed, kept) in cases {
+            assert_eq!(normalize_origin(typed).map_err(|_| ()), kept.map(str::to_owned), "{typed:?}");
+        }
+    }
 
     #[test]
     fn only_hosts_that_name_this_machine_are_loopback() {

@@ -27,7 +27,7 @@ use hearth_engine::Engine;
 use crate::library::Models;
 
 pub use error::ApiError;
-pub use guard::Guard;
+pub use guard::{Guard, normalize_origin};
 pub use library::{LoadFailure, ModelLibrary};
 pub use log::{RequestLog, RequestRecord};
 pub use request::{ChatRequest, CompletionRequest};
