@@ -60,11 +60,19 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     pub first_delay: Duration,
     pub max_delay: Duration,
+    /// A connection that sends nothing this long is given up and asked again from where it
+    /// stopped (a stalled connection would otherwise hold the download for ever).
+    pub idle: Duration,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_attempts: 8, first_delay: Duration::from_secs(1), max_delay: Duration::from_secs(30) }
+        RetryPolicy {
+            max_attempts: 8,
+            first_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            idle: Duration::from_secs(30),
+        }
     }
 }
 
@@ -195,7 +203,11 @@ impl Downloads {
         if self.inner.lock().iter().any(|j| j.view.id == id) {
             return self.resume(&id);
         }
-        let listing = self.inner.hub.repo_files(repo).await?;
+        // The commit first, and the files as they are at it: the hashes checked and the bytes
+        // fetched are of one commit, however the repository changes meanwhile.
+        let commit = self.inner.hub.head_commit(repo).await?;
+        names::repo_path(&commit)?;
+        let listing = self.inner.hub.repo_files_at(repo, Some(&commit)).await?;
         let mut planned = Vec::new();
         for file in files {
             let RepoFile { path, size, sha256 } = listing
@@ -209,8 +221,7 @@ impl Downloads {
             }
             planned.push(PlannedFile { path, size, sha256: sha256.to_ascii_lowercase() });
         }
-        let plan = Plan { commit: self.inner.hub.head_commit(repo).await?, files: planned };
-        names::repo_path(&plan.commit)?;
+        let plan = Plan { commit, files: planned };
         let mut view = self.inner.new_view(&id, repo, quant, &plan, DownloadState::Queued);
         view.done_bytes = self.inner.bytes_on_disk(repo, &plan);
         {
@@ -450,7 +461,7 @@ impl Inner {
         let mut before = 0;
         for file in &plan.files {
             if !self.cache.blob(repo, &file.sha256).is_file() {
-                self.fetch_file(id, repo, file, before, control).await?;
+                self.fetch_file(id, (repo, &plan.commit), file, before, control).await?;
             }
             before += file.size;
         }
@@ -466,7 +477,14 @@ impl Inner {
     }
 
     /// Fetches one file into `{sha}.incomplete` from where it stopped, checks it, and makes it the blob.
-    async fn fetch_file(&self, id: &str, repo: &str, file: &PlannedFile, before: u64, control: &Control) -> Result<(), Halt> {
+    async fn fetch_file(
+        &self,
+        id: &str,
+        (repo, commit): (&str, &str),
+        file: &PlannedFile,
+        before: u64,
+        control: &Control,
+    ) -> Result<(), Halt> {
         let partial = self.cache.incomplete(repo, &file.sha256);
         let dir = partial.parent().expect("a blob has a folder").to_path_buf();
         tokio::fs::create_dir_all(&dir).await.map_err(|e| HubError::io(&dir, &e))?;
@@ -493,6 +511,8 @@ impl Inner {
             let (length, mut stream) = handle
                 .download_file_stream()
                 .filename(file.path.clone())
+                // The commit planned on: the hashes checked are that commit's.
+                .revision(commit.to_owned())
                 .range(have..file.size)
                 .send()
                 .await
@@ -505,8 +525,15 @@ impl Inner {
                 meter = Meter::new(before);
             }
             let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, &mut out);
+            let idle = self.policy.idle;
             while let Some(chunk) = tokio::select! {
-                chunk = stream.next() => chunk,
+                chunk = tokio::time::timeout(idle, stream.next()) => match chunk {
+                    Ok(chunk) => chunk,
+                    Err(_) => {
+                        writer.flush().await.map_err(|e| write_error(&e, &partial, &dir, file))?;
+                        return Err(HubError::Stalled { file: file.path.clone(), got: have, seconds: idle.as_secs().max(1) }.into());
+                    }
+                },
                 () = control.wake.notified() => None,
             } {
                 if control.stopped() {

@@ -24,6 +24,9 @@ pub enum HubError {
     NoChecksum { file: String },
     #[error("{file} ended after {got} of {expected} bytes")]
     Incomplete { file: String, got: u64, expected: u64 },
+    /// The connection stayed open but nothing arrived: asked again from where it stopped.
+    #[error("the hub sent nothing of {file} for {seconds} s after {got} bytes")]
+    Stalled { file: String, got: u64, seconds: u64 },
     #[error("the model's header is larger than {limit} MB; it cannot be read before downloading")]
     HeaderTooLarge { limit: u64 },
     #[error(transparent)]
@@ -44,7 +47,7 @@ impl HubError {
     /// Worth trying again after a pause: the connection, not the request, failed.
     pub fn is_transient(&self) -> bool {
         match self {
-            HubError::Network { .. } | HubError::Incomplete { .. } | HubError::RateLimited => true,
+            HubError::Network { .. } | HubError::Incomplete { .. } | HubError::Stalled { .. } | HubError::RateLimited => true,
             HubError::Server { status, .. } => *status >= 500,
             _ => false,
         }

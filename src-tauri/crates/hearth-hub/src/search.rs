@@ -65,9 +65,15 @@ impl Hub {
 
     /// The repository's GGUF files (with sizes and LFS hashes).
     pub async fn repo_files(&self, repo: &str) -> Result<Vec<RepoFile>, HubError> {
+        self.repo_files_at(repo, None).await
+    }
+
+    /// As [`Hub::repo_files`], at `commit` (`None`: the main branch).
+    pub async fn repo_files_at(&self, repo: &str, commit: Option<&str>) -> Result<Vec<RepoFile>, HubError> {
         let handle = self.repo(repo)?;
         let entries: Vec<_> = handle
             .list_tree()
+            .maybe_revision(commit.map(str::to_owned))
             .recursive(true)
             .send()
             .map_err(|e| self.error(e, repo))?
@@ -90,7 +96,13 @@ impl Hub {
         let mut out = Vec::with_capacity(files.len());
         for (mut file, is_lfs) in files {
             if file.sha256.is_none() && is_lfs {
-                let meta = handle.get_file_metadata().filepath(file.path.clone()).send().await.map_err(|e| self.error(e, repo))?;
+                let meta = handle
+                    .get_file_metadata()
+                    .filepath(file.path.clone())
+                    .maybe_revision(commit)
+                    .send()
+                    .await
+                    .map_err(|e| self.error(e, repo))?;
                 file.sha256 = Some(meta.etag).filter(|e| e.len() == 64 && e.bytes().all(|b| b.is_ascii_hexdigit()));
             }
             out.push(file);

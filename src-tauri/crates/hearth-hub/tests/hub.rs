@@ -90,7 +90,12 @@ impl Env {
     }
 
     fn downloads(&self) -> Downloads {
-        let policy = RetryPolicy { max_attempts: 8, first_delay: Duration::from_millis(50), max_delay: Duration::from_millis(200) };
+        let policy = RetryPolicy {
+            max_attempts: 8,
+            first_delay: Duration::from_millis(50),
+            max_delay: Duration::from_millis(200),
+            idle: Duration::from_millis(800),
+        };
         Downloads::new(self.hub.clone(), self.cache.clone(), self.dir.path().join("downloads.json"), policy)
     }
 
@@ -237,6 +242,26 @@ async fn connections_cut_at_random_offsets_resume_to_the_right_hash() {
     assert!((1..=4).contains(&retries), "{retries}");
 }
 
+/// A connection that goes silent is given up after the idle time and asked again from where it
+/// stopped, at the commit the download was planned on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_connection_is_asked_again_after_the_idle_time() {
+    let env = Env::new().await;
+    env.fake.faults.lock().unwrap().stalls = [1 << 20, 3 << 20].into_iter().collect();
+    let downloads = env.downloads();
+    let seen = record(&downloads);
+    let file = "bulk.Q8_0.gguf".to_owned();
+    let started = downloads.start(BULK, "Q8_0", std::slice::from_ref(&file)).await.unwrap();
+    let done = wait_until(&downloads, &started.id, finished).await;
+    assert_eq!(done.state, DownloadState::Done, "{done:?}");
+    assert_eq!(std::fs::read(done.model_path.unwrap()).unwrap(), noise(6 << 20, 1));
+    assert_eq!(env.starts_served(&file), [0, 1 << 20, 4 << 20], "each retry asks for the rest");
+    let stalled = seen.lock().unwrap().iter().filter_map(|d| d.error.clone()).find(|e| e.contains("sent nothing"));
+    assert_eq!(stalled.as_deref(), Some("the hub sent nothing of bulk.Q8_0.gguf for 1 s after 1048576 bytes"));
+    let revisions = env.fake.revisions.lock().unwrap().clone();
+    assert!(!revisions.is_empty() && revisions.iter().all(|r| r == COMMIT), "{revisions:?}");
+}
+
 /// Two downloads at once, one of them a split model's two parts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_split_model_downloads_all_its_parts_beside_another_download() {
@@ -356,7 +381,12 @@ async fn a_full_disk_is_a_clear_error() {
         assert!(status.success(), "mounting a tmpfs needs root (as in CI)");
         let _unmount = Unmount(mount.clone());
         let cache = HubCache::new(mount.join("hub"));
-        let policy = RetryPolicy { max_attempts: 2, first_delay: Duration::from_millis(10), max_delay: Duration::from_millis(10) };
+        let policy = RetryPolicy {
+            max_attempts: 2,
+            first_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(10),
+            ..RetryPolicy::default()
+        };
         let downloads = Downloads::new(env.hub.clone(), cache.clone(), env.dir.path().join(format!("{size}.json")), policy);
         if fill_while_downloading {
             env.fake.faults.lock().unwrap().chunk_delay = Some(Duration::from_millis(10));

@@ -50,6 +50,8 @@ pub struct Faults {
     pub cuts: VecDeque<u64>,
     /// A pause between 64 KiB chunks.
     pub chunk_delay: Option<Duration>,
+    /// Each body request in turn goes silent after this many bytes, its connection left open.
+    pub stalls: VecDeque<u64>,
 }
 
 pub struct FakeHub {
@@ -57,11 +59,13 @@ pub struct FakeHub {
     pub faults: Mutex<Faults>,
     /// Each body request: (file, first byte asked for, bytes sent).
     pub served: Mutex<Vec<(String, u64)>>,
+    /// The revision each `resolve` request named.
+    pub revisions: Mutex<Vec<String>>,
 }
 
 impl FakeHub {
     pub fn new(repos: Vec<FakeRepo>) -> Self {
-        FakeHub { repos, faults: Mutex::default(), served: Mutex::default() }
+        FakeHub { repos, faults: Mutex::default(), served: Mutex::default(), revisions: Mutex::default() }
     }
 
     fn repo(&self, id: &str) -> Option<&FakeRepo> {
@@ -163,9 +167,10 @@ async fn tree(State(hub): State<Arc<FakeHub>>, Path((owner, name, _rev)): Path<(
 
 async fn resolve(
     State(hub): State<Arc<FakeHub>>,
-    Path((owner, name, _rev, file)): Path<(String, String, String, String)>,
+    Path((owner, name, rev, file)): Path<(String, String, String, String)>,
     headers: HeaderMap,
 ) -> Response {
+    hub.revisions.lock().unwrap().push(rev);
     let id = format!("{owner}/{name}");
     let Some(repo) = hub.repo(&id) else { return not_found(&id, "RepoNotFound") };
     if !authorized(repo, &headers) {
@@ -216,12 +221,17 @@ async fn cdn(
     let body = if method == Method::HEAD {
         Body::empty()
     } else {
-        let (cut, delay) = {
+        let (cut, delay, stall) = {
             let mut faults = hub.faults.lock().unwrap();
-            (faults.cuts.pop_front(), faults.chunk_delay)
+            (faults.cuts.pop_front(), faults.chunk_delay, faults.stalls.pop_front())
         };
         hub.served.lock().unwrap().push((file.clone(), start));
-        Body::from_stream(body_stream(f.bytes.clone(), start, end, cut, delay))
+        let body = body_stream(f.bytes.clone(), start, end.min(start.saturating_add(stall.unwrap_or(u64::MAX))), cut, delay);
+        match stall {
+            // What it has, then silence, the connection open.
+            Some(_) => Body::from_stream(futures_util::StreamExt::chain(body, futures_util::stream::pending())),
+            None => Body::from_stream(body),
+        }
     };
     let mut response = Response::new(body);
     *response.status_mut() = status;
