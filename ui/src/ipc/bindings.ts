@@ -78,7 +78,12 @@ beams?: Array<BeamHypothesis>,
 /**
  * Why the reply was cut off when the engine under it died ("the model crashed: …").
  */
-interruptedBy?: string, };
+interruptedBy?: string, 
+/**
+ * How the prompt was written when the chat template could not be used as it is (a system
+ * prompt it refuses, folded into the first message; llama.cpp's format in its place).
+ */
+templateNotice?: string, };
 
 export type TokenAlternative = { id: number, text: string, p: number, };
 

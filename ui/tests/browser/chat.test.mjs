@@ -496,6 +496,8 @@ describe('Hearth chat screen', () => {
   });
 
   test('a reply that left earlier messages out says so under it', { timeout: TIMEOUT }, async () => {
+    const TEMPLATE_NOTICE =
+      "The model's chat template refuses a system prompt (System role not supported); it was put at the start of the first message instead";
     const stats = replyStats({ promptTokens: 8100, cachedTokens: 7900, completionTokens: 42, ttftMs: 95, decodeTps: 38.5, promptSource: 'live' });
     const history = [
       { id: 11, chatId: 1, role: 'user', content: 'Summarize what we decided so far.', status: 'complete', createdAt: 1, model: null, stats: null },
@@ -506,7 +508,7 @@ describe('Hearth chat screen', () => {
     const config = {
       chats: [{ id: 1, title: 'A very long conversation', updatedAt: 30 }],
       messages: history,
-      replies: [{ text: '“Soft Rain on the Roof” fits the mood.', chunkSize: 6, delayMs: 10, droppedMessages: 3 }],
+      replies: [{ text: '“Soft Rain on the Roof” fits the mood.', chunkSize: 6, delayMs: 10, droppedMessages: 3, templateNotice: TEMPLATE_NOTICE }],
     };
     await inBothSchemes(config, async (page) => {
       const replies = page.locator('[data-testid="message"][data-role="assistant"]');
@@ -520,6 +522,9 @@ describe('Hearth chat screen', () => {
       const notice = lastAssistant(page).getByTestId('message-dropped');
       assert.equal((await notice.textContent()).trim(), '3 earlier messages left out to fit the context');
       assert.match(await notice.getAttribute('title'), /context/);
+      // How the prompt was written, when the chat template could not be used as it is: the engine's words.
+      assert.equal((await lastAssistant(page).getByTestId('message-template-notice').textContent()).trim(), TEMPLATE_NOTICE);
+      assert.equal(await replies.first().getByTestId('message-template-notice').count(), 0);
       await shot(page, `chat-dropped`);
     });
   });

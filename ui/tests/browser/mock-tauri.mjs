@@ -1353,6 +1353,7 @@ export function installMockTauri(config) {
       promptTokens: 24, cachedTokens: { new: 0, typed: 21 }[promptSource] ?? 8, completionTokens: tokens, ttftMs: reply.ttftMs ?? 40,
       decodeTps: tokens / seconds, droppedMessages: reply.droppedMessages ?? 0, cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false),
       promptSource, draftedTokens: drafts.drafted, acceptedTokens: drafts.accepted,
+      ...(reply.templateNotice ? { templateNotice: reply.templateNotice } : {}),
       ...(consensus && !gen.stop ? { consensus } : {}),
       ...(beams && !gen.stop ? { beams } : {}),
     };

@@ -226,6 +226,11 @@ pub struct ReplyStats {
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<String>,
+    /// How the prompt was written when the chat template could not be used as it is (a system
+    /// prompt it refuses, folded into the first message; llama.cpp's format in its place).
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template_notice: Option<String>,
 }
 
 /// One finished reply of a beam search.

@@ -73,6 +73,10 @@ impl ChatTemplate {
                     MAX_PROMPT_BYTES >> 20
                 )));
             }
+            // The template author's own words (`raise_exception`), without minijinja's frame.
+            Err(e) if e.kind() == ErrorKind::InvalidOperation && e.detail().is_some() => {
+                return Err(TemplateError(e.detail().unwrap_or_default().to_owned()));
+            }
             Err(e) => return Err(TemplateError(e.to_string())),
         }
         let prompt = String::from_utf8(out.0).map_err(|_| TemplateError("it wrote text that is not UTF-8".into()))?;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use hearth_core::{Constraint, SamplingParams};
+use hearth_core::{ChatMessage, Constraint, Role, SamplingParams};
 use hearth_engine::LoadParams;
 
 use common::gguf::{self, ARRAY, STRING, U32};
@@ -88,6 +88,37 @@ async fn hostile_files_get_words_and_the_engine_lives_on() {
         engine.load(&model_path(), params.clone()).await.unwrap();
         let after = reply(&engine, &user("Say hi."), greedy(4), None).await;
         assert!(after.stats.completion_tokens > 0, "{name}");
+    }
+}
+
+/// A chat template that cannot be used as it is: the reply is written anyway, and says how. One
+/// that refuses a system prompt gets it folded into the first message; one that fails outright is
+/// replaced by llama.cpp's format for the model — each with the template's own words.
+#[tokio::test]
+async fn a_template_that_fails_is_said_with_the_reply() {
+    const NO_SYSTEM: &str = "{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n";
+    let conversation =
+        [ChatMessage::new(Role::System, "Answer in one word."), ChatMessage::new(Role::User, "What is the capital of France?")];
+    // (the user's template, what the reply says of it)
+    let cases = [
+        (NO_SYSTEM, "The model's chat template refuses a system prompt (System role not supported"),
+        (
+            "{{ raise_exception('Hearth test: this template is broken') }}",
+            "The model's chat template failed (Hearth test: this template is broken",
+        ),
+        ("{% for %}", "The chat template could not be read ("),
+    ];
+    let engine = spawn_engine();
+    for (template, says) in cases {
+        let params = LoadParams { n_ctx: Some(1024), n_threads: Some(2), chat_template: Some(template.into()), ..LoadParams::default() };
+        engine.load(&model_path(), params).await.unwrap();
+        let written = reply(&engine, &conversation, greedy(8), None).await;
+        assert!(written.stats.completion_tokens > 0, "{template}");
+        let notice = written.stats.template_notice.unwrap_or_default();
+        assert!(notice.starts_with(says), "{template}: {notice:?}");
+        // Said every time it happens, and only then.
+        let plain = reply(&engine, &user("Hello"), greedy(4), None).await;
+        assert_eq!(plain.stats.template_notice.is_some(), template != NO_SYSTEM, "{template}");
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{DecodeError, LlamaStateSeqFlags};
 use tokio::sync::mpsc::UnboundedSender;
@@ -39,10 +39,19 @@ use crate::load::Threads;
 use crate::prefix;
 use crate::reply::Reply;
 use crate::sampler;
-use crate::template::ChatTemplate;
 use crate::threads::DecodeThreads;
 
+mod prompt;
 mod read_ahead;
+
+use prompt::{Rendered, Renderer, special_text};
+
+/// A prompt fitted to the context: its tokens, the messages left out, and how it was written.
+struct Fitted {
+    tokens: Vec<LlamaToken>,
+    dropped: usize,
+    notice: Option<String>,
+}
 
 /// KV sequences in one context: replies and consensus candidates written at once.
 pub const SEQUENCES: u32 = 8;
@@ -106,6 +115,8 @@ struct Queued {
     events: UnboundedSender<GenEvent>,
     tokens: Vec<LlamaToken>,
     dropped: usize,
+    /// How the prompt was written, if the chat template could not be used as it is.
+    notice: Option<String>,
     asked_at: Instant,
     /// A consensus reply's candidate.
     member: Option<Member>,
@@ -148,11 +159,6 @@ pub struct Session<'m> {
     draft_threads: DraftThreads,
 }
 
-enum Renderer {
-    Jinja(Box<ChatTemplate>, LlamaChatTemplate),
-    Builtin(LlamaChatTemplate),
-}
-
 impl<'m> Session<'m> {
     /// `n_seq`: the sequences `context` was created for (at most that many replies at once).
     /// `threads`, `swa_full`: what `context` was created with (`load::context_params`).
@@ -171,7 +177,7 @@ impl<'m> Session<'m> {
         Session {
             model,
             context,
-            renderer: renderer_for(model, params.chat_template.as_deref()),
+            renderer: Renderer::for_model(model, params.chat_template.as_deref()),
             slots,
             queued: VecDeque::new(),
             running: Vec::new(),
@@ -229,7 +235,7 @@ impl<'m> Session<'m> {
         let asked_at = Instant::now();
         let fitted = self.fit_prompt(&request, self.n_ctx());
         let queued = match fitted.and_then(|fitted| self.load_drafter(&request).map(|()| fitted)) {
-            Ok((tokens, dropped)) => Queued { request, events, tokens, dropped, asked_at, member: None },
+            Ok(Fitted { tokens, dropped, notice }) => Queued { request, events, tokens, dropped, notice, asked_at, member: None },
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
                 return;
@@ -273,7 +279,7 @@ impl<'m> Session<'m> {
     /// Queues a consensus reply's first candidate; the others wait for it to read the prompt
     /// (see [`Session::release_members`]). Refused when the candidates cannot all have room.
     fn submit_consensus(&mut self, queued: Queued) {
-        let Queued { request, events, tokens, dropped, asked_at, .. } = queued;
+        let Queued { request, events, tokens, dropped, notice, asked_at, .. } = queued;
         let at_once = (request.sampling.mbr_candidates as usize).min(self.slots.len());
         // Each candidate's cells are counted in full (a shared opening too): room is never overestimated.
         let room = (self.n_ctx() / at_once).saturating_sub(tokens.len() + 1);
@@ -295,7 +301,7 @@ impl<'m> Session<'m> {
         self.groups.push(group);
         for (index, (request, events)) in members.into_iter().enumerate() {
             let member = Some(Member { group: id, index });
-            let queued = Queued { request, events, tokens: tokens.clone(), dropped, asked_at, member };
+            let queued = Queued { request, events, tokens: tokens.clone(), dropped, notice: notice.clone(), asked_at, member };
             if index == 0 { self.queued.push_back(queued) } else { self.waiting_members.push(queued) }
         }
     }
@@ -548,7 +554,7 @@ impl<'m> Session<'m> {
     }
 
     fn start(&mut self, slot: usize, queued: Queued) {
-        let Queued { request, events, tokens, dropped, asked_at, member } = queued;
+        let Queued { request, events, tokens, dropped, notice, asked_at, member } = queued;
         let sampler = match sampler::build(self.model, &request.sampling, self.n_ctx() as u32) {
             Ok(sampler) => sampler,
             Err(error) => {
@@ -556,7 +562,7 @@ impl<'m> Session<'m> {
                 return;
             }
         };
-        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped);
+        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped, notice);
         tracing::debug!(
             since_asked_ms = asked_at.elapsed().as_secs_f64() * 1000.0,
             prompt_tokens = stats.prompt_tokens,
@@ -578,6 +584,7 @@ impl<'m> Session<'m> {
         request: &ReplyRequest,
         tokens: Vec<LlamaToken>,
         dropped: usize,
+        notice: Option<String>,
     ) -> (Vec<LlamaToken>, ReplyStats) {
         // Two replies of one conversation at once: the second keeps no cache for it.
         let conversation = request.conversation.filter(|c| !self.slots.iter().any(|s| s.busy && s.owner == Some(*c)));
@@ -597,6 +604,7 @@ impl<'m> Session<'m> {
             cached_tokens: cached_tokens as u32,
             prompt_source: if cached_tokens == 0 { PromptSource::New } else { source },
             dropped_messages: dropped as u32,
+            template_notice: notice,
             ..ReplyStats::default()
         };
         (tokens[cached_tokens..].to_vec(), stats)
@@ -605,7 +613,7 @@ impl<'m> Session<'m> {
     /// Starts a beam search in `slot` (its first lane, which reads the prompt) and `width - 1`
     /// other idle slots, emptied.
     fn start_beam(&mut self, slot: usize, queued: Queued) {
-        let Queued { request, events, tokens, dropped, asked_at, .. } = queued;
+        let Queued { request, events, tokens, dropped, notice, asked_at, .. } = queued;
         let constraints = match sampler::constraints(self.model, &request.sampling) {
             Ok(constraints) => constraints,
             Err(error) => {
@@ -620,7 +628,7 @@ impl<'m> Session<'m> {
         for &lane in &others {
             self.park(lane);
         }
-        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped);
+        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped, notice);
         let lanes: Vec<usize> = std::iter::once(slot).chain(others).collect();
         for &lane in &lanes {
             self.slots[lane].busy = true;
@@ -907,7 +915,7 @@ impl<'m> Session<'m> {
 
     /// The prompt's tokens, after leaving out earlier messages as the overflow policy allows so
     /// that a reply has room (up to `max_tokens`, at most a quarter of the context).
-    fn fit_prompt(&self, request: &ReplyRequest, n_ctx: usize) -> Result<(Vec<LlamaToken>, usize), BackendError> {
+    fn fit_prompt(&self, request: &ReplyRequest, n_ctx: usize) -> Result<Fitted, BackendError> {
         let reserve = (request.sampling.max_tokens as usize).min(n_ctx / 4);
         let overflow = |tokens: usize| BackendError::ContextOverflow { tokens, n_ctx: n_ctx as u32 };
         if let Some(raw) = &request.raw_prompt {
@@ -915,22 +923,25 @@ impl<'m> Session<'m> {
             let tokens = self.tokenize(raw);
             return match tokens.len() {
                 0 => Err(BackendError::InvalidRequest("the prompt is empty".into())),
-                n if n + reserve <= n_ctx || (request.sampling.overflow == OverflowPolicy::StopAtLimit && n < n_ctx) => Ok((tokens, 0)),
+                n if n + reserve <= n_ctx || (request.sampling.overflow == OverflowPolicy::StopAtLimit && n < n_ctx) => {
+                    Ok(Fitted { tokens, dropped: 0, notice: None })
+                }
                 n => Err(overflow(n)),
             };
         }
-        let tokens = self.tokenize(&self.prompt(&request.messages, request.continue_last)?);
+        let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last)?;
+        let tokens = self.tokenize(&text);
         if tokens.len() + reserve <= n_ctx {
-            return Ok((tokens, 0));
+            return Ok(Fitted { tokens, dropped: 0, notice });
         }
         if request.sampling.overflow == OverflowPolicy::StopAtLimit {
             // The prompt fits; the reply stops when the context is full.
-            return if tokens.len() < n_ctx { Ok((tokens, 0)) } else { Err(overflow(tokens.len())) };
+            return if tokens.len() < n_ctx { Ok(Fitted { tokens, dropped: 0, notice }) } else { Err(overflow(tokens.len())) };
         }
         let mut fitted = None;
         let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
             let Ok(prompt) = self.prompt(messages, request.continue_last) else { return false };
-            let candidate = self.tokenize(&prompt);
+            let candidate = self.tokenize(&prompt.text);
             let fits = candidate.len() + reserve <= n_ctx;
             if fits {
                 fitted = Some(candidate);
@@ -938,50 +949,26 @@ impl<'m> Session<'m> {
             fits
         });
         match (kept, fitted) {
-            (Some((_, dropped)), Some(tokens)) => Ok((tokens, dropped)),
+            (Some((_, dropped)), Some(tokens)) => Ok(Fitted { tokens, dropped, notice }),
             _ => Err(overflow(tokens.len())),
         }
     }
 
     /// The prompt for `messages`; when continuing, the unfinished reply is written after the
     /// assistant's turn opens, so the model carries on from its last word.
-    fn prompt(&self, messages: &[ChatMessage], continue_last: bool) -> Result<String, BackendError> {
+    fn prompt(&self, messages: &[ChatMessage], continue_last: bool) -> Result<Rendered, BackendError> {
         match messages.split_last() {
-            Some((last, before)) if continue_last && last.role == Role::Assistant => Ok(self.render(before)? + &last.content),
+            Some((last, before)) if continue_last && last.role == Role::Assistant => {
+                let mut rendered = self.render(before)?;
+                rendered.text.push_str(&last.content);
+                Ok(rendered)
+            }
             _ => self.render(messages),
         }
     }
 
-    fn render(&self, messages: &[ChatMessage]) -> Result<String, BackendError> {
-        let mut jinja_error = None;
-        if let Renderer::Jinja(jinja, _) = &self.renderer {
-            match jinja.render(messages) {
-                Ok(prompt) => return Ok(prompt),
-                Err(e) => {
-                    tracing::warn!(error = %e, "Jinja chat template failed; using llama.cpp's");
-                    jinja_error = Some(e);
-                }
-            }
-        }
-        let builtin = match &self.renderer {
-            Renderer::Jinja(_, builtin) | Renderer::Builtin(builtin) => builtin,
-        };
-        let chat = messages
-            .iter()
-            .map(|m| LlamaChatMessage::new(m.role.as_str().into(), m.content.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| BackendError::Engine(format!("a message cannot be sent to the model: {e}")))?;
-        let prompt = self.model.apply_chat_template(builtin, &chat, true).map_err(|e| match jinja_error {
-            // Ours says more than llama.cpp's "unsupported template".
-            Some(jinja) => BackendError::Engine(jinja.to_string()),
-            None => BackendError::Engine(format!("the chat template failed: {e}")),
-        })?;
-        if prompt.trim().is_empty() {
-            return Err(BackendError::Engine(
-                "the chat template rendered an empty prompt; choose another template in the Model settings".into(),
-            ));
-        }
-        Ok(prompt)
+    fn render(&self, messages: &[ChatMessage]) -> Result<Rendered, BackendError> {
+        self.renderer.render(self.model, messages)
     }
 
     fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
@@ -1019,7 +1006,7 @@ impl<'m> Session<'m> {
             Some(last) if last.role == Role::User && !continue_last && !last.content.is_empty() => self
                 .render(std::slice::from_ref(last))
                 .ok()
-                .and_then(|prompt| prompt.rfind(&last.content).map(|at| prompt.len() - at))
+                .and_then(|prompt| prompt.text.rfind(&last.content).map(|at| prompt.text.len() - at))
                 .unwrap_or(usize::MAX),
             _ => 0,
         }
@@ -1152,39 +1139,6 @@ impl<'m> Session<'m> {
 /// How many tokens two sequences share from the start.
 pub(crate) fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
-/// The user's template if given, else the model's own; llama.cpp's renderer of the model's
-/// template (or ChatML) as the fallback.
-fn renderer_for(model: &LlamaModel, custom: Option<&str>) -> Renderer {
-    let fallback = || LlamaChatTemplate::new("chatml").expect("static name has no NUL");
-    let builtin = model.chat_template(None).ok();
-    let source = match (custom, &builtin) {
-        (Some(custom), _) => custom.to_owned(),
-        (None, Some(own)) => own.to_string().unwrap_or_default(),
-        (None, None) => {
-            tracing::info!("model has no chat template; using ChatML");
-            return Renderer::Builtin(fallback());
-        }
-    };
-    let builtin = builtin.unwrap_or_else(fallback);
-    let vocab = model.vocab();
-    let bos = special_text(model, vocab.bos());
-    let eos = special_text(model, vocab.eos());
-    match ChatTemplate::new(&source, &bos, &eos) {
-        Ok(jinja) => Renderer::Jinja(Box::new(jinja), builtin),
-        Err(e) => {
-            tracing::warn!(error = %e, "chat template does not compile; using llama.cpp's renderer");
-            Renderer::Builtin(builtin)
-        }
-    }
-}
-
-fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
-    if token.0 < 0 {
-        return String::new();
-    }
-    String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
 }
 
 /// Whether a reply must come out the same each time it is asked for: greedy, or seeded.

@@ -1,0 +1,137 @@
+//! The prompt a conversation becomes: the chat template (the user's, else the model's own)
+//! rendered with minijinja; llama.cpp's renderer only where that template cannot be used — and
+//! then said with the reply, never in silence. A template that refuses a system prompt (its
+//! author's `raise_exception`) gets the system prompt folded into the first user message, as LM
+//! Studio does, and that is said too.
+
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::token::LlamaToken;
+
+use hearth_core::{BackendError, ChatMessage, Role};
+
+use crate::template::ChatTemplate;
+
+pub(super) enum Renderer {
+    Jinja(Box<ChatTemplate>, LlamaChatTemplate),
+    /// llama.cpp's renderer; `why` it is used in place of the template, when that is news.
+    Builtin {
+        template: LlamaChatTemplate,
+        why: Option<String>,
+    },
+}
+
+/// A rendered prompt, and what the user should know about how it was written.
+pub(super) struct Rendered {
+    pub text: String,
+    pub notice: Option<String>,
+}
+
+const FALLBACK_FORMAT: &str = "the prompt was written in llama.cpp's built-in format for this model instead, which may not be the one it was trained on; choose another template in the Model settings";
+
+impl Renderer {
+    /// The user's template if given, else the model's own; llama.cpp's renderer of the model's
+    /// template (or ChatML) as the fallback.
+    pub fn for_model(model: &LlamaModel, custom: Option<&str>) -> Renderer {
+        let chatml = || LlamaChatTemplate::new("chatml").expect("static name has no NUL");
+        let builtin = model.chat_template(None).ok();
+        let source = match (custom, &builtin) {
+            (Some(custom), _) => custom.to_owned(),
+            (None, Some(own)) => own.to_string().unwrap_or_default(),
+            (None, None) => {
+                // Said where the model is shown ("no chat template: ChatML").
+                tracing::info!("model has no chat template; using ChatML");
+                return Renderer::Builtin { template: chatml(), why: None };
+            }
+        };
+        let builtin = builtin.unwrap_or_else(chatml);
+        let vocab = model.vocab();
+        let bos = special_text(model, vocab.bos());
+        let eos = special_text(model, vocab.eos());
+        match ChatTemplate::new(&source, &bos, &eos) {
+            Ok(jinja) => Renderer::Jinja(Box::new(jinja), builtin),
+            Err(e) => {
+                tracing::warn!(error = %e, "chat template does not compile; using llama.cpp's renderer");
+                Renderer::Builtin { template: builtin, why: Some(format!("The chat template could not be read ({e}); {FALLBACK_FORMAT}")) }
+            }
+        }
+    }
+
+    pub fn render(&self, model: &LlamaModel, messages: &[ChatMessage]) -> Result<Rendered, BackendError> {
+        let rendered = match self {
+            Renderer::Jinja(jinja, builtin) => match jinja.render(messages) {
+                Ok(text) => Rendered { text, notice: None },
+                Err(error) => {
+                    if let Some(folded) = fold_system(messages)
+                        && let Ok(text) = jinja.render(&folded)
+                    {
+                        let notice = format!(
+                            "The model's chat template refuses a system prompt ({}); it was put at the start of the first message instead",
+                            error.0
+                        );
+                        Rendered { text, notice: Some(notice) }
+                    } else {
+                        tracing::warn!(%error, "Jinja chat template failed; using llama.cpp's");
+                        // Ours says more than llama.cpp's "unsupported template".
+                        let text = builtin_render(model, builtin, messages).map_err(|_| BackendError::Engine(error.to_string()))?;
+                        Rendered { text, notice: Some(format!("The model's chat template failed ({}); {FALLBACK_FORMAT}", error.0)) }
+                    }
+                }
+            },
+            Renderer::Builtin { template, why } => {
+                let text = builtin_render(model, template, messages)
+                    .map_err(|e| BackendError::Engine(format!("the chat template failed: {e}")))?;
+                Rendered { text, notice: why.clone() }
+            }
+        };
+        if rendered.text.trim().is_empty() {
+            return Err(BackendError::Engine(
+                "the chat template rendered an empty prompt; choose another template in the Model settings".into(),
+            ));
+        }
+        Ok(rendered)
+    }
+}
+
+/// The conversation with its system messages put at the start of the first user message; `None`
+/// when it has no system message or no user message to carry it.
+fn fold_system(messages: &[ChatMessage]) -> Option<Vec<ChatMessage>> {
+    let system: Vec<&str> = messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
+    if system.is_empty() || !messages.iter().any(|m| m.role == Role::User) {
+        return None;
+    }
+    let mut folded: Vec<ChatMessage> = messages.iter().filter(|m| m.role != Role::System).cloned().collect();
+    let first = folded.iter_mut().find(|m| m.role == Role::User).expect("checked: a user message");
+    first.content = format!("{}\n\n{}", system.join("\n\n"), first.content);
+    Some(folded)
+}
+
+fn builtin_render(model: &LlamaModel, template: &LlamaChatTemplate, messages: &[ChatMessage]) -> Result<String, String> {
+    let chat = messages
+        .iter()
+        .map(|m| LlamaChatMessage::new(m.role.as_str().into(), m.content.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("a message cannot be sent to the model: {e}"))?;
+    model.apply_chat_template(template, &chat, true).map_err(|e| e.to_string())
+}
+
+pub(super) fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
+    if token.0 < 0 {
+        return String::new();
+    }
+    String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_messages_go_to_the_start_of_the_first_user_message() {
+        let m = |role, text: &str| ChatMessage::new(role, text);
+        let folded = fold_system(&[m(Role::System, "Be brief."), m(Role::User, "Hi"), m(Role::Assistant, "Hello"), m(Role::User, "Bye")]);
+        let folded: Vec<(Role, String)> = folded.unwrap().into_iter().map(|m| (m.role, m.content)).collect();
+        assert_eq!(folded, [(Role::User, "Be brief.\n\nHi".into()), (Role::Assistant, "Hello".into()), (Role::User, "Bye".into())]);
+        assert!(fold_system(&[m(Role::User, "Hi")]).is_none(), "nothing to fold");
+        assert!(fold_system(&[m(Role::System, "Be brief.")]).is_none(), "nowhere to fold it");
+    }
+}
