@@ -60,7 +60,7 @@ pub struct CompareEvent {
 impl From<TurnEvent> for ChatEvent {
     fn from(event: TurnEvent) -> Self {
         match event {
-            TurnEvent::UserSaved(message) => ChatEvent::UserSaved(MessageSaved { message }),
+            TurnEvent::UserSaved(message) => ChatEvent::UserSaved(MessageSaved { message: *message }),
             TurnEvent::ReplyStarted { message_id, model } => ChatEvent::ReplyStarted(ReplyStarted { message_id, model }),
             TurnEvent::Delta(text) => ChatEvent::Delta(TextDelta { text }),
         }
@@ -182,7 +182,7 @@ command! {
         };
         let outcome = state.chat.compare(chat_id, message_id, &variants, |column, event| match event {
             ColumnEvent::Turn(event) => emit(column, event.into()),
-            ColumnEvent::Done(Ok(message)) => emit(column, ChatEvent::Finished(MessageSaved { message })),
+            ColumnEvent::Done(Ok(message)) => emit(column, ChatEvent::Finished(MessageSaved { message: *message })),
             ColumnEvent::Done(Err(TurnError::Backend { error, reply })) => {
                 emit(column, ChatEvent::Failed(FailedReply { error: error.into(), message: reply.map(|r| *r) }))
             }

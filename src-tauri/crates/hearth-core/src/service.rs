@@ -101,7 +101,8 @@ pub enum Turn<'a> {
 /// What a caller sees of a turn while it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
-    UserSaved(StoredMessage),
+    /// Boxed: the other events, sent many times a turn, stay small.
+    UserSaved(Box<StoredMessage>),
     ReplyStarted { message_id: MessageId, model: String },
     Delta(String),
 }
@@ -110,8 +111,8 @@ pub enum TurnEvent {
 #[derive(Debug)]
 pub enum ColumnEvent {
     Turn(TurnEvent),
-    /// The variant's answer, finished or failed; nothing follows it.
-    Done(Result<StoredMessage, TurnError>),
+    /// The variant's answer, finished or failed; nothing follows it (boxed, as `UserSaved`).
+    Done(Result<Box<StoredMessage>, TurnError>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -270,7 +271,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let reply_parent = match plan.user {
             Some((parent, content)) => {
                 let user = store.append_message(chat, parent, Role::User, content, MessageStatus::Complete, None).await.map_err(boxed)?;
-                on_event(TurnEvent::UserSaved(user.clone()));
+                on_event(TurnEvent::UserSaved(Box::new(user.clone())));
                 Some(user.id)
             }
             None => parent_before,
@@ -339,7 +340,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     }
                     Err(error) => Err(error),
                 };
-                tell(ColumnEvent::Done(result));
+                tell(ColumnEvent::Done(result.map(Box::new)));
             });
         }
         futures_util::future::join_all(answers).await;
