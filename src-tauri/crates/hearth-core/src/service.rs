@@ -103,7 +103,10 @@ pub enum Turn<'a> {
 pub enum TurnEvent {
     /// Boxed: the other events, sent many times a turn, stay small.
     UserSaved(Box<StoredMessage>),
-    ReplyStarted { message_id: MessageId, model: String },
+    ReplyStarted {
+        message_id: MessageId,
+        model: String,
+    },
     Delta(String),
 }
 

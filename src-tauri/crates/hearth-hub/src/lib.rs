@@ -23,6 +23,7 @@ pub use library::{ImportMode, Library, LibraryModel, ModelSource};
 pub use search::{HubRepo, RepoFile, RepoQuant, group_quants};
 
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use hf_hub::HFClient;
 
@@ -73,9 +74,20 @@ impl Hub {
     }
 }
 
+/// The longest the hub may go silent in the middle of an answer.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
 fn build_client(endpoint: Option<&str>, token: Option<&str>) -> Result<HFClient, HubError> {
+    // Every read has a deadline: a hub that stops answering (search, a file list, a header) ends
+    // in words instead of a wait for ever; downloads also have their own, shorter one.
+    let http = reqwest::Client::builder()
+        .user_agent(concat!("Hearth/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(15))
+        .read_timeout(READ_TIMEOUT)
+        .build()
+        .map_err(|e| HubError::Network { endpoint: endpoint.unwrap_or("huggingface.co").into(), detail: e.to_string() })?;
     // Downloads retry themselves (with resume); hf-hub's own retries would hide a dead network.
-    let mut builder = HFClient::builder().retry_max_attempts(1);
+    let mut builder = HFClient::builder().client(http).retry_max_attempts(1);
     if let Some(endpoint) = endpoint {
         builder = builder.endpoint(endpoint);
     }
