@@ -121,6 +121,80 @@ pub(super) fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
     String::from_utf8_lossy(&model.vocab().token_to_piece(token, true, None)).into_owned()
 }
 
+/// The prompt fitted to the context: rendered, tokenized, and earlier messages left out as the
+/// overflow policy allows.
+mod fit {
+    use super::super::*;
+
+    impl<'m> Session<'m> {
+        /// The prompt's tokens, after leaving out earlier messages as the overflow policy allows so
+        /// that a reply has room (up to `max_tokens`, at most a quarter of the context).
+        pub(in crate::session) fn fit_prompt(&self, request: &ReplyRequest, n_ctx: usize) -> Result<Fitted, BackendError> {
+            let reserve = (request.sampling.max_tokens as usize).min(n_ctx / 4);
+            let overflow = |tokens: usize| BackendError::ContextOverflow { tokens, n_ctx: n_ctx as u32 };
+            if let Some(raw) = &request.raw_prompt {
+                // Plain text has no turns to leave out: it fits, or it is refused.
+                let tokens = self.tokenize(raw);
+                return match tokens.len() {
+                    0 => Err(BackendError::InvalidRequest("the prompt is empty".into())),
+                    n if n + reserve <= n_ctx || (request.sampling.overflow == OverflowPolicy::StopAtLimit && n < n_ctx) => {
+                        Ok(Fitted { tokens, dropped: 0, notice: None })
+                    }
+                    n => Err(overflow(n)),
+                };
+            }
+            let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last)?;
+            let tokens = self.tokenize(&text);
+            if tokens.len() + reserve <= n_ctx {
+                return Ok(Fitted { tokens, dropped: 0, notice });
+            }
+            if request.sampling.overflow == OverflowPolicy::StopAtLimit {
+                // The prompt fits; the reply stops when the context is full.
+                return if tokens.len() < n_ctx { Ok(Fitted { tokens, dropped: 0, notice }) } else { Err(overflow(tokens.len())) };
+            }
+            let mut fitted = None;
+            let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
+                let Ok(prompt) = self.prompt(messages, request.continue_last) else { return false };
+                let candidate = self.tokenize(&prompt.text);
+                let fits = candidate.len() + reserve <= n_ctx;
+                if fits {
+                    fitted = Some(candidate);
+                }
+                fits
+            });
+            match (kept, fitted) {
+                (Some((_, dropped)), Some(tokens)) => Ok(Fitted { tokens, dropped, notice }),
+                _ => Err(overflow(tokens.len())),
+            }
+        }
+
+        /// The prompt for `messages`; when continuing, the unfinished reply is written after the
+        /// assistant's turn opens, so the model carries on from its last word.
+        pub(in crate::session) fn prompt(&self, messages: &[ChatMessage], continue_last: bool) -> Result<Rendered, BackendError> {
+            match messages.split_last() {
+                Some((last, before)) if continue_last && last.role == Role::Assistant => {
+                    let mut rendered = self.render(before)?;
+                    rendered.text.push_str(&last.content);
+                    Ok(rendered)
+                }
+                _ => self.render(messages),
+            }
+        }
+
+        pub(in crate::session) fn render(&self, messages: &[ChatMessage]) -> Result<Rendered, BackendError> {
+            self.renderer.render(self.model, messages)
+        }
+
+        pub(in crate::session) fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
+            let vocab = self.model.vocab();
+            // Templates usually write the BOS token themselves; adding another would shift the model.
+            let bos = special_text(self.model, vocab.bos());
+            let add_bos = vocab.should_add_bos() && (bos.is_empty() || !prompt.starts_with(&bos));
+            vocab.tokenize(prompt.as_bytes(), add_bos, true)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

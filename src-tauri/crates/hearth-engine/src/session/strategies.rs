@@ -1,0 +1,137 @@
+//! The decoding strategies beside sampling, driven by the scheduler's step: consensus (MBR)
+//! candidates as replies of their own, gathered and judged as a group; beam search as lanes of
+//! one slot, forked by copying a sequence.
+
+use super::*;
+
+impl<'m> Session<'m> {
+    /// Queues a consensus reply's first candidate; the others wait for it to read the prompt
+    /// (see [`Session::release_members`]). Refused when the candidates cannot all have room.
+    pub(super) fn submit_consensus(&mut self, queued: Queued) {
+        let Queued { request, events, tokens, dropped, notice, asked_at, .. } = queued;
+        let at_once = (request.sampling.mbr_candidates as usize).min(self.slots.len());
+        // Each candidate's cells are counted in full (a shared opening too): room is never overestimated.
+        let room = (self.n_ctx() / at_once).saturating_sub(tokens.len() + 1);
+        if room < MIN_CANDIDATE_TOKENS {
+            let error = BackendError::InvalidRequest(format!(
+                "{} consensus candidates do not fit the context: each needs the prompt's {} tokens and room to write, and the \
+                 context has {}; choose fewer candidates, shorten the chat or load the model with a larger context",
+                request.sampling.mbr_candidates,
+                tokens.len(),
+                self.n_ctx()
+            ));
+            let _ = events.send(GenEvent::Failed(error));
+            return;
+        }
+        let id = self.clock;
+        self.clock += 1;
+        let max_tokens = request.sampling.max_tokens.min(room as u32);
+        let (group, members) = Group::new(id, &request, events, max_tokens, asked_at);
+        self.groups.push(group);
+        for (index, (request, events)) in members.into_iter().enumerate() {
+            let member = Some(Member { group: id, index });
+            let queued = Queued { request, events, tokens: tokens.clone(), dropped, notice: notice.clone(), asked_at, member };
+            if index == 0 { self.queued.push_back(queued) } else { self.waiting_members.push(queued) }
+        }
+    }
+
+    /// Queues, first in line, the candidates whose first has read the prompt (or ended): they
+    /// share its cells instead of reading it again.
+    pub(super) fn release_members(&mut self) {
+        let waiting = std::mem::take(&mut self.waiting_members);
+        let (ready, still): (Vec<Queued>, Vec<Queued>) = waiting.into_iter().partition(|queued| {
+            let group = queued.member.map(|m| m.group);
+            !self
+                .running
+                .iter()
+                .any(|r| r.member.map(|m| m.group) == group && r.member.is_some_and(|m| m.index == 0) && !r.prompt.is_empty())
+                && !self.queued.iter().any(|q| q.member.is_some_and(|m| Some(m.group) == group && m.index == 0))
+        });
+        self.waiting_members = still;
+        for queued in ready.into_iter().rev() {
+            self.queued.push_front(queued);
+        }
+    }
+
+    /// Hands finished consensus replies to their clients; candidates of a group that ended
+    /// early (one failed, the client left) and still waiting to start are dropped.
+    pub(super) fn poll_groups(&mut self) {
+        let mut ended = Vec::new();
+        self.groups.retain_mut(|group| {
+            let done = group.poll();
+            if done {
+                ended.push(group.id);
+            }
+            !done
+        });
+        self.waiting_members.retain(|queued| queued.member.is_none_or(|m| !ended.contains(&m.group)));
+    }
+
+    /// Starts a beam search in `slot` (its first lane, which reads the prompt) and `width - 1`
+    /// other idle slots, emptied.
+    pub(super) fn start_beam(&mut self, slot: usize, queued: Queued) {
+        let Queued { request, events, tokens, dropped, notice, asked_at, .. } = queued;
+        let constraints = match sampler::constraints(self.model, &request.sampling) {
+            Ok(constraints) => constraints,
+            Err(error) => {
+                let _ = events.send(GenEvent::Failed(error));
+                return;
+            }
+        };
+        let width = request.sampling.beam_width as usize;
+        let mut others: Vec<usize> = (0..self.slots.len()).filter(|&i| i != slot && !self.slots[i].busy).collect();
+        others.sort_by_key(|&i| (!self.slots[i].cached.is_empty(), self.slots[i].used_at));
+        others.truncate(width - 1);
+        for &lane in &others {
+            self.park(lane);
+        }
+        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped, notice);
+        let lanes: Vec<usize> = std::iter::once(slot).chain(others).collect();
+        for &lane in &lanes {
+            self.slots[lane].busy = true;
+        }
+        let max_tokens = request.sampling.max_tokens.min(self.beam_room(&request, prompt.len() + stats.cached_tokens as usize) as u32);
+        self.beams.push(BeamReply::new(request, events, lanes, prompt, constraints, max_tokens, stats, asked_at));
+    }
+
+    /// Tokens each beam may write when every lane holds the whole prompt (a shared opening is
+    /// counted in each: room is never overestimated).
+    pub(super) fn beam_room(&self, request: &ReplyRequest, prompt_tokens: usize) -> usize {
+        (self.n_ctx() / request.sampling.beam_width.max(1) as usize).saturating_sub(prompt_tokens + 1)
+    }
+
+    /// Extends every beam search by the batch just decoded, copies the lanes of beams that
+    /// forked, and ends the searches that are done (or cancelled, or out of room).
+    pub(super) fn expand_beams(&mut self) {
+        let n_ctx = self.n_ctx();
+        let mut i = 0;
+        while i < self.beams.len() {
+            let forks = self.beams[i].expand(&self.context, self.model);
+            for Fork { from, to } in forks {
+                let (from, to) = (self.beams[i].lanes[from], self.beams[i].lanes[to]);
+                self.clear_slot(to);
+                let (from_seq, to_seq) = (self.slots[from].seq, self.slots[to].seq);
+                if self.context.copy_kv_cache_seq(from_seq, to_seq, None, None).is_ok() {
+                    self.slots[to].cached = self.slots[from].cached.clone();
+                }
+            }
+            let beam = &self.beams[i];
+            let cancelled = beam.request.cancel.is_cancelled() || beam.events.is_closed();
+            let full = beam.prompt.is_empty() && self.used_cells() + beam.lanes.len() >= n_ctx;
+            if beam.is_done() || cancelled || full {
+                let beam = self.beams.remove(i);
+                for &lane in &beam.lanes {
+                    // Only the first lane keeps its cells (the conversation's cache); the others
+                    // held beams no one will continue.
+                    if lane != beam.lanes[0] {
+                        self.clear_slot(lane);
+                    }
+                    self.release(lane);
+                }
+                beam.finish(self.model, cancelled);
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
