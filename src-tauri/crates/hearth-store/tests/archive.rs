@@ -34,6 +34,9 @@ async fn history(store: &Store) {
         accepted_tokens: 11,
         consensus: None,
         beams: Some(vec![hearth_core::BeamHypothesis { text: "Write-ahead logging.".into(), logprob: -3.5, score: -0.7, tokens: 5 }]),
+        template_notice: Some(
+            "The model's chat template refuses a system prompt (no system); it was put at the start of the first message instead".into(),
+        ),
     };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
     add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;
