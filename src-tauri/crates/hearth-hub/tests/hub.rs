@@ -94,7 +94,7 @@ impl Env {
             max_attempts: 8,
             first_delay: Duration::from_millis(50),
             max_delay: Duration::from_millis(200),
-            idle: Duration::from_millis(800),
+            idle: Duration::from_secs(2),
         };
         Downloads::new(self.hub.clone(), self.cache.clone(), self.dir.path().join("downloads.json"), policy)
     }
@@ -257,7 +257,7 @@ async fn a_stalled_connection_is_asked_again_after_the_idle_time() {
     assert_eq!(std::fs::read(done.model_path.unwrap()).unwrap(), noise(6 << 20, 1));
     assert_eq!(env.starts_served(&file), [0, 1 << 20, 4 << 20], "each retry asks for the rest");
     let stalled = seen.lock().unwrap().iter().filter_map(|d| d.error.clone()).find(|e| e.contains("sent nothing"));
-    assert_eq!(stalled.as_deref(), Some("the hub sent nothing of bulk.Q8_0.gguf for 1 s after 1048576 bytes"));
+    assert_eq!(stalled.as_deref(), Some("the hub sent nothing of bulk.Q8_0.gguf for 2 s after 1048576 bytes"));
     let revisions = env.fake.revisions.lock().unwrap().clone();
     assert!(!revisions.is_empty() && revisions.iter().all(|r| r == COMMIT), "{revisions:?}");
 }

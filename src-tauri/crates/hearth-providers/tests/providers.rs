@@ -25,6 +25,10 @@ fn config(id: &str, kind: ProviderKind, base_url: &str) -> ProviderConfig {
 /// Providers "openai", "anthropic" and "compatible" at the fake server (and the same with a
 /// wrong key as "*-badkey"), no hub.
 fn providers(url: &str) -> Providers {
+    providers_with(url, TIMEOUTS)
+}
+
+fn providers_with(url: &str, timeouts: Timeouts) -> Providers {
     let keys = BTreeMap::from([
         ("openai".to_owned(), fake::GOOD_KEY.to_owned()),
         ("anthropic".to_owned(), fake::GOOD_KEY.to_owned()),
@@ -33,7 +37,7 @@ fn providers(url: &str) -> Providers {
         ("anthropic-badkey".to_owned(), "sk-wrong-0000".to_owned()),
     ]);
     let providers =
-        Providers::new(Arc::new(FixedKeys(keys)), TIMEOUTS, &HubOptions { endpoint: Some("http://127.0.0.1:9".into()), cache_dir: None });
+        Providers::new(Arc::new(FixedKeys(keys)), timeouts, &HubOptions { endpoint: Some("http://127.0.0.1:9".into()), cache_dir: None });
     providers.set_configs(vec![
         config("openai", ProviderKind::OpenAi, url),
         config("anthropic", ProviderKind::Anthropic, url),
@@ -188,20 +192,23 @@ async fn hostile_answers_are_bounded_and_no_key_follows_a_redirect() {
     let (elsewhere, elsewhere_record) = fake::start().await;
     *record.redirect_to.lock().unwrap() = Some(format!("{elsewhere}/chat/completions"));
     let providers = providers(&url);
+    // An endless line yields no event until its cap: the silence between events must outlast
+    // reading 1 MiB through the event parser (slow in a debug build), as the real 90 s does.
+    let patient = providers_with(&url, Timeouts { idle: Duration::from_secs(20), ..TIMEOUTS });
     let other_host = elsewhere.trim_start_matches("http://").trim_end_matches("/v1").to_owned();
     for provider in ["openai", "anthropic"] {
         let (_, result) = reply(&providers, provider, "redirect-away").await;
         let Err(BackendError::Provider(ProviderError::Redirected { to, .. })) = &result else { panic!("{provider}: {result:?}") };
         assert_eq!(to, &other_host, "{provider}");
 
-        // (model, what the error says, at most how long it takes)
-        for (model, says, within) in [
-            ("trickle", "expected an event stream, got \"text/html\": <<<", 2_000),
-            ("huge", "expected an event stream, got \"application/json\": [[[[", 2_000),
-            ("endless-line", "it sent an event line longer than 1 MiB", 5_000),
+        // (the providers, model, what the error says, at most how long it takes)
+        for (providers, model, says, within) in [
+            (&providers, "trickle", "expected an event stream, got \"text/html\": <<<", 2_000),
+            (&providers, "huge", "expected an event stream, got \"application/json\": [[[[", 2_000),
+            (&patient, "endless-line", "it sent an event line longer than 1 MiB", 20_000),
         ] {
             let started = std::time::Instant::now();
-            let (_, result) = reply(&providers, provider, model).await;
+            let (_, result) = reply(providers, provider, model).await;
             let Err(BackendError::Provider(error @ ProviderError::Malformed { .. })) = &result else {
                 panic!("{provider} {model}: {result:?}")
             };
