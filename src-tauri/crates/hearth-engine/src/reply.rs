@@ -23,6 +23,14 @@ use crate::drafter::Drafter;
 use crate::lookup;
 use crate::stop::StopFilter;
 
+/// Where a reply's next logits are.
+pub(crate) enum LogitsAt {
+    /// At this position of the batch just decoded; its drafts' follow.
+    Batch(i32),
+    /// Kept from a read before the reply started (its whole prompt was cached with them).
+    Saved(Vec<f32>),
+}
+
 pub(crate) struct Reply {
     /// Index of the slot (KV sequence) it writes in.
     pub slot: usize,
@@ -36,9 +44,8 @@ pub(crate) struct Reply {
     pub next: Option<LlamaToken>,
     /// Tokens guessed to follow `next`, decoded beside it for the sampler to check.
     pub drafts: Vec<LlamaToken>,
-    /// Where this reply's logits are in the batch just decoded (`None`: it sampled nothing);
-    /// its drafts' follow.
-    pub logits_at: Option<i32>,
+    /// Where this reply's next logits are (`None`: it samples nothing this step).
+    pub logits_at: Option<LogitsAt>,
     sampler: LlamaSampler,
     /// The candidates buffer the inspector's sampling reuses.
     candidates: Vec<LlamaTokenData>,
@@ -105,13 +112,24 @@ impl Reply {
     /// there, the next one: the sampler decides every token, so the reply is the same with or
     /// without drafts. Releases the text; the last token sampled waits in `next` to be decoded.
     pub fn sample(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> Sampled {
-        let Some(at) = self.logits_at.take() else { return Sampled { rejected: 0, finish: None } };
+        let Some(logits_at) = self.logits_at.take() else { return Sampled { rejected: 0, finish: None } };
+        let at = match logits_at {
+            LogitsAt::Batch(at) => at,
+            LogitsAt::Saved(logits) => {
+                let token = self.sample_from(&logits, model);
+                let finish = self.emit(token, &logits, model);
+                if finish.is_none() {
+                    self.next = Some(token);
+                }
+                return Sampled { rejected: 0, finish };
+            }
+        };
         let drafts = std::mem::take(&mut self.drafts);
         let mut accepted = 0;
         let finish = loop {
             let at = at + accepted as i32;
             let token = self.sample_at(context, model, at);
-            if let Some(reason) = self.emit(token, context, model, at) {
+            if let Some(reason) = self.emit(token, context.get_logits_ith(at), model) {
                 break Some(reason);
             }
             if drafts.get(accepted) != Some(&token) {
@@ -128,28 +146,34 @@ impl Reply {
     /// Draws the token at batch position `at` through the sampler chain, noting the distribution
     /// it was drawn from when the request asked for it.
     fn sample_at(&mut self, context: &LlamaContext<'_>, model: &LlamaModel, at: i32) -> LlamaToken {
-        let Some(top) = self.request.top_probs else {
+        if self.request.top_probs.is_none() {
             // `sample` also accepts the token into the sampler chain: never `accept` again.
             return self.sampler.sample(context, at);
-        };
-        // What `sample` does inside, with the candidates left to read afterwards — in a buffer
-        // kept from token to token (a fresh one is 600 KB to map and fault in for every token).
+        }
+        self.sample_from(context.get_logits_ith(at), model)
+    }
+
+    /// What the sampler chain's `sample` does inside, from `logits` at hand, with the candidates
+    /// left to read afterwards — in a buffer kept from token to token (a fresh one is 600 KB to
+    /// map and fault in for every token).
+    fn sample_from(&mut self, logits: &[f32], model: &LlamaModel) -> LlamaToken {
         let mut buffer = std::mem::take(&mut self.candidates);
         buffer.clear();
-        buffer.extend(
-            context.get_logits_ith(at).iter().enumerate().map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id as i32), logit, 0.0)),
-        );
+        buffer.extend(logits.iter().enumerate().map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id as i32), logit, 0.0)));
         let mut candidates = LlamaTokenDataArray::new(buffer, false);
         candidates.apply_sampler(&mut self.sampler);
         let token = candidates.selected_token().unwrap_or_else(|| greedy_pick(&candidates));
         self.sampler.accept(token);
-        self.outbox.token_probs(drawn_from(&candidates, token, top as usize, model));
+        if let Some(top) = self.request.top_probs {
+            self.outbox.token_probs(drawn_from(&candidates, token, top as usize, model));
+        }
         self.candidates = candidates.data;
         token
     }
 
-    /// Releases a sampled token's text; says why the reply ends if it does.
-    fn emit(&mut self, token: LlamaToken, context: &LlamaContext<'_>, model: &LlamaModel, at: i32) -> Option<FinishReason> {
+    /// Releases a sampled token's text (`logits`: the raw ones it was drawn from); says why the
+    /// reply ends if it does.
+    fn emit(&mut self, token: LlamaToken, logits: &[f32], model: &LlamaModel) -> Option<FinishReason> {
         if self.first_token_at.is_none() {
             self.first_token_at = Some(Instant::now());
             tracing::debug!(since_asked_ms = self.started.elapsed().as_secs_f64() * 1000.0, "first token");
@@ -159,7 +183,7 @@ impl Reply {
             return Some(FinishReason::EndOfTurn);
         }
         if let Some(top) = self.request.logprobs {
-            self.outbox.logprob(logprob(context, model, at, token, top));
+            self.outbox.logprob(logprob(logits, model, token, top));
         }
         self.stats.completion_tokens += 1;
         let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, false, None)));
@@ -207,10 +231,9 @@ pub(crate) struct Sampled {
     pub finish: Option<FinishReason>,
 }
 
-/// `token`'s log-probability at batch position `at` and the `top` likeliest there: the
+/// `token`'s log-probability in `logits` and the `top` likeliest there: the
 /// log-softmax of the raw logits, before any sampler (what OpenAI's `logprobs` report).
-fn logprob(context: &LlamaContext<'_>, model: &LlamaModel, at: i32, token: LlamaToken, top: u32) -> TokenLogprob {
-    let logits = context.get_logits_ith(at);
+fn logprob(logits: &[f32], model: &LlamaModel, token: LlamaToken, top: u32) -> TokenLogprob {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     // Summed in f64: 49,152 terms in f32 lose about 1e-4 of the total.
     let log_sum = max + logits.iter().map(|&l| f64::from(l - max).exp()).sum::<f64>().ln() as f32;

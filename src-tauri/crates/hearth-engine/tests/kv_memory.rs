@@ -6,7 +6,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use hearth_core::{CacheBudgets, CancelFlag, ChatBackend, ChatMessage, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_core::{
+    CacheBudgets, CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams,
+    TokenLogprob,
+};
 use hearth_engine::{Engine, HeldMemory, HostProgram, LoadParams};
 
 use common::{chat_reply, gguf, model_path};
@@ -205,15 +208,26 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     assert_eq!(stats.prompt_source, PromptSource::Typed, "{stats:?}");
     assert!(stats.prompt_tokens - stats.cached_tokens <= 12, "{stats:?}");
 
-    // Enter after a pause: the whole message was read ahead, reply's opening included; only the
-    // token whose logits start the reply is read again.
+    // Enter after a pause: the whole message was read ahead, reply's opening included, and the
+    // logits after it kept: nothing is read again. The same draft sent twice reads nothing the
+    // second time either.
     history.push(ChatMessage::new(Role::Assistant, answer));
     history.push(ChatMessage::new(Role::User, "And what about its far side?"));
     read_ahead(&engine, 1, history.clone());
+    read_ahead(&engine, 1, history.clone());
     tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
-    let (_, paused) = reply(&engine, 1, &history).await;
+    let (kept, paused) = first_token(&engine, &history).await;
     assert_eq!(paused.prompt_source, PromptSource::Typed, "{paused:?}");
-    assert_eq!(paused.prompt_tokens - paused.cached_tokens, 1, "{paused:?}");
+    assert_eq!(paused.prompt_tokens - paused.cached_tokens, 0, "{paused:?}");
+    // They are the logits the last token gives when it is read again (within the last bits a
+    // batch's kernels may part them in).
+    let (read, read_last) = first_token(&engine, &history).await;
+    assert_eq!(read_last.prompt_tokens - read_last.cached_tokens, 1, "{read_last:?}");
+    let ids = |first: &TokenLogprob| first.top.iter().map(|c| c.id).collect::<Vec<_>>();
+    assert_eq!(ids(&kept), ids(&read), "{kept:?} / {read:?}");
+    for (a, b) in kept.top.iter().zip(&read.top) {
+        assert!((a.logprob - b.logprob).abs() < 0.05, "{kept:?} / {read:?}");
+    }
 
     // Sent while keys still came: read up to the last word, which may yet grow ("side?": " side"
     // and "?"); it, the turn's closing and the reply's opening (6 tokens in SmolLM2's template,
@@ -245,6 +259,24 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     let (_, pasted) = reply(&plain, 1, &sent).await;
     plain.shutdown();
     assert_eq!(stats.prompt_tokens, pasted.prompt_tokens, "the typed message is tokenized as the pasted one");
+}
+
+/// The first token of chat 1's greedy reply to `messages`, with its 5 likeliest alternatives.
+async fn first_token(engine: &Engine, messages: &[ChatMessage]) -> (TokenLogprob, ReplyStats) {
+    let mut request = ReplyRequest::new(messages.to_vec(), SamplingParams::greedy(1), CancelFlag::new());
+    request.conversation = Some(1);
+    request.logprobs = Some(5);
+    let mut stream = engine.start_reply(request).expect("a model is loaded");
+    let mut first = None;
+    while let Some(event) = stream.events.recv().await {
+        match event {
+            GenEvent::Logprobs(tokens) => first = first.or(tokens.into_iter().next()),
+            GenEvent::Finished { stats, .. } => return (first.expect("a token's log-probabilities"), stats),
+            GenEvent::Failed(e) => panic!("generation failed: {e}"),
+            _ => {}
+        }
+    }
+    panic!("the stream ended without Finished");
 }
 
 /// Hands `messages`, the last a draft being typed, to the engine to read ahead (after a pause).

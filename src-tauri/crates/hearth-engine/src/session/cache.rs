@@ -243,11 +243,17 @@ impl<'m> Session<'m> {
     }
 
     /// Keeps the longest prefix of `tokens` cached in `slot` and drops the rest of it; returns
-    /// its length. At least one token is always left to decode, since sampling needs fresh logits.
-    pub(super) fn reuse_prefix(&mut self, slot: usize, tokens: &[LlamaToken]) -> usize {
-        let cached = &self.slots[slot].cached;
+    /// its length. At least one token is left to decode, since sampling needs fresh logits —
+    /// none when `whole` allows it and the slot holds exactly `tokens` with the logits after
+    /// them (see [`Slot::tail_logits`]).
+    pub(super) fn reuse_prefix(&mut self, slot: usize, tokens: &[LlamaToken], whole: bool) -> usize {
+        let held = &self.slots[slot];
+        let cached = &held.cached;
         let mut keep = if self.reuse_kv { shared_prefix(cached, tokens) } else { 0 };
-        keep = keep.min(tokens.len().saturating_sub(1));
+        let whole = whole && keep == tokens.len() && cached.len() == tokens.len() && held.tail_logits().is_some();
+        if !whole {
+            keep = keep.min(tokens.len().saturating_sub(1));
+        }
         if keep < cached.len() {
             keep = self.cut_back(slot, keep);
         }
@@ -269,9 +275,7 @@ impl<'m> Session<'m> {
             CutBack::Never => keep == 0,
         };
         if free && self.context.kv_cache_seq_rm(seq, Some(keep as u32), None).is_ok() {
-            let slot = &mut self.slots[slot];
-            slot.cached.truncate(keep);
-            slot.checkpoints.cut(keep);
+            self.slots[slot].cut(keep);
             return keep;
         }
         let back_to = self.slots[slot].checkpoints.at_or_before(keep).and_then(|checkpoint| {
@@ -283,9 +287,7 @@ impl<'m> Session<'m> {
         match back_to {
             Some(at) => {
                 tracing::debug!(shared = keep, checkpoint = at, read_again = keep - at, "cache cut back to a checkpoint");
-                let slot = &mut self.slots[slot];
-                slot.cached.truncate(at);
-                slot.checkpoints.cut(at);
+                self.slots[slot].cut(at);
                 at
             }
             None => {
@@ -326,16 +328,21 @@ impl<'m> Session<'m> {
         shared
     }
 
-    /// Decodes `tokens` at `slot`'s next positions, alone in the batch, without logits.
-    pub(super) fn decode_alone(&mut self, slot: usize, tokens: &[LlamaToken]) -> Result<(), BackendError> {
+    /// Decodes `tokens` at `slot`'s next positions, alone in the batch, keeping the logits after
+    /// the last of them with the slot when `keep_logits` says so.
+    pub(super) fn decode_alone(&mut self, slot: usize, tokens: &[LlamaToken], keep_logits: bool) -> Result<(), BackendError> {
         self.batch.clear();
         let Slot { seq, cached, .. } = &self.slots[slot];
         for (i, &token) in tokens.iter().enumerate() {
-            self.batch.add(token, (cached.len() + i) as i32, &[*seq], false).map_err(|e| BackendError::Engine(e.to_string()))?;
+            let logits = keep_logits && i + 1 == tokens.len();
+            self.batch.add(token, (cached.len() + i) as i32, &[*seq], logits).map_err(|e| BackendError::Engine(e.to_string()))?;
         }
         match self.context.decode(&mut self.batch) {
             Ok(()) => {
-                self.slots[slot].cached.extend_from_slice(tokens);
+                self.slots[slot].extend(tokens);
+                if keep_logits && !tokens.is_empty() {
+                    self.slots[slot].tail_logits = Some(self.context.get_logits_ith(self.batch.n_tokens() - 1).to_vec());
+                }
                 Ok(())
             }
             // Stopped for a reply: llama.cpp dropped the batch's positions, so the cache holds what

@@ -37,7 +37,7 @@ use crate::interrupt::{self, DraftInterrupt};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::load::Threads;
 use crate::prefix;
-use crate::reply::Reply;
+use crate::reply::{LogitsAt, Reply};
 use crate::sampler;
 use crate::threads::DecodeThreads;
 
@@ -81,6 +81,10 @@ struct Slot {
     marks: Vec<usize>,
     /// The mark where the user's last message starts.
     message_mark: Option<usize>,
+    /// The logits after the last cached token, when the read that ended there kept them (a
+    /// draft read whole after a pause): a reply to exactly the cached prompt samples its first
+    /// token from them and reads nothing. Any change to `cached` drops them.
+    tail_logits: Option<Vec<f32>>,
 }
 
 impl Slot {
@@ -94,6 +98,7 @@ impl Slot {
             checkpoints: Checkpoints::default(),
             marks: Vec::new(),
             message_mark: None,
+            tail_logits: None,
         }
     }
 
@@ -102,6 +107,27 @@ impl Slot {
         self.cached.clear();
         self.checkpoints.clear();
         self.marks.clear();
+        self.tail_logits = None;
+    }
+
+    /// Notes `tokens` decoded after the cached ones.
+    fn extend(&mut self, tokens: &[LlamaToken]) {
+        if !tokens.is_empty() {
+            self.cached.extend_from_slice(tokens);
+            self.tail_logits = None;
+        }
+    }
+
+    /// Notes the cache cut back to its first `keep` tokens (its cells were removed).
+    fn cut(&mut self, keep: usize) {
+        self.cached.truncate(keep);
+        self.checkpoints.cut(keep);
+        self.tail_logits = None;
+    }
+
+    /// The logits after the last cached token, if a read that ended there kept them.
+    fn tail_logits(&self) -> Option<&[f32]> {
+        self.tail_logits.as_deref()
     }
 
     /// How many of `want` prompt tokens can be read before the next checkpoint is due.
@@ -332,7 +358,7 @@ impl<'m> Session<'m> {
                 ended.push((i, FinishReason::Length));
                 continue;
             }
-            reply.logits_at = Some(at);
+            reply.logits_at = Some(LogitsAt::Batch(at));
             used += tokens.len();
             added[i] = tokens;
         }
@@ -362,7 +388,7 @@ impl<'m> Session<'m> {
                 let _ = self.batch.add(token, (slot.cached.len() + k) as i32, &[slot.seq], logits);
             }
             if read_all {
-                reply.logits_at = Some(self.batch.n_tokens() - 1);
+                reply.logits_at = Some(LogitsAt::Batch(self.batch.n_tokens() - 1));
             }
             added[i] = chunk;
         }
@@ -373,7 +399,7 @@ impl<'m> Session<'m> {
             return;
         }
         for (reply, tokens) in self.running.iter().zip(added) {
-            self.slots[reply.slot].cached.extend(tokens);
+            self.slots[reply.slot].extend(&tokens);
         }
         let due: Vec<usize> = self.running.iter().map(|r| r.slot).filter(|&slot| self.checkpoint_due(slot)).collect();
         for slot in due {
@@ -381,7 +407,7 @@ impl<'m> Session<'m> {
         }
         for (beam, added) in self.beams.iter().zip(beam_added) {
             for (lane, tokens) in added {
-                self.slots[beam.lanes[lane]].cached.extend(tokens);
+                self.slots[beam.lanes[lane]].extend(&tokens);
             }
         }
         self.expand_beams();
@@ -394,8 +420,7 @@ impl<'m> Session<'m> {
                 if self.context.kv_cache_seq_rm(slot.seq, Some(keep as u32), None).is_err() {
                     ended.push((i, FinishReason::Length));
                 }
-                slot.cached.truncate(keep);
-                slot.checkpoints.cut(keep);
+                slot.cut(keep);
             }
             if let Some(reason) = sampled.finish {
                 ended.push((i, reason));
@@ -502,7 +527,8 @@ impl<'m> Session<'m> {
                 return;
             }
         };
-        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped, notice);
+        // A consensus candidate's logits come from its group's batch.
+        let (prompt, stats, saved_logits) = self.take_prompt(slot, &request, tokens, dropped, notice, member.is_none());
         tracing::debug!(
             since_asked_ms = asked_at.elapsed().as_secs_f64() * 1000.0,
             prompt_tokens = stats.prompt_tokens,
@@ -513,11 +539,13 @@ impl<'m> Session<'m> {
         self.slots[slot].busy = true;
         let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
         reply.member = member;
+        reply.logits_at = saved_logits.map(LogitsAt::Saved);
         self.running.push(reply);
     }
 
     /// Makes `slot` hold as much of `tokens` as any cache has (its conversation's, another
-    /// slot's opening); returns the tokens left to read and the reply's first stats.
+    /// slot's opening); returns the tokens left to read, the reply's first stats and — when
+    /// `whole` allows it and all of them are cached with the logits after them — those logits.
     fn take_prompt(
         &mut self,
         slot: usize,
@@ -525,7 +553,8 @@ impl<'m> Session<'m> {
         tokens: Vec<LlamaToken>,
         dropped: usize,
         notice: Option<String>,
-    ) -> (Vec<LlamaToken>, ReplyStats) {
+        whole: bool,
+    ) -> (Vec<LlamaToken>, ReplyStats, Option<Vec<f32>>) {
         // Two replies of one conversation at once: the second keeps no cache for it.
         let conversation = request.conversation.filter(|c| !self.slots.iter().any(|s| s.busy && s.owner == Some(*c)));
         let source = match self.switch_to(slot, conversation, &tokens) {
@@ -536,8 +565,9 @@ impl<'m> Session<'m> {
             self.typed = None;
         }
         let tokens = if self.reuse_kv { self.follow_cache(slot, &request.messages, request.continue_last, tokens) } else { tokens };
-        let kept = self.reuse_prefix(slot, &tokens);
+        let kept = self.reuse_prefix(slot, &tokens, whole);
         let cached_tokens = self.borrow_prefix(slot, &tokens, kept);
+        let saved_logits = if cached_tokens == tokens.len() { self.slots[slot].tail_logits.take() } else { None };
         self.set_marks(slot, &request.messages, request.continue_last, &tokens);
         let stats = ReplyStats {
             prompt_tokens: tokens.len() as u32,
@@ -547,7 +577,7 @@ impl<'m> Session<'m> {
             template_notice: notice,
             ..ReplyStats::default()
         };
-        (tokens[cached_tokens..].to_vec(), stats)
+        (tokens[cached_tokens..].to_vec(), stats, saved_logits)
     }
 
     fn release(&mut self, slot: usize) {

@@ -21,7 +21,8 @@ impl Session<'_> {
     /// says another request waits. The cache keeps what was read: when the user types on, only
     /// the tokens from where the text changed are dropped (a few, at the end: the message is
     /// always read in its own tokens, see [`Session::follow_cache`]), so at Enter little or nothing
-    /// — after a pause, nothing — is left to read. A draft sent while keys still come
+    /// — after a pause, nothing: the logits after the draft are kept for the reply's first token
+    /// — is left to read. A draft sent while keys still come
     /// (`continue_last`: the message is unfinished) is read up to its last word: the word, the
     /// turn's closing and the reply's opening would be read again at the next send. Only while no
     /// reply is in hand.
@@ -45,7 +46,7 @@ impl Session<'_> {
         }
         self.switch_to(slot, request.conversation, &tokens);
         let tokens = self.follow_cache(slot, messages, false, tokens);
-        let kept = self.reuse_prefix(slot, &tokens);
+        let kept = self.reuse_prefix(slot, &tokens, true);
         self.borrow_prefix(slot, &tokens, kept);
         self.set_marks(slot, messages, false, &tokens);
         let read_to = tokens.len() - if request.continue_last { self.unsettled_tokens(&prompt, &last.content, &tokens) } else { 0 };
@@ -75,7 +76,9 @@ impl Session<'_> {
             if let Some(interrupt) = &self.interrupt {
                 interrupt.arm(pace.map(|per_token| Duration::from_secs_f64(per_token * (end - at) as f64)));
             }
-            if preempted() || self.decode_alone(slot, &suffix[at..end]).is_err() {
+            // The prompt's last token keeps its logits: at Enter the reply samples from them.
+            let last = end == suffix.len() && read_to == tokens.len();
+            if preempted() || self.decode_alone(slot, &suffix[at..end], last).is_err() {
                 break;
             }
             if self.checkpoint_due(slot) {

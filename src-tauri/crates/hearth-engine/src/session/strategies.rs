@@ -85,7 +85,7 @@ impl<'m> Session<'m> {
         for &lane in &others {
             self.park(lane);
         }
-        let (prompt, stats) = self.take_prompt(slot, &request, tokens, dropped, notice);
+        let (prompt, stats, _) = self.take_prompt(slot, &request, tokens, dropped, notice, false);
         let lanes: Vec<usize> = std::iter::once(slot).chain(others).collect();
         for &lane in &lanes {
             self.slots[lane].busy = true;
