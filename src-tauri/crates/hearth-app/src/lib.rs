@@ -122,7 +122,7 @@ impl App {
             tracing::warn!(error = %e, "the Hugging Face token could not be read");
             None
         });
-        let hub = Hub::new(&HubConfig { endpoint: None, token })?;
+        let hub = Hub::new(&HubConfig { token, ..HubConfig::default() })?;
         let cache = HubCache::new(HubCache::default_root());
         let downloads = Downloads::new(hub.clone(), cache.clone(), paths.data_dir.join("downloads.json"), RetryPolicy::default());
         let library = Library::new(cache, paths.models_dir.clone(), paths.data_dir.join("imports.json"));

@@ -24,7 +24,7 @@ fn library() -> Library {
 
 fn hub() -> Result<Hub, String> {
     let token = std::env::var("HF_TOKEN").ok();
-    Hub::new(&HubConfig { endpoint: None, token }).map_err(|e| e.to_string())
+    Hub::new(&HubConfig { token, ..HubConfig::default() }).map_err(|e| e.to_string())
 }
 
 pub async fn run(args: &[String]) -> Result<(), String> {

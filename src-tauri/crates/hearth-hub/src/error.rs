@@ -27,6 +27,9 @@ pub enum HubError {
     /// The connection stayed open but nothing arrived: asked again from where it stopped.
     #[error("the hub sent nothing of {file} for {seconds} s after {got} bytes")]
     Stalled { file: String, got: u64, seconds: u64 },
+    /// An answer past its cap: an endpoint that is not the hub, or a hub gone wrong.
+    #[error("{what} from {endpoint} is too large to read; check that the hub's address is right")]
+    TooLarge { what: String, endpoint: String },
     #[error("the model's header is larger than {limit} MB; it cannot be read before downloading")]
     HeaderTooLarge { limit: u64 },
     #[error(transparent)]

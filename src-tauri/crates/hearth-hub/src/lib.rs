@@ -6,6 +6,7 @@
 //! Hugging Face cache ([`HubCache`]) with resume, retries, sha256 checks and a free-disk check.
 //! [`Library`] lists what is on disk: the HF cache, Hearth's models folder and imported files.
 
+mod api;
 mod cache;
 mod download;
 mod error;
@@ -34,25 +35,34 @@ pub struct HubConfig {
     pub endpoint: Option<String>,
     /// For gated and private repositories.
     pub token: Option<String>,
+    /// The longest one of the hub's JSON answers (a search, a file list) may take; `None`: 60 s.
+    pub answer_deadline: Option<Duration>,
 }
 
 /// A handle on the hub; cheap to clone. The token can change while it lives.
 #[derive(Clone)]
 pub struct Hub {
-    client: Arc<RwLock<HFClient>>,
-    endpoint: Option<String>,
+    clients: Arc<RwLock<Clients>>,
+    config: HubConfig,
+}
+
+/// hf-hub for files, [`api::Api`] for JSON answers: one HTTP client, one token.
+#[derive(Clone)]
+struct Clients {
+    files: HFClient,
+    api: api::Api,
 }
 
 impl Hub {
     pub fn new(config: &HubConfig) -> Result<Hub, HubError> {
-        let client = build_client(config.endpoint.as_deref(), config.token.as_deref())?;
-        Ok(Hub { client: Arc::new(RwLock::new(client)), endpoint: config.endpoint.clone() })
+        let clients = build_clients(config)?;
+        Ok(Hub { clients: Arc::new(RwLock::new(clients)), config: HubConfig { token: None, ..config.clone() } })
     }
 
     /// Uses `token` (or none) from now on.
     pub fn set_token(&self, token: Option<&str>) -> Result<(), HubError> {
-        let client = build_client(self.endpoint.as_deref(), token)?;
-        *self.client.write().expect("hub client lock poisoned") = client;
+        let clients = build_clients(&HubConfig { token: token.map(str::to_owned), ..self.config.clone() })?;
+        *self.clients.write().expect("hub client lock poisoned") = clients;
         Ok(())
     }
 
@@ -61,7 +71,11 @@ impl Hub {
     }
 
     fn client(&self) -> HFClient {
-        self.client.read().expect("hub client lock poisoned").clone()
+        self.clients.read().expect("hub client lock poisoned").files.clone()
+    }
+
+    fn api(&self) -> api::Api {
+        self.clients.read().expect("hub client lock poisoned").api.clone()
     }
 
     fn repo(&self, repo: &str) -> Result<hf_hub::HFRepository<hf_hub::RepoTypeModel>, HubError> {
@@ -77,7 +91,8 @@ impl Hub {
 /// The longest the hub may go silent in the middle of an answer.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
-fn build_client(endpoint: Option<&str>, token: Option<&str>) -> Result<HFClient, HubError> {
+fn build_clients(config: &HubConfig) -> Result<Clients, HubError> {
+    let (endpoint, token) = (config.endpoint.as_deref(), config.token.as_deref());
     // Every read has a deadline: a hub that stops answering (search, a file list, a header) ends
     // in words instead of a wait for ever; downloads also have their own, shorter one.
     let http = reqwest::Client::builder()
@@ -87,12 +102,17 @@ fn build_client(endpoint: Option<&str>, token: Option<&str>) -> Result<HFClient,
         .build()
         .map_err(|e| HubError::Network { endpoint: endpoint.unwrap_or("huggingface.co").into(), detail: e.to_string() })?;
     // Downloads retry themselves (with resume); hf-hub's own retries would hide a dead network.
-    let mut builder = HFClient::builder().client(http).retry_max_attempts(1);
+    let token = token.filter(|t| !t.is_empty());
+    let mut builder = HFClient::builder().client(http.clone()).retry_max_attempts(1);
     if let Some(endpoint) = endpoint {
         builder = builder.endpoint(endpoint);
     }
-    if let Some(token) = token.filter(|t| !t.is_empty()) {
+    if let Some(token) = token {
         builder = builder.token(token);
     }
-    builder.build().map_err(|e| HubError::Network { endpoint: endpoint.unwrap_or("huggingface.co").into(), detail: e.to_string() })
+    let files =
+        builder.build().map_err(|e| HubError::Network { endpoint: endpoint.unwrap_or("huggingface.co").into(), detail: e.to_string() })?;
+    let deadline = config.answer_deadline.unwrap_or(api::ANSWER_DEADLINE);
+    let api = api::Api { http, endpoint: files.endpoint().to_owned(), token: token.map(str::to_owned), deadline };
+    Ok(Clients { files, api })
 }

@@ -1,7 +1,6 @@
 //! Discovery: GGUF repositories matching a query, and a repository's GGUF files grouped by
 //! quantization (a split model's parts as one entry).
 
-use futures_util::{StreamExt, TryStreamExt};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -41,16 +40,7 @@ pub struct RepoQuant {
 impl Hub {
     /// GGUF repositories matching `query`, most downloaded first.
     pub async fn search(&self, query: &str, limit: usize) -> Result<Vec<HubRepo>, HubError> {
-        let client = self.client();
-        let stream = client
-            .list_models()
-            .search(query.trim())
-            .filter("gguf")
-            .sort("downloads")
-            .limit(limit)
-            .send()
-            .map_err(|e| self.error(e, "search"))?;
-        let found: Vec<_> = stream.take(limit).try_collect().await.map_err(|e| self.error(e, "search"))?;
+        let found = self.api().search(query.trim(), limit).await?;
         Ok(found
             .into_iter()
             .map(|m| HubRepo {
@@ -70,29 +60,18 @@ impl Hub {
 
     /// As [`Hub::repo_files`], at `commit` (`None`: the main branch).
     pub async fn repo_files_at(&self, repo: &str, commit: Option<&str>) -> Result<Vec<RepoFile>, HubError> {
-        let handle = self.repo(repo)?;
-        let entries: Vec<_> = handle
-            .list_tree()
-            .maybe_revision(commit.map(str::to_owned))
-            .recursive(true)
-            .send()
-            .map_err(|e| self.error(e, repo))?
-            .try_collect()
-            .await
-            .map_err(|e| self.error(e, repo))?;
+        let (owner, name) = names::repo_id(repo)?;
+        let entries = self.api().tree(owner, name, commit.unwrap_or("main")).await?;
         let mut files = Vec::new();
         for entry in entries {
-            if let hf_hub::repository::RepoTreeEntry::File { path, size, lfs, .. } = entry
-                && path.ends_with(".gguf")
-                && names::repo_path(&path).is_ok()
-            {
-                let is_lfs = lfs.is_some();
-                let sha256 = lfs.and_then(|l| l.sha256);
-                files.push((RepoFile { path, size, sha256 }, is_lfs));
+            if entry.kind == "file" && entry.path.ends_with(".gguf") && names::repo_path(&entry.path).is_ok() {
+                let is_lfs = entry.lfs.is_some();
+                let sha256 = entry.lfs.and_then(|l| l.sha256.or(l.oid)).filter(|s| is_sha256(s));
+                files.push((RepoFile { path: entry.path, size: entry.size, sha256 }, is_lfs));
             }
         }
-        // The hub's tree lists an LFS file's sha256 as `lfs.oid`, which hf-hub 1.0 does not read
-        // (it expects `lfs.sha256`); the file's ETag is the same sha256, so ask for that.
+        // An LFS file the tree gives no sha256 for: the file's ETag is the same sha256.
+        let handle = self.repo(repo)?;
         let mut out = Vec::with_capacity(files.len());
         for (mut file, is_lfs) in files {
             if file.sha256.is_none() && is_lfs {
@@ -103,7 +82,7 @@ impl Hub {
                     .send()
                     .await
                     .map_err(|e| self.error(e, repo))?;
-                file.sha256 = Some(meta.etag).filter(|e| e.len() == 64 && e.bytes().all(|b| b.is_ascii_hexdigit()));
+                file.sha256 = Some(meta.etag).filter(|e| is_sha256(e));
             }
             out.push(file);
         }
@@ -112,9 +91,14 @@ impl Hub {
 
     /// The commit `main` points at, which names the cache's snapshot folder.
     pub async fn head_commit(&self, repo: &str) -> Result<String, HubError> {
-        let info = self.repo(repo)?.info().send().await.map_err(|e| self.error(e, repo))?;
-        info.sha.ok_or_else(|| HubError::Server { status: 200, detail: format!("the hub did not say which commit {repo} is at") })
+        let (owner, name) = names::repo_id(repo)?;
+        let sha = self.api().head_commit(owner, name).await?.filter(|sha| sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()));
+        sha.ok_or_else(|| HubError::Server { status: 200, detail: format!("the hub did not say which commit {repo} is at") })
     }
+}
+
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Groups files by quantization; a split model's parts (`-0000N-of-0000M`) form one entry, and
