@@ -11,7 +11,7 @@ scripts/tauri.sh build --no-bundle >&2
 # The reference engine and the fake provider optimised too: the provider stands for a server
 # elsewhere, and unoptimised it took ~6 % of a core from the engine beside the window.
 cargo build --release -p hearth-cli >&2
-cargo build --release -p hearth-providers --example fake_provider >&2
+cargo build --release -p hearth-testkit --example fake_provider >&2
 # The bench types as a keyboard does, through X (bench/xkeys.py).
 export HEARTH_TEST_PYTHON="$PWD/target/openai-venv/bin/python"
 "$HEARTH_TEST_PYTHON" -c 'import Xlib' 2>/dev/null ||

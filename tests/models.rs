@@ -3,15 +3,7 @@
 //! verified) → library → load (progress) → chat → unload; a bad file keeps the loaded model; a
 //! gated repository asks for the token, which opens it.
 
-#[allow(dead_code)]
-#[path = "../src-tauri/crates/hearth-hub/tests/support/fake_hub.rs"]
-mod fake_hub;
-
 mod common;
-
-#[allow(dead_code)] // The app tests use part of it.
-#[path = "../src-tauri/crates/hearth-engine/tests/common/gguf.rs"]
-mod gguf;
 
 use std::time::{Duration, Instant};
 
@@ -19,9 +11,10 @@ use serde_json::{Value, json};
 use tauri::Manager;
 
 use common::{invoke, model_path, recording_channel, start_app};
-use fake_hub::{FakeFile, FakeHub, FakeRepo, TOKEN};
 use hearth_shell::AppState;
 use hearth_shell::ipc::models::{load_chat_model, use_local_model};
+use hearth_testkit::fake_hub::{self, FakeFile, FakeHub, FakeRepo, TOKEN};
+use hearth_testkit::gguf;
 use tauri::async_runtime::block_on;
 
 const SMOL: &str = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";

@@ -2,9 +2,7 @@
 //! provider (a local server speaking OpenAI's wire format over real HTTP), through the commands
 //! the window calls; and the API key never reaching the history file, the log or an export.
 
-#[allow(dead_code)] // Only part of the fake server's helpers is used here.
-#[path = "../src-tauri/crates/hearth-providers/tests/support/fake.rs"]
-mod fake;
+use hearth_testkit::fake_provider as fake;
 
 mod common;
 

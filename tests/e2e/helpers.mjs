@@ -56,7 +56,7 @@ export const freePort = () =>
     });
   });
 
-/** Starts hearth-providers' fake_provider example (OpenAI's and Anthropic's wire formats). */
+/** Starts hearth-testkit's fake_provider example (OpenAI's and Anthropic's wire formats). */
 export async function startFake(fakeProvider) {
   const child = spawn(fakeProvider, [], { stdio: ["ignore", "pipe", "inherit"] });
   const line = await new Promise((resolve) => readline.createInterface({ input: child.stdout }).once("line", resolve));

@@ -1,5 +1,5 @@
 // End to end: the model manager in the real app, against the test suite's fake Hugging Face hub
-// (hearth-hub's fake_hub example: real HTTP on 127.0.0.1, the real SmolLM2 file, range requests,
+// (hearth-testkit's fake_hub example: real HTTP on 127.0.0.1, the real SmolLM2 file, range requests,
 // a redirect to its "CDN", LFS hashes). A first start with no model: search → repository → fit →
 // download with progress → verified → listed in the library → loaded with progress → chat.
 import { test, before, after } from "node:test";

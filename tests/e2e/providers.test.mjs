@@ -1,7 +1,7 @@
 // End to end: one chat in the real app switches from the local SmolLM2 to llama.cpp's own server
 // (a real OpenAI-compatible peer serving the same model) and back; a provider that fails shows
 // each failure in words with its action. The failing provider is the test suite's fake
-// (hearth-providers' fake_provider example), speaking OpenAI's wire format on 127.0.0.1.
+// (hearth-testkit's fake_provider example), speaking OpenAI's wire format on 127.0.0.1.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";

@@ -1,9 +1,7 @@
 //! `hearth-cli` with hostile model files and a crashing engine: words and an exit status, never
 //! an abort; a reply the engine died under does not end the conversation.
 
-#[allow(dead_code)] // The CLI tests use part of it.
-#[path = "../../hearth-engine/tests/common/gguf.rs"]
-mod gguf;
+use hearth_testkit::gguf;
 
 use std::io::Write;
 use std::path::PathBuf;

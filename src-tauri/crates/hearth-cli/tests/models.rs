@@ -1,12 +1,9 @@
 //! `hearth-cli models …` against the local fake hub (real HTTP) and real files.
 
-#[path = "../../hearth-hub/tests/support/fake_hub.rs"]
-mod fake_hub;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fake_hub::{FakeFile, FakeHub, FakeRepo, start};
+use hearth_testkit::fake_hub::{FakeFile, FakeHub, FakeRepo, start};
 
 fn model_path() -> PathBuf {
     std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {

@@ -2,9 +2,7 @@
 //! formats: replies stream to stdout, the key comes from the environment, a chat saved with
 //! `--db` records its provider and model, and a missing key is an error in words.
 
-#[allow(dead_code)] // Only part of the fake server's helpers is used here.
-#[path = "../../hearth-providers/tests/support/fake.rs"]
-mod fake;
+use hearth_testkit::fake_provider as fake;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -7,8 +7,8 @@ mod common;
 use hearth_core::{ChatMessage, Constraint, Role, SamplingParams};
 use hearth_engine::LoadParams;
 
-use common::gguf::{self, ARRAY, STRING, U32};
 use common::{greedy, model_path, reply, reply_error, spawn_engine, user};
+use hearth_testkit::gguf::{self, ARRAY, STRING, U32};
 
 const FOREVER: &str = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";
 

@@ -12,7 +12,8 @@ use hearth_core::{
 };
 use hearth_engine::{Engine, HeldMemory, HostProgram, LoadParams};
 
-use common::{chat_reply, gguf, model_path};
+use common::{chat_reply, model_path};
+use hearth_testkit::gguf;
 
 /// One test at a time: each runs engines with two threads on a two-core machine, and the
 /// read-ahead test's timing must not depend on the others.

@@ -3,8 +3,6 @@
 //! loaded → chat; and the faults: cuts at random offsets, pause/resume, a restart, a wrong hash,
 //! a full disk, 404, a gated repository, a dead network, a path climbing out of the cache.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,8 +12,8 @@ use hearth_hub::{
     Download, DownloadState, Downloads, FitVerdict, Hub, HubCache, HubConfig, HubError, Library, Memory, ModelSource, RetryPolicy, fit,
     group_quants,
 };
+use hearth_testkit::fake_hub::{COMMIT, FakeFile, FakeHub, FakeRepo, TOKEN, start};
 use sha2::{Digest, Sha256};
-use support::fake_hub::{COMMIT, FakeFile, FakeHub, FakeRepo, TOKEN, start};
 
 const SMOL: &str = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";
 const SMOL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -84,7 +82,8 @@ impl Env {
     async fn new() -> Env {
         let (url, fake) = start(FakeHub::new(repos())).await;
         let dir = tempfile::tempdir().unwrap();
-        let hub = Hub::new(&HubConfig { endpoint: Some(url), token: None }).unwrap();
+        let config = HubConfig { endpoint: Some(url), answer_deadline: Some(Duration::from_secs(2)), ..HubConfig::default() };
+        let hub = Hub::new(&config).unwrap();
         let cache = HubCache::new(dir.path().join("hf-cache"));
         Env { dir, fake, hub, cache }
     }
@@ -362,11 +361,30 @@ async fn bad_requests_and_bad_files_are_refused_in_words() {
     assert_eq!(env.hub.repo_files(GATED).await.unwrap().len(), 1, "the token opens the gated repository");
 
     // A dead network fails fast, in words.
-    let dead = Hub::new(&HubConfig { endpoint: Some("http://127.0.0.1:9".into()), token: None }).unwrap();
+    let dead = Hub::new(&HubConfig { endpoint: Some("http://127.0.0.1:9".into()), ..HubConfig::default() }).unwrap();
     let started = Instant::now();
     let error = dead.search("qwen", 10).await.unwrap_err();
     assert!(matches!(error, HubError::Network { .. }) && error.to_string().contains("Check the network"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// A hub whose JSON answers go wrong — a search that never ends, a file list that pages on for
+/// ever, an answer that goes silent — is refused in words, within the caps and the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_or_silent_answers_are_refused_in_words() {
+    let env = Env::new().await;
+    env.fake.faults.lock().unwrap().endless_answers = true;
+    let error = env.hub.search("anything", 10).await.unwrap_err();
+    assert!(matches!(error, HubError::TooLarge { .. }) && error.to_string().contains("too large"), "{error}");
+    let error = env.hub.repo_files(BULK).await.unwrap_err();
+    assert!(matches!(error, HubError::TooLarge { .. }) && error.to_string().contains("file list of"), "{error}");
+    let started = Instant::now();
+    let error = env.hub.head_commit(BULK).await.unwrap_err();
+    assert!(matches!(error, HubError::Network { .. }) && error.to_string().contains("no whole answer within 2 s"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    // The hub mended: the same handle answers again.
+    env.fake.faults.lock().unwrap().endless_answers = false;
+    assert_eq!(env.hub.head_commit(BULK).await.unwrap(), COMMIT);
 }
 
 /// A real small filesystem (tmpfs): too small from the start, or filled while downloading.

@@ -2,16 +2,16 @@
 //! scripts/build-llama-server.sh) serving the SmolLM2 model, chatted with through the
 //! OpenAI-compatible provider, with the model's tokenizer fetched through hf-hub from a local hub.
 
-#[path = "support/hub.rs"]
-mod hub;
 #[allow(dead_code)] // The bench's own reply helpers are not used here.
 #[path = "../../hearth-cli/src/peer.rs"]
 mod peer;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use support::hub;
 
 use hearth_core::{
     BackendError, ChatService, HistoryStore, ModelTarget, OverflowPolicy, ProviderConfig, ProviderError, ProviderKind, SamplingParams,

@@ -2,8 +2,7 @@
 //! real HTTP on 127.0.0.1: replies stream, every failure is the right typed error in words, the
 //! partial text of a broken reply is kept, and Stop hangs up at once.
 
-#[path = "support/fake.rs"]
-mod fake;
+use hearth_testkit::fake_provider as fake;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

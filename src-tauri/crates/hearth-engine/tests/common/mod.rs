@@ -132,5 +132,3 @@ pub async fn reply_error(engine: &Engine, messages: &[ChatMessage], sampling: Sa
     }
     panic!("the stream ended without Failed");
 }
-
-pub mod gguf;

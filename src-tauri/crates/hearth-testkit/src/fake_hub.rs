@@ -52,6 +52,9 @@ pub struct Faults {
     pub chunk_delay: Option<Duration>,
     /// Each body request in turn goes silent after this many bytes, its connection left open.
     pub stalls: VecDeque<u64>,
+    /// The JSON answers go wrong: a search never ends, a tree pages on for ever, a repository's
+    /// info goes silent after its headers.
+    pub endless_answers: bool,
 }
 
 pub struct FakeHub {
@@ -129,6 +132,11 @@ fn repo_json(repo: &FakeRepo) -> Value {
 }
 
 async fn search(State(hub): State<Arc<FakeHub>>, Query(q): Query<std::collections::HashMap<String, String>>) -> Response {
+    if hub.faults.lock().unwrap().endless_answers {
+        let opening = futures_util::stream::once(async { Ok::<_, std::io::Error>(b"[".to_vec()) });
+        let hits = futures_util::stream::repeat_with(|| Ok(br#"{"id":"endless/repo-GGUF","downloads":1},"#.repeat(1024)));
+        return Body::from_stream(futures_util::StreamExt::chain(opening, hits)).into_response();
+    }
     let words = q.get("search").map(|s| s.to_lowercase()).unwrap_or_default();
     let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(1000);
     let mut found: Vec<&FakeRepo> = hub.repos.iter().filter(|r| r.id.to_lowercase().contains(&words)).collect();
@@ -141,15 +149,29 @@ async fn info(State(hub): State<Arc<FakeHub>>, Path(p): Path<Vec<(String, String
     match hub.repo(&id) {
         None => not_found(&id, "RepoNotFound"),
         Some(repo) if !authorized(repo, &headers) => denied(),
+        Some(_) if hub.faults.lock().unwrap().endless_answers => {
+            Body::from_stream(futures_util::stream::pending::<Result<Vec<u8>, std::io::Error>>()).into_response()
+        }
         Some(repo) => Json(repo_json(repo)).into_response(),
     }
 }
 
-async fn tree(State(hub): State<Arc<FakeHub>>, Path((owner, name, _rev)): Path<(String, String, String)>, headers: HeaderMap) -> Response {
+async fn tree(
+    State(hub): State<Arc<FakeHub>>,
+    Path((owner, name, rev)): Path<(String, String, String)>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
     let id = format!("{owner}/{name}");
     let Some(repo) = hub.repo(&id) else { return not_found(&id, "RepoNotFound") };
     if !authorized(repo, &headers) {
         return denied();
+    }
+    if hub.faults.lock().unwrap().endless_answers {
+        let page: u64 = q.get("cursor").and_then(|c| c.parse().ok()).unwrap_or(0);
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+        let next = format!("<http://{host}/api/models/{owner}/{name}/tree/{rev}?recursive=true&cursor={}>; rel=\"next\"", page + 1);
+        return ([(header::LINK, next)], Json(json!([]))).into_response();
     }
     let mut entries = vec![json!({"type": "file", "oid": "1e2d", "size": 1519, "path": "README.md"})];
     for f in &repo.files {

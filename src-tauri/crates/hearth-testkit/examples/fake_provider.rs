@@ -1,11 +1,9 @@
 //! The test suite's stand-in for OpenAI's and Anthropic's APIs as a process of its own, for the
-//! end-to-end suite: `cargo run -p hearth-providers --example fake_provider` prints
+//! end-to-end suite: `cargo run -p hearth-testkit --example fake_provider` prints
 //! `listening on http://127.0.0.1:PORT/v1` and serves until killed. The model name picks the
-//! answer (see tests/support/fake.rs); the accepted key is `fake::GOOD_KEY`.
+//! answer (see `hearth_testkit::fake_provider`); the accepted key is `fake::GOOD_KEY`.
 
-#[allow(dead_code)] // The in-process helpers are for the tests.
-#[path = "../tests/support/fake.rs"]
-mod fake;
+use hearth_testkit::fake_provider as fake;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

@@ -3,13 +3,9 @@
 //! gated repository), prints "listening on URL" and serves until killed.
 //! `HEARTH_FAKE_HUB_DELAY_MS` slows each 64 KiB chunk, so that progress can be watched.
 
-#[path = "../tests/support/fake_hub.rs"]
-#[allow(dead_code)] // The example uses only part of it.
-mod fake_hub;
-
 use std::time::Duration;
 
-use fake_hub::{FakeFile, FakeHub, FakeRepo};
+use hearth_testkit::fake_hub::{self, FakeFile, FakeHub, FakeRepo};
 
 #[tokio::main]
 async fn main() {

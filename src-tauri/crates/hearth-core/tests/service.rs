@@ -1,0 +1,252 @@
+//! `ChatService`'s guarantees, each on a scripted backend and an in-memory store under tokio's
+//! paused clock (exact and instant): the question saved first, whether or not the backend takes
+//! the request; a streaming reply never more than the flush interval behind what was shown, and
+//! never ahead of it; failed, crashed and stopped replies kept with their text; the last save
+//! tried again, and a full disk said; one turn at a time per chat, freed when the caller gives up.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hearth_core::{
+    BackendError, ChatService, FinishReason, MessageStatus, Role, SamplingParams, StoredMessage, Turn, TurnError, TurnEvent,
+};
+use hearth_testkit::{MemoryStore, ScriptedBackend, Step};
+use tokio::time::Instant;
+
+const CHAT: i64 = 1;
+const FLUSH: Duration = Duration::from_millis(500);
+
+struct Fixture {
+    backend: ScriptedBackend,
+    store: MemoryStore,
+    service: ChatService<ScriptedBackend, MemoryStore>,
+}
+
+fn fixture() -> Fixture {
+    let (backend, store) = (ScriptedBackend::new(), MemoryStore::new());
+    store.chat(CHAT, "Be brief.");
+    let service = ChatService::with_flush_interval(Arc::new(backend.clone()), Arc::new(store.clone()), FLUSH);
+    Fixture { backend, store, service }
+}
+
+/// What the caller was shown, in order, with when.
+#[derive(Default, Clone)]
+struct Seen(Arc<Mutex<Vec<(Instant, TurnEvent)>>>);
+
+impl Seen {
+    fn record(&self) -> impl FnMut(TurnEvent) + Send + 'static {
+        let seen = self.0.clone();
+        move |event| seen.lock().unwrap().push((Instant::now(), event))
+    }
+
+    fn events(&self) -> Vec<TurnEvent> {
+        self.0.lock().unwrap().iter().map(|(_, e)| e.clone()).collect()
+    }
+
+    /// The reply's text as shown, after each delta.
+    fn shown(&self) -> Vec<(Instant, String)> {
+        let mut text = String::new();
+        let mut shown = Vec::new();
+        for (at, event) in self.0.lock().unwrap().iter() {
+            if let TurnEvent::Delta(delta) = event {
+                text.push_str(delta);
+                shown.push((*at, text.clone()));
+            }
+        }
+        shown
+    }
+}
+
+fn words(count: usize, every_ms: u64) -> Vec<Step> {
+    let mut steps: Vec<Step> = (0..count).map(|i| Step::text(every_ms, &format!("w{i} "))).collect();
+    steps.push(Step::Finish(FinishReason::EndOfTurn));
+    steps
+}
+
+/// Sends `content` in the chat, telling `seen` what the window would be shown.
+fn send<'a>(f: &'a Fixture, content: &'a str, seen: &Seen) -> impl Future<Output = Result<StoredMessage, TurnError>> + 'a {
+    f.service.send(CHAT, content, SamplingParams::default(), seen.record())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_question_is_saved_before_any_of_the_reply_is_shown() {
+    let f = fixture();
+    f.backend.then(vec![Step::text(50, "Hello"), Step::text(50, " there."), Step::Finish(FinishReason::EndOfTurn)]);
+    let seen = Seen::default();
+    let reply = send(&f, "Hi!", &seen).await.unwrap();
+
+    let events = seen.events();
+    let TurnEvent::UserSaved(user) = &events[0] else { panic!("first shown: {:?}", events[0]) };
+    assert_eq!((user.role, user.content.as_str(), user.status), (Role::User, "Hi!", MessageStatus::Complete));
+    assert!(matches!(&events[1], TurnEvent::ReplyStarted { message_id, .. } if *message_id == reply.id), "{events:?}");
+    assert!(events[2..].iter().all(|e| matches!(e, TurnEvent::Delta(_))), "{events:?}");
+    // The first write is the question, before the reply's first.
+    let writes = f.store.writes();
+    assert_eq!((writes[0].role, writes[0].content.as_str()), (Role::User, "Hi!"), "{writes:?}");
+    assert_eq!((reply.content.as_str(), reply.status, reply.parent_id), ("Hello there.", MessageStatus::Complete, Some(user.id)));
+    // The backend was asked with the system prompt and the question.
+    let asked = &f.backend.asked()[0];
+    let sent: Vec<_> = asked.messages.iter().map(|m| (m.role, m.content.as_str())).collect();
+    assert_eq!(sent, [(Role::System, "Be brief."), (Role::User, "Hi!")]);
+    assert_eq!(asked.conversation, Some(CHAT));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_question_is_kept_when_the_backend_refuses() {
+    let f = fixture();
+    f.backend.then_refuse(BackendError::NoModel);
+    let seen = Seen::default();
+    let error = send(&f, "Anyone there?", &seen).await.unwrap_err();
+    assert!(matches!(error, TurnError::Backend { error: BackendError::NoModel, reply: None }), "{error:?}");
+    let path = f.store.path(CHAT);
+    assert_eq!(path.len(), 1, "only the question: {path:?}");
+    assert_eq!((path[0].content.as_str(), path[0].status), ("Anyone there?", MessageStatus::Complete));
+    assert!(matches!(&seen.events()[..], [TurnEvent::UserSaved(_)]), "{:?}", seen.events());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_streaming_reply_is_saved_within_the_flush_interval_and_never_ahead_of_the_window() {
+    let f = fixture();
+    f.backend.then(words(60, 37));
+    let seen = Seen::default();
+    let reply = send(&f, "Count.", &seen).await.unwrap();
+    let shown = seen.shown();
+    let saves: Vec<_> = f.store.writes().into_iter().filter(|w| w.message == reply.id && !w.failed).collect();
+    assert!(saves.len() > 4, "the reply was flushed as it streamed: {saves:?}");
+    // Never ahead: each save holds text the window already had.
+    for save in &saves {
+        let window = shown.iter().rev().find(|(at, _)| *at <= save.at).map_or("", |(_, text)| text.as_str());
+        assert!(window.starts_with(&save.content), "saved {:?} when the window showed {window:?}", save.content);
+    }
+    // Never behind by more than the flush interval: what was shown at any moment is saved by then.
+    for (at, text) in &shown {
+        let saved = saves.iter().find(|s| s.content.len() >= text.len()).unwrap_or_else(|| panic!("{text:?} never saved"));
+        assert!(saved.at <= *at + FLUSH, "{text:?} shown at {at:?} was saved {:?} later", saved.at - *at);
+    }
+    assert_eq!(reply.content, (0..60).map(|i| format!("w{i} ")).collect::<String>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_reply_keeps_its_text_and_a_crash_marks_it_interrupted() {
+    let cases = [
+        (BackendError::Engine("the GPU went away".into()), MessageStatus::Failed, None),
+        (
+            BackendError::EngineCrashed { cause: "the engine process crashed (SIGSEGV)".into() },
+            MessageStatus::Interrupted,
+            Some("the engine process crashed (SIGSEGV)"),
+        ),
+    ];
+    for (failure, status, interrupted_by) in cases {
+        let f = fixture();
+        f.backend.then(vec![Step::text(20, "Part"), Step::text(20, " of it"), Step::Fail(failure.clone())]);
+        let error = send(&f, "Go on.", &Seen::default()).await.unwrap_err();
+        let TurnError::Backend { error, reply: Some(reply) } = error else { panic!("{error:?}") };
+        assert_eq!(error, failure);
+        assert_eq!((reply.content.as_str(), reply.status), ("Part of it", status));
+        let kept = f.store.get(reply.id).unwrap();
+        assert_eq!((kept.content.as_str(), kept.status), ("Part of it", status));
+        assert_eq!(kept.stats.and_then(|s| s.interrupted_by).as_deref(), interrupted_by);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_keeps_the_text_and_one_turn_runs_per_chat() {
+    let f = fixture();
+    f.backend.then(vec![Step::text(20, "Once upon"), Step::Hang]);
+    let seen = Seen::default();
+    let (first, second) = tokio::join!(send(&f, "A story?", &seen), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let second = send(&f, "And another?", &Seen::default()).await;
+        assert!(f.service.stop(CHAT), "a reply was running");
+        second
+    });
+    assert!(matches!(second, Err(TurnError::Busy)), "{second:?}");
+    let first = first.unwrap();
+    assert_eq!((first.content.as_str(), first.status), ("Once upon", MessageStatus::Stopped));
+    assert!(!f.service.stop(CHAT), "nothing runs any more");
+
+    // Continue writes on from the stopped reply, which the backend is shown as unfinished.
+    f.backend.then(vec![Step::text(20, " a time."), Step::Finish(FinishReason::EndOfTurn)]);
+    let continued = f.service.run(CHAT, Turn::Continue { reply: first.id }, SamplingParams::default(), |_| {}).await.unwrap();
+    assert_eq!((continued.id, continued.content.as_str(), continued.status), (first.id, "Once upon a time.", MessageStatus::Complete));
+    let asked = f.backend.asked().pop().unwrap();
+    assert!(asked.continue_last);
+    assert_eq!(asked.messages.last().map(|m| (m.role, m.content.as_str())), Some((Role::Assistant, "Once upon")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_save_is_tried_again_and_a_full_disk_is_said() {
+    for (failures, outcome) in [(2, Ok("Hello there")), (u32::MAX, Err(()))] {
+        let f = fixture();
+        f.backend.then(vec![Step::text(10, "Hello"), Step::text(1000, " there"), Step::Finish(FinishReason::EndOfTurn)]);
+        let (result, ()) = tokio::join!(send(&f, "Hi", &Seen::default()), async {
+            // After "Hello" was flushed, before the end: the disk fills.
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            f.store.fail_writes(failures);
+        });
+        match outcome {
+            Ok(text) => {
+                let reply = result.unwrap();
+                assert_eq!((reply.content.as_str(), reply.status), (text, MessageStatus::Complete));
+            }
+            Err(()) => {
+                let error = result.unwrap_err();
+                assert!(matches!(error, TurnError::ReplyNotSaved(_)), "{error:?}");
+                assert!(error.to_string().contains("free disk space"), "{error}");
+                // Kept as last flushed: nothing the window showed half a second earlier is lost.
+                let reply = f.store.path(CHAT).pop().unwrap();
+                assert_eq!((reply.role, reply.content.as_str()), (Role::Assistant, "Hello"));
+            }
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_given_up_by_its_caller_cancels_the_reply_and_frees_the_chat() {
+    let f = fixture();
+    f.backend.then(vec![Step::text(20, "Thinking"), Step::Hang]);
+    let given_up = tokio::time::timeout(Duration::from_millis(200), send(&f, "Slow one", &Seen::default())).await;
+    assert!(given_up.is_err(), "the turn was still running");
+    f.backend.then(words(2, 10));
+    let next = send(&f, "Quick one", &Seen::default()).await.unwrap();
+    assert_eq!(next.content, "w0 w1 ");
+}
+
+#[tokio::test(start_paused = true)]
+async fn regenerate_and_edit_answer_beside_the_original() {
+    let f = fixture();
+    f.backend.then(words(1, 10)).then(words(2, 10)).then(words(3, 10));
+    let first = send(&f, "Pick a word.", &Seen::default()).await.unwrap();
+    let again = f.service.run(CHAT, Turn::Regenerate { reply: first.id }, SamplingParams::default(), |_| {}).await.unwrap();
+    assert_eq!((again.parent_id, again.siblings.clone()), (first.parent_id, vec![first.id, again.id]));
+    let question = first.parent_id.unwrap();
+    let edited = f.service.run(CHAT, Turn::Edit { message: question, content: "Pick two." }, SamplingParams::default(), |_| {});
+    let edited = edited.await.unwrap();
+    let path: Vec<_> = f.store.path(CHAT).into_iter().map(|m| m.content).collect();
+    assert_eq!(path, ["Pick two.", "w0 w1 w2 "]);
+    assert_eq!(edited.content, "w0 w1 w2 ");
+    // The regenerated reply was asked without the reply it stands beside.
+    let asked = &f.backend.asked()[1];
+    assert_eq!(asked.messages.last().map(|m| m.content.as_str()), Some("Pick a word."));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_draft_is_read_ahead_only_while_the_chat_is_idle() {
+    let f = fixture();
+    f.service.prefill(CHAT, "Half a thou", true, SamplingParams::default()).await.unwrap();
+    f.service.prefill(CHAT, "   ", false, SamplingParams::default()).await.unwrap();
+    let asked = f.backend.asked();
+    assert_eq!(asked.len(), 1, "a blank draft is not sent");
+    assert!(asked[0].prefill && asked[0].continue_last);
+    assert_eq!(asked[0].messages.last().map(|m| (m.role, m.content.as_str())), Some((Role::User, "Half a thou")));
+
+    f.backend.then(vec![Step::text(20, "…"), Step::Hang]);
+    tokio::join!(send(&f, "Hello", &Seen::default()), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        f.service.prefill(CHAT, "Next question", false, SamplingParams::default()).await.unwrap();
+        f.service.stop(CHAT);
+    })
+    .0
+    .unwrap();
+    assert_eq!(f.backend.asked().iter().filter(|a| a.prefill).count(), 1, "nothing read ahead while a reply runs");
+}

@@ -1,0 +1,225 @@
+//! A `HistoryStore` in memory: chats as trees of messages with a path on show, as the SQLite
+//! store keeps them; every write recorded with its time; writes failed on demand.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use hearth_core::{ChatId, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, TokenProbs};
+use tokio::time::Instant;
+
+/// Why a read or write failed: what a full disk says, or what was not found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreFault(pub String);
+
+impl std::error::Error for StoreFault {}
+
+impl std::fmt::Display for StoreFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A write the store took (or refused), and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Write {
+    pub at: Instant,
+    pub message: MessageId,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    /// Refused: the store failed it.
+    pub failed: bool,
+}
+
+#[derive(Default)]
+struct Chats {
+    messages: Vec<StoredMessage>,
+    /// Each chat's last message on show.
+    leaf: HashMap<ChatId, Option<MessageId>>,
+    system: HashMap<ChatId, String>,
+    tokens: HashMap<MessageId, Vec<TokenProbs>>,
+    writes: Vec<Write>,
+    /// The next this many writes fail; `u32::MAX`: every write (a full disk).
+    failing: u32,
+}
+
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    chats: Arc<Mutex<Chats>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A new empty chat.
+    pub fn chat(&self, id: ChatId, system_prompt: &str) -> ChatId {
+        let mut chats = self.chats.lock().unwrap();
+        chats.leaf.insert(id, None);
+        chats.system.insert(id, system_prompt.to_owned());
+        id
+    }
+
+    /// The next `count` writes fail (`u32::MAX`: all of them, until [`MemoryStore::heal`]).
+    pub fn fail_writes(&self, count: u32) {
+        self.chats.lock().unwrap().failing = count;
+    }
+
+    pub fn heal(&self) {
+        self.fail_writes(0);
+    }
+
+    /// Every write so far, in order.
+    pub fn writes(&self) -> Vec<Write> {
+        self.chats.lock().unwrap().writes.clone()
+    }
+
+    /// A message as kept now.
+    pub fn get(&self, id: MessageId) -> Option<StoredMessage> {
+        self.chats.lock().unwrap().messages.iter().find(|m| m.id == id).cloned()
+    }
+
+    /// The chat's path on show.
+    pub fn path(&self, chat: ChatId) -> Vec<StoredMessage> {
+        self.chats.lock().unwrap().path(chat)
+    }
+}
+
+impl Chats {
+    fn path(&self, chat: ChatId) -> Vec<StoredMessage> {
+        let mut path = Vec::new();
+        let mut at = self.leaf.get(&chat).copied().flatten();
+        while let Some(id) = at {
+            let message = self.find(id).expect("the path holds kept messages").clone();
+            at = message.parent_id;
+            path.push(message);
+        }
+        path.reverse();
+        path
+    }
+
+    fn find(&self, id: MessageId) -> Option<&StoredMessage> {
+        self.messages.iter().find(|m| m.id == id)
+    }
+
+    /// Notes a write; whether it is refused.
+    fn write(&mut self, message: MessageId, role: Role, content: &str, status: MessageStatus) -> Result<(), StoreFault> {
+        let failed = self.failing > 0;
+        if failed && self.failing != u32::MAX {
+            self.failing -= 1;
+        }
+        self.writes.push(Write { at: Instant::now(), message, role, content: content.to_owned(), status, failed });
+        if failed { Err(StoreFault("database or disk is full".into())) } else { Ok(()) }
+    }
+
+    /// `message` with its siblings as they are now.
+    fn with_siblings(&self, message: &StoredMessage) -> StoredMessage {
+        let siblings = self.messages.iter().filter(|m| m.chat_id == message.chat_id && m.parent_id == message.parent_id).map(|m| m.id);
+        StoredMessage { siblings: siblings.collect(), ..message.clone() }
+    }
+}
+
+fn missing(what: &str) -> StoreFault {
+    StoreFault(format!("{what} not found"))
+}
+
+impl HistoryStore for MemoryStore {
+    type Error = StoreFault;
+
+    async fn messages(&self, chat: ChatId) -> Result<Vec<StoredMessage>, StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        if !chats.leaf.contains_key(&chat) {
+            return Err(missing("chat"));
+        }
+        Ok(chats.path(chat).iter().map(|m| chats.with_siblings(m)).collect())
+    }
+
+    async fn message(&self, id: MessageId) -> Result<StoredMessage, StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        chats.find(id).map(|m| chats.with_siblings(m)).ok_or_else(|| missing("message"))
+    }
+
+    async fn path_to(&self, id: MessageId) -> Result<Vec<StoredMessage>, StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        let mut path = Vec::new();
+        let mut at = Some(id);
+        while let Some(id) = at {
+            let message = chats.find(id).ok_or_else(|| missing("message"))?;
+            at = message.parent_id;
+            path.push(chats.with_siblings(message));
+        }
+        path.reverse();
+        Ok(path)
+    }
+
+    async fn system_prompt(&self, chat: ChatId) -> Result<String, StoreFault> {
+        self.chats.lock().unwrap().system.get(&chat).cloned().ok_or_else(|| missing("chat"))
+    }
+
+    async fn chat_target(&self, chat: ChatId) -> Result<ModelTarget, StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        chats.leaf.get(&chat).map(|_| ModelTarget::LOADED).ok_or_else(|| missing("chat"))
+    }
+
+    async fn append_message(
+        &self,
+        chat: ChatId,
+        parent: Option<MessageId>,
+        role: Role,
+        content: &str,
+        status: MessageStatus,
+        model: Option<&str>,
+    ) -> Result<StoredMessage, StoreFault> {
+        let mut chats = self.chats.lock().unwrap();
+        if !chats.leaf.contains_key(&chat) {
+            return Err(missing("chat"));
+        }
+        let id = chats.messages.len() as MessageId + 1;
+        chats.write(id, role, content, status)?;
+        let message = StoredMessage {
+            id,
+            chat_id: chat,
+            role,
+            content: content.to_owned(),
+            status,
+            created_at: 0,
+            model: model.map(str::to_owned),
+            stats: None,
+            parent_id: parent,
+            siblings: Vec::new(),
+        };
+        chats.messages.push(message.clone());
+        chats.leaf.insert(chat, Some(id));
+        Ok(chats.with_siblings(&message))
+    }
+
+    async fn update_reply(
+        &self,
+        id: MessageId,
+        content: &str,
+        status: MessageStatus,
+        stats: Option<&ReplyStats>,
+    ) -> Result<StoredMessage, StoreFault> {
+        let mut chats = self.chats.lock().unwrap();
+        let role = chats.find(id).ok_or_else(|| missing("message"))?.role;
+        chats.write(id, role, content, status)?;
+        let message = chats.messages.iter_mut().find(|m| m.id == id).expect("found above");
+        message.content = content.to_owned();
+        message.status = status;
+        if let Some(stats) = stats {
+            message.stats = Some(stats.clone());
+        }
+        let message = message.clone();
+        Ok(chats.with_siblings(&message))
+    }
+
+    async fn save_token_probs(&self, id: MessageId, tokens: &[TokenProbs]) -> Result<(), StoreFault> {
+        self.chats.lock().unwrap().tokens.insert(id, tokens.to_vec());
+        Ok(())
+    }
+
+    async fn token_probs(&self, id: MessageId) -> Result<Vec<TokenProbs>, StoreFault> {
+        Ok(self.chats.lock().unwrap().tokens.get(&id).cloned().unwrap_or_default())
+    }
+}
