@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tauri::Manager;
 use tauri::ipc::{Channel, InvokeResponseBody};
 
-use common::{invoke, recording_channel, start_app};
+use common::{invoke, recording_channel, start_app, until_event};
 
 use hearth_core::ExportFormat;
 use hearth_shell::AppState;
@@ -94,9 +94,7 @@ fn chat_through_ipc_with_the_real_model() {
     let (channel, events) = recording_channel();
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            while !events.lock().unwrap().iter().any(|e| e["event"] == "delta") {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
+            until_event(&events, "the reply's first text", |e| e["event"] == "delta");
             stop_generation(chat_id, state.clone());
         });
         tauri::async_runtime::block_on(send_message(
@@ -121,9 +119,7 @@ fn chat_through_ipc_with_the_real_model() {
     let (channel, events) = recording_channel();
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            while !events.lock().unwrap().iter().any(|e| e["event"] == "delta") {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
+            until_event(&events, "the reply's first text", |e| e["event"] == "delta");
             let pid = state.engine.host_pid().expect("an engine process runs") as i32;
             // SAFETY: kill(2) on the engine process this app started.
             assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
@@ -150,9 +146,7 @@ fn chat_through_ipc_with_the_real_model() {
     let reply_id = interrupted["id"].as_i64().unwrap();
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            while !events.lock().unwrap().iter().any(|e| e["event"] == "delta") {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
+            until_event(&events, "the reply's first text", |e| e["event"] == "delta");
             stop_generation(chat_id, state.clone());
         });
         tauri::async_runtime::block_on(continue_reply(handle.clone(), chat_id, reply_id, channel, state.clone())).unwrap();

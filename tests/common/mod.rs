@@ -65,3 +65,21 @@ pub fn recording_channel<T>() -> (Channel<T>, Arc<Mutex<Vec<Value>>>) {
     });
     (channel, events)
 }
+
+/// Waits until one of the recorded `events` passes `check`; fails after 120 s (a debug build on
+/// a loaded machine), or at once when the turn ended (`finished` or `failed`) without one.
+pub fn until_event(events: &Mutex<Vec<Value>>, what: &str, check: impl Fn(&Value) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        {
+            let events = events.lock().unwrap();
+            if events.iter().any(&check) {
+                return;
+            }
+            let ended = events.iter().any(|e| e["event"] == "finished" || e["event"] == "failed");
+            assert!(!ended, "the turn ended before {what}: {events:?}");
+        }
+        assert!(std::time::Instant::now() < deadline, "no {what} within 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

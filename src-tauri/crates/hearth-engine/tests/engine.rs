@@ -325,7 +325,7 @@ async fn a_reply_beside_another_reads_only_what_follows_the_opening_they_share()
     // second shares the first's cells for the opening and reads only its own question.
     let cancel = CancelFlag::new();
     let mut writing = engine.start_reply(ReplyRequest::new(ask("Write a long story."), greedy(300), cancel.clone())).unwrap();
-    while !matches!(writing.events.recv().await, Some(GenEvent::Delta(_))) {}
+    while !matches!(writing.events.recv().await.expect("the story ended before its first text"), GenEvent::Delta(_)) {}
     let beside = reply(&engine, &ask("Name a planet."), greedy(12), None).await;
     cancel.cancel();
     while writing.events.recv().await.is_some() {}
