@@ -360,7 +360,7 @@ describe('Memory: the loaded model and the chats\' caches', () => {
     });
   });
 
-  test('screenshots: the Model group and the menu with what is in memory (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
+  test('artefacts to look at, screenshots: the Model group and the menu with what is in memory (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
     await inBothSchemes(TWO, async (page) => {
       await askInChat(page, 'Soup for tonight', 'With bacon?');
       await askInChat(page, 'Leftovers', 'Soup again?');

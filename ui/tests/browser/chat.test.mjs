@@ -464,7 +464,7 @@ describe('Hearth chat screen', () => {
     }
   });
 
-  test('screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     const chats = [
       { id: 1, title: 'Weekend by the fire', updatedAt: 30 },
       { id: 2, title: 'Explain Rust lifetimes', updatedAt: 20 },
@@ -741,7 +741,7 @@ describe('Hearth chat screen', () => {
     { what: 'consensus candidates', chat: consensusChat, kind: 'candidates', file: 'chat-consensus' },
     { what: 'beam search replies', chat: beamChat, kind: 'beams', file: 'chat-beams' },
   ]) {
-    test(`${what} screenshots (light and dark)`, { timeout: TIMEOUT }, async () => {
+    test(`artefacts to look at: ${what} screenshots (light and dark)`, { timeout: TIMEOUT }, async () => {
       await inBothSchemes(chat(), async (page) => {
         const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
         await reply.getByTestId(`${kind}-toggle`).click();
@@ -911,7 +911,7 @@ describe('Hearth chat screen', () => {
     });
   });
 
-  test('token inspector screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: token inspector screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     await inBothSchemes(inspectorChat(), async (page) => {
       const reply = page.locator('[data-testid="message"][data-role="assistant"]').first();
       await reply.getByTestId('action-inspect').click();
@@ -1297,7 +1297,7 @@ describe('Compare view', () => {
     }, { query: '?nocsp' });
   });
 
-  test('compare screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: compare screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     await inBothSchemes(compareChat({ delayMs: 10, texts: [REPLY_MD, COMPARE_TEXTS[1], COMPARE_TEXTS[2]] }), async (page) => {
       await openCompare(page);
       const dialog = compareDialog(page);
@@ -1737,7 +1737,7 @@ describe('Decoding settings panel', () => {
     });
   });
 
-  test('speculative decoding screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: speculative decoding screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     const shoot = (sampling, name) =>
       inBothSchemes({ library: DRAFT_LIBRARY, sampling }, async (page) => {
         await openSettings(page);
@@ -1827,7 +1827,7 @@ describe('Decoding settings panel', () => {
     });
   });
 
-  test('decoding strategy screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: decoding strategy screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     await inBothSchemes({ sampling: { strategy: 'consensus', mbrCandidates: 5, mbrUtility: 'exactMatch' } }, async (page) => {
       await openSettings(page);
       const group = page.getByTestId('setting-strategy');
@@ -1945,7 +1945,7 @@ describe('Decoding settings panel', () => {
     });
   });
 
-  test('beam search settings screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: beam search settings screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     await inBothSchemes({ sampling: { strategy: 'beam', beamWidth: 6, lengthPenalty: 0.8, earlyStopping: false } }, async (page) => {
       // Tall enough for the whole group, from the strategy to the replies kept.
       await page.setViewportSize({ width: 1180, height: 1300 });
@@ -1973,7 +1973,7 @@ describe('Decoding settings panel', () => {
     }
   });
 
-  test('settings screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: settings screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     const chats = [{ id: 1, title: 'Weekend by the fire', updatedAt: 30 }];
     const history = [
       { id: 11, chatId: 1, role: 'user', content: 'Plan a slow, cozy Saturday evening at home.', status: 'complete', createdAt: 1, model: null, stats: null },
@@ -2390,7 +2390,7 @@ describe('Settings scopes, presets and the Model group', () => {
     });
   }
 
-  test('Model group screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
+  test('artefacts to look at: Model group screenshots (light and dark)', { timeout: TIMEOUT }, async () => {
     await inBothSchemes({ load: { nGpuLayers: 0 } }, async (page) => {
       await openSettings(page);
       const group = await showModelGroup(page);
