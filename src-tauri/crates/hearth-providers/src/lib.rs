@@ -8,6 +8,7 @@ mod body;
 mod budget;
 mod errors;
 mod keys;
+pub mod llama_fields;
 mod models;
 mod openai;
 mod stream;
@@ -29,7 +30,8 @@ pub struct Unsendable(pub String);
 pub use budget::Counter;
 pub use keys::{FixedKeys, KeyError, KeySource, KeyStorage, KeyStore, RESERVED_PROVIDER_IDS, Secret};
 pub use models::RemoteModel;
-pub use openai::llama_cpp_sampler_name;
+/// A chat completion request as Hearth sends it to an OpenAI-style server (Hearth's own server reads it back: hearth-server's tests).
+pub use openai::body as openai_request_body;
 pub use stream::Timeouts;
 pub use tokenizer::HubOptions;
 

@@ -6,11 +6,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use hearth_core::{
-    BiasTarget, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, Mirostat, ProviderConfig, ProviderKind, SamplerStage,
-    SamplingParams, TokenAlternative, TokenProbs,
+    BiasTarget, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, ProviderConfig, ProviderKind, SamplingParams, TokenAlternative,
+    TokenProbs,
 };
 
 use crate::Unsendable;
+use crate::llama_fields;
 use crate::stream::{Parser, Tally};
 
 /// The streaming request body; `context_length` stands in for "the whole context" (-1), which
@@ -73,7 +74,7 @@ pub fn body(
         }
     }
     if extensions {
-        llama_cpp_fields(&mut b, s, context_length);
+        llama_fields::write_all(&mut b, s, context_length);
         if s.top_probs > 0 {
             // For the token inspector. Not asked of OpenAI itself: its reasoning models refuse it.
             b.insert("logprobs".into(), json!(true));
@@ -107,58 +108,6 @@ fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> 
         }
     }
     Ok(Value::Object(map))
-}
-
-/// llama.cpp's server sampler fields, by its names.
-fn llama_cpp_fields(b: &mut Map<String, Value>, s: &SamplingParams, context_length: u32) {
-    let last_n = |n: i32| if n < 0 { i64::from(context_length) } else { i64::from(n) };
-    let fields = [
-        ("dynatemp_range", json!(s.dynatemp_range)),
-        ("dynatemp_exponent", json!(s.dynatemp_exponent)),
-        ("top_k", json!(s.top_k)),
-        ("min_p", json!(s.min_p)),
-        ("typical_p", json!(s.typical_p)),
-        ("top_n_sigma", json!(s.top_n_sigma)),
-        ("xtc_probability", json!(s.xtc_probability)),
-        ("xtc_threshold", json!(s.xtc_threshold)),
-        ("dry_multiplier", json!(s.dry_multiplier)),
-        ("dry_base", json!(s.dry_base)),
-        ("dry_allowed_length", json!(s.dry_allowed_length)),
-        ("dry_penalty_last_n", json!(last_n(s.dry_last_n))),
-        ("dry_sequence_breakers", json!(s.dry_sequence_breakers)),
-        (
-            "mirostat",
-            json!(match s.mirostat {
-                Mirostat::Off => 0,
-                Mirostat::V1 => 1,
-                Mirostat::V2 => 2,
-            }),
-        ),
-        ("mirostat_tau", json!(s.mirostat_tau)),
-        ("mirostat_eta", json!(s.mirostat_eta)),
-        ("repeat_penalty", json!(s.repeat_penalty)),
-        ("repeat_last_n", json!(last_n(s.repeat_last_n))),
-        ("ignore_eos", json!(s.ignore_eos)),
-        ("samplers", json!(s.sampler_order.iter().map(|stage| llama_cpp_sampler_name(*stage)).collect::<Vec<_>>())),
-    ];
-    for (name, value) in fields {
-        b.insert(name.into(), value);
-    }
-}
-
-/// llama.cpp's server's name for a sampler stage (its `samplers` field); Hearth's own server reads the same names.
-pub fn llama_cpp_sampler_name(stage: SamplerStage) -> &'static str {
-    match stage {
-        SamplerStage::Penalties => "penalties",
-        SamplerStage::Dry => "dry",
-        SamplerStage::TopNSigma => "top_n_sigma",
-        SamplerStage::TopK => "top_k",
-        SamplerStage::TypicalP => "typ_p",
-        SamplerStage::TopP => "top_p",
-        SamplerStage::MinP => "min_p",
-        SamplerStage::Xtc => "xtc",
-        SamplerStage::Temperature => "temperature",
-    }
 }
 
 #[derive(Deserialize)]

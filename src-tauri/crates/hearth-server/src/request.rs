@@ -5,7 +5,9 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, MAX_TOP_LOGPROBS, Mirostat, Role, SamplerStage, SamplingParams};
+use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, MAX_TOP_LOGPROBS, Role, SamplingParams};
+
+use hearth_providers::llama_fields::LlamaField;
 
 use crate::error::ApiError;
 
@@ -34,35 +36,18 @@ pub struct ChatRequest {
     response_format: Option<ResponseFormat>,
     logprobs: Option<bool>,
     top_logprobs: Option<u32>,
-    // llama.cpp's server's fields.
-    top_k: Option<u32>,
-    min_p: Option<f32>,
-    typical_p: Option<f32>,
-    top_n_sigma: Option<f32>,
-    xtc_probability: Option<f32>,
-    xtc_threshold: Option<f32>,
-    dynatemp_range: Option<f32>,
-    dynatemp_exponent: Option<f32>,
-    dry_multiplier: Option<f32>,
-    dry_base: Option<f32>,
-    dry_allowed_length: Option<u32>,
-    dry_penalty_last_n: Option<i32>,
-    dry_sequence_breakers: Option<Vec<String>>,
-    mirostat: Option<u8>,
-    mirostat_tau: Option<f32>,
-    mirostat_eta: Option<f32>,
-    repeat_penalty: Option<f32>,
-    repeat_last_n: Option<i32>,
-    ignore_eos: Option<bool>,
-    samplers: Option<Vec<String>>,
+    // llama.cpp's server's fields: its constraints here, its sampling fields in `llama`.
     grammar: Option<String>,
     json_schema: Option<Value>,
     /// Hearth always reuses what it can of the cache, and reuse never changes a reply.
     #[allow(dead_code)]
     cache_prompt: Option<bool>,
-    /// Anything else: refused by name.
+    /// Anything else: llama.cpp's sampling fields (`hearth_providers::llama_fields`), taken out
+    /// into `llama`; the rest refused by name.
     #[serde(flatten)]
     unknown: Map<String, Value>,
+    #[serde(skip)]
+    llama: Vec<(&'static LlamaField, Value)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,13 +125,21 @@ impl ChatRequest {
     }
 
     fn from_value(value: Value) -> Result<ChatRequest, ApiError> {
-        let request: ChatRequest = serde_path_to_error::deserialize(value).map_err(|e| {
+        let mut request: ChatRequest = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let param = (path != ".").then_some(path);
             ApiError::invalid(param.as_deref(), e.into_inner().to_string())
         })?;
-        if let Some(field) = request.unknown.keys().next() {
-            return Err(ApiError::invalid(Some(field), format!("unknown field `{field}`: Hearth does not take it")));
+        for (name, value) in std::mem::take(&mut request.unknown) {
+            match LlamaField::named(&name) {
+                // `null`: not set, as OpenAI's fields take it.
+                Some(field) => {
+                    if !value.is_null() {
+                        request.llama.push((field, value));
+                    }
+                }
+                None => return Err(ApiError::invalid(Some(&name), format!("unknown field `{name}`: Hearth does not take it"))),
+            }
         }
         request.check_sizes()?;
         Ok(request)
@@ -170,7 +163,9 @@ impl ChatRequest {
             }
             _ => 0,
         };
-        let breakers = self.dry_sequence_breakers.as_deref().unwrap_or_default();
+        let list = |name: &str| self.llama.iter().find(|(field, _)| field.name == name).and_then(|(_, v)| v.as_array());
+        let breakers = list("dry_sequence_breakers").map_or(&[][..], Vec::as_slice);
+        let longest = |items: &[Value]| items.iter().filter_map(Value::as_str).map(str::len).max().unwrap_or(0);
         // (field, its size, its cap, what is counted)
         let mut sizes = vec![
             ("model".to_owned(), self.model.len(), caps::NAME, "bytes"),
@@ -178,8 +173,8 @@ impl ChatRequest {
             ("stop".to_owned(), stops.iter().map(String::len).max().unwrap_or(0), caps::STOP, "bytes in a stop sequence"),
             ("logit_bias".to_owned(), bias_entries, caps::LOGIT_BIAS, "entries"),
             ("dry_sequence_breakers".to_owned(), breakers.len(), caps::BREAKERS, "entries"),
-            ("dry_sequence_breakers".to_owned(), breakers.iter().map(String::len).max().unwrap_or(0), caps::BREAKER, "bytes in an entry"),
-            ("samplers".to_owned(), self.samplers.as_ref().map_or(0, Vec::len), caps::SAMPLERS, "entries"),
+            ("dry_sequence_breakers".to_owned(), longest(breakers), caps::BREAKER, "bytes in an entry"),
+            ("samplers".to_owned(), list("samplers").map_or(0, Vec::len), caps::SAMPLERS, "entries"),
             ("grammar".to_owned(), self.grammar.as_ref().map_or(0, String::len), caps::GRAMMAR, "bytes"),
             ("json_schema".to_owned(), schema, caps::GRAMMAR, "bytes"),
         ];
@@ -221,33 +216,8 @@ impl ChatRequest {
         set(&mut s.top_p, self.top_p);
         set(&mut s.presence_penalty, self.presence_penalty);
         set(&mut s.frequency_penalty, self.frequency_penalty);
-        set(&mut s.min_p, self.min_p);
-        set(&mut s.typical_p, self.typical_p);
-        set(&mut s.top_n_sigma, self.top_n_sigma);
-        set(&mut s.xtc_probability, self.xtc_probability);
-        set(&mut s.xtc_threshold, self.xtc_threshold);
-        set(&mut s.dynatemp_range, self.dynatemp_range);
-        set(&mut s.dynatemp_exponent, self.dynatemp_exponent);
-        set(&mut s.dry_multiplier, self.dry_multiplier);
-        set(&mut s.dry_base, self.dry_base);
-        set(&mut s.mirostat_tau, self.mirostat_tau);
-        set(&mut s.mirostat_eta, self.mirostat_eta);
-        set(&mut s.repeat_penalty, self.repeat_penalty);
-        s.top_k = self.top_k.unwrap_or(s.top_k);
-        s.dry_allowed_length = self.dry_allowed_length.unwrap_or(s.dry_allowed_length);
-        s.dry_last_n = self.dry_penalty_last_n.unwrap_or(s.dry_last_n);
-        s.repeat_last_n = self.repeat_last_n.unwrap_or(s.repeat_last_n);
-        s.ignore_eos = self.ignore_eos.unwrap_or(s.ignore_eos);
-        if let Some(breakers) = &self.dry_sequence_breakers {
-            s.dry_sequence_breakers = breakers.clone();
-        }
-        if let Some(mirostat) = self.mirostat {
-            s.mirostat = match mirostat {
-                0 => Mirostat::Off,
-                1 => Mirostat::V1,
-                2 => Mirostat::V2,
-                _ => return refuse("mirostat", format!("mirostat must be 0 (off), 1 or 2, got {mirostat}")),
-            };
+        for (field, value) in &self.llama {
+            field.read(&mut s, value).map_err(|why| ApiError::invalid(Some(field.name), format!("`{}` {why}", field.name)))?;
         }
         match self.seed {
             None => {}
@@ -267,9 +237,6 @@ impl ChatRequest {
         }
         if let Some(bias) = &self.logit_bias {
             s.logit_bias = logit_bias(bias)?;
-        }
-        if let Some(names) = &self.samplers {
-            s.sampler_order = names.iter().map(|name| sampler(name)).collect::<Result<_, _>>()?;
         }
         if let Some(constraint) = self.constraint()? {
             s.constraint = Some(constraint);
@@ -461,14 +428,6 @@ fn logit_bias(value: &Value) -> Result<Vec<LogitBias>, ApiError> {
     }
 }
 
-/// A sampler stage by llama.cpp's server's name for it.
-fn sampler(name: &str) -> Result<SamplerStage, ApiError> {
-    SamplerStage::DEFAULT_ORDER.into_iter().find(|&stage| hearth_providers::llama_cpp_sampler_name(stage) == name).ok_or_else(|| {
-        let names: Vec<&str> = SamplerStage::DEFAULT_ORDER.into_iter().map(hearth_providers::llama_cpp_sampler_name).collect();
-        ApiError::invalid(Some("samplers"), format!("`{name}` is not a sampler: use {}", names.join(", ")))
-    })
-}
-
 /// The wire name of a setting that Hearth names in camelCase (`topP` → `top_p`).
 fn wire_name(field: &str) -> String {
     match field {
@@ -485,147 +444,4 @@ fn wire_name(field: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(body: &str) -> Result<ChatRequest, ApiError> {
-        ChatRequest::parse(body.as_bytes())
-    }
-
-    const HELLO: &str = r#""model":"m","messages":[{"role":"user","content":"hi"}]"#;
-
-    fn sampling(fields: &str) -> Result<SamplingParams, ApiError> {
-        parse(&format!("{{{HELLO}{fields}}}"))?.sampling(&SamplingParams::default())
-    }
-
-    /// What each refused request is refused for: the field OpenAI's clients show, with a reason.
-    #[test]
-    fn a_bad_request_is_refused_with_the_field_at_fault() {
-        let cases: &[(&str, Option<&str>)] = &[
-            ("{", None),
-            ("[1]", None),
-            (r#"{"messages":[]}"#, None),
-            (&format!("{{{HELLO},\"temperature\":\"hot\"}}"), Some("temperature")),
-            (&format!("{{{HELLO},\"frobnicate\":1}}"), Some("frobnicate")),
-            (&format!("{{{HELLO},\"top_p\":2}}"), Some("top_p")),
-            (&format!("{{{HELLO},\"dry_penalty_last_n\":-5}}"), Some("dry_penalty_last_n")),
-            (&format!("{{{HELLO},\"n\":3}}"), Some("n")),
-            (&format!("{{{HELLO},\"top_logprobs\":2}}"), Some("top_logprobs")),
-            (&format!("{{{HELLO},\"logprobs\":true,\"top_logprobs\":21}}"), Some("top_logprobs")),
-            (&format!("{{{HELLO},\"seed\":-7}}"), Some("seed")),
-            (&format!("{{{HELLO},\"mirostat\":3}}"), Some("mirostat")),
-            (&format!("{{{HELLO},\"samplers\":[\"top_k\",\"magic\"]}}"), Some("samplers")),
-            (&format!("{{{HELLO},\"logit_bias\":{{\"abc\":1}}}}"), Some("logit_bias")),
-            (&format!("{{{HELLO},\"max_tokens\":0}}"), Some("max_tokens")),
-            (&format!("{{{HELLO},\"grammar\":\"root ::= x\",\"json_schema\":{{}}}}"), Some("grammar")),
-            (r#"{"model":"m","messages":[{"role":"tool","content":"x"}]}"#, Some("messages[0].role")),
-            (r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, Some("messages[0].content")),
-            (r#"{"model":"m","messages":[{"role":"user","content":"x","tool_calls":[]}]}"#, Some("messages[0].tool_calls")),
-            (r#"{"model":"m","messages":[]}"#, Some("messages")),
-        ];
-        // Past a cap: refused by name, whatever the field holds.
-        let long = "x".repeat(70 << 10);
-        let bias: Vec<String> = (0..1025).map(|id| format!("\"{id}\":1")).collect();
-        let breakers: Vec<String> = (0..65).map(|i| format!("\"{i}\"")).collect();
-        let capped = [
-            (format!(r#"{{"model":"{}","messages":[{{"role":"user","content":"hi"}}]}}"#, &long[..257]), "model"),
-            (format!("{{{HELLO},\"user\":\"{}\"}}", &long[..257]), "user"),
-            (format!("{{{HELLO},\"stop\":[\"a\",\"{}\"]}}", &long[..1025]), "stop"),
-            (format!("{{{HELLO},\"logit_bias\":{{{}}}}}", bias.join(",")), "logit_bias"),
-            (format!("{{{HELLO},\"dry_sequence_breakers\":[{}]}}", breakers.join(",")), "dry_sequence_breakers"),
-            (format!("{{{HELLO},\"grammar\":\"{long}\"}}"), "grammar"),
-            (format!("{{{HELLO},\"json_schema\":{{\"description\":\"{long}\"}}}}"), "json_schema"),
-            (
-                format!(
-                    r#"{{"model":"m","response_format":{{"type":"json_schema","json_schema":{{"schema":{{"title":"{long}"}}}}}},"messages":[]}}"#
-                ),
-                "json_schema",
-            ),
-            (format!(r#"{{"model":"m","messages":[{{"role":"user","content":"hi","name":"{}"}}]}}"#, &long[..257]), "messages[0].name"),
-        ];
-        let capped: Vec<(&str, Option<&str>)> = capped.iter().map(|(body, param)| (body.as_str(), Some(*param))).collect();
-        let cases = [cases, &capped[..]].concat();
-        let cases = &cases[..];
-        for (body, param) in cases {
-            let got =
-                parse(body).and_then(|r| r.messages().and_then(|_| r.logprobs()).and_then(|_| r.sampling(&SamplingParams::default())));
-            let error = got.expect_err(body);
-            assert_eq!((error.status, error.param.as_deref()), (400, *param), "{body}: {error:?}");
-            assert!(!error.message.is_empty());
-        }
-    }
-
-    #[test]
-    fn openai_and_llama_cpp_fields_reach_the_sampling_settings() {
-        let s = sampling(
-            r#","temperature":0.2,"top_p":0.5,"max_completion_tokens":7,"seed":42,"stop":"END","top_k":5,"min_p":0.1,
-               "mirostat":2,"repeat_penalty":1.1,"dry_penalty_last_n":-1,"samplers":["top_k","temperature"],
-               "logit_bias":{"15":-100,"16":2.5},"response_format":{"type":"json_object"},"user":"me","cache_prompt":true"#,
-        )
-        .unwrap();
-        assert_eq!((s.temperature, s.top_p, s.max_tokens, s.seed, s.top_k, s.min_p), (0.2, 0.5, 7, Some(42), 5, 0.1));
-        assert_eq!((s.mirostat, s.repeat_penalty, s.dry_last_n), (Mirostat::V2, 1.1, -1));
-        assert_eq!(s.stop, ["END"]);
-        assert_eq!(s.sampler_order, [SamplerStage::TopK, SamplerStage::Temperature]);
-        assert_eq!(s.logit_bias[0], LogitBias { target: BiasTarget::Token { id: 15 }, bias: -100.0 });
-        assert_eq!(s.constraint, Some(Constraint::JsonSchema(r#"{"type":"object"}"#.into())));
-        // llama.cpp's pair list, with `false` for "never".
-        let s = sampling(r#","logit_bias":[[" the",false],[7,1.5]],"seed":-1,"n_predict":9"#).unwrap();
-        assert_eq!(s.logit_bias[0], LogitBias { target: BiasTarget::Text { text: " the".into() }, bias: LogitBias::BAN });
-        assert_eq!((s.seed, s.max_tokens), (None, 9));
-        // What is not set stays as the base has it.
-        assert_eq!(sampling("").unwrap(), SamplingParams::default());
-    }
-
-    #[test]
-    fn messages_take_text_in_either_form_and_known_roles() {
-        let request = parse(
-            r#"{"model":"m","messages":[{"role":"developer","content":"Be brief."},
-                {"role":"user","name":"ann","content":[{"type":"text","text":"Hi "},{"type":"text","text":"there"}]},
-                {"role":"assistant","content":null}]}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            request.messages().unwrap(),
-            [ChatMessage::new(Role::System, "Be brief."), ChatMessage::new(Role::User, "Hi there"), ChatMessage::new(Role::Assistant, "")]
-        );
-    }
-
-    #[test]
-    fn a_completion_takes_one_prompt_its_own_fields_and_a_chats_sampling_fields() {
-        let parsed =
-            CompletionRequest::parse(br#"{"model":"m","prompt":["Once upon"],"logprobs":2,"temperature":0.1,"echo":false}"#).unwrap();
-        assert_eq!((parsed.prompt.as_str(), parsed.logprobs), ("Once upon", Some(2)));
-        let sampling = parsed.chat.sampling(&SamplingParams::default()).unwrap();
-        assert_eq!((sampling.temperature, sampling.max_tokens), (0.1, DEFAULT_COMPLETION_TOKENS));
-        let cases: &[(&str, Option<&str>)] = &[
-            (r#"{"model":"m"}"#, Some("prompt")),
-            (r#"{"model":"m","prompt":["a","b"]}"#, Some("prompt")),
-            (r#"{"model":"m","prompt":7}"#, Some("prompt")),
-            (r#"{"model":"m","prompt":"a","echo":true}"#, Some("echo")),
-            (r#"{"model":"m","prompt":"a","suffix":"z"}"#, Some("suffix")),
-            (r#"{"model":"m","prompt":"a","logprobs":6}"#, Some("logprobs")),
-            (r#"{"model":"m","prompt":"a","messages":[]}"#, Some("messages")),
-            (r#"{"model":"m","prompt":"a","top_p":3}"#, None),
-            (r#"{"model":"m","prompt":"a","frobnicate":1}"#, Some("frobnicate")),
-        ];
-        for (body, param) in cases {
-            let error = CompletionRequest::parse(body.as_bytes())
-                .and_then(|r| r.chat.sampling(&SamplingParams::default()).map(|_| ()))
-                .expect_err(body);
-            if param.is_some() {
-                assert_eq!(error.param.as_deref(), *param, "{body}: {error:?}");
-            }
-            assert_eq!(error.status, 400, "{body}");
-        }
-    }
-
-    #[test]
-    fn hearth_field_names_are_spelled_as_on_the_wire() {
-        for (field, wire) in
-            [("topP", "top_p"), ("maxTokens", "max_tokens"), ("dryLastN", "dry_penalty_last_n"), ("temperature", "temperature")]
-        {
-            assert_eq!(wire_name(field), wire);
-        }
-    }
-}
+mod tests;
