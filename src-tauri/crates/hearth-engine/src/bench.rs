@@ -10,7 +10,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 
-use crate::local::llama_backend;
+use crate::devices::llama_backend;
 use crate::{EngineError, LoadParams};
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use hearth_core::{BackendProblem, ComputeDevice, DeviceKind, DeviceReport};
-use llama_cpp_2::{LlamaBackendDeviceType, list_llama_ggml_backend_devices};
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::{LlamaBackendDeviceType, LogOptions, list_llama_ggml_backend_devices, send_logs_to_tracing};
 
 /// Where to load backend modules from, before the places a build or an install puts them.
 pub const BACKENDS_DIR_ENV: &str = "HEARTH_BACKENDS_DIR";
@@ -30,16 +31,25 @@ struct Loaded {
     problems: Vec<BackendProblem>,
 }
 
-/// Loads the backend modules, if not done yet (before llama.cpp's backend is initialised, which
-/// would otherwise load them from its own compiled-in places, silently).
-pub(crate) fn ensure_loaded() {
-    loaded();
+/// llama.cpp's backend is process-wide and can be initialised once; every engine shares it. The
+/// backend modules are loaded first (llama.cpp would otherwise load them from its own
+/// compiled-in places, silently).
+pub(crate) fn llama_backend() -> Result<&'static LlamaBackend, String> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            send_logs_to_tracing(LogOptions::default());
+            loaded();
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// The devices found and the backends that could not be used.
 pub fn report() -> DeviceReport {
     // llama.cpp's backend first: its log goes to ours from then on, and it loads the modules.
-    if let Err(e) = crate::local::llama_backend() {
+    if let Err(e) = llama_backend() {
         tracing::error!(error = %e, "llama.cpp's backend did not start");
     }
     let loaded = loaded();

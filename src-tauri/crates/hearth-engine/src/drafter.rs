@@ -16,7 +16,7 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use self_cell::self_cell;
 
-use crate::session::shared_prefix;
+use crate::prefix::shared_prefix;
 
 use hearth_core::{BackendError, LoadParams};
 
@@ -56,7 +56,7 @@ impl Drafter {
         let refused = |reason: String| BackendError::DraftModel { path: path.to_owned(), reason };
         // The header check first: llama.cpp aborts on some damaged files instead of failing.
         let file = hearth_gguf::validate(Path::new(path)).map_err(|e| refused(e.to_string()))?;
-        let backend = crate::local::llama_backend().map_err(refused)?;
+        let backend = crate::devices::llama_backend().map_err(refused)?;
         // On the target's GPU, as far as it fits there.
         let plan = crate::offload::plan(params, &file, &crate::devices::report());
         crate::llama_log::clear();

@@ -2,14 +2,13 @@
 //! tests of other crates, in their own process).
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{
@@ -17,6 +16,7 @@ use hearth_core::{
 };
 
 use crate::LoadParams;
+use crate::devices::llama_backend;
 use crate::kept::{KeptModels, ModelId, Weights};
 use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
 use crate::session::{SEQUENCES, Session};
@@ -47,93 +47,9 @@ pub enum EngineError {
     Bench(String),
 }
 
-enum Request {
-    Load(LoadRequest),
-    Generate {
-        request: ReplyRequest,
-        events: tokio_mpsc::UnboundedSender<GenEvent>,
-    },
-    /// Served in a small context of its own, so the conversation's KV cache stays as it is.
-    Aside {
-        request: ReplyRequest,
-        events: tokio_mpsc::UnboundedSender<GenEvent>,
-    },
-    /// Drop the model; acknowledged once its memory is freed.
-    Unload(oneshot::Sender<()>),
-    /// Drop a conversation's KV cache in RAM and on disk (`None`: every conversation's).
-    Forget(Option<ConversationId>),
-    /// Drop the kept weights of the model at this path (its file is being deleted).
-    Release(std::path::PathBuf),
-    /// Read ahead a draft the user is typing (see [`ChatBackend::prefill`]); given up the
-    /// moment another request arrives.
-    Prefill(ReplyRequest),
-    /// The user's budgets for chats' caches, in force at once.
-    CacheBudgets(CacheBudgets),
-    /// End the engine thread (after the request in hand).
-    Quit,
-}
+mod inbox;
 
-/// The engine thread's requests, counted, so a read-ahead can give way the moment another
-/// request is waiting (between its chunks; a reply stops the chunk in flight too).
-#[derive(Clone)]
-struct Requests {
-    sender: Sender<Request>,
-    waiting: Arc<AtomicUsize>,
-    replies: Arc<AtomicUsize>,
-}
-
-pub(crate) struct Inbox {
-    receiver: Receiver<Request>,
-    waiting: Arc<AtomicUsize>,
-    /// Of those waiting, the replies (`Request::Generate`).
-    replies: Arc<AtomicUsize>,
-}
-
-fn channel() -> (Requests, Inbox) {
-    let (sender, receiver) = mpsc::channel();
-    let (waiting, replies) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    (Requests { sender, waiting: waiting.clone(), replies: replies.clone() }, Inbox { receiver, waiting, replies })
-}
-
-/// The counts `request` is one of: every request waiting, and the replies among them.
-fn counts<'a>(request: &Request, waiting: &'a AtomicUsize, replies: &'a AtomicUsize) -> impl Iterator<Item = &'a AtomicUsize> {
-    let reply = matches!(request, Request::Generate { .. });
-    std::iter::once(waiting).chain(reply.then_some(replies))
-}
-
-impl Requests {
-    /// Err: the engine thread has ended.
-    fn send(&self, request: Request) -> Result<(), ()> {
-        let counts: Vec<_> = counts(&request, &self.waiting, &self.replies).collect();
-        counts.iter().for_each(|count| _ = count.fetch_add(1, Ordering::SeqCst));
-        self.sender.send(request).map_err(|_| counts.iter().for_each(|count| _ = count.fetch_sub(1, Ordering::SeqCst)))
-    }
-}
-
-impl Inbox {
-    fn recv(&self) -> Result<Request, mpsc::RecvError> {
-        Ok(self.taken(self.receiver.recv()?))
-    }
-
-    fn try_recv(&self) -> Result<Request, mpsc::TryRecvError> {
-        Ok(self.taken(self.receiver.try_recv()?))
-    }
-
-    fn taken(&self, request: Request) -> Request {
-        counts(&request, &self.waiting, &self.replies).for_each(|count| _ = count.fetch_sub(1, Ordering::SeqCst));
-        request
-    }
-
-    /// The count of replies asked for and not yet taken up, as it changes.
-    pub(crate) fn replies_waiting(&self) -> Arc<AtomicUsize> {
-        self.replies.clone()
-    }
-
-    /// Whether a request is waiting to be served.
-    pub(crate) fn has_waiting(&self) -> bool {
-        self.waiting.load(Ordering::SeqCst) > 0
-    }
-}
+use inbox::{Inbox, Request, Requests, channel};
 
 /// Context length of the aside context: a title prompt and its few tokens.
 const ASIDE_N_CTX: u32 = 512;
@@ -335,19 +251,6 @@ enum Next {
     Load(LoadRequest),
     Unloaded(oneshot::Sender<()>),
     Quit,
-}
-
-/// llama.cpp's backend is process-wide and can be initialised once; every engine shares it.
-pub(crate) fn llama_backend() -> Result<&'static LlamaBackend, String> {
-    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
-    BACKEND
-        .get_or_init(|| {
-            send_logs_to_tracing(LogOptions::default());
-            crate::devices::ensure_loaded();
-            LlamaBackend::init().map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
 }
 
 fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, held: &Held) {

@@ -4,6 +4,11 @@
 //! ("Par" + "is" where the tokenizer writes "Paris"). Matching the next turn's prompt to the cache
 //! token by token would then stop at that word and prefill the rest of the conversation again.
 
+/// How many tokens two sequences share from the start.
+pub fn shared_prefix<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 /// Returns `tokens` (the prompt) re-spelled so that the cached tokens that write the same text
 /// lead it, followed by the tokenized rest. Falls back to `tokens` unchanged when the text parts
 /// ways at the first differing token, or when the rest cannot be tokenized on its own into

@@ -18,7 +18,7 @@ use tracing_subscriber::{EnvFilter, fmt};
 use hearth_core::{CancelFlag, ChatBackend, GenEvent, ReplyRequest};
 
 use super::protocol::{FrameReader, FrameWriter, FromHost, RequestId, ToHost};
-use super::supervisor::QUIT_WAIT;
+use super::timing::QUIT_WAIT;
 use crate::llama_log::CaptureLlamaErrors;
 use crate::{EngineError, LocalEngine};
 

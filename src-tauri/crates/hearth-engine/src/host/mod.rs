@@ -9,13 +9,16 @@
 //! - Only [`protocol`]'s types cross the boundary: requests with ids, and deltas, progress and
 //!   results tagged with them.
 
+mod backoff;
 mod cause;
 mod child;
-mod process_end;
 mod program;
 pub mod protocol;
 mod supervisor;
+mod timing;
 
+pub use backoff::RestartBackoff;
 pub use child::{HOST_ARG, TEST_HOOKS_ENV, serve_if_asked, serve_stdio};
 pub use program::HostProgram;
-pub use supervisor::{Engine, QUIT_WAIT, RestartBackoff, STOP_ANSWER};
+pub use supervisor::Engine;
+pub use timing::{QUIT_WAIT, STOP_ANSWER};

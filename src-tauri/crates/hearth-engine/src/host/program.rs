@@ -4,8 +4,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::backoff::RestartBackoff;
 use super::child::{HOST_ARG, TEST_HOOKS_ENV};
-use super::supervisor::{RestartBackoff, WEDGED_AFTER};
+use super::timing::WEDGED_AFTER;
 
 /// The program run as the engine process: by default this very binary with [`HOST_ARG`]
 /// (the app and `hearth-cli` serve it from `main`), or `HEARTH_ENGINE_HOST` if set.

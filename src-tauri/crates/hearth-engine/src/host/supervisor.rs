@@ -22,25 +22,18 @@ use hearth_core::{
 use hearth_gguf::ValidatedGguf;
 
 use super::cause::LastLines;
-use super::process_end::{Exit, read_replies, spawn_stderr_reader};
 use super::program::HostProgram;
+use process_end::{Exit, read_replies, spawn_stderr_reader};
 
-mod backoff;
 mod devices;
+mod dispatch;
+mod process_end;
 mod watchdog;
-use super::protocol::{FrameError, FrameWriter, FromHost, ReplySpec, RequestId, ToHost, encode};
+use super::backoff::{CrashStreak, waiting_words};
+use super::protocol::{FrameError, FrameWriter, ReplySpec, RequestId, ToHost, encode};
+use super::timing::QUIT_WAIT;
 use crate::local::{Progress, validate_off_thread};
 use crate::{EngineError, HeldMemory};
-pub use backoff::RestartBackoff;
-use backoff::{CrashStreak, waiting_words};
-
-/// A reply asked to stop is answered within this, whatever the engine is doing.
-pub const STOP_ANSWER: Duration = Duration::from_secs(1);
-/// An engine still busy with a stopped request this long after Stop is wedged: it is killed and
-/// started again. (Long enough for one prefill chunk of a large model on a slow CPU.)
-pub const WEDGED_AFTER: Duration = Duration::from_secs(30);
-/// Quitting never waits longer than this for the engine process.
-pub const QUIT_WAIT: Duration = Duration::from_secs(2);
 
 /// Handle to the supervised engine process. Cloning is cheap; the process ends when the last
 /// handle is dropped or [`Engine::shutdown`] is called.
@@ -476,80 +469,6 @@ impl Shared {
     /// A weak handle for the threads: they must not keep the engine alive once the app drops it.
     fn weak(&self) -> Weak<Shared> {
         self.me.clone()
-    }
-
-    /// Routes a frame from the engine to whoever waits for it.
-    pub(super) fn dispatch(&self, epoch: u64, message: FromHost) {
-        let mut state = self.lock();
-        match message {
-            FromHost::Ready { pid } => tracing::debug!(pid, "engine process ready"),
-            FromHost::Progress { id, fraction } => {
-                if let Some(Pending::Load { progress: Some(progress), .. }) = state.pending.get_mut(&id) {
-                    progress(fraction);
-                }
-            }
-            FromHost::Loaded { id, result } => {
-                let Some(Pending::Load { reply, path, params, cancel, .. }) = state.pending.remove(&id) else { return };
-                // A cancel raised before the result arrived wins: the model is let go again.
-                let result = match result {
-                    Ok(_) if cancel.is_cancelled() => {
-                        let unload = self.id();
-                        let (done, _) = oneshot::channel();
-                        state.pending.insert(unload, Pending::Unload(done));
-                        if let Some(host) = &state.host {
-                            let _ = host.send(&ToHost::Unload { id: unload });
-                        }
-                        Err(EngineError::LoadCancelled { path: path.display().to_string() })
-                    }
-                    other => other,
-                };
-                match &result {
-                    Ok(info) => {
-                        state.loaded = Some(info.clone());
-                        state.model = Some((path, params));
-                    }
-                    Err(e) => {
-                        // The engine drops its model before loading another: none is loaded now.
-                        tracing::warn!(error = %e, "model load failed");
-                        state.loaded = None;
-                        state.model = None;
-                    }
-                }
-                if let Some(reply) = reply {
-                    let _ = reply.send(result);
-                }
-            }
-            FromHost::Event { id, event } => {
-                let finished = event.is_last();
-                if let Some(Pending::Reply { events, .. }) = state.pending.get(&id) {
-                    let _ = events.send(event);
-                }
-                if finished {
-                    state.pending.remove(&id);
-                    state.last_used = Some(Instant::now());
-                    if state.host.as_ref().is_some_and(|h| h.epoch == epoch) {
-                        // A wedge ends when the engine finishes what it was stuck on.
-                        let busy_with_stopped = state.pending.values().any(|p| matches!(p, Pending::Reply { cancel_sent: Some(_), .. }));
-                        if !busy_with_stopped && let Some(host) = state.host.as_mut() {
-                            host.wedged_since = None;
-                        }
-                    }
-                }
-            }
-            FromHost::Unloaded { id } => {
-                state.loaded = None;
-                state.model = None;
-                if let Some(Pending::Unload(done)) = state.pending.remove(&id) {
-                    let _ = done.send(());
-                }
-            }
-            FromHost::Devices { report } => state.record_devices(report),
-            FromHost::Usage { id, held } => {
-                if let Some(Pending::Usage(reply)) = state.pending.remove(&id) {
-                    let _ = reply.send(held);
-                }
-            }
-        }
     }
 
     /// The engine process of `epoch` is gone: fail what it held, say why, start a new one and

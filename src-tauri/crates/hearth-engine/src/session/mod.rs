@@ -36,7 +36,7 @@ use crate::idle_cores;
 use crate::interrupt::{self, DraftInterrupt};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::load::Threads;
-use crate::prefix;
+use crate::prefix::{self, shared_prefix};
 use crate::reply::{LogitsAt, Reply};
 use crate::sampler;
 use crate::threads::DecodeThreads;
@@ -44,9 +44,11 @@ use crate::threads::DecodeThreads;
 mod cache;
 mod prompt;
 mod read_ahead;
+mod slot;
 mod strategies;
 
 use prompt::{Rendered, Renderer, special_text};
+use slot::Slot;
 
 /// A prompt fitted to the context: its tokens, the messages left out, and how it was written.
 struct Fitted {
@@ -62,80 +64,6 @@ pub const SEQUENCES: u32 = 8;
 pub const PARALLEL_REPLIES: usize = 4;
 /// The shortest candidate a consensus reply is allowed to be cut to for room in the context.
 const MIN_CANDIDATE_TOKENS: usize = 16;
-
-/// One KV sequence and what is in it.
-struct Slot {
-    seq: i32,
-    /// Tokens whose keys and values are in the cache for `seq`, in position order. A sampled
-    /// token that was never decoded (end of turn, length limit, stop) is not in it.
-    cached: Vec<LlamaToken>,
-    /// The conversation whose cache this is (`None`: a one-off prompt, or none yet).
-    owner: Option<ConversationId>,
-    /// A reply is writing in it.
-    busy: bool,
-    /// When it last served a reply ([`Session::clock`]), for least-recently-used choices.
-    used_at: u64,
-    /// Where its cache can be cut back to, when the model's cannot be cut back freely.
-    checkpoints: Checkpoints,
-    /// Token counts at which the prompt being read takes a checkpoint (reading stops there).
-    marks: Vec<usize>,
-    /// The mark where the user's last message starts.
-    message_mark: Option<usize>,
-    /// The logits after the last cached token, when the read that ended there kept them (a
-    /// draft read whole after a pause): a reply to exactly the cached prompt samples its first
-    /// token from them and reads nothing. Any change to `cached` drops them.
-    tail_logits: Option<Vec<f32>>,
-}
-
-impl Slot {
-    fn new(seq: i32) -> Self {
-        Slot {
-            seq,
-            cached: Vec::new(),
-            owner: None,
-            busy: false,
-            used_at: 0,
-            checkpoints: Checkpoints::default(),
-            marks: Vec::new(),
-            message_mark: None,
-            tail_logits: None,
-        }
-    }
-
-    /// Forgets what its sequence held (its cells were cleared): tokens, checkpoints, marks.
-    fn empty(&mut self) {
-        self.cached.clear();
-        self.checkpoints.clear();
-        self.marks.clear();
-        self.tail_logits = None;
-    }
-
-    /// Notes `tokens` decoded after the cached ones.
-    fn extend(&mut self, tokens: &[LlamaToken]) {
-        if !tokens.is_empty() {
-            self.cached.extend_from_slice(tokens);
-            self.tail_logits = None;
-        }
-    }
-
-    /// Notes the cache cut back to its first `keep` tokens (its cells were removed).
-    fn cut(&mut self, keep: usize) {
-        self.cached.truncate(keep);
-        self.checkpoints.cut(keep);
-        self.tail_logits = None;
-    }
-
-    /// The logits after the last cached token, if a read that ended there kept them.
-    fn tail_logits(&self) -> Option<&[f32]> {
-        self.tail_logits.as_deref()
-    }
-
-    /// How many of `want` prompt tokens can be read before the next checkpoint is due.
-    fn readable(&self, want: usize) -> usize {
-        let at = self.cached.len();
-        self.marks.iter().find(|&&mark| mark > at).map_or(want, |&mark| want.min(mark - at))
-    }
-}
 
 /// A reply asked for, its prompt fitted, waiting for a slot.
 struct Queued {
@@ -624,11 +552,6 @@ impl<'m> Session<'m> {
         }
         decoded
     }
-}
-
-/// How many tokens two sequences share from the start.
-pub(crate) fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// Whether a reply must come out the same each time it is asked for: greedy, or seeded.

@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::cause::{self, LastLines};
-use super::protocol::{FrameReader, FromHost};
-use super::supervisor::{QUIT_WAIT, Shared};
+use super::Shared;
+use crate::host::cause::{self, LastLines};
+use crate::host::protocol::{FrameReader, FromHost};
+use crate::host::timing::QUIT_WAIT;
 
 /// What the reader needs to explain the end of its process.
 pub(super) struct Exit {

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{FinishReason, GenEvent, ReplyStats};
 
-use super::{Pending, STOP_ANSWER, Shared};
+use super::{Pending, Shared};
 use crate::host::protocol::ToHost;
+use crate::host::timing::STOP_ANSWER;
 
 const WATCHDOG_TICK: Duration = Duration::from_millis(50);
 
