@@ -52,7 +52,7 @@ pub struct BenchArgs {
     /// The context (`bench-cut-back` only; default 8,192).
     pub n_ctx: Option<u32>,
     /// The sections to run (`--sections a,b`; default all), in the bench's order.
-    pub sections: Vec<crate::bench::Section>,
+    pub sections: Vec<crate::bench_kit::Section>,
     /// Figures recorded earlier to compare this run's with (`--compare FILE`).
     pub compare: Option<PathBuf>,
     /// Record this run's figures in that file (`--record FILE`).
@@ -224,7 +224,7 @@ impl BenchArgs {
             no_server: false,
             draft: None,
             n_ctx: None,
-            sections: crate::bench::Section::ALL.to_vec(),
+            sections: crate::bench_kit::Section::ALL.to_vec(),
             compare: None,
             record: None,
         };
@@ -239,7 +239,7 @@ impl BenchArgs {
                 "no-server" => bench.no_server = true,
                 "draft" => bench.draft = Some(PathBuf::from(it.value(&flag)?)),
                 "n-ctx" => bench.n_ctx = Some(number(&flag, &it.value(&flag)?)?),
-                "sections" => bench.sections = crate::bench::Section::parse_list(&it.value(&flag)?)?,
+                "sections" => bench.sections = crate::bench_kit::Section::parse_list(&it.value(&flag)?)?,
                 "compare" => bench.compare = Some(PathBuf::from(it.value(&flag)?)),
                 "record" => bench.record = Some(PathBuf::from(it.value(&flag)?)),
                 other => return Err(format!("unknown flag --{other} for bench")),

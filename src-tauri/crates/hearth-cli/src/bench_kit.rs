@@ -148,4 +148,3 @@ pub fn user_turn(n: usize) -> String {
          three vegetables would you grow first, and how should I prepare the bed before planting them?"
     )
 }
-

@@ -13,7 +13,7 @@ use hearth_core::{ChatMessage, Role, SamplingParams};
 use hearth_engine::{Engine, LoadParams};
 
 use crate::args::BenchArgs;
-use crate::bench::reply_with;
+use crate::bench_kit::reply_with;
 
 /// Long enough for the engine to try both counts a few times.
 const REPLY_TOKENS: u32 = 400;

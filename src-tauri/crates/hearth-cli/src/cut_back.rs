@@ -9,7 +9,7 @@ use hearth_core::{ChatMessage, ReplyStats, Role, SamplingParams};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use crate::args::BenchArgs;
-use crate::bench::reply_with;
+use crate::bench_kit::reply_with;
 
 /// The chat's turns before the cut backs, and each reply's length.
 const TURNS: usize = 20;

@@ -9,7 +9,7 @@ use std::time::Instant;
 use hearth_core::{ChatMessage, ReplyStats, Role, SamplingParams, Speculative, Strategy};
 use hearth_engine::Engine;
 
-use crate::bench::reply_with;
+use crate::bench_kit::reply_with;
 
 const ROUNDS: usize = 3;
 /// Reply length for the free-writing task (end of turn ignored, so both sides write as much).

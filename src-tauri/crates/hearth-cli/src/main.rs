@@ -11,7 +11,7 @@
 
 mod args;
 mod bench;
-mod bench_table;
+mod bench_kit;
 mod busy_core;
 mod chat;
 mod check;

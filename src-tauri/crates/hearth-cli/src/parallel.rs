@@ -13,7 +13,7 @@ use serde_json::json;
 use hearth_engine::LoadParams;
 
 use crate::args::BenchArgs;
-use crate::bench::BenchError;
+use crate::bench_kit::BenchError;
 use crate::peer::{LlamaServer, PeerError, RequestError, ServerProcess, client, free_port, greedy_body, stream_reply};
 
 /// Clients at once.

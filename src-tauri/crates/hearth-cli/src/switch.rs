@@ -11,7 +11,7 @@ use hearth_core::{CancelFlag, ChatBackend, ChatMessage, DRAFT_PACE, PromptSource
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
 use crate::args::BenchArgs;
-use crate::bench::{BenchError, N_BATCH, N_CTX, TURN_REPLY_TOKENS, turn_in, user_turn};
+use crate::bench_kit::{BenchError, N_BATCH, N_CTX, TURN_REPLY_TOKENS, turn_in, user_turn};
 use crate::peer::LlamaServer;
 
 /// Turns of chat A before it is left for chat B.

@@ -7,16 +7,16 @@
 //! a failed request costs that section's figures, never the report. The exit status says whether
 //! any section failed (or, with `--compare`, whether a figure regressed).
 
-use std::fmt;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use hearth_core::{CancelFlag, ChatBackend, ChatMessage, GenEvent, Offload, ReplyRequest, ReplyStats, Role, SamplingParams};
+use hearth_core::{ChatMessage, Offload, ReplyStats, Role};
 use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, LoadParams};
 
 use crate::args::BenchArgs;
+use crate::bench_kit::{BenchError, N_BATCH, N_CTX, Section, TURN_REPLY_TOKENS, turn_in, user_turn};
 use crate::busy_core::{self, BusyCoreReport};
 use crate::check::{self, Baseline, CheckReport};
 use crate::decoding::{self, DecodingReport};
@@ -24,103 +24,16 @@ use crate::parallel::{self, ParallelReport};
 use crate::peer::{self, LlamaServer, PeerError};
 use crate::switch::{self, SwitchReport, SwitchServerReport, TypingReport};
 
-pub const N_CTX: u32 = 4096;
-pub const N_BATCH: u32 = 512;
+mod table;
+
 const DECODE_TOKENS: u32 = 128;
 /// Alternating raw/engine measurements; each side reports its best.
 const ROUNDS: usize = 3;
-/// Reply length per scripted turn (end of turn is ignored so every turn has exactly this).
-pub const TURN_REPLY_TOKENS: u32 = 48;
 /// Pause between the engine's turn and the server's, so neither side's idle worker threads
 /// (OpenMP spins a while after a parallel region) eat into the other's time.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
 /// Runs of the conversation with reuse; each turn reports its fastest.
 const REUSE_ROUNDS: usize = 3;
-
-/// The bench's sections, in the order they run; `--sections` picks some.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Section {
-    Speed,
-    Conversation,
-    Switch,
-    SwitchServer,
-    Typing,
-    Parallel,
-    Decoding,
-    BusyCore,
-}
-
-impl Section {
-    pub const ALL: [Section; 8] = [
-        Section::Speed,
-        Section::Conversation,
-        Section::Switch,
-        Section::SwitchServer,
-        Section::Typing,
-        Section::Parallel,
-        Section::Decoding,
-        Section::BusyCore,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Section::Speed => "speed",
-            Section::Conversation => "conversation",
-            Section::Switch => "switch",
-            Section::SwitchServer => "switch-server",
-            Section::Typing => "typing",
-            Section::Parallel => "parallel",
-            Section::Decoding => "decoding",
-            Section::BusyCore => "busy-core",
-        }
-    }
-
-    /// A comma-separated list of section names, run in the bench's own order.
-    pub fn parse_list(list: &str) -> Result<Vec<Section>, String> {
-        let mut picked = Vec::new();
-        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let section = Section::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
-                let names: Vec<&str> = Section::ALL.iter().map(|s| s.name()).collect();
-                format!("--sections: no section {name:?} (the sections: {})", names.join(", "))
-            })?;
-            picked.push(section);
-        }
-        if picked.is_empty() {
-            return Err("--sections names no section".into());
-        }
-        Ok(Section::ALL.into_iter().filter(|s| picked.contains(s)).collect())
-    }
-}
-
-/// Why a section failed.
-#[derive(Debug)]
-pub enum BenchError {
-    /// A server (llama-server or `hearth-cli serve`) failed to start or to answer.
-    Peer(PeerError),
-    /// The engine or the bench itself.
-    Bench(String),
-}
-
-impl From<PeerError> for BenchError {
-    fn from(e: PeerError) -> Self {
-        BenchError::Peer(e)
-    }
-}
-
-impl From<String> for BenchError {
-    fn from(e: String) -> Self {
-        BenchError::Bench(e)
-    }
-}
-
-impl fmt::Display for BenchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BenchError::Peer(e) => e.fmt(f),
-            BenchError::Bench(e) => f.write_str(e),
-        }
-    }
-}
 
 /// A failed section in the report: what failed and, for a server, which one, which request, the
 /// status and its last lines of output.
@@ -333,7 +246,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| format!("the report does not serialize: {e}"))?);
     } else {
-        crate::bench_table::print(&report);
+        table::print(&report);
     }
     if let Some(check) = &report.check {
         check::print(check);
@@ -583,55 +496,6 @@ async fn turn(engine: &Engine, history: &[ChatMessage], max_tokens: u32) -> Resu
 
 async fn turn_text(engine: &Engine, history: &[ChatMessage], max_tokens: u32) -> Result<(String, ReplyStats), String> {
     turn_in(engine, history, max_tokens, None).await
-}
-
-/// One greedy reply of exactly `max_tokens` tokens in `conversation`.
-pub async fn turn_in(
-    engine: &Engine,
-    history: &[ChatMessage],
-    max_tokens: u32,
-    conversation: Option<i64>,
-) -> Result<(String, ReplyStats), String> {
-    let sampling = SamplingParams { ignore_eos: true, ..SamplingParams::greedy(max_tokens) };
-    reply_with(engine, history, sampling, conversation).await
-}
-
-/// One reply with these settings: its text, and its stats with TTFT as the caller saw it.
-pub async fn reply_with(
-    engine: &Engine,
-    history: &[ChatMessage],
-    sampling: SamplingParams,
-    conversation: Option<i64>,
-) -> Result<(String, ReplyStats), String> {
-    let mut request = ReplyRequest::new(history.to_vec(), sampling, CancelFlag::new());
-    request.conversation = conversation;
-    let started = Instant::now();
-    let mut stream = engine.start_reply(request).map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    let mut ttft_ms = 0.0;
-    while let Some(event) = stream.events.recv().await {
-        match event {
-            GenEvent::Delta(d) => {
-                if text.is_empty() {
-                    ttft_ms = started.elapsed().as_secs_f64() * 1000.0;
-                }
-                text.push_str(&d);
-            }
-            // The caller's view of TTFT (as for the server), not the engine's own.
-            GenEvent::Finished { stats, .. } => return Ok((text, ReplyStats { ttft_ms, ..stats })),
-            GenEvent::Failed(e) => return Err(e.to_string()),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
-        }
-    }
-    Err("the engine stopped unexpectedly".into())
-}
-
-pub fn user_turn(n: usize) -> String {
-    format!(
-        "Question {n}: I am planning a small vegetable garden behind my house this spring. The soil is \
-         heavy clay, the spot gets about six hours of sun, and I have little time on weekdays. Which \
-         three vegetables would you grow first, and how should I prepare the bed before planting them?"
-    )
 }
 
 /// About 500 tokens of ordinary prose for the prefill measurement.

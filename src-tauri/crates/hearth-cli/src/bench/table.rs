@@ -1,6 +1,6 @@
 //! `hearth-cli bench` without `--json`: the report as tables, each section that ran.
 
-use crate::bench::{ConversationReport, Report, ServerReport};
+use super::{ConversationReport, Report, ServerReport};
 use crate::switch::{SWITCH_TURNS, TYPING_CPS};
 
 pub fn print(r: &Report) {
