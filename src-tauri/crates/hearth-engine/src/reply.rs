@@ -1,6 +1,6 @@
 //! One reply while the scheduler serves it: the prompt tokens still to read, its sampler, the
 //! text released so far and its statistics. Sampling a position and finishing are here; which
-//! replies share a batch is [`crate::session`]'s business.
+//! replies share a batch is the session's business.
 
 use std::time::{Duration, Instant};
 
