@@ -85,13 +85,7 @@ pub fn serve_stdio() -> i32 {
             ToHost::Reply { id, aside, spec } => {
                 let cancel = CancelFlag::new();
                 cancels.lock().expect("cancel map poisoned").insert(id, cancel.clone());
-                let mut request = ReplyRequest::new(spec.messages, spec.sampling, cancel);
-                request.continue_last = spec.continue_last;
-                request.conversation = spec.conversation;
-                request.logprobs = spec.logprobs;
-                request.top_probs = spec.top_probs;
-                request.raw_prompt = spec.raw_prompt;
-                relay_reply(&engine, &outbox, &cancels, id, request, aside);
+                relay_reply(&engine, &outbox, &cancels, id, spec.into_request(cancel), aside);
             }
             ToHost::Forget { conversation } => engine.forget(conversation),
             ToHost::Release { path } => engine.release(&path),
@@ -100,10 +94,7 @@ pub fn serve_stdio() -> i32 {
                 let _ = outbox.send(FromHost::Usage { id, held: engine.held_memory() });
             }
             ToHost::Prefill { spec } => {
-                let mut request = ReplyRequest::new(spec.messages, spec.sampling, CancelFlag::new());
-                request.conversation = spec.conversation;
-                request.continue_last = spec.continue_last;
-                engine.prefill(request);
+                engine.prefill(spec.into_request(CancelFlag::new()));
             }
             ToHost::Cancel { id } => {
                 if let Some(flag) = cancels.lock().expect("cancel map poisoned").get(&id) {

@@ -294,16 +294,8 @@ impl Engine {
         }
         let (events, receiver) = tokio_mpsc::unbounded_channel();
         let id = self.shared.id();
-        let spec = ReplySpec {
-            messages: request.messages,
-            sampling: request.sampling,
-            continue_last: request.continue_last,
-            conversation: request.conversation,
-            logprobs: request.logprobs,
-            top_probs: request.top_probs,
-            raw_prompt: request.raw_prompt,
-        };
-        let pending = Pending::Reply { events, cancel: request.cancel, cancel_sent: None };
+        let (spec, cancel) = ReplySpec::of(request);
+        let pending = Pending::Reply { events, cancel, cancel_sent: None };
         self.shared.submit_locked(&mut state, id, pending, ToHost::Reply { id, aside, spec }).map_err(|e| match e {
             // This request alone: the pipe and every other reply carry on.
             SubmitError::Frame(e) => BackendError::InvalidRequest(format!("{e}: shorten the conversation")),
@@ -330,16 +322,7 @@ impl ChatBackend for Engine {
         let mut state = self.shared.lock();
         state.last_used = Some(Instant::now());
         if let (Some(host), Some(_)) = (&state.host, &state.loaded) {
-            let spec = ReplySpec {
-                messages: request.messages,
-                sampling: request.sampling,
-                continue_last: request.continue_last,
-                conversation: request.conversation,
-                logprobs: None,
-                top_probs: None,
-                raw_prompt: None,
-            };
-            let _ = host.send(&ToHost::Prefill { spec });
+            let _ = host.send(&ToHost::Prefill { spec: ReplySpec::of(request).0 });
         }
     }
 }
