@@ -4,7 +4,9 @@
 //! signature the compiler checks. `typescript_commands` turns them into the functions of
 //! ui/src/ipc/bindings.ts, so a command renamed or retyped here is renamed or retyped there.
 
-use ts_rs::{Config, TS};
+use std::collections::HashSet;
+
+use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::ipc::IpcError;
 
@@ -26,16 +28,50 @@ pub struct CommandContract {
     pub args: Vec<(&'static str, WireArg)>,
     /// The TypeScript type of a successful result.
     pub returns: String,
+    /// Declares the types its arguments and result are made of.
+    pub declare: fn(&mut Declarations),
+}
+
+/// The TypeScript declarations of the types the commands carry, each once, in the order they are
+/// first met: derived from the commands' signatures, so no list of types is kept by hand.
+pub struct Declarations {
+    cfg: Config,
+    seen: HashSet<String>,
+    pub decls: Vec<String>,
+}
+
+impl Default for Declarations {
+    fn default() -> Self {
+        Declarations { cfg: ts_config(), seen: HashSet::new(), decls: Vec::new() }
+    }
+}
+
+impl TypeVisitor for Declarations {
+    /// `T` if it is a declared type (not a number, a string, a list …), then what it is made of.
+    fn visit<T: TS + 'static + ?Sized>(&mut self) {
+        if T::output_path().is_some() {
+            if !self.seen.insert(T::ident(&self.cfg)) {
+                return;
+            }
+            self.decls.push(T::decl(&self.cfg));
+        }
+        T::visit_dependencies(self);
+        T::visit_generics(self);
+    }
 }
 
 /// What a command resolves to in the window: the `Ok` of a `Result<_, IpcError>`, or the value.
 pub trait WireReturn {
     fn ts(cfg: &Config) -> String;
+    fn declare(decls: &mut Declarations);
 }
 
-impl<T: TS> WireReturn for Result<T, IpcError> {
+impl<T: TS + 'static> WireReturn for Result<T, IpcError> {
     fn ts(cfg: &Config) -> String {
         T::name(cfg)
+    }
+    fn declare(decls: &mut Declarations) {
+        decls.visit::<T>();
     }
 }
 
@@ -45,6 +81,9 @@ macro_rules! plain_returns {
             fn ts(cfg: &Config) -> String {
                 <$ty as TS>::name(cfg)
             }
+            fn declare(decls: &mut Declarations) {
+                decls.visit::<$ty>();
+            }
         }
     )*};
 }
@@ -53,11 +92,15 @@ plain_returns!((), bool, Vec<hearth_hub::Download>, hearth_app::ChatCacheUsage);
 /// The payload type of a `Channel` argument.
 pub trait ChannelPayload {
     fn ts(cfg: &Config) -> String;
+    fn declare(decls: &mut Declarations);
 }
 
-impl<T: TS + serde::Serialize + Clone> ChannelPayload for tauri::ipc::Channel<T> {
+impl<T: TS + serde::Serialize + Clone + 'static> ChannelPayload for tauri::ipc::Channel<T> {
     fn ts(cfg: &Config) -> String {
         T::name(cfg)
+    }
+    fn declare(decls: &mut Declarations) {
+        decls.visit::<T>();
     }
 }
 
@@ -90,6 +133,25 @@ macro_rules! wire_arg {
 }
 pub(crate) use wire_arg;
 
+/// Declares the types of one argument the window passes (as `wire_arg!` sees it).
+macro_rules! declare_arg {
+    ($decls:ident, state, $ty:ty) => {};
+    ($decls:ident, app, $ty:ty) => {};
+    ($decls:ident, on_event, $ty:ty) => {
+        <$ty as $crate::ipc::contract::ChannelPayload>::declare($decls)
+    };
+    ($decls:ident, on_update, $ty:ty) => {
+        <$ty as $crate::ipc::contract::ChannelPayload>::declare($decls)
+    };
+    ($decls:ident, on_progress, $ty:ty) => {
+        <$ty as $crate::ipc::contract::ChannelPayload>::declare($decls)
+    };
+    ($decls:ident, $name:ident, $ty:ty) => {
+        ts_rs::TypeVisitor::visit::<$ty>($decls)
+    };
+}
+pub(crate) use declare_arg;
+
 /// A command and, in a module of the same name, its `contract()`.
 macro_rules! command {
     (@contract $name:ident [$($doc:literal),*] [$($arg:ident : $ty:ty),*] $ret:ty) => {
@@ -105,6 +167,10 @@ macro_rules! command {
                     docs: vec![$($doc),*],
                     args: [$($crate::ipc::contract::wire_arg!(cfg, $arg, $ty)),*].into_iter().flatten().collect(),
                     returns: <$ret as $crate::ipc::contract::WireReturn>::ts(&cfg),
+                    declare: |decls| {
+                        $($crate::ipc::contract::declare_arg!(decls, $arg, $ty);)*
+                        <$ret as $crate::ipc::contract::WireReturn>::declare(decls);
+                    },
                 }
             }
         }

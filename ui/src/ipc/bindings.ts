@@ -3,19 +3,48 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 
+export type IpcError = { kind: IpcErrorKind, message: string, 
+/**
+ * Seconds a provider asked to wait before retrying (rate limits).
+ */
+retryAfterS?: number, 
+/**
+ * With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
+ * name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
+ */
+field?: string, };
+
+export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain" | "hubAuth" | "diskFull" | "download";
+
+export type ModelTarget = { "kind": "local", model: string | null, } | { "kind": "remote", provider: string, model: string, };
+
+export type ChatSummary = { id: number, title: string, 
+/**
+ * Unix milliseconds of the last message (or creation).
+ */
+updatedAt: number, 
+/**
+ * Pinned chats are listed first.
+ */
+pinned: boolean, 
+/**
+ * Sent to the model before the conversation; empty for none.
+ */
+systemPrompt: string, 
+/**
+ * Where the chat's next reply comes from.
+ */
+model: ModelTarget, };
+
 export type Role = "system" | "user" | "assistant";
-
-export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted" | "failed";
-
-export type PromptSource = "new" | "live" | "ram" | "disk" | "typed";
-
-export type MbrUtility = "chrF" | "exactMatch";
 
 export type Candidate = { text: string, 
 /**
  * Mean utility against every other candidate (its expected utility).
  */
 score: number, };
+
+export type MbrUtility = "chrF" | "exactMatch";
 
 export type Consensus = { utility: MbrUtility, 
 /**
@@ -32,6 +61,8 @@ logprob: number,
  * What it was ranked by: `logprob` ÷ tokens^length penalty.
  */
 score: number, tokens: number, };
+
+export type PromptSource = "new" | "live" | "ram" | "disk" | "typed";
 
 export type ReplyStats = { 
 /**
@@ -85,45 +116,7 @@ interruptedBy?: string,
  */
 templateNotice?: string, };
 
-export type TokenAlternative = { id: number, text: string, p: number, };
-
-export type TokenProbs = { id: number, 
-/**
- * Its text (a piece of a multi-byte character shows as U+FFFD).
- */
-text: string, 
-/**
- * Its probability in that distribution.
- */
-p: number, 
-/**
- * The distribution's entropy in bits: 0 when only one token could come.
- */
-entropy: number, 
-/**
- * Its likeliest tokens, most likely first.
- */
-top: Array<TokenAlternative>, };
-
-export type ModelTarget = { "kind": "local", model: string | null, } | { "kind": "remote", provider: string, model: string, };
-
-export type ChatSummary = { id: number, title: string, 
-/**
- * Unix milliseconds of the last message (or creation).
- */
-updatedAt: number, 
-/**
- * Pinned chats are listed first.
- */
-pinned: boolean, 
-/**
- * Sent to the model before the conversation; empty for none.
- */
-systemPrompt: string, 
-/**
- * Where the chat's next reply comes from.
- */
-model: ModelTarget, };
+export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted" | "failed";
 
 export type StoredMessage = { id: number, chatId: number, role: Role, content: string, status: MessageStatus, 
 /**
@@ -144,175 +137,7 @@ parentId: number | null,
  */
 siblings: Array<number>, };
 
-export type FlashAttention = "auto" | "on" | "off";
-
-export type KvType = "f16" | "q8_0" | "q4_0";
-
-export type LoadParams = { 
-/**
- * Context length in tokens; default min(trained length, [`LoadParams::AUTO_N_CTX_MAX`], what
- * a quarter of free RAM holds).
- */
-nCtx: number | null, 
-/**
- * Default: the number of physical cores to read prompts; replies are written on one fewer, or on
- * every core when the engine measures it faster with that core free (`hearth-engine/src/threads.rs`).
- */
-nThreads: number | null, 
-/**
- * Tokens per decode call during prefill.
- */
-nBatch: number, 
-/**
- * Tokens per compute step within a batch (≤ n_batch).
- */
-nUbatch: number, 
-/**
- * Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
- */
-nGpuLayers: number | null, flashAttention: FlashAttention, kvCacheType: KvType, useMmap: boolean, useMlock: boolean, 
-/**
- * A Jinja chat template to use instead of the model's own.
- */
-chatTemplate: string | null, 
-/**
- * Reuse the KV cache across turns (off only to measure what reuse saves).
- */
-reuseKv: boolean, };
-
-export type DeviceKind = "cpu" | "gpu" | "integratedGpu" | "accelerator" | "other";
-
-export type ComputeDevice = { 
-/**
- * ggml's name for it, e.g. `CUDA0`, `Vulkan0`, `CPU`.
- */
-name: string, 
-/**
- * What the driver calls it, e.g. `NVIDIA H200`, `llvmpipe (LLVM 15.0.6, 256 bits)`.
- */
-description: string, 
-/**
- * The backend it belongs to: `CUDA`, `Vulkan`, `CPU`, `RPC`.
- */
-backend: string, kind: DeviceKind, freeBytes: number, totalBytes: number, };
-
-export type BackendProblem = { 
-/**
- * The module's file, e.g. `libggml-cuda.so`.
- */
-module: string, reason: string, };
-
-export type DeviceReport = { 
-/**
- * Where the backend modules were loaded from.
- */
-modulesDir?: string, 
-/**
- * GPUs first, in the order llama.cpp uses them; the CPU last.
- */
-devices: Array<ComputeDevice>, problems: Array<BackendProblem>, };
-
-export type Offload = { 
-/**
- * The backend of the device holding the offloaded layers (`CPU` when none are).
- */
-backend: string, 
-/**
- * That device's description (`NVIDIA H200`), or the CPU's.
- */
-device: string, 
-/**
- * Repeating layers on that device (the output layer goes with them when all are).
- */
-gpuLayers: number, totalLayers: number, 
-/**
- * The line the model menu shows, e.g. "NVIDIA H200 (CUDA): all 30 layers".
- */
-label: string, 
-/**
- * Why fewer layers than asked for went to the GPU, e.g. a load that ran out of device
- * memory and was made again on the CPU.
- */
-fallback?: string, };
-
-export type ModelInfo = { name: string, path: string, sizeBytes: number, 
-/**
- * The settings as asked for (`None` fields = automatic).
- */
-load: LoadParams, 
-/**
- * The context length in force (the automatic choice resolved).
- */
-nCtx: number, 
-/**
- * The context length the model was trained for.
- */
-nCtxTrain: number, 
-/**
- * Threads writing the reply (one token at a time).
- */
-nThreads: number, 
-/**
- * Threads reading the prompt.
- */
-nThreadsBatch: number, 
-/**
- * Memory its KV cache takes: every cell of the context, allocated at load (known once loaded).
- */
-kvBytes?: number, 
-/**
- * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
- */
-notice?: string, 
-/**
- * Its weights were still in memory (kept after another model was loaded): no file was read.
- */
-fromMemory: boolean, 
-/**
- * Where its layers are: the device, and how many of them are on a GPU.
- */
-offload: Offload, };
-
-export type SnippetPart = { text: string, hit: boolean, };
-
-export type SearchHit = { chatId: number, chatTitle: string, messageId: number, role: Role, 
-/**
- * A window of the message's text around the match.
- */
-snippet: Array<SnippetPart>, createdAt: number, };
-
-export type ExportFormat = "json" | "markdown";
-
-export type SkippedChat = { 
-/**
- * Its title, or "chat N" (its place in the file) when it has none.
- */
-chat: string, reason: string, };
-
-export type ImportReport = { imported: Array<ChatSummary>, skipped: Array<SkippedChat>, 
-/**
- * Parts of imported chats that were left out, e.g. settings this version cannot use.
- */
-notes: Array<string>, };
-
-export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain" | "hubAuth" | "diskFull" | "download";
-
-export type IpcError = { kind: IpcErrorKind, message: string, 
-/**
- * Seconds a provider asked to wait before retrying (rate limits).
- */
-retryAfterS?: number, 
-/**
- * With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
- * name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
- */
-field?: string, };
-
-export type MessageSaved = { message: StoredMessage, };
-
-export type ReplyStarted = { messageId: number, model: string, };
-
-export type TextDelta = { text: string, };
+export type ChatEvent = { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
 
 export type FailedReply = { error: IpcError, 
 /**
@@ -320,11 +145,37 @@ export type FailedReply = { error: IpcError,
  */
 message: StoredMessage | null, };
 
-export type ChatEvent = { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
+export type MessageSaved = { message: StoredMessage, };
 
-export type CompareEvent = { column: number, event: ChatEvent, };
+export type ReplyStarted = { messageId: number, model: string, };
+
+export type TextDelta = { text: string, };
+
+export type TokenAlternative = { id: number, text: string, p: number, };
+
+export type TokenProbs = { id: number, 
+/**
+ * Its text (a piece of a multi-byte character shows as U+FFFD).
+ */
+text: string, 
+/**
+ * Its probability in that distribution.
+ */
+p: number, 
+/**
+ * The distribution's entropy in bits: 0 when only one token could come.
+ */
+entropy: number, 
+/**
+ * Its likeliest tokens, most likely first.
+ */
+top: Array<TokenAlternative>, };
+
+export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonSchema", "source": string };
 
 export type Mirostat = "off" | "v1" | "v2";
+
+export type Strategy = "sampling" | "consensus" | "beam";
 
 export type SamplerStage = "penalties" | "dry" | "topNSigma" | "topK" | "typicalP" | "topP" | "minP" | "xtc" | "temperature";
 
@@ -332,13 +183,9 @@ export type BiasTarget = { "kind": "token", id: number, } | { "kind": "text", te
 
 export type LogitBias = { target: BiasTarget, bias: number, };
 
-export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonSchema", "source": string };
-
-export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
-
 export type Speculative = "off" | "promptLookup" | "draftModel";
 
-export type Strategy = "sampling" | "consensus" | "beam";
+export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
 export type SamplingParams = { 
 /**
@@ -466,38 +313,158 @@ earlyStopping: boolean,
  */
 nBest: number, };
 
-export type FieldRange = { 
-/**
- * The field's name in JSON.
- */
-key: string, min: number, max: number, 
-/**
- * The range in words, as refusals say it ("between 0 and 1").
- */
-text: string, 
-/**
- * Whole numbers only.
- */
-integer: boolean, };
+export type CompareEvent = { column: number, event: ChatEvent, };
 
-export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
+export type SnippetPart = { text: string, hit: boolean, };
 
-export type SettingsScope = { "kind": "global" } | { "kind": "model", path: string, } | { "kind": "chat", id: number, };
+export type SearchHit = { chatId: number, chatTitle: string, messageId: number, role: Role, 
+/**
+ * A window of the message's text around the match.
+ */
+snippet: Array<SnippetPart>, createdAt: number, };
 
-export type SamplingSettings = { current: SamplingParams, 
+export type ExportFormat = "json" | "markdown";
+
+export type SkippedChat = { 
 /**
- * The scope `current` comes from: this one (its own settings), a broader one, or `null` for
- * the defaults.
+ * Its title, or "chat N" (its place in the file) when it has none.
  */
-source: SettingsScope | null, 
+chat: string, reason: string, };
+
+export type ImportReport = { imported: Array<ChatSummary>, skipped: Array<SkippedChat>, 
 /**
- * True when `current` is the scope's own.
+ * Parts of imported chats that were left out, e.g. settings this version cannot use.
  */
-own: boolean, defaults: SamplingParams, ranges: Array<FieldRange>, 
+notes: Array<string>, };
+
+export type Offload = { 
 /**
- * Built-in presets first, then the user's.
+ * The backend of the device holding the offloaded layers (`CPU` when none are).
  */
-presets: Array<Preset>, };
+backend: string, 
+/**
+ * That device's description (`NVIDIA H200`), or the CPU's.
+ */
+device: string, 
+/**
+ * Repeating layers on that device (the output layer goes with them when all are).
+ */
+gpuLayers: number, totalLayers: number, 
+/**
+ * The line the model menu shows, e.g. "NVIDIA H200 (CUDA): all 30 layers".
+ */
+label: string, 
+/**
+ * Why fewer layers than asked for went to the GPU, e.g. a load that ran out of device
+ * memory and was made again on the CPU.
+ */
+fallback?: string, };
+
+export type LoadParams = { 
+/**
+ * Context length in tokens; default min(trained length, [`LoadParams::AUTO_N_CTX_MAX`], what
+ * a quarter of free RAM holds).
+ */
+nCtx: number | null, 
+/**
+ * Default: the number of physical cores to read prompts; replies are written on one fewer, or on
+ * every core when the engine measures it faster with that core free (`hearth-engine/src/threads.rs`).
+ */
+nThreads: number | null, 
+/**
+ * Tokens per decode call during prefill.
+ */
+nBatch: number, 
+/**
+ * Tokens per compute step within a batch (≤ n_batch).
+ */
+nUbatch: number, 
+/**
+ * Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
+ */
+nGpuLayers: number | null, flashAttention: FlashAttention, kvCacheType: KvType, useMmap: boolean, useMlock: boolean, 
+/**
+ * A Jinja chat template to use instead of the model's own.
+ */
+chatTemplate: string | null, 
+/**
+ * Reuse the KV cache across turns (off only to measure what reuse saves).
+ */
+reuseKv: boolean, };
+
+export type FlashAttention = "auto" | "on" | "off";
+
+export type KvType = "f16" | "q8_0" | "q4_0";
+
+export type ModelInfo = { name: string, path: string, sizeBytes: number, 
+/**
+ * The settings as asked for (`None` fields = automatic).
+ */
+load: LoadParams, 
+/**
+ * The context length in force (the automatic choice resolved).
+ */
+nCtx: number, 
+/**
+ * The context length the model was trained for.
+ */
+nCtxTrain: number, 
+/**
+ * Threads writing the reply (one token at a time).
+ */
+nThreads: number, 
+/**
+ * Threads reading the prompt.
+ */
+nThreadsBatch: number, 
+/**
+ * Memory its KV cache takes: every cell of the context, allocated at load (known once loaded).
+ */
+kvBytes?: number, 
+/**
+ * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
+ */
+notice?: string, 
+/**
+ * Its weights were still in memory (kept after another model was loaded): no file was read.
+ */
+fromMemory: boolean, 
+/**
+ * Where its layers are: the device, and how many of them are on a GPU.
+ */
+offload: Offload, };
+
+export type DeviceReport = { 
+/**
+ * Where the backend modules were loaded from.
+ */
+modulesDir?: string, 
+/**
+ * GPUs first, in the order llama.cpp uses them; the CPU last.
+ */
+devices: Array<ComputeDevice>, problems: Array<BackendProblem>, };
+
+export type DeviceKind = "cpu" | "gpu" | "integratedGpu" | "accelerator" | "other";
+
+export type ComputeDevice = { 
+/**
+ * ggml's name for it, e.g. `CUDA0`, `Vulkan0`, `CPU`.
+ */
+name: string, 
+/**
+ * What the driver calls it, e.g. `NVIDIA H200`, `llvmpipe (LLVM 15.0.6, 256 bits)`.
+ */
+description: string, 
+/**
+ * The backend it belongs to: `CUDA`, `Vulkan`, `CPU`, `RPC`.
+ */
+backend: string, kind: DeviceKind, freeBytes: number, totalBytes: number, };
+
+export type BackendProblem = { 
+/**
+ * The module's file, e.g. `libggml-cuda.so`.
+ */
+module: string, reason: string, };
 
 export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: LoadParams, 
 /**
@@ -506,137 +473,6 @@ export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: Load
 needsReload: boolean, };
 
 export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
-
-export type ProviderKind = "openAi" | "anthropic" | "openAiCompatible";
-
-export type ProviderConfig = { 
-/**
- * Stable id, chosen when the provider is added ("openai", "groq-1" …).
- */
-id: string, 
-/**
- * Shown to the user ("OpenAI", "My vLLM").
- */
-name: string, kind: ProviderKind, baseUrl: string, 
-/**
- * Models the user typed in, offered beside those the models endpoint lists.
- */
-models: Array<string>, 
-/**
- * The context window to budget for when the models endpoint does not say.
- */
-contextLength: number | null, 
-/**
- * Send llama.cpp's sampler fields (top-k, min-p, DRY, XTC, grammar …) to an
- * OpenAI-compatible server. Strict servers reject unknown fields: turn it off for those.
- */
-extensions: boolean, 
-/**
- * Hugging Face repository whose `tokenizer.json` counts this provider's tokens; by default
- * a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
- */
-tokenizerRepo: string | null, 
-/**
- * The user confirmed a plain `http://` base URL on another machine: the key and the chats
- * travel unencrypted. (Not needed for this machine's own servers.)
- */
-allowPlainHttp: boolean, };
-
-export type KeyStorage = { "kind": "keychain" } | { "kind": "file", path: string, reason: string, };
-
-export type ProviderView = { config: ProviderConfig, 
-/**
- * `None`: no key saved.
- */
-key: KeyStorage | null, };
-
-export type RemoteModel = { id: string, 
-/**
- * Tokens the model's context holds, where the provider says.
- */
-contextLength: number | null, };
-
-export type ConnectionReport = { models: Array<RemoteModel>, 
-/**
- * Round trip of the models request, milliseconds.
- */
-latencyMs: number, };
-
-export type FieldSupport = { 
-/**
- * The setting's key in `SamplingParams` (camelCase).
- */
-field: string, supported: boolean, 
-/**
- * Why it is not (shown as a tooltip), or how it is sent; empty when there is nothing to say.
- */
-note: string, };
-
-export type HubRepo = { id: string, downloads: number, likes: number, updatedAt: string | null, gated: boolean, };
-
-export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
-
-export type ModelFacts = { architecture: string | null, 
-/**
- * Parameter count (elements of all tensors).
- */
-parameters: number | null, 
-/**
- * The quantization the file was made with ("Q4_K_M"), from `general.file_type`.
- */
-quantization: string | null, 
-/**
- * The context length the model was trained for.
- */
-contextLength: number | null, layers: number | null, hasChatTemplate: boolean, };
-
-export type FitVerdict = { "kind": "fits" } | { "kind": "gpuLayers", layers: number, totalLayers: number, } | { "kind": "tooLarge" };
-
-export type FitEstimate = { facts: ModelFacts, contextLength: number, weightsBytes: number, kvCacheBytes: number, computeBytes: number, totalBytes: number, freeRamBytes: number, freeVramBytes: number | null, verdict: FitVerdict, };
-
-export type DownloadState = "queued" | "running" | "paused" | "retrying" | "verifying" | "done" | "failed" | "cancelled";
-
-export type Download = { id: string, repo: string, quant: string, files: Array<string>, state: DownloadState, doneBytes: number, totalBytes: number, bytesPerSecond: number, etaSeconds: number | null, attempt: number, maxAttempts: number, retryInS: number | null, error: string | null, 
-/**
- * The model's path once done (a split model's first part).
- */
-modelPath: string | null, };
-
-export type ModelSource = "hubCache" | "modelsFolder" | "linked" | "copied";
-
-export type LibraryModel = { path: string, name: string, source: ModelSource, repo: string | null, 
-/**
- * All parts of a split model together.
- */
-sizeBytes: number, facts: ModelFacts | null, 
-/**
- * Why the file cannot be loaded, when its header is bad.
- */
-error: string | null, loaded: boolean, };
-
-export type ImportMode = "copy" | "link";
-
-export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
-
-export type CacheBudgets = { 
-/**
- * Megabytes of RAM for chats' caches while another chat answers (0: straight to disk).
- */
-ramMb: number, 
-/**
- * Megabytes of disk for their state files (0: none are kept after a switch or a restart).
- */
-diskMb: number, 
-/**
- * Minutes without a reply after which the loaded model leaves memory (0: never); the next
- * chat that answers loads its model again.
- */
-unloadIdleMinutes: number, 
-/**
- * Megabytes of RAM for models kept loaded after another was loaded (0: a model leaves memory
- * as soon as another is loaded); the least recently used goes first.
- */
-modelsRamMb: number, };
 
 export type ChatCacheUsage = { 
 /**
@@ -663,6 +499,44 @@ contextBytes: number,
  * Weights of models kept in memory after another was loaded, so switching back is quick.
  */
 keptModelBytes: number, };
+
+export type CacheBudgets = { 
+/**
+ * Megabytes of RAM for chats' caches while another chat answers (0: straight to disk).
+ */
+ramMb: number, 
+/**
+ * Megabytes of disk for their state files (0: none are kept after a switch or a restart).
+ */
+diskMb: number, 
+/**
+ * Minutes without a reply after which the loaded model leaves memory (0: never); the next
+ * chat that answers loads its model again.
+ */
+unloadIdleMinutes: number, 
+/**
+ * Megabytes of RAM for models kept loaded after another was loaded (0: a model leaves memory
+ * as soon as another is loaded); the least recently used goes first.
+ */
+modelsRamMb: number, };
+
+export type ServerStatus = { settings: ServerSettings, 
+/**
+ * Where programs on this machine reach it while it runs.
+ */
+url: string | null, 
+/**
+ * Why it is not running although it is switched on.
+ */
+problem: string | null, 
+/**
+ * Whether an API key is saved (the key itself never leaves the keychain).
+ */
+keySet: boolean, 
+/**
+ * The requests answered lately, newest first.
+ */
+requests: Array<RequestRecord>, };
 
 export type ServerSettings = { enabled: boolean, port: number, 
 /**
@@ -697,23 +571,149 @@ ms: number,
  */
 status: number, };
 
-export type ServerStatus = { settings: ServerSettings, 
+export type SettingsScope = { "kind": "global" } | { "kind": "model", path: string, } | { "kind": "chat", id: number, };
+
+export type SamplingSettings = { current: SamplingParams, 
 /**
- * Where programs on this machine reach it while it runs.
+ * The scope `current` comes from: this one (its own settings), a broader one, or `null` for
+ * the defaults.
  */
-url: string | null, 
+source: SettingsScope | null, 
 /**
- * Why it is not running although it is switched on.
+ * True when `current` is the scope's own.
  */
-problem: string | null, 
+own: boolean, defaults: SamplingParams, ranges: Array<FieldRange>, 
 /**
- * Whether an API key is saved (the key itself never leaves the keychain).
+ * Built-in presets first, then the user's.
  */
-keySet: boolean, 
+presets: Array<Preset>, };
+
+export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
+
+export type FieldRange = { 
 /**
- * The requests answered lately, newest first.
+ * The field's name in JSON.
  */
-requests: Array<RequestRecord>, };
+key: string, min: number, max: number, 
+/**
+ * The range in words, as refusals say it ("between 0 and 1").
+ */
+text: string, 
+/**
+ * Whole numbers only.
+ */
+integer: boolean, };
+
+export type KeyStorage = { "kind": "keychain" } | { "kind": "file", path: string, reason: string, };
+
+export type ProviderConfig = { 
+/**
+ * Stable id, chosen when the provider is added ("openai", "groq-1" …).
+ */
+id: string, 
+/**
+ * Shown to the user ("OpenAI", "My vLLM").
+ */
+name: string, kind: ProviderKind, baseUrl: string, 
+/**
+ * Models the user typed in, offered beside those the models endpoint lists.
+ */
+models: Array<string>, 
+/**
+ * The context window to budget for when the models endpoint does not say.
+ */
+contextLength: number | null, 
+/**
+ * Send llama.cpp's sampler fields (top-k, min-p, DRY, XTC, grammar …) to an
+ * OpenAI-compatible server. Strict servers reject unknown fields: turn it off for those.
+ */
+extensions: boolean, 
+/**
+ * Hugging Face repository whose `tokenizer.json` counts this provider's tokens; by default
+ * a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
+ */
+tokenizerRepo: string | null, 
+/**
+ * The user confirmed a plain `http://` base URL on another machine: the key and the chats
+ * travel unencrypted. (Not needed for this machine's own servers.)
+ */
+allowPlainHttp: boolean, };
+
+export type ProviderKind = "openAi" | "anthropic" | "openAiCompatible";
+
+export type ProviderView = { config: ProviderConfig, 
+/**
+ * `None`: no key saved.
+ */
+key: KeyStorage | null, };
+
+export type RemoteModel = { id: string, 
+/**
+ * Tokens the model's context holds, where the provider says.
+ */
+contextLength: number | null, };
+
+export type ConnectionReport = { models: Array<RemoteModel>, 
+/**
+ * Round trip of the models request, milliseconds.
+ */
+latencyMs: number, };
+
+export type FieldSupport = { 
+/**
+ * The setting's key in `SamplingParams` (camelCase).
+ */
+field: string, supported: boolean, 
+/**
+ * Why it is not (shown as a tooltip), or how it is sent; empty when there is nothing to say.
+ */
+note: string, };
+
+export type HubRepo = { id: string, downloads: number, likes: number, updatedAt: string | null, gated: boolean, };
+
+export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
+
+export type FitEstimate = { facts: ModelFacts, contextLength: number, weightsBytes: number, kvCacheBytes: number, computeBytes: number, totalBytes: number, freeRamBytes: number, freeVramBytes: number | null, verdict: FitVerdict, };
+
+export type FitVerdict = { "kind": "fits" } | { "kind": "gpuLayers", layers: number, totalLayers: number, } | { "kind": "tooLarge" };
+
+export type ModelFacts = { architecture: string | null, 
+/**
+ * Parameter count (elements of all tensors).
+ */
+parameters: number | null, 
+/**
+ * The quantization the file was made with ("Q4_K_M"), from `general.file_type`.
+ */
+quantization: string | null, 
+/**
+ * The context length the model was trained for.
+ */
+contextLength: number | null, layers: number | null, hasChatTemplate: boolean, };
+
+export type Download = { id: string, repo: string, quant: string, files: Array<string>, state: DownloadState, doneBytes: number, totalBytes: number, bytesPerSecond: number, etaSeconds: number | null, attempt: number, maxAttempts: number, retryInS: number | null, error: string | null, 
+/**
+ * The model's path once done (a split model's first part).
+ */
+modelPath: string | null, };
+
+export type DownloadState = "queued" | "running" | "paused" | "retrying" | "verifying" | "done" | "failed" | "cancelled";
+
+export type ModelSource = "hubCache" | "modelsFolder" | "linked" | "copied";
+
+export type LibraryModel = { path: string, name: string, source: ModelSource, repo: string | null, 
+/**
+ * All parts of a split model together.
+ */
+sizeBytes: number, facts: ModelFacts | null, 
+/**
+ * Why the file cannot be loaded, when its header is bad.
+ */
+error: string | null, loaded: boolean, };
+
+export type ImportMode = "copy" | "link";
+
+export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
 
 /** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
 export const commands = {
