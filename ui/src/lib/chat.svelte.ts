@@ -1,6 +1,4 @@
-import { flushSync } from 'svelte';
 import type {
-  ChatEvent,
   ChatSummary,
   CompareEvent,
   IpcError,
@@ -12,31 +10,12 @@ import type {
   TokenProbs,
 } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
-import { DeltaBatcher, animationFrames, type FrameScheduler } from './batcher';
+import { animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
 import { DraftReadAhead, browserTimers, type Timers } from './read-ahead';
-import { PENDING_REPLY_ID, PENDING_USER_ID, addsSibling, newReplyVersion, pathDuringTurn, startTurn, withPendingSend, type TurnRequest } from './turns';
-
-/** Bookkeeping for the one turn being generated (not reactive; the UI reads `messages`). */
-type Stream = {
-  chatId: number;
-  turn: TurnRequest;
-  messageId: number | null;
-  model: string | null;
-  /** A provider writes the reply (not the local model): its failure is shown on the reply. */
-  remote: boolean;
-  /** The reply's whole text so far (a continued or branched reply's opening included), to restore it after switching chats. */
-  text: string;
-  /** The versions a regenerated or branched reply joins, for its arrows before the path is read again. */
-  replySiblings: number[];
-  replyParent: number | null;
-  userSaved: boolean;
-  /** The chat list is read again at the first token: not while the model reads the prompt,
-   *  which shares the cores with the window (make bench-app). */
-  refreshChatsAtFirstToken: boolean;
-  done: boolean;
-};
+import { TurnRunner } from './turn-runner';
+import { findMessage, type TurnRequest } from './turns';
 
 export type Generating = { chatId: number; stopping: boolean };
 
@@ -60,13 +39,7 @@ export type ReplyFailure = { chatId: number; error: IpcError; retryAt: number | 
 /** The user message being edited in place, and the text typed so far. */
 export type Editing = { messageId: number; text: string };
 
-/**
- * How long to wait for the terminal channel event after a turn command resolved. Tauri delivers
- * channel messages and the command response separately, so the response may win the race.
- */
-export const TERMINAL_EVENT_GRACE_MS = 2000;
-
-/** All chat-screen state plus the streaming logic; components only render it. */
+/** All chat-screen state; components only render it. A turn's streaming is TurnRunner's (turn-runner.ts). */
 export class ChatStore {
   /** Pinned first, then the most recently updated. */
   chats = $state<ChatSummary[]>([]);
@@ -96,25 +69,16 @@ export class ChatStore {
   models: ChatModels = NO_CHAT_MODELS;
 
   readonly #api: HearthApi;
-  readonly #batcher: DeltaBatcher;
-  readonly #frames: FrameScheduler;
   readonly #readAhead: DraftReadAhead;
-  #stream: Stream | null = null;
+  readonly #turns: TurnRunner;
   #loadToken = 0;
   #loading: Promise<void> = Promise.resolve();
   #turnsStarted = 0;
-  #graceTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(api: HearthApi, frames: FrameScheduler = animationFrames, timers: Timers = browserTimers) {
     this.#api = api;
     this.#readAhead = new DraftReadAhead((draft, stillTyping) => this.#prefillDraft(draft, stillTyping), timers);
-    // flushSync: the DOM is updated inside the hand-over, so the batcher's pacing sees its cost.
-    this.#frames = frames;
-    this.#batcher = new DeltaBatcher((text) => {
-      this.#applyDelta(text);
-      flushSync();
-      this.#refreshChatsAfterFirstText();
-    }, frames);
+    this.#turns = new TurnRunner(this, api, frames, (chatId, refresh) => this.#loadMessages(chatId, refresh));
   }
 
   async init(): Promise<void> {
@@ -318,12 +282,8 @@ export class ChatStore {
    */
   async compare(messageId: number, variants: SamplingParams[], onEvent: (event: CompareEvent) => void): Promise<boolean> {
     const chatId = this.activeChatId;
-    if (chatId === null || this.generating !== null) return false;
-    this.dismissError();
-    this.failures = Object.fromEntries(Object.entries(this.failures).filter(([, f]) => f.chatId !== chatId));
-    this.#readAhead.reset();
-    this.#turnsStarted += 1;
-    this.generating = { chatId, stopping: false };
+    if (chatId === null || this.busy) return false;
+    this.#beginTurn(chatId);
     try {
       const ready = this.models.readyForTurn(chatId);
       if (ready) await ready;
@@ -380,70 +340,20 @@ export class ChatStore {
     return this.#runTurn(this.activeChatId, turn);
   }
 
-  /** The one code path of every turn: optimistic path, streaming, terminal-event grace, undo. */
-  async #runTurn(chatId: number, turn: TurnRequest): Promise<boolean> {
+  /** Every turn starts here; TurnRunner follows it to its end. */
+  #runTurn(chatId: number, turn: TurnRequest): Promise<boolean> {
+    this.#beginTurn(chatId);
+    return this.#turns.run(chatId, turn);
+  }
+
+  /** Chat `chatId` is generating from now on (a turn, or a comparison's). */
+  #beginTurn(chatId: number): void {
     this.dismissError();
     // A new attempt: earlier failures of this chat are history (their replies still say "Failed").
     this.failures = Object.fromEntries(Object.entries(this.failures).filter(([, f]) => f.chatId !== chatId));
-    const before = this.messages;
-    const original = 'messageId' in turn ? this.#find(turn.messageId) : undefined;
-    const stream: Stream = {
-      chatId,
-      turn,
-      messageId: null,
-      model: null,
-      remote: this.chats.find((c) => c.id === chatId)?.model.kind === 'remote',
-      text: turn.kind === 'continue' ? (original?.content ?? '') : turn.kind === 'branch' ? turn.opening : '',
-      replySiblings: newReplyVersion(turn) ? (original?.siblings ?? []) : [],
-      replyParent: newReplyVersion(turn) ? (original?.parentId ?? null) : null,
-      userSaved: false,
-      refreshChatsAtFirstToken: false,
-      done: false,
-    };
-    this.#stream = stream;
     this.#readAhead.reset(); // the draft was sent, or a reply is under way: nothing to read ahead
     this.#turnsStarted += 1;
     this.generating = { chatId, stopping: false };
-    if (this.activeChatId === chatId) this.messages = pathDuringTurn(before, turn);
-
-    try {
-      // The chat's model first, its load's progress shown, a sent message on show meanwhile; Stop
-      // meanwhile means the turn never starts. (Nothing to wait for: the turn starts in the same task.)
-      const ready = this.models.readyForTurn(chatId);
-      if (ready) {
-        if (turn.kind === 'send' && this.activeChatId === chatId) this.messages = withPendingSend(this.messages, chatId, turn.content);
-        await ready;
-      }
-      if (this.generating?.stopping) {
-        this.#undo(stream, before);
-        this.#finish(stream);
-        return false;
-      }
-      await startTurn(this.#api, chatId, turn, (event) => this.#onEvent(stream, event));
-      if (!stream.done) {
-        // The response beat the terminal event; give the channel a moment, then resync.
-        this.#graceTimer = setTimeout(() => {
-          this.#graceTimer = null;
-          if (!stream.done) void this.#abandon(stream);
-        }, TERMINAL_EVENT_GRACE_MS);
-      }
-      return true;
-    } catch (e) {
-      this.showError(e);
-      if (!stream.userSaved && stream.messageId === null) this.#undo(stream, before);
-      if (!stream.done) await this.#abandon(stream);
-      return false;
-    }
-  }
-
-  /** Nothing was saved: put back the path and what the user typed. */
-  #undo(stream: Stream, before: StoredMessage[]): void {
-    const { turn, chatId } = stream;
-    if (this.activeChatId === chatId) this.messages = before;
-    if (turn.kind === 'send' && this.draft === '') this.draft = turn.content;
-    if (turn.kind === 'edit' && this.activeChatId === chatId && this.editing === null) {
-      this.editing = { messageId: turn.messageId, text: turn.content };
-    }
   }
 
   async #updateChat(request: () => Promise<ChatSummary>): Promise<boolean> {
@@ -501,7 +411,7 @@ export class ChatStore {
         const messages = await this.#api.listMessages(chatId);
         if (token !== this.#loadToken || (refresh && turns !== this.#turnsStarted)) return;
         this.messages = messages;
-        this.#restoreStream();
+        this.#turns.restore();
       } catch (e) {
         if (token === this.#loadToken) this.showError(e);
       } finally {
@@ -512,154 +422,7 @@ export class ChatStore {
     return this.#loading;
   }
 
-  #onEvent(stream: Stream, event: ChatEvent): void {
-    if (stream.done || stream !== this.#stream) return;
-    switch (event.event) {
-      case 'userSaved': {
-        stream.userSaved = true;
-        stream.replyParent = event.data.message.id;
-        this.#upsert(stream.chatId, event.data.message, PENDING_USER_ID);
-        stream.refreshChatsAtFirstToken = true; // the backend may have titled the chat from this message
-        break;
-      }
-      case 'replyStarted': {
-        stream.messageId = event.data.messageId;
-        stream.model = event.data.model;
-        this.#upsert(stream.chatId, this.#liveReply(stream));
-        break;
-      }
-      case 'delta':
-        this.#batcher.push(event.data.text);
-        break;
-      case 'finished':
-        this.#batcher.flush();
-        this.#upsert(stream.chatId, event.data.message);
-        this.#finish(stream);
-        break;
-      case 'failed': {
-        this.#batcher.flush();
-        const { error, message } = event.data;
-        if (message) this.#upsert(stream.chatId, message);
-        else this.#dropLiveReply(stream);
-        if (message && stream.remote) {
-          const retryAt = error.retryAfterS ? Date.now() + error.retryAfterS * 1000 : null;
-          this.failures[message.id] = { chatId: stream.chatId, error, retryAt };
-        } else if (!message?.stats?.interruptedBy) {
-          // A reply the engine died under says why on itself, with Continue; no banner too.
-          this.showError(error);
-        }
-        this.#finish(stream);
-        break;
-      }
-    }
-  }
-
-  /**
-   * The chat list is read again once the reply's first text is on screen (the backend may have
-   * titled the chat from the user's message), not before: its answer and the list's re-render
-   * would land in the frame that paints the first token, the one the user waits for (make
-   * bench-app: first text → painted took up to ~35 ms with it).
-   */
-  #refreshChatsAfterFirstText(): void {
-    const stream = this.#stream;
-    if (!stream?.refreshChatsAtFirstToken) return;
-    stream.refreshChatsAtFirstToken = false;
-    // A timer set inside the frame runs once the frame is painted.
-    const { after } = this.#frames;
-    if (after) after(() => void this.refreshChats(), 0);
-    else void this.refreshChats();
-  }
-
-  #applyDelta(text: string): void {
-    const stream = this.#stream;
-    if (!stream || stream.done) return;
-    stream.text += text;
-    if (stream.messageId === null || this.activeChatId !== stream.chatId) return;
-    const msg = this.#find(stream.messageId);
-    if (msg) msg.content += text;
-  }
-
-  /** The reply failed and nothing was saved: a new reply leaves, a continued one keeps its text. */
-  #dropLiveReply(stream: Stream): void {
-    if (stream.messageId === null || this.activeChatId !== stream.chatId) return;
-    if (stream.turn.kind === 'continue') {
-      const msg = this.#find(stream.messageId);
-      if (msg) msg.status = 'failed';
-    } else {
-      this.messages = this.messages.filter((m) => m.id !== stream.messageId);
-    }
-  }
-
-  #finish(stream: Stream): void {
-    stream.done = true;
-    if (this.#graceTimer !== null) {
-      clearTimeout(this.#graceTimer);
-      this.#graceTimer = null;
-    }
-    if (this.#stream === stream) {
-      this.#batcher.cancel();
-      this.#stream = null;
-      this.generating = null;
-      void this.refreshChats();
-    }
-    if (addsSibling(stream.turn) && this.activeChatId === stream.chatId) {
-      void this.#loadMessages(stream.chatId, true); // the versions' `siblings` changed
-    }
-  }
-
-  /** The call ended without a terminal event: resync from the backend. */
-  async #abandon(stream: Stream): Promise<void> {
-    this.#batcher.flush();
-    this.#finish(stream);
-    if (this.activeChatId === stream.chatId && (stream.userSaved || stream.messageId !== null)) {
-      await this.#loadMessages(stream.chatId);
-    }
-  }
-
-  /** After (re)loading the chat that is streaming, put the live text back into its bubble. */
-  #restoreStream(): void {
-    const stream = this.#stream;
-    if (!stream || stream.done || stream.chatId !== this.activeChatId || stream.messageId === null) return;
-    const msg = this.#find(stream.messageId);
-    if (msg) {
-      msg.content = stream.text;
-      msg.status = 'streaming';
-    } else {
-      this.messages.push(this.#liveReply(stream));
-    }
-  }
-
-  /** The streaming reply as shown: the continued message itself, or a new placeholder. */
-  #liveReply(stream: Stream): StoredMessage {
-    const id = stream.messageId ?? PENDING_REPLY_ID;
-    const existing = this.#find(id);
-    if (existing) return { ...existing, content: stream.text, status: 'streaming', model: stream.model ?? existing.model };
-    return {
-      id,
-      chatId: stream.chatId,
-      role: 'assistant',
-      content: stream.text,
-      status: 'streaming',
-      createdAt: Date.now(),
-      model: stream.model,
-      stats: null,
-      parentId: stream.replyParent,
-      siblings: [...stream.replySiblings, id],
-    };
-  }
-
   #find(id: number): StoredMessage | undefined {
-    for (let i = this.messages.length - 1; i >= 0; i--) {
-      if (this.messages[i].id === id) return this.messages[i];
-    }
-    return undefined;
-  }
-
-  /** Insert or replace (the message of the same id, or the stand-in `replacing`) if `chatId` is on screen. */
-  #upsert(chatId: number, message: StoredMessage, replacing?: number): void {
-    if (this.activeChatId !== chatId) return;
-    const index = this.messages.findIndex((m) => m.id === message.id || m.id === replacing);
-    if (index >= 0) this.messages[index] = message;
-    else this.messages.push(message);
+    return findMessage(this.messages, id);
   }
 }

@@ -1,6 +1,6 @@
 import type { ChatEvent, CompareEvent, Preset, SamplingParams, StoredMessage, Strategy } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
-import { TERMINAL_EVENT_GRACE_MS, type ChatStore } from './chat.svelte';
+import type { ChatStore } from './chat.svelte';
 import {
   MAX_COLUMNS,
   MIN_COLUMNS,
@@ -15,6 +15,7 @@ import {
   type CompareContext,
 } from './compare';
 import { errorMessage, sentence } from './format';
+import { TERMINAL_EVENT_GRACE_MS } from './turns';
 
 /**
  * closed; loading (the chat's settings and presets on their way); setup (choosing the columns, a refusal shown

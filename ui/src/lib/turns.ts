@@ -18,6 +18,12 @@ export const PENDING_REPLY_ID = -1;
 /** The id of an edited (or sent) user message shown before the backend saved it (`userSaved`). */
 export const PENDING_USER_ID = -2;
 
+/**
+ * How long to wait for the terminal channel event after a turn command resolved. Tauri delivers
+ * channel messages and the command response separately, so the response may win the race.
+ */
+export const TERMINAL_EVENT_GRACE_MS = 2000;
+
 export function startTurn(api: HearthApi, chatId: number, turn: TurnRequest, onEvent: OnChatEvent): Promise<null> {
   switch (turn.kind) {
     case 'send':
@@ -64,6 +70,14 @@ export function pathDuringTurn(path: StoredMessage[], turn: TurnRequest): Stored
     });
   }
   return kept;
+}
+
+/** The message `id` of `path`, looked for from the end (where a turn's messages are). */
+export function findMessage(path: readonly StoredMessage[], id: number): StoredMessage | undefined {
+  for (let i = path.length - 1; i >= 0; i--) {
+    if (path[i].id === id) return path[i];
+  }
+  return undefined;
 }
 
 /** The path with a sent message on show before the backend saved it: while the chat's model loads first. */

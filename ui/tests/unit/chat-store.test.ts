@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatEvent, ChatSummary, ModelInfo, ModelTarget, StoredMessage, TokenProbs } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
-import { ChatStore, TERMINAL_EVENT_GRACE_MS, type ChatModels } from '../../src/lib/chat.svelte';
-import { PENDING_USER_ID } from '../../src/lib/turns';
+import { ChatStore, type ChatModels } from '../../src/lib/chat.svelte';
+import { PENDING_USER_ID, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/turns';
 import { fakeApi, manualFrames, virtualTimers } from './helpers';
 import { stats } from './reply-fixtures';
 import { model } from './settings-fixtures';

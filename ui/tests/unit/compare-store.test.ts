@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatEvent, CompareEvent, SamplingParams, SamplingSettings, StoredMessage } from '../../src/ipc/bindings';
-import { ChatStore, TERMINAL_EVENT_GRACE_MS } from '../../src/lib/chat.svelte';
+import { ChatStore } from '../../src/lib/chat.svelte';
+import { TERMINAL_EVENT_GRACE_MS } from '../../src/lib/turns';
 import { CompareStore, lastSaved, type ColumnResult } from '../../src/lib/compare.svelte';
 import { fakeApi, manualFrames } from './helpers';
 import { stats } from './reply-fixtures';
