@@ -1,5 +1,6 @@
 //! TypeScript types for the window, generated from the commands: the types their arguments,
-//! Channels and results are made of (and the error every rejection carries), each declared once.
+//! Channels and results are made of (and the error every rejection carries), each declared once,
+//! by name.
 //! The committed copy is ui/src/ipc/bindings.ts; a test fails when it is stale
 //! (`UPDATE_BINDINGS=1` rewrites it).
 
@@ -19,7 +20,7 @@ pub fn typescript_bindings() -> String {
     let mut out = String::from(
         "// Generated from the Rust types and commands by `UPDATE_BINDINGS=1 cargo test -p hearth --test ipc_contract`.\n// Do not edit by hand.\n\nimport { Channel, invoke } from '@tauri-apps/api/core';\n\n",
     );
-    for decl in types.decls {
+    for decl in types.into_decls() {
         out.push_str("export ");
         out.push_str(&decl);
         out.push_str("\n\n");

@@ -4,7 +4,7 @@
 //! signature the compiler checks. `typescript_commands` turns them into the functions of
 //! ui/src/ipc/bindings.ts, so a command renamed or retyped here is renamed or retyped there.
 
-use std::collections::HashSet;
+use std::collections::BTreeMap;
 
 use ts_rs::{Config, TS, TypeVisitor};
 
@@ -32,17 +32,24 @@ pub struct CommandContract {
     pub declare: fn(&mut Declarations),
 }
 
-/// The TypeScript declarations of the types the commands carry, each once, in the order they are
-/// first met: derived from the commands' signatures, so no list of types is kept by hand.
+/// The TypeScript declarations of the types the commands carry, each once, by name: derived from
+/// the commands' signatures, so no list of types is kept by hand. (By name, not in the order they
+/// are met: ts-rs's derive visits a type's fields in an order that changes from build to build.)
 pub struct Declarations {
     cfg: Config,
-    seen: HashSet<String>,
-    pub decls: Vec<String>,
+    decls: BTreeMap<String, String>,
 }
 
 impl Default for Declarations {
     fn default() -> Self {
-        Declarations { cfg: ts_config(), seen: HashSet::new(), decls: Vec::new() }
+        Declarations { cfg: ts_config(), decls: BTreeMap::new() }
+    }
+}
+
+impl Declarations {
+    /// The declarations, ordered by the types' names.
+    pub fn into_decls(self) -> impl Iterator<Item = String> {
+        self.decls.into_values()
     }
 }
 
@@ -50,10 +57,12 @@ impl TypeVisitor for Declarations {
     /// `T` if it is a declared type (not a number, a string, a list …), then what it is made of.
     fn visit<T: TS + 'static + ?Sized>(&mut self) {
         if T::output_path().is_some() {
-            if !self.seen.insert(T::ident(&self.cfg)) {
+            let name = T::ident(&self.cfg);
+            if self.decls.contains_key(&name) {
                 return;
             }
-            self.decls.push(T::decl(&self.cfg));
+            let decl = T::decl(&self.cfg);
+            self.decls.insert(name, decl);
         }
         T::visit_dependencies(self);
         T::visit_generics(self);

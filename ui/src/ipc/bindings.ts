@@ -3,20 +3,79 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 
-export type IpcError = { kind: IpcErrorKind, message: string, 
+export type BackendProblem = { 
 /**
- * Seconds a provider asked to wait before retrying (rate limits).
+ * The module's file, e.g. `libggml-cuda.so`.
  */
-retryAfterS?: number, 
+module: string, reason: string, };
+
+export type BeamHypothesis = { text: string, 
 /**
- * With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
- * name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
+ * Sum of its tokens' log-probabilities (the model's own, before any constraint).
  */
-field?: string, };
+logprob: number, 
+/**
+ * What it was ranked by: `logprob` ÷ tokens^length penalty.
+ */
+score: number, tokens: number, };
 
-export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain" | "hubAuth" | "diskFull" | "download";
+export type BiasTarget = { "kind": "token", id: number, } | { "kind": "text", text: string, };
 
-export type ModelTarget = { "kind": "local", model: string | null, } | { "kind": "remote", provider: string, model: string, };
+export type CacheBudgets = { 
+/**
+ * Megabytes of RAM for chats' caches while another chat answers (0: straight to disk).
+ */
+ramMb: number, 
+/**
+ * Megabytes of disk for their state files (0: none are kept after a switch or a restart).
+ */
+diskMb: number, 
+/**
+ * Minutes without a reply after which the loaded model leaves memory (0: never); the next
+ * chat that answers loads its model again.
+ */
+unloadIdleMinutes: number, 
+/**
+ * Megabytes of RAM for models kept loaded after another was loaded (0: a model leaves memory
+ * as soon as another is loaded); the least recently used goes first.
+ */
+modelsRamMb: number, };
+
+export type Candidate = { text: string, 
+/**
+ * Mean utility against every other candidate (its expected utility).
+ */
+score: number, };
+
+export type ChatCacheUsage = { 
+/**
+ * Bytes of state files on disk.
+ */
+bytes: number, 
+/**
+ * State files: one per chat and model.
+ */
+chats: number, 
+/**
+ * Bytes of other chats' caches the engine keeps in RAM (the answering chat's is in the model's context).
+ */
+ramBytes: number, budgets: CacheBudgets, 
+/**
+ * The loaded model's weights (its file, mapped into memory; 0 when none is loaded).
+ */
+modelBytes: number, 
+/**
+ * The loaded model's context: its KV cache, allocated in full at load (0 when none).
+ */
+contextBytes: number, 
+/**
+ * Weights of models kept in memory after another was loaded, so switching back is quick.
+ */
+keptModelBytes: number, };
+
+export type ChatEvent = { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
+
+export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
 
 export type ChatSummary = { id: number, title: string, 
 /**
@@ -36,15 +95,27 @@ systemPrompt: string,
  */
 model: ModelTarget, };
 
-export type Role = "system" | "user" | "assistant";
+export type CompareEvent = { column: number, event: ChatEvent, };
 
-export type Candidate = { text: string, 
+export type ComputeDevice = { 
 /**
- * Mean utility against every other candidate (its expected utility).
+ * ggml's name for it, e.g. `CUDA0`, `Vulkan0`, `CPU`.
  */
-score: number, };
+name: string, 
+/**
+ * What the driver calls it, e.g. `NVIDIA H200`, `llvmpipe (LLVM 15.0.6, 256 bits)`.
+ */
+description: string, 
+/**
+ * The backend it belongs to: `CUDA`, `Vulkan`, `CPU`, `RPC`.
+ */
+backend: string, kind: DeviceKind, freeBytes: number, totalBytes: number, };
 
-export type MbrUtility = "chrF" | "exactMatch";
+export type ConnectionReport = { models: Array<RemoteModel>, 
+/**
+ * Round trip of the models request, milliseconds.
+ */
+latencyMs: number, };
 
 export type Consensus = { utility: MbrUtility, 
 /**
@@ -52,17 +123,286 @@ export type Consensus = { utility: MbrUtility,
  */
 chosen: number, candidates: Array<Candidate>, };
 
-export type BeamHypothesis = { text: string, 
+export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonSchema", "source": string };
+
+export type DeviceKind = "cpu" | "gpu" | "integratedGpu" | "accelerator" | "other";
+
+export type DeviceReport = { 
 /**
- * Sum of its tokens' log-probabilities (the model's own, before any constraint).
+ * Where the backend modules were loaded from.
  */
-logprob: number, 
+modulesDir?: string, 
 /**
- * What it was ranked by: `logprob` ÷ tokens^length penalty.
+ * GPUs first, in the order llama.cpp uses them; the CPU last.
  */
-score: number, tokens: number, };
+devices: Array<ComputeDevice>, problems: Array<BackendProblem>, };
+
+export type Download = { id: string, repo: string, quant: string, files: Array<string>, state: DownloadState, doneBytes: number, totalBytes: number, bytesPerSecond: number, etaSeconds: number | null, attempt: number, maxAttempts: number, retryInS: number | null, error: string | null, 
+/**
+ * The model's path once done (a split model's first part).
+ */
+modelPath: string | null, };
+
+export type DownloadState = "queued" | "running" | "paused" | "retrying" | "verifying" | "done" | "failed" | "cancelled";
+
+export type ExportFormat = "json" | "markdown";
+
+export type FailedReply = { error: IpcError, 
+/**
+ * The partial reply as saved, if one had started.
+ */
+message: StoredMessage | null, };
+
+export type FieldRange = { 
+/**
+ * The field's name in JSON.
+ */
+key: string, min: number, max: number, 
+/**
+ * The range in words, as refusals say it ("between 0 and 1").
+ */
+text: string, 
+/**
+ * Whole numbers only.
+ */
+integer: boolean, };
+
+export type FieldSupport = { 
+/**
+ * The setting's key in `SamplingParams` (camelCase).
+ */
+field: string, supported: boolean, 
+/**
+ * Why it is not (shown as a tooltip), or how it is sent; empty when there is nothing to say.
+ */
+note: string, };
+
+export type FitEstimate = { facts: ModelFacts, contextLength: number, weightsBytes: number, kvCacheBytes: number, computeBytes: number, totalBytes: number, freeRamBytes: number, freeVramBytes: number | null, verdict: FitVerdict, };
+
+export type FitVerdict = { "kind": "fits" } | { "kind": "gpuLayers", layers: number, totalLayers: number, } | { "kind": "tooLarge" };
+
+export type FlashAttention = "auto" | "on" | "off";
+
+export type HubRepo = { id: string, downloads: number, likes: number, updatedAt: string | null, gated: boolean, };
+
+export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
+
+export type ImportMode = "copy" | "link";
+
+export type ImportReport = { imported: Array<ChatSummary>, skipped: Array<SkippedChat>, 
+/**
+ * Parts of imported chats that were left out, e.g. settings this version cannot use.
+ */
+notes: Array<string>, };
+
+export type IpcError = { kind: IpcErrorKind, message: string, 
+/**
+ * Seconds a provider asked to wait before retrying (rate limits).
+ */
+retryAfterS?: number, 
+/**
+ * With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
+ * name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
+ */
+field?: string, };
+
+export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain" | "hubAuth" | "diskFull" | "download";
+
+export type KeyStorage = { "kind": "keychain" } | { "kind": "file", path: string, reason: string, };
+
+export type KvType = "f16" | "q8_0" | "q4_0";
+
+export type LibraryModel = { path: string, name: string, source: ModelSource, repo: string | null, 
+/**
+ * All parts of a split model together.
+ */
+sizeBytes: number, facts: ModelFacts | null, 
+/**
+ * Why the file cannot be loaded, when its header is bad.
+ */
+error: string | null, loaded: boolean, };
+
+export type LoadParams = { 
+/**
+ * Context length in tokens; default min(trained length, [`LoadParams::AUTO_N_CTX_MAX`], what
+ * a quarter of free RAM holds).
+ */
+nCtx: number | null, 
+/**
+ * Default: the number of physical cores to read prompts; replies are written on one fewer, or on
+ * every core when the engine measures it faster with that core free (`hearth-engine/src/threads.rs`).
+ */
+nThreads: number | null, 
+/**
+ * Tokens per decode call during prefill.
+ */
+nBatch: number, 
+/**
+ * Tokens per compute step within a batch (≤ n_batch).
+ */
+nUbatch: number, 
+/**
+ * Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
+ */
+nGpuLayers: number | null, flashAttention: FlashAttention, kvCacheType: KvType, useMmap: boolean, useMlock: boolean, 
+/**
+ * A Jinja chat template to use instead of the model's own.
+ */
+chatTemplate: string | null, 
+/**
+ * Reuse the KV cache across turns (off only to measure what reuse saves).
+ */
+reuseKv: boolean, };
+
+export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: LoadParams, 
+/**
+ * True when `saved` differs from the settings the model is loaded with.
+ */
+needsReload: boolean, };
+
+export type LogitBias = { target: BiasTarget, bias: number, };
+
+export type MbrUtility = "chrF" | "exactMatch";
+
+export type MessageSaved = { message: StoredMessage, };
+
+export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted" | "failed";
+
+export type Mirostat = "off" | "v1" | "v2";
+
+export type ModelFacts = { architecture: string | null, 
+/**
+ * Parameter count (elements of all tensors).
+ */
+parameters: number | null, 
+/**
+ * The quantization the file was made with ("Q4_K_M"), from `general.file_type`.
+ */
+quantization: string | null, 
+/**
+ * The context length the model was trained for.
+ */
+contextLength: number | null, layers: number | null, hasChatTemplate: boolean, };
+
+export type ModelInfo = { name: string, path: string, sizeBytes: number, 
+/**
+ * The settings as asked for (`None` fields = automatic).
+ */
+load: LoadParams, 
+/**
+ * The context length in force (the automatic choice resolved).
+ */
+nCtx: number, 
+/**
+ * The context length the model was trained for.
+ */
+nCtxTrain: number, 
+/**
+ * Threads writing the reply (one token at a time).
+ */
+nThreads: number, 
+/**
+ * Threads reading the prompt.
+ */
+nThreadsBatch: number, 
+/**
+ * Memory its KV cache takes: every cell of the context, allocated at load (known once loaded).
+ */
+kvBytes?: number, 
+/**
+ * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
+ */
+notice?: string, 
+/**
+ * Its weights were still in memory (kept after another model was loaded): no file was read.
+ */
+fromMemory: boolean, 
+/**
+ * Where its layers are: the device, and how many of them are on a GPU.
+ */
+offload: Offload, };
+
+export type ModelSource = "hubCache" | "modelsFolder" | "linked" | "copied";
+
+export type ModelTarget = { "kind": "local", model: string | null, } | { "kind": "remote", provider: string, model: string, };
+
+export type Offload = { 
+/**
+ * The backend of the device holding the offloaded layers (`CPU` when none are).
+ */
+backend: string, 
+/**
+ * That device's description (`NVIDIA H200`), or the CPU's.
+ */
+device: string, 
+/**
+ * Repeating layers on that device (the output layer goes with them when all are).
+ */
+gpuLayers: number, totalLayers: number, 
+/**
+ * The line the model menu shows, e.g. "NVIDIA H200 (CUDA): all 30 layers".
+ */
+label: string, 
+/**
+ * Why fewer layers than asked for went to the GPU, e.g. a load that ran out of device
+ * memory and was made again on the CPU.
+ */
+fallback?: string, };
+
+export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
+
+export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
 
 export type PromptSource = "new" | "live" | "ram" | "disk" | "typed";
+
+export type ProviderConfig = { 
+/**
+ * Stable id, chosen when the provider is added ("openai", "groq-1" …).
+ */
+id: string, 
+/**
+ * Shown to the user ("OpenAI", "My vLLM").
+ */
+name: string, kind: ProviderKind, baseUrl: string, 
+/**
+ * Models the user typed in, offered beside those the models endpoint lists.
+ */
+models: Array<string>, 
+/**
+ * The context window to budget for when the models endpoint does not say.
+ */
+contextLength: number | null, 
+/**
+ * Send llama.cpp's sampler fields (top-k, min-p, DRY, XTC, grammar …) to an
+ * OpenAI-compatible server. Strict servers reject unknown fields: turn it off for those.
+ */
+extensions: boolean, 
+/**
+ * Hugging Face repository whose `tokenizer.json` counts this provider's tokens; by default
+ * a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
+ */
+tokenizerRepo: string | null, 
+/**
+ * The user confirmed a plain `http://` base URL on another machine: the key and the chats
+ * travel unencrypted. (Not needed for this machine's own servers.)
+ */
+allowPlainHttp: boolean, };
+
+export type ProviderKind = "openAi" | "anthropic" | "openAiCompatible";
+
+export type ProviderView = { config: ProviderConfig, 
+/**
+ * `None`: no key saved.
+ */
+key: KeyStorage | null, };
+
+export type RemoteModel = { id: string, 
+/**
+ * Tokens the model's context holds, where the provider says.
+ */
+contextLength: number | null, };
+
+export type ReplyStarted = { messageId: number, model: string, };
 
 export type ReplyStats = { 
 /**
@@ -116,76 +456,29 @@ interruptedBy?: string,
  */
 templateNotice?: string, };
 
-export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted" | "failed";
+export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
 
-export type StoredMessage = { id: number, chatId: number, role: Role, content: string, status: MessageStatus, 
+export type RequestRecord = { 
 /**
- * Unix milliseconds.
+ * When it came, in Unix milliseconds.
  */
-createdAt: number, 
+atMs: number, 
 /**
- * The model that wrote an assistant reply.
+ * The caller's address and port.
  */
-model: string | null, stats: ReplyStats | null, 
+client: string, model: string, promptTokens: number, completionTokens: number, 
 /**
- * The message this one answers or follows; `None` for a chat's first message.
+ * From the request to its last byte.
  */
-parentId: number | null, 
+ms: number, 
 /**
- * This message and its alternatives (edits, regenerations): the children of the same
- * parent, oldest first. More than one means the UI offers "2/3" arrows.
+ * The HTTP status; 499 when the client went away before the reply ended.
  */
-siblings: Array<number>, };
+status: number, };
 
-export type ChatEvent = { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
-
-export type FailedReply = { error: IpcError, 
-/**
- * The partial reply as saved, if one had started.
- */
-message: StoredMessage | null, };
-
-export type MessageSaved = { message: StoredMessage, };
-
-export type ReplyStarted = { messageId: number, model: string, };
-
-export type TextDelta = { text: string, };
-
-export type TokenAlternative = { id: number, text: string, p: number, };
-
-export type TokenProbs = { id: number, 
-/**
- * Its text (a piece of a multi-byte character shows as U+FFFD).
- */
-text: string, 
-/**
- * Its probability in that distribution.
- */
-p: number, 
-/**
- * The distribution's entropy in bits: 0 when only one token could come.
- */
-entropy: number, 
-/**
- * Its likeliest tokens, most likely first.
- */
-top: Array<TokenAlternative>, };
-
-export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonSchema", "source": string };
-
-export type Mirostat = "off" | "v1" | "v2";
-
-export type Strategy = "sampling" | "consensus" | "beam";
+export type Role = "system" | "user" | "assistant";
 
 export type SamplerStage = "penalties" | "dry" | "topNSigma" | "topK" | "typicalP" | "topP" | "minP" | "xtc" | "temperature";
-
-export type BiasTarget = { "kind": "token", id: number, } | { "kind": "text", text: string, };
-
-export type LogitBias = { target: BiasTarget, bias: number, };
-
-export type Speculative = "off" | "promptLookup" | "draftModel";
-
-export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
 export type SamplingParams = { 
 /**
@@ -313,9 +606,20 @@ earlyStopping: boolean,
  */
 nBest: number, };
 
-export type CompareEvent = { column: number, event: ChatEvent, };
-
-export type SnippetPart = { text: string, hit: boolean, };
+export type SamplingSettings = { current: SamplingParams, 
+/**
+ * The scope `current` comes from: this one (its own settings), a broader one, or `null` for
+ * the defaults.
+ */
+source: SettingsScope | null, 
+/**
+ * True when `current` is the scope's own.
+ */
+own: boolean, defaults: SamplingParams, ranges: Array<FieldRange>, 
+/**
+ * Built-in presets first, then the user's.
+ */
+presets: Array<Preset>, };
 
 export type SearchHit = { chatId: number, chatTitle: string, messageId: number, role: Role, 
 /**
@@ -323,202 +627,20 @@ export type SearchHit = { chatId: number, chatTitle: string, messageId: number, 
  */
 snippet: Array<SnippetPart>, createdAt: number, };
 
-export type ExportFormat = "json" | "markdown";
-
-export type SkippedChat = { 
+export type ServerSettings = { enabled: boolean, port: number, 
 /**
- * Its title, or "chat N" (its place in the file) when it has none.
+ * Listen on every network interface (an API key is then required), not only on this machine.
  */
-chat: string, reason: string, };
-
-export type ImportReport = { imported: Array<ChatSummary>, skipped: Array<SkippedChat>, 
+network: boolean, 
 /**
- * Parts of imported chats that were left out, e.g. settings this version cannot use.
+ * Save each request answered in full as a chat, to read what a tool asked.
  */
-notes: Array<string>, };
-
-export type Offload = { 
+saveRequests: boolean, 
 /**
- * The backend of the device holding the offloaded layers (`CPU` when none are).
+ * Web origins (`https://example.org`, or `*`) whose pages may call the server from a
+ * browser; empty: none may (pages served from this machine always can).
  */
-backend: string, 
-/**
- * That device's description (`NVIDIA H200`), or the CPU's.
- */
-device: string, 
-/**
- * Repeating layers on that device (the output layer goes with them when all are).
- */
-gpuLayers: number, totalLayers: number, 
-/**
- * The line the model menu shows, e.g. "NVIDIA H200 (CUDA): all 30 layers".
- */
-label: string, 
-/**
- * Why fewer layers than asked for went to the GPU, e.g. a load that ran out of device
- * memory and was made again on the CPU.
- */
-fallback?: string, };
-
-export type LoadParams = { 
-/**
- * Context length in tokens; default min(trained length, [`LoadParams::AUTO_N_CTX_MAX`], what
- * a quarter of free RAM holds).
- */
-nCtx: number | null, 
-/**
- * Default: the number of physical cores to read prompts; replies are written on one fewer, or on
- * every core when the engine measures it faster with that core free (`hearth-engine/src/threads.rs`).
- */
-nThreads: number | null, 
-/**
- * Tokens per decode call during prefill.
- */
-nBatch: number, 
-/**
- * Tokens per compute step within a batch (≤ n_batch).
- */
-nUbatch: number, 
-/**
- * Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
- */
-nGpuLayers: number | null, flashAttention: FlashAttention, kvCacheType: KvType, useMmap: boolean, useMlock: boolean, 
-/**
- * A Jinja chat template to use instead of the model's own.
- */
-chatTemplate: string | null, 
-/**
- * Reuse the KV cache across turns (off only to measure what reuse saves).
- */
-reuseKv: boolean, };
-
-export type FlashAttention = "auto" | "on" | "off";
-
-export type KvType = "f16" | "q8_0" | "q4_0";
-
-export type ModelInfo = { name: string, path: string, sizeBytes: number, 
-/**
- * The settings as asked for (`None` fields = automatic).
- */
-load: LoadParams, 
-/**
- * The context length in force (the automatic choice resolved).
- */
-nCtx: number, 
-/**
- * The context length the model was trained for.
- */
-nCtxTrain: number, 
-/**
- * Threads writing the reply (one token at a time).
- */
-nThreads: number, 
-/**
- * Threads reading the prompt.
- */
-nThreadsBatch: number, 
-/**
- * Memory its KV cache takes: every cell of the context, allocated at load (known once loaded).
- */
-kvBytes?: number, 
-/**
- * What the user should know about this load, e.g. [`NO_CHAT_TEMPLATE`].
- */
-notice?: string, 
-/**
- * Its weights were still in memory (kept after another model was loaded): no file was read.
- */
-fromMemory: boolean, 
-/**
- * Where its layers are: the device, and how many of them are on a GPU.
- */
-offload: Offload, };
-
-export type DeviceReport = { 
-/**
- * Where the backend modules were loaded from.
- */
-modulesDir?: string, 
-/**
- * GPUs first, in the order llama.cpp uses them; the CPU last.
- */
-devices: Array<ComputeDevice>, problems: Array<BackendProblem>, };
-
-export type DeviceKind = "cpu" | "gpu" | "integratedGpu" | "accelerator" | "other";
-
-export type ComputeDevice = { 
-/**
- * ggml's name for it, e.g. `CUDA0`, `Vulkan0`, `CPU`.
- */
-name: string, 
-/**
- * What the driver calls it, e.g. `NVIDIA H200`, `llvmpipe (LLVM 15.0.6, 256 bits)`.
- */
-description: string, 
-/**
- * The backend it belongs to: `CUDA`, `Vulkan`, `CPU`, `RPC`.
- */
-backend: string, kind: DeviceKind, freeBytes: number, totalBytes: number, };
-
-export type BackendProblem = { 
-/**
- * The module's file, e.g. `libggml-cuda.so`.
- */
-module: string, reason: string, };
-
-export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: LoadParams, 
-/**
- * True when `saved` differs from the settings the model is loaded with.
- */
-needsReload: boolean, };
-
-export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
-
-export type ChatCacheUsage = { 
-/**
- * Bytes of state files on disk.
- */
-bytes: number, 
-/**
- * State files: one per chat and model.
- */
-chats: number, 
-/**
- * Bytes of other chats' caches the engine keeps in RAM (the answering chat's is in the model's context).
- */
-ramBytes: number, budgets: CacheBudgets, 
-/**
- * The loaded model's weights (its file, mapped into memory; 0 when none is loaded).
- */
-modelBytes: number, 
-/**
- * The loaded model's context: its KV cache, allocated in full at load (0 when none).
- */
-contextBytes: number, 
-/**
- * Weights of models kept in memory after another was loaded, so switching back is quick.
- */
-keptModelBytes: number, };
-
-export type CacheBudgets = { 
-/**
- * Megabytes of RAM for chats' caches while another chat answers (0: straight to disk).
- */
-ramMb: number, 
-/**
- * Megabytes of disk for their state files (0: none are kept after a switch or a restart).
- */
-diskMb: number, 
-/**
- * Minutes without a reply after which the loaded model leaves memory (0: never); the next
- * chat that answers loads its model again.
- */
-unloadIdleMinutes: number, 
-/**
- * Megabytes of RAM for models kept loaded after another was loaded (0: a model leaves memory
- * as soon as another is loaded); the least recently used goes first.
- */
-modelsRamMb: number, };
+allowedOrigins: Array<string>, };
 
 export type ServerStatus = { settings: ServerSettings, 
 /**
@@ -538,182 +660,60 @@ keySet: boolean,
  */
 requests: Array<RequestRecord>, };
 
-export type ServerSettings = { enabled: boolean, port: number, 
-/**
- * Listen on every network interface (an API key is then required), not only on this machine.
- */
-network: boolean, 
-/**
- * Save each request answered in full as a chat, to read what a tool asked.
- */
-saveRequests: boolean, 
-/**
- * Web origins (`https://example.org`, or `*`) whose pages may call the server from a
- * browser; empty: none may (pages served from this machine always can).
- */
-allowedOrigins: Array<string>, };
-
-export type RequestRecord = { 
-/**
- * When it came, in Unix milliseconds.
- */
-atMs: number, 
-/**
- * The caller's address and port.
- */
-client: string, model: string, promptTokens: number, completionTokens: number, 
-/**
- * From the request to its last byte.
- */
-ms: number, 
-/**
- * The HTTP status; 499 when the client went away before the reply ended.
- */
-status: number, };
-
 export type SettingsScope = { "kind": "global" } | { "kind": "model", path: string, } | { "kind": "chat", id: number, };
 
-export type SamplingSettings = { current: SamplingParams, 
+export type SkippedChat = { 
 /**
- * The scope `current` comes from: this one (its own settings), a broader one, or `null` for
- * the defaults.
+ * Its title, or "chat N" (its place in the file) when it has none.
  */
-source: SettingsScope | null, 
-/**
- * True when `current` is the scope's own.
- */
-own: boolean, defaults: SamplingParams, ranges: Array<FieldRange>, 
-/**
- * Built-in presets first, then the user's.
- */
-presets: Array<Preset>, };
+chat: string, reason: string, };
 
-export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
+export type SnippetPart = { text: string, hit: boolean, };
 
-export type FieldRange = { 
+export type Speculative = "off" | "promptLookup" | "draftModel";
+
+export type StoredMessage = { id: number, chatId: number, role: Role, content: string, status: MessageStatus, 
 /**
- * The field's name in JSON.
+ * Unix milliseconds.
  */
-key: string, min: number, max: number, 
+createdAt: number, 
 /**
- * The range in words, as refusals say it ("between 0 and 1").
+ * The model that wrote an assistant reply.
+ */
+model: string | null, stats: ReplyStats | null, 
+/**
+ * The message this one answers or follows; `None` for a chat's first message.
+ */
+parentId: number | null, 
+/**
+ * This message and its alternatives (edits, regenerations): the children of the same
+ * parent, oldest first. More than one means the UI offers "2/3" arrows.
+ */
+siblings: Array<number>, };
+
+export type Strategy = "sampling" | "consensus" | "beam";
+
+export type TextDelta = { text: string, };
+
+export type TokenAlternative = { id: number, text: string, p: number, };
+
+export type TokenProbs = { id: number, 
+/**
+ * Its text (a piece of a multi-byte character shows as U+FFFD).
  */
 text: string, 
 /**
- * Whole numbers only.
+ * Its probability in that distribution.
  */
-integer: boolean, };
-
-export type KeyStorage = { "kind": "keychain" } | { "kind": "file", path: string, reason: string, };
-
-export type ProviderConfig = { 
+p: number, 
 /**
- * Stable id, chosen when the provider is added ("openai", "groq-1" …).
+ * The distribution's entropy in bits: 0 when only one token could come.
  */
-id: string, 
+entropy: number, 
 /**
- * Shown to the user ("OpenAI", "My vLLM").
+ * Its likeliest tokens, most likely first.
  */
-name: string, kind: ProviderKind, baseUrl: string, 
-/**
- * Models the user typed in, offered beside those the models endpoint lists.
- */
-models: Array<string>, 
-/**
- * The context window to budget for when the models endpoint does not say.
- */
-contextLength: number | null, 
-/**
- * Send llama.cpp's sampler fields (top-k, min-p, DRY, XTC, grammar …) to an
- * OpenAI-compatible server. Strict servers reject unknown fields: turn it off for those.
- */
-extensions: boolean, 
-/**
- * Hugging Face repository whose `tokenizer.json` counts this provider's tokens; by default
- * a model id shaped like a repository ("Qwen/Qwen2.5-7B-Instruct") is tried as one.
- */
-tokenizerRepo: string | null, 
-/**
- * The user confirmed a plain `http://` base URL on another machine: the key and the chats
- * travel unencrypted. (Not needed for this machine's own servers.)
- */
-allowPlainHttp: boolean, };
-
-export type ProviderKind = "openAi" | "anthropic" | "openAiCompatible";
-
-export type ProviderView = { config: ProviderConfig, 
-/**
- * `None`: no key saved.
- */
-key: KeyStorage | null, };
-
-export type RemoteModel = { id: string, 
-/**
- * Tokens the model's context holds, where the provider says.
- */
-contextLength: number | null, };
-
-export type ConnectionReport = { models: Array<RemoteModel>, 
-/**
- * Round trip of the models request, milliseconds.
- */
-latencyMs: number, };
-
-export type FieldSupport = { 
-/**
- * The setting's key in `SamplingParams` (camelCase).
- */
-field: string, supported: boolean, 
-/**
- * Why it is not (shown as a tooltip), or how it is sent; empty when there is nothing to say.
- */
-note: string, };
-
-export type HubRepo = { id: string, downloads: number, likes: number, updatedAt: string | null, gated: boolean, };
-
-export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
-
-export type FitEstimate = { facts: ModelFacts, contextLength: number, weightsBytes: number, kvCacheBytes: number, computeBytes: number, totalBytes: number, freeRamBytes: number, freeVramBytes: number | null, verdict: FitVerdict, };
-
-export type FitVerdict = { "kind": "fits" } | { "kind": "gpuLayers", layers: number, totalLayers: number, } | { "kind": "tooLarge" };
-
-export type ModelFacts = { architecture: string | null, 
-/**
- * Parameter count (elements of all tensors).
- */
-parameters: number | null, 
-/**
- * The quantization the file was made with ("Q4_K_M"), from `general.file_type`.
- */
-quantization: string | null, 
-/**
- * The context length the model was trained for.
- */
-contextLength: number | null, layers: number | null, hasChatTemplate: boolean, };
-
-export type Download = { id: string, repo: string, quant: string, files: Array<string>, state: DownloadState, doneBytes: number, totalBytes: number, bytesPerSecond: number, etaSeconds: number | null, attempt: number, maxAttempts: number, retryInS: number | null, error: string | null, 
-/**
- * The model's path once done (a split model's first part).
- */
-modelPath: string | null, };
-
-export type DownloadState = "queued" | "running" | "paused" | "retrying" | "verifying" | "done" | "failed" | "cancelled";
-
-export type ModelSource = "hubCache" | "modelsFolder" | "linked" | "copied";
-
-export type LibraryModel = { path: string, name: string, source: ModelSource, repo: string | null, 
-/**
- * All parts of a split model together.
- */
-sizeBytes: number, facts: ModelFacts | null, 
-/**
- * Why the file cannot be loaded, when its header is bad.
- */
-error: string | null, loaded: boolean, };
-
-export type ImportMode = "copy" | "link";
-
-export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
+top: Array<TokenAlternative>, };
 
 /** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
 export const commands = {
