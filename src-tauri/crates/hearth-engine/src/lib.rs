@@ -6,10 +6,9 @@
 //! [`host`]). Both implement [`hearth_core::ChatBackend`], so the chat flow does not know it is
 //! local, nor that it crosses a process.
 
-mod beam;
 pub mod bench;
 pub mod checkpoints;
-mod consensus;
+mod decoding;
 pub mod devices;
 mod draft_threads;
 mod drafter;
@@ -24,7 +23,6 @@ mod local;
 mod lookup;
 mod offload;
 mod prefix;
-mod reply;
 mod sampler;
 mod session;
 mod stop;

@@ -27,9 +27,8 @@ use hearth_core::{
 };
 
 use crate::LoadParams;
-use crate::beam::{BeamReply, Fork, LaneView};
 use crate::checkpoints::{self, Checkpoint, Checkpoints, CutBack};
-use crate::consensus::{Group, Member};
+use crate::decoding::{AfterDecode, BeamReply, Decoder, Fork, Group, Lane, LogitsAt, Member, Reply, Room, Written};
 use crate::draft_threads::DraftThreads;
 use crate::drafter::Drafter;
 use crate::idle_cores;
@@ -37,7 +36,6 @@ use crate::interrupt::{self, DraftInterrupt};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::load::Threads;
 use crate::prefix::{self, shared_prefix};
-use crate::reply::{LogitsAt, Reply};
 use crate::sampler;
 use crate::threads::DecodeThreads;
 
@@ -84,12 +82,11 @@ pub struct Session<'m> {
     renderer: Renderer,
     slots: Vec<Slot>,
     queued: VecDeque<Queued>,
-    running: Vec<Reply>,
+    /// The replies being decoded, each by its strategy (see [`crate::decoding`]).
+    running: Vec<Box<dyn Decoder>>,
     /// Consensus replies being written, and their candidates waiting for the first to read the prompt.
     groups: Vec<Group>,
     waiting_members: Vec<Queued>,
-    /// Beam searches being run.
-    beams: Vec<BeamReply>,
     batch: LlamaBatch<'static>,
     n_batch: usize,
     reuse_kv: bool,
@@ -139,7 +136,6 @@ impl<'m> Session<'m> {
             running: Vec::new(),
             groups: Vec::new(),
             waiting_members: Vec::new(),
-            beams: Vec::new(),
             batch: LlamaBatch::new(n_batch, 1),
             n_batch,
             reuse_kv: params.reuse_kv,
@@ -174,7 +170,7 @@ impl<'m> Session<'m> {
 
     /// Whether replies are running or waiting: call [`Session::step`] until not.
     pub fn is_busy(&self) -> bool {
-        !self.running.is_empty() || !self.queued.is_empty() || !self.groups.is_empty() || !self.beams.is_empty()
+        !self.running.is_empty() || !self.queued.is_empty() || !self.groups.is_empty()
     }
 
     /// Generates a reply and waits for it (and any other reply in hand) to end; its events
@@ -224,7 +220,7 @@ impl<'m> Session<'m> {
         if self.drafters.iter().any(|d| &d.path == path) {
             return Ok(());
         }
-        let requests = self.running.iter().map(|r| &r.request).chain(self.queued.iter().chain(&self.waiting_members).map(|q| &q.request));
+        let requests = self.running.iter().map(|r| r.request()).chain(self.queued.iter().chain(&self.waiting_members).map(|q| &q.request));
         let in_use: Vec<&String> = requests.filter_map(|r| r.sampling.draft_model.as_ref()).collect();
         self.drafters.retain(|d| in_use.contains(&&d.path));
         let drafter = Drafter::load(path, self.model, &self.params, self.n_ctx() as u32, self.slots.len() as u32)?;
@@ -235,90 +231,75 @@ impl<'m> Session<'m> {
     /// Replies being served that count against [`PARALLEL_REPLIES`]: a consensus reply counts
     /// once, by its first candidate.
     fn serving(&self) -> usize {
-        self.running.iter().filter(|r| r.member.is_none_or(|m| m.index == 0)).count() + self.beams.len()
+        self.running.iter().filter(|r| r.member().is_none_or(|m| m.index == 0)).count()
     }
 
-    /// Starts what waits and fits, then decodes one batch: the next token of every reply that
-    /// is writing and as much of a prompt being read as the batch has room for.
+    /// Starts what waits and fits, then decodes one batch: what every reply writes (its next
+    /// token, its beams', drafts where there is room) and as much of a prompt being read as the
+    /// batch has room for.
     pub fn step(&mut self) {
         self.admit();
-        if self.running.is_empty() && self.beams.is_empty() {
+        if self.running.is_empty() {
             self.poll_groups();
             return;
         }
         let n_ctx = self.n_ctx();
-        let beams_writing: usize = self.beams.iter().filter(|b| b.prompt.is_empty()).map(|b| b.lanes.len()).sum();
-        let writing = self.running.iter().filter(|r| r.next.is_some()).count() + beams_writing;
+        let writing: usize = self.running.iter().map(|d| d.writing()).sum();
         if self.used_cells() + writing >= n_ctx {
             // Idle slots give their cells up before a reply is cut short for want of them.
             self.make_room(usize::MAX, writing + 1);
         }
         let mut used = self.used_cells();
         let mut ended: Vec<(usize, FinishReason)> = Vec::new();
-        let mut added: Vec<Vec<LlamaToken>> = vec![Vec::new(); self.running.len()];
+        let mut added: Vec<Vec<(usize, Vec<LlamaToken>)>> = self.running.iter().map(|_| Vec::new()).collect();
         self.batch.clear();
-        let mut writers_left = writing;
-        for (i, reply) in self.running.iter_mut().enumerate() {
-            if reply.request.cancel.is_cancelled() {
+        let mut writers_after = writing;
+        for (i, decoder) in self.running.iter_mut().enumerate() {
+            if decoder.request().cancel.is_cancelled() || decoder.events().is_closed() {
                 ended.push((i, FinishReason::Cancelled));
                 continue;
             }
-            if reply.next.is_none() {
+            let writes = decoder.writing();
+            if writes == 0 {
                 continue;
             }
-            writers_left -= 1;
-            if used + 1 >= n_ctx {
-                ended.push((i, FinishReason::Length)); // The context is full.
-                continue;
-            }
-            let slot = &self.slots[reply.slot];
-            // Drafts take what the cache and the batch have left once every writer has its token.
-            if self.speculate {
-                let room = (n_ctx - used - 2).min(self.n_batch.saturating_sub(self.batch.n_tokens() as usize + 1 + writers_left));
-                reply.guess(&slot.cached, slot.seq, room, &mut self.drafters);
-            }
-            let Some(token) = reply.next.take() else { continue };
-            let first = slot.cached.len() as i32;
-            let at = self.batch.n_tokens();
-            let tokens: Vec<LlamaToken> = std::iter::once(token).chain(reply.drafts.iter().copied()).collect();
-            let added_all = tokens.iter().enumerate().all(|(k, &t)| self.batch.add(t, first + k as i32, &[slot.seq], true).is_ok());
-            if !added_all {
-                ended.push((i, FinishReason::Length));
-                continue;
-            }
-            reply.logits_at = Some(LogitsAt::Batch(at));
-            used += tokens.len();
-            added[i] = tokens;
-        }
-        let mut beam_added = Vec::new();
-        for beam in &mut self.beams {
-            let room = self.n_batch.saturating_sub(self.batch.n_tokens() as usize).min(n_ctx.saturating_sub(used + 1));
+            writers_after -= writes;
             let slots = &self.slots;
-            let added = beam.fill(&mut self.batch, |slot| LaneView { seq: slots[slot].seq, cached: slots[slot].cached.len() }, room);
-            used += added.iter().map(|(_, tokens)| tokens.len()).sum::<usize>();
-            beam_added.push(added);
+            let lanes: Vec<Lane<'_>> = decoder.lanes().iter().map(|&s| Lane { seq: slots[s].seq, cached: &slots[s].cached }).collect();
+            let room = Room {
+                cells: n_ctx.saturating_sub(used),
+                batch: self.n_batch.saturating_sub(self.batch.n_tokens() as usize),
+                writers_after,
+                drafters: self.speculate.then_some(&mut self.drafters[..]),
+            };
+            match decoder.write(&mut self.batch, &lanes, room) {
+                Written::Full => ended.push((i, FinishReason::Length)),
+                Written::Tokens(tokens) => {
+                    used += tokens.iter().map(|(_, t)| t.len()).sum::<usize>();
+                    added[i] = tokens;
+                }
+            }
         }
-        for (i, reply) in self.running.iter_mut().enumerate() {
+        for (i, decoder) in self.running.iter_mut().enumerate() {
             let room = self.n_batch.saturating_sub(self.batch.n_tokens() as usize);
             if room == 0 {
                 break;
             }
-            if reply.prompt.is_empty() || !added[i].is_empty() || ended.iter().any(|(e, _)| *e == i) {
+            if decoder.prompt().is_empty() || !added[i].is_empty() || ended.iter().any(|(e, _)| *e == i) {
                 continue;
             }
-            let readable = self.slots[reply.slot].readable(room.min(reply.prompt.len()));
-            let chunk: Vec<LlamaToken> = reply.prompt.drain(..readable).collect();
-            let read_all = reply.prompt.is_empty();
-            let slot = &self.slots[reply.slot];
+            let slot = &self.slots[decoder.lanes()[0]];
+            let chunk = decoder.take_prompt(slot.readable(room.min(decoder.prompt().len())));
+            let read_all = decoder.prompt().is_empty();
             for (k, &token) in chunk.iter().enumerate() {
                 let logits = read_all && k + 1 == chunk.len();
                 // Within n_batch by construction; a failure here would be a bug in this loop.
                 let _ = self.batch.add(token, (slot.cached.len() + k) as i32, &[slot.seq], logits);
             }
             if read_all {
-                reply.logits_at = Some(LogitsAt::Batch(self.batch.n_tokens() - 1));
+                decoder.prompt_read(self.batch.n_tokens() - 1);
             }
-            added[i] = chunk;
+            added[i] = vec![(0, chunk)];
         }
         if self.batch.n_tokens() > 0
             && let Err(e) = self.decode_step()
@@ -326,43 +307,64 @@ impl<'m> Session<'m> {
             self.fail_all(&BackendError::Engine(format!("decoding failed: {e}")));
             return;
         }
-        for (reply, tokens) in self.running.iter().zip(added) {
-            self.slots[reply.slot].extend(&tokens);
+        for (decoder, added) in self.running.iter().zip(added) {
+            for (lane, tokens) in added {
+                self.slots[decoder.lanes()[lane]].extend(&tokens);
+            }
         }
-        let due: Vec<usize> = self.running.iter().map(|r| r.slot).filter(|&slot| self.checkpoint_due(slot)).collect();
+        let due: Vec<usize> =
+            self.running.iter().flat_map(|d| d.lanes().iter().copied()).filter(|&slot| self.checkpoint_due(slot)).collect();
         for slot in due {
             self.take_checkpoint(slot);
         }
-        for (beam, added) in self.beams.iter().zip(beam_added) {
-            for (lane, tokens) in added {
-                self.slots[beam.lanes[lane]].extend(&tokens);
+        for i in 0..self.running.len() {
+            let AfterDecode { forks, rejected, finish } = self.running[i].after_decode(&self.context, self.model);
+            let lanes = self.running[i].lanes().to_vec();
+            for Fork { from, to } in forks {
+                self.fork(lanes[from], lanes[to]);
             }
-        }
-        self.expand_beams();
-        for (i, reply) in self.running.iter_mut().enumerate() {
-            let sampled = reply.sample(&self.context, self.model);
-            if sampled.rejected > 0 {
-                // The drafts after the first the sampler did not choose leave the cache.
-                let slot = &mut self.slots[reply.slot];
-                let keep = slot.cached.len() - sampled.rejected;
-                if self.context.kv_cache_seq_rm(slot.seq, Some(keep as u32), None).is_err() {
-                    ended.push((i, FinishReason::Length));
-                }
-                slot.cut(keep);
+            if rejected > 0 && !self.drop_rejected(lanes[0], rejected) {
+                ended.push((i, FinishReason::Length));
             }
-            if let Some(reason) = sampled.finish {
+            if let Some(reason) = finish {
                 ended.push((i, reason));
             }
         }
         ended.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
         ended.dedup_by_key(|(i, _)| *i);
         for (i, reason) in ended {
-            let reply = self.running.remove(i);
-            self.release(reply.slot);
-            reply.finish(reason);
+            let decoder = self.running.remove(i);
+            for (k, &lane) in decoder.lanes().iter().enumerate() {
+                // Only the first lane keeps its cells (the conversation's cache); the others held
+                // beams no one will continue.
+                if k > 0 {
+                    self.clear_slot(lane);
+                }
+                self.release(lane);
+            }
+            decoder.finish(reason, self.model);
         }
         self.release_members();
         self.poll_groups();
+    }
+
+    /// Lane `to` takes lane `from`'s cells (a beam forked): `seq_cp` tags cells, it copies nothing.
+    fn fork(&mut self, from: usize, to: usize) {
+        self.clear_slot(to);
+        let (from_seq, to_seq) = (self.slots[from].seq, self.slots[to].seq);
+        if self.context.copy_kv_cache_seq(from_seq, to_seq, None, None).is_ok() {
+            self.slots[to].cached = self.slots[from].cached.clone();
+        }
+    }
+
+    /// Drops the last `rejected` cells of `slot` (drafts the sampler did not choose); false when
+    /// llama.cpp could not.
+    fn drop_rejected(&mut self, slot: usize, rejected: usize) -> bool {
+        let slot = &mut self.slots[slot];
+        let keep = slot.cached.len() - rejected;
+        let removed = self.context.kv_cache_seq_rm(slot.seq, Some(keep as u32), None).is_ok();
+        slot.cut(keep);
+        removed
     }
 
     /// Keeps every conversation's cache on disk: the model is unloaded or the engine quits.
@@ -429,7 +431,7 @@ impl<'m> Session<'m> {
                 return; // A beam search waits for all its lanes.
             }
             let slot = self.choose_slot(next.request.conversation, &next.tokens);
-            if self.running.is_empty() && self.beams.is_empty() {
+            if self.running.is_empty() {
                 self.park_idle_conversations_but(slot);
             }
             let room = if beam {
@@ -468,7 +470,7 @@ impl<'m> Session<'m> {
         let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
         reply.member = member;
         reply.logits_at = saved_logits.map(LogitsAt::Saved);
-        self.running.push(reply);
+        self.running.push(Box::new(reply));
     }
 
     /// Makes `slot` hold as much of `tokens` as any cache has (its conversation's, another
@@ -522,11 +524,8 @@ impl<'m> Session<'m> {
             slot.empty();
             slot.busy = false;
         }
-        for reply in self.running.drain(..) {
-            let _ = reply.events.send(GenEvent::Failed(error.clone()));
-        }
-        for beam in self.beams.drain(..) {
-            let _ = beam.events.send(GenEvent::Failed(error.clone()));
+        for decoder in self.running.drain(..) {
+            let _ = decoder.events().send(GenEvent::Failed(error.clone()));
         }
     }
 
@@ -536,7 +535,7 @@ impl<'m> Session<'m> {
     /// every core: llama.cpp's sums (flash attention's among them) depend on the thread count, so a
     /// near-tie could otherwise go another way from one run to the next.
     fn decode_step(&mut self) -> Result<(), DecodeError> {
-        let sampled = self.running.iter().all(|r| !reproducible(&r.request.sampling));
+        let sampled = self.running.iter().all(|r| !reproducible(&r.request().sampling));
         let tuned = sampled && self.batch.n_tokens() == 1;
         let decode = if tuned { self.decode_threads.next() } else { self.decode_threads.most() };
         let batch = if sampled { self.decode_threads.batch() } else { self.decode_threads.most() };

@@ -1,6 +1,6 @@
-//! The decoding strategies beside sampling, driven by the scheduler's step: consensus (MBR)
-//! candidates as replies of their own, gathered and judged as a group; beam search as lanes of
-//! one slot, forked by copying a sequence.
+//! How the decoding strategies beside sampling start (see [`crate::decoding`]): consensus (MBR)
+//! candidates as sampling replies of their own, gathered and judged as a group; a beam search
+//! with a lane per beam, all taken at once.
 
 use super::*;
 
@@ -44,7 +44,7 @@ impl<'m> Session<'m> {
             !self
                 .running
                 .iter()
-                .any(|r| r.member.map(|m| m.group) == group && r.member.is_some_and(|m| m.index == 0) && !r.prompt.is_empty())
+                .any(|r| r.member().map(|m| m.group) == group && r.member().is_some_and(|m| m.index == 0) && !r.prompt().is_empty())
                 && !self.queued.iter().any(|q| q.member.is_some_and(|m| Some(m.group) == group && m.index == 0))
         });
         self.waiting_members = still;
@@ -91,47 +91,12 @@ impl<'m> Session<'m> {
             self.slots[lane].busy = true;
         }
         let max_tokens = request.sampling.max_tokens.min(self.beam_room(&request, prompt.len() + stats.cached_tokens as usize) as u32);
-        self.beams.push(BeamReply::new(request, events, lanes, prompt, constraints, max_tokens, stats, asked_at));
+        self.running.push(Box::new(BeamReply::new(request, events, lanes, prompt, constraints, max_tokens, stats, asked_at)));
     }
 
     /// Tokens each beam may write when every lane holds the whole prompt (a shared opening is
     /// counted in each: room is never overestimated).
     pub(super) fn beam_room(&self, request: &ReplyRequest, prompt_tokens: usize) -> usize {
         (self.n_ctx() / request.sampling.beam_width.max(1) as usize).saturating_sub(prompt_tokens + 1)
-    }
-
-    /// Extends every beam search by the batch just decoded, copies the lanes of beams that
-    /// forked, and ends the searches that are done (or cancelled, or out of room).
-    pub(super) fn expand_beams(&mut self) {
-        let n_ctx = self.n_ctx();
-        let mut i = 0;
-        while i < self.beams.len() {
-            let forks = self.beams[i].expand(&self.context, self.model);
-            for Fork { from, to } in forks {
-                let (from, to) = (self.beams[i].lanes[from], self.beams[i].lanes[to]);
-                self.clear_slot(to);
-                let (from_seq, to_seq) = (self.slots[from].seq, self.slots[to].seq);
-                if self.context.copy_kv_cache_seq(from_seq, to_seq, None, None).is_ok() {
-                    self.slots[to].cached = self.slots[from].cached.clone();
-                }
-            }
-            let beam = &self.beams[i];
-            let cancelled = beam.request.cancel.is_cancelled() || beam.events.is_closed();
-            let full = beam.prompt.is_empty() && self.used_cells() + beam.lanes.len() >= n_ctx;
-            if beam.is_done() || cancelled || full {
-                let beam = self.beams.remove(i);
-                for &lane in &beam.lanes {
-                    // Only the first lane keeps its cells (the conversation's cache); the others
-                    // held beams no one will continue.
-                    if lane != beam.lanes[0] {
-                        self.clear_slot(lane);
-                    }
-                    self.release(lane);
-                }
-                beam.finish(self.model, cancelled);
-            } else {
-                i += 1;
-            }
-        }
     }
 }

@@ -17,6 +17,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{BeamHypothesis, FinishReason, GenEvent, ReplyRequest, ReplyStats};
 
+use super::{AfterDecode, Decoder, Lane, Room, Written};
+
 /// A partial reply being followed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Beam<T> {
@@ -178,28 +180,22 @@ impl<T: Copy + PartialEq> Search<T> {
 /// A beam-search reply in the scheduler: the slots it holds (one per lane; lane 0 reads the
 /// prompt), the search, and each live beam's constraint state (grammar, biases).
 pub(crate) struct BeamReply {
-    pub request: ReplyRequest,
-    pub events: UnboundedSender<GenEvent>,
+    request: ReplyRequest,
+    events: UnboundedSender<GenEvent>,
     /// The slot of each lane.
-    pub lanes: Vec<usize>,
+    lanes: Vec<usize>,
     /// Prompt tokens not yet read into lane 0.
-    pub prompt: Vec<LlamaToken>,
+    prompt: Vec<LlamaToken>,
     search: Search<LlamaToken>,
     /// Each live beam's constraints, in the order of `search.live`.
     constraints: Vec<Option<LlamaSampler>>,
     /// Where each live beam's logits are in the batch just decoded.
     logits_at: Vec<i32>,
-    pub stats: ReplyStats,
+    stats: ReplyStats,
     started: Instant,
     /// Beam tokens decoded, and when the first was: the search's decode speed.
     decoded: u32,
     decoding_since: Option<Instant>,
-}
-
-/// A slot as a lane sees it: its KV sequence and how many cells it has.
-pub(crate) struct LaneView {
-    pub seq: i32,
-    pub cached: usize,
 }
 
 impl BeamReply {
@@ -231,43 +227,9 @@ impl BeamReply {
         }
     }
 
-    /// Adds to `batch` a chunk of the prompt (while it is being read) or every live beam's last
-    /// token, up to `room` tokens; returns the tokens each lane gets. `slot` tells a slot's
-    /// sequence and length.
-    pub fn fill(&mut self, batch: &mut LlamaBatch, slot: impl Fn(usize) -> LaneView, room: usize) -> Vec<(usize, Vec<LlamaToken>)> {
-        self.logits_at.clear();
-        if !self.prompt.is_empty() {
-            let view = slot(self.lanes[0]);
-            let chunk: Vec<LlamaToken> = self.prompt.drain(..room.min(self.prompt.len())).collect();
-            let read_all = self.prompt.is_empty();
-            for (k, &token) in chunk.iter().enumerate() {
-                let logits = read_all && k + 1 == chunk.len();
-                let _ = batch.add(token, (view.cached + k) as i32, &[view.seq], logits);
-            }
-            if read_all {
-                self.logits_at.push(batch.n_tokens() - 1);
-            }
-            return vec![(0, chunk)];
-        }
-        if room < self.search.live.len() {
-            return Vec::new(); // Next step: beams go into a batch together or not at all.
-        }
-        self.decoding_since.get_or_insert_with(Instant::now);
-        self.decoded += self.search.live.len() as u32;
-        let mut added = Vec::new();
-        for beam in &self.search.live {
-            let view = slot(self.lanes[beam.lane]);
-            let token = *beam.tokens.last().expect("a live beam has a token to decode");
-            let _ = batch.add(token, view.cached as i32, &[view.seq], true);
-            self.logits_at.push(batch.n_tokens() - 1);
-            added.push((beam.lane, vec![token]));
-        }
-        added
-    }
-
     /// After the batch is decoded: extends the beams, returns the forks to make. Nothing when
     /// this reply had no logits in the batch.
-    pub fn expand(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> Vec<Fork> {
+    fn expand(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> Vec<Fork> {
         if self.logits_at.is_empty() {
             return Vec::new();
         }
@@ -296,13 +258,70 @@ impl BeamReply {
         self.logits_at.clear();
         forks
     }
+}
 
-    pub fn is_done(&self) -> bool {
-        self.prompt.is_empty() && self.search.is_done()
+impl Decoder for BeamReply {
+    fn request(&self) -> &ReplyRequest {
+        &self.request
+    }
+
+    fn events(&self) -> &UnboundedSender<GenEvent> {
+        &self.events
+    }
+
+    fn lanes(&self) -> &[usize] {
+        &self.lanes
+    }
+
+    fn prompt(&self) -> &[LlamaToken] {
+        &self.prompt
+    }
+
+    fn take_prompt(&mut self, n: usize) -> Vec<LlamaToken> {
+        self.prompt.drain(..n.min(self.prompt.len())).collect()
+    }
+
+    fn prompt_read(&mut self, at: i32) {
+        self.logits_at = vec![at];
+    }
+
+    fn writing(&self) -> usize {
+        if self.prompt.is_empty() { self.search.live.len() } else { 0 }
+    }
+
+    /// Every live beam's last token, or nothing this step when the batch has no room for all.
+    fn write(&mut self, batch: &mut LlamaBatch, lanes: &[Lane<'_>], room: Room<'_>) -> Written {
+        self.logits_at.clear();
+        let live = self.search.live.len();
+        if room.cells <= self.lanes.len() {
+            return Written::Full; // Every lane may need a cell more.
+        }
+        if room.batch < live {
+            return Written::Tokens(Vec::new()); // Next step: beams go into a batch together or not at all.
+        }
+        self.decoding_since.get_or_insert_with(Instant::now);
+        self.decoded += live as u32;
+        let mut added = Vec::new();
+        for beam in &self.search.live {
+            let lane = &lanes[beam.lane];
+            let token = *beam.tokens.last().expect("a live beam has a token to decode");
+            let _ = batch.add(token, lane.cached.len() as i32, &[lane.seq], true);
+            self.logits_at.push(batch.n_tokens() - 1);
+            added.push((beam.lane, vec![token]));
+        }
+        Written::Tokens(added)
+    }
+
+    fn after_decode(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> AfterDecode {
+        let forks = self.expand(context, model);
+        // The search picks its own reason when it ends.
+        let done = self.prompt.is_empty() && self.search.is_done();
+        AfterDecode { forks, rejected: 0, finish: done.then_some(FinishReason::EndOfTurn) }
     }
 
     /// Sends the best finished reply (cut at a stop string) and the n best with the stats.
-    pub fn finish(mut self, model: &LlamaModel, cancelled: bool) {
+    fn finish(mut self: Box<Self>, reason: FinishReason, model: &LlamaModel) {
+        let cancelled = reason == FinishReason::Cancelled;
         let vocab = model.vocab();
         let text = |tokens: &[LlamaToken]| {
             let bytes: Vec<u8> = tokens.iter().flat_map(|&t| vocab.token_to_piece(t, false, None)).collect();

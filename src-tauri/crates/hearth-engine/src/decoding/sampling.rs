@@ -1,11 +1,12 @@
-//! One reply while the scheduler serves it: the prompt tokens still to read, its sampler, the
-//! text released so far and its statistics. Sampling a position and finishing are here; which
-//! replies share a batch is the session's business.
+//! A sampled reply (and a consensus candidate): one lane, the prompt tokens still to read, its
+//! sampler chain, the drafts guessed ahead and checked beside its token, the text released so far
+//! and its statistics. Which replies share a batch is the scheduler's business.
 
 use std::time::{Duration, Instant};
 
-use encoding_rs::{Decoder, UTF_8};
+use encoding_rs::{Decoder as TextDecoder, UTF_8};
 use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
@@ -18,7 +19,7 @@ use hearth_core::{
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
-use crate::consensus::Member;
+use super::{AfterDecode, Decoder, Lane, Member, Room, Written};
 use crate::drafter::Drafter;
 use crate::lookup;
 use crate::stop::StopFilter;
@@ -33,7 +34,7 @@ pub(crate) enum LogitsAt {
 
 pub(crate) struct Reply {
     /// Index of the slot (KV sequence) it writes in.
-    pub slot: usize,
+    slot: usize,
     pub request: ReplyRequest,
     pub events: UnboundedSender<GenEvent>,
     /// A consensus reply's candidate.
@@ -90,7 +91,7 @@ impl Reply {
 
     /// Guesses up to `room` tokens to follow `cached` and `next` in sequence `seq` (nothing
     /// unless speculative decoding is on), never past the reply's length limit.
-    pub fn guess(&mut self, cached: &[LlamaToken], seq: i32, room: usize, drafters: &mut [Drafter]) {
+    fn guess(&mut self, cached: &[LlamaToken], seq: i32, room: usize, drafters: &mut [Drafter]) {
         let sampling = &self.request.sampling;
         let Some(next) = self.next.filter(|_| sampling.speculative != Speculative::Off) else { return };
         let left = sampling.max_tokens.saturating_sub(self.stats.completion_tokens + 1) as usize;
@@ -111,8 +112,8 @@ impl Reply {
     /// Samples the position at `logits_at` and, while the token sampled is the draft decoded
     /// there, the next one: the sampler decides every token, so the reply is the same with or
     /// without drafts. Releases the text; the last token sampled waits in `next` to be decoded.
-    pub fn sample(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> Sampled {
-        let Some(logits_at) = self.logits_at.take() else { return Sampled { rejected: 0, finish: None } };
+    fn sample(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> AfterDecode {
+        let Some(logits_at) = self.logits_at.take() else { return AfterDecode::default() };
         let at = match logits_at {
             LogitsAt::Batch(at) => at,
             LogitsAt::Saved(logits) => {
@@ -121,7 +122,7 @@ impl Reply {
                 if finish.is_none() {
                     self.next = Some(token);
                 }
-                return Sampled { rejected: 0, finish };
+                return AfterDecode { finish, ..AfterDecode::default() };
             }
         };
         let drafts = std::mem::take(&mut self.drafts);
@@ -140,7 +141,7 @@ impl Reply {
         };
         self.stats.drafted_tokens += drafts.len() as u32;
         self.stats.accepted_tokens += accepted as u32;
-        Sampled { rejected: drafts.len() - accepted, finish }
+        AfterDecode { forks: Vec::new(), rejected: drafts.len() - accepted, finish }
     }
 
     /// Draws the token at batch position `at` through the sampler chain, noting the distribution
@@ -201,9 +202,71 @@ impl Reply {
         }
         None
     }
+}
 
-    /// Sends the text held back and the last event.
-    pub fn finish(mut self, reason: FinishReason) {
+impl Decoder for Reply {
+    fn request(&self) -> &ReplyRequest {
+        &self.request
+    }
+
+    fn events(&self) -> &UnboundedSender<GenEvent> {
+        &self.events
+    }
+
+    fn lanes(&self) -> &[usize] {
+        std::slice::from_ref(&self.slot)
+    }
+
+    fn member(&self) -> Option<Member> {
+        self.member
+    }
+
+    fn prompt(&self) -> &[LlamaToken] {
+        &self.prompt
+    }
+
+    fn take_prompt(&mut self, n: usize) -> Vec<LlamaToken> {
+        self.prompt.drain(..n.min(self.prompt.len())).collect()
+    }
+
+    fn prompt_read(&mut self, at: i32) {
+        self.logits_at = Some(LogitsAt::Batch(at));
+    }
+
+    fn writing(&self) -> usize {
+        usize::from(self.next.is_some())
+    }
+
+    /// Its last sampled token, and the drafts the cache and the batch have room for once every
+    /// writer after it has its token.
+    fn write(&mut self, batch: &mut LlamaBatch, lanes: &[Lane<'_>], room: Room<'_>) -> Written {
+        if self.next.is_none() {
+            return Written::Tokens(Vec::new());
+        }
+        if room.cells <= 1 {
+            return Written::Full; // The context is full.
+        }
+        let lane = &lanes[0];
+        if let Some(drafters) = room.drafters {
+            let draft_room = (room.cells - 2).min(room.batch.saturating_sub(1 + room.writers_after));
+            self.guess(lane.cached, lane.seq, draft_room, drafters);
+        }
+        let Some(token) = self.next.take() else { return Written::Tokens(Vec::new()) };
+        let first = lane.cached.len() as i32;
+        let at = batch.n_tokens();
+        let tokens: Vec<LlamaToken> = std::iter::once(token).chain(self.drafts.iter().copied()).collect();
+        if !tokens.iter().enumerate().all(|(k, &t)| batch.add(t, first + k as i32, &[lane.seq], true).is_ok()) {
+            return Written::Full;
+        }
+        self.logits_at = Some(LogitsAt::Batch(at));
+        Written::Tokens(vec![(0, tokens)])
+    }
+
+    fn after_decode(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> AfterDecode {
+        self.sample(context, model)
+    }
+
+    fn finish(mut self: Box<Self>, reason: FinishReason, _model: &LlamaModel) {
         let tail = match reason {
             FinishReason::StopString => String::new(),
             _ => {
@@ -222,13 +285,6 @@ impl Reply {
         }
         let _ = self.events.send(GenEvent::Finished { reason, stats: self.stats });
     }
-}
-
-/// What a step's sampling left: drafts whose cells must go (the sampler chose otherwise before
-/// them) and why the reply ends, if it does.
-pub(crate) struct Sampled {
-    pub rejected: usize,
-    pub finish: Option<FinishReason>,
 }
 
 /// `token`'s log-probability in `logits` and the `top` likeliest there: the
@@ -351,7 +407,7 @@ impl Outbox {
 
 /// Turns token bytes into text without ever splitting a multi-byte character.
 struct Utf8Stream {
-    decoder: Decoder,
+    decoder: TextDecoder,
 }
 
 impl Utf8Stream {
