@@ -1,14 +1,14 @@
 // Shared by the browser tests: the built UI (ui/dist) served with the app's CSP, headless Chromium,
-// and the mocked Tauri IPC (mock-tauri.mjs) installed before the app loads, answering from the
-// contract the Rust side generates (ui/src/ipc/contract.json, read here: the mock runs in the page).
+// and the mocked Tauri IPC (mock/, TypeScript typed by the bindings generated from Rust) bundled into
+// one script and installed before the app loads, answering from the contract the Rust side generates
+// (ui/src/ipc/contract.json, bundled with it).
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CONTRACT } from '../contract.mjs';
-import { installMockTauri } from './mock-tauri.mjs';
 import { serveStatic } from './static-server.mjs';
 
 const UI = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,7 +23,7 @@ export const TIMEOUT = 60_000;
 
 export const MODEL = { name: 'Llama-3.2-3B-Instruct-Q4_K_M', path: '/home/me/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf', sizeBytes: 2_019_377_696 };
 
-// The mock's library beside MODEL (see DEFAULT_LIBRARY in mock-tauri.mjs).
+// The mock's library beside MODEL (see defaultLibrary in mock/fixtures.ts).
 export const HF = '/home/me/.cache/huggingface/hub';
 export const MODELS_DIR = '/home/me/.local/share/hearth/models';
 export const QWEN_05 = `${HF}/models--Qwen--Qwen2.5-0.5B-Instruct-GGUF/snapshots/9217f5db79a29953eb74d5343926648285ec7e67/qwen2.5-0.5b-instruct-q8_0.gguf`;
@@ -39,6 +39,33 @@ export const replyStats = (over = {}) => ({
 
 let server;
 let browser;
+
+/** The mock backend (mock/index.ts and its parts) as one script, bundled once per process. */
+let mockBundle;
+
+/**
+ * Bundles the mock with rolldown (Vite's bundler, resolved from Vite's own folder): TypeScript stripped, the
+ * parts and contract.json in one IIFE that defines `hearthMock.installMockTauri`. The type check is
+ * `npm run check`'s (the mock is in tsconfig.json), not this.
+ */
+async function bundleMock() {
+  const require = createRequire(`${UI}node_modules/vite/package.json`);
+  const { rolldown } = await import(pathToFileURL(require.resolve('rolldown')).href);
+  const bundle = await rolldown({ input: `${UI}tests/browser/mock/index.ts`, platform: 'browser', logLevel: 'warn' });
+  try {
+    const { output } = await bundle.generate({ format: 'iife', name: 'hearthMock' });
+    return output[0].code;
+  } finally {
+    await bundle.close();
+  }
+}
+
+/** The script that installs the mock backend with `config` in a page, before anything of the page runs. */
+export async function mockScript(config) {
+  mockBundle ??= bundleMock();
+  // Inside a function, so that the bundle's `var hearthMock` is no global of the page.
+  return `(() => {\n${await mockBundle}\nhearthMock.installMockTauri(${JSON.stringify(config)});\n})();`;
+}
 
 /** Build if needed, serve the build and launch Chromium (the browser tests, and ui/bench with `extraArgs`). */
 export async function launchBrowser(extraArgs = []) {
@@ -86,7 +113,7 @@ export async function openApp(config = {}, { query = '', colorScheme = 'light' }
     if (msg.type() === 'error') problems.push(msg.text());
   });
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-  await page.addInitScript(installMockTauri, { model: MODEL, contract: CONTRACT, ...config });
+  await page.addInitScript({ content: await mockScript({ model: MODEL, ...config }) });
   await page.goto(server.url + query);
   await page.getByTestId('composer').waitFor();
   return { page, context, problems };

@@ -1,0 +1,91 @@
+// What the backend owns, as the mock reads it: ui/src/ipc/contract.json, generated from the Rust side
+// (src-tauri/ipc/fixtures.rs) and bundled into the mock, typed by the generated bindings. Nothing here is
+// restated by hand. (Read from the JSON itself, not through the window's src/ipc/contract.ts: the mock stands
+// for the backend.)
+import {
+  autoContextMax,
+  cacheBudgetDefaults,
+  cacheBudgetRanges,
+  commands,
+  defaultProviders,
+  errorKinds,
+  fitContextFallback,
+  loadDefaults,
+  loadRanges,
+  logitBiasMax,
+  logitBiasNever,
+  presets,
+  providerIdMaxLength,
+  providerKinds,
+  providerNamePlaceholder,
+  samplerStageOrder,
+  samplingDefaults,
+  samplingRanges,
+  samplingSupport,
+  serverDefaults,
+  serverRanges,
+} from '../../../src/ipc/contract.json';
+import type {
+  CacheBudgets,
+  FieldRange,
+  FieldSupport,
+  IpcErrorKind,
+  LoadParams,
+  Preset,
+  ProviderConfig,
+  ProviderKind,
+  SamplerStage,
+  SamplingParams,
+  ServerSettings,
+} from '../../../src/ipc/bindings';
+
+/** llama.cpp's order of the sampler stages; also the list of every stage. */
+export const SAMPLER_STAGES = samplerStageOrder as SamplerStage[];
+/** Biases at or below this forbid the token ("never"). */
+export const NEVER_BIAS: number = logitBiasNever;
+/** Each provider kind's facts (ProviderKind's default_base_url, default_context_length, needs_key, takes_extensions). */
+export const PROVIDER_KIND_FACTS: Readonly<
+  Record<ProviderKind, { defaultBaseUrl: string; defaultContextLength: number; needsKey: boolean; takesExtensions: boolean }>
+> = providerKinds;
+/** The longest provider id the backend takes (ProviderConfig::ID_MAX_LEN). */
+export const PROVIDER_ID_MAX_LENGTH: number = providerIdMaxLength;
+/** The ranges LoadParams::validate enforces, with their words. */
+export const LOAD_RANGES: readonly FieldRange[] = loadRanges;
+/** CacheBudgets::default, in MB. */
+export const CACHE_BUDGET_DEFAULTS: Readonly<CacheBudgets> = cacheBudgetDefaults;
+/** The ranges CacheBudgets::validate enforces, with their words. */
+export const CACHE_BUDGET_RANGES: readonly FieldRange[] = cacheBudgetRanges;
+/** ServerSettings::default. */
+export const SERVER_DEFAULTS: Readonly<ServerSettings> = serverDefaults;
+/** The ranges ServerSettings::validate enforces (the port), with their words. */
+export const SERVER_RANGES: readonly FieldRange[] = serverRanges;
+/** The context length a fit estimate assumes when the model's header gives none (hearth_gguf::ASSUMED_CONTEXT_LENGTH). */
+export const FIT_CONTEXT_FALLBACK: number = fitContextFallback;
+
+/** SamplingParams::default. */
+export const DEFAULT_SAMPLING = samplingDefaults as SamplingParams;
+/** The ranges SamplingParams::validate enforces, in its order, with their words. */
+export const SAMPLING_RANGES: readonly FieldRange[] = samplingRanges;
+/** SamplingParams::presets: the built-in presets, listed before the user's. */
+export const BUILT_IN_PRESETS = presets as Preset[];
+/** The highest logit bias (the lowest is NEVER_BIAS). */
+export const BIAS_MAX: number = logitBiasMax;
+/** LoadParams::default. */
+export const DEFAULT_LOAD = loadDefaults as LoadParams;
+/** The longest context an automatic choice picks (LoadParams::AUTO_N_CTX_MAX). */
+export const AUTO_CONTEXT_MAX: number = autoContextMax;
+/** The providers a fresh install has. */
+export const DEFAULT_PROVIDERS = defaultProviders as ProviderConfig[];
+/** hearth-core's sampling_support, per table: `local`, each provider kind, and `<kind>Extensions`. */
+export const SAMPLING_SUPPORT: Readonly<Record<string, FieldSupport[]>> = samplingSupport;
+/** Stands for the provider's name in SAMPLING_SUPPORT's notes. */
+export const PROVIDER_NAME_PLACEHOLDER: string = providerNamePlaceholder;
+/** Every IpcErrorKind. */
+export const ERROR_KINDS = errorKinds as IpcErrorKind[];
+
+/** A command's argument as contract.json lists it: a value of a TypeScript type (as bindings.ts writes it), or a channel. */
+export type ArgSpec = { name: string; type?: string; channel?: string };
+/** Every command, by its IPC name ("list_chats"), with its arguments in the order bindings.ts takes them. */
+export const COMMAND_ARGS: ReadonlyMap<string, ArgSpec[]> = new Map(
+  (commands as { name: string; args: ArgSpec[] }[]).map((c) => [c.name, c.args]),
+);

@@ -1,0 +1,271 @@
+// The mock backend's state: what a test configures (MockConfig, the JSON the harness passes), and what the
+// backend keeps (MockState), shared by every part of the mock and exposed to the tests as `window.__hearthMock`
+// (read and changed there through page.evaluate, so the parts always read it through `state`).
+import type {
+  BeamHypothesis,
+  CacheBudgets,
+  Candidate,
+  ChatSummary,
+  DeviceReport,
+  Download,
+  HubRepo,
+  IpcError,
+  KeyStorage,
+  LibraryModel,
+  LoadParams,
+  ModelInfo,
+  Offload,
+  Preset,
+  ProviderView,
+  RemoteModel,
+  RequestRecord,
+  Role,
+  SamplingParams,
+  ServerSettings,
+  SettingsScope,
+  StoredMessage,
+  TokenProbs,
+} from '../../../src/ipc/bindings';
+import { CACHE_BUDGET_DEFAULTS, DEFAULT_PROVIDERS, DEFAULT_SAMPLING, SERVER_DEFAULTS } from './contract';
+import { DEFAULT_REPLY, DEVICES, DOWNLOAD_TROUBLE, GB, OFFLOAD, REMOTE_MODELS, defaultLibrary, hubRepos } from './fixtures';
+import { clone } from './util';
+
+/** A chat as the store keeps it: its summary and the message its path ends at (null: no messages). */
+export type Chat = ChatSummary & { leafId: number | null };
+
+/** A message as the store keeps it; `siblings` is derived on the way out. */
+export type Message = Omit<StoredMessage, 'siblings'>;
+
+/**
+ * A reply the mock writes (`replies`, `defaultReply`): its text in `chunkSize` pieces, one every `delayMs`, after
+ * `ttftMs`; or, with `tokensPerSecond`, offered at that rate (see offerAtRate); or its failure `failWith`.
+ */
+export type Reply = {
+  text: string;
+  chunkSize?: number;
+  delayMs?: number;
+  ttftMs?: number;
+  failWith?: IpcError | null;
+  tokensPerSecond?: number;
+  tickMs?: number;
+  /** What speculative decoding guessed ahead and kept (reported when the chat's settings have it on). */
+  drafts?: { drafted: number; accepted: number };
+  droppedMessages?: number;
+  cutAtLimit?: boolean;
+  templateNotice?: string;
+  /** A consensus reply's candidates (else made up around its text). */
+  candidates?: Candidate[];
+  /** A beam search's best replies, best first (else made up around its text). */
+  beams?: Omit<BeamHypothesis, 'score'>[] | BeamHypothesis[];
+};
+
+/** A model file as the engine loads it (config.model: the harness's MODEL). */
+export type ModelFile = { name: string; path: string; sizeBytes: number; nCtxTrain?: number; notice?: string };
+
+/** A library entry as the backend keeps it; `loaded` is derived on the way out. */
+export type LibraryFile = Omit<LibraryModel, 'loaded'>;
+
+/** What goes wrong with a download: the connection drops at a fraction (retried), or the disk fills up at one. */
+export type DownloadTrouble = { dropAt?: number; diskFullAt?: number; dropped?: boolean; failed?: boolean };
+
+/** The file import_chats reads: its chats, those it cannot take, and notes. */
+export type ImportFile = {
+  chats?: { title: string; updatedAt: number; pinned?: boolean; systemPrompt?: string; messages?: [Role, string][] }[];
+  skipped?: { chat: string; reason: string }[];
+  notes?: string[];
+};
+
+/** What a test sets up (every field optional; the harness adds `model`). */
+export type MockConfig = {
+  model?: ModelFile;
+  load?: Partial<LoadParams>;
+  chats?: (Pick<Chat, 'id' | 'title' | 'updatedAt'> & Partial<Chat>)[];
+  messages?: (Omit<Message, 'parentId'> & { parentId?: number | null; siblings?: number[] })[];
+  replies?: Reply[];
+  defaultReply?: Reply;
+  reloadMs?: number;
+  maxCtx?: number;
+  exportDir?: string | null;
+  importFile?: ImportFile | null;
+  providers?: ProviderView[];
+  keys?: Record<string, string>;
+  keyStorage?: KeyStorage;
+  remoteModels?: Record<string, RemoteModel[]>;
+  providerFailures?: Record<string, IpcError>;
+  cacheFileBytes?: number;
+  kvBytesPerToken?: number;
+  devices?: DeviceReport;
+  offload?: Offload;
+  cacheBudgets?: CacheBudgets;
+  tokenProbs?: Record<string, TokenProbs[]>;
+  serverRequests?: RequestRecord[];
+  busyPorts?: number[];
+  ownSampling?: [SettingsScope, Partial<SamplingParams>][];
+  sampling?: Partial<SamplingParams>;
+  presets?: { name: string; params: Partial<SamplingParams> }[];
+  cachesOnDisk?: number[];
+  readsAhead?: boolean;
+  hubRepos?: HubRepo[];
+  hubToken?: string | null;
+  hubTokenStorage?: KeyStorage;
+  freeRamBytes?: number;
+  freeVramBytes?: number | null;
+  hubDelayMs?: number;
+  downloads?: Download[];
+  downloadTickMs?: number;
+  downloadSteps?: number;
+  downloadSpeed?: number;
+  retryWaitS?: number;
+  downloadTrouble?: Record<string, DownloadTrouble>;
+  library?: LibraryFile[];
+  loadFailures?: Record<string, IpcError>;
+  loadStepMs?: number;
+  importPick?: string | null;
+};
+
+/** Where a kept cache is: put away in RAM, or spilled to a file. */
+export type KeptIn = 'ram' | 'disk';
+
+export type MockState = ReturnType<typeof initialState> & {
+  /** Stands in for the backend changing a chat on its own (an automatic title): change it, tell the watchers. */
+  updateChat: (chatId: number, patch: Partial<Chat>) => void;
+  /** The engine's idle timer ran out (see unloadIdle in loading.ts). */
+  unloadIdle: () => void;
+  /** Sends a Tauri event (the webview's drag and drop) to the window's listeners. */
+  emit: (event: string, payload: unknown) => void;
+};
+
+function initialState(config: MockConfig) {
+  return {
+    /** The loaded ModelInfo (see modelInfo in load.ts); config.model names the file. */
+    model: null as ModelInfo | null,
+    chats: clone(config.chats ?? []) as Chat[],
+    messages: clone(config.messages ?? []) as Message[],
+    nextId: 1000,
+    /** chatId -> { stop } while a reply is generated. */
+    generating: new Map<number, { stop: boolean }>(),
+    /** Replies to use for the next turns (FIFO), then `defaultReply`. */
+    replies: clone(config.replies ?? []) as Reply[],
+    defaultReply: config.defaultReply ?? DEFAULT_REPLY,
+    /** cmd -> IpcError: the next call of that command rejects with it. */
+    failNext: {} as Record<string, IpcError>,
+    /** Every invoke, with its JSON payload. */
+    calls: [] as { cmd: string; payload: Record<string, unknown> }[],
+    /** Contract violations noticed by the mock (wrong argument names or types). */
+    contractErrors: [] as string[],
+    /** SamplingParams::default, for the tests to compare with. */
+    defaultSampling: DEFAULT_SAMPLING,
+    /** Each scope's own sampling params, by the backend's storage key ("sampling", "sampling:chat:1"…). */
+    sampling: {} as Record<string, SamplingParams>,
+    /** The params of every set_sampling call, accepted or not, and the scope of each. */
+    samplingSaves: [] as SamplingParams[],
+    samplingScopes: [] as SettingsScope[],
+    /** The user's presets. */
+    presets: [] as Preset[],
+    /** Load settings saved per model path. */
+    loadSaved: {} as Record<string, LoadParams>,
+    /** The params of every set_load_settings call. */
+    loadSaves: [] as LoadParams[],
+    /** How long reload_model takes, and the longest context it can allocate (llama.cpp refuses more). */
+    reloadMs: config.reloadMs ?? 300,
+    maxCtx: config.maxCtx ?? 131072,
+    /** The folder export_chats' save dialog picks (the file is named as the backend proposes); null: it is cancelled. */
+    exportDir: (config.exportDir === undefined ? '/home/me/Documents' : config.exportDir) as string | null,
+    /** The files export_chats wrote. */
+    exported: [] as { path: string; chatIds: number[] | null; format: string }[],
+    /** The file import_chats' open dialog picks, as the backend reads it; null: it is cancelled. */
+    importFile: clone(config.importFile ?? null) as ImportFile | null,
+    /** The providers as the backend keeps them: { config, key: KeyStorage | null }; a fresh install has two. */
+    providers: clone(config.providers ?? DEFAULT_PROVIDERS.map((c) => ({ config: clone(c), key: null }))) as ProviderView[],
+    /** The keys themselves, by provider id: never sent back to the window. */
+    keys: clone(config.keys ?? {}) as Record<string, string>,
+    /** Where set_api_key puts a key: the keychain, or the fallback file when no keychain answers. */
+    keyStorage: clone(config.keyStorage ?? { kind: 'keychain' }) as KeyStorage,
+    /** What each provider's models endpoint lists, by provider id. */
+    remoteModels: clone(config.remoteModels ?? REMOTE_MODELS) as Record<string, RemoteModel[]>,
+    /** provider id -> IpcError: listing its models (and testing it) fails with it. */
+    providerFailures: clone(config.providerFailures ?? {}) as Record<string, IpcError>,
+    /** How long a provider takes to list its models. */
+    listDelayMs: undefined as number | undefined,
+    /** Replies offered at a fixed rate (`tokensPerSecond`): when each token was sent; see offerAtRate. */
+    offered: [] as { tokensPerSecond: number; sentAt: number[] }[],
+    /**
+     * Each chat's KV cache, as the engine keeps it (what a local reply's stats call `promptSource`), by
+     * "<model path>|<context>#<chat id>": `live`, the chat that answered last; `kept`, the others: 'ram'
+     * once another chat answered after them, 'disk' once the model was unloaded (or replaced) under them;
+     * `typed`, the live one when a draft was read into it.
+     */
+    caches: { live: null as string | null, kept: new Map<string, KeptIn>(), typed: null as string | null },
+    /** What one chat's cache takes, in RAM or as a file on disk. */
+    cacheFileBytes: config.cacheFileBytes ?? 31_457_280,
+    /** What one token of the loaded model's context takes in its KV cache (its `kvBytes`: every cell, allocated at load). */
+    kvBytesPerToken: config.kvBytesPerToken ?? 32_768,
+    /** The engine's compute devices (`compute_devices`). */
+    devices: config.devices ?? DEVICES,
+    /** Where a loaded model's layers are, as the engine says (`Offload`). */
+    offload: config.offload ?? OFFLOAD,
+    /** The budgets for the caches (MB of 2^20 bytes) and the idle minutes, and those of every set_chat_cache_budgets call. */
+    cacheBudgets: clone(config.cacheBudgets ?? CACHE_BUDGET_DEFAULTS) as CacheBudgets,
+    budgetSaves: [] as CacheBudgets[],
+    /** Models kept in memory after another was loaded, the least recently used first. */
+    keptModels: [] as { path: string; sizeBytes: number }[],
+    /** The token inspector's data the engine kept, by reply id (see tokenProbsOf). */
+    tokenProbs: new Map<number, TokenProbs[]>(Object.entries(clone(config.tokenProbs ?? {})).map(([id, tokens]) => [Number(id), tokens])),
+    /** Every prefill_draft call (`at`: performance.now()). */
+    prefills: [] as { chatId: number; draft: string; stillTyping: boolean; at: number }[],
+    /**
+     * The OpenAI-compatible server: its settings, whether a key is saved, the requests it answered (newest
+     * first), and the ports other programs hold.
+     */
+    server: {
+      settings: clone(SERVER_DEFAULTS) as ServerSettings,
+      keySet: false,
+      requests: clone(config.serverRequests ?? []) as RequestRecord[],
+      busyPorts: config.busyPorts ?? ([] as number[]),
+    },
+    /** Hugging Face's repositories, the token the backend keeps and where it keeps it. */
+    hubRepos: clone(config.hubRepos ?? hubRepos()) as HubRepo[],
+    hubToken: (config.hubToken ?? null) as string | null,
+    hubTokenStorage: clone(config.hubTokenStorage ?? { kind: 'keychain' }) as KeyStorage,
+    /** What hub_fit measures this machine at. */
+    freeRamBytes: config.freeRamBytes ?? 12.4 * GB,
+    freeVramBytes: (config.freeVramBytes === undefined ? 6 * GB : config.freeVramBytes) as number | null,
+    hubDelayMs: config.hubDelayMs ?? 60,
+    /** Downloads: each advances by a step per tick; `downloadSpeed` is what a real link would report. */
+    downloads: clone(config.downloads ?? []) as Download[],
+    downloadTickMs: config.downloadTickMs ?? 90,
+    downloadSteps: config.downloadSteps ?? 24,
+    downloadSpeed: config.downloadSpeed ?? 23.4e6,
+    retryWaitS: config.retryWaitS ?? 2,
+    downloadTrouble: clone(config.downloadTrouble ?? DOWNLOAD_TROUBLE) as Record<string, DownloadTrouble>,
+    /** The library of GGUF files; the loaded model is the one whose path is the model's. */
+    library: clone(config.library ?? defaultLibrary(config)) as LibraryFile[],
+    /** path → IpcError: loading that file fails with it (after some progress); the loaded model stays. */
+    loadFailures: clone(config.loadFailures ?? {}) as Record<string, IpcError>,
+    loadStepMs: config.loadStepMs ?? 70,
+    loadCancelled: false,
+    /** The file import_model_dialog's open dialog picks; null: it is cancelled. */
+    importPick: (config.importPick === undefined ? '/home/me/Downloads/gemma-2-2b-it-Q4_K_M.gguf' : config.importPick) as string | null,
+    /** The folders reveal_model showed. */
+    revealed: [] as string[],
+    /** The model the backend loaded last (its active model): what a chat naming none gets while none is loaded. */
+    lastLoaded: null as string | null,
+    /** The loads a turn made without progress (the window did not load the chat's model first). */
+    silentLoads: [] as string[],
+  };
+}
+
+/** The mock's state, once installMockTauri made it. */
+export let state: MockState;
+/** What the test set up. */
+export let config: MockConfig;
+
+/** Makes the state from `c`; the parts add their own (chats' trees, the loaded model, …) as they start. */
+export function createState(c: MockConfig): MockState {
+  config = c;
+  const unset = () => {
+    throw new Error('the mock is still starting');
+  };
+  state = { ...initialState(c), updateChat: unset, unloadIdle: unset, emit: unset };
+  return state;
+}
