@@ -1,14 +1,12 @@
 // Browser tests of the message tree (edit, regenerate, continue, branches, delete), the chat list
-// (pin, rename, delete, chat-updated), export and import of chats, the system prompt, search and the
-// virtualised message list.
+// (pin, rename, delete, chat-updated), the system prompt, the virtualised message list, and screenshots
+// of them with export, import and search.
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  MODEL,
   OUTPUT,
   TIMEOUT,
-  collectDialogs,
   inBothSchemes,
   lastAssistant,
   messages,
@@ -19,44 +17,67 @@ import {
   waitForStatus,
   withApp,
 } from './harness.mjs';
+import {
+  DAY,
+  MINUTE,
+  PWNED,
+  STORY,
+  callsOf,
+  chat,
+  chatItem,
+  history,
+  message,
+  openChatMenu,
+  renderedIds,
+  searchFor,
+  text,
+  transfer,
+} from './history-helpers.mjs';
 
 useBrowser();
 
-const MINUTE = 60_000;
-/** A chat's messages from [role, content, extra?] rows, ids from `firstId`; linear unless `extra.parentId` says otherwise. */
-function history(chatId, firstId, rows, startAt = Date.now() - 3 * 60 * MINUTE) {
-  return rows.map(([role, content, extra = {}], i) => ({
-    id: firstId + i,
-    chatId,
-    role,
-    content,
-    status: 'complete',
-    createdAt: startAt + i * MINUTE,
-    model: role === 'assistant' ? MODEL.name : null,
-    stats: role === 'assistant' ? replyStats() : null,
-    ...extra,
-  }));
+const contentOf = (locator) => text(locator.getByTestId('message-content'));
+
+/** A chat of `count` messages of varied lengths, the replies in Markdown. */
+function longChat(count) {
+  const paragraph = 'The quick brown fox jumps over the lazy dog while the kettle hums. ';
+  const rows = Array.from({ length: count }, (_, i) =>
+    i % 2 === 0
+      ? ['user', `Question ${i + 1}: ${paragraph.slice(0, 20 + (i % 5) * 12)}`]
+      : ['assistant', `Answer ${i + 1}.\n\n${paragraph.repeat(1 + (i % 4))}${i % 6 === 1 ? '\n\n- one\n- two\n- three' : ''}`],
+  );
+  return { chats: [chat(1, 'Two thousand messages', 30)], messages: history(1, 1, rows, Date.now() - count * MINUTE) };
 }
 
-const chat = (id, title, updatedAt, extra = {}) => ({ id, title, updatedAt, ...extra });
+/** The screenshot scene: a pinned chat with an edited question (2/2) and an interrupted reply. */
+function scene() {
+  const start = Date.now() - 26 * 60 * MINUTE;
+  const reply = 'Sure! Here are **three** cozy ideas:\n\n1. Brew a pot of *spiced tea*\n2. Read by the fire\n3. Write a short poem';
+  return {
+    chats: [
+      chat(1, 'Weekend by the fire', 40, { leafId: 6, pinned: true, systemPrompt: 'You are a warm, concise host.' }),
+      chat(2, 'Explain Rust lifetimes', 30),
+      chat(3, 'Sourdough starter schedule', 20),
+      chat(4, 'Packing list for Lisbon', 10),
+    ],
+    messages: [
+      ...history(1, 1, [['user', 'Plan a slow, cozy Saturday evening at home.'], ['assistant', reply]], start),
+      ...history(1, 3, [['user', 'Make the poem about rain.', { parentId: 2 }], ['assistant', 'Rain taps the glass…', { parentId: 3 }]], start + 5 * MINUTE),
+      ...history(1, 5, [
+        ['user', 'Write the poem about rain, in four short lines.', { parentId: 2 }],
+        ['assistant', 'Soft rain on the roof,\nthe kettle begins to', { parentId: 5, status: 'interrupted', stats: replyStats({ interruptedBy: 'the engine was killed (SIGKILL) — most often because the system ran out of memory' }) }],
+      ], start + 9 * MINUTE),
+      ...history(2, 20, [['user', 'Why does the borrow checker complain when the rain stops?']], start - 3 * 24 * 60 * MINUTE),
+      ...history(3, 30, [['assistant', 'Feed it at 8 am and 8 pm; on rainy days it rises slower.']], start - 40 * 24 * 60 * MINUTE),
+    ],
+  };
+}
 
-/** Chat 1: a question, its answer, "Tell a story" and a reply to it. */
-const STORY = {
-  chats: [chat(1, 'Stories', 30), chat(2, 'Other', 20)],
-  messages: history(1, 1, [
-    ['user', 'Hi there'],
-    ['assistant', 'Hello! How can I help?'],
-    ['user', 'Tell a story'],
-    ['assistant', 'Once upon a time, a fox lived by the river.'],
-  ]),
-};
-
-const message = (page, id) => page.locator(`[data-testid="message"][data-message-id="${id}"]`);
-const text = async (locator) => (await locator.textContent()).trim();
-const contentOf = (locator) => text(locator.getByTestId('message-content'));
-const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) => c.cmd === cmd).map((c) => c.payload);
-/** Ids of the message elements in the DOM, in order. */
-const renderedIds = (page) => messages(page).evaluateAll((els) => els.map((el) => Number(el.dataset.messageId)));
+/** Where the pointer rests for a shot: over `locator`. */
+async function over(locator) {
+  const box = await locator.boundingBox();
+  return [box.x + box.width / 2, box.y + box.height / 2];
+}
 
 describe('The message tree', () => {
   test('edit: "2/2", the arrows go back to "1/2" and forward; Escape cancels, Shift+Enter adds a line', { timeout: TIMEOUT }, async () => {
@@ -185,18 +206,6 @@ describe('The message tree', () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
-
-const chatItem = (page, title) => page.getByTestId('chat-item').filter({ hasText: title });
-const rowOf = (page, title) => page.locator('li').filter({ has: chatItem(page, title) });
-
-async function openChatMenu(page, title) {
-  const row = rowOf(page, title);
-  await row.hover();
-  await row.getByTestId('chat-menu').click();
-  await page.getByTestId('chat-menu-list').waitFor();
-}
-
 describe('The chat list', () => {
   test('pin, rename (empty refused, Escape cancels), delete the open chat, chat-updated', { timeout: TIMEOUT }, async () => {
     const config = {
@@ -288,271 +297,6 @@ describe('The chat list', () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
-
-const DAY = 24 * 60 * MINUTE;
-/** The mock's save dialog picks this folder unless a test says otherwise. */
-const DOCUMENTS = '/home/me/Documents';
-const PWNED = '<img src=x onerror=alert(1)>';
-
-/** An export file as the backend reads it: one chat from last year, two it cannot take, one note. */
-const IMPORT_FILE = {
-  chats: [{ title: 'Lisbon trip, 2023', updatedAt: Date.now() - 400 * DAY, messages: [['user', 'Where should we eat?'], ['assistant', 'Try the bifanas near the river.']] }],
-  skipped: [
-    { chat: 'Recipes <b>bold</b>', reason: PWNED },
-    { chat: 'chat 3', reason: 'message 12 follows message 40, which does not come before it' },
-  ],
-  notes: ['Lisbon trip, 2023: its settings were left out (temperature must be between 0 and 5, got 9)'],
-};
-
-/** Wait until no file dialog is open: the export or import has ended, whichever way. */
-const transferDone = (page) => page.locator('[data-testid="transfer"][aria-busy="false"]').waitFor();
-
-/** Click `button`, and wait until the command it sent has been answered. */
-async function transfer(page, button, cmd) {
-  const before = (await callsOf(page, cmd)).length;
-  await button.click();
-  await page.waitForFunction(([c, n]) => window.__hearthMock.calls.filter((x) => x.cmd === c).length > n, [cmd, before]);
-  await transferDone(page);
-}
-
-describe('Export and import', () => {
-  test('export a chat as Markdown from its menu, and all chats as JSON, while a reply streams', { timeout: TIMEOUT }, async () => {
-    const slow = { text: 'A long, slow answer that keeps streaming for a while yet.', chunkSize: 2, delayMs: 60 };
-    await withApp({ ...STORY, replies: [slow] }, async (page) => {
-      await page.getByTestId('composer').fill('One more story?');
-      await page.keyboard.press('Enter');
-      await page.getByTestId('stop').waitFor();
-
-      await openChatMenu(page, 'Stories');
-      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
-      await page.getByTestId('chat-menu-list').waitFor({ state: 'detached' });
-      const notice = page.getByTestId('export-notice-text');
-      assert.equal(await text(notice), `Exported to ${DOCUMENTS}/Stories.md`);
-      assert.equal(await text(page.getByRole('status').filter({ has: notice })), `Exported to ${DOCUMENTS}/Stories.md`);
-      assert.deepEqual(await callsOf(page, 'export_chats'), [{ chatIds: [1], format: 'markdown' }]);
-      assert.equal(await page.getByTestId('stop').count(), 1, 'the reply is still streaming');
-      await page.getByTestId('export-notice-dismiss').click();
-      await notice.waitFor({ state: 'detached' });
-
-      await openChatMenu(page, 'Other');
-      await transfer(page, page.getByTestId('chat-export-json'), 'export_chats');
-      assert.equal(await text(notice), `Exported to ${DOCUMENTS}/Other.json`);
-
-      await transfer(page, page.getByTestId('export-all'), 'export_chats');
-      assert.equal(await text(notice), `Exported to ${DOCUMENTS}/hearth-chats.json`);
-      assert.deepEqual((await callsOf(page, 'export_chats')).slice(1), [
-        { chatIds: [2], format: 'json' },
-        { chatIds: null, format: 'json' },
-      ]);
-      await notice.waitFor({ state: 'detached', timeout: 15_000 }); // it hides itself
-      await waitForStatus(lastAssistant(page), 'complete');
-      assert.equal(await page.getByTestId('error-banner').count(), 0);
-    });
-  });
-
-  test("export cancelled shows nothing; a failed one shows the backend's message", { timeout: TIMEOUT }, async () => {
-    await withApp({ ...STORY, exportDir: null }, async (page) => {
-      await openChatMenu(page, 'Stories');
-      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
-      assert.equal(await page.getByTestId('export-notice').count(), 0);
-      assert.equal(await page.getByTestId('error-banner').count(), 0);
-      assert.deepEqual(await page.evaluate(() => window.__hearthMock.exported), []);
-
-      const message = `could not write ${DOCUMENTS}/Stories.md: No space left on device (os error 28). Nothing was exported; check the disk has room and that you may write there`;
-      await page.evaluate((m) => {
-        window.__hearthMock.exportDir = '/home/me/Documents';
-        window.__hearthMock.failNext.export_chats = { kind: 'file', message: m };
-      }, message);
-      await openChatMenu(page, 'Stories');
-      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
-      assert.equal(await text(page.getByTestId('error-text')), message);
-      assert.equal(await page.getByTestId('export-notice').count(), 0);
-
-      // Trying again: the old failure goes; this time it works.
-      await openChatMenu(page, 'Stories');
-      await transfer(page, page.getByTestId('chat-export-markdown'), 'export_chats');
-      assert.equal(await text(page.getByTestId('export-notice-text')), `Exported to ${DOCUMENTS}/Stories.md`);
-      assert.equal(await page.getByTestId('error-banner').count(), 0);
-    });
-  });
-
-  test('import: the report lists skipped chats and reasons as text; the new chat takes its place by date', { timeout: TIMEOUT }, async () => {
-    const config = { ...STORY, chats: [chat(1, 'Stories', Date.now()), chat(2, 'Other', Date.now() - 30 * DAY)], importFile: IMPORT_FILE };
-    await withApp(config, async (page) => {
-      const dialogs = collectDialogs(page);
-      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
-      const report = page.getByTestId('import-report');
-      assert.equal(await text(report.getByTestId('import-summary')), 'Imported 1 chat');
-      assert.equal(await report.evaluate((el) => el === document.activeElement), true, 'focus on the report');
-      assert.deepEqual(
-        await report.getByTestId('import-skipped-chat').evaluateAll((els) => els.map((el) => el.textContent.replace(/\s+/g, ' ').trim())),
-        [`Recipes <b>bold</b> ${PWNED}`, 'chat 3 message 12 follows message 40, which does not come before it'],
-      );
-      assert.equal(await text(report.getByTestId('import-skipped-reason').first()), PWNED);
-      assert.equal(await report.locator('img, b').count(), 0, 'no element made from the file');
-      assert.equal(await text(report.getByTestId('import-notes')), IMPORT_FILE.notes[0]);
-      assert.deepEqual(await callsOf(page, 'import_chats'), [{}]);
-
-      // Listed by its own date: below the chat of a month ago.
-      await chatItem(page, 'Lisbon trip, 2023').waitFor();
-      const titles = await page.getByTestId('chat-item').allTextContents();
-      assert.deepEqual(titles.map((t) => t.trim()), ['Stories', 'Other', 'Lisbon trip, 2023']);
-      await chatItem(page, 'Lisbon trip, 2023').click();
-      await page.getByTestId('message').filter({ hasText: 'Try the bifanas near the river.' }).waitFor();
-
-      await report.focus();
-      await page.keyboard.press('Escape');
-      await report.waitFor({ state: 'detached' });
-      assert.equal(await page.getByTestId('composer').evaluate((el) => el === document.activeElement), true);
-      assert.deepEqual(dialogs, []);
-      assert.equal(await page.evaluate(() => window.__pwned), undefined);
-    });
-  });
-
-  test('import: nothing imported says so; a refused file, its message; cancelled, nothing', { timeout: TIMEOUT }, async () => {
-    const allSkipped = { chats: [], skipped: IMPORT_FILE.skipped, notes: [] };
-    await withApp({ ...STORY, importFile: allSkipped }, async (page) => {
-      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
-      const report = page.getByTestId('import-report');
-      assert.equal(await text(report.getByTestId('import-summary')), 'Nothing was imported: all 2 chats in the file were skipped');
-      assert.equal(await report.getByTestId('import-skipped-chat').count(), 2);
-      assert.equal(await report.getByTestId('import-notes').count(), 0);
-      await report.getByTestId('import-report-dismiss').click();
-      await report.waitFor({ state: 'detached' });
-
-      const refused = 'this file is not a Hearth chat export: its format is "something-else", not "hearth-chats"';
-      await page.evaluate((m) => (window.__hearthMock.failNext.import_chats = { kind: 'invalidInput', message: m }), refused);
-      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
-      assert.equal(await text(page.getByTestId('error-text')), refused);
-      assert.equal(await report.count(), 0);
-
-      await page.getByTestId('error-dismiss').click();
-      await page.evaluate(() => (window.__hearthMock.importFile = null));
-      await transfer(page, page.getByTestId('import-chats'), 'import_chats');
-      assert.equal(await report.count(), 0);
-      assert.equal(await page.getByTestId('error-banner').count(), 0);
-      assert.equal(await page.getByTestId('chat-item').count(), 2);
-    });
-  });
-});
-
-// ---------------------------------------------------------------------------------------------
-
-const HOSTILE = `<img src=x onerror="window.__pwned='search'"> look at this`;
-
-async function searchFor(page, query) {
-  await page.getByTestId('search-input').fill(query);
-  await page.waitForFunction(
-    (q) => window.__hearthMock.calls.some((c) => c.cmd === 'search_messages' && c.payload.query === q),
-    query.trim(),
-  );
-  await page.locator('[data-testid="search-results"][data-state="answered"]').waitFor();
-}
-
-describe('Search', () => {
-  test('a hostile query and hostile text stay text; Ctrl+K, arrows, Enter and Escape', { timeout: TIMEOUT }, async () => {
-    const config = {
-      chats: [chat(1, 'Queries', 30), chat(2, 'Markup', 20)],
-      messages: [
-        ...history(1, 1, [['user', 'How do I search for "foo OR bar* literally?'], ['assistant', 'Quote it: "foo OR bar* is then plain text.']]),
-        ...history(2, 10, [['user', HOSTILE], ['assistant', 'That is an image tag.']]),
-      ],
-    };
-    await withApp(config, async (page) => {
-      await page.keyboard.press('Control+k');
-      assert.equal(await page.getByTestId('search-input').evaluate((el) => el === document.activeElement), true);
-
-      await searchFor(page, '"foo OR bar*');
-      const results = page.getByTestId('search-result');
-      assert.equal(await results.count(), 2);
-      assert.equal(await page.getByTestId('chat-item').count(), 0, 'results replace the chat list');
-      const first = results.first();
-      assert.match(await text(first.getByTestId('search-snippet')), /"foo OR bar\*/);
-      assert.deepEqual(await first.locator('mark').allTextContents(), ['foo', 'OR', 'bar']);
-      assert.equal(await first.getAttribute('aria-selected'), 'true');
-      await page.keyboard.press('ArrowDown');
-      assert.equal(await results.nth(1).getAttribute('aria-selected'), 'true');
-      await page.keyboard.press('ArrowDown'); // stays on the last
-      assert.equal(await results.nth(1).getAttribute('aria-selected'), 'true');
-      await page.keyboard.press('ArrowUp');
-      assert.equal(await first.getAttribute('aria-selected'), 'true');
-
-      await searchFor(page, 'onerror');
-      const snippet = results.first().getByTestId('search-snippet');
-      assert.match(await snippet.textContent(), /<img src=x onerror="window\.__pwned='search'">/);
-      assert.deepEqual(await snippet.locator('mark').allTextContents(), ['onerror']);
-      assert.equal(await page.getByTestId('search-results').locator('img').count(), 0, 'no element made from the text');
-      await page.waitForTimeout(300);
-      assert.equal(await page.evaluate(() => window.__pwned), undefined);
-
-      await searchFor(page, 'zebra crossing');
-      await page.getByTestId('search-empty').filter({ hasText: 'No messages match' }).waitFor();
-
-      await page.keyboard.press('Escape');
-      assert.equal(await page.getByTestId('search-input').inputValue(), '');
-      await page.getByTestId('chat-item').first().waitFor();
-
-      // Enter opens the highlighted result.
-      await searchFor(page, 'image tag');
-      await page.keyboard.press('Enter');
-      await page.getByTestId('chat-title').filter({ hasText: 'Markup' }).waitFor();
-      await page.locator('[data-message-id="11"] .highlighted, [data-message-id="11"].highlighted').waitFor();
-    });
-  });
-
-  test('a result on another branch: the chat switches to it and shows it, flashed', { timeout: TIMEOUT }, async () => {
-    // Chat 1: 120 messages (a virtualised list); message 3 has a second version (id 900) on another branch.
-    const rows = Array.from({ length: 120 }, (_, i) => [i % 2 ? 'assistant' : 'user', `Message ${i + 1} about the weather.`]);
-    rows[4] = ['user', 'Did you see the comet last night?'];
-    const config = {
-      chats: [chat(1, 'Long weather chat', 30, { leafId: 120 }), chat(2, 'Other', 20)],
-      messages: [
-        ...history(1, 1, rows),
-        { ...history(1, 900, [['user', 'What about a lighthouse?']])[0], parentId: 2 },
-        { ...history(1, 901, [['assistant', 'Lighthouses guide ships.']])[0], parentId: 900 },
-      ],
-    };
-    await withApp(config, async (page) => {
-      await message(page, 120).waitFor();
-      await searchFor(page, 'lighthouse');
-      const hit = page.getByTestId('search-result').filter({ hasText: 'What about a lighthouse?' });
-      await hit.click();
-      const found = message(page, 900);
-      await found.waitFor();
-      // The flash lasts under two seconds: look for it first.
-      await page.waitForFunction(() => document.querySelector('[data-testid="message"][data-message-id="900"]')?.classList.contains('highlighted'));
-      assert.deepEqual(await callsOf(page, 'switch_branch'), [{ chatId: 1, messageId: 900 }]);
-      assert.deepEqual(await renderedIds(page), [1, 2, 900, 901]);
-      assert.equal(await text(found.getByTestId('branch-position')), '2/2');
-
-      // A result far up a long chat on the path on show is scrolled to.
-      await searchFor(page, 'comet');
-      await page.getByTestId('search-result').first().click();
-      await page.waitForFunction(() => {
-        const el = document.querySelector('[data-message-id="5"]');
-        const list = document.querySelector('[data-testid="message-list"]').getBoundingClientRect();
-        const box = el?.getBoundingClientRect();
-        return box && box.top >= list.top && box.bottom <= list.bottom;
-      });
-      assert.equal(await callsOf(page, 'switch_branch').then((c) => c.length), 2, 'message 5 was not on the path: switched back');
-    });
-  });
-});
-
-// ---------------------------------------------------------------------------------------------
-
-/** A chat of `count` messages of varied lengths, the replies in Markdown. */
-function longChat(count) {
-  const paragraph = 'The quick brown fox jumps over the lazy dog while the kettle hums. ';
-  const rows = Array.from({ length: count }, (_, i) =>
-    i % 2 === 0
-      ? ['user', `Question ${i + 1}: ${paragraph.slice(0, 20 + (i % 5) * 12)}`]
-      : ['assistant', `Answer ${i + 1}.\n\n${paragraph.repeat(1 + (i % 4))}${i % 6 === 1 ? '\n\n- one\n- two\n- three' : ''}`],
-  );
-  return { chats: [chat(1, 'Two thousand messages', 30)], messages: history(1, 1, rows, Date.now() - count * MINUTE) };
-}
-
 describe('A long chat', () => {
   test('2,000 messages: only a window is rendered; top, middle and bottom all show messages', { timeout: TIMEOUT }, async () => {
     const COUNT = 2000;
@@ -613,38 +357,6 @@ describe('A long chat', () => {
     });
   });
 });
-
-// ---------------------------------------------------------------------------------------------
-
-/** The screenshot scene: a pinned chat with an edited question (2/2) and an interrupted reply. */
-function scene() {
-  const start = Date.now() - 26 * 60 * MINUTE;
-  const reply = 'Sure! Here are **three** cozy ideas:\n\n1. Brew a pot of *spiced tea*\n2. Read by the fire\n3. Write a short poem';
-  return {
-    chats: [
-      chat(1, 'Weekend by the fire', 40, { leafId: 6, pinned: true, systemPrompt: 'You are a warm, concise host.' }),
-      chat(2, 'Explain Rust lifetimes', 30),
-      chat(3, 'Sourdough starter schedule', 20),
-      chat(4, 'Packing list for Lisbon', 10),
-    ],
-    messages: [
-      ...history(1, 1, [['user', 'Plan a slow, cozy Saturday evening at home.'], ['assistant', reply]], start),
-      ...history(1, 3, [['user', 'Make the poem about rain.', { parentId: 2 }], ['assistant', 'Rain taps the glass…', { parentId: 3 }]], start + 5 * MINUTE),
-      ...history(1, 5, [
-        ['user', 'Write the poem about rain, in four short lines.', { parentId: 2 }],
-        ['assistant', 'Soft rain on the roof,\nthe kettle begins to', { parentId: 5, status: 'interrupted', stats: replyStats({ interruptedBy: 'the engine was killed (SIGKILL) — most often because the system ran out of memory' }) }],
-      ], start + 9 * MINUTE),
-      ...history(2, 20, [['user', 'Why does the borrow checker complain when the rain stops?']], start - 3 * 24 * 60 * MINUTE),
-      ...history(3, 30, [['assistant', 'Feed it at 8 am and 8 pm; on rainy days it rises slower.']], start - 40 * 24 * 60 * MINUTE),
-    ],
-  };
-}
-
-/** Where the pointer rests for a shot: over `locator`. */
-async function over(locator) {
-  const box = await locator.boundingBox();
-  return [box.x + box.width / 2, box.y + box.height / 2];
-}
 
 describe('Screenshots', () => {
   test('history, chat list, system prompt and search (light and dark)', { timeout: 2 * TIMEOUT }, async () => {
