@@ -9,7 +9,6 @@ mod state;
 mod transfer;
 mod watchers;
 pub mod webview_render;
-mod window_pace;
 
 use tauri::{Manager, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogKind};

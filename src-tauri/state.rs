@@ -18,7 +18,7 @@ impl AppState {
     pub async fn open(paths: AppPaths) -> Result<AppState, OpenError> {
         let mut app = App::open(paths).await?;
         // Replies reach the window as often as it can afford (see window_pace).
-        if let Some(pace) = crate::window_pace::MeasuredPace::for_this_window() {
+        if let Some(pace) = hearth_app::window_pace::MeasuredPace::for_this_window() {
             app.chat.set_window_pace(std::sync::Arc::new(pace));
         }
         Ok(AppState { app, watchers: Watchers::default(), model_watchers: Watchers::default() })

@@ -1,7 +1,5 @@
-import { WINDOW_UPDATE_INTERVAL_MS } from '../ipc/contract';
-
-/** Schedules a callback for the next frame; returns a handle for cancel. With a clock (`now`,
- *  `after`), updates are also paced (see DeltaBatcher); without one, one update per frame. */
+/** Schedules a callback for the next frame; returns a handle for cancel. A clock and timers where
+ *  the caller needs them. */
 export type FrameScheduler = {
   request: (cb: () => void) => number;
   cancel: (handle: number) => void;
@@ -10,8 +8,6 @@ export type FrameScheduler = {
   /** Runs `cb` after `ms` (a timer, no frame held open meanwhile); returns a handle. */
   after?: (cb: () => void, ms: number) => number;
   cancelAfter?: (handle: number) => void;
-  /** Brings layout up to date now (so an update's measured cost includes its layout). */
-  settle?: () => void;
 };
 
 export const animationFrames: FrameScheduler = {
@@ -20,34 +16,17 @@ export const animationFrames: FrameScheduler = {
   now: () => performance.now(),
   after: (cb, ms) => window.setTimeout(cb, ms),
   cancelAfter: (handle) => window.clearTimeout(handle),
-  // Reading a layout value lays the page out now instead of at the frame: no extra work.
-  settle: () => void document.documentElement.offsetHeight,
 };
 
-/** The backend sends deltas at most this often (contract.json's windowUpdateIntervalMs), so painting
- *  more often would show nothing new. That pace suits the window too: reading needs no more than
- *  ~10–15 updates a second, and each update costs the web view a style, layout and paint pass (and
- *  the app its share of the paint), taken from the cores the model decodes on: make bench-app
- *  measured 0.81 of the engine's speed in the window at 15 a second, 0.87 at 10 (2 cores). */
-export const MIN_INTERVAL_MS = WINDOW_UPDATE_INTERVAL_MS;
-/** An update may take at most this share of the time between updates: a renderer that falls
- *  behind (a long table, a huge code block, a slow machine) gets fewer, larger updates. */
-export const MAX_RENDER_SHARE = 0.1;
-/** Never slower than this: the text must still be seen to move. */
-export const MAX_INTERVAL_MS = 500;
-
 /**
- * Collects streamed text deltas and hands them over in an animation frame: the first at once (time
- * to first token is what the user waits for), then at most every `MIN_INTERVAL_MS`, or longer
- * when the last hand-over took more than `MAX_RENDER_SHARE` of that time.
+ * Collects streamed text deltas and hands them over at the next animation frame: a frame paints at
+ * most one update, however many deltas arrived since the last. It does not pace the stream: the
+ * backend does, from what the window costs (hearth_app::window_pace, its figures in contract.json's
+ * `windowPace`), so deltas arrive at most every ~100 ms and each is painted at once.
  */
 export class DeltaBatcher {
   #pending = '';
   #frame: number | null = null;
-  #timer: number | null = null;
-  /** When the last update was handed over (null: none since the stream began). */
-  #lastAt: number | null = null;
-  #interval = MIN_INTERVAL_MS;
   readonly #flush: (text: string) => void;
   readonly #frames: FrameScheduler;
 
@@ -61,22 +40,14 @@ export class DeltaBatcher {
     return this.#pending;
   }
 
-  /** The time between updates the batcher keeps now (ms). */
-  get interval(): number {
-    return this.#interval;
-  }
-
   push(text: string): void {
     if (!text) return;
     this.#pending += text;
-    if (this.#frame !== null || this.#timer !== null) return;
-    const { now, after } = this.#frames;
-    const wait = this.#lastAt === null || !now || !after ? 0 : this.#lastAt + this.#interval - now();
-    if (wait <= 0) this.#requestFrame();
-    else this.#timer = after!(() => {
-      this.#timer = null;
-      this.#requestFrame();
-    }, wait);
+    if (this.#frame !== null) return;
+    this.#frame = this.#frames.request(() => {
+      this.#frame = null;
+      this.flush();
+    });
   }
 
   /** Hand over everything pending now (e.g. before the final message replaces the stream). */
@@ -85,36 +56,17 @@ export class DeltaBatcher {
     if (!this.#pending) return;
     const text = this.#pending;
     this.#pending = '';
-    const now = this.#frames.now;
-    const start = now?.() ?? 0;
     this.#flush(text);
-    this.#frames.settle?.();
-    if (now) {
-      const cost = now() - start;
-      this.#lastAt = start;
-      this.#interval = Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, cost / MAX_RENDER_SHARE));
-    }
   }
 
-  /** Drop pending text and anything scheduled; the next stream starts afresh. */
+  /** Drop pending text and the frame scheduled. */
   cancel(): void {
     this.#unschedule();
     this.#pending = '';
-    this.#lastAt = null;
-    this.#interval = MIN_INTERVAL_MS;
-  }
-
-  #requestFrame(): void {
-    this.#frame = this.#frames.request(() => {
-      this.#frame = null;
-      this.flush();
-    });
   }
 
   #unschedule(): void {
     if (this.#frame !== null) this.#frames.cancel(this.#frame);
-    if (this.#timer !== null) this.#frames.cancelAfter?.(this.#timer);
     this.#frame = null;
-    this.#timer = null;
   }
 }

@@ -56,7 +56,7 @@ export class TurnRunner {
     this.#api = api;
     this.#reload = reload;
     this.#frames = frames;
-    // flushSync: the DOM is updated inside the hand-over, so the batcher's pacing sees its cost.
+    // flushSync: the DOM is updated inside the hand-over, in the frame it was scheduled for.
     this.#batcher = new DeltaBatcher((text) => {
       this.#applyDelta(text);
       flushSync();

@@ -11,6 +11,7 @@ mod server;
 mod server_models;
 mod settings;
 mod titles;
+pub mod window_pace;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -7,12 +7,12 @@ use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
 
 /// How often at most a streaming reply's text is handed to the window: ~10 times a second is all
-/// reading needs (the window paces itself likewise, see ui/src/lib/batcher.ts), and each hand-over
-/// costs the web view a script, a layout and a paint. A `WindowPace` may space them further.
+/// reading needs, and each hand-over costs the web view a script, a layout and a paint (the window
+/// paints each at its next frame). A `WindowPace` may space them further.
 pub const WINDOW_UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How often a streaming reply's text is handed to the window: the app measures what the window
-/// costs (the shell's `window_pace`); elsewhere `FixedPace`.
+/// costs (`hearth_app::window_pace`); elsewhere `FixedPace`.
 pub trait WindowPace: Send + Sync + 'static {
     /// The time between hand-overs now: `WINDOW_UPDATE_INTERVAL` or more.
     fn interval(&self) -> Duration;

@@ -1,12 +1,14 @@
-//! How often a streaming reply's text reaches the window, from what the window costs.
+//! How often a streaming reply's text reaches the window, from what the window costs: the one
+//! pacer of a stream (the window paints what arrives at its next frame; its figures reach the UI
+//! through contract.json as [`FIGURES`]).
 //!
 //! Each hand-over costs the window CPU — the web process's script, layout and paint, and this
 //! process's main thread (WebKit's UI side: the paint's copy, the IPC) — on the cores the model
 //! decodes on, where llama.cpp's threads meet at a barrier after every layer: `make bench-app` on
 //! 2 cores measured the engine beside the window at ~0.88 of its speed alone while the window took
-//! ~0.13 of a core, and at 0.70–0.80 while hostile Markdown took it 0.2–0.35. The UI's own pace
-//! (ui/src/lib/batcher.ts) sees only its script and layout, not the paint, the garbage collector or
-//! this process. So while text is handed over, the window's CPU is read from /proc about once a
+//! ~0.13 of a core, and at 0.70–0.80 while hostile Markdown took it 0.2–0.35. The window itself
+//! sees only its script and layout, not the paint, the garbage collector or this process. So while
+//! text is handed over, the window's CPU is read from /proc about once a
 //! second and the time between hand-overs set so that the window takes at most
 //! `WINDOW_CPU_SHARE` of a core: never more often than `WINDOW_UPDATE_INTERVAL`, never less often
 //! than `SLOWEST`. A fast machine, or a GPU that composites, stays at the fastest pace.
@@ -24,8 +26,26 @@ pub const OVERRIDE_ENV: &str = "HEARTH_WINDOW_PACE";
 
 /// The share of one core the window may take while a reply streams.
 pub const WINDOW_CPU_SHARE: f64 = 0.08;
-/// Never slower than this: the text must still be seen to move (the UI's batcher likewise).
+/// Never slower than this: the text must still be seen to move.
 pub const SLOWEST: Duration = Duration::from_millis(500);
+
+/// The pace's figures, as the window (and the browser tests' stand-in backend) reads them.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaceFigures {
+    /// Hand-overs are never closer than this (`WINDOW_UPDATE_INTERVAL`).
+    pub fastest_ms: u64,
+    /// Nor further apart than this.
+    pub slowest_ms: u64,
+    /// The share of one core the window may take while a reply streams.
+    pub window_cpu_share: f64,
+}
+
+pub const FIGURES: PaceFigures = PaceFigures {
+    fastest_ms: WINDOW_UPDATE_INTERVAL.as_millis() as u64,
+    slowest_ms: SLOWEST.as_millis() as u64,
+    window_cpu_share: WINDOW_CPU_SHARE,
+};
 /// How often the window's CPU is read while text is handed over.
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 /// A sample older than this many `SAMPLE_EVERY`s spans a pause between replies (typing,
