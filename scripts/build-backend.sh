@@ -5,6 +5,15 @@
 #
 #   scripts/build-backend.sh vulkan [DIR]   # → DIR/libggml-vulkan.so (default target/ggml-backends)
 #   scripts/build-backend.sh cuda [DIR]     # → DIR/libggml-cuda.so (needs CUDA's nvcc)
+#   scripts/build-backend.sh rpc [DIR]        # → DIR/libggml-rpc.so
+#   scripts/build-backend.sh rpc-server [DIR] # → DIR/rpc-server/ggml-rpc-server (default target)
+#
+# RPC: Hearth reaches the devices of other machines through its module, each machine running
+# llama.cpp's rpc-server: the one built here, its CPU backend beside it (add a GPU's module to its
+# folder: `scripts/build-backend.sh cuda DIR/rpc-server`). Client and server must speak the same
+# RPC protocol: build both from this source. Start it as
+# `target/rpc-server/ggml-rpc-server -H 0.0.0.0 -p 50052` (it trusts whoever reaches it: a private
+# network only) and name host:50052 in the model's load settings.
 #
 # Vulkan needs glslc, the Vulkan headers and SPIR-V headers (Debian: glslc libvulkan-dev
 # spirv-headers); it runs on any vendor's driver and on Mesa's software lavapipe (the tests'
@@ -13,14 +22,19 @@
 # shaders, and -O3 of ggml-vulkan.cpp alone takes minutes of a 2-core machine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-backend="${1:?usage: scripts/build-backend.sh vulkan|cuda [DIR]}"
+backend="${1:?usage: scripts/build-backend.sh vulkan|cuda|rpc|rpc-server [DIR]}"
 dest="${2:-$root/target/ggml-backends}"
+tools=OFF
 case "$backend" in
   vulkan) flags=(-DGGML_VULKAN=ON) ;;
   cuda) flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES:-native}") ;;
-  *) echo "error: unknown backend $backend (vulkan or cuda)" >&2; exit 2 ;;
+  rpc) flags=(-DGGML_RPC=ON) ;;
+  # One of llama.cpp's tools, which need its common library configured.
+  rpc-server) flags=(-DGGML_RPC=ON) tools=ON dest="${2:-$root/target}" ;;
+  *) echo "error: unknown backend $backend (vulkan, cuda, rpc or rpc-server)" >&2; exit 2 ;;
 esac
 module="$dest/libggml-$backend.so"
+[ "$backend" = rpc-server ] && module="$dest/rpc-server/ggml-rpc-server"
 work="$root/target/backend-build/$backend"
 mkdir -p "$work" "$dest"
 exec 9>"$work/.lock"
@@ -57,12 +71,21 @@ fi
 echo "building llama.cpp's $backend backend (minutes; the first Vulkan build compiles its shaders)…" >&2
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$src/llama.cpp" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF "${flags[@]}" \
+  -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF "${flags[@]}" -DCMAKE_BUILD_RPATH='$ORIGIN' \
   -DCMAKE_C_FLAGS_RELEASE="-O$opt -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O$opt -DNDEBUG" \
-  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-  -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >&2
-cmake --build "$work/build" --target "ggml-$backend" -j "$(nproc)" >&2
-cp "$work/build/bin/libggml-$backend.so" "$module.partial"
-mv "$module.partial" "$module"
+  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS="$tools" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+  -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_COMMON="$tools" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >&2
+if [ "$backend" = rpc-server ]; then
+  cmake --build "$work/build" --target ggml-rpc-server ggml-rpc ggml-cpu -j "$(nproc)" >&2
+  # The server with what it loads (found beside it): ggml's libraries, its RPC and CPU modules.
+  server="$dest/rpc-server"
+  rm -rf "$server.partial" && mkdir -p "$server.partial"
+  cp "$work/build/bin/ggml-rpc-server" "$work/build/bin/"lib*.so* "$server.partial/"
+  rm -rf "$server" && mv "$server.partial" "$server"
+else
+  cmake --build "$work/build" --target "ggml-$backend" -j "$(nproc)" >&2
+  cp "$work/build/bin/libggml-$backend.so" "$module.partial"
+  mv "$module.partial" "$module"
+fi
 echo "$made_from $backend" >"$work/made-from"
 echo "$module"

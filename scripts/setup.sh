@@ -65,17 +65,21 @@ if [ "$mode" = test ]; then
   # (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what the UI
   # tests and the Rust build leave idle, and the tests that need it wait for it (the peer test
   # and scripts/test.sh before e2e, on the build's lock). Its output goes to target/llama-server.log.
-  # The same goes for llama.cpp's Vulkan backend, which the GPU tests load onto lavapipe
-  # (scripts/build-backend.sh; scripts/test.sh waits for it before the Rust tests; its output
-  # goes to target/vulkan-backend.log). Both build from the pinned sdist: fetched first, once.
+  # The same goes for llama.cpp's Vulkan backend, which the GPU tests load onto lavapipe, and its
+  # rpc-server with the RPC module, which the RPC tests use on loopback (scripts/build-backend.sh;
+  # scripts/test.sh waits for them before the Rust tests; their output goes to
+  # target/vulkan-backend.log and target/rpc-backend.log). All build from the pinned sdist:
+  # fetched first, once.
   scripts/build-llama-server.sh --sdist >/dev/null
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
     nohup nice -n 19 scripts/build-llama-server.sh --for-tests >target/llama-server.log 2>&1 </dev/null &
     BACKEND_OPT=1 nohup nice -n 19 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >target/vulkan-backend.log 2>&1 </dev/null &
+    BACKEND_OPT=1 nohup nice -n 19 scripts/build-backend.sh rpc-server target/ggml-backends-rpc >target/rpc-backend.log 2>&1 </dev/null &
   else
     scripts/build-llama-server.sh --for-tests >/dev/null
     BACKEND_OPT=1 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >/dev/null
+    BACKEND_OPT=1 scripts/build-backend.sh rpc-server target/ggml-backends-rpc >/dev/null
   fi
   if ! command -v tauri-driver >/dev/null; then
     cargo install tauri-driver --locked --version 2.1.0

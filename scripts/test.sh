@@ -91,6 +91,15 @@ vulkan_modules="$PWD/target/ggml-backends-vulkan"
 BACKEND_OPT=1 scripts/build-backend.sh vulkan "$vulkan_modules" >/dev/null
 ln -sfn ../ggml-backends/libggml-cpu.so "$vulkan_modules/libggml-cpu.so"
 export HEARTH_TEST_VULKAN_MODULES="$vulkan_modules"
+# Likewise the RPC tests': the RPC module built with llama.cpp's rpc-server, beside this build's
+# CPU module; the server computes with that CPU module too (its own, built at -O1, rounds
+# otherwise: a greedy reply there parts from this one at a near-tie a few tokens in).
+rpc_modules="$PWD/target/ggml-backends-rpc"
+BACKEND_OPT=1 scripts/build-backend.sh rpc-server "$rpc_modules" >/dev/null
+ln -sfn rpc-server/libggml-rpc.so "$rpc_modules/libggml-rpc.so"
+ln -sfn ../ggml-backends/libggml-cpu.so "$rpc_modules/libggml-cpu.so"
+ln -sfn ../../ggml-backends/libggml-cpu.so "$rpc_modules/rpc-server/libggml-cpu.so"
+export HEARTH_TEST_RPC_MODULES="$rpc_modules"
 
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
 # llama.cpp's server, the provider tests' peer, may still be building in the background

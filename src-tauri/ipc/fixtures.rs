@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use hearth_core::{
-    CacheBudgets, DRAFT_PACE, DraftPace, FieldRange, FieldSupport, LoadParams, LogitBias, Preset, ProviderConfig, ProviderKind,
-    SamplerStage, SamplingParams, WINDOW_UPDATE_INTERVAL, sampling_support,
+    CacheBudgets, DRAFT_PACE, DraftPace, FieldRange, FieldSupport, FlashAttention, KvType, LoadParams, LogitBias, Preset, ProviderConfig,
+    ProviderKind, SamplerStage, SamplingParams, sampling_support,
 };
 
 use crate::ipc::contract::{CommandContract, WireArg, camel_case};
@@ -32,6 +32,8 @@ struct ContractData {
     logit_bias_max: f32,
     load_defaults: LoadParams,
     load_ranges: &'static [FieldRange],
+    /// The values a load setting chosen from a list takes, in the order offered.
+    load_choices: LoadChoices,
     /// The longest context "auto" picks (the model's trained length and free memory may give less).
     auto_context_max: u32,
     /// The context a fit estimate assumes when a model's header gives none.
@@ -48,11 +50,18 @@ struct ContractData {
     /// OpenAI-compatible server with and without llama.cpp's extensions).
     sampling_support: BTreeMap<&'static str, Vec<FieldSupport>>,
     error_kinds: [IpcErrorKind; 15],
-    /// Deltas reach the window at most this often; the window paints no more often either.
-    window_update_interval_ms: u64,
+    /// How often deltas reach the window (hearth_app::window_pace); it paints what arrives.
+    window_pace: hearth_app::window_pace::PaceFigures,
     /// When the composer sends the draft to be read ahead.
     draft_pace: DraftPace,
     commands: Vec<WireCommand>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoadChoices {
+    flash_attention: [FlashAttention; 3],
+    kv_cache_type: [KvType; 3],
 }
 
 #[derive(Serialize)]
@@ -125,6 +134,7 @@ pub fn contract_data() -> String {
         logit_bias_max: LogitBias::MAX,
         load_defaults: LoadParams::default(),
         load_ranges: LoadParams::ranges(),
+        load_choices: LoadChoices { flash_attention: FlashAttention::ALL, kv_cache_type: KvType::ALL },
         auto_context_max: LoadParams::AUTO_N_CTX_MAX,
         fit_context_fallback: hearth_gguf::ASSUMED_CONTEXT_LENGTH,
         cache_budget_defaults: CacheBudgets::default(),
@@ -148,7 +158,7 @@ pub fn contract_data() -> String {
         provider_id_max_length: ProviderConfig::ID_MAX_LEN,
         sampling_support: sampling_support_table(),
         error_kinds: IpcErrorKind::ALL,
-        window_update_interval_ms: WINDOW_UPDATE_INTERVAL.as_millis() as u64,
+        window_pace: hearth_app::window_pace::FIGURES,
         draft_pace: DRAFT_PACE,
         commands: contracts().iter().map(wire).collect(),
     };

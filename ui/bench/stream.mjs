@@ -1,5 +1,5 @@
 // The window under a fast stream, and a long chat: the built UI in headless Chromium with the mocked
-// Tauri IPC (tests/browser/mock-tauri.mjs), driven only through the UI (typing, Enter, the wheel,
+// Tauri IPC (tests/browser/mock/), driven only through the UI (typing, Enter, the wheel,
 // clicks) and measured in the page. Run: `npm run bench:stream` (builds ui/dist first), or against
 // another build: `HEARTH_UI_DIST=/tmp/ui-x node bench/stream.mjs`. BENCH_RATES (500,2000,5000,10000),
 // BENCH_LENGTHS (1000,3000: shorter replies at 2,000 tok/s; empty for none) and BENCH_ROUNDS (3) pick

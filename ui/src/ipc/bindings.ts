@@ -252,7 +252,12 @@ chatTemplate: string | null,
 /**
  * Reuse the KV cache across turns (off only to measure what reuse saves).
  */
-reuseKv: boolean, };
+reuseKv: boolean, 
+/**
+ * Other machines' devices, through llama.cpp's `rpc-server` on each ("host:port"): the
+ * layers are split over them and the local GPU by their free memory.
+ */
+rpcServers: Array<string>, };
 
 export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: LoadParams, 
 /**

@@ -6,6 +6,7 @@ import {
   cacheBudgetRanges,
   draftPace,
   fitContextFallback,
+  loadChoices,
   loadRanges,
   logitBiasNever,
   providerIdMaxLength,
@@ -13,9 +14,9 @@ import {
   samplerStageOrder,
   serverDefaults,
   serverRanges,
-  windowUpdateIntervalMs,
+  windowPace,
 } from './contract.json';
-import type { CacheBudgets, FieldRange, ProviderKind, SamplerStage, ServerSettings } from './bindings';
+import type { CacheBudgets, FieldRange, FlashAttention, KvType, ProviderKind, SamplerStage, ServerSettings } from './bindings';
 
 /** llama.cpp's order of the sampler stages; also the list of every stage. */
 export const SAMPLER_STAGES: readonly SamplerStage[] = samplerStageOrder as SamplerStage[];
@@ -44,6 +45,12 @@ export const PROVIDER_ID_MAX_LENGTH: number = providerIdMaxLength;
 /** The ranges LoadParams::validate enforces on the load settings' numbers (an unset one is "auto"). */
 export const LOAD_RANGES: readonly FieldRange[] = loadRanges;
 
+/** The values the load settings chosen from a list take (FlashAttention::ALL, KvType::ALL), in the order offered. */
+export const LOAD_CHOICES: Readonly<{ flashAttention: readonly FlashAttention[]; kvCacheType: readonly KvType[] }> = loadChoices as {
+  flashAttention: FlashAttention[];
+  kvCacheType: KvType[];
+};
+
 /** The budgets for chats' caches on first start (CacheBudgets::default), in MB. */
 export const CACHE_BUDGET_DEFAULTS: Readonly<CacheBudgets> = cacheBudgetDefaults;
 
@@ -59,8 +66,10 @@ export const SERVER_RANGES: readonly FieldRange[] = serverRanges;
 /** The context length a fit estimate assumes when the model's header gives none (hearth_gguf::ASSUMED_CONTEXT_LENGTH). */
 export const FIT_CONTEXT_FALLBACK: number = fitContextFallback;
 
-/** Streamed text reaches the window at most this often (ms): painting more often shows nothing new. */
-export const WINDOW_UPDATE_INTERVAL_MS: number = windowUpdateIntervalMs;
+/** How often the backend hands a streaming reply to the window (hearth_app::window_pace): never
+ *  closer than `fastestMs`, never further apart than `slowestMs`, keeping the window's CPU to
+ *  `windowCpuShare` of a core. The window paints each delta at its next frame. */
+export const WINDOW_PACE: Readonly<{ fastestMs: number; slowestMs: number; windowCpuShare: number }> = windowPace;
 
 /** When the composer sends the draft to be read ahead (hearth_core::DRAFT_PACE), in ms: `quietMs`
  *  after the last key, at the latest `maxWaitMs` after the first key not yet sent, never two sends

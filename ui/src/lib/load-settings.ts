@@ -1,6 +1,7 @@
 // How the loaded model is loaded: field descriptions, what is in use, and error mapping. Pure
 // functions over plain values; the reactive store is in load-settings.svelte.ts.
 import type { LoadParams, ModelInfo } from '../ipc/bindings';
+import { LOAD_CHOICES } from '../ipc/contract';
 import type { FieldProblem } from './format';
 import { U32_MAX, deepEqual, formatNumber, type FieldInfo } from './settings';
 
@@ -15,14 +16,18 @@ export type LoadControl =
   | { kind: 'choice'; options: { value: string; label: string }[] }
   | { kind: 'toggle' }
   /** Text that is null when empty. */
-  | { kind: 'template' };
+  | { kind: 'template' }
+  /** A list of "host:port", one a line. */
+  | { kind: 'endpoints' };
 
 export type LoadFieldInfo = FieldInfo & { control: LoadControl };
 
-/** A segmented choice of `[value, label]` pairs. */
-function choice(...pairs: [string, string][]): LoadControl {
-  return { kind: 'choice', options: pairs.map(([value, label]) => ({ value, label })) };
+/** A segmented choice of the values the backend takes (contract.json), each shown as `label` says. */
+function choice(values: readonly string[], label: (value: string) => string = (value) => value): LoadControl {
+  return { kind: 'choice', options: values.map((value) => ({ value, label: label(value) })) };
 }
+
+const capitalized = (value: string) => value.charAt(0).toUpperCase() + value.slice(1);
 
 /** Every load setting, in display order. */
 export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
@@ -54,12 +59,12 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
   flashAttention: {
     label: 'Flash attention',
     help: 'A faster attention kernel that needs less memory; auto uses it where the hardware supports it.',
-    control: choice(['auto', 'Auto'], ['on', 'On'], ['off', 'Off']),
+    control: choice(LOAD_CHOICES.flashAttention, capitalized),
   },
   kvCacheType: {
     label: 'KV cache type',
     help: 'How the context is stored: smaller types fit longer contexts at a small cost in quality; quantized needs flash attention.',
-    control: choice(['f16', 'f16'], ['q8_0', 'q8_0'], ['q4_0', 'q4_0']),
+    control: choice(LOAD_CHOICES.kvCacheType),
   },
   useMmap: {
     label: 'Memory-map the file',
@@ -81,6 +86,11 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
     help: "A Jinja template that lays out the conversation instead of the model's own; empty uses the model's.",
     control: { kind: 'template' },
   },
+  rpcServers: {
+    label: 'RPC servers',
+    help: "Other machines' GPUs, each running llama.cpp's rpc-server: one host:port a line. The layers are split over them and this machine's GPU by their free memory. rpc-server trusts whoever reaches it: use it on a private network only.",
+    control: { kind: 'endpoints' },
+  },
 };
 
 export const LOAD_KEYS = Object.keys(LOAD_FIELDS) as LoadKey[];
@@ -97,6 +107,7 @@ export function formatLoadValue<K extends LoadKey>(key: K, value: LoadParams[K])
   if (value === null) return key === 'chatTemplate' ? "none (the model's own)" : 'auto';
   if (typeof value === 'boolean') return value ? 'on' : 'off';
   if (typeof value === 'number') return key === 'nGpuLayers' && value === 0 ? 'none' : formatNumber(value);
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(', ');
   return key === 'chatTemplate' ? 'override' : String(value);
 }
 
@@ -144,6 +155,11 @@ export function customStart(key: LoadKey, model: ModelInfo): number {
   const used = model.load[key];
   // 32 is the layer count of most 7–8B models; the backend offloads no more than there are.
   return typeof used === 'number' && used > 0 ? used : 32;
+}
+
+/** The endpoints in typed text: one a line (or separated by commas or spaces), blanks dropped. */
+export function endpointsValue(text: string): string[] {
+  return text.split(/[\s,]+/).filter((endpoint) => endpoint !== '');
 }
 
 /** The template override for typed text: blank text means the model's own template. */

@@ -176,6 +176,11 @@ describe('Settings scopes, presets and the Model group', () => {
       await group.getByTestId('load-status').filter({ hasText: 'Saved' }).waitFor();
       assert.equal((await mockValue(page, 'loadSaves')).at(-1).chatTemplate, null, 'blank means the model\'s own template');
 
+      // Other machines' devices: one host:port a line (commas and spaces also part them), blanks dropped.
+      await group.getByTestId('field-rpcServers').fill('192.168.1.20:50052\n  gpu-box.local:50052, \n');
+      await page.waitForFunction(() => window.__hearthMock.loadSaves.at(-1)?.rpcServers?.length === 2);
+      assert.deepEqual((await mockValue(page, 'loadSaves')).at(-1).rpcServers, ['192.168.1.20:50052', 'gpu-box.local:50052']);
+
       // Outside the range the backend gives: the field says so as it is typed, the refusal comes word for word.
       await group.getByTestId('mode-nCtx-custom').click();
       const nCtx = CONTRACT.loadRanges.find((r) => r.key === 'nCtx');
@@ -401,7 +406,8 @@ describe('Settings scopes, presets and the Model group', () => {
       await page.getByTestId('field-nCtx').blur();
       await group.evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await shot(page, `settings-model`);
-      await group.getByTestId('field-chatTemplate').scrollIntoViewIfNeeded();
+      await group.getByTestId('field-rpcServers').fill('192.168.1.20:50052');
+      await group.getByTestId('field-rpcServers').scrollIntoViewIfNeeded();
       await shot(page, `settings-model-end`);
     });
   });

@@ -30,6 +30,9 @@ pub struct LoadParams {
     pub chat_template: Option<String>,
     /// Reuse the KV cache across turns (off only to measure what reuse saves).
     pub reuse_kv: bool,
+    /// Other machines' devices, through llama.cpp's `rpc-server` on each ("host:port"): the
+    /// layers are split over them and the local GPU by their free memory.
+    pub rpc_servers: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -38,6 +41,11 @@ pub enum FlashAttention {
     Auto,
     On,
     Off,
+}
+
+impl FlashAttention {
+    /// Every mode, in the order a menu offers them.
+    pub const ALL: [FlashAttention; 3] = [FlashAttention::Auto, FlashAttention::On, FlashAttention::Off];
 }
 
 /// Element type of the KV cache: smaller types fit longer contexts (quantized V needs flash attention).
@@ -63,11 +71,15 @@ impl Default for LoadParams {
             use_mlock: false,
             chat_template: None,
             reuse_kv: true,
+            rpc_servers: Vec::new(),
         }
     }
 }
 
 impl KvType {
+    /// Every type, largest first, in the order a menu offers them.
+    pub const ALL: [KvType; 3] = [KvType::F16, KvType::Q8_0, KvType::Q4_0];
+
     pub fn bytes_per_element(self) -> f64 {
         match self {
             KvType::F16 => 2.0,
@@ -93,6 +105,9 @@ const LOAD_RANGES: &[FieldRange] = &[
 impl LoadParams {
     /// The longest context "auto" picks, memory and training allowing.
     pub const AUTO_N_CTX_MAX: u32 = 32_768;
+
+    /// llama.cpp's limit (GGML_RPC_MAX_SERVERS).
+    pub const MAX_RPC_SERVERS: usize = 16;
 
     pub fn ranges() -> &'static [FieldRange] {
         LOAD_RANGES
@@ -123,8 +138,21 @@ impl LoadParams {
         if self.chat_template.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return bad("chatTemplate", "the chat template override is empty: clear it to use the model's own".into());
         }
+        if self.rpc_servers.len() > Self::MAX_RPC_SERVERS {
+            return bad("rpcServers", format!("at most {} RPC servers", Self::MAX_RPC_SERVERS));
+        }
+        if let Some(bad_endpoint) = self.rpc_servers.iter().find(|e| !is_endpoint(e)) {
+            return bad("rpcServers", format!("{bad_endpoint:?} is not host:port (e.g. 192.168.1.20:50052)"));
+        }
         Ok(())
     }
+}
+
+/// "host:port" as llama.cpp's RPC client reads it: a host, the last colon, a port from 1.
+fn is_endpoint(endpoint: &str) -> bool {
+    let Some((host, port)) = endpoint.rsplit_once(':') else { return false };
+    let host_ok = !host.is_empty() && !host.chars().any(|c| c.is_whitespace() || c == '/');
+    host_ok && port.parse::<u16>().is_ok_and(|p| p > 0)
 }
 
 #[cfg(test)]
@@ -148,7 +176,14 @@ mod tests {
             (LoadParams { n_ctx: Some(u32::MAX), ..base.clone() }, "context length", "nCtx"),
             (LoadParams { n_threads: Some(0), ..base.clone() }, "threads", "nThreads"),
             (LoadParams { chat_template: Some("  ".into()), ..base.clone() }, "template", "chatTemplate"),
+            (LoadParams { rpc_servers: vec!["10.0.0.7".into()], ..base.clone() }, "host:port", "rpcServers"),
+            (LoadParams { rpc_servers: vec!["10.0.0.7:0".into()], ..base.clone() }, "host:port", "rpcServers"),
+            (LoadParams { rpc_servers: vec![":50052".into()], ..base.clone() }, "host:port", "rpcServers"),
+            (LoadParams { rpc_servers: vec!["http://10.0.0.7:50052".into()], ..base.clone() }, "host:port", "rpcServers"),
+            (LoadParams { rpc_servers: vec!["10.0.0.7:50052".into(); 17], ..base.clone() }, "at most 16", "rpcServers"),
         ];
+        let fine = LoadParams { rpc_servers: vec!["127.0.0.1:50052".into(), "gpu-box.local:50052".into()], ..base.clone() };
+        assert_eq!(fine.validate(), Ok(()));
         let keys = serde_json::to_value(&base).unwrap();
         for (params, needle, field) in cases {
             let err = params.validate().unwrap_err();

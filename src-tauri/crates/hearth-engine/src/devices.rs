@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use hearth_core::{BackendProblem, ComputeDevice, DeviceKind, DeviceReport};
 use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::{LlamaBackendDeviceType, LogOptions, list_llama_ggml_backend_devices, send_logs_to_tracing};
+use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 
 /// Where to load backend modules from, before the places a build or an install puts them.
 pub const BACKENDS_DIR_ENV: &str = "HEARTH_BACKENDS_DIR";
@@ -65,27 +65,75 @@ pub fn report() -> DeviceReport {
         }
     }
     let limit = std::env::var(GPU_MEMORY_LIMIT_ENV).ok().and_then(|mb| mb.trim().parse::<u64>().ok()).map(|mb| mb << 20);
-    let devices = list_llama_ggml_backend_devices()
-        .into_iter()
-        .map(|d| ComputeDevice {
-            name: d.name,
-            description: d.description,
-            backend: d.backend,
-            kind: match d.device_type {
-                LlamaBackendDeviceType::Cpu => DeviceKind::Cpu,
-                LlamaBackendDeviceType::Gpu => DeviceKind::Gpu,
-                LlamaBackendDeviceType::IntegratedGpu => DeviceKind::IntegratedGpu,
-                LlamaBackendDeviceType::Accelerator => DeviceKind::Accelerator,
-                LlamaBackendDeviceType::Unknown => DeviceKind::Other,
+    let mut devices = Vec::new();
+    for device in ggml_devices() {
+        // An RPC device's memory is asked of its server, and ggml aborts when that does not
+        // answer: a server gone since it was added is said, not asked.
+        if device.backend == crate::rpc::BACKEND
+            && let Err(reason) = crate::rpc::reach(&device.description)
+        {
+            problems.push(BackendProblem { module: "libggml-rpc.so".into(), reason });
+            continue;
+        }
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: a device ggml listed; it writes the two numbers.
+        unsafe { llama_cpp_sys_2::ggml_backend_dev_memory(device.handle, &mut free, &mut total) };
+        devices.push(ComputeDevice {
+            free_bytes: match (device.kind, limit) {
+                (DeviceKind::Cpu, _) | (_, None) => free as u64,
+                (_, Some(limit)) => (free as u64).min(limit),
             },
-            free_bytes: match (d.device_type, limit) {
-                (LlamaBackendDeviceType::Cpu, _) | (_, None) => d.memory_free as u64,
-                (_, Some(limit)) => (d.memory_free as u64).min(limit),
-            },
-            total_bytes: d.memory_total as u64,
-        })
-        .collect();
+            total_bytes: total as u64,
+            name: device.name,
+            description: device.description,
+            backend: device.backend,
+            kind: device.kind,
+        });
+    }
     DeviceReport { modules_dir: loaded.dir.as_ref().map(|d| d.display().to_string()), devices, problems }
+}
+
+/// A device ggml lists, without its memory (which an RPC device asks its server for).
+struct GgmlDevice {
+    /// Its place in ggml's list: what a model's device list names.
+    index: usize,
+    handle: llama_cpp_sys_2::ggml_backend_dev_t,
+    name: String,
+    description: String,
+    backend: String,
+    kind: DeviceKind,
+}
+
+fn ggml_devices() -> Vec<GgmlDevice> {
+    let text = |ptr: *const std::os::raw::c_char| {
+        // SAFETY: a C string ggml keeps with the device or backend (null: none).
+        if ptr.is_null() { String::new() } else { unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned() }
+    };
+    // SAFETY: ggml's device list, read in order; each handle lives as long as the process.
+    (0..unsafe { llama_cpp_sys_2::ggml_backend_dev_count() })
+        .map(|index| unsafe {
+            let handle = llama_cpp_sys_2::ggml_backend_dev_get(index);
+            GgmlDevice {
+                index,
+                handle,
+                name: text(llama_cpp_sys_2::ggml_backend_dev_name(handle)),
+                description: text(llama_cpp_sys_2::ggml_backend_dev_description(handle)),
+                backend: text(llama_cpp_sys_2::ggml_backend_reg_name(llama_cpp_sys_2::ggml_backend_dev_backend_reg(handle))),
+                kind: match llama_cpp_sys_2::ggml_backend_dev_type(handle) {
+                    llama_cpp_sys_2::GGML_BACKEND_DEVICE_TYPE_CPU => DeviceKind::Cpu,
+                    llama_cpp_sys_2::GGML_BACKEND_DEVICE_TYPE_GPU => DeviceKind::Gpu,
+                    llama_cpp_sys_2::GGML_BACKEND_DEVICE_TYPE_IGPU => DeviceKind::IntegratedGpu,
+                    llama_cpp_sys_2::GGML_BACKEND_DEVICE_TYPE_ACCEL => DeviceKind::Accelerator,
+                    _ => DeviceKind::Other,
+                },
+            }
+        })
+        .collect()
+}
+
+/// Where the device ggml calls `name` is in its list (what a model's device list takes).
+pub(crate) fn device_index(name: &str) -> Option<usize> {
+    ggml_devices().into_iter().find(|d| d.name == name).map(|d| d.index)
 }
 
 fn backends_and_device_counts() -> Vec<(String, usize)> {

@@ -23,11 +23,19 @@ pub(crate) struct ModelId {
     use_mmap: bool,
     use_mlock: bool,
     n_gpu_layers: Option<u32>,
+    rpc_servers: Vec<String>,
 }
 
 impl ModelId {
     pub fn new(path: PathBuf, content: String, params: &LoadParams) -> Self {
-        ModelId { path, content, use_mmap: params.use_mmap, use_mlock: params.use_mlock, n_gpu_layers: params.n_gpu_layers }
+        ModelId {
+            path,
+            content,
+            use_mmap: params.use_mmap,
+            use_mlock: params.use_mlock,
+            n_gpu_layers: params.n_gpu_layers,
+            rpc_servers: params.rpc_servers.clone(),
+        }
     }
 }
 

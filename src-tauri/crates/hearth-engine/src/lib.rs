@@ -23,6 +23,7 @@ mod local;
 mod lookup;
 mod offload;
 mod prefix;
+mod rpc;
 mod sampler;
 mod session;
 mod stop;

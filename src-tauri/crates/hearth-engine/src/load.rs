@@ -13,20 +13,18 @@ const MAX_DEFAULT_N_CTX: u32 = LoadParams::AUTO_N_CTX_MAX;
 /// Share of available memory the KV cache may take by default.
 const KV_SHARE_OF_FREE_RAM: f64 = 0.25;
 
-/// The model parameters for `load` on the devices `plan` chose: its GPU alone (llama.cpp would
+/// The model parameters for `load` on the devices `plan` chose: its GPUs alone (llama.cpp would
 /// otherwise spread layers over every GPU it sees, the same card twice where CUDA and Vulkan
 /// both see it) or none.
 pub(crate) fn model_params(load: &LoadParams, plan: &crate::offload::Plan) -> LlamaModelParams {
     let params =
         LlamaModelParams::default().with_use_mmap(load.use_mmap).with_use_mlock(load.use_mlock).with_n_gpu_layers(plan.n_gpu_layers);
-    let gpu = plan
-        .gpu
-        .as_ref()
-        .and_then(|gpu| llama_cpp_2::list_llama_ggml_backend_devices().into_iter().find(|d| d.name == gpu.name).map(|d| d.index));
-    match gpu {
-        // An index from the list just read: the call cannot fail on it.
-        Some(index) => params.with_devices(&[index]).unwrap_or_else(|_| LlamaModelParams::default().with_n_gpu_layers(0)),
-        None => params,
+    let gpus: Option<Vec<usize>> = plan.gpus.iter().map(|gpu| crate::devices::device_index(&gpu.name)).collect();
+    match gpus {
+        Some(gpus) if gpus.is_empty() => params,
+        // Indices from the list just read: the call cannot fail on them.
+        Some(gpus) => params.with_devices(&gpus).unwrap_or_else(|_| LlamaModelParams::default().with_n_gpu_layers(0)),
+        None => LlamaModelParams::default().with_use_mmap(load.use_mmap).with_use_mlock(load.use_mlock).with_n_gpu_layers(0),
     }
 }
 

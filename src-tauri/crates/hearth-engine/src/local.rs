@@ -43,6 +43,9 @@ pub enum EngineError {
     Restarting(String),
     #[error("invalid load settings: {0}")]
     InvalidSettings(String),
+    /// A device the load settings name cannot be used (an RPC server that does not answer).
+    #[error("{0}")]
+    Device(String),
     #[error("benchmark failed: {0}")]
     Bench(String),
 }
@@ -341,12 +344,13 @@ fn open_model(
         tracing::info!(%path, "model taken up from memory");
         return Ok((weights, true));
     }
+    crate::rpc::add_servers(&load.params.rpc_servers).map_err(EngineError::Device)?;
     let plan = crate::offload::plan(&load.params, &load.file, &crate::devices::report());
     match read_weights(backend, load, &plan) {
         Ok(model) => Ok((Weights { id, model, bytes: load.file.file_size, offload: plan.offload() }, false)),
-        Err(EngineError::Load { reason, .. }) if plan.gpu.is_some() && !load.cancel.is_cancelled() => {
+        Err(EngineError::Load { reason, .. }) if !plan.gpus.is_empty() && !load.cancel.is_cancelled() => {
             // The GPU could not take it (out of its memory, a kernel missing): the CPU can.
-            let device = plan.gpu.as_ref().map_or_else(String::new, |g| g.description.clone());
+            let device = plan.devices();
             let fallback = format!("{device} could not hold the model ({reason}); it runs on the CPU");
             tracing::warn!(%path, %fallback, "GPU load failed");
             let cpu = plan.on_cpu();

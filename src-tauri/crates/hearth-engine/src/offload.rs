@@ -1,9 +1,13 @@
-//! Where a model's layers go: the user's count, or by default as many as fit the best GPU's free
+//! Where a model's layers go: the user's count, or by default as many as fit the GPUs' free
 //! memory at the chosen context (the model manager's own fit estimate, `hearth_gguf::fit`). One
-//! GPU is used: the first found (CUDA before Vulkan, which may show the same card again).
+//! local GPU is used: the first found (CUDA before Vulkan, which may show the same card again);
+//! beside it the devices of the RPC servers the load settings name (llama.cpp splits the layers
+//! over the devices by their free memory).
 
 use hearth_core::{ComputeDevice, DeviceKind, DeviceReport, LoadParams, Offload};
 use hearth_gguf::ValidatedGguf;
+
+use crate::rpc::BACKEND as RPC_BACKEND;
 
 /// llama.cpp's count for "every repeating layer and the output layer".
 const ALL_LAYERS: u32 = u32::MAX;
@@ -11,8 +15,8 @@ const ALL_LAYERS: u32 = u32::MAX;
 /// What a load asks llama.cpp for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Plan {
-    /// The GPU the layers go to (`None`: the CPU alone).
-    pub gpu: Option<ComputeDevice>,
+    /// The GPUs the layers go to, the local one first (none: the CPU alone).
+    pub gpus: Vec<ComputeDevice>,
     /// `n_gpu_layers` as llama.cpp takes it ([`ALL_LAYERS`] for all).
     pub n_gpu_layers: u32,
     pub total_layers: u32,
@@ -25,23 +29,26 @@ pub(crate) struct Plan {
 impl Plan {
     /// Where the layers are once loaded with this plan.
     pub fn offload(&self) -> Offload {
-        match &self.gpu {
-            Some(gpu) if self.n_gpu_layers > 0 => {
-                Offload::gpu(&gpu.backend, &gpu.description, self.n_gpu_layers.min(self.total_layers), self.total_layers)
-            }
-            _ => {
-                let cpu = Offload::cpu(self.total_layers, &self.cpu);
-                match &self.note {
-                    Some(note) => cpu.with_fallback(note.clone()),
-                    None => cpu,
-                }
-            }
+        if self.gpus.is_empty() || self.n_gpu_layers == 0 {
+            let cpu = Offload::cpu(self.total_layers, &self.cpu);
+            return match &self.note {
+                Some(note) => cpu.with_fallback(note.clone()),
+                None => cpu,
+            };
         }
+        let mut backends: Vec<&str> = self.gpus.iter().map(|g| g.backend.as_str()).collect();
+        backends.dedup();
+        Offload::gpu(&backends.join(" + "), &self.devices(), self.n_gpu_layers.min(self.total_layers), self.total_layers)
     }
 
     /// The same load on the CPU alone.
     pub fn on_cpu(&self) -> Plan {
-        Plan { gpu: None, n_gpu_layers: 0, note: None, ..self.clone() }
+        Plan { gpus: Vec::new(), n_gpu_layers: 0, note: None, ..self.clone() }
+    }
+
+    /// The GPUs' descriptions ("NVIDIA H200 + 10.0.0.7:50052").
+    pub fn devices(&self) -> String {
+        self.gpus.iter().map(|g| g.description.as_str()).collect::<Vec<_>>().join(" + ")
     }
 }
 
@@ -49,28 +56,35 @@ pub(crate) fn plan(params: &LoadParams, file: &ValidatedGguf, devices: &DeviceRe
     let shape = file.shape();
     let total_layers = shape.as_ref().map_or(0, |s| s.layers);
     let cpu = devices.devices.iter().find(|d| d.kind == DeviceKind::Cpu).map_or_else(|| "CPU".to_owned(), |d| d.description.clone());
-    let gpu = devices.devices.iter().find(|d| d.kind != DeviceKind::Cpu).cloned();
-    let n_gpu_layers = match (&gpu, params.n_gpu_layers, &shape) {
-        (None, _, _) | (_, Some(0), _) => 0,
-        (Some(_), Some(n), _) => n,
+    let is_rpc = |d: &&ComputeDevice| d.backend == RPC_BACKEND;
+    let local = devices.devices.iter().find(|d| d.kind != DeviceKind::Cpu && !is_rpc(d));
+    // The servers' devices the settings name (others added before stay unused).
+    let remote = devices.devices.iter().filter(is_rpc).filter(|d| params.rpc_servers.contains(&d.description));
+    let gpus: Vec<ComputeDevice> = local.into_iter().chain(remote).cloned().collect();
+    let free: u64 = gpus.iter().map(|g| g.free_bytes).sum();
+    let n_gpu_layers = match (gpus.is_empty(), params.n_gpu_layers, &shape) {
+        (true, _, _) | (_, Some(0), _) => 0,
+        (false, Some(n), _) => n,
         // A header without its shape: llama.cpp's own default, every layer.
-        (Some(_), None, None) => ALL_LAYERS,
-        (Some(gpu), None, Some(shape)) => {
+        (false, None, None) => ALL_LAYERS,
+        (false, None, Some(shape)) => {
             let context = params.n_ctx.unwrap_or(shape.context_length.min(LoadParams::AUTO_N_CTX_MAX));
-            let fit = hearth_gguf::fit::gpu_layers(shape, file.file_size, context, params.kv_cache_type, gpu.free_bytes);
+            let fit = hearth_gguf::fit::gpu_layers(shape, file.file_size, context, params.kv_cache_type, free);
             if fit >= shape.layers { ALL_LAYERS } else { fit }
         }
     };
-    let note = match (&gpu, params.n_gpu_layers) {
-        (Some(gpu), None) if n_gpu_layers == 0 => Some(format!(
+    let mut plan = Plan { gpus, n_gpu_layers, total_layers, cpu, note: None };
+    if !plan.gpus.is_empty() && params.n_gpu_layers.is_none() && n_gpu_layers == 0 {
+        plan.note = Some(format!(
             "{} has {} MiB free, too little for a layer of this model beside its working memory: it runs on the CPU",
-            gpu.description,
-            gpu.free_bytes >> 20
-        )),
-        _ => None,
-    };
-    let gpu = gpu.filter(|_| n_gpu_layers > 0);
-    Plan { gpu, n_gpu_layers, total_layers, cpu, note }
+            plan.devices(),
+            free >> 20
+        ));
+    }
+    if n_gpu_layers == 0 {
+        plan.gpus.clear();
+    }
+    plan
 }
 
 #[cfg(test)]
@@ -125,7 +139,7 @@ mod tests {
             let params = LoadParams { n_gpu_layers: asked, n_ctx: Some(2048), ..LoadParams::default() };
             let plan = plan(&params, &model, &DeviceReport { modules_dir: None, devices, problems: Vec::<BackendProblem>::new() });
             assert_eq!(plan.n_gpu_layers, layers, "{case}");
-            assert_eq!(plan.gpu.as_ref().map(|g| g.backend.as_str()), backend, "{case}");
+            assert_eq!(plan.gpus.first().map(|g| g.backend.as_str()), backend, "{case}");
             assert_eq!(plan.offload().gpu_layers, layers.min(30), "{case}");
             assert_eq!(plan.on_cpu().offload().backend, "CPU", "{case}");
             // A GPU that takes nothing by itself says why; the user's choice needs no word.

@@ -10,6 +10,7 @@ import {
   defaultProviders,
   errorKinds,
   fitContextFallback,
+  loadChoices,
   loadDefaults,
   loadRanges,
   logitBiasMax,
@@ -29,7 +30,9 @@ import type {
   CacheBudgets,
   FieldRange,
   FieldSupport,
+  FlashAttention,
   IpcErrorKind,
+  KvType,
   LoadParams,
   Preset,
   ProviderConfig,
@@ -72,6 +75,8 @@ export const BUILT_IN_PRESETS = presets as Preset[];
 export const BIAS_MAX: number = logitBiasMax;
 /** LoadParams::default. */
 export const DEFAULT_LOAD = loadDefaults as LoadParams;
+/** The values a load setting chosen from a list takes (FlashAttention::ALL, KvType::ALL). */
+export const LOAD_CHOICES = loadChoices as { flashAttention: FlashAttention[]; kvCacheType: KvType[] };
 /** The longest context an automatic choice picks (LoadParams::AUTO_N_CTX_MAX). */
 export const AUTO_CONTEXT_MAX: number = autoContextMax;
 /** The providers a fresh install has. */

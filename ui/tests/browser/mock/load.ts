@@ -1,18 +1,18 @@
 // The loaded model and its load settings: saved per model, validated as hearth-core's load.rs has it, and put in
 // force by reload_model ("auto" resolved as the engine does). Defaults and ranges come from the contract.
-import type { FlashAttention, KvType, LoadParams, LoadSettings, ModelInfo } from '../../../src/ipc/bindings';
+import type { LoadParams, LoadSettings, ModelInfo } from '../../../src/ipc/bindings';
 import { spillCaches } from './caches';
-import { AUTO_CONTEXT_MAX, DEFAULT_LOAD, LOAD_RANGES } from './contract';
+import { AUTO_CONTEXT_MAX, DEFAULT_LOAD, LOAD_CHOICES, LOAD_RANGES } from './contract';
 import { argsRefused, type Handlers } from './ipc';
 import { config, state, type ModelFile } from './state';
-import { clone, delay, ipcError, isU32, refuse, variants } from './util';
+import { clone, delay, ipcError, isU32, refuse } from './util';
 
 const LOAD_RANGE = Object.fromEntries(LOAD_RANGES.map((r) => [r.key, r]));
 const inRange = (key: string, v: number) => v >= LOAD_RANGE[key].min && v <= LOAD_RANGE[key].max;
 const PHYSICAL_CORES = 8;
 const optU32 = (v: unknown) => v === null || isU32(v);
-const FLASH_ATTENTION = variants<FlashAttention>({ auto: true, on: true, off: true });
-const KV_TYPES = variants<KvType>({ f16: true, q8_0: true, q4_0: true });
+const FLASH_ATTENTION: readonly string[] = LOAD_CHOICES.flashAttention;
+const KV_TYPES: readonly string[] = LOAD_CHOICES.kvCacheType;
 
 const noModel = () => ipcError('noModel', 'no model is loaded');
 

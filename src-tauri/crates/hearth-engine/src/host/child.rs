@@ -154,6 +154,7 @@ fn load(
     {
         abort_for_test(); // Test-only: a file that crashes llama.cpp while it loads.
     }
+    let adds_devices = !params.rpc_servers.is_empty();
     // Queued on the engine here, in the order requests came: a reply sent after this load must
     // find the model loaded. Only the wait for the answer moves to a thread.
     let submitted = (|| {
@@ -172,6 +173,10 @@ fn load(
     thread::spawn(move || {
         let result = submitted.and_then(|answer| answer.blocking_recv().map_err(|_| EngineError::Gone)?);
         cancels.lock().expect("cancel map poisoned").remove(&id);
+        if adds_devices && result.is_ok() {
+            // The RPC servers' devices joined this process's: the app hears of them first.
+            let _ = outbox.send(FromHost::Devices { report: crate::devices::report() });
+        }
         let _ = outbox.send(FromHost::Loaded { id, result });
     });
 }
