@@ -116,6 +116,11 @@ impl Offload {
         }
     }
 
+    /// Every layer is on a GPU: the CPU only feeds it.
+    pub fn all_on_gpu(&self) -> bool {
+        self.total_layers > 0 && self.gpu_layers >= self.total_layers
+    }
+
     pub fn with_fallback(self, reason: String) -> Offload {
         Offload { fallback: Some(reason), ..self }
     }

@@ -66,7 +66,7 @@ impl Drafter {
             return Err(refused(reason));
         }
         let params = LoadParams { n_ctx: Some(n_ctx), ..params.clone() };
-        let (_, context_params) = crate::load::context_params(&params, &model, n_seq);
+        let (_, context_params) = crate::load::context_params(&params, &model, n_seq, &plan.offload());
         let loaded = Loaded::try_new(model, |model| model.new_context(backend, context_params))
             .map_err(|e| refused(format!("no memory for its context of {n_ctx} tokens ({e})")))?;
         tracing::info!(%path, "draft model loaded");

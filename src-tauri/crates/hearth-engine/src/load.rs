@@ -6,7 +6,7 @@ use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::LlamaModelParams;
 
-use hearth_core::{FlashAttention, KvType, LoadParams};
+use hearth_core::{FlashAttention, KvType, LoadParams, Offload};
 
 /// Context length used when memory allows and the model was trained for at least this much.
 const MAX_DEFAULT_N_CTX: u32 = LoadParams::AUTO_N_CTX_MAX;
@@ -44,6 +44,11 @@ pub struct Threads {
 }
 
 impl Threads {
+    /// A model with every layer on a GPU: the CPU only looks up the prompt's embeddings and
+    /// samples, and more of llama.cpp's threads would spin at each step's barrier for nothing,
+    /// on the cores the window (and lavapipe's own threads) need.
+    pub const ON_GPU: Threads = Threads { decode: 1, batch: 1 };
+
     /// The user's choice, or one thread per physical core, for both. With no choice, replies are
     /// then written on every core or one fewer, whichever the session measures faster
     /// (`crate::threads`): on 2 cores with SmolLM2, one thread writes as fast as two at a short
@@ -82,10 +87,14 @@ pub(crate) fn swa_full(model: &LlamaModel, n_ctx: u32, n_ubatch: u32, n_seq: u32
 }
 
 /// The context parameters for `model`, and what `load`'s automatic choices resolved to.
-/// `n_seq` sequences share one unified cache of `n_ctx` cells, so each may use all of it.
-pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel, n_seq: u32) -> (Resolved, LlamaContextParams) {
+/// `n_seq` sequences share one unified cache of `n_ctx` cells, so each may use all of it;
+/// `offload` says where the model's layers are.
+pub(crate) fn context_params(load: &LoadParams, model: &LlamaModel, n_seq: u32, offload: &Offload) -> (Resolved, LlamaContextParams) {
     let n_ctx = load.n_ctx.unwrap_or_else(|| default_n_ctx(model, load.kv_cache_type, available_memory()));
-    let threads = Threads::choose(load.n_threads, physical_cores());
+    let threads = match load.n_threads {
+        None if offload.all_on_gpu() => Threads::ON_GPU,
+        user => Threads::choose(user, physical_cores()),
+    };
     let flash = match load.flash_attention {
         FlashAttention::Auto => -1,
         FlashAttention::Off => 0,

@@ -407,7 +407,7 @@ fn serve(
     let LoadRequest { file, params, reply, .. } = load;
     let model = &weights.model;
     let path = file.path.display().to_string();
-    let (resolved, context_params) = crate::load::context_params(&params, model, SEQUENCES);
+    let (resolved, context_params) = crate::load::context_params(&params, model, SEQUENCES, &weights.offload);
     let context = match model.new_context(backend, context_params) {
         Ok(context) => context,
         Err(e) => {
@@ -487,7 +487,7 @@ fn serve(
                     let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
                     continue;
                 }
-                match aside_session(&mut aside, backend, model, &params) {
+                match aside_session(&mut aside, backend, model, &params, &weights.offload) {
                     Ok(session) => session.reply(request, &events),
                     Err(error) => {
                         let _ = events.send(GenEvent::Failed(error));
@@ -514,10 +514,11 @@ fn aside_session<'s, 'm>(
     backend: &LlamaBackend,
     model: &'m LlamaModel,
     params: &LoadParams,
+    offload: &hearth_core::Offload,
 ) -> Result<&'s mut Session<'m>, BackendError> {
     if aside.is_none() {
         let small = LoadParams { n_ctx: Some(ASIDE_N_CTX), n_batch: ASIDE_N_BATCH, n_ubatch: ASIDE_N_BATCH, ..params.clone() };
-        let (resolved, context_params) = crate::load::context_params(&small, model, 1);
+        let (resolved, context_params) = crate::load::context_params(&small, model, 1, offload);
         let context = model
             .new_context(backend, context_params)
             .map_err(|e| BackendError::Engine(format!("no memory for a second, small context: {e}")))?;

@@ -80,9 +80,12 @@ async fn a_model_on_another_machines_device_writes_what_it_writes_here() {
     let Some(modules) = modules() else { return };
     let server = RpcServer::start(&modules);
     let engine = rpc_engine(&modules);
-    let info = engine.load(&model_path(), params(&[&server.endpoint])).await.expect("the model loads onto the server's device");
+    // Threads left to choose: with every layer on a device the CPU only feeds it, on one thread.
+    let on_server = LoadParams { n_threads: None, ..params(&[&server.endpoint]) };
+    let info = engine.load(&model_path(), on_server).await.expect("the model loads onto the server's device");
     assert_eq!((info.offload.backend.as_str(), info.offload.gpu_layers, info.offload.total_layers), ("RPC", 30, 30));
     assert_eq!(info.offload.label, format!("{} (RPC): all 30 layers", server.endpoint));
+    assert_eq!((info.n_threads, info.n_threads_batch), (1, 1));
     let report = engine.devices().await;
     let device = report.devices.iter().find(|d| d.backend == "RPC").unwrap_or_else(|| panic!("no RPC device: {report:?}"));
     assert_eq!(device.description, server.endpoint);
