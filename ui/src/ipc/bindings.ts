@@ -244,7 +244,12 @@ nUbatch: number,
 /**
  * Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
  */
-nGpuLayers: number | null, flashAttention: FlashAttention, kvCacheType: KvType, useMmap: boolean, useMlock: boolean, 
+nGpuLayers: number | null, 
+/**
+ * The GPU the layers go to, by the engine's name for it (`CUDA1`, `Vulkan0`): `None`, the
+ * first one found.
+ */
+device: string | null, flashAttention: FlashAttention, kvCacheType: KvType, useMmap: boolean, useMlock: boolean, 
 /**
  * A Jinja chat template to use instead of the model's own.
  */

@@ -1,6 +1,6 @@
 // How the loaded model is loaded: field descriptions, what is in use, and error mapping. Pure
 // functions over plain values; the reactive store is in load-settings.svelte.ts.
-import type { LoadParams, ModelInfo } from '../ipc/bindings';
+import type { ComputeDevice, LoadParams, ModelInfo } from '../ipc/bindings';
 import { LOAD_CHOICES } from '../ipc/contract';
 import type { FieldProblem } from './format';
 import { U32_MAX, deepEqual, formatNumber, type FieldInfo } from './settings';
@@ -18,7 +18,9 @@ export type LoadControl =
   /** Text that is null when empty. */
   | { kind: 'template' }
   /** A list of "host:port", one a line. */
-  | { kind: 'endpoints' };
+  | { kind: 'endpoints' }
+  /** One of this machine's GPUs, or null for the first found. */
+  | { kind: 'device' };
 
 export type LoadFieldInfo = FieldInfo & { control: LoadControl };
 
@@ -55,6 +57,11 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
     label: 'GPU layers',
     help: 'Layers offloaded to the GPU: auto offloads all that fit, none keeps the model on the CPU.',
     control: { kind: 'auto', none: true },
+  },
+  device: {
+    label: 'GPU',
+    help: "The GPU the layers go to; auto takes the first found (CUDA before Vulkan). A GPU pinned here that is gone leaves the model on the CPU, and the model menu says so.",
+    control: { kind: 'device' },
   },
   flashAttention: {
     label: 'Flash attention',
@@ -104,7 +111,7 @@ const RESOLVED: readonly LoadKey[] = ['nCtx', 'nThreads'];
 
 /** A value as people read it: "auto", "none", "512", "on", "the model's own". */
 export function formatLoadValue<K extends LoadKey>(key: K, value: LoadParams[K]): string {
-  if (value === null) return key === 'chatTemplate' ? "none (the model's own)" : 'auto';
+  if (value === null) return key === 'chatTemplate' ? "none (the model's own)" : key === 'device' ? 'auto (the first GPU)' : 'auto';
   if (typeof value === 'boolean') return value ? 'on' : 'off';
   if (typeof value === 'number') return key === 'nGpuLayers' && value === 0 ? 'none' : formatNumber(value);
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(', ');
@@ -156,6 +163,21 @@ export function customStart(key: LoadKey, model: ModelInfo): number {
   // 32 is the layer count of most 7–8B models; the backend offloads no more than there are.
   return typeof used === 'number' && used > 0 ? used : 32;
 }
+
+/** The device choices: auto, then each GPU of this machine (the CPU and other machines' devices are
+ *  chosen otherwise: GPU layers 0, RPC servers), and a pinned one no longer found, marked so. */
+export function deviceOptions(devices: readonly ComputeDevice[], pinned: string | null): { value: string; label: string; title?: string }[] {
+  const gpus = devices.filter((d) => d.kind !== 'cpu' && d.backend !== 'RPC');
+  const options = [
+    { value: AUTO_DEVICE, label: 'Auto (the first found)' },
+    ...gpus.map((d) => ({ value: d.name, label: `${d.description} (${d.name})`, title: d.description })),
+  ];
+  if (pinned !== null && !gpus.some((d) => d.name === pinned)) options.push({ value: pinned, label: `${pinned} (not found)`, title: 'Not on this machine now' });
+  return options;
+}
+
+/** The choice that stands for null (the first GPU found); ggml names no device so. */
+export const AUTO_DEVICE = 'auto';
 
 /** The endpoints in typed text: one a line (or separated by commas or spaces), blanks dropped. */
 export function endpointsValue(text: string): string[] {

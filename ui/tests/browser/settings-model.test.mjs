@@ -205,6 +205,46 @@ describe('Settings scopes, presets and the Model group', () => {
     });
   });
 
+  test('model: the GPU is auto or pinned among the GPUs found; a pinned one gone is marked', { timeout: TIMEOUT }, async () => {
+    const gpu = (name, description) => ({ name, description, backend: 'CUDA', kind: 'gpu', freeBytes: 24e9, totalBytes: 25e9 });
+    const devices = {
+      devices: [
+        gpu('CUDA0', 'NVIDIA GeForce RTX 4090'),
+        gpu('CUDA1', 'NVIDIA GeForce RTX 3060'),
+        { name: 'RPC0', description: '192.168.1.20:50052', backend: 'RPC', kind: 'gpu', freeBytes: 8e9, totalBytes: 8e9 },
+        { name: 'CPU', description: 'AMD EPYC', backend: 'CPU', kind: 'cpu', freeBytes: 24e9, totalBytes: 25e9 },
+      ],
+      problems: [],
+    };
+    await withApp({ devices }, async (page) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      const select = group.getByTestId('field-device');
+      await select.locator('option[value="CUDA1"]').waitFor({ state: 'attached' });
+      // This machine's GPUs only: the CPU is GPU layers 0, another machine's device an RPC server.
+      assert.deepEqual(await select.locator('option').allTextContents(), [
+        'Auto (the first found)',
+        'NVIDIA GeForce RTX 4090 (CUDA0)',
+        'NVIDIA GeForce RTX 3060 (CUDA1)',
+      ]);
+      assert.equal(await select.inputValue(), 'auto');
+      await select.selectOption('CUDA1');
+      await page.waitForFunction(() => window.__hearthMock.loadSaves.at(-1)?.device === 'CUDA1');
+      await group.getByTestId('reload-notice').waitFor();
+      await select.selectOption('auto');
+      await page.waitForFunction(() => window.__hearthMock.loadSaves.at(-1)?.device === null);
+    });
+    await inBothSchemes({ devices, load: { device: 'Vulkan3' } }, async (page) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      const select = group.getByTestId('field-device');
+      await select.locator('option[value="Vulkan3"]', { hasText: 'Vulkan3 (not found)' }).waitFor({ state: 'attached' });
+      assert.equal(await select.inputValue(), 'Vulkan3');
+      await group.getByTestId('setting-device').scrollIntoViewIfNeeded();
+      await shot(page, 'settings-model-device', { dir: OUTPUT });
+    });
+  });
+
   test('without a model the Model group says so and "This model" is off', { timeout: TIMEOUT }, async () => {
     await withApp({ model: null }, async (page) => {
       await openSettings(page);

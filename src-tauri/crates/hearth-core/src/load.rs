@@ -22,6 +22,9 @@ pub struct LoadParams {
     pub n_ubatch: u32,
     /// Layers to offload to a GPU: `None` lets llama.cpp offload all it can, `Some(0)` none.
     pub n_gpu_layers: Option<u32>,
+    /// The GPU the layers go to, by the engine's name for it (`CUDA1`, `Vulkan0`): `None`, the
+    /// first one found.
+    pub device: Option<String>,
     pub flash_attention: FlashAttention,
     pub kv_cache_type: KvType,
     pub use_mmap: bool,
@@ -65,6 +68,7 @@ impl Default for LoadParams {
             n_batch: 512,
             n_ubatch: 512,
             n_gpu_layers: None,
+            device: None,
             flash_attention: FlashAttention::Auto,
             kv_cache_type: KvType::F16,
             use_mmap: true,
@@ -138,6 +142,9 @@ impl LoadParams {
         if self.chat_template.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return bad("chatTemplate", "the chat template override is empty: clear it to use the model's own".into());
         }
+        if self.device.as_deref().is_some_and(|d| d.trim().is_empty()) {
+            return bad("device", "the device is empty: choose one, or auto for the first GPU".into());
+        }
         if self.rpc_servers.len() > Self::MAX_RPC_SERVERS {
             return bad("rpcServers", format!("at most {} RPC servers", Self::MAX_RPC_SERVERS));
         }
@@ -176,6 +183,7 @@ mod tests {
             (LoadParams { n_ctx: Some(u32::MAX), ..base.clone() }, "context length", "nCtx"),
             (LoadParams { n_threads: Some(0), ..base.clone() }, "threads", "nThreads"),
             (LoadParams { chat_template: Some("  ".into()), ..base.clone() }, "template", "chatTemplate"),
+            (LoadParams { device: Some(" ".into()), ..base.clone() }, "device is empty", "device"),
             (LoadParams { rpc_servers: vec!["10.0.0.7".into()], ..base.clone() }, "host:port", "rpcServers"),
             (LoadParams { rpc_servers: vec!["10.0.0.7:0".into()], ..base.clone() }, "host:port", "rpcServers"),
             (LoadParams { rpc_servers: vec![":50052".into()], ..base.clone() }, "host:port", "rpcServers"),

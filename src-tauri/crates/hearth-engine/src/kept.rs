@@ -23,6 +23,7 @@ pub(crate) struct ModelId {
     use_mmap: bool,
     use_mlock: bool,
     n_gpu_layers: Option<u32>,
+    device: Option<String>,
     rpc_servers: Vec<String>,
 }
 
@@ -34,6 +35,7 @@ impl ModelId {
             use_mmap: params.use_mmap,
             use_mlock: params.use_mlock,
             n_gpu_layers: params.n_gpu_layers,
+            device: params.device.clone(),
             rpc_servers: params.rpc_servers.clone(),
         }
     }

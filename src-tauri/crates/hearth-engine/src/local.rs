@@ -251,7 +251,7 @@ pub(crate) async fn validate_off_thread(path: &Path) -> Result<ValidatedGguf, En
 
 /// What ended the service of one model.
 enum Next {
-    Load(LoadRequest),
+    Load(Box<LoadRequest>),
     Unloaded(oneshot::Sender<()>),
     Quit,
 }
@@ -274,7 +274,7 @@ fn run(inbox: Inbox, loaded: Arc<Mutex<Option<ModelInfo>>>, held: &Held) {
     loop {
         held.kept_models.store(kept.bytes(), Ordering::Relaxed);
         let mut load = match next {
-            Next::Load(load) => load,
+            Next::Load(load) => *load,
             Next::Unloaded(done) => {
                 kept.clear();
                 held.kept_models.store(0, Ordering::Relaxed);
@@ -494,7 +494,7 @@ fn serve(
                     }
                 }
             }
-            Some(Request::Load(next)) => ending = Some(Next::Load(next)),
+            Some(Request::Load(next)) => ending = Some(Next::Load(Box::new(next))),
             Some(Request::Unload(done)) => ending = Some(Next::Unloaded(done)),
             Some(Request::Quit) => ending = Some(Next::Quit),
         }
@@ -532,7 +532,7 @@ fn next_load(inbox: &Inbox, kv_config: &mut KvConfig, kept: &mut KeptModels<Llam
     loop {
         held.kept_models.store(kept.bytes(), Ordering::Relaxed);
         match inbox.recv() {
-            Ok(Request::Load(next)) => return Next::Load(next),
+            Ok(Request::Load(next)) => return Next::Load(Box::new(next)),
             Ok(Request::Forget(conversation)) => kv_memory::forget_on_disk(kv_config, conversation),
             Ok(Request::Release(path)) => kept.release(&path),
             Ok(Request::CacheBudgets(budgets)) => {

@@ -57,7 +57,15 @@ pub(crate) fn plan(params: &LoadParams, file: &ValidatedGguf, devices: &DeviceRe
     let total_layers = shape.as_ref().map_or(0, |s| s.layers);
     let cpu = devices.devices.iter().find(|d| d.kind == DeviceKind::Cpu).map_or_else(|| "CPU".to_owned(), |d| d.description.clone());
     let is_rpc = |d: &&ComputeDevice| d.backend == RPC_BACKEND;
-    let local = devices.devices.iter().find(|d| d.kind != DeviceKind::Cpu && !is_rpc(d));
+    let gpus_here = devices.devices.iter().filter(|d| d.kind != DeviceKind::Cpu && !is_rpc(d));
+    // The device the settings pin, else the first found.
+    let (local, missing) = match &params.device {
+        Some(name) => match gpus_here.clone().find(|d| &d.name == name) {
+            Some(pinned) => (Some(pinned), None),
+            None => (None, Some(name.as_str())),
+        },
+        None => (gpus_here.clone().next(), None),
+    };
     // The servers' devices the settings name (others added before stay unused).
     let remote = devices.devices.iter().filter(is_rpc).filter(|d| params.rpc_servers.contains(&d.description));
     let gpus: Vec<ComputeDevice> = local.into_iter().chain(remote).cloned().collect();
@@ -74,7 +82,15 @@ pub(crate) fn plan(params: &LoadParams, file: &ValidatedGguf, devices: &DeviceRe
         }
     };
     let mut plan = Plan { gpus, n_gpu_layers, total_layers, cpu, note: None };
-    if !plan.gpus.is_empty() && params.n_gpu_layers.is_none() && n_gpu_layers == 0 {
+    if let Some(name) = missing {
+        let found: Vec<&str> = gpus_here.map(|d| d.name.as_str()).collect();
+        let found = if found.is_empty() { "no GPU".to_owned() } else { found.join(", ") };
+        plan.note = Some(format!(
+            "{name}, the device the model's load settings pin, is not here ({found} found): it runs on {}",
+            if plan.gpus.is_empty() { "the CPU" } else { "the other devices" }
+        ));
+    }
+    if plan.note.is_none() && !plan.gpus.is_empty() && params.n_gpu_layers.is_none() && n_gpu_layers == 0 {
         plan.note = Some(format!(
             "{} has {} MiB free, too little for a layer of this model beside its working memory: it runs on the CPU",
             plan.devices(),
@@ -146,6 +162,29 @@ mod tests {
             let said = plan.offload().fallback.unwrap_or_default();
             assert_eq!(said.contains("too little"), case == "a GPU too small for anything", "{case}: {said}");
         }
+    }
+
+    #[test]
+    fn a_pinned_device_takes_the_layers_and_a_missing_one_is_said() {
+        let model = smollm2();
+        let cpu = device("CPU", DeviceKind::Cpu, 8 * GIB);
+        let found = vec![device("CUDA0", DeviceKind::Gpu, 80 * GIB), device("CUDA1", DeviceKind::Gpu, 24 * GIB), cpu];
+        let report = DeviceReport { modules_dir: None, devices: found, problems: Vec::new() };
+        let pinned =
+            |name: &str| plan(&LoadParams { device: Some(name.into()), n_ctx: Some(2048), ..LoadParams::default() }, &model, &report);
+
+        let second = pinned("CUDA1");
+        assert_eq!(second.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["CUDA1"]);
+        assert_eq!((second.n_gpu_layers, second.offload().fallback), (ALL_LAYERS, None));
+
+        let gone = pinned("CUDA7");
+        assert!(gone.gpus.is_empty());
+        let offload = gone.offload();
+        assert_eq!(offload.backend, "CPU");
+        let said = offload.fallback.unwrap_or_default();
+        assert!(said.contains("CUDA7") && said.contains("CUDA0, CUDA1 found") && said.ends_with("runs on the CPU"), "{said}");
+        // Not the CPU pretending to be a GPU.
+        assert!(pinned("CPU").gpus.is_empty());
     }
 
     #[test]

@@ -75,6 +75,14 @@ async fn the_model_goes_to_the_gpu_by_itself_and_its_odds_are_the_cpus() {
             assert!(on_gpu.is_some_and(|g| (g - p).abs() < 0.1), "{prompt:?}: token {id} has p {p} on the CPU, {on_gpu:?} on lavapipe");
         }
     }
+
+    // Pinned in the load settings: the device named takes it; one not here is said, the CPU takes over.
+    let pinned = gpu.load(&model_path(), LoadParams { device: Some(vulkan.name.clone()), ..params() }).await.unwrap();
+    assert_eq!((pinned.offload.backend.as_str(), pinned.offload.gpu_layers), ("Vulkan", 30));
+    let gone = gpu.load(&model_path(), LoadParams { device: Some("CUDA3".into()), ..params() }).await.unwrap();
+    assert_eq!((gone.offload.backend.as_str(), gone.offload.gpu_layers), ("CPU", 0));
+    let said = gone.offload.fallback.unwrap_or_default();
+    assert!(said.contains("CUDA3") && said.contains(&format!("{} found", vulkan.name)), "{said}");
 }
 
 #[tokio::test]
