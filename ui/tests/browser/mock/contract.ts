@@ -25,6 +25,7 @@ import {
   samplingSupport,
   serverDefaults,
   serverRanges,
+  windowPace,
 } from '../../../src/ipc/contract.json';
 import type {
   CacheBudgets,
@@ -94,3 +95,6 @@ export type ArgSpec = { name: string; type?: string; channel?: string };
 export const COMMAND_ARGS: ReadonlyMap<string, ArgSpec[]> = new Map(
   (commands as { name: string; args: ArgSpec[] }[]).map((c) => [c.name, c.args]),
 );
+
+/** How ChatService paces a reply's text to the window (hearth_app::window_pace's figures). */
+export const WINDOW_PACE = windowPace as { fastestMs: number; slowestMs: number; windowCpuShare: number };

@@ -9,6 +9,7 @@
 import type { BeamHypothesis, ChatEvent, Consensus, ModelTarget, PromptSource, SamplingParams, TokenProbs } from '../../../src/ipc/bindings';
 import { decorate } from './history';
 import { madeUpTokens, round3 } from './inspector';
+import { WINDOW_PACE } from './contract';
 import { checkErrorKind } from './ipc';
 import { state, type Chat, type Message, type Reply } from './state';
 import { clone, delay, now } from './util';
@@ -22,26 +23,37 @@ function chunks(text: string, size: number) {
 
 /**
  * A reply offered at a fixed rate (the streaming bench, ui/bench/stream.mjs): a reply with
- * `tokensPerSecond` sends its text's `chunkSize` pieces (tokens) on a timer every `tickMs`
- * (default 4), each tick every token due by then at that rate, one delta message per token (Hearth's
- * engine coalesces tokens every 40 ms: one message each is the harder case for the window). A late
- * timer (a busy main thread) sends the tokens it owes in its tick, as an IPC queue would deliver
- * them. When each token was sent (performance.now()) is kept in `state.offered`: one
- * { tokensPerSecond, sentAt: [] } per such reply.
+ * `tokensPerSecond` offers its text's `chunkSize` pieces (tokens) on a timer every `tickMs` (default 4),
+ * each tick every token due by then at that rate, and hands them to the window as ChatService does at
+ * its fixed pace (contract.json's windowPace): the first at once, then what came meanwhile at most every
+ * `fastestMs` (the window paints what arrives at its next frame and paces nothing itself). When each
+ * token was offered (performance.now()) is kept in `state.offered`: one { tokensPerSecond, sentAt: [] }
+ * per such reply.
  */
-async function offerAtRate(pieces: string[], reply: Reply, gen: { stop: boolean }, deliver: (piece: string) => void) {
+async function offerAtRate(pieces: string[], reply: Reply, gen: { stop: boolean }, deliver: (text: string, tokens: number) => void) {
   const log = { tokensPerSecond: reply.tokensPerSecond!, sentAt: [] as number[] };
   state.offered.push(log);
   const start = performance.now();
   let sent = 0;
+  let pending = '';
+  let count = 0;
+  let handedAt = -Infinity;
+  const handOver = () => {
+    if (count === 0) return;
+    deliver(pending, count);
+    [pending, count, handedAt] = ['', 0, performance.now()];
+  };
   while (sent < pieces.length && !gen.stop) {
     await delay(reply.tickMs ?? 4);
     const due = Math.min(pieces.length, Math.floor(((performance.now() - start) / 1000) * reply.tokensPerSecond!) + 1);
     for (; sent < due && !gen.stop; sent++) {
-      deliver(pieces[sent]);
+      pending += pieces[sent];
+      count += 1;
       log.sentAt.push(performance.now());
     }
+    if (performance.now() - handedAt >= WINDOW_PACE.fastestMs) handOver();
   }
+  handOver();
 }
 
 /**
@@ -122,9 +134,9 @@ export async function writeReply(w: Writing) {
   const beams = !remote && !failWith && sampling.strategy === 'beam' ? beamsFor(reply, text, sampling) : null;
   if (beams) text = beams[0].text;
   const pieces = chunks(text, reply.chunkSize ?? 4);
-  const deliver = (piece: string) => {
+  const deliver = (piece: string, count = 1) => {
     assistant.content += piece;
-    tokens += 1;
+    tokens += count;
     send({ event: 'delta', data: { text: piece } });
   };
   if (consensus || beams) {
