@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -160,6 +161,8 @@ fn search_download_load_and_chat_through_ipc() {
     // picked for it. Opening a chat loads its model; a reply in it loads it first if needed.
     let chats = invoke(&window, "list_chats", json!({})).unwrap();
     assert_eq!(chats[0]["model"], json!({ "kind": "local", "model": path }), "remembered at its first reply");
+    let stem = Path::new(&path).file_stem().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(chats[0]["modelName"], stem.as_str(), "named as the engine names it");
     let other_chat = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
     let (progress, fractions) = recording_channel();
     let picked = block_on(use_local_model(other_chat, other.display().to_string(), progress, state.clone())).unwrap();
@@ -172,9 +175,10 @@ fn search_download_load_and_chat_through_ipc() {
     };
     assert_eq!(opened(chat).unwrap(), Some(path.clone()), "opening the first chat loads its model");
     assert_eq!(opened(chat).unwrap(), None, "already loaded");
+    // A turn whose model is not loaded goes at once: its model loads first, said on its events.
     let (channel, events) = recording_channel();
     block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), other_chat, "Hi.".into(), channel, state.clone())).unwrap();
-    assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
+    assert_loaded_first(&events.lock().unwrap(), other.to_str().unwrap(), "other");
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], other.to_str().unwrap(), "its model answered");
     // The first chat's model, left for the other, stays in memory (within the default budget).
     let kept = invoke(&window, "chat_cache_usage", json!({})).unwrap()["keptModelBytes"].clone();
@@ -189,6 +193,13 @@ fn search_download_load_and_chat_through_ipc() {
     let error = opened(gone_chat).unwrap_err();
     assert_eq!(error.kind, hearth_shell::ipc::IpcErrorKind::File);
     assert!(error.message.contains("this chat talks to gone, whose file is gone"), "{}", error.message);
+    // A turn there is refused before anything is saved, its error about the chat's model.
+    let (channel, events) = recording_channel();
+    let error =
+        block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), gone_chat, "Hi?".into(), channel, state.clone())).unwrap_err();
+    assert_eq!((error.kind, error.field.as_deref()), (hearth_shell::ipc::IpcErrorKind::File, Some("model")), "{}", error.message);
+    assert!(events.lock().unwrap().is_empty(), "no event: nothing started");
+    assert_eq!(invoke(&window, "list_messages", json!({ "chatId": gone_chat })).unwrap(), json!([]));
     let refused = invoke(&window, "set_chat_model", json!({ "chatId": gone_chat, "target": target })).unwrap_err();
     assert!(refused["message"].as_str().unwrap().contains("there is no model file at"), "{refused}");
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], other.to_str().unwrap());
@@ -209,7 +220,7 @@ fn search_download_load_and_chat_through_ipc() {
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);
     let (channel, events) = recording_channel();
     block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), chat, "Hi again.".into(), channel, state.clone())).unwrap();
-    assert_eq!(events.lock().unwrap().last().unwrap()["event"], "finished");
+    assert_loaded_first(&events.lock().unwrap(), &path, &stem);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
 
     invoke(&window, "unload_model", json!({})).unwrap();
@@ -218,6 +229,19 @@ fn search_download_load_and_chat_through_ipc() {
     let library = invoke(&window, "list_library", json!({})).unwrap();
     assert!(library.as_array().unwrap().iter().all(|m| m["source"] != "hubCache"), "{library}");
     state.engine.shutdown();
+}
+
+/// A turn's events when its chat's model had to be loaded first: `modelLoading` (the file, its
+/// name, from 0 up: a load from memory may say no more), then the turn as ever, to its reply.
+fn assert_loaded_first(events: &[Value], path: &str, name: &str) {
+    let loading: Vec<&Value> = events.iter().take_while(|e| e["event"] == "modelLoading").map(|e| &e["data"]).collect();
+    assert!(!loading.is_empty(), "{events:?}");
+    assert!(loading.iter().all(|l| l["path"] == path && l["name"] == name), "{loading:?}");
+    let fractions: Vec<f64> = loading.iter().map(|l| l["fraction"].as_f64().unwrap()).collect();
+    assert_eq!(fractions[0], 0.0, "said as the load begins");
+    assert!(fractions.windows(2).all(|w| w[0] <= w[1]) && fractions.iter().all(|f| (0.0..=1.0).contains(f)), "{fractions:?}");
+    let rest: Vec<&str> = events[loading.len()..].iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!((rest.first(), rest.last()), (Some(&"userSaved"), Some(&"finished")), "{rest:?}");
 }
 
 /// Waits for the start-up load (of the data dir's model) to finish, so it does not race ours.

@@ -8,15 +8,18 @@ use hearth_core::{
     TurnEvent,
 };
 
+use hearth_app::ModelLoading;
+
 use crate::AppState;
 use crate::ipc::IpcError;
 use crate::ipc::contract::command;
 
-/// The stream of one `send_message` call, in order: `userSaved`, `replyStarted`, `delta`*, then
-/// `finished` or `failed`.
+/// The stream of one `send_message` call, in order: `modelLoading`* (only when the chat's model
+/// had to be loaded first), `userSaved`, `replyStarted`, `delta`*, then `finished` or `failed`.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "event", content = "data", rename_all = "camelCase")]
 pub enum ChatEvent {
+    ModelLoading(ModelLoading),
     UserSaved(MessageSaved),
     ReplyStarted(ReplyStarted),
     Delta(TextDelta),
@@ -174,7 +177,8 @@ command! {
         on_event: Channel<CompareEvent>,
         state: State<'_, AppState>,
     ) -> Result<(), IpcError> {
-        state.prepare_chat_model(chat_id).await?;
+        // The window readied the chat's model before it asked (showing the load's progress).
+        state.prepare_chat_model(chat_id, |_| {}).await.map_err(|e| IpcError::from(e).concerning("model"))?;
         let emit = |column: usize, event: ChatEvent| {
             if let Err(e) = on_event.send(CompareEvent { column: column as u32, event }) {
                 tracing::warn!(error = %e, "the window stopped listening to a comparison");
@@ -201,12 +205,16 @@ async fn run_turn<R: Runtime>(
 ) -> Result<(), IpcError> {
     // Stamps for following a turn's first token from Enter to the page (RUST_LOG=…=debug).
     tracing::debug!(chat_id, "turn asked");
-    state.prepare_chat_model(chat_id).await?;
     let emit = |event: ChatEvent| {
         if let Err(e) = on_event.send(event) {
             tracing::warn!(error = %e, "the window stopped listening to a reply");
         }
     };
+    let loading = on_event.clone();
+    let progress = move |load: ModelLoading| {
+        let _ = loading.send(ChatEvent::ModelLoading(load));
+    };
+    state.prepare_chat_model(chat_id, progress).await.map_err(|e| IpcError::from(e).concerning("model"))?;
     let sampling = state.chat_sampling(chat_id).await?;
     match state.chat.run(chat_id, turn, sampling, |e| emit(e.into())).await {
         Ok(message) => {

@@ -16,8 +16,9 @@ pub struct IpcError {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub retry_after_s: Option<u64>,
-    /// With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
-    /// name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
+    /// The field (or comma-separated fields) the error concerns, by the name the window's types
+    /// use (`topP`, `nCtx`, `baseUrl`, `name`), mostly with `invalidInput`; a turn whose chat's
+    /// model could not be readied says `model`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub field: Option<String>,
@@ -77,6 +78,13 @@ impl IpcErrorKind {
 impl IpcError {
     pub fn new(kind: IpcErrorKind, message: impl ToString) -> Self {
         IpcError { kind, message: message.to_string(), retry_after_s: None, field: None }
+    }
+}
+
+impl IpcError {
+    /// The same error, said to concern `field`.
+    pub fn concerning(self, field: &str) -> Self {
+        IpcError { field: Some(field.to_owned()), ..self }
     }
 }
 

@@ -3,7 +3,7 @@ use tauri::State;
 use tauri::ipc::Channel;
 use ts_rs::TS;
 
-use hearth_app::ChatCacheUsage;
+use hearth_app::{ChatCacheUsage, ModelLoading};
 use hearth_core::{CacheBudgets, ChatId, ChatSummary, DeviceReport, FieldError, LoadParams, ModelInfo};
 
 use crate::AppState;
@@ -32,9 +32,17 @@ command! {
 
 command! {
     /// Loads the model chat `chat_id` talks to when another one (or none) is loaded, reporting
-    /// llama.cpp's progress (0 to 1); `None` when nothing needed loading. Called as a chat opens.
-    pub async fn load_chat_model(chat_id: ChatId, on_progress: Channel<f32>, state: State<'_, AppState>) -> Result<Option<ModelInfo>, IpcError> {
-        Ok(state.ready_chat_model(chat_id, progress_to(on_progress)).await?)
+    /// which and llama.cpp's progress (0 to 1, the first at 0 as it begins); `None` when nothing
+    /// needed loading. Called as a chat opens, and before a comparison.
+    pub async fn load_chat_model(
+        chat_id: ChatId,
+        on_progress: Channel<ModelLoading>,
+        state: State<'_, AppState>,
+    ) -> Result<Option<ModelInfo>, IpcError> {
+        let progress = move |loading| {
+            let _ = on_progress.send(loading);
+        };
+        Ok(state.ready_chat_model(chat_id, progress).await?)
     }
 }
 

@@ -73,7 +73,7 @@ contextBytes: number,
  */
 keptModelBytes: number, };
 
-export type ChatEvent = { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
+export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
 
 export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
 
@@ -93,7 +93,12 @@ systemPrompt: string,
 /**
  * Where the chat's next reply comes from.
  */
-model: ModelTarget, };
+model: ModelTarget, 
+/**
+ * What the local model file the chat names is called (`hearth_core::model_name`): null for
+ * a remote chat or one that names none (it talks to the loaded model).
+ */
+modelName: string | null, };
 
 export type CompareEvent = { column: number, event: ChatEvent, };
 
@@ -201,8 +206,9 @@ export type IpcError = { kind: IpcErrorKind, message: string,
  */
 retryAfterS?: number, 
 /**
- * With `invalidInput`: the field (or comma-separated fields) the error concerns, by the
- * name the window's types use (`topP`, `nCtx`, `baseUrl`, `name`).
+ * The field (or comma-separated fields) the error concerns, by the name the window's types
+ * use (`topP`, `nCtx`, `baseUrl`, `name`), mostly with `invalidInput`; a turn whose chat's
+ * model could not be readied says `model`.
  */
 field?: string, };
 
@@ -331,6 +337,20 @@ fromMemory: boolean,
  * Where its layers are: the device, and how many of them are on a GPU.
  */
 offload: Offload, };
+
+export type ModelLoading = { 
+/**
+ * The file being loaded.
+ */
+path: string, 
+/**
+ * What it is called (its file's name without the extension).
+ */
+name: string, 
+/**
+ * 0..=1.
+ */
+fraction: number, };
 
 export type ModelSource = "hubCache" | "modelsFolder" | "linked" | "copied";
 
@@ -823,9 +843,10 @@ export const commands = {
   reloadModel: (): Promise<LoadSettings> => invoke<LoadSettings>('reload_model'),
   /**
    * Loads the model chat `chat_id` talks to when another one (or none) is loaded, reporting
-   * llama.cpp's progress (0 to 1); `None` when nothing needed loading. Called as a chat opens.
+   * which and llama.cpp's progress (0 to 1, the first at 0 as it begins); `None` when nothing
+   * needed loading. Called as a chat opens, and before a comparison.
    */
-  loadChatModel: (chatId: number, onProgress: (message: number) => void): Promise<ModelInfo | null> => invoke<ModelInfo | null>('load_chat_model', { chatId, onProgress: new Channel<number>(onProgress) }),
+  loadChatModel: (chatId: number, onProgress: (message: ModelLoading) => void): Promise<ModelInfo | null> => invoke<ModelInfo | null>('load_chat_model', { chatId, onProgress: new Channel<ModelLoading>(onProgress) }),
   /**
    * Makes the local model file `path` the one chat `chat_id` talks to, and loads it (progress
    * 0 to 1) unless it is loaded.

@@ -1,18 +1,17 @@
 import type { ChatSummary, ModelInfo } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
-import type { ChatModels, ChatStore } from './chat.svelte';
-import { needsLoad } from './chat-model';
+import type { ChatModels, ChatStore, TurnLoad } from './chat.svelte';
 import { errorMessage } from './format';
 import type { LibraryStore, LoadCommand } from './library.svelte';
 
 /**
- * Loads the local model each chat talks to: as the chat opens, before a turn that needs it (the backend
- * readies it too, but shows no progress), and when the user picks another one for it. Progress shows
- * as the library's load under way (LibraryStore.track). The loads run one after the other, each
- * deciding from the model loaded when it starts; a chat opened later drops the opens still waiting,
- * so the last chat opened wins. Why a chat's model could not be loaded is kept per chat for its
- * model button and menu. The backend's own changes of the loaded model (an idle unload) are followed
- * with `watch`.
+ * Loads the local model each chat talks to: as the chat opens, before a comparison, and when the user
+ * picks another one for it; a turn's own load (the backend readies the chat's model before its reply)
+ * is followed from the turn's events. The backend decides whether a load is needed; its progress
+ * shows as the library's load under way (LibraryStore.track / follow). The loads asked for here run
+ * one after the other; a chat opened later drops the opens still waiting, so the last chat opened
+ * wins. Why a chat's model could not be loaded is kept per chat for its model button and menu. The
+ * backend's own changes of the loaded model (an idle unload) are followed with `watch`.
  */
 export class ChatModelStore implements ChatModels {
   /** Per chat: why its model could not be loaded, in the backend's words; cleared by its next load. */
@@ -22,8 +21,6 @@ export class ChatModelStore implements ChatModels {
   readonly #chats: ChatStore;
   readonly #library: LibraryStore;
   #queue: Promise<void> = Promise.resolve();
-  /** Loads asked for that have not ended. */
-  #waiting = 0;
   #opens = 0;
 
   constructor(api: HearthApi, chats: ChatStore, library: LibraryStore) {
@@ -48,17 +45,34 @@ export class ChatModelStore implements ChatModels {
     }
   }
 
-  /**
-   * Before a turn of chat `chatId`: its model loaded, with progress; rejects with why not (the turn then
-   * does not start). Null when there is nothing to wait for: a remote chat, or a local one whose model
-   * is loaded with no load under way — the turn then goes at once, without a round trip to the backend
-   * first (it readies the chat's model itself, and an idle unload reaches the window through `watch`).
-   */
-  readyForTurn(chatId: number): Promise<void> | null {
-    const chat = this.#chats.chats.find((c) => c.id === chatId);
-    if (chat?.model.kind !== 'local') return null;
-    if (this.#waiting === 0 && !needsLoad(chat.model, this.#loadedPath())) return null;
+  /** Before a comparison in chat `chatId`: its model loaded where the backend finds it must be, with progress; rejects with why not. */
+  ready(chatId: number): Promise<void> {
     return this.#queued(() => this.#ready(chatId));
+  }
+
+  /** A turn of chat `chatId` loads its model first (its events say how far): shown as the load under way. */
+  turnLoad(chatId: number): TurnLoad {
+    const load = this.#library.follow({ path: null, chatId, expected: true });
+    let loading: string | null = null;
+    let ended = false;
+    return {
+      progress: ({ path, name, fraction }) => {
+        loading = path;
+        load.progress(fraction, { path, name });
+      },
+      end: (error) => {
+        if (ended) return;
+        ended = true;
+        load.end(error === undefined ? { loaded: loading } : { error });
+        if (error === undefined) delete this.problems[chatId];
+      },
+      cancel: () => this.#library.cancelLoad(),
+    };
+  }
+
+  /** A turn of chat `chatId` could not ready its model: why, in the backend's words, for its model button. */
+  failed(chatId: number, error: unknown): void {
+    this.problems[chatId] = errorMessage(error);
   }
 
   /** The user picked `path` for chat `chatId` (its model menu): it talks to it from now on, loaded now. A failure goes to the banner. */
@@ -128,12 +142,13 @@ export class ChatModelStore implements ChatModels {
     });
   }
 
-  /** Load chat `chatId`'s model if it needs it; remote chats have nothing to load. */
+  /** Load chat `chatId`'s model if the backend finds it must (it says which, and how far). */
   async #ready(chatId: number): Promise<void> {
     const chat = this.#chats.chats.find((c) => c.id === chatId);
     if (chat?.model.kind !== 'local') return;
-    const expected = needsLoad(chat.model, this.#loadedPath());
-    await this.#load(chatId, chat.model.model, expected, (onProgress) => this.#api.loadChatModel(chatId, onProgress));
+    await this.#load(chatId, chat.model.model, false, (onProgress) =>
+      this.#api.loadChatModel(chatId, ({ path, name, fraction }) => onProgress(fraction, { path, name })),
+    );
   }
 
   async #load(chatId: number, path: string | null, expected: boolean, command: LoadCommand): Promise<void> {
@@ -153,8 +168,7 @@ export class ChatModelStore implements ChatModels {
 
   /** Runs `task` once the loads asked for before it have ended. */
   #queued(task: () => Promise<void>): Promise<void> {
-    this.#waiting += 1;
-    const run = this.#queue.then(task).finally(() => (this.#waiting -= 1));
+    const run = this.#queue.then(task);
     this.#queue = run.catch(() => {});
     return run;
   }

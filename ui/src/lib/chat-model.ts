@@ -1,17 +1,12 @@
 // The local model each chat talks to, as the window shows it: the file a chat names (or the loaded
-// one, for a chat that has not answered locally yet), whether it must be loaded before the chat
-// answers, and the library's files as the chat's model menu offers them. Pure functions over plain
-// values; the store that loads a chat's model is chat-model.svelte.ts.
+// one, for a chat that has not answered locally yet), and the library's files as the chat's model
+// menu offers them. Pure functions over plain values; whether a chat's model must be loaded is the
+// backend's to say (it loads it before the chat's reply); the store is chat-model.svelte.ts.
 import type { LibraryModel, ModelInfo, ModelTarget } from '../ipc/bindings';
 import { fileName, formatBytes } from './format';
 
 /** A chat's local target: the file it talks to (null: the loaded one). */
 export type LocalTarget = Extract<ModelTarget, { kind: 'local' }>;
-
-/** A model file's name without its extension, as the backend names a file ("llama-8b"; Rust's file_stem). */
-export function modelStem(path: string): string {
-  return fileName(path).replace(/(?<=.)\.[^.]*$/, '');
-}
 
 /** The file a chat's local replies come from: its own, else the loaded one; null for a remote chat or when none is known. */
 export function chatModelPath(target: ModelTarget, loadedPath: string | null): string | null {
@@ -19,21 +14,13 @@ export function chatModelPath(target: ModelTarget, loadedPath: string | null): s
 }
 
 /**
- * Whether, as far as the window knows, the chat's model must be loaded before it answers: a local
- * chat that names another file than the loaded one, or any local chat while none is loaded.
- */
-export function needsLoad(target: ModelTarget, loadedPath: string | null): boolean {
-  if (target.kind !== 'local') return false;
-  return loadedPath === null || (target.model !== null && target.model !== loadedPath);
-}
-
-/**
  * What a chat's local model is called: the loaded model's name when it is the chat's (or the chat names
- * none), else its file's; null when the chat names none and none is loaded.
+ * none), else what the backend calls the file it names (`named`: its ChatSummary's `modelName`); null
+ * when the chat names none and none is loaded.
  */
-export function localName(target: LocalTarget, loaded: Pick<ModelInfo, 'name' | 'path'> | null): string | null {
+export function localName(target: LocalTarget, named: string | null, loaded: Pick<ModelInfo, 'name' | 'path'> | null): string | null {
   if (target.model === null || target.model === loaded?.path) return loaded?.name ?? null;
-  return modelStem(target.model);
+  return named ?? fileName(target.model);
 }
 
 /** One local model of the chat's model menu. */
@@ -52,11 +39,12 @@ export type LocalChoice = {
 
 /**
  * The library's files as the chat's model menu offers them, the chat's own checked. A chat's model the
- * library does not list is still shown, by its file name, marked missing once the library was read
- * (`listed`): before that, nothing is known missing.
+ * library does not list is still shown, by its name (`named`, the chat's `modelName`), marked missing
+ * once the library was read (`listed`): before that, nothing is known missing.
  */
 export function localChoices(
   target: ModelTarget,
+  named: string | null,
   models: readonly LibraryModel[],
   loaded: Pick<ModelInfo, 'name' | 'path'> | null,
   listed: boolean,
@@ -74,7 +62,7 @@ export function localChoices(
   if (chosen !== null && !models.some((m) => m.path === chosen)) {
     const isLoaded = chosen === loadedPath;
     const missing = listed && !isLoaded;
-    const name = isLoaded && loaded ? loaded.name : modelStem(chosen);
+    const name = isLoaded && loaded ? loaded.name : (named ?? fileName(chosen));
     choices.push({ path: chosen, name, note: missing ? 'missing' : isLoaded ? 'loaded' : '', checked: true, disabled: missing, missing });
   }
   return choices;

@@ -4,6 +4,7 @@ import type {
   IpcError,
   IpcErrorKind,
   ModelInfo,
+  ModelLoading,
   ModelTarget,
   SamplingParams,
   StoredMessage,
@@ -23,12 +24,30 @@ export type Generating = { chatId: number; stopping: boolean };
 export type ChatModels = {
   /** A chat was opened (its model may need loading). */
   opened(chatId: number): void;
-  /** Before a turn: the chat's model loaded (rejects with why not); null when there is nothing to wait for. */
-  readyForTurn(chatId: number): Promise<void> | null;
+  /** Before a comparison: the chat's model loaded if the backend finds it must be (rejects with why not). */
+  ready(chatId: number): Promise<void>;
+  /** A turn of chat `chatId` is loading its model first, as its events say: shown as the load under way. */
+  turnLoad(chatId: number): TurnLoad;
+  /** A turn of chat `chatId` could not ready its model: `error` says why (kept for its model button). */
+  failed(chatId: number, error: unknown): void;
+};
+
+/** The load a turn does before its reply, followed from the turn's `modelLoading` events. */
+export type TurnLoad = {
+  progress(load: ModelLoading): void;
+  /** The load is over: it ended (the turn went on) or failed with `error`. */
+  end(error?: unknown): void;
+  /** Give the load up (Stop while it runs): the turn then fails without a reply. */
+  cancel(): Promise<void>;
 };
 
 /** Nothing to load (the store on its own, as in its unit tests). */
-const NO_CHAT_MODELS: ChatModels = { opened: () => {}, readyForTurn: () => null };
+const NO_CHAT_MODELS: ChatModels = {
+  opened: () => {},
+  ready: () => Promise.resolve(),
+  turnLoad: () => ({ progress: () => {}, end: () => {}, cancel: () => Promise.resolve() }),
+  failed: () => {},
+};
 
 /**
  * Why a remote reply failed, shown on the reply with a Retry button. `retryAt` (Unix ms): when the
@@ -285,8 +304,7 @@ export class ChatStore {
     if (chatId === null || this.busy) return false;
     this.#beginTurn(chatId);
     try {
-      const ready = this.models.readyForTurn(chatId);
-      if (ready) await ready;
+      await this.models.ready(chatId);
       await this.#api.compareReplies(chatId, messageId, variants, onEvent);
     } finally {
       if (this.generating?.chatId === chatId) this.generating = null;
@@ -302,7 +320,8 @@ export class ChatStore {
     if (!g || g.stopping) return;
     g.stopping = true;
     try {
-      await this.#api.stopGeneration(g.chatId);
+      // A turn still loading its model gives the load up; one writing its reply stops it.
+      await Promise.all([this.#turns.stopLoad(), this.#api.stopGeneration(g.chatId)]);
     } catch (e) {
       if (this.generating === g) g.stopping = false;
       this.showError(e);

@@ -1,6 +1,5 @@
 import type { IpcErrorKind, ImportMode, LibraryModel, ModelInfo } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
-import { modelStem } from './chat-model';
 import { errorMessage } from './format';
 import { errorKind, importText, isGguf, type ImportResult } from './models';
 
@@ -8,24 +7,35 @@ import { errorKind, importText, isGguf, type ImportResult } from './models';
 export type RowError = { action: 'load' | 'unload' | 'delete' | 'reveal'; message: string; kind: IpcErrorKind | null };
 
 /**
- * A model load under way: its file (null when the backend picks it: a chat that names none), the chat
- * it is for (null: the model manager's own load), and how far it got (0..1).
+ * A model load under way: its file and what it is called (null until the backend says, when it picks
+ * the file: a chat that names none), the chat it is for (null: the model manager's own load), and how
+ * far it got (0..1).
  */
-export type ModelLoad = { path: string | null; chatId: number | null; fraction: number };
+export type ModelLoad = { path: string | null; name: string | null; chatId: number | null; fraction: number };
 
 /** What a load is for, and whether to show it before the backend reports progress. */
 export type LoadRequest = {
   path: string | null;
   chatId: number | null;
   /**
-   * Show the load at once; otherwise only from its first progress report (a chat's model is asked for
-   * before every turn, and shows nothing when it was loaded already).
+   * Show the load at once; otherwise only from its first progress report (the backend decides
+   * whether a chat's model must be loaded, and reports at 0 as such a load begins).
    */
   expected: boolean;
 };
 
+/** A load's progress: how far (0..1), and which file where the backend says. */
+export type LoadProgress = (fraction: number, model?: { path: string; name: string }) => void;
+
 /** A load command: reports its progress to the callback, resolves to the model it loaded (null: none needed). */
-export type LoadCommand = (onProgress: (fraction: number) => void) => Promise<ModelInfo | null>;
+export type LoadCommand = (onProgress: LoadProgress) => Promise<ModelInfo | null>;
+
+/** A load shown as the load under way while someone else runs it (a turn readying its chat's model). */
+export type FollowedLoad = {
+  progress: LoadProgress;
+  /** It ended: `loaded` is the file loaded now (null: none was needed), or it failed with `error`. */
+  end(outcome: { loaded: string | null } | { error: unknown }): void;
+};
 
 /**
  * The GGUF files on this computer that Hearth knows, and the one loaded. Loading reports its
@@ -79,11 +89,6 @@ export class LibraryStore {
     return this.models.find((m) => m.path === path);
   }
 
-  /** What the file at `path` is called: its name in the library, else its file's. */
-  nameOf(path: string): string {
-    return this.get(path)?.name ?? modelStem(path);
-  }
-
   /** Load `path` in place of the loaded model; true once it is loaded. One load at a time. */
   async load(path: string): Promise<boolean> {
     if (this.loading) return false;
@@ -101,34 +106,49 @@ export class LibraryStore {
    * A newer load takes the display over.
    */
   async track(request: LoadRequest, command: LoadCommand): Promise<ModelInfo | null> {
+    const load = this.follow(request);
+    try {
+      const loaded = await command(load.progress);
+      load.end({ loaded: loaded?.path ?? null });
+      return loaded;
+    } catch (error) {
+      load.end({ error });
+      throw error;
+    }
+  }
+
+  /** Show a load someone else runs as the load under way (see `track`), until its `end`. */
+  follow(request: LoadRequest): FollowedLoad {
     const load = ++this.#loads;
-    const { path, chatId } = request;
-    if (request.expected) this.loading = { path, chatId, fraction: 0 };
+    const { chatId } = request;
+    let path = request.path;
+    let name = path === null ? null : (this.get(path)?.name ?? null);
+    if (request.expected) this.loading = { path, name, chatId, fraction: 0 };
     if (path !== null) delete this.errors[path];
     let changed = false;
-    try {
-      const loaded = await command((fraction) => {
+    return {
+      progress: (fraction, model) => {
         if (load !== this.#loads) return;
         changed = true;
-        this.loading ??= { path, chatId, fraction: 0 };
-        this.loading.fraction = Math.max(this.loading.fraction, Math.min(1, fraction));
-      });
-      if (loaded) {
-        changed = true;
-        this.markLoaded(loaded.path);
-      }
-      return loaded;
-    } catch (e) {
-      changed = true; // a failed load may have reloaded the model before it
-      if (path !== null) this.errors[path] = { action: 'load', message: errorMessage(e), kind: errorKind(e) };
-      throw e;
-    } finally {
-      if (load === this.#loads) this.loading = null;
-      if (changed) {
-        this.#onModelChanged();
-        if (this.ready) void this.refresh();
-      }
-    }
+        if (model) ({ path, name } = model);
+        this.loading ??= { path, name, chatId, fraction: 0 };
+        Object.assign(this.loading, { path, name, fraction: Math.max(this.loading.fraction, Math.min(1, fraction)) });
+      },
+      end: (outcome) => {
+        if ('error' in outcome) {
+          changed = true; // a failed load may have reloaded the model before it
+          if (path !== null) this.errors[path] = { action: 'load', message: errorMessage(outcome.error), kind: errorKind(outcome.error) };
+        } else if (outcome.loaded !== null) {
+          changed = true;
+          this.markLoaded(outcome.loaded);
+        }
+        if (load === this.#loads) this.loading = null;
+        if (changed) {
+          this.#onModelChanged();
+          if (this.ready) void this.refresh();
+        }
+      },
+    };
   }
 
   /** `path` is the loaded model now (null: none is). */

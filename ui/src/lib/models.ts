@@ -285,3 +285,8 @@ export function errorKind(error: unknown): IpcErrorKind | null {
   const kind = error && typeof error === 'object' ? (error as { kind?: unknown }).kind : undefined;
   return typeof kind === 'string' ? (kind as IpcErrorKind) : null;
 }
+
+/** A turn that failed readying its chat's model: the backend says its error concerns the `model`. */
+export function isModelProblem(error: unknown): boolean {
+  return errorKind(error) !== null && (error as { field?: unknown }).field === 'model';
+}

@@ -183,8 +183,13 @@ export function sameTarget(a: ModelTarget, b: ModelTarget): boolean {
 }
 
 /** A chat's model in the header: its GGUF's name (see localName), or "<model> · <provider name>". */
-export function targetLabel(target: ModelTarget, loaded: Pick<ModelInfo, 'name' | 'path'> | null, providerName: string | null): string {
-  if (target.kind === 'local') return localName(target, loaded) ?? 'No model loaded';
+export function targetLabel(
+  target: ModelTarget,
+  named: string | null,
+  loaded: Pick<ModelInfo, 'name' | 'path'> | null,
+  providerName: string | null,
+): string {
+  if (target.kind === 'local') return localName(target, named, loaded) ?? 'No model loaded';
   return `${target.model} · ${providerName ?? target.provider}`;
 }
 

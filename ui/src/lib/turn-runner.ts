@@ -1,12 +1,13 @@
-// One turn of the chat, from start to end: the path shown meanwhile, the chat's model waited for, the
-// reply streamed into the path on show (a frame at a time), its failure kept or said, and the path put
+// One turn of the chat, from start to end: the path shown meanwhile, the chat's model's load followed
+// when the backend must load it first, the reply streamed into the path on show (a frame at a time), its failure kept or said, and the path put
 // back when nothing was saved. The state it changes is the chat store's (chat.svelte.ts), which starts
 // the turns; the turn's own bookkeeping is kept here.
 import { flushSync } from 'svelte';
 import type { ChatEvent, StoredMessage } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, type FrameScheduler } from './batcher';
-import type { ChatStore } from './chat.svelte';
+import { isModelProblem } from './models';
+import type { ChatStore, TurnLoad } from './chat.svelte';
 import {
   PENDING_REPLY_ID,
   PENDING_USER_ID,
@@ -34,6 +35,8 @@ type Stream = {
   replySiblings: number[];
   replyParent: number | null;
   userSaved: boolean;
+  /** The chat's model being loaded before the reply (the backend found it must be), while it is. */
+  load: TurnLoad | null;
   /** The chat list is read again at the first token: not while the model reads the prompt,
    *  which shares the cores with the window (make bench-app). */
   refreshChatsAtFirstToken: boolean;
@@ -82,6 +85,7 @@ export class TurnRunner {
       replySiblings: newReplyVersion(turn) ? (original?.siblings ?? []) : [],
       replyParent: newReplyVersion(turn) ? (original?.parentId ?? null) : null,
       userSaved: false,
+      load: null,
       refreshChatsAtFirstToken: false,
       done: false,
     };
@@ -89,18 +93,8 @@ export class TurnRunner {
     if (chat.activeChatId === chatId) chat.messages = pathDuringTurn(before, turn);
 
     try {
-      // The chat's model first, its load's progress shown, a sent message on show meanwhile; Stop
-      // meanwhile means the turn never starts. (Nothing to wait for: the turn starts in the same task.)
-      const ready = chat.models.readyForTurn(chatId);
-      if (ready) {
-        if (turn.kind === 'send' && chat.activeChatId === chatId) chat.messages = withPendingSend(chat.messages, chatId, turn.content);
-        await ready;
-      }
-      if (chat.generating?.stopping) {
-        this.#undo(stream, before);
-        this.#finish(stream);
-        return false;
-      }
+      // At once: the backend loads the chat's model first where it must, and says so in the
+      // turn's events (the load's progress shown, a sent message on show meanwhile).
       await startTurn(this.#api, chatId, turn, (event) => this.#onEvent(stream, event));
       if (!stream.done) {
         // The response beat the terminal event; give the channel a moment, then resync.
@@ -111,11 +105,25 @@ export class TurnRunner {
       }
       return true;
     } catch (e) {
-      chat.showError(e);
+      const modelFailed = isModelProblem(e);
+      this.#endLoad(stream, modelFailed ? e : undefined);
+      if (modelFailed) chat.models.failed(chatId, e);
+      // Stop while the model loaded gave the load up: nothing to say.
+      if (!(modelFailed && chat.generating?.stopping)) chat.showError(e);
       if (!stream.userSaved && stream.messageId === null) this.#undo(stream, before);
       if (!stream.done) await this.#abandon(stream);
       return false;
     }
+  }
+
+  /** Stop while the turn's model loads: the load is given up (the turn then ends with nothing saved). */
+  async stopLoad(): Promise<void> {
+    await this.#stream?.load?.cancel();
+  }
+
+  #endLoad(stream: Stream, error?: unknown): void {
+    stream.load?.end(error);
+    stream.load = null;
   }
 
   /** After (re)loading the chat that is streaming, put the live text back into its bubble. */
@@ -145,7 +153,17 @@ export class TurnRunner {
   #onEvent(stream: Stream, event: ChatEvent): void {
     if (stream.done || stream !== this.#stream) return;
     switch (event.event) {
+      case 'modelLoading': {
+        if (!stream.load) {
+          stream.load = this.#chat.models.turnLoad(stream.chatId);
+          const { turn, chatId } = stream;
+          if (turn.kind === 'send' && this.#chat.activeChatId === chatId) this.#chat.messages = withPendingSend(this.#chat.messages, chatId, turn.content);
+        }
+        stream.load.progress(event.data);
+        break;
+      }
       case 'userSaved': {
+        this.#endLoad(stream);
         stream.userSaved = true;
         stream.replyParent = event.data.message.id;
         this.#upsert(stream.chatId, event.data.message, PENDING_USER_ID);
@@ -153,6 +171,9 @@ export class TurnRunner {
         break;
       }
       case 'replyStarted': {
+        this.#endLoad(stream);
+        // Stop came as the load ended, before the reply was there to stop: stop it now.
+        if (this.#chat.generating?.stopping) void this.#api.stopGeneration(stream.chatId);
         stream.messageId = event.data.messageId;
         stream.model = event.data.model;
         this.#upsert(stream.chatId, this.#liveReply(stream));
@@ -221,6 +242,7 @@ export class TurnRunner {
   }
 
   #finish(stream: Stream): void {
+    this.#endLoad(stream);
     stream.done = true;
     if (this.#graceTimer !== null) {
       clearTimeout(this.#graceTimer);

@@ -10,6 +10,7 @@ const chat = ([id, updatedAt, pinned = false]: [number, number, boolean?]): Chat
   pinned,
   systemPrompt: '',
   model: { kind: 'local', model: null },
+  modelName: null,
 });
 const ids = (chats: ChatSummary[]) => chats.map((c) => c.id);
 

@@ -1,8 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ChatSummary, ModelInfo, ModelTarget } from '../../src/ipc/bindings';
+import type { ChatSummary, ModelInfo, ModelLoading, ModelTarget } from '../../src/ipc/bindings';
 import { ChatStore } from '../../src/lib/chat.svelte';
 import { ChatModelStore } from '../../src/lib/chat-model.svelte';
-import { modelStem } from '../../src/lib/chat-model';
 import { LibraryStore } from '../../src/lib/library.svelte';
 import { fakeApi, manualFrames } from './helpers';
 import { libraryModel } from './library-fixtures';
@@ -10,10 +9,20 @@ import { libraryModel } from './library-fixtures';
 const A = '/m/llama-8b.gguf';
 const B = '/m/llama-1b.gguf';
 const GONE = '/m/gone-7b.gguf';
-const info = (path: string): ModelInfo => ({ name: modelStem(path), path, sizeBytes: 1 }) as ModelInfo;
-const goneWords = (path: string) => `this chat talks to ${modelStem(path)}, whose file is gone (${path}); pick another model for it with the model button`;
+/** What the backend calls each file. */
+const NAMES: Record<string, string> = { [A]: 'llama-8b', [B]: 'llama-1b', [GONE]: 'gone-7b' };
+const info = (path: string): ModelInfo => ({ name: NAMES[path], path, sizeBytes: 1 }) as ModelInfo;
+const goneWords = (path: string) => `this chat talks to ${NAMES[path]}, whose file is gone (${path}); pick another model for it with the model button`;
 const local = (model: string | null): ModelTarget => ({ kind: 'local', model });
-const chat = (id: number, model: ModelTarget): ChatSummary => ({ id, title: `Chat ${id}`, updatedAt: id, pinned: false, systemPrompt: '', model });
+const chat = (id: number, model: ModelTarget): ChatSummary => ({
+  id,
+  title: `Chat ${id}`,
+  updatedAt: id,
+  pinned: false,
+  systemPrompt: '',
+  model,
+  modelName: model.kind === 'local' && model.model ? NAMES[model.model] : null,
+});
 
 /**
  * The backend's side of chats' models (hearth-app's chat_model.rs): files A and B exist, A is loaded; a
@@ -42,12 +51,13 @@ function fakeBackend(chats: ChatSummary[]) {
     backend.loaded = path;
     return info(path);
   }
-  async function ready(chatId: number, onProgress: (f: number) => void): Promise<ModelInfo | null> {
+  async function ready(chatId: number, onProgress: (load: ModelLoading) => void): Promise<ModelInfo | null> {
     const target = chats.find((c) => c.id === chatId)!.model;
     if (target.kind !== 'local') return null;
     if (target.model !== null && !files.includes(target.model)) throw { kind: 'file', message: goneWords(target.model) };
     const wanted = target.model ?? backend.loaded;
-    return wanted === null || wanted === backend.loaded ? null : loadFile(wanted, onProgress);
+    if (wanted === null || wanted === backend.loaded) return null;
+    return loadFile(wanted, (fraction) => onProgress({ path: wanted, name: NAMES[wanted], fraction }));
   }
   const api = fakeApi('the chat model store', {
     listChats: vi.fn(async () => chats.map((c) => ({ ...c }))),
@@ -57,7 +67,7 @@ function fakeBackend(chats: ChatSummary[]) {
       if (!files.includes(path)) throw { kind: 'file', message: `there is no model file at ${path}` };
       const found = chats.find((c) => c.id === chatId)!;
       found.model = local(path);
-      return { chat: { ...found }, loaded: await ready(chatId, onProgress) };
+      return { chat: { ...found }, loaded: await ready(chatId, (load) => onProgress(load.fraction)) };
     }),
     loadModel: vi.fn(loadFile),
     onModelChanged: vi.fn(async (tell: (model: ModelInfo | null) => void) => {
@@ -91,7 +101,7 @@ describe('ChatModelStore: a chat opened', () => {
     backend.hold = true;
     const opening = store.opened(2);
     await settle();
-    expect(library.loading).toEqual({ path: B, chatId: 2, fraction: 0.5 });
+    expect(library.loading).toEqual({ path: B, name: 'llama-1b', chatId: 2, fraction: 0.5 });
     backend.release();
     await opening;
     expect(library.loading).toBeNull();
@@ -162,27 +172,21 @@ describe('ChatModelStore: a chat opened', () => {
   });
 });
 
-describe('ChatModelStore: before a turn', () => {
-  it('a remote chat has nothing to wait for', () => {
-    const { store, asked } = setup(4);
-    expect(store.readyForTurn(4)).toBeNull();
-    expect(asked()).toEqual([]);
+describe('ChatModelStore: before a comparison', () => {
+  it('asks the backend, which decides: nothing loads for a loaded model, nor shows', async () => {
+    const { library, store, asked } = setup(1);
+    await store.ready(1);
+    expect(asked()).toEqual([1]);
+    expect(library.loading).toBeNull();
   });
 
-  it('a turn whose model is loaded goes at once: no round trip to the backend first', () => {
-    const { store, asked } = setup(1);
-    expect(store.readyForTurn(1)).toBeNull();
-    expect(asked()).toEqual([]);
-  });
-
-  it('a model the window knows is not loaded loads first, shown from its first progress report', async () => {
+  it("a model that is not loaded loads first, shown from the backend's first report (at 0)", async () => {
     const { backend, chats, library, store } = setup(1);
     backend.loaded = null;
-    chats.model = null; // as an idle unload tells the window (watch)
     backend.hold = true;
-    const ready = store.readyForTurn(1)!;
+    const ready = store.ready(1);
     await settle();
-    expect(library.loading).toEqual({ path: A, chatId: 1, fraction: 0.5 });
+    expect(library.loading).toEqual({ path: A, name: 'llama-8b', chatId: 1, fraction: 0.5 });
     backend.release();
     await ready;
     expect(backend.loaded).toBe(A);
@@ -193,7 +197,7 @@ describe('ChatModelStore: before a turn', () => {
     const { backend, store, asked } = setup(2);
     backend.hold = true;
     const opening = store.opened(2);
-    const ready = store.readyForTurn(2)!;
+    const ready = store.ready(2);
     await settle();
     expect(asked()).toEqual([2]);
     backend.release();
@@ -202,11 +206,55 @@ describe('ChatModelStore: before a turn', () => {
     expect(await vi.mocked(backend.api.loadChatModel).mock.results[1].value).toBeNull(); // one load, not two
   });
 
-  it('rejects with why the model cannot be loaded, kept on the chat (the turn then says it)', async () => {
+  it('rejects with why the model cannot be loaded, kept on the chat', async () => {
     const { chats, store } = setup(3);
-    await expect(store.readyForTurn(3)).rejects.toEqual({ kind: 'file', message: goneWords(GONE) });
+    await expect(store.ready(3)).rejects.toEqual({ kind: 'file', message: goneWords(GONE) });
     expect(store.problems[3]).toBe(goneWords(GONE));
     expect(chats.error).toBeNull();
+  });
+});
+
+describe("ChatModelStore: a turn's own load, from its events", () => {
+  const loading = (fraction: number): ModelLoading => ({ path: B, name: 'llama-1b', fraction });
+
+  it('shows as the load under way for the chat, named as the backend says; its end reads the loaded model again', async () => {
+    const { backend, chats, library, store } = setup(2);
+    library.models = [libraryModel(A, 1, { loaded: true }), libraryModel(B, 1)];
+    const load = store.turnLoad(2);
+    expect(library.loading).toEqual({ path: null, name: null, chatId: 2, fraction: 0 });
+    load.progress(loading(0));
+    load.progress(loading(0.4));
+    expect(library.loading).toEqual({ path: B, name: 'llama-1b', chatId: 2, fraction: 0.4 });
+    backend.loaded = B;
+    load.end();
+    load.end(); // a second end (the turn's terminal event after its userSaved) changes nothing
+    expect(library.loading).toBeNull();
+    expect(library.loadedPath).toBe(B);
+    await settle();
+    expect(chats.model?.path).toBe(B);
+    expect(vi.mocked(backend.api.activeModel)).toHaveBeenCalledTimes(1);
+  });
+
+  it("a failed load says why on the file's row, and the chat keeps it for its model button", () => {
+    const { library, store } = setup(2);
+    const load = store.turnLoad(2);
+    load.progress(loading(0.2));
+    const error = { kind: 'engine', message: 'llama-1b is not a model llama.cpp can load', field: 'model' };
+    load.end(error);
+    store.failed(2, error);
+    expect(library.loading).toBeNull();
+    expect(library.errors[B]).toEqual({ action: 'load', message: error.message, kind: 'engine' });
+    expect(store.problems[2]).toBe(error.message);
+  });
+
+  it('Stop gives the load up', async () => {
+    const { backend, store } = setup(2);
+    const cancel = vi.fn(async () => true);
+    Object.assign(backend.api, { cancelLoad: cancel });
+    const load = store.turnLoad(2);
+    load.progress(loading(0.2));
+    await load.cancel();
+    expect(cancel).toHaveBeenCalledOnce();
   });
 });
 
@@ -221,15 +269,8 @@ describe("ChatModelStore: the backend's own changes of the loaded model", () => 
     expect(chats.model).toBeNull();
     expect(library.loadedPath).toBeNull();
 
-    // The window knows the model is gone: the chat's load shows before any progress report.
-    let shown: unknown = 'not asked';
-    vi.mocked(backend.api.loadChatModel).mockImplementationOnce(async () => {
-      shown = { ...library.loading };
-      backend.loaded = A;
-      return info(A);
-    });
-    await store.readyForTurn(1);
-    expect(shown).toEqual({ path: A, chatId: 1, fraction: 0 });
+    // The chat's next open loads it again, shown from the backend's first report.
+    await store.opened(1);
     expect(chats.model?.path).toBe(A);
     expect(library.loadedPath).toBe(A);
   });

@@ -1,5 +1,5 @@
 import type { ModelTarget } from '../../src/ipc/bindings';
-import { chatModelPath, loadingText, localChoices, localName, modelStem, needsLoad, type LocalChoice, type LocalTarget } from '../../src/lib/chat-model';
+import { chatModelPath, loadingText, localChoices, localName, type LocalChoice, type LocalTarget } from '../../src/lib/chat-model';
 import { table } from './helpers';
 import { libraryModel } from './library-fixtures';
 
@@ -17,13 +17,6 @@ const LOCAL: LocalTarget = { kind: 'local', model: null };
 const file = (path: string): LocalTarget => ({ kind: 'local', model: path });
 const REMOTE: ModelTarget = { kind: 'remote', provider: 'openai', model: 'gpt-4o-mini' };
 
-table('modelStem: a file name without its extension', modelStem, [
-  ['/m/llama-8b.gguf', 'llama-8b'],
-  ['C:\\models\\Qwen2.5-7B.Q4_K_M.gguf', 'Qwen2.5-7B.Q4_K_M'],
-  ['/m/no-extension', 'no-extension'],
-  ['/m/.gguf', '.gguf'],
-]);
-
 table('chatModelPath: its own file, else the loaded one', ([target, loaded]: [ModelTarget, string | null]) => chatModelPath(target, loaded), [
   [[file(SMALL.path), LLAMA.path], SMALL.path],
   [[LOCAL, LLAMA.path], LLAMA.path],
@@ -31,24 +24,18 @@ table('chatModelPath: its own file, else the loaded one', ([target, loaded]: [Mo
   [[REMOTE, LLAMA.path], null],
 ]);
 
-table('needsLoad: another file than the loaded one, or none loaded', ([target, loaded]: [ModelTarget, string | null]) => needsLoad(target, loaded), [
-  [[file(SMALL.path), LLAMA.path], true],
-  [[file(LLAMA.path), LLAMA.path], false],
-  [[file(LLAMA.path), null], true],
-  [[LOCAL, LLAMA.path], false],
-  [[LOCAL, null], true],
-  [[REMOTE, null], false],
-]);
+/** What the backend calls GONE (its chat's `modelName`). */
+const GONE_NAME = 'gone-7b';
 
 table(
-  "localName: the loaded model's name when it is the chat's, else its file's",
-  ([target, loaded]: [LocalTarget, typeof LOADED | null]) => localName(target, loaded),
+  "localName: the loaded model's name when it is the chat's, else what the backend calls its file",
+  ([target, named, loaded]: [LocalTarget, string | null, typeof LOADED | null]) => localName(target, named, loaded),
   [
-    [[file(LLAMA.path), LOADED], LOADED.name],
-    [[LOCAL, LOADED], LOADED.name],
-    [[file(SMALL.path), LOADED], 'llama-1b'],
-    [[file(SMALL.path), null], 'llama-1b'],
-    [[LOCAL, null], null],
+    [[file(LLAMA.path), 'llama-8b', LOADED], LOADED.name],
+    [[LOCAL, null, LOADED], LOADED.name],
+    [[file(SMALL.path), 'llama-1b', LOADED], 'llama-1b'],
+    [[file(SMALL.path), 'llama-1b', null], 'llama-1b'],
+    [[LOCAL, null, null], null],
   ],
 );
 
@@ -64,7 +51,8 @@ const listed = (checked: string | null, loaded = true) => [
 
 table(
   "localChoices: the library's files, the chat's own checked; a file the library lost is still shown",
-  ([target, loaded, known]: [ModelTarget, typeof LOADED | null, boolean]) => brief(localChoices(target, LIBRARY, loaded, known)),
+  ([target, loaded, known]: [ModelTarget, typeof LOADED | null, boolean]) =>
+    brief(localChoices(target, target.kind === 'local' && target.model === GONE ? GONE_NAME : null, LIBRARY, loaded, known)),
   [
     [[file(SMALL.path), LOADED, true], listed(SMALL.path)],
     [[LOCAL, LOADED, true], listed(LLAMA.path)],
@@ -77,7 +65,7 @@ table(
 
 table(
   'localChoices: the loaded model the library does not list is the chat\'s, by its name',
-  ([target, loaded]: [ModelTarget, typeof LOADED]) => brief(localChoices(target, [], loaded, true)),
+  ([target, loaded]: [ModelTarget, typeof LOADED]) => brief(localChoices(target, null, [], loaded, true)),
   [
     [[LOCAL, LOADED], [[LOADED.name, 'loaded', true, false, false]]],
     [[file(LLAMA.path), LOADED], [[LOADED.name, 'loaded', true, false, false]]],

@@ -1,8 +1,9 @@
 // The ChatStore's chat list, remote replies, reading the draft ahead, and each chat's model loaded first.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ChatEvent, ModelTarget } from '../../src/ipc/bindings';
+import type { ChatEvent, ModelLoading, ModelTarget } from '../../src/ipc/bindings';
 import { ChatStore, type ChatModels } from '../../src/lib/chat.svelte';
-import { chat, ev, fakeBackend, ids, msg, settle, setup } from './chat-store-fixtures';
+import { errorMessage } from '../../src/lib/format';
+import { MODEL, chat, ev, fakeBackend, ids, msg, settle, setup } from './chat-store-fixtures';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -241,77 +242,108 @@ describe('ChatStore: reading the draft ahead', () => {
   });
 });
 
-describe("ChatStore: the chat's model, loaded first", () => {
-  /** Chat models whose load the test settles: `finish()` or `fail(error)`. */
-  function heldModels() {
-    const held = { opened: vi.fn(), finish: () => {}, fail: (_e: unknown) => {} };
+describe("ChatStore: the chat's model, loaded first by the turn", () => {
+  /** Chat models that record what the turn tells them of its load. */
+  function recordingModels() {
+    const seen: string[] = [];
     const models: ChatModels = {
-      opened: held.opened,
-      readyForTurn: vi.fn(
-        () =>
-          new Promise<void>((resolve, reject) => {
-            held.finish = resolve;
-            held.fail = reject;
-          }),
-      ),
+      opened: vi.fn(),
+      ready: vi.fn(async () => {}),
+      turnLoad: vi.fn((chatId: number) => ({
+        progress: (load: ModelLoading) => void seen.push(`${chatId}: ${load.name} ${load.fraction}`),
+        end: (error?: unknown) => void seen.push(error === undefined ? 'ended' : `failed: ${errorMessage(error)}`),
+        cancel: vi.fn(async () => void seen.push('cancelled')),
+      })),
+      failed: vi.fn((chatId: number, error: unknown) => void seen.push(`problem of ${chatId}: ${errorMessage(error)}`)),
     };
-    return Object.assign(held, { models });
+    return { models, seen };
   }
 
   async function sendingWhileLoading() {
     const t = await setup({ chats: [chat(1, 'Soup', 1)], messages: { 1: [msg({ id: 1, chatId: 1, role: 'user', content: 'hi' })] } });
-    const held = heldModels();
+    const held = recordingModels();
     t.store.models = held.models;
     t.store.draft = 'Leeks?';
     const sent = t.store.send();
     await settle();
+    t.backend.send.emit(ev.modelLoading(0));
+    t.backend.send.emit(ev.modelLoading(0.5));
     return { ...t, held, sent };
   }
 
-  it('the turn waits for the load, the message already on show; then it starts', async () => {
+  it('the turn goes at once; its load shows from its events, the message on show meanwhile; then the reply', async () => {
     const { store, backend, held, sent } = await sendingWhileLoading();
-    expect(held.models.readyForTurn).toHaveBeenCalledWith(1);
-    expect(backend.api.sendMessage).not.toHaveBeenCalled();
+    expect(backend.api.sendMessage).toHaveBeenCalledWith(1, 'Leeks?', expect.any(Function));
+    expect(held.seen).toEqual([`1: ${MODEL.name} 0`, `1: ${MODEL.name} 0.5`]);
     expect(store.draft).toBe('');
     expect(store.messages.map((m) => m.content)).toEqual(['hi', 'Leeks?']);
     expect(store.generatingHere).toBe(true);
-    held.finish();
+    backend.send.emit(ev.userSaved(msg({ id: 2, chatId: 1, role: 'user', content: 'Leeks?', parentId: 1 })));
+    expect(held.seen.at(-1)).toBe('ended');
+    backend.send.emit(ev.replyStarted(3));
+    backend.send.emit(ev.finished(msg({ id: 3, chatId: 1, role: 'assistant', content: 'Yes.', parentId: 2 })));
+    backend.send.resolve();
+    await expect(sent).resolves.toBe(true);
+    expect(held.seen.filter((s) => s === 'ended')).toHaveLength(1);
+  });
+
+  it('a model that cannot be loaded: no turn, the draft back, the banner and the chat say why', async () => {
+    const { store, backend, held, sent } = await sendingWhileLoading();
+    const broken = { kind: 'engine' as const, message: 'broken.gguf is not a model llama.cpp can load', field: 'model' };
+    backend.send.reject(broken);
+    await expect(sent).resolves.toBe(false);
+    expect(held.seen.slice(2)).toEqual([`failed: ${broken.message}`, `problem of 1: ${broken.message}`]);
+    expect(store.draft).toBe('Leeks?');
+    expect(store.messages.map((m) => m.content)).toEqual(['hi']);
+    expect(store.error).toBe(broken.message);
+    expect(store.busy).toBe(false);
+  });
+
+  it('a file that is gone fails before any load: said, and kept on the chat', async () => {
+    const t = await setup({ chats: [chat(1, 'Soup', 1)] });
+    const held = recordingModels();
+    t.store.models = held.models;
+    t.store.draft = 'Leeks?';
+    const sent = t.store.send();
     await settle();
-    expect(backend.api.sendMessage).toHaveBeenCalledWith(1, 'Leeks?', expect.any(Function));
-    backend.send.emit(ev.finished(msg({ id: 3, chatId: 1, role: 'assistant', content: 'Yes.' })));
+    const gone = { kind: 'file' as const, message: 'this chat talks to gone, whose file is gone (/m/gone.gguf); pick another model for it with the model button', field: 'model' };
+    t.backend.send.reject(gone);
+    await expect(sent).resolves.toBe(false);
+    expect(held.seen).toEqual([`problem of 1: ${gone.message}`]);
+    expect(t.store.error).toBe(gone.message);
+    expect(t.store.draft).toBe('Leeks?');
+  });
+
+  it('Stop while the model loads gives the load up: no reply, the draft back, no banner', async () => {
+    const { store, backend, held, sent } = await sendingWhileLoading();
+    await store.stop();
+    expect(held.seen.at(-1)).toBe('cancelled');
+    backend.send.reject({ kind: 'engine', message: 'loading /m/model.gguf was cancelled', field: 'model' });
+    await expect(sent).resolves.toBe(false);
+    expect(store.draft).toBe('Leeks?');
+    expect(store.messages.map((m) => m.content)).toEqual(['hi']);
+    expect(store.error).toBeNull();
+    expect(store.busy).toBe(false);
+  });
+
+  it('Stop as the load ends, before the reply started: the reply is stopped once it starts', async () => {
+    const { store, backend, sent } = await sendingWhileLoading();
+    await store.stop();
+    expect(backend.api.stopGeneration).toHaveBeenCalledTimes(1);
+    backend.send.emit(ev.userSaved(msg({ id: 2, chatId: 1, role: 'user', content: 'Leeks?', parentId: 1 })));
+    backend.send.emit(ev.replyStarted(3));
+    expect(backend.api.stopGeneration).toHaveBeenCalledTimes(2);
+    backend.send.emit(ev.finished(msg({ id: 3, chatId: 1, role: 'assistant', content: '', status: 'stopped', parentId: 2 })));
     backend.send.resolve();
     await expect(sent).resolves.toBe(true);
   });
 
-  it('a model that cannot be loaded: no turn, the draft back, the banner says why', async () => {
-    const { store, backend, held, sent } = await sendingWhileLoading();
-    const gone = { kind: 'file' as const, message: 'this chat talks to gone, whose file is gone (/m/gone.gguf); pick another model for it with the model button' };
-    held.fail(gone);
-    await expect(sent).resolves.toBe(false);
-    expect(backend.api.sendMessage).not.toHaveBeenCalled();
-    expect(store.draft).toBe('Leeks?');
-    expect(store.messages.map((m) => m.content)).toEqual(['hi']);
-    expect(store.error).toBe(gone.message);
-    expect(store.busy).toBe(false);
-  });
-
-  it('Stop while the model loads: the turn never starts, and the draft comes back', async () => {
-    const { store, backend, held, sent } = await sendingWhileLoading();
-    await store.stop();
-    held.finish();
-    await expect(sent).resolves.toBe(false);
-    expect(backend.api.sendMessage).not.toHaveBeenCalled();
-    expect(store.draft).toBe('Leeks?');
-    expect(store.messages.map((m) => m.content)).toEqual(['hi']);
-    expect(store.busy).toBe(false);
-  });
-
   it('a chat opened, or a new one, is told to the chat models', async () => {
     const { store } = await setup({ chats: [chat(1, 'Soup', 2), chat(2, 'Rust', 1)] });
-    const held = heldModels();
+    const held = recordingModels();
     store.models = held.models;
     await store.selectChat(2);
     await store.newChat();
-    expect(held.opened.mock.calls).toEqual([[2], [100]]);
+    expect(vi.mocked(held.models.opened).mock.calls).toEqual([[2], [100]]);
   });
 });

@@ -10,7 +10,7 @@ import { model } from './settings-fixtures';
 export const MODEL: ModelInfo = model();
 
 export function chat(id: number, title: string, updatedAt: number, model: ModelTarget = { kind: 'local', model: null }): ChatSummary {
-  return { id, title, updatedAt, pinned: false, systemPrompt: '', model };
+  return { id, title, updatedAt, pinned: false, systemPrompt: '', model, modelName: null };
 }
 
 export function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' | 'role'>): StoredMessage {
@@ -100,6 +100,7 @@ export function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<num
 export const settle = () => new Promise((r) => setTimeout(r, 0));
 
 export const ev = {
+  modelLoading: (fraction: number, path = MODEL.path, name = MODEL.name): ChatEvent => ({ event: 'modelLoading', data: { path, name, fraction } }),
   userSaved: (m: StoredMessage): ChatEvent => ({ event: 'userSaved', data: { message: m } }),
   replyStarted: (messageId: number, model = MODEL.name): ChatEvent => ({ event: 'replyStarted', data: { messageId, model } }),
   delta: (text: string): ChatEvent => ({ event: 'delta', data: { text } }),

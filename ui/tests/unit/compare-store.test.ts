@@ -32,7 +32,7 @@ function setup(current: SamplingParams = params()) {
   let pending: { emit: (e: CompareEvent) => void; resolve: () => void; reject: (e: unknown) => void } | null = null;
   const settings: SamplingSettings = { current, source: null, own: false, defaults: params(), ranges: RANGES, presets: BUILT_IN };
   const api = fakeApi('the compare view', {
-    listChats: vi.fn(async () => [{ id: 1, title: 'Lisbon', updatedAt: 1, pinned: false, systemPrompt: '', model: { kind: 'local' as const, model: null } }]),
+    listChats: vi.fn(async () => [{ id: 1, title: 'Lisbon', updatedAt: 1, pinned: false, systemPrompt: '', model: { kind: 'local' as const, model: null }, modelName: null }]),
     activeModel: vi.fn(async () => model()),
     listMessages: vi.fn(async () => structuredClone(path)),
     getSampling: vi.fn(async () => structuredClone(settings)),

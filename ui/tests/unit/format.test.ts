@@ -297,7 +297,7 @@ table('sentence: a backend message shown on its own', sentence, [
 ]);
 
 const imported = (n: number): ChatSummary[] =>
-  Array.from({ length: n }, (_, i) => ({ id: i + 1, title: `Chat ${i + 1}`, updatedAt: 0, pinned: false, systemPrompt: '', model: { kind: 'local', model: null } }));
+  Array.from({ length: n }, (_, i) => ({ id: i + 1, title: `Chat ${i + 1}`, updatedAt: 0, pinned: false, systemPrompt: '', model: { kind: 'local', model: null }, modelName: null }));
 const skipped = (n: number) => Array.from({ length: n }, (_, i) => ({ chat: `chat ${i + 1}`, reason: 'broken' }));
 
 table('importSummary: the headline of an import report', importSummary, [

@@ -199,7 +199,9 @@ table('sameTarget', ([a, b]: [ModelTarget, ModelTarget]) => sameTarget(a, b), [
 const LLAMA = { name: 'Llama-3.2-3B', path: '/m/Llama-3.2-3B-Q4_K_M.gguf' };
 table(
   'targetLabel: the header says which model answers',
-  ([target, loaded, provider]: [ModelTarget, typeof LLAMA | null, string | null]) => targetLabel(target, loaded, provider),
+  ([target, loaded, provider]: [ModelTarget, typeof LLAMA | null, string | null]) =>
+    // What the backend calls the file a chat names (its modelName).
+    targetLabel(target, target.kind === 'local' && target.model?.includes('qwen') ? 'qwen2.5-0.5b-q8_0' : null, loaded, provider),
   [
     [[LOCAL, LLAMA, null], 'Llama-3.2-3B'],
     [[LOCAL, null, null], 'No model loaded'],

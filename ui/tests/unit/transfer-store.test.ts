@@ -4,7 +4,7 @@ import { ChatStore } from '../../src/lib/chat.svelte';
 import { NOTICE_MS, TransferStore } from '../../src/lib/transfer.svelte';
 import { fakeApi } from './helpers';
 
-const chat = (id: number, title: string, updatedAt: number): ChatSummary => ({ id, title, updatedAt, pinned: false, systemPrompt: '', model: { kind: 'local', model: null } });
+const chat = (id: number, title: string, updatedAt: number): ChatSummary => ({ id, title, updatedAt, pinned: false, systemPrompt: '', model: { kind: 'local', model: null }, modelName: null });
 
 /** A file dialog the backend opened: the test answers it (a path or a report; null: cancelled) or fails it. */
 type Dialog = { answer: (value: unknown) => void; fail: (error: unknown) => void };

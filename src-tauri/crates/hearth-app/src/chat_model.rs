@@ -6,15 +6,26 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hearth_core::{ChatId, HistoryStore, ModelInfo, ModelTarget};
+use hearth_core::{ChatId, HistoryStore, ModelInfo, ModelTarget, model_name};
 use hearth_store::StoreError;
 
 use crate::model_memory::ACTIVE_MODEL_KEY;
-use crate::models::file_name;
 use crate::{App, LoadError};
 
 /// How often the idle model is looked at: an unload comes at most this late.
 pub const IDLE_CHECK: Duration = Duration::from_secs(20);
+
+/// How far the load of a chat's model has got, as a turn that needed it reports it: the first
+/// at 0 as the load begins, so the window shows it at once.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
+pub struct ModelLoading {
+    /// The file being loaded.
+    pub path: String,
+    /// What it is called (its file's name without the extension).
+    pub name: String,
+    /// 0..=1.
+    pub fraction: f32,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ChatModelError {
@@ -30,12 +41,12 @@ pub enum ChatModelError {
 
 impl App {
     /// Loads the model `chat` talks to when another one, or none, is loaded, telling `progress`
-    /// how far it got; `None` when nothing needed loading (a remote chat, its model loaded).
-    /// A chat that names no model uses the loaded one, or when none is, the one loaded last.
+    /// which and how far it got; `None` when nothing needed loading (a remote chat, its model
+    /// loaded). A chat that names no model uses the loaded one, or when none is, the one loaded last.
     pub async fn ready_chat_model(
         &self,
         chat: ChatId,
-        progress: impl FnMut(f32) + Send + 'static,
+        progress: impl FnMut(ModelLoading) + Send + 'static,
     ) -> Result<Option<ModelInfo>, ChatModelError> {
         self.models.settled().await;
         let target = self.store.chat_target(chat).await?;
@@ -46,13 +57,13 @@ impl App {
         &self,
         chat: ChatId,
         target: &ModelTarget,
-        progress: impl FnMut(f32) + Send + 'static,
+        mut progress: impl FnMut(ModelLoading) + Send + 'static,
     ) -> Result<Option<ModelInfo>, ChatModelError> {
         let ModelTarget::Local { model } = target else { return Ok(None) };
         let loaded = self.models.loaded_path();
         let wanted = match model {
             Some(path) if !Path::new(path).is_file() => {
-                return Err(ChatModelError::Missing { name: file_name(path), path: path.clone() });
+                return Err(ChatModelError::Missing { name: model_name(path), path: path.clone() });
             }
             Some(path) => path.clone(),
             None if loaded.is_some() => return Ok(None),
@@ -65,15 +76,24 @@ impl App {
             return Ok(None);
         }
         tracing::info!(chat, model = %wanted, "loading the chat's model");
-        Ok(Some(self.models.load(&wanted, progress).await?))
+        let (path, name) = (wanted.clone(), model_name(&wanted));
+        let mut report = move |fraction| progress(ModelLoading { path: path.clone(), name: name.clone(), fraction });
+        report(0.0);
+        Ok(Some(self.models.load(&wanted, report).await?))
     }
 
-    /// Readies `chat`'s model for a reply (loaded if needed) and, if the chat names none yet,
-    /// remembers the loaded one as its model from now on.
-    pub async fn prepare_chat_model(&self, chat: ChatId) -> Result<(), ChatModelError> {
+    /// Readies `chat`'s model for a reply (loaded if needed, telling `progress` how far the load
+    /// got) and, if the chat names none yet, remembers the loaded one as its model from now on.
+    /// The window decides nothing about it: a turn it sends goes at once, and the load's progress
+    /// comes back on the turn's events.
+    pub async fn prepare_chat_model(
+        &self,
+        chat: ChatId,
+        progress: impl FnMut(ModelLoading) + Send + 'static,
+    ) -> Result<(), ChatModelError> {
         self.models.settled().await;
         let target = self.store.chat_target(chat).await?;
-        self.ready(chat, &target, |_| {}).await?;
+        self.ready(chat, &target, progress).await?;
         if let (ModelTarget::Local { model: None }, Some(path)) = (target, self.models.loaded_path()) {
             self.store.set_chat_target(chat, &ModelTarget::Local { model: Some(path) }).await?;
         }
@@ -85,13 +105,13 @@ impl App {
         &self,
         chat: ChatId,
         path: &str,
-        progress: impl FnMut(f32) + Send + 'static,
+        mut progress: impl FnMut(f32) + Send + 'static,
     ) -> Result<Option<ModelInfo>, ChatModelError> {
         if !Path::new(path).is_file() {
             return Err(ChatModelError::NoFile { path: path.to_owned() });
         }
         self.store.set_chat_target(chat, &ModelTarget::Local { model: Some(path.to_owned()) }).await?;
-        self.ready_chat_model(chat, progress).await
+        self.ready_chat_model(chat, move |loading| progress(loading.fraction)).await
     }
 
     /// Unloads the loaded model if it has been idle (no reply, load or read-ahead) for at least

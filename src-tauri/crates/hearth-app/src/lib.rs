@@ -24,7 +24,7 @@ use hearth_store::{Store, StoreError};
 
 use crate::server_models::ServerModels;
 
-pub use chat_model::{ChatModelError, IDLE_CHECK};
+pub use chat_model::{ChatModelError, IDLE_CHECK, ModelLoading};
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
 pub use server::{ServerControl, ServerSettings, ServerStatus};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};

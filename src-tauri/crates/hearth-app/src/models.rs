@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use hearth_core::{CancelFlag, LoadParams, ModelInfo};
+use hearth_core::{CancelFlag, LoadParams, ModelInfo, model_name};
 use hearth_engine::{Engine, EngineError};
 use hearth_store::{Store, StoreError};
 
@@ -56,11 +56,6 @@ struct Shared {
     settle: watch::Sender<bool>,
 }
 
-/// A model's name: its file name without the extension.
-pub(crate) fn file_name(path: &str) -> String {
-    Path::new(path).file_stem().map_or(path.to_owned(), |s| s.to_string_lossy().into_owned())
-}
-
 impl Models {
     pub fn new(engine: Engine, store: Store) -> Self {
         let (settle, settled) = watch::channel(false);
@@ -103,7 +98,7 @@ impl Models {
     /// `cancel_load` gives it up. On failure the model loaded before is loaded again.
     pub async fn load(&self, path: &str, progress: impl FnMut(f32) + Send + 'static) -> Result<ModelInfo, LoadError> {
         let saved = self.settings.load_params(path).await?;
-        let (params, safe) = model_memory::user_load_params(&self.store, path, &file_name(path), saved).await?;
+        let (params, safe) = model_memory::user_load_params(&self.store, path, &model_name(path), saved).await?;
         let previous = self.engine.loaded();
         let cancel = self.begin_load();
         let result = self.engine.load_with_progress(Path::new(path), params.clone(), progress, cancel).await;
@@ -209,7 +204,7 @@ impl Models {
     /// Loads `path` as start-up should (known good settings, never a model in safe mode).
     async fn start_with(&self, path: &Path) -> Result<(), StartProblem> {
         let shown = path.display().to_string();
-        let name = file_name(&shown);
+        let name = model_name(&shown);
         let saved = self.settings.load_params(&shown).await?;
         let params = match model_memory::start_plan(&self.store, &shown, &name, saved).await? {
             StartPlan::Load(params) => params,

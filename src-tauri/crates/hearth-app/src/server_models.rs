@@ -4,7 +4,6 @@
 //! again if it fails).
 
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
 
 use hearth_hub::Library;
@@ -21,7 +20,7 @@ pub struct ServerModels {
 fn loadable(library: &Library) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = Vec::new();
     for model in library.list(None).into_iter().filter(|m| m.error.is_none()) {
-        let Some(id) = Path::new(&model.path).file_stem().map(|s| s.to_string_lossy().into_owned()) else { continue };
+        let id = hearth_core::model_name(&model.path);
         if !found.iter().any(|(known, _)| *known == id) {
             found.push((id, model.path));
         }

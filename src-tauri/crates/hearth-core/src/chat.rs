@@ -88,6 +88,9 @@ pub struct ChatSummary {
     pub system_prompt: String,
     /// Where the chat's next reply comes from.
     pub model: ModelTarget,
+    /// What the local model file the chat names is called (`hearth_core::model_name`): null for
+    /// a remote chat or one that names none (it talks to the loaded model).
+    pub model_name: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -172,6 +172,13 @@ impl ProviderConfig {
     }
 }
 
+/// What a model file is called wherever Hearth names it (the engine, the library, a chat, the
+/// server's model ids): its file name without the extension, which names the quantization too,
+/// unlike the GGUF's `general.name`.
+pub fn model_name(path: &str) -> String {
+    std::path::Path::new(path).file_stem().map_or(path.to_owned(), |s| s.to_string_lossy().into_owned())
+}
+
 /// Where a chat's replies come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -195,6 +202,11 @@ impl Default for ModelTarget {
 impl ModelTarget {
     /// The local engine with whichever model is loaded.
     pub const LOADED: ModelTarget = ModelTarget::Local { model: None };
+
+    /// What the local model file this target names is called ([`model_name`]), if it names one.
+    pub fn local_model_name(&self) -> Option<String> {
+        self.local_model().map(model_name)
+    }
 
     /// The local model file this target names, if it names one.
     pub fn local_model(&self) -> Option<&str> {

@@ -552,9 +552,8 @@ fn next_load(inbox: &Inbox, kv_config: &mut KvConfig, kept: &mut KeptModels<Llam
 
 /// The file name without extension: it names the quantization too, unlike `general.name`.
 fn display_name(file: &ValidatedGguf) -> String {
-    file.path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .or_else(|| file.str("general.name").map(str::to_owned))
-        .unwrap_or_else(|| "model".into())
+    match file.path.to_str() {
+        Some(path) => hearth_core::model_name(path),
+        None => file.str("general.name").unwrap_or("model").to_owned(),
+    }
 }

@@ -28,13 +28,15 @@ pub fn target_json(target: &ModelTarget) -> Option<String> {
 
 impl From<ChatRow> for ChatSummary {
     fn from(r: ChatRow) -> Self {
+        let model = parse_target(r.model_target.as_deref());
         ChatSummary {
             id: r.id,
             title: r.title,
             updated_at: r.updated_at,
             pinned: r.pinned,
             system_prompt: r.system_prompt,
-            model: parse_target(r.model_target.as_deref()),
+            model_name: model.local_model_name(),
+            model,
         }
     }
 }

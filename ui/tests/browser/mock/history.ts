@@ -47,7 +47,23 @@ export function findChat(chatId: number): Chat {
 }
 
 export const summary = (chat: Chat): ChatSummary =>
-  clone({ id: chat.id, title: chat.title, updatedAt: chat.updatedAt, pinned: chat.pinned, systemPrompt: chat.systemPrompt, model: chat.model });
+  clone({
+    id: chat.id,
+    title: chat.title,
+    updatedAt: chat.updatedAt,
+    pinned: chat.pinned,
+    systemPrompt: chat.systemPrompt,
+    model: chat.model,
+    modelName: modelNameOf(chat),
+  });
+
+/** What the backend calls the local file `chat` names: its library name (or the loaded model's), else the test's. */
+export function modelNameOf(chat: Chat): string | null {
+  if (chat.model.kind !== 'local' || chat.model.model === null) return null;
+  const path = chat.model.model;
+  const named = state.library.find((m) => m.path === path) ?? (state.model?.path === path ? state.model : undefined);
+  return named?.name ?? chat.modelName ?? null;
+}
 
 /** list_chats' order: pinned first, then the most recently updated. */
 const sortedChats = () =>

@@ -4,12 +4,12 @@
 // (`{ kind: 'local', model: path | null }`; null until the chat's first local reply records the loaded one);
 // `load_chat_model` loads the chat's model when another (or none) is loaded (a chat naming none, while none is
 // loaded, gets the model loaded last: `lastLoaded`); `use_local_model` picks a file for a chat and loads it; and
-// every turn readies the chat's model first, without progress (those loads are counted in `silentLoads`). The idle
-// unload is played by `__hearthMock.unloadIdle()`, which tells the `watch_model` channels (null).
-import type { ModelInfo, ModelTarget } from '../../../src/ipc/bindings';
+// every turn readies the chat's model first, its progress on the turn's events (those loads are counted in
+// `turnLoads`). The idle unload is played by `__hearthMock.unloadIdle()`, which tells the `watch_model` channels (null).
+import type { ChatEvent, ModelInfo, ModelLoading, ModelTarget } from '../../../src/ipc/bindings';
 import { keepModel, spillCaches } from './caches';
 import { DEFAULT_LOAD, FIT_CONTEXT_FALLBACK } from './contract';
-import { findChat, summary } from './history';
+import { findChat, modelNameOf, summary } from './history';
 import type { Handlers, Sink } from './ipc';
 import { fileExists, libraryModel } from './library';
 import { modelInfo } from './load';
@@ -21,7 +21,7 @@ import { clone, delay, ipcError } from './util';
 const modelWatchers: Sink<ModelInfo | null>[] = [];
 
 /** load_model's work: `m` loaded in place of the model, reporting to `progress` (null: to no one), or why not. */
-async function loadFile(m: LibraryFile, progress: Sink<number> | null) {
+async function loadFile(m: LibraryFile, progress: Pick<Sink<number>, 'send' | 'end'> | null) {
   if (state.generating.size > 0) throw ipcError('busy', 'a reply is being generated: stop it or wait, then load the model');
   if (m.error) throw ipcError('file', m.error);
   const failure = state.loadFailures[m.path];
@@ -60,11 +60,11 @@ async function loadFile(m: LibraryFile, progress: Sink<number> | null) {
  * loading (a remote chat, its model loaded, a chat naming none while one is loaded). A chat whose file
  * is gone gets words, and the loaded model stays.
  */
-async function readyChatModel(chat: Chat, progress: Sink<number> | null) {
+async function readyChatModel(chat: Chat, progress: Pick<Sink<ModelLoading>, 'send' | 'end'> | null) {
   if (chat.model.kind !== 'local') return null;
   let wanted = chat.model.model;
   if (wanted !== null && !fileExists(wanted)) {
-    const name = wanted.split('/').at(-1)!.replace(/\.[^.]+$/, '');
+    const name = modelNameOf(chat);
     throw ipcError('file', `this chat talks to ${name}, whose file is gone (${wanted}); pick another model for it with the model button`);
   }
   if (wanted === null) {
@@ -73,12 +73,28 @@ async function readyChatModel(chat: Chat, progress: Sink<number> | null) {
     wanted = state.lastLoaded;
   }
   if (state.model?.path === wanted) return null;
-  return loadFile(libraryModel(wanted), progress);
+  const file = libraryModel(wanted);
+  const report = progress && {
+    send: (fraction: number) => progress.send({ path: file.path, name: file.name, fraction }),
+    end: () => progress.end(),
+  };
+  return loadFile(file, report);
 }
 
-/** App::prepare_chat_model, before every turn: the chat's model readied without progress; a chat naming none records the loaded one. */
-export async function prepareChatModel(chat: Chat) {
-  if (await readyChatModel(chat, null)) state.silentLoads.push(state.model!.path);
+/**
+ * App::prepare_chat_model, before every turn: the chat's model readied, its load's progress told to `events` as
+ * `modelLoading` (the window says nothing; failures concern `model`); a chat naming none records the loaded one.
+ */
+export async function prepareChatModel(chat: Chat, events: Sink<ChatEvent> | null) {
+  const progress = events && {
+    send: (data: ModelLoading) => events.send({ event: 'modelLoading', data }),
+    end: () => {},
+  };
+  try {
+    if (await readyChatModel(chat, progress)) state.turnLoads.push(state.model!.path);
+  } catch (e) {
+    throw { ...(e as object), field: 'model' };
+  }
   if (chat.model.kind === 'local' && chat.model.model === null && state.model) chat.model = { kind: 'local', model: state.model.path };
 }
 
@@ -87,7 +103,8 @@ async function useLocalModel(chatId: number, path: string, progress: Sink<number
   const chat = findChat(chatId);
   if (!fileExists(path)) throw ipcError('file', `there is no model file at ${path}`);
   chat.model = { kind: 'local', model: path };
-  const loaded = await readyChatModel(chat, progress);
+  const report = { send: (loading: ModelLoading) => progress.send(loading.fraction), end: () => progress.end() };
+  const loaded = await readyChatModel(chat, report);
   return { chat: summary(chat), loaded };
 }
 

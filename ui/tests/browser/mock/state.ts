@@ -31,7 +31,12 @@ import { DEFAULT_REPLY, DEVICES, DOWNLOAD_TROUBLE, GB, OFFLOAD, REMOTE_MODELS, d
 import { clone } from './util';
 
 /** A chat as the store keeps it: its summary and the message its path ends at (null: no messages). */
-export type Chat = ChatSummary & { leafId: number | null };
+export type Chat = Omit<ChatSummary, 'modelName'> & {
+  leafId: number | null;
+  /** What the backend calls the file the chat names where the library does not list it (a file that is gone):
+   *  the test says, as the backend reads it from the path. A listed file is called by its library name. */
+  modelName?: string | null;
+};
 
 /** A message as the store keeps it; `siblings` is derived on the way out. */
 export type Message = Omit<StoredMessage, 'siblings'>;
@@ -251,7 +256,8 @@ function initialState(config: MockConfig) {
     /** The model the backend loaded last (its active model): what a chat naming none gets while none is loaded. */
     lastLoaded: null as string | null,
     /** The loads a turn made without progress (the window did not load the chat's model first). */
-    silentLoads: [] as string[],
+    /** The files turns loaded before their replies (reported on their events). */
+    turnLoads: [] as string[],
   };
 }
 

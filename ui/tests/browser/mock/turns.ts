@@ -53,7 +53,7 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
   if (content !== undefined && content.trim() === '') throw ipcError('invalidInput', 'the message is empty');
   const remote = chat.model.kind === 'remote' ? chat.model : null;
   if (state.generating.size > 0) throw ipcError('busy', 'A reply is already being generated.');
-  await prepareChatModel(chat);
+  await prepareChatModel(chat, events);
   if (!remote && !state.model) throw ipcError('noModel', 'No model is loaded.');
   const planned = plan(chat);
   // Remote providers keep no cache of ours: their prompts always come as new.
@@ -128,7 +128,7 @@ async function compareReplies(chatId: number, messageId: number, variants: Sampl
   });
   const chat = findChat(chatId);
   if (state.generating.size > 0) throw ipcError('busy', 'this chat is already generating a reply; wait for it or press Stop');
-  await prepareChatModel(chat);
+  await prepareChatModel(chat, null); // the window readied it before it asked
   const original = messageOf(chat, messageId, 'assistant');
   const remote = chat.model.kind === 'remote' ? chat.model : null;
   const gen = { stop: false };
