@@ -47,6 +47,8 @@ fn chat_through_ipc_with_the_real_model() {
         }
     }
     assert!(invoke(&window, "plugin:fs|read_file", json!({ "path": "/etc/passwd" })).is_err());
+    // What the browser tests' mock answers for the backend's refusals is what the backend says.
+    common::replay_mock_refusals(&window);
 
     // A full reply streams over the Channel and is saved.
     let state = app.state::<AppState>();

@@ -135,7 +135,8 @@ command! {
     pub async fn set_load_settings(params: LoadParams, state: State<'_, AppState>) -> Result<LoadSettings, IpcError> {
         if let Some(source) = &params.chat_template {
             hearth_engine::ChatTemplate::new(source, "", "").map_err(|e| {
-                IpcError::from(FieldError::new("chatTemplate", format!("the chat template does not compile: {e}")))
+                // minijinja's words alone: "the model's chat template failed" would blame the model.
+                IpcError::from(FieldError::new("chatTemplate", format!("the chat template does not compile: {}", e.0)))
             })?;
         }
         let model = loaded(&state)?;

@@ -83,3 +83,38 @@ pub fn until_event(events: &Mutex<Vec<Value>>, what: &str, check: impl Fn(&Value
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// The browser tests' mock answers the inputs in ui/tests/browser/mock/refusals.json with the
+/// errors recorded there instead of checking them again itself: each case's command, called here
+/// with its arguments as the window sends them, must refuse them with that error (kind, words,
+/// field). `UPDATE_REFUSALS=1` writes the backend's answers into the file.
+pub fn replay_mock_refusals(window: &WebviewWindow<MockRuntime>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/tests/browser/mock/refusals.json");
+    let mut cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut stale = Vec::new();
+    for case in &mut cases {
+        let cmd = case["cmd"].as_str().unwrap().to_owned();
+        let answer = match invoke(window, &cmd, case["args"].clone()) {
+            Ok(accepted) => panic!("{cmd} accepts what the mock refuses: {} → {accepted}", case["args"]),
+            Err(error) => error,
+        };
+        let mut error = serde_json::Map::new();
+        for key in ["kind", "message", "field"] {
+            if let Some(value) = answer.get(key) {
+                error.insert(key.into(), value.clone());
+            }
+        }
+        let error = Value::Object(error);
+        if case["error"] != error {
+            stale.push(format!("{cmd}: recorded {}, the backend says {error}", case["error"]));
+            case["error"] = error;
+        }
+    }
+    if std::env::var_os("UPDATE_REFUSALS").is_some() {
+        // A case a line: its arguments are whole settings, mostly the defaults.
+        let lines: Vec<String> = cases.iter().map(|case| serde_json::to_string(case).unwrap()).collect();
+        std::fs::write(&path, format!("[\n{}\n]\n", lines.join(",\n"))).unwrap();
+    } else {
+        assert!(stale.is_empty(), "the mock's recorded refusals are stale (UPDATE_REFUSALS=1 records them):\n{}", stale.join("\n"));
+    }
+}

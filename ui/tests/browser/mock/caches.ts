@@ -7,11 +7,11 @@
 // test should). A file on disk is valid for one model and context, so a cache is kept under both.
 // Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids).
 import type { CacheBudgets, ChatCacheUsage, ModelInfo, PromptSource } from '../../../src/ipc/bindings';
-import { CACHE_BUDGET_DEFAULTS, CACHE_BUDGET_RANGES } from './contract';
+import { CACHE_BUDGET_DEFAULTS } from './contract';
 import { findChat } from './history';
 import { argsRefused, type Handlers } from './ipc';
 import { config, state, type KeptIn } from './state';
-import { clone, isU32, refuse } from './util';
+import { clone, isU32 } from './util';
 
 const MB = 2 ** 20;
 
@@ -92,17 +92,8 @@ function keepWithinBudgets() {
   fitKeptModels();
 }
 
-/** What each budget is called in the backend's refusals. */
-const BUDGET_WORDS: Record<keyof CacheBudgets, string> = {
-  ramMb: 'the memory for chat caches',
-  diskMb: 'the disk space for chat caches',
-  unloadIdleMinutes: 'the idle time before the model is unloaded',
-  modelsRamMb: 'the memory for other models',
-};
-
-/** CacheBudgets' serde check (a plain string error, like Tauri's), then CacheBudgets::validate, in its order. */
+/** CacheBudgets' serde check (a plain string error, like Tauri's); what CacheBudgets::validate refuses is in refusals.json. */
 function setCacheBudgets(b: CacheBudgets) {
-  state.budgetSaves.push(clone(b));
   const problems: string[] = [];
   if (!b || typeof b !== 'object') problems.push('budgets is not an object');
   else {
@@ -110,10 +101,6 @@ function setCacheBudgets(b: CacheBudgets) {
     for (const key of Object.keys(CACHE_BUDGET_DEFAULTS) as (keyof CacheBudgets)[]) if (!isU32(b[key])) problems.push(`${key} is not a u32: ${b[key]}`);
   }
   if (problems.length > 0) argsRefused('set_chat_cache_budgets', 'budgets', problems);
-  for (const { key, min, max, text } of CACHE_BUDGET_RANGES) {
-    const value = b[key as keyof CacheBudgets];
-    if (!(value >= min && value <= max)) throw refuse(key, `${BUDGET_WORDS[key as keyof CacheBudgets]} must be ${text}`);
-  }
   state.cacheBudgets = clone(b);
   keepWithinBudgets();
   return cacheUsage();

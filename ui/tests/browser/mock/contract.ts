@@ -5,18 +5,13 @@
 import {
   autoContextMax,
   cacheBudgetDefaults,
-  cacheBudgetRanges,
   commands,
   defaultProviders,
   errorKinds,
   fitContextFallback,
   loadChoices,
   loadDefaults,
-  loadRanges,
-  logitBiasMax,
-  logitBiasNever,
   presets,
-  providerIdMaxLength,
   providerKinds,
   providerNamePlaceholder,
   samplerStageOrder,
@@ -45,20 +40,12 @@ import type {
 
 /** llama.cpp's order of the sampler stages; also the list of every stage. */
 export const SAMPLER_STAGES = samplerStageOrder as SamplerStage[];
-/** Biases at or below this forbid the token ("never"). */
-export const NEVER_BIAS: number = logitBiasNever;
 /** Each provider kind's facts (ProviderKind's default_base_url, default_context_length, needs_key, takes_extensions). */
 export const PROVIDER_KIND_FACTS: Readonly<
   Record<ProviderKind, { defaultBaseUrl: string; defaultContextLength: number; needsKey: boolean; takesExtensions: boolean }>
 > = providerKinds;
-/** The longest provider id the backend takes (ProviderConfig::ID_MAX_LEN). */
-export const PROVIDER_ID_MAX_LENGTH: number = providerIdMaxLength;
-/** The ranges LoadParams::validate enforces, with their words. */
-export const LOAD_RANGES: readonly FieldRange[] = loadRanges;
 /** CacheBudgets::default, in MB. */
 export const CACHE_BUDGET_DEFAULTS: Readonly<CacheBudgets> = cacheBudgetDefaults;
-/** The ranges CacheBudgets::validate enforces, with their words. */
-export const CACHE_BUDGET_RANGES: readonly FieldRange[] = cacheBudgetRanges;
 /** ServerSettings::default. */
 export const SERVER_DEFAULTS: Readonly<ServerSettings> = serverDefaults;
 /** The ranges ServerSettings::validate enforces (the port), with their words. */
@@ -72,8 +59,6 @@ export const DEFAULT_SAMPLING = samplingDefaults as SamplingParams;
 export const SAMPLING_RANGES: readonly FieldRange[] = samplingRanges;
 /** SamplingParams::presets: the built-in presets, listed before the user's. */
 export const BUILT_IN_PRESETS = presets as Preset[];
-/** The highest logit bias (the lowest is NEVER_BIAS). */
-export const BIAS_MAX: number = logitBiasMax;
 /** LoadParams::default. */
 export const DEFAULT_LOAD = loadDefaults as LoadParams;
 /** The values a load setting chosen from a list takes (FlashAttention::ALL, KvType::ALL). */

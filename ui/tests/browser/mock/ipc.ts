@@ -7,8 +7,9 @@
 // The commands are typed by the generated bindings (`Commands`, src/ipc/bindings.ts): each handler takes the
 // arguments the window's function takes, in its order (a channel as a Sink of its messages), and answers its
 // result; so a command whose arguments or result change in Rust fails the type check of the mock.
-import type { Commands } from '../../../src/ipc/bindings';
+import type { CacheBudgets, Commands, LoadParams, SamplingParams, SettingsScope } from '../../../src/ipc/bindings';
 import { COMMAND_ARGS, ERROR_KINDS, type ArgSpec } from './contract';
+import { recordedRefusal } from './refusals';
 import { state } from './state';
 import { clone, delay } from './util';
 
@@ -128,13 +129,23 @@ function checkArgs(cmd: string, payload: Record<string, unknown>) {
   return args;
 }
 
+/** What the window asked to save, refused or not, for the tests to read (`samplingSaves`, `loadSaves`, `budgetSaves`). */
+function noteAsked(cmd: string, payload: Record<string, unknown>) {
+  if (cmd === 'set_sampling') {
+    state.samplingSaves.push(clone(payload.params as SamplingParams));
+    state.samplingScopes.push(clone((payload.scope as SettingsScope | null) ?? { kind: 'global' }));
+  }
+  if (cmd === 'set_load_settings') state.loadSaves.push(clone(payload.params as LoadParams));
+  if (cmd === 'set_chat_cache_budgets') state.budgetSaves.push(clone(payload.budgets as CacheBudgets));
+}
+
 /** The window's name for a command: `list_chats` → `listChats`. */
 const camel = (cmd: string) => cmd.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 /**
  * Defines `window.__TAURI_INTERNALS__` over `handlers` (the backend's commands) and `tauri` (Tauri's own). A call
- * is logged in `calls`, its arguments checked, then it fails as `failNext` says or goes to its handler with its
- * arguments in the contract's order.
+ * is logged in `calls`, its arguments checked, then it fails as `failNext` says, or as the backend refused it
+ * (refusals.json), or goes to its handler with its arguments in the contract's order.
  */
 export function installIpc(handlers: Handlers, tauri: TauriCommands) {
   const byName = handlers as unknown as Record<string, (...args: unknown[]) => unknown>;
@@ -162,6 +173,9 @@ export function installIpc(handlers: Handlers, tauri: TauriCommands) {
         delete state.failNext[cmd];
         throw clone(failure);
       }
+      if (spec) noteAsked(cmd, payload);
+      const refused = spec && recordedRefusal(cmd, payload);
+      if (refused) throw clone(refused);
       return await (spec ? handle(cmd, payload, spec) : tauri[cmd](payload));
     } catch (error) {
       checkErrorKind(cmd, error);

@@ -2,13 +2,11 @@
 // force by reload_model ("auto" resolved as the engine does). Defaults and ranges come from the contract.
 import type { LoadParams, LoadSettings, ModelInfo } from '../../../src/ipc/bindings';
 import { spillCaches } from './caches';
-import { AUTO_CONTEXT_MAX, DEFAULT_LOAD, LOAD_CHOICES, LOAD_RANGES } from './contract';
+import { AUTO_CONTEXT_MAX, DEFAULT_LOAD, LOAD_CHOICES } from './contract';
 import { argsRefused, type Handlers } from './ipc';
 import { config, state, type ModelFile } from './state';
-import { clone, delay, ipcError, isU32, refuse } from './util';
+import { clone, delay, ipcError, isU32 } from './util';
 
-const LOAD_RANGE = Object.fromEntries(LOAD_RANGES.map((r) => [r.key, r]));
-const inRange = (key: string, v: number) => v >= LOAD_RANGE[key].min && v <= LOAD_RANGE[key].max;
 const PHYSICAL_CORES = 8;
 const optU32 = (v: unknown) => v === null || isU32(v);
 const FLASH_ATTENTION: readonly string[] = LOAD_CHOICES.flashAttention;
@@ -44,7 +42,8 @@ function loadSettings(): LoadSettings {
   return { model: clone(state.model), saved: clone(saved), defaults: clone(DEFAULT_LOAD), needsReload: JSON.stringify(saved) !== JSON.stringify(state.model.load) };
 }
 
-/** LoadParams' serde check (a plain string error, like Tauri's), then LoadParams::validate and the template compile. */
+/** LoadParams' serde check (a plain string error, like Tauri's); what LoadParams::validate and the template compile
+ *  refuse is in refusals.json. */
 function validateLoad(p: LoadParams) {
   const problems: string[] = [];
   if (!p || typeof p !== 'object') problems.push('params is not an object');
@@ -58,32 +57,9 @@ function validateLoad(p: LoadParams) {
     if (p.chatTemplate !== null && typeof p.chatTemplate !== 'string') problems.push('chatTemplate is not null or a string');
   }
   if (problems.length > 0) argsRefused('set_load_settings', 'params', problems);
-  if (p.kvCacheType !== 'f16' && p.flashAttention === 'off') {
-    throw refuse('kvCacheType,flashAttention', 'a quantized KV cache needs flash attention (auto or on)');
-  }
-  if (!(inRange('nBatch', p.nBatch) && inRange('nUbatch', p.nUbatch))) {
-    throw refuse('nBatch,nUbatch', `batch and ubatch sizes must be ${LOAD_RANGE.nBatch.text}`);
-  }
-  if (p.nUbatch > p.nBatch) throw refuse('nUbatch,nBatch', `ubatch (${p.nUbatch}) must be at most the batch size (${p.nBatch})`);
-  if (p.nCtx !== null && !inRange('nCtx', p.nCtx)) throw refuse('nCtx', `context length must be ${LOAD_RANGE.nCtx.text}`);
-  if (p.nThreads !== null && !inRange('nThreads', p.nThreads)) throw refuse('nThreads', `threads must be ${LOAD_RANGE.nThreads.text}`);
-  if (p.chatTemplate !== null && p.chatTemplate.trim() === '') {
-    throw refuse('chatTemplate', "the chat template override is empty: clear it to use the model's own");
-  }
-  // Not minijinja, but the same verdict for unbalanced delimiters and unclosed for/if blocks.
-  const count = (t: string, re: RegExp) => (t.match(re) ?? []).length;
-  const t = p.chatTemplate;
-  if (
-    t !== null &&
-    (count(t, /\{%/g) !== count(t, /%\}/g) || count(t, /\{\{/g) !== count(t, /\}\}/g) ||
-      count(t, /\{%-?\s*for\b/g) !== count(t, /\{%-?\s*endfor\b/g) || count(t, /\{%-?\s*if\b/g) !== count(t, /\{%-?\s*endif\b/g))
-  ) {
-    throw refuse('chatTemplate', 'the chat template does not compile: syntax error: unexpected end of input, expected end of block (in chat:1)');
-  }
 }
 
 function setLoadSettings(params: LoadParams) {
-  state.loadSaves.push(clone(params));
   validateLoad(params);
   if (!state.model) throw noModel();
   state.loadSaved[state.model.path] = clone(params);

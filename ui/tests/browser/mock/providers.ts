@@ -4,13 +4,12 @@
 // (no key where the kind needs one, a refused key "sk-wrong"). The providers on first start and each kind's facts
 // come from the contract.
 import type { IpcError, ModelTarget, ProviderConfig, ProviderView, RemoteModel } from '../../../src/ipc/bindings';
-import { PROVIDER_ID_MAX_LENGTH, PROVIDER_KIND_FACTS, PROVIDER_NAME_PLACEHOLDER, SAMPLING_SUPPORT } from './contract';
+import { PROVIDER_KIND_FACTS, PROVIDER_NAME_PLACEHOLDER, SAMPLING_SUPPORT } from './contract';
 import type { Handlers } from './ipc';
 import { state } from './state';
-import { clone, delay, ipcError, isU32, refuse, variants } from './util';
+import { clone, delay, ipcError, isU32, variants } from './util';
 
 const KINDS = Object.keys(PROVIDER_KIND_FACTS);
-const PROVIDER_ID = new RegExp(`^[A-Za-z0-9_-]{1,${PROVIDER_ID_MAX_LENGTH}}$`);
 /** Every field of a ProviderConfig (serde refuses others). */
 const CONFIG_FIELDS = variants<keyof ProviderConfig>({
   id: true, name: true, kind: true, baseUrl: true, models: true, contextLength: true, extensions: true, tokenizerRepo: true, allowPlainHttp: true,
@@ -62,16 +61,6 @@ function checkProviderConfig(c: ProviderConfig) {
     state.contractErrors.push(`save_provider: bad config ${JSON.stringify(c)}`);
     throw `invalid args \`config\` for command \`save_provider\`: ${JSON.stringify(c)}`;
   }
-  if (!PROVIDER_ID.test(c.id)) throw refuse('id', `a provider id is 1–${PROVIDER_ID_MAX_LENGTH} letters, digits, '-' or '_'`);
-  if (c.name.trim() === '') throw refuse('name', 'give the provider a name');
-  const url = c.baseUrl.trim();
-  if (!/^https?:\/\//.test(url) || url.length < 10) throw refuse('baseUrl', `the base URL ${JSON.stringify(url)} must start with http:// or https://`);
-  const host = url.match(/^https?:\/\/([^/]+)/)?.[1] ?? '';
-  const thisMachine = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/i.test(host);
-  if (/^http:\/\//i.test(url) && !thisMachine && !c.allowPlainHttp) {
-    throw refuse('allowPlainHttp', 'http:// to another machine sends your key and chats unencrypted: use https://, or turn on plain HTTP for this provider');
-  }
-  if (c.contextLength === 0) throw refuse('contextLength', 'a context length must be above 0');
 }
 
 /** scheme://host:port of a base URL, as ProviderConfig::same_destination compares them. */

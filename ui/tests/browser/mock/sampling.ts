@@ -13,10 +13,10 @@ import type {
   Speculative,
   Strategy,
 } from '../../../src/ipc/bindings';
-import { BIAS_MAX, BUILT_IN_PRESETS, DEFAULT_SAMPLING, NEVER_BIAS, SAMPLER_STAGES, SAMPLING_RANGES } from './contract';
+import { BUILT_IN_PRESETS, DEFAULT_SAMPLING, SAMPLER_STAGES, SAMPLING_RANGES } from './contract';
 import { argsRefused, type Handlers } from './ipc';
 import { config, state } from './state';
-import { clone, invalid, isU32, refuse, variants } from './util';
+import { clone, isU32, variants } from './util';
 
 const MIROSTAT = variants<Mirostat>({ off: true, v1: true, v2: true });
 const SPECULATIVE = variants<Speculative>({ off: true, promptLookup: true, draftModel: true });
@@ -71,39 +71,6 @@ export function checkSamplingShape(sent: unknown) {
   return problems;
 }
 
-/** SamplingParams::validate, message for message and in its order: the ranges first. */
-export function validateSampling(p: SamplingParams) {
-  const fields = p as unknown as Record<string, number>;
-  for (const { key, min, max, text } of SAMPLING_RANGES) {
-    const v = fields[key];
-    if (!(v >= min && v <= max)) throw invalid(key, text, v);
-  }
-  const b = p.drySequenceBreakers.find((s) => s === '' || s.includes('\0'));
-  if (b !== undefined) throw invalid('drySequenceBreakers', 'non-empty strings without NUL characters', JSON.stringify(b));
-  for (const b of p.logitBias) {
-    if (!(b.bias >= NEVER_BIAS && b.bias <= BIAS_MAX)) throw invalid('logitBias.bias', `between ${NEVER_BIAS} (never) and ${BIAS_MAX}`, b.bias);
-    if (b.target.kind === 'text' && b.target.text === '') throw invalid('logitBias.text', 'a non-empty text', '""');
-  }
-  const empty = p.stop.find((s) => s === '');
-  if (empty !== undefined) throw invalid('stop', 'non-empty strings', '""');
-  if (p.constraint && (p.constraint.source.trim() === '' || p.constraint.source.includes('\0'))) {
-    throw invalid('constraint', 'a non-empty grammar or schema', JSON.stringify(p.constraint.source));
-  }
-  if (p.speculative === 'draftModel' && p.draftModel === null) throw invalid('draftModel', 'a model file to draft with', 'none');
-  if (p.draftModel !== null && (p.draftModel.trim() === '' || p.draftModel.includes('\0'))) {
-    throw invalid('draftModel', 'a model file to draft with', JSON.stringify(p.draftModel));
-  }
-  // Greedy candidates are all the same reply.
-  if (p.strategy === 'consensus' && p.temperature === 0) {
-    throw invalid('temperature', 'above 0 for consensus decoding (its candidates are sampled)', 0);
-  }
-  const seen = new Set<string>();
-  for (const stage of p.samplerOrder) {
-    if (seen.has(stage)) throw invalid('samplerOrder', 'each stage at most once', `${stage} twice`);
-    seen.add(stage);
-  }
-}
-
 /** Tauri's argument check of a SettingsScope; the storage key as SettingsScope::key has it. */
 function scopeKey(cmd: string, scope: SettingsScope) {
   const s = scope as Record<string, unknown> | null;
@@ -127,11 +94,10 @@ function lookupOrder(scope: SettingsScope) {
   return order;
 }
 
-/** The shape check (a contract violation when it fails), then SamplingParams::validate. */
+/** The shape check (a contract violation when it fails); what SamplingParams::validate refuses is in refusals.json. */
 function checkParams(cmd: string, params: SamplingParams) {
   const problems = checkSamplingShape(params);
   if (problems.length > 0) argsRefused(cmd, 'params', problems);
-  validateSampling(params);
 }
 
 /** The settings at `scope` and the scope they come from (itself, a broader one, or null for the defaults). */
@@ -151,8 +117,6 @@ export function getSampling(sent: SettingsScope | null): SamplingSettings {
 
 function setSampling(params: SamplingParams, sent: SettingsScope | null) {
   const scope = sent ?? { kind: 'global' };
-  state.samplingSaves.push(clone(params));
-  state.samplingScopes.push(clone(scope));
   const key = scopeKey('set_sampling', scope);
   checkParams('set_sampling', params);
   state.sampling[key] = clone(params);
@@ -162,9 +126,6 @@ function setSampling(params: SamplingParams, sent: SettingsScope | null) {
 function savePreset(sent: string, params: SamplingParams) {
   checkParams('save_preset', params);
   const name = sent.trim();
-  if (name === '' || BUILT_IN_PRESETS.some((p) => p.name.toLowerCase() === name.toLowerCase())) {
-    throw refuse('name', `choose another name: ${JSON.stringify(name)} is empty or a built-in preset`);
-  }
   state.presets = [...state.presets.filter((p) => p.name !== name), { name, params: clone(params), builtIn: false }];
   return null;
 }

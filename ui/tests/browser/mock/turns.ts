@@ -10,7 +10,7 @@ import { argsRefused, checkErrorKind, type Handlers, type Sink } from './ipc';
 import { prepareChatModel } from './loading';
 import { startRemote } from './providers';
 import { writeReply } from './reply';
-import { checkSamplingShape, getSampling, validateSampling } from './sampling';
+import { checkSamplingShape, getSampling } from './sampling';
 import { state, type Chat, type Message } from './state';
 import { clone, delay, ipcError } from './util';
 
@@ -99,9 +99,6 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
   return null;
 }
 
-/** compare_replies answers with 2 to this many settings (hearth-core's MAX_COMPARED). */
-const MAX_COMPARED = 4;
-
 /**
  * ChatService::compare (compare_replies): the question of reply `messageId` answered once per settings in
  * `variants`, side by side. Refused before anything starts, in the backend's words and order: each variant's
@@ -116,16 +113,6 @@ async function compareReplies(chatId: number, messageId: number, variants: Sampl
   const cmd = 'compare_replies';
   const shape = variants.flatMap((v, i) => checkSamplingShape(v).map((p) => `variants[${i}]: ${p}`));
   if (shape.length > 0) argsRefused(cmd, 'variants', shape);
-  if (variants.length < 2 || variants.length > MAX_COMPARED) {
-    throw ipcError('invalidInput', `compare 2 to ${MAX_COMPARED} settings, not ${variants.length}`);
-  }
-  variants.forEach((sampling, i) => {
-    try {
-      validateSampling(sampling);
-    } catch (e) {
-      throw ipcError('invalidInput', `settings ${i + 1}: ${(e as IpcError).message}`);
-    }
-  });
   const chat = findChat(chatId);
   if (state.generating.size > 0) throw ipcError('busy', 'this chat is already generating a reply; wait for it or press Stop');
   await prepareChatModel(chat, null); // the window readied it before it asked

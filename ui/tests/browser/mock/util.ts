@@ -12,9 +12,6 @@ export const ipcError = (kind: IpcErrorKind, message: string): IpcError => ({ ki
 /** A FieldError as the backend sends it: the field it concerns beside the message. */
 export const refuse = (field: string, message: string): IpcError => ({ kind: 'invalidInput', message, field });
 
-/** A value out of its range, in the words of hearth-core's FieldError. */
-export const invalid = (field: string, range: string, value: unknown) => refuse(field, `${field} must be ${range}, got ${value}`);
-
 export const isU32 = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 4_294_967_295;
 
 /**
