@@ -1,7 +1,7 @@
 # The two commands (see README.md):
 #   make run    install what is missing, fetch the default model, build and launch Hearth
 #   make test   run every test: Rust (real model, real SQLite), UI in Chromium, real app end to end
-.PHONY: run test setup bench-app bench-check
+.PHONY: run test setup bench-app bench-check package
 
 run:
 	scripts/setup.sh run
@@ -21,3 +21,9 @@ bench-app:
 bench-check:
 	scripts/setup.sh run
 	scripts/bench-check.sh
+
+# Release packages: .deb and .rpm (scripts/package.sh says what they hold); PROFILE=debug for a
+# cheap one of the debug build.
+package:
+	scripts/setup.sh run
+	scripts/package.sh

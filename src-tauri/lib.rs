@@ -103,6 +103,8 @@ pub fn init<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(), Box<dyn std::er
     let state = tauri::async_runtime::block_on(AppState::open(paths))?;
     // The server, if the user left it on (a port in use is shown in Settings → Server, not fatal).
     tauri::async_runtime::block_on(state.start_server())?;
+    // A .gguf the desktop opened Hearth with is imported, and loaded at start.
+    tauri::async_runtime::block_on(state.open_files(std::env::args_os().skip(1).map(std::path::PathBuf::from)));
     let (models, models_dir) = (state.models.clone(), state.paths.models_dir.clone());
     tauri::async_runtime::spawn(async move { models.load_at_start(&models_dir).await });
     // Downloads under way when Hearth last quit go on.

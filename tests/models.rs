@@ -223,8 +223,23 @@ fn search_download_load_and_chat_through_ipc() {
     assert_loaded_first(&events.lock().unwrap(), &path, &stem);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
 
+    // A .gguf the desktop opens Hearth with is imported where it lies and is the model loaded at
+    // the next start; a file that is not a model is not.
+    let opened = dir.path().join("opened.gguf");
+    std::fs::copy(model_path(), &opened).unwrap();
+    let not_a_model = dir.path().join("notes.gguf");
+    std::fs::write(&not_a_model, b"shopping list").unwrap();
+    block_on(state.open_files([dir.path().join("readme.txt"), not_a_model.clone(), opened.clone()]));
+    let opened = std::fs::canonicalize(&opened).unwrap().display().to_string();
+    let library = invoke(&window, "list_library", json!({})).unwrap();
+    let listed: Vec<&str> = library.as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert!(listed.contains(&opened.as_str()) && !listed.iter().any(|p| p.ends_with("notes.gguf")), "{listed:?}");
+    assert_eq!(block_on(state.store.setting("active_model")).unwrap(), Some(opened));
+
+    // Without a model loaded, the window's banner says why the other file could not be opened.
     invoke(&window, "unload_model", json!({})).unwrap();
-    assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);
+    let said = invoke(&window, "active_model", json!({})).unwrap_err();
+    assert!(said["message"].as_str().unwrap().contains("notes.gguf could not be opened"), "{said}");
     invoke(&window, "delete_model", json!({ "path": path })).unwrap();
     let library = invoke(&window, "list_library", json!({})).unwrap();
     assert!(library.as_array().unwrap().iter().all(|m| m["source"] != "hubCache"), "{library}");

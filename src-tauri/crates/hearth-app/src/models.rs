@@ -88,6 +88,12 @@ impl Models {
         self.shared.startup_problem.lock().expect("startup problem poisoned").clone()
     }
 
+    /// Says `problem` where a failed start-up load is said (the window's banner at start).
+    pub fn note_startup_problem(&self, problem: String) {
+        tracing::warn!("{problem}");
+        *self.shared.startup_problem.lock().expect("startup problem poisoned") = Some(problem);
+    }
+
     /// Waits until the start-up load is over, so the first message does not race it.
     pub async fn settled(&self) {
         let mut settled = self.settled.clone();

@@ -15,6 +15,9 @@ use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 
 /// Where to load backend modules from, before the places a build or an install puts them.
 pub const BACKENDS_DIR_ENV: &str = "HEARTH_BACKENDS_DIR";
+/// Where a package puts llama.cpp's libraries and backend modules, from its binaries' folder
+/// (scripts/package.sh; the binaries' rpath names it too, .cargo/config.toml).
+pub const PACKAGE_LIB_DIR: &str = "../lib/hearth";
 /// Set to `cpu` to leave every GPU backend unloaded (the same binary, CPU only).
 pub const DEVICE_ENV: &str = "HEARTH_DEVICE";
 /// Caps the free memory Hearth counts on each GPU, in MiB (a card shared with other programs).
@@ -147,8 +150,8 @@ fn backends_and_device_counts() -> Vec<(String, usize)> {
         .collect()
 }
 
-/// The places backend modules may be, in order: the user's, beside the binary (an install), and
-/// where this build put its own (development).
+/// The places backend modules may be, in order: the user's, beside the binary, where a package
+/// installs them (/usr/lib/hearth beside /usr/bin), and where this build put its own (development).
 fn candidate_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(dir) = std::env::var_os(BACKENDS_DIR_ENV) {
@@ -156,6 +159,7 @@ fn candidate_dirs() -> Vec<PathBuf> {
     }
     if let Some(exe_dir) = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) {
         dirs.push(exe_dir.join("ggml-backends"));
+        dirs.push(exe_dir.join(PACKAGE_LIB_DIR).join("ggml-backends"));
         dirs.push(exe_dir);
     }
     if let Some(dir) = option_env!("GGML_BACKEND_DIR") {

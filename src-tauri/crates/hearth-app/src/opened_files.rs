@@ -1,0 +1,36 @@
+//! Files the desktop opens Hearth with: a `.gguf` opened from the file manager, whose desktop
+//! entry offers Hearth for GGUF models. Each is imported into the library where it lies (a link,
+//! not a copy of gigabytes), and the first becomes the model loaded at start.
+
+use std::path::PathBuf;
+
+use hearth_hub::ImportMode;
+
+use crate::App;
+use crate::model_memory::ACTIVE_MODEL_KEY;
+
+impl App {
+    /// Imports the GGUF files among `args` (the command line after the program) and makes the
+    /// first the model to load at start; a file that cannot be imported is said where a failed
+    /// start-up load is (the banner), and the others go on.
+    pub async fn open_files(&self, args: impl IntoIterator<Item = PathBuf>) {
+        let mut first = true;
+        for path in args.into_iter().filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))) {
+            let library = self.library.clone();
+            let shown = path.display().to_string();
+            let imported = tokio::task::spawn_blocking(move || library.import(&path, ImportMode::Link)).await;
+            match imported {
+                Ok(Ok(model)) => {
+                    tracing::info!(model = %model.path, "opened with Hearth");
+                    if std::mem::take(&mut first)
+                        && let Err(e) = self.store.set_setting(ACTIVE_MODEL_KEY, &model.path).await
+                    {
+                        tracing::warn!(error = %e, "the opened model could not be remembered");
+                    }
+                }
+                Ok(Err(e)) => self.models.note_startup_problem(format!("{shown} could not be opened: {e}")),
+                Err(e) => self.models.note_startup_problem(format!("{shown} could not be opened: {e}")),
+            }
+        }
+    }
+}
