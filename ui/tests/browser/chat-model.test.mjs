@@ -235,6 +235,7 @@ describe('A turn whose model was unloaded while idle', () => {
         if (name === 'send') {
           await page.getByTestId('message').filter({ hasText: 'And with bacon?' }).waitFor();
           assert.equal(await page.getByTestId('model-loading').count(), 1, 'the message is on show while the model loads');
+          await shot(page, 'chatmodel-turn-loading', { dir: OUTPUT, mouse: [300, 600] });
         }
         await waitForStatus(lastAssistant(page).filter({ hasText: CHATS.defaultReply.text }), 'complete');
         // The turn went at once: the backend loaded the chat's model first, its progress on the turn's events.
