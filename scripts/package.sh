@@ -7,7 +7,9 @@
 #                            .cargo/config.toml) and ggml-backends/, the compute backends' modules
 #                            this machine built (the CPU's; Vulkan's and RPC's where built)
 #   a desktop entry offering Hearth for .gguf files, their MIME type, icons at every size.
-# PROFILE=debug bundles the debug build (cheap, for tests). Prints the packages' paths last.
+# PROFILE=debug bundles the debug build (cheap, for tests); BUNDLE_ONLY=1 bundles what is built
+# already (the tests' own build: nothing compiles); BUNDLES=deb for one kind. Prints the packages'
+# paths last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-release}
@@ -18,7 +20,8 @@ case "$profile" in
 esac
 out="$PWD/target/$profile"
 
-cargo build $cargo_flag -p hearth-cli >&2
+bundles=${BUNDLES:-deb,rpm}
+[ -n "${BUNDLE_ONLY:-}" ] || cargo build $cargo_flag -p hearth-cli >&2
 
 # What the bundler adds besides the app: destination in the package → file here.
 files=$(mktemp --suffix=.json)
@@ -39,5 +42,9 @@ if missing:
     sys.exit(f"not built: {', '.join(missing)}")
 json.dump({"bundle": {"linux": {"deb": {"files": files}, "rpm": {"files": files}}}}, open(dest, "w"))
 PY
-scripts/tauri.sh build $tauri_flag --bundles deb,rpm --config "$files" >&2
-ls -1 "$out"/bundle/deb/*.deb "$out"/bundle/rpm/*.rpm
+if [ -n "${BUNDLE_ONLY:-}" ]; then
+  scripts/tauri.sh bundle $tauri_flag --bundles "$bundles" --config "$files" >&2
+else
+  scripts/tauri.sh build $tauri_flag --bundles "$bundles" --config "$files" >&2
+fi
+for kind in ${bundles//,/ }; do ls -1 "$out"/bundle/"$kind"/*."$kind"; done

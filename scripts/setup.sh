@@ -10,7 +10,7 @@ packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo
           cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
 if [ "$mode" = test ]; then
   # dbus + gnome-keyring: a real Secret Service keychain for the API-key tests.
-  packages+=(xvfb xauth dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-venv)
+  packages+=(xvfb xauth xdotool dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-venv)
   # llama.cpp's Vulkan backend, built for the GPU tests and run on Mesa's software device.
   packages+=(glslc libvulkan-dev spirv-headers mesa-vulkan-drivers)
 fi

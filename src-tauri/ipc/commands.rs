@@ -54,6 +54,7 @@ pub const COMMANDS: &[&str] = &[
     "hub_search",
     "hub_repo_files",
     "hub_fit",
+    "starter_model",
     "start_download",
     "list_downloads",
     "watch_downloads",

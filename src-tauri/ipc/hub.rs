@@ -10,7 +10,9 @@ use tokio::sync::oneshot;
 use ts_rs::TS;
 
 use hearth_core::{LoadParams, ModelInfo};
-use hearth_hub::{Download, FitEstimate, HubError, HubRepo, ImportMode, LibraryModel, Memory, RepoQuant, group_quants};
+use hearth_hub::{
+    Download, FitEstimate, HubError, HubRepo, ImportMode, LibraryModel, Machine, Memory, RepoQuant, StarterModel, group_quants,
+};
 use hearth_providers::{KeyStorage, Secret};
 
 use crate::AppState;
@@ -59,6 +61,14 @@ command! {
         let kv = LoadParams::default().kv_cache_type;
         let memory = Memory { free_vram: state.engine.devices().await.gpu_free_bytes(), ..hearth_hub::fit::available_memory() };
         Ok(hearth_hub::fit::estimate(header.facts(), &shape, quant.size_bytes, context_length, kv, memory))
+    }
+}
+
+command! {
+    /// The model the welcome screen offers a new user: the largest this machine runs well
+    /// (`hearth_hub::starter`). Its files and fit come from the hub, as any other's.
+    pub async fn starter_model(state: State<'_, AppState>) -> Result<StarterModel, IpcError> {
+        Ok(hearth_hub::starter(&Machine::here(state.engine.devices().await.gpu_free_bytes())))
     }
 }
 

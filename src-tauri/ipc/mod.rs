@@ -93,6 +93,7 @@ register! {
     hub::hub_search,
     hub::hub_repo_files,
     hub::hub_fit,
+    hub::starter_model,
     hub::start_download,
     hub::list_downloads,
     hub::watch_downloads,

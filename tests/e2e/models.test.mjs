@@ -1,7 +1,8 @@
 // End to end: the model manager in the real app, against the test suite's fake Hugging Face hub
 // (hearth-testkit's fake_hub example: real HTTP on 127.0.0.1, the real SmolLM2 file, range requests,
-// a redirect to its "CDN", LFS hashes). A first start with no model: search → repository → fit →
-// download with progress → verified → listed in the library → loaded with progress → chat.
+// a redirect to its "CDN", LFS hashes). A first start with no model: the welcome screen's model
+// downloaded and loaded; then search → repository → fit → download with progress → verified →
+// listed in the library → loaded with progress → chat.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -42,7 +43,25 @@ after(async () => {
 });
 
 
-test("first start: find SmolLM2 on the hub, download it, load it, chat", async () => {
+test("first start: the welcome screen offers a model for this machine, downloads and loads it", async () => {
+  const session = await Session.open(driver.base, app);
+  try {
+    // The backend's pick for this machine; the fake hub holds every rung of the ladder.
+    const name = await session.waitFor('[data-testid="starter-name"]', { accept: (t) => t.startsWith("Qwen2.5") });
+    assert.match(await session.text(name), /^Qwen2\.5 (0\.5B|1\.5B|3B|7B) Instruct$/);
+    await session.waitFor('[data-testid="starter-fit"]', { accept: (t) => /Fits in memory/.test(t) });
+    await shot(session, "13-welcome");
+    await session.click(await session.waitFor('[data-testid="starter-download"]'));
+    await session.waitFor('[data-testid="starter"] [data-testid="download"]');
+    // Done, verified and loaded without another click: the welcome gives way to the chats.
+    await session.waitFor('[data-testid="no-chats"]', { accept: (t) => t.includes("No chats yet"), timeoutMs: 120_000 });
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => /qwen2\.5-.*-instruct-q4_k_m/.test(t) });
+  } finally {
+    await session.close();
+  }
+});
+
+test("find SmolLM2 on the hub, download it, load it, chat", async () => {
   const session = await Session.open(driver.base, app);
   try {
     await session.click(await session.waitFor('[data-testid="open-models"]'));

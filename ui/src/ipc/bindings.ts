@@ -702,6 +702,12 @@ export type SnippetPart = { text: string, hit: boolean, };
 
 export type Speculative = "off" | "promptLookup" | "draftModel";
 
+export type StarterModel = { repo: string, name: string, quant: string, 
+/**
+ * Why it suits this machine, in a sentence.
+ */
+reason: string, };
+
 export type StoredMessage = { id: number, chatId: number, role: Role, content: string, status: MessageStatus, 
 /**
  * Unix milliseconds.
@@ -930,6 +936,11 @@ export const commands = {
    * null)? Read from its header over range requests, before any download.
    */
   hubFit: (repo: string, file: string, contextLength: number | null): Promise<FitEstimate> => invoke<FitEstimate>('hub_fit', { repo, file, contextLength }),
+  /**
+   * The model the welcome screen offers a new user: the largest this machine runs well
+   * (`hearth_hub::starter`). Its files and fit come from the hub, as any other's.
+   */
+  starterModel: (): Promise<StarterModel> => invoke<StarterModel>('starter_model'),
   startDownload: (repo: string, quant: string, files: Array<string>): Promise<Download> => invoke<Download>('start_download', { repo, quant, files }),
   listDownloads: (): Promise<Array<Download>> => invoke<Array<Download>>('list_downloads'),
   /**

@@ -209,12 +209,13 @@ export class LibraryStore {
     }
   }
 
-  /** Import a file the user picks in the system's dialog; nothing happens when it is cancelled. */
-  async importDialog(mode: ImportMode): Promise<void> {
-    await this.#importing(async () => {
+  /** Import a file the user picks in the system's dialog; nothing happens when it is cancelled. Resolves to what was imported. */
+  async importDialog(mode: ImportMode): Promise<LibraryModel[]> {
+    const result = await this.#importing(async () => {
       const model = await this.#api.importModelDialog(mode);
       return model ? { imported: [model], failed: [], skipped: [] } : null;
     });
+    return result?.imported ?? [];
   }
 
   /** Import dropped files: each .gguf one in turn; anything else is skipped and named. */
@@ -232,17 +233,19 @@ export class LibraryStore {
     });
   }
 
-  async #importing(run: () => Promise<ImportResult | null>): Promise<void> {
-    if (this.importing) return;
+  async #importing(run: () => Promise<ImportResult | null>): Promise<ImportResult | null> {
+    if (this.importing) return null;
     this.importing = true;
     this.importNotice = null;
     try {
       const result = await run();
-      if (result === null) return;
+      if (result === null) return null;
       this.importNotice = importText(result);
       if (result.imported.length > 0) await this.refresh();
+      return result;
     } catch (e) {
       this.importNotice = { tone: 'error', text: `Not imported: ${errorMessage(e)}` };
+      return null;
     } finally {
       this.importing = false;
     }

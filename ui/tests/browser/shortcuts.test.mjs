@@ -196,14 +196,23 @@ describe('Keyboard shortcuts', () => {
   });
 });
 
+/** A fresh install: no model loaded, no chats, a GPU with 8 GB free (the starter fixture's reason). */
+const FRESH = { model: null, freeVramBytes: 8e9 };
+
 /** The tab shown in the drawer `panel`. */
 const selectedTab = (page, panel) => page.getByTestId(panel).locator('[role="tab"][aria-selected="true"]').getAttribute('data-testid');
 
 describe('Empty states', () => {
-  test('a fresh install (no model, no chats) offers to get a model or use an API key', { timeout: TIMEOUT }, async () => {
-    await withApp({ model: null }, async (page) => {
-      const welcome = page.getByTestId('no-chats');
+  test('a fresh install (no model, no chats) offers the model for this machine, a file, or an API key', { timeout: TIMEOUT }, async () => {
+    await withApp(FRESH, async (page) => {
+      const welcome = page.getByTestId('welcome');
       await welcome.getByText('Welcome to Hearth').waitFor();
+      // The backend's recommendation, its quantization's size from the hub, and its fit here.
+      const starter = page.getByTestId('starter');
+      await starter.getByTestId('starter-name').getByText('Qwen2.5 7B Instruct').waitFor();
+      await starter.getByText("It fits in your GPU's 8.0 GB free").waitFor();
+      await page.getByTestId('starter-fit').getByText('Fits in memory').waitFor();
+      assert.deepEqual((await callsOf(page, 'hub_fit'))[0].payload, { repo: 'Qwen/Qwen2.5-7B-Instruct-GGUF', file: 'qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf', contextLength: null });
       await page.getByTestId('empty-get-model').click();
       await page.getByTestId('models-panel').waitFor();
       assert.equal(await selectedTab(page, 'models-panel'), 'models-tab-library');
@@ -214,9 +223,60 @@ describe('Empty states', () => {
       await page.getByTestId('settings-panel').waitFor();
       assert.equal(await selectedTab(page, 'settings-panel'), 'open-providers');
     });
-    await inBothSchemes({ model: null }, async (page) => {
-      await page.getByTestId('no-chats').waitFor();
+    await inBothSchemes(FRESH, async (page) => {
+      await page.getByTestId('starter-fit').waitFor();
       await shot(page, `empty-fresh-install`, { dir: OUTPUT });
+    });
+  });
+
+  test('the welcome screen downloads its model with progress, loads it, and a chat can start', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...FRESH, downloadTickMs: 120 }, async (page) => {
+      await page.getByTestId('starter-download').getByText('Download 4.7 GB and start').click();
+      const card = page.getByTestId('starter').getByTestId('download');
+      await card.getByTestId('download-detail').getByText(/ of /).waitFor();
+      await shot(page, 'welcome-downloading', { dir: OUTPUT });
+      // Done: loaded without another click, and the welcome gives way to the chats.
+      await page.getByTestId('no-chats').getByText('No chats yet', { timeout: 20_000 }).waitFor({ timeout: 20_000 });
+      const loads = await callsOf(page, 'load_model');
+      assert.equal(loads.length, 1);
+      assert.match(loads[0].payload.path, /qwen2\.5-7b-instruct-q4_k_m-00001-of-00002\.gguf$/);
+      await page.getByTestId('empty-new-chat').click();
+      await page.getByTestId('empty-chat').getByText('Say hello to').waitFor();
+    });
+  });
+
+  test('offline, the welcome screen says so and tries again; a file the user has is imported and loaded', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...FRESH, hubOffline: true }, async (page) => {
+      const starter = page.getByTestId('starter');
+      await starter.getByTestId('starter-offline').getByText("Hugging Face can't be reached").waitFor();
+      assert.equal(await page.getByTestId('starter-download').count(), 0, 'nothing to download offline');
+      // Try again asks the hub again; still offline, it says so again.
+      await starter.getByTestId('starter-retry').click();
+      await page.waitForFunction(() => window.__hearthMock.calls.filter((c) => c.cmd === 'hub_repo_files').length === 2);
+      await starter.getByTestId('starter-offline').waitFor();
+      // Back online: Try again finds the model and its fit.
+      await page.evaluate(() => (window.__hearthMock.hubOffline = false));
+      await starter.getByTestId('starter-retry').click();
+      await page.getByTestId('starter-fit').waitFor();
+
+      await page.getByTestId('welcome-import').click();
+      await page.getByTestId('no-chats').getByText('No chats yet').waitFor();
+      const loads = await callsOf(page, 'load_model');
+      assert.deepEqual(loads.map((l) => l.payload.path), ['/home/me/Downloads/gemma-2-2b-it-Q4_K_M.gguf']);
+      assert.deepEqual((await callsOf(page, 'import_model_dialog')).map((c) => c.payload), [{ mode: 'link' }]);
+    });
+    await inBothSchemes({ ...FRESH, hubOffline: true }, async (page) => {
+      await page.getByTestId('starter-offline').waitFor();
+      await shot(page, 'welcome-offline', { dir: OUTPUT });
+    });
+  });
+
+  test('a file the welcome screen cannot import is said there', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...FRESH, importPick: '/home/me/Downloads/not-a-model.gguf' }, async (page) => {
+      await page.getByTestId('starter-fit').waitFor();
+      await page.getByTestId('welcome-import').click();
+      await page.getByTestId('welcome-problem').waitFor();
+      assert.equal(await callsOf(page, 'load_model').then((l) => l.length), 0);
     });
   });
 

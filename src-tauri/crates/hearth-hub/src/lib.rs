@@ -5,6 +5,7 @@
 //! requests for a [`fit`] estimate before download. [`Downloads`] fetches files into the standard
 //! Hugging Face cache ([`HubCache`]) with resume, retries, sha256 checks and a free-disk check.
 //! [`Library`] lists what is on disk: the HF cache, Hearth's models folder and imported files.
+//! [`starter`] picks the model the welcome screen offers a new user.
 
 mod api;
 mod cache;
@@ -15,6 +16,7 @@ mod header;
 mod library;
 pub mod names;
 mod search;
+pub mod starter;
 
 pub use cache::{CachedFile, HubCache};
 pub use download::{Download, DownloadState, Downloads, RetryPolicy};
@@ -22,6 +24,7 @@ pub use error::HubError;
 pub use fit::{FitEstimate, FitVerdict, Memory};
 pub use library::{ImportMode, Library, LibraryModel, ModelSource};
 pub use search::{HubRepo, RepoFile, RepoQuant, group_quants};
+pub use starter::{Machine, StarterModel, starter};
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

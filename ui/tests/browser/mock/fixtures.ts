@@ -1,6 +1,6 @@
 // The mock backend's world unless a test says otherwise: the reply it writes, the providers' models, this
 // machine's devices, Hugging Face's repositories and their files, and the library of GGUF files.
-import type { DeviceReport, HubRepo, ModelFacts, Offload, RemoteModel, RepoQuant } from '../../../src/ipc/bindings';
+import type { DeviceReport, HubRepo, ModelFacts, Offload, RemoteModel, RepoQuant, StarterModel } from '../../../src/ipc/bindings';
 import type { DownloadTrouble, LibraryFile, MockConfig, Reply } from './state';
 
 export const GB = 1e9;
@@ -38,6 +38,14 @@ export const hubRepos = (): HubRepo[] => [
   { id: 'meta-llama/Llama-3.2-1B-Instruct-GGUF', downloads: 88012, likes: 164, updatedAt: isoAgo(5 * HOUR), gated: true },
   { id: 'unsloth/Llama-3.3-70B-Instruct-GGUF', downloads: 1_204_410, likes: 98, updatedAt: isoAgo(2 * DAY), gated: false },
 ];
+
+/** The welcome screen's recommendation, as hearth_hub::starter words it for a machine with a GPU of 8 GB free. */
+export const STARTER: StarterModel = {
+  repo: 'Qwen/Qwen2.5-7B-Instruct-GGUF',
+  name: 'Qwen2.5 7B Instruct',
+  quant: 'Q4_K_M',
+  reason: "It fits in your GPU's 8.0 GB free, so replies come quickly.",
+};
 
 /** A repository's model: its GGUF header's facts, its KV cache's bytes per token, its compute buffer, and its files. */
 export type HubModel = { facts: ModelFacts; kvPerToken: number; computeBytes: number; quants: RepoQuant[] };

@@ -65,19 +65,21 @@ function setHubToken(token: string | null) {
   return tokenStatus();
 }
 
+/** The hub's answer after its delay; offline (`hubOffline`), hearth-hub's network error. */
+async function reach<T>(answer: () => T): Promise<T> {
+  await delay(state.hubDelayMs);
+  if (state.hubOffline) {
+    throw ipcError('network', 'could not reach the model hub at https://huggingface.co: dns error: failed to lookup address information. Check the network connection');
+  }
+  return answer();
+}
+
 export const hubCommands = {
-  hubSearch: async (query) => {
-    await delay(state.hubDelayMs);
-    return hubSearch(query);
-  },
-  hubRepoFiles: async (repo) => {
-    await delay(state.hubDelayMs);
-    return clone(hubModel(repo).quants);
-  },
-  hubFit: async (repo, file, contextLength) => {
-    await delay(state.hubDelayMs);
-    return hubFit(repo, file, contextLength);
-  },
+  hubSearch: (query) => reach(() => hubSearch(query)),
+  hubRepoFiles: (repo) => reach(() => clone(hubModel(repo).quants)),
+  hubFit: (repo, file, contextLength) => reach(() => hubFit(repo, file, contextLength)),
+  // The backend's choice for this machine (hearth_hub::starter) is the fixture's: no rule restated here.
+  starterModel: async () => clone(state.starter),
   hubTokenStatus: tokenStatus,
   setHubToken,
 } satisfies Partial<Handlers>;

@@ -23,11 +23,12 @@ import type {
   SamplingParams,
   ServerSettings,
   SettingsScope,
+  StarterModel,
   StoredMessage,
   TokenProbs,
 } from '../../../src/ipc/bindings';
 import { CACHE_BUDGET_DEFAULTS, DEFAULT_PROVIDERS, DEFAULT_SAMPLING, SERVER_DEFAULTS } from './contract';
-import { DEFAULT_REPLY, DEVICES, DOWNLOAD_TROUBLE, GB, OFFLOAD, REMOTE_MODELS, defaultLibrary, hubRepos } from './fixtures';
+import { DEFAULT_REPLY, DEVICES, DOWNLOAD_TROUBLE, GB, OFFLOAD, REMOTE_MODELS, STARTER, defaultLibrary, hubRepos } from './fixtures';
 import { clone } from './util';
 
 /** A chat as the store keeps it: its summary and the message its path ends at (null: no messages). */
@@ -126,6 +127,10 @@ export type MockConfig = {
   loadFailures?: Record<string, IpcError>;
   loadStepMs?: number;
   importPick?: string | null;
+  /** Hugging Face cannot be reached: every hub command fails as a network error. */
+  hubOffline?: boolean;
+  /** What starter_model answers (the welcome screen's recommendation). */
+  starter?: StarterModel;
 };
 
 /** Where a kept cache is: put away in RAM, or spilled to a file. */
@@ -250,6 +255,8 @@ function initialState(config: MockConfig) {
     loadStepMs: config.loadStepMs ?? 70,
     loadCancelled: false,
     /** The file import_model_dialog's open dialog picks; null: it is cancelled. */
+    hubOffline: config.hubOffline ?? false,
+    starter: clone(config.starter ?? STARTER) as StarterModel,
     importPick: (config.importPick === undefined ? '/home/me/Downloads/gemma-2-2b-it-Q4_K_M.gguf' : config.importPick) as string | null,
     /** The folders reveal_model showed. */
     revealed: [] as string[],

@@ -1,0 +1,112 @@
+// End to end: Hearth as a user installs it. The build the suite already has, bundled into a .deb
+// (scripts/e2e.sh: PROFILE=debug BUNDLE_ONLY=1 scripts/package.sh), installed with `dpkg -i`,
+// started from its desktop entry's Exec line with the platform's own data folders (no
+// HEARTH_DATA_DIR), the model imported through the welcome screen and the system's open dialog
+// (GTK's, typed into with xdotool), a reply, quit; `dpkg -r` keeps the user's data, and the
+// reinstalled app opens the same history. The hub is out of reach: the welcome screen says so.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import { nthReply, send, shot, sleep } from "./helpers.mjs";
+import { Session, startDriver } from "./webdriver.mjs";
+
+const deb = process.env.HEARTH_DEB;
+const model = process.env.HEARTH_TEST_MODEL;
+const DESKTOP_ENTRY = "/usr/share/applications/Hearth.desktop";
+const home = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-home-"));
+// Where an installed Hearth keeps its files for this user: $XDG_DATA_HOME/<identifier>.
+const dataDir = path.join(home, ".local/share/dev.hearth.desktop");
+const root = process.getuid?.() === 0;
+let driver;
+
+const run = (cmd, args) => execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+const installed = () => fs.existsSync("/usr/bin/hearth");
+
+before(async () => {
+  if (!root) return;
+  for (const [name, file] of Object.entries({ deb, model })) {
+    assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist: run scripts/e2e.sh`);
+  }
+  assert.ok(!installed(), "a Hearth is installed on this machine already: this test installs and removes its own");
+  const env = { ...process.env, HOME: home, XDG_DATA_HOME: path.join(home, ".local/share"), XDG_CONFIG_HOME: path.join(home, ".config"), XDG_CACHE_HOME: path.join(home, ".cache"), HF_ENDPOINT: "http://127.0.0.1:9" };
+  delete env.HEARTH_DATA_DIR;
+  delete env.HF_HUB_CACHE;
+  driver = await startDriver(env);
+});
+
+after(async () => {
+  await driver?.stop();
+  if (root && installed()) run("dpkg", ["-r", "hearth"]);
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+/** The program the desktop entry starts: its Exec line without the field codes, found on the PATH. */
+function desktopExec() {
+  const entry = fs.readFileSync(DESKTOP_ENTRY, "utf8");
+  const exec = entry.match(/^Exec=(.*)$/m)?.[1];
+  assert.ok(exec, `${DESKTOP_ENTRY} has an Exec line`);
+  const [program] = exec.split(/\s+/).filter((word) => !/^%[fFuUick]$/.test(word));
+  return program.includes("/") ? program : run("sh", ["-c", `command -v ${program}`]).trim();
+}
+
+/** Picks `file` in the GTK open dialog titled `title`: its location field (Ctrl+L), the path, Enter.
+ *  Keys go to the focused window (XTEST): GTK ignores keys sent to a window by name. */
+async function pickInDialog(title, file) {
+  const xdo = (...args) => run("xdotool", args).trim();
+  const window = xdo("search", "--sync", "--onlyvisible", "--name", title).split("\n")[0];
+  await sleep(1000); // mapped is not yet drawn: keys sent before GTK realized its widgets are lost
+  xdo("windowfocus", "--sync", window);
+  xdo("key", "--clearmodifiers", "ctrl+l");
+  await sleep(300);
+  xdo("type", "--delay", "15", file);
+  await sleep(300);
+  xdo("key", "Return");
+}
+
+test("install the .deb, first run from the desktop entry: import through the welcome screen, chat; remove keeps the data", { skip: !root && "dpkg -i needs root" }, async () => {
+  run("dpkg", ["-i", deb]);
+  assert.ok(installed(), "dpkg -i put /usr/bin/hearth in place");
+  assert.ok(fs.existsSync("/usr/bin/hearth-cli"), "and hearth-cli on the PATH");
+  const app = desktopExec();
+  assert.equal(app, "/usr/bin/hearth");
+
+  let session = await Session.open(driver.base, app);
+  try {
+    await session.waitFor('[data-testid="welcome"]', { accept: (t) => t.includes("Welcome to Hearth") });
+    // The hub cannot be reached: the welcome screen says so and offers the file.
+    await session.waitFor('[data-testid="starter-offline"]', { timeoutMs: 30_000 });
+    await sleep(400); // the buttons' colour transitions
+    await shot(session, "30-installed-welcome-offline");
+    // The dialog blocks nothing here: the click returns, the dialog opens beside the window.
+    await session.click(await session.waitFor('[data-testid="welcome-import"]'));
+    await pickInDialog("Import a GGUF model", model);
+    await session.waitFor('[data-testid="no-chats"]', { accept: (t) => t.includes("No chats yet"), timeoutMs: 60_000 });
+    await session.click(await session.waitFor('[data-testid="empty-new-chat"]'));
+    await send(session, "Name a colour.");
+    await nthReply(session, 1, "complete");
+    await shot(session, "31-installed-first-reply");
+  } finally {
+    await session.close();
+  }
+  await sleep(500); // the app writes its last state as it quits
+  assert.ok(fs.existsSync(path.join(dataDir, "hearth.db")), `the history is in ${dataDir}`);
+
+  run("dpkg", ["-r", "hearth"]);
+  assert.ok(!installed(), "dpkg -r removed the program");
+  assert.ok(fs.existsSync(path.join(dataDir, "hearth.db")), "and kept the history");
+
+  // Installed again: the same chat, the same model.
+  run("dpkg", ["-i", deb]);
+  session = await Session.open(driver.base, desktopExec());
+  try {
+    await session.click(await session.waitFor('[data-testid="chat-item"]'));
+    await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("Name a colour.") });
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2"), timeoutMs: 60_000 });
+  } finally {
+    await session.close();
+  }
+});
