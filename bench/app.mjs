@@ -133,6 +133,7 @@ function appProcesses() {
   return {
     app: [app.pid],
     web: children.filter((p) => p.comm.startsWith("WebKitWebProces")).map((p) => p.pid),
+    network: children.filter((p) => p.comm.startsWith("WebKitNetwork")).map((p) => p.pid),
     engine: children.filter((p) => p.cmdline.includes("--hearth-engine-host")).map((p) => p.pid),
     xvfb: all.filter((p) => p.comm === "Xvfb").map((p) => p.pid),
     driver: all.filter((p) => p.comm === "tauri-driver" || p.comm.startsWith("WebKitWebDrive")).map((p) => p.pid),
@@ -537,6 +538,85 @@ for (const [name, file] of [["HEARTH_APP_BINARY", APP], ["HEARTH_CLI_BINARY", CL
   assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist`);
 }
 
+// ---- at rest: a cold start and the memory of a Hearth with no model ------------------------------
+
+/** Starts of the app at rest (BENCH_REST_RUNS), each a new process on the same data folder. */
+const REST_RUNS = Number(process.env.BENCH_REST_RUNS || 3);
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100);
+
+/** When process `pid` started, in ms since the epoch (to a clock tick): its start after boot
+ *  (/proc/PID/stat) against the time since boot now (/proc/uptime). */
+function startedAtMs(pid) {
+  const now = Date.now();
+  const uptime = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]); // field 22, starttime
+  return now - (uptime - ticks / CLK_TCK) * 1000;
+}
+
+/** Resident (RSS) and proportional (PSS: each shared page divided among the processes that map
+ *  it, so that a sum over processes counts a library once) memory of a process, in MB. */
+function memoryOf(pid) {
+  const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (field) => Number(rollup.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"))[1]);
+  return { rss: round(kb("Rss") / 1024, 1), pss: round(kb("Pss") / 1024, 1) };
+}
+
+/** A first start (no model, no chats: the welcome screen) and REST_RUNS - 1 more on the same data:
+ *  from the app's process start to the welcome screen in the window; then, at rest (the caret no
+ *  longer blinking, the engine process ended), the memory of every Hearth process. The hub is out
+ *  of reach (the welcome says so). */
+async function atRest() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-bench-rest-"));
+  const driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: dataDir, HF_ENDPOINT: "http://127.0.0.1:9" });
+  const startsMs = [];
+  let memory = null;
+  try {
+    for (let i = 0; i < REST_RUNS; i++) {
+      const session = await Session.open(driver.base, APP);
+      try {
+        const deadline = Date.now() + 60_000;
+        while ((await session.findAll('[data-testid="welcome-import"]')).length === 0) {
+          assert.ok(Date.now() < deadline, "the welcome screen did not appear in 60 s");
+          await sleep(10);
+        }
+        startsMs.push(Date.now() - startedAtMs(appProcesses().app[0]));
+        if (i === REST_RUNS - 1) {
+          // At rest: the caret has stopped blinking, and the engine process, never asked for a
+          // model, has ended (hearth-engine's REST_AFTER).
+          const since = Date.now();
+          await sleep(CARET_BLINKS_MS);
+          while (appProcesses().engine.length > 0) {
+            assert.ok(Date.now() - since < 90_000, "the engine process did not end at rest in 90 s");
+            await sleep(500);
+          }
+          const pids = appProcesses();
+          memory = Object.fromEntries(["app", "engine", "web", "network"].map((k) => [k, pids[k].map(memoryOf).reduce((a, m) => ({ rss: round(a.rss + m.rss, 1), pss: round(a.pss + m.pss, 1) }), { rss: 0, pss: 0 })]));
+        }
+      } finally {
+        await session.close();
+      }
+    }
+  } finally {
+    await driver.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  const sum = (field) => round(Object.values(memory).reduce((s, m) => s + m[field], 0), 1);
+  console.error(`at rest: starts ${startsMs.map((ms) => Math.round(ms)).join(", ")} ms; memory by process ${JSON.stringify(memory)}`);
+  return {
+    cold_start_ms: round(startsMs[0], 0),
+    start_ms: round(median(startsMs.slice(1).length ? startsMs.slice(1) : startsMs), 0),
+    idle_pss_mb: sum("pss"),
+    idle_rss_mb: sum("rss"),
+    idle_memory_mb: memory,
+  };
+}
+
+const rest = await atRest();
+if (process.env.BENCH_WINDOW === "0") {
+  console.log(JSON.stringify({ bench: "app", sections: ["rest"], ...rest }));
+  process.exit(0);
+}
 const engine = [];
 const app = await windowRuns();
 for (const run of engine) console.error(`engine: ${run.promptTokens} prompt tokens (${run.cachedTokens} cached), ${run.tokens} tokens at ${run.decodeTps} tok/s, TTFT ${run.ttftMs} ms`);
@@ -593,5 +673,7 @@ const result = {
   hostile_key_echo_p95_ms: hostile.length ? Math.max(...hostile.map((h) => h.key_echo_p95_ms)) : null,
   hostile_engine_ratio: hostile.length ? Math.min(...hostile.map((h) => h.engine_ratio)) : null,
   hostile,
+  // At rest (no model): the first start, later starts, and memory (PSS summed: the issue's figure).
+  ...rest,
 };
 console.log(JSON.stringify(result));

@@ -240,3 +240,35 @@ async fn a_gpu_backend_that_aborts_at_start_costs_the_gpu_not_the_chat() {
     assert_eq!((info.offload.backend.as_str(), info.offload.gpu_layers), ("CPU", 0));
     next_reply_works(&engine).await;
 }
+
+#[tokio::test]
+async fn an_engine_never_asked_for_a_model_ends_at_rest_and_starts_again_when_needed() {
+    let mut program = HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host"));
+    program.rest_after = Duration::from_millis(300);
+    let engine = Engine::spawn_with(program);
+    let report = engine.devices().await;
+    assert!(!report.devices.is_empty(), "{report:?}");
+    let resting = engine.host_pid().expect("an engine process reported the devices") as i32;
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while engine.host_pid().is_some() {
+        assert!(Instant::now() < deadline, "the engine process never rested");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // SAFETY: signal 0 only asks whether the process exists.
+    while unsafe { libc::kill(resting, 0) } == 0 {
+        assert!(Instant::now() < deadline, "the resting engine process did not end");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(engine.last_crash(), None, "an end at rest is no crash");
+    assert_eq!(engine.devices().await, report, "the devices are still known without a process");
+    assert_eq!(engine.host_pid(), None);
+
+    // Asked for a model, it starts again, and with the model it stays.
+    let params = LoadParams { n_ctx: Some(512), n_threads: Some(2), ..Default::default() };
+    engine.load(&common::model_path(), params).await.unwrap();
+    let working = engine.host_pid().expect("a load starts an engine process");
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(engine.host_pid(), Some(working), "an engine with a model does not rest");
+    next_reply_works(&engine).await;
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::backoff::RestartBackoff;
 use super::child::{HOST_ARG, TEST_HOOKS_ENV};
-use super::timing::WEDGED_AFTER;
+use super::timing::{REST_AFTER, WEDGED_AFTER};
 
 /// The program run as the engine process: by default this very binary with [`HOST_ARG`]
 /// (the app and `hearth-cli` serve it from `main`), or `HEARTH_ENGINE_HOST` if set.
@@ -19,6 +19,8 @@ pub struct HostProgram {
     pub wedged_after: Duration,
     /// How restarts wait after crashes in a row.
     pub restart_backoff: RestartBackoff,
+    /// How long a process that was never asked for a model or a reply lives ([`REST_AFTER`]).
+    pub rest_after: Duration,
 }
 
 impl HostProgram {
@@ -30,6 +32,7 @@ impl HostProgram {
             env: Vec::new(),
             wedged_after: WEDGED_AFTER,
             restart_backoff: RestartBackoff::default(),
+            rest_after: REST_AFTER,
         }
     }
 

@@ -89,9 +89,31 @@ struct Host {
     wedged_since: Option<Instant>,
     /// The watchdog killed it: its SIGKILL is ours, not the system's.
     killed_as_wedged: bool,
+    /// A model or a reply was asked of it: it does not end at rest.
+    asked: bool,
 }
 
 impl Host {
+    /// Asks the process to quit, and kills it if it has not within [`QUIT_WAIT`].
+    fn quit(&self) {
+        let _ = self.send(&ToHost::Quit);
+        let deadline = Instant::now() + QUIT_WAIT;
+        loop {
+            let exited = self.child.lock().expect("child poisoned").try_wait().map(|s| s.is_some()).unwrap_or(true);
+            if exited {
+                return;
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(pid = self.pid, "the engine process did not quit in time; killing it");
+                let mut child = self.child.lock().expect("child poisoned");
+                let _ = child.kill();
+                let _ = child.wait();
+                return;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Queues `message` for the engine process; one too long for a frame is refused, not sent.
     fn send(&self, message: &ToHost) -> Result<(), FrameError> {
         let frame = encode(message)?;
@@ -377,7 +399,8 @@ impl Shared {
             return Err(StartError { program: self.program.program.display().to_string(), reason: "Hearth is quitting".into() }.into());
         }
         self.ensure_host(state)?;
-        let host = state.host.as_ref().expect("just started");
+        let host = state.host.as_mut().expect("just started");
+        host.asked |= matches!(pending, Pending::Load { .. } | Pending::Reply { .. });
         state.pending.insert(id, pending);
         state.last_used = Some(Instant::now());
         let _ = host.frames.send(frame); // If the process is dying, its reader fails `pending`.
@@ -444,7 +467,8 @@ impl Shared {
         if let Some(budgets) = state.cache_budgets {
             let _ = frames.send(encode(&ToHost::CacheBudgets { budgets }).expect("a few numbers fit a frame"));
         }
-        state.host = Some(Host { epoch, pid, started: Instant::now(), child, frames, wedged_since: None, killed_as_wedged: false });
+        state.host =
+            Some(Host { epoch, pid, started: Instant::now(), child, frames, wedged_since: None, killed_as_wedged: false, asked: false });
         state.devices = None;
         Ok(())
     }
@@ -526,6 +550,21 @@ impl Shared {
         }
     }
 
+    /// The process ends at rest: it only ever reported its devices (kept for the callers to come),
+    /// nothing is pending, and it has been idle [`HostProgram::rest_after`]. Taken out of `state`
+    /// here, so that its end is not a crash and the next request starts another.
+    fn take_resting(&self, state: &mut State, now: Instant) -> Option<Host> {
+        let host = state.host.as_ref()?;
+        let idle_since = state.last_used.map_or(host.started, |used| used.max(host.started));
+        let resting = !host.asked
+            && state.model.is_none()
+            && state.pending.is_empty()
+            && state.aside.is_none()
+            && state.devices.is_some()
+            && now.duration_since(idle_since) >= self.program.rest_after;
+        resting.then(|| state.host.take()).flatten()
+    }
+
     fn shutdown(&self) {
         let host = {
             let mut state = self.lock();
@@ -536,22 +575,7 @@ impl Shared {
             state.host.take()
         };
         let Some(host) = host else { return };
-        let _ = host.send(&ToHost::Quit);
-        let deadline = Instant::now() + QUIT_WAIT;
-        loop {
-            let exited = host.child.lock().expect("child poisoned").try_wait().map(|s| s.is_some()).unwrap_or(true);
-            if exited {
-                break;
-            }
-            if Instant::now() >= deadline {
-                tracing::warn!(pid = host.pid, "the engine process did not quit in time; killing it");
-                let mut child = host.child.lock().expect("child poisoned");
-                let _ = child.kill();
-                let _ = child.wait();
-                break;
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
+        host.quit();
         let mut state = self.lock();
         for (_, pending) in state.pending.drain() {
             match pending {

@@ -10,3 +10,7 @@ pub const STOP_ANSWER: Duration = Duration::from_secs(1);
 pub const WEDGED_AFTER: Duration = Duration::from_secs(30);
 /// Quitting never waits longer than this for the engine process.
 pub const QUIT_WAIT: Duration = Duration::from_secs(2);
+/// An engine process that has only reported its devices (no model was loaded or asked of it) ends
+/// after this long: a Hearth waiting on its welcome screen holds no engine. The next request starts
+/// one again.
+pub const REST_AFTER: Duration = Duration::from_secs(30);

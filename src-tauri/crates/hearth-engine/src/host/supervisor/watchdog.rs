@@ -57,6 +57,12 @@ pub(super) fn watchdog(shared: Weak<Shared>) {
         if state.host.is_none() && state.crashes.due(now) {
             shared.restart(&mut state); // The wait after crashes in a row is over.
         }
+        if let Some(resting) = shared.take_resting(&mut state, now) {
+            tracing::info!(pid = resting.pid, "no model was asked for: the engine process ends until one is");
+            drop(state);
+            let _ = thread::Builder::new().name("engine-rest".into()).spawn(move || resting.quit());
+            continue;
+        }
         let Some(host) = state.host.as_mut() else { continue };
         for id in cancels {
             let _ = host.send(&ToHost::Cancel { id });
