@@ -72,12 +72,22 @@ pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> 
 /// One Hearth per data dir: a second launch brings the running window to the front instead.
 /// (The history's lock file refuses a second opener too; this is the friendly path.)
 fn single_instance<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
-    let plugin = tauri_plugin_single_instance::Builder::new().callback(|app: &tauri::AppHandle<R>, _args, _cwd| {
+    let plugin = tauri_plugin_single_instance::Builder::new().callback(|app: &tauri::AppHandle<R>, args, cwd| {
         if let Some(window) = app.get_webview_window("main") {
             let _ = window.unminimize();
             let _ = window.show();
             let _ = window.set_focus();
         }
+        // A .gguf opened while Hearth runs (the file manager starts a second Hearth, which hands
+        // its command line over here): imported and loaded, the window told.
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move {
+            let Some(state) = app.try_state::<AppState>() else { return };
+            let files = args.into_iter().skip(1).map(std::path::PathBuf::from);
+            if let Some(model) = state.open_files_now(files, std::path::Path::new(&cwd)).await {
+                state.model_watchers.notify(&Some(model));
+            }
+        });
     });
     match std::env::var_os(paths::DATA_DIR_ENV) {
         // Another data dir is another Hearth (tests, portable installs): its own bus name.

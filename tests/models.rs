@@ -240,6 +240,15 @@ fn search_download_load_and_chat_through_ipc() {
     invoke(&window, "unload_model", json!({})).unwrap();
     let said = invoke(&window, "active_model", json!({})).unwrap_err();
     assert!(said["message"].as_str().unwrap().contains("notes.gguf could not be opened"), "{said}");
+
+    // Handed over by a second launch while Hearth runs (its command line relative to the folder
+    // it ran in): imported and loaded now.
+    let handed = dir.path().join("handed.gguf");
+    std::fs::copy(model_path(), &handed).unwrap();
+    let handed = std::fs::canonicalize(&handed).unwrap().display().to_string();
+    let loaded = block_on(state.open_files_now([std::path::PathBuf::from("handed.gguf")], dir.path())).expect("the handed-over file loads");
+    assert_eq!(loaded.path, handed);
+    assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], handed.as_str());
     invoke(&window, "delete_model", json!({ "path": path })).unwrap();
     let library = invoke(&window, "list_library", json!({})).unwrap();
     assert!(library.as_array().unwrap().iter().all(|m| m["source"] != "hubCache"), "{library}");

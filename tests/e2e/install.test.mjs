@@ -3,10 +3,11 @@
 // started from its desktop entry's Exec line with the platform's own data folders (no
 // HEARTH_DATA_DIR), the model imported through the welcome screen and the system's open dialog
 // (GTK's, typed into with xdotool), a reply, quit; `dpkg -r` keeps the user's data, and the
-// reinstalled app opens the same history. The hub is out of reach: the welcome screen says so.
+// reinstalled app opens the same history; a .gguf opened while it runs is handed over to it and
+// loaded. The hub is out of reach: the welcome screen says so.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -36,6 +37,7 @@ before(async () => {
   delete env.HEARTH_DATA_DIR;
   delete env.HF_HUB_CACHE;
   driver = await startDriver(env);
+  driver.env = env;
 });
 
 after(async () => {
@@ -106,6 +108,18 @@ test("install the .deb, first run from the desktop entry: import through the wel
     await session.click(await session.waitFor('[data-testid="chat-item"]'));
     await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("Name a colour.") });
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2"), timeoutMs: 60_000 });
+
+    // A .gguf opened from the file manager while Hearth runs: the second launch hands it over
+    // and ends; the running Hearth imports and loads it, the model of the chats to come (the open
+    // chat keeps its own).
+    const other = path.join(home, "Downloads", "handed-over.gguf");
+    fs.mkdirSync(path.dirname(other), { recursive: true });
+    fs.copyFileSync(model, other);
+    const second = spawnSync(desktopExec(), [other], { env: driver.env, timeout: 30_000, encoding: "utf8" });
+    assert.equal(second.status, 0, `the second launch ended by itself: ${second.error ?? second.stderr}`);
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("handed-over"), timeoutMs: 60_000 });
+    await shot(session, "32-installed-handed-over");
   } finally {
     await session.close();
   }

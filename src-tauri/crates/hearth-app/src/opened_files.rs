@@ -1,9 +1,11 @@
 //! Files the desktop opens Hearth with: a `.gguf` opened from the file manager, whose desktop
 //! entry offers Hearth for GGUF models. Each is imported into the library where it lies (a link,
-//! not a copy of gigabytes), and the first becomes the model loaded at start.
+//! not a copy of gigabytes), and the first becomes the model loaded at start, or, handed over by a
+//! second launch while Hearth runs, the model loaded now.
 
 use std::path::PathBuf;
 
+use hearth_core::ModelInfo;
 use hearth_hub::ImportMode;
 
 use crate::App;
@@ -12,9 +14,10 @@ use crate::model_memory::ACTIVE_MODEL_KEY;
 impl App {
     /// Imports the GGUF files among `args` (the command line after the program) and makes the
     /// first the model to load at start; a file that cannot be imported is said where a failed
-    /// start-up load is (the banner), and the others go on.
-    pub async fn open_files(&self, args: impl IntoIterator<Item = PathBuf>) {
+    /// start-up load is (the banner), and the others go on. Answers the first one imported.
+    pub async fn open_files(&self, args: impl IntoIterator<Item = PathBuf>) -> Option<String> {
         let mut first = true;
+        let mut opened = None;
         for path in args.into_iter().filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))) {
             let library = self.library.clone();
             let shown = path.display().to_string();
@@ -22,14 +25,29 @@ impl App {
             match imported {
                 Ok(Ok(model)) => {
                     tracing::info!(model = %model.path, "opened with Hearth");
-                    if std::mem::take(&mut first)
-                        && let Err(e) = self.store.set_setting(ACTIVE_MODEL_KEY, &model.path).await
-                    {
-                        tracing::warn!(error = %e, "the opened model could not be remembered");
+                    if std::mem::take(&mut first) {
+                        if let Err(e) = self.store.set_setting(ACTIVE_MODEL_KEY, &model.path).await {
+                            tracing::warn!(error = %e, "the opened model could not be remembered");
+                        }
+                        opened = Some(model.path);
                     }
                 }
                 Ok(Err(e)) => self.models.note_startup_problem(format!("{shown} could not be opened: {e}")),
                 Err(e) => self.models.note_startup_problem(format!("{shown} could not be opened: {e}")),
+            }
+        }
+        opened
+    }
+
+    /// Files opened with Hearth while it runs (a second launch hands its command line over, run
+    /// from `cwd`): imported as at start, and the first loaded now.
+    pub async fn open_files_now(&self, args: impl IntoIterator<Item = PathBuf>, cwd: &std::path::Path) -> Option<ModelInfo> {
+        let path = self.open_files(args.into_iter().map(|arg| cwd.join(arg))).await?;
+        match self.models.load(&path, |_| {}).await {
+            Ok(model) => Some(model),
+            Err(e) => {
+                self.models.note_startup_problem(format!("{path} could not be loaded: {e}"));
+                None
             }
         }
     }
