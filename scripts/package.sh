@@ -8,8 +8,8 @@
 #                            this machine built (the CPU's; Vulkan's and RPC's where built)
 #   a desktop entry offering Hearth for .gguf files, their MIME type, icons at every size.
 # PROFILE=debug bundles the debug build (cheap, for tests); BUNDLE_ONLY=1 bundles what is built
-# already (the tests' own build: nothing compiles); BUNDLES=deb for one kind. Prints the packages'
-# paths last.
+# already (the tests' own build: nothing compiles); BUNDLES=deb for one kind; arguments go to
+# Tauri's bundler (`--config '{"version":…}'`). Prints the packages' paths last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-release}
@@ -42,9 +42,11 @@ if missing:
     sys.exit(f"not built: {', '.join(missing)}")
 json.dump({"bundle": {"linux": {"deb": {"files": files}, "rpm": {"files": files}}}}, open(dest, "w"))
 PY
+# Only this run's packages are listed last.
+for kind in ${bundles//,/ }; do rm -f "$out"/bundle/"$kind"/*."$kind"; done
 if [ -n "${BUNDLE_ONLY:-}" ]; then
-  scripts/tauri.sh bundle $tauri_flag --bundles "$bundles" --config "$files" >&2
+  scripts/tauri.sh bundle $tauri_flag --bundles "$bundles" --config "$files" "$@" >&2
 else
-  scripts/tauri.sh build $tauri_flag --bundles "$bundles" --config "$files" >&2
+  scripts/tauri.sh build $tauri_flag --bundles "$bundles" --config "$files" "$@" >&2
 fi
 for kind in ${bundles//,/ }; do ls -1 "$out"/bundle/"$kind"/*."$kind"; done

@@ -9,8 +9,9 @@ mode="${1:-run}"
 packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
           cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
 if [ "$mode" = test ]; then
-  # dbus + gnome-keyring: a real Secret Service keychain for the API-key tests.
-  packages+=(xvfb xauth xdotool dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-venv)
+  # dbus + gnome-keyring: a real Secret Service keychain for the API-key tests. xdotool types into
+  # GTK's open dialog; sudo installs the update test's package as tauri-plugin-updater does.
+  packages+=(xvfb xauth xdotool sudo dbus gnome-keyring webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-venv)
   # llama.cpp's Vulkan backend, built for the GPU tests and run on Mesa's software device.
   packages+=(glslc libvulkan-dev spirv-headers mesa-vulkan-drivers)
 fi

@@ -52,6 +52,8 @@ cargo fmt --all --check
 clippy_driver=$(command -v clippy-driver || echo "$(rustc --print sysroot)/bin/clippy-driver")
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 export HEARTH_CARGO_FEATURES="tauri/custom-protocol"
+# The build trusts the tests' release key (packaging/test-update-key), as the update tests need.
+export HEARTH_UPDATE_PUBKEY="$(cat packaging/test-update-key/hearth-test.key.pub)"
 
 step "UI: production build (the app below embeds it)"
 npm --prefix ui run build

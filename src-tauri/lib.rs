@@ -7,6 +7,7 @@ mod logging;
 mod paths;
 mod state;
 mod transfer;
+pub mod updates;
 mod watchers;
 pub mod webview_render;
 
@@ -66,7 +67,11 @@ fn fail(message: &str) -> ! {
 /// The app's wiring, generic over the runtime so tests can use Tauri's mock runtime.
 pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     // First: a second Hearth on the same data dir hands over to the running one and exits.
-    builder.plugin(single_instance()).plugin(tauri_plugin_dialog::init()).invoke_handler(ipc::handler())
+    builder
+        .plugin(single_instance())
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_updater::Builder::new().build())
+        .invoke_handler(ipc::handler())
 }
 
 /// One Hearth per data dir: a second launch brings the running window to the front instead.

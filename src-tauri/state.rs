@@ -3,6 +3,7 @@ use std::ops::Deref;
 use hearth_app::{App, AppPaths, OpenError};
 use hearth_core::{ChatId, ChatSummary, ModelInfo};
 
+use crate::updates::{BUILT_IN_KEY, Updates};
 use crate::watchers::Watchers;
 
 /// Everything the commands need, managed by Tauri: the app (tauri-free) and the windows
@@ -12,6 +13,8 @@ pub struct AppState {
     pub watchers: Watchers<ChatSummary>,
     /// Windows told when the model is unloaded behind their back (idle).
     pub model_watchers: Watchers<Option<ModelInfo>>,
+    /// Signed updates, trusting the release key built in.
+    pub updates: Updates,
 }
 
 impl AppState {
@@ -21,7 +24,7 @@ impl AppState {
         if let Some(pace) = hearth_app::window_pace::MeasuredPace::for_this_window() {
             app.chat.set_window_pace(std::sync::Arc::new(pace));
         }
-        Ok(AppState { app, watchers: Watchers::default(), model_watchers: Watchers::default() })
+        Ok(AppState { app, watchers: Watchers::default(), model_watchers: Watchers::default(), updates: Updates::new(BUILT_IN_KEY) })
     }
 
     /// Unloads the model if it has been idle for the time the user set, and tells the windows.

@@ -1,6 +1,8 @@
 //! The app on Tauri's mock runtime switching one chat between the real local model and a remote
 //! provider (a local server speaking OpenAI's wire format over real HTTP), through the commands
 //! the window calls; and the API key never reaching the history file, the log or an export.
+//! Updates too: a local server announcing a signed package (tauri-plugin-updater's manifest),
+//! checked, downloaded and verified against a release key, refused when tampered with.
 
 use hearth_testkit::fake_provider as fake;
 
@@ -115,6 +117,8 @@ fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secr
     assert_eq!(denied["data"]["error"]["kind"], "providerAuth", "{denied}");
     assert!(denied["data"]["error"]["message"].as_str().unwrap().contains("refused the API key (401)"));
 
+    updates_are_checked_signed_and_refused_in_words(&runtime, &handle, &window);
+
     // Neither key is in the history file, the log or an export.
     let exports = data.path().join("exports");
     std::fs::create_dir_all(&exports).unwrap();
@@ -136,4 +140,156 @@ fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secr
         }
     }
     hearth_shell::shutdown(&handle);
+}
+
+/// A local update server: the manifest at `/latest.json`, the package at `/hearth.deb`.
+#[derive(Clone)]
+struct Release {
+    version: String,
+    package: Vec<u8>,
+    signature: String,
+}
+
+async fn serve_release(release: Release) -> String {
+    use axum::routing::get;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let manifest = {
+        let entry = json!({ "url": format!("{base}/hearth.deb"), "signature": release.signature });
+        json!({
+            "version": release.version,
+            "notes": "Faster replies.\nA welcome screen.",
+            "pub_date": "2026-11-29T12:00:00Z",
+            "platforms": { "linux-x86_64": entry, "linux-x86_64-deb": entry, "linux-x86_64-rpm": entry, "linux-x86_64-appimage": entry },
+        })
+    };
+    let package = release.package.clone();
+    let app = axum::Router::new()
+        .route("/latest.json", get(move || std::future::ready(axum::Json(manifest.clone()))))
+        .route("/hearth.deb", get(move || std::future::ready(package.clone())));
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("{base}/latest.json")
+}
+
+/// A release key as the Tauri CLI makes one: minisign's boxes, base64-encoded.
+struct ReleaseKey {
+    public: String,
+    pair: minisign::KeyPair,
+}
+
+impl ReleaseKey {
+    fn new() -> ReleaseKey {
+        use base64::Engine;
+        let pair = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        let public = base64::engine::general_purpose::STANDARD.encode(pair.pk.to_box().unwrap().to_string());
+        ReleaseKey { public, pair }
+    }
+
+    /// `package` signed for `version`, as `tauri signer sign` writes the `.sig` file.
+    fn sign(&self, package: &[u8], version: &str) -> String {
+        use base64::Engine;
+        let trusted = format!("timestamp:1764417600\tfile:hearth.deb\tversion:{version}");
+        let signature = minisign::sign(
+            Some(&self.pair.pk),
+            &self.pair.sk,
+            std::io::Cursor::new(package),
+            Some(&trusted),
+            Some("signature from tauri secret key"),
+        )
+        .unwrap();
+        base64::engine::general_purpose::STANDARD.encode(signature.to_string())
+    }
+}
+
+fn updates_are_checked_signed_and_refused_in_words(
+    runtime: &tokio::runtime::Runtime,
+    app: &tauri::AppHandle<MockRuntime>,
+    window: &tauri::WebviewWindow<MockRuntime>,
+) {
+    use hearth_shell::updates::{UpdateError, UpdateProgress, Updates};
+    let current = app.package_info().version.clone();
+    let newer = format!("{}.{}.{}", current.major, current.minor, current.patch + 1);
+    let key = ReleaseKey::new();
+    let updates = Updates::new(Some(&key.public));
+    let package: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+
+    // A newer release, signed with the release key: found, its notes read, downloaded with
+    // progress and verified.
+    let endpoint = runtime.block_on(serve_release(Release {
+        version: newer.clone(),
+        package: package.clone(),
+        signature: key.sign(&package, &newer),
+    }));
+    let found = runtime.block_on(updates.check(app, &endpoint)).unwrap().expect("a newer version is an update");
+    assert_eq!((found.version.as_str(), found.current_version.as_str()), (newer.as_str(), current.to_string().as_str()));
+    assert_eq!(found.notes.as_deref(), Some("Faster replies.\nA welcome screen."));
+    assert_eq!(found.date.as_deref(), Some("2026-11-29T12:00:00Z"));
+    let mut seen = Vec::new();
+    let bytes = runtime.block_on(updates.download(|p| seen.push(p))).unwrap();
+    assert_eq!(bytes, package);
+    let Some(UpdateProgress::Downloading { downloaded, total }) = seen.last().cloned() else { panic!("{seen:?}") };
+    assert_eq!((downloaded, total), (package.len() as u64, Some(package.len() as u64)));
+
+    // The same announcement with a byte of the package changed on the way: refused.
+    let mut tampered = package.clone();
+    tampered[1000] ^= 0xff;
+    let endpoint =
+        runtime.block_on(serve_release(Release { version: newer.clone(), package: tampered, signature: key.sign(&package, &newer) }));
+    runtime.block_on(updates.check(app, &endpoint)).unwrap().expect("announced");
+    let refused = runtime.block_on(updates.download(|_| {})).unwrap_err();
+    assert!(matches!(refused, UpdateError::Signature(_)), "{refused:?}");
+    assert!(refused.to_string().contains("does not match its signature, so it was not installed"), "{refused}");
+
+    // Signed with another key: refused.
+    let stranger = ReleaseKey::new();
+    let endpoint = runtime.block_on(serve_release(Release {
+        version: newer.clone(),
+        package: package.clone(),
+        signature: stranger.sign(&package, &newer),
+    }));
+    runtime.block_on(updates.check(app, &endpoint)).unwrap().expect("announced");
+    assert!(matches!(runtime.block_on(updates.download(|_| {})), Err(UpdateError::Signature(_))));
+
+    // The same or an older version is no update.
+    for version in [current.to_string(), "0.0.1".to_owned()] {
+        let endpoint = runtime.block_on(serve_release(Release {
+            version: version.clone(),
+            package: package.clone(),
+            signature: key.sign(&package, &version),
+        }));
+        assert_eq!(runtime.block_on(updates.check(app, &endpoint)).unwrap(), None, "{version}");
+    }
+
+    // The server down: said, nothing changes.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let down = runtime.block_on(updates.check(app, &format!("http://{closed}/latest.json"))).unwrap_err();
+    assert!(matches!(down, UpdateError::Unreachable { .. }), "{down:?}");
+    assert!(down.to_string().contains("could not be reached") && down.to_string().contains("Hearth stays as it is"), "{down}");
+
+    // A build without a key offers none; through the window: an endpoint must be https (or this
+    // machine), and the check goes through the key this build was given (`make test` gives the
+    // tests' key; a plain `cargo test` none).
+    assert!(matches!(runtime.block_on(Updates::new(None).check(app, &endpoint)), Err(UpdateError::NoKey)));
+    let built_with_key = hearth_shell::updates::BUILT_IN_KEY.is_some();
+    let status = invoke(window, "update_status", json!({})).unwrap();
+    assert_eq!(status["enabled"], built_with_key, "{status}");
+    assert_eq!(status["settings"]["checkAtStart"], true);
+    let refused = invoke(
+        window,
+        "set_update_settings",
+        json!({ "settings": { "checkAtStart": false, "endpoint": "http://updates.example.org/latest.json" } }),
+    )
+    .unwrap_err();
+    assert_eq!((refused["kind"].as_str(), refused["field"].as_str()), (Some("invalidInput"), Some("endpoint")), "{refused}");
+    let saved = invoke(window, "set_update_settings", json!({ "settings": { "checkAtStart": false, "endpoint": endpoint } })).unwrap();
+    assert_eq!(saved["settings"]["checkAtStart"], false);
+    let checked = invoke(window, "check_update", json!({}));
+    if built_with_key {
+        assert_eq!(checked.unwrap()["version"], newer.as_str());
+    } else {
+        assert_eq!(checked.unwrap_err()["kind"], "update");
+    }
 }

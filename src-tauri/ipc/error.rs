@@ -52,11 +52,14 @@ pub enum IpcErrorKind {
     DiskFull,
     /// A download failed otherwise (damaged on the way, the hub refused, …).
     Download,
+    /// An update was refused or could not be installed (its signature, its manifest, the
+    /// package tool), or this build does not update itself.
+    Update,
 }
 
 impl IpcErrorKind {
     /// Every kind, for the window's generated contract.
-    pub const ALL: [IpcErrorKind; 15] = [
+    pub const ALL: [IpcErrorKind; 16] = [
         IpcErrorKind::NotFound,
         IpcErrorKind::InvalidInput,
         IpcErrorKind::NoModel,
@@ -72,6 +75,7 @@ impl IpcErrorKind {
         IpcErrorKind::HubAuth,
         IpcErrorKind::DiskFull,
         IpcErrorKind::Download,
+        IpcErrorKind::Update,
     ];
 }
 

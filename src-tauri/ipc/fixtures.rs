@@ -49,7 +49,7 @@ struct ContractData {
     /// Which sampling settings reach a model: the local engine, and each provider kind (an
     /// OpenAI-compatible server with and without llama.cpp's extensions).
     sampling_support: BTreeMap<&'static str, Vec<FieldSupport>>,
-    error_kinds: [IpcErrorKind; 15],
+    error_kinds: [IpcErrorKind; 16],
     /// How often deltas reach the window (hearth_app::window_pace); it paints what arrives.
     window_pace: hearth_app::window_pace::PaceFigures,
     /// When the composer sends the draft to be read ahead.

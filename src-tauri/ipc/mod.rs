@@ -11,6 +11,7 @@ mod providers;
 mod server;
 mod settings;
 mod transfer;
+mod updates;
 
 pub use bindings::typescript_bindings;
 pub use chat::{ChatEvent, CompareEvent, FailedReply, MessageSaved, ReplyStarted, TextDelta};
@@ -94,6 +95,10 @@ register! {
     hub::hub_repo_files,
     hub::hub_fit,
     hub::starter_model,
+    updates::update_status,
+    updates::set_update_settings,
+    updates::check_update,
+    updates::install_update,
     hub::start_download,
     hub::list_downloads,
     hub::watch_downloads,

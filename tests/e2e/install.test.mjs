@@ -4,11 +4,15 @@
 // HEARTH_DATA_DIR), the model imported through the welcome screen and the system's open dialog
 // (GTK's, typed into with xdotool), a reply, quit; `dpkg -r` keeps the user's data, and the
 // reinstalled app opens the same history; a .gguf opened while it runs is handed over to it and
-// loaded. The hub is out of reach: the welcome screen says so.
+// loaded. The hub is out of reach: the welcome screen says so. Then the update: a local server
+// announces the same code with its version raised, signed with the tests' key; a tampered package
+// is refused in words, the signed one installed (sudo dpkg -i, as tauri-plugin-updater does) and
+// Hearth restarted into it, the history still there; with the server down, nothing changes.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 
@@ -16,6 +20,8 @@ import { nthReply, send, shot, sleep } from "./helpers.mjs";
 import { Session, startDriver } from "./webdriver.mjs";
 
 const deb = process.env.HEARTH_DEB;
+const nextDeb = process.env.HEARTH_NEXT_DEB;
+const nextVersion = process.env.HEARTH_NEXT_VERSION;
 const model = process.env.HEARTH_TEST_MODEL;
 const DESKTOP_ENTRY = "/usr/share/applications/Hearth.desktop";
 const home = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-home-"));
@@ -29,7 +35,7 @@ const installed = () => fs.existsSync("/usr/bin/hearth");
 
 before(async () => {
   if (!root) return;
-  for (const [name, file] of Object.entries({ deb, model })) {
+  for (const [name, file] of Object.entries({ deb, nextDeb, model })) {
     assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist: run scripts/e2e.sh`);
   }
   assert.ok(!installed(), "a Hearth is installed on this machine already: this test installs and removes its own");
@@ -122,5 +128,112 @@ test("install the .deb, first run from the desktop entry: import through the wel
     await shot(session, "32-installed-handed-over");
   } finally {
     await session.close();
+  }
+});
+
+/** The update server: the manifest, and the package (with a byte changed while `tampered`). */
+async function updateServer() {
+  const signature = fs.readFileSync(`${nextDeb}.sig`, "utf8").trim();
+  const good = fs.readFileSync(nextDeb);
+  const bad = Buffer.from(good);
+  bad[bad.length - 5000] ^= 0xff;
+  const served = { tampered: true };
+  const server = http.createServer((req, res) => {
+    const base = `http://127.0.0.1:${server.address().port}`;
+    if (req.url === "/latest.json") {
+      const entry = { url: `${base}/hearth.deb`, signature };
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ version: nextVersion, notes: "The same Hearth, one version on.", pub_date: "2026-11-29T12:00:00Z", platforms: { "linux-x86_64-deb": entry, "linux-x86_64": entry } }));
+    } else if (req.url === "/hearth.deb") {
+      res.setHeader("content-length", String(good.length));
+      res.end(served.tampered ? bad : good);
+    } else {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, served, endpoint: `http://127.0.0.1:${server.address().port}/latest.json` };
+}
+
+/** The running app's pids (not its engine): /usr/bin/hearth processes. */
+function hearthPids() {
+  return fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).filter((pid) => {
+    try {
+      const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      return args[0] === "/usr/bin/hearth" && !args.includes("--hearth-engine-host");
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+async function openUpdates(session) {
+  await session.click(await session.waitFor('[data-testid="open-settings"]'));
+  await session.click(await session.waitFor('[data-testid="open-updates"]'));
+  await session.waitFor('[data-testid="updates-check"]');
+}
+
+test("the installed Hearth updates itself from a signed package and keeps the history", { skip: !root && "dpkg -i needs root" }, async () => {
+  assert.ok(installed(), "the first test left Hearth installed");
+  const installedVersion = () => run("dpkg-query", ["-W", "-f=${Version}", "hearth"]).trim();
+  const current = installedVersion();
+  assert.notEqual(current, nextVersion);
+  const { server, served, endpoint } = await updateServer();
+  try {
+    let session = await Session.open(driver.base, desktopExec());
+    const before = hearthPids();
+    try {
+      await openUpdates(session);
+      const field = await session.waitFor('[data-testid="updates-endpoint"]');
+      await session.clear(field);
+      await session.type(field, `${endpoint}\uE007`);
+      await session.click(await session.waitFor('[data-testid="updates-check"]'));
+      await session.waitFor('[data-testid="update-dialog"]', { accept: (t) => t.includes(`Hearth ${nextVersion} is available`) });
+      await shot(session, "33-installed-update-dialog");
+      // The package changed on the way: refused, this version untouched.
+      await session.click(await session.waitFor('[data-testid="update-install"]'));
+      await session.waitFor('[data-testid="update-error"]', { accept: (t) => t.includes("does not match its signature"), timeoutMs: 60_000 });
+      assert.equal(installedVersion(), current);
+      // The signed package: installed, and Hearth restarts into it (this window's process ends).
+      served.tampered = false;
+      await session.click(await session.waitFor('[data-testid="update-install"]'));
+      const deadline = Date.now() + 120_000;
+      while (installedVersion() !== nextVersion) {
+        assert.ok(Date.now() < deadline, "the update was not installed in 2 minutes");
+        await sleep(250);
+      }
+    } finally {
+      await session.close().catch(() => {});
+    }
+    // The restarted Hearth: a new process of the new version, which this test ends to drive a fresh one.
+    const deadline = Date.now() + 30_000;
+    let restarted = [];
+    while ((restarted = hearthPids().filter((pid) => !before.includes(pid))).length === 0) {
+      assert.ok(Date.now() < deadline, "Hearth did not restart after the update");
+      await sleep(200);
+    }
+    for (const pid of restarted) process.kill(pid, "SIGTERM");
+    while (hearthPids().some((pid) => restarted.includes(pid))) {
+      assert.ok(Date.now() < deadline + 30_000, "the restarted Hearth did not quit");
+      await sleep(200);
+    }
+
+    // The new version opens the old history; with the update server down nothing changes.
+    server.close();
+    session = await Session.open(driver.base, desktopExec());
+    try {
+      await session.click(await session.waitFor('[data-testid="chat-item"]', { accept: (t) => t.includes("Name a colour.") }));
+      await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("Name a colour.") });
+      await openUpdates(session);
+      await session.waitFor('[data-testid="settings-panel"]', { accept: (t) => t.includes(`Hearth ${nextVersion}.`) });
+      await session.click(await session.waitFor('[data-testid="updates-check"]'));
+      await session.waitFor('[data-testid="updates-checked"]', { accept: (t) => t.includes("could not be reached") });
+      await shot(session, "34-installed-updated");
+    } finally {
+      await session.close();
+    }
+  } finally {
+    server.close();
   }
 });

@@ -87,9 +87,9 @@ test("find SmolLM2 on the hub, download it, load it, chat", async () => {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") , timeoutMs: 60_000 });
 
     await session.press(await session.waitFor('[data-testid="models-tab-library"]'));
-    // The library is read again after the load: the row gets its badge when that read is back.
-    await session.waitFor('[data-testid="library-model"] [data-testid="loaded-badge"]');
-    const row = await session.waitFor('[data-testid="library-model"]', { accept: (t) => t.includes("SmolLM2-135M-Instruct.Q4_1") });
+    // The library is read again after the load: the row gets its badge when that read is back
+    // (the welcome's model, loaded before, loses it).
+    const row = await session.waitFor('[data-testid="library-model"]', { accept: (t) => t.includes("SmolLM2-135M-Instruct.Q4_1") && t.includes("Loaded") });
     await session.within(row, '[data-testid="loaded-badge"]');
     const facts = await session.text(row);
     for (const word of ["llama", "Q4_1", "8,192"]) assert.ok(facts.includes(word), `${word} in ${facts}`);

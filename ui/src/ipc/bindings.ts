@@ -3,6 +3,16 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 
+export type AvailableUpdate = { version: string, currentVersion: string, 
+/**
+ * The release notes, as plain text.
+ */
+notes: string | null, 
+/**
+ * When it was published (RFC 3339), if the manifest says.
+ */
+date: string | null, };
+
 export type BackendProblem = { 
 /**
  * The module's file, e.g. `libggml-cuda.so`.
@@ -212,7 +222,7 @@ retryAfterS?: number,
  */
 field?: string, };
 
-export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain" | "hubAuth" | "diskFull" | "download";
+export type IpcErrorKind = "notFound" | "invalidInput" | "noModel" | "busy" | "engine" | "store" | "file" | "providerAuth" | "rateLimited" | "network" | "provider" | "keychain" | "hubAuth" | "diskFull" | "download" | "update";
 
 export type KeyStorage = { "kind": "keychain" } | { "kind": "file", path: string, reason: string, };
 
@@ -751,6 +761,24 @@ entropy: number,
  */
 top: Array<TokenAlternative>, };
 
+export type UpdateProgress = { "stage": "downloading", downloaded: number, total: number | null, } | { "stage": "installing" };
+
+export type UpdateSettings = { 
+/**
+ * Ask the endpoint for a newer version when Hearth starts.
+ */
+checkAtStart: boolean, 
+/**
+ * The update manifest's address (`""`: none).
+ */
+endpoint: string, };
+
+export type UpdateStatus = { settings: UpdateSettings, 
+/**
+ * This build has a release key: it can update itself.
+ */
+enabled: boolean, currentVersion: string, };
+
 /** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
 export const commands = {
   listChats: (): Promise<Array<ChatSummary>> => invoke<Array<ChatSummary>>('list_chats'),
@@ -941,6 +969,23 @@ export const commands = {
    * (`hearth_hub::starter`). Its files and fit come from the hub, as any other's.
    */
   starterModel: (): Promise<StarterModel> => invoke<StarterModel>('starter_model'),
+  /**
+   * Settings → Updates: the settings, whether this build updates itself, its version.
+   */
+  updateStatus: (): Promise<UpdateStatus> => invoke<UpdateStatus>('update_status'),
+  /**
+   * Saves Settings → Updates (an endpoint must be https, or http on this machine).
+   */
+  setUpdateSettings: (settings: UpdateSettings): Promise<UpdateStatus> => invoke<UpdateStatus>('set_update_settings', { settings }),
+  /**
+   * Asks the endpoint for a newer version; null when this one is the newest.
+   */
+  checkUpdate: (): Promise<AvailableUpdate | null> => invoke<AvailableUpdate | null>('check_update'),
+  /**
+   * Downloads the update found, checks its signature, installs it and restarts Hearth; the
+   * running version is untouched when any step fails.
+   */
+  installUpdate: (onProgress: (message: UpdateProgress) => void): Promise<null> => invoke<null>('install_update', { onProgress: new Channel<UpdateProgress>(onProgress) }),
   startDownload: (repo: string, quant: string, files: Array<string>): Promise<Download> => invoke<Download>('start_download', { repo, quant, files }),
   listDownloads: (): Promise<Array<Download>> => invoke<Array<Download>>('list_downloads'),
   /**

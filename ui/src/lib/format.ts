@@ -320,6 +320,7 @@ const KIND_FALLBACK: Record<IpcErrorKind, string> = {
   hubAuth: 'Hugging Face refused access: this model needs a token with access to it.',
   diskFull: 'The disk is full.',
   download: 'The download failed.',
+  update: 'The update was not installed; Hearth stays as it is.',
 };
 
 /** The first line of an import's report: how many chats came in, or why none did. */

@@ -23,6 +23,7 @@
  *   providers.ts  remote providers and their keys; server.ts the OpenAI-compatible server
  *   hub.ts        Hugging Face search, files and fit; downloads.ts downloads; library.ts the GGUF library
  *   loading.ts    loading models, each chat's own model, the idle unload; events.ts Tauri's events
+ *   updates.ts    signed updates: the check, the install's progress, the restart
  */
 import { cacheCommands, initCaches } from './caches';
 import { downloadCommands } from './downloads';
@@ -41,6 +42,7 @@ import { serverCommands } from './server';
 import { createState, type MockConfig } from './state';
 import { transferCommands } from './transfer';
 import { turnCommands } from './turns';
+import { updateCommands } from './updates';
 
 /** Every command the backend answers: the type check fails if one is missing or answers the wrong thing. */
 const handlers: Handlers = {
@@ -58,6 +60,7 @@ const handlers: Handlers = {
   ...downloadCommands,
   ...libraryCommands,
   ...loadingCommands,
+  ...updateCommands,
 };
 
 export function installMockTauri(config: MockConfig) {

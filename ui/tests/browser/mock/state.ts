@@ -2,6 +2,7 @@
 // backend keeps (MockState), shared by every part of the mock and exposed to the tests as `window.__hearthMock`
 // (read and changed there through page.evaluate, so the parts always read it through `state`).
 import type {
+  AvailableUpdate,
   BeamHypothesis,
   CacheBudgets,
   Candidate,
@@ -26,6 +27,7 @@ import type {
   StarterModel,
   StoredMessage,
   TokenProbs,
+  UpdateSettings,
 } from '../../../src/ipc/bindings';
 import { CACHE_BUDGET_DEFAULTS, DEFAULT_PROVIDERS, DEFAULT_SAMPLING, SERVER_DEFAULTS } from './contract';
 import { DEFAULT_REPLY, DEVICES, DOWNLOAD_TROUBLE, GB, OFFLOAD, REMOTE_MODELS, STARTER, defaultLibrary, hubRepos } from './fixtures';
@@ -131,6 +133,15 @@ export type MockConfig = {
   hubOffline?: boolean;
   /** What starter_model answers (the welcome screen's recommendation). */
   starter?: StarterModel;
+  /** Updates: this build has a release key; its settings; its version; the newer one the check finds. */
+  updateEnabled?: boolean;
+  updateSettings?: UpdateSettings;
+  updateCurrent?: string;
+  updateAvailable?: AvailableUpdate | null;
+  updateCheckFailure?: IpcError | null;
+  updateInstallFailure?: IpcError | null;
+  updateRefusal?: IpcError | null;
+  updateTickMs?: number;
 };
 
 /** Where a kept cache is: put away in RAM, or spilled to a file. */
@@ -257,6 +268,16 @@ function initialState(config: MockConfig) {
     /** The file import_model_dialog's open dialog picks; null: it is cancelled. */
     hubOffline: config.hubOffline ?? false,
     starter: clone(config.starter ?? STARTER) as StarterModel,
+    updateEnabled: config.updateEnabled ?? true,
+    updateSettings: clone(config.updateSettings ?? { checkAtStart: true, endpoint: 'https://releases.hearth.example/latest.json' }) as UpdateSettings,
+    updateCurrent: config.updateCurrent ?? '0.1.0',
+    updateAvailable: clone(config.updateAvailable ?? null) as AvailableUpdate | null,
+    updateCheckFailure: clone(config.updateCheckFailure ?? null) as IpcError | null,
+    updateInstallFailure: clone(config.updateInstallFailure ?? null) as IpcError | null,
+    updateRefusal: clone(config.updateRefusal ?? null) as IpcError | null,
+    updateTickMs: config.updateTickMs ?? 70,
+    /** The install finished: the backend would have restarted Hearth. */
+    updateRestarted: false,
     importPick: (config.importPick === undefined ? '/home/me/Downloads/gemma-2-2b-it-Q4_K_M.gguf' : config.importPick) as string | null,
     /** The folders reveal_model showed. */
     revealed: [] as string[],
