@@ -31,4 +31,5 @@ TAURI_SIGNING_PRIVATE_KEY_PASSWORD="" scripts/tauri.sh signer sign -f packaging/
 export HEARTH_DEB="$packages/hearth-current.deb" HEARTH_NEXT_DEB="$packages/hearth-next.deb" HEARTH_NEXT_VERSION="$next"
 # --test-force-exit: a process left holding a test file's stderr must not keep the run waiting
 # (each driver's stop() ends its group and names what it had to end; this is the last guard).
-xvfb-run -a -s "-screen 0 1280x900x24" node --test --test-concurrency=1 --test-force-exit tests/e2e/
+# Arguments name test files to run alone (all of tests/e2e/ by default).
+xvfb-run -a -s "-screen 0 1280x900x24" node --test --test-concurrency=1 --test-force-exit "${@:-tests/e2e/}"
