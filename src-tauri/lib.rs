@@ -11,6 +11,7 @@ pub mod updates;
 mod watchers;
 pub mod webview_render;
 
+use hearth_app::opened_files::command_line_files;
 use tauri::{Manager, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
 
@@ -88,8 +89,7 @@ fn single_instance<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
         let app = app.clone();
         tauri::async_runtime::spawn(async move {
             let Some(state) = app.try_state::<AppState>() else { return };
-            let files = args.into_iter().skip(1).map(std::path::PathBuf::from);
-            if let Some(model) = state.open_files_now(files, std::path::Path::new(&cwd)).await {
+            if let Some(model) = state.open_files_now(command_line_files(args), std::path::Path::new(&cwd)).await {
                 state.model_watchers.notify(&Some(model));
             }
         });
@@ -119,7 +119,7 @@ pub fn init<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(), Box<dyn std::er
     // The server, if the user left it on (a port in use is shown in Settings → Server, not fatal).
     tauri::async_runtime::block_on(state.start_server())?;
     // A .gguf the desktop opened Hearth with is imported, and loaded at start.
-    tauri::async_runtime::block_on(state.open_files(std::env::args_os().skip(1).map(std::path::PathBuf::from)));
+    tauri::async_runtime::block_on(state.open_files(command_line_files(std::env::args_os())));
     let (models, models_dir) = (state.models.clone(), state.paths.models_dir.clone());
     tauri::async_runtime::spawn(async move { models.load_at_start(&models_dir).await });
     // Downloads under way when Hearth last quit go on.

@@ -7,7 +7,7 @@ mod chat_model;
 pub mod log_file;
 pub mod model_memory;
 mod models;
-mod opened_files;
+pub mod opened_files;
 mod server;
 mod server_models;
 mod settings;

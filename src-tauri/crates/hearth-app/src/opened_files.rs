@@ -11,6 +11,11 @@ use hearth_hub::ImportMode;
 use crate::App;
 use crate::model_memory::ACTIVE_MODEL_KEY;
 
+/// The files a command line names: everything after the program's own name.
+pub fn command_line_files<A: Into<PathBuf>>(command_line: impl IntoIterator<Item = A>) -> impl Iterator<Item = PathBuf> {
+    command_line.into_iter().skip(1).map(Into::into)
+}
+
 impl App {
     /// Imports the GGUF files among `args` (the command line after the program) and makes the
     /// first the model to load at start; a file that cannot be imported is said where a failed
@@ -49,6 +54,24 @@ impl App {
                 self.models.note_startup_problem(format!("{path} could not be loaded: {e}"));
                 None
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_line_names_its_files_after_the_program() {
+        let cases: [(&[&str], &[&str]); 3] = [
+            (&["/usr/bin/hearth"], &[]),
+            (&["/usr/bin/hearth", "a.gguf"], &["a.gguf"]),
+            (&["hearth", "a.gguf", "/m/b.gguf"], &["a.gguf", "/m/b.gguf"]),
+        ];
+        for (line, files) in cases {
+            let got: Vec<PathBuf> = command_line_files(line.iter().copied()).collect();
+            assert_eq!(got, files.iter().map(PathBuf::from).collect::<Vec<_>>(), "{line:?}");
         }
     }
 }
