@@ -591,6 +591,12 @@ async function atRest() {
             await sleep(500);
           }
           const pids = appProcesses();
+          // Where it goes, mapping by mapping, for a person to read (BENCH_SMAPS_DIR=dir).
+          if (process.env.BENCH_SMAPS_DIR) {
+            for (const kind of ["app", "engine", "web", "network"]) {
+              for (const pid of pids[kind]) fs.writeFileSync(path.join(process.env.BENCH_SMAPS_DIR, `${kind}-${pid}.smaps`), fs.readFileSync(`/proc/${pid}/smaps`));
+            }
+          }
           memory = Object.fromEntries(["app", "engine", "web", "network"].map((k) => [k, pids[k].map(memoryOf).reduce((a, m) => ({ rss: round(a.rss + m.rss, 1), pss: round(a.pss + m.pss, 1) }), { rss: 0, pss: 0 })]));
         }
       } finally {

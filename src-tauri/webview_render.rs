@@ -38,18 +38,34 @@ pub fn for_this_machine() -> Compositing {
     choose(std::env::var(OVERRIDE_ENV).ok().as_deref(), has_render_node(Path::new("/dev/dri")))
 }
 
-/// WebKitGTK's own switch; a value the user set is left alone.
-const WEBKIT_ENV: &str = "WEBKIT_DISABLE_COMPOSITING_MODE";
+/// What WebKitGTK and Mesa read at start, for `choice`; a value the user set is left alone.
+pub fn environment(choice: Compositing) -> &'static [(&'static str, &'static str)] {
+    match choice {
+        Compositing::Gpu => &[],
+        Compositing::Off => &[
+            // The page painted on the CPU (see the module's doc).
+            ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
+            // The DMA-BUF renderer serves composited pages only; set up anyway, it held ~4 MB
+            // of the app and web processes at rest (`make bench-app`, idle_pss_mb).
+            ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
+            // WebKit still opens an EGL display, which nothing draws with here: Mesa's softpipe
+            // opens it without starting llvmpipe's LLVM code generator (~1.5 MB at rest).
+            ("GALLIUM_DRIVER", "softpipe"),
+        ],
+    }
+}
 
 /// Sets up the environment WebKitGTK reads when it starts, for `choice`. Must run first thing in
 /// `main`, before any thread exists. (WebKit's hardware acceleration policy set on the web view
 /// once it exists is not the same: measured, the web process then spins a whole core at rest.)
 pub fn prepare_environment(choice: Compositing) {
     #[cfg(target_os = "linux")]
-    if choice == Compositing::Off && std::env::var_os(WEBKIT_ENV).is_none() {
-        // SAFETY: called at the top of `main` (see the doc), while the process has one thread,
-        // so nothing can read the environment concurrently.
-        unsafe { std::env::set_var(WEBKIT_ENV, "1") };
+    for (name, value) in environment(choice) {
+        if std::env::var_os(name).is_none() {
+            // SAFETY: called at the top of `main` (see the doc), while the process has one
+            // thread, so nothing can read the environment concurrently.
+            unsafe { std::env::set_var(name, value) };
+        }
     }
     #[cfg(not(target_os = "linux"))]
     let _ = choice;
@@ -74,6 +90,13 @@ mod tests {
         for (value, node, expected) in cases {
             assert_eq!(choose(value, node), expected, "{value:?}, render node {node}");
         }
+    }
+
+    #[test]
+    fn only_a_page_painted_on_the_cpu_changes_the_environment() {
+        assert!(environment(Compositing::Gpu).is_empty(), "a GPU keeps WebKit's and Mesa's defaults");
+        let off: Vec<&str> = environment(Compositing::Off).iter().map(|(name, _)| *name).collect();
+        assert_eq!(off, ["WEBKIT_DISABLE_COMPOSITING_MODE", "WEBKIT_DISABLE_DMABUF_RENDERER", "GALLIUM_DRIVER"]);
     }
 
     #[test]

@@ -7,9 +7,9 @@ import { escapeHtml, highlightCode, languageLabel } from './highlight';
 const SVG = 'http://www.w3.org/2000/svg';
 
 /** The block for `code` fenced as `lang` (unhighlighted if `plain`); the copy button copies
- *  `pre code`'s text, the exact code. */
-export function codeBlock(code: string, lang: string, plain = false): HTMLElement {
-  const { html, language } = plain ? { html: escapeHtml(code), language: null } : highlightCode(code, lang);
+ *  `pre code`'s text, the exact code. Not `final` while highlight.js is being fetched. */
+export function codeBlock(code: string, lang: string, plain = false): { node: HTMLElement; final: boolean } {
+  const { html, language, final = true } = plain ? { html: escapeHtml(code), language: null } : highlightCode(code, lang);
   const block = element('div', 'code-block');
   block.dataset.testid = 'code-block';
 
@@ -31,7 +31,7 @@ export function codeBlock(code: string, lang: string, plain = false): HTMLElemen
   codeEl.innerHTML = html;
   pre.append(codeEl);
   block.append(header, pre);
-  return block;
+  return { node: block, final };
 }
 
 /** How long a copy button says "Copied". */

@@ -1,40 +1,12 @@
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import c from 'highlight.js/lib/languages/c';
-import cpp from 'highlight.js/lib/languages/cpp';
-import csharp from 'highlight.js/lib/languages/csharp';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import dockerfile from 'highlight.js/lib/languages/dockerfile';
-import go from 'highlight.js/lib/languages/go';
-import ini from 'highlight.js/lib/languages/ini';
-import java from 'highlight.js/lib/languages/java';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import kotlin from 'highlight.js/lib/languages/kotlin';
-import lua from 'highlight.js/lib/languages/lua';
-import makefile from 'highlight.js/lib/languages/makefile';
-import markdown from 'highlight.js/lib/languages/markdown';
-import php from 'highlight.js/lib/languages/php';
-import powershell from 'highlight.js/lib/languages/powershell';
-import python from 'highlight.js/lib/languages/python';
-import ruby from 'highlight.js/lib/languages/ruby';
-import rust from 'highlight.js/lib/languages/rust';
-import shell from 'highlight.js/lib/languages/shell';
-import sql from 'highlight.js/lib/languages/sql';
-import swift from 'highlight.js/lib/languages/swift';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
+import type { HLJSApi } from 'highlight.js';
+import { LazyModule } from './lazy-module.svelte';
 import { Lru } from './memo';
 
-// Syntax highlighting of fenced code in replies. The languages are registered by hand (the core
-// build, not all ~190); each brings its aliases (js, ts, py, sh, rs, html, yml, toml, c++…).
-const LANGUAGES = {
-  bash, c, cpp, csharp, css, diff, dockerfile, go, ini, java, javascript, json, kotlin, lua, makefile,
-  markdown, php, powershell, python, ruby, rust, shell, sql, swift, typescript, xml, yaml,
-};
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
+// Syntax highlighting of fenced code in replies, by highlight.js fetched at the first block.
+const hljsLib = new LazyModule(() => import('./highlight-lib').then((m) => m.default));
+
+/** highlight.js, fetched if need be (tests and anything that must not show a stand-in). */
+export const loadHighlighter = (): Promise<unknown> => hljsLib.load();
 
 /** Blocks without a language are guessed only up to this size (guessing tries every grammar). */
 const GUESS_MAX = 2_000;
@@ -48,6 +20,8 @@ export type Highlighted = {
   html: string;
   /** The grammar used, or null when the block is shown as plain text. */
   language: string | null;
+  /** False while highlight.js is being fetched: the code is shown plain for now, not for good. */
+  final?: false;
 };
 
 const cache = new Lru<Highlighted>(400, 2_000_000);
@@ -57,7 +31,9 @@ const cache = new Lru<Highlighted>(400, 2_000_000);
  * Memoized by (lang, code): finished blocks are not highlighted again on every frame of a stream.
  */
 export function highlightCode(code: string, lang: string): Highlighted {
-  return cache.get(`${lang}\u0000${code}`, () => highlight(code, lang));
+  const hljs = hljsLib.get();
+  if (hljs === null) return { html: escapeHtml(code), language: null, final: false };
+  return cache.get(`${lang}\u0000${code}`, () => highlight(hljs, code, lang));
 }
 
 /** The fence's language as a label: its first word, lower case, bounded. */
@@ -65,7 +41,7 @@ export function languageLabel(lang: string): string {
   return (lang.trim().split(/\s/, 1)[0] ?? '').toLowerCase().slice(0, 24);
 }
 
-function highlight(code: string, lang: string): Highlighted {
+function highlight(hljs: HLJSApi, code: string, lang: string): Highlighted {
   const wanted = languageLabel(lang);
   if (code.length <= HIGHLIGHT_MAX) {
     if (wanted !== '' && hljs.getLanguage(wanted)) {

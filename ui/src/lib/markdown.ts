@@ -121,10 +121,16 @@ export function renderBlocks(source: string, { streaming = false } = {}): string
     // The code block being written is re-rendered at every update: past a size, highlighting it
     // each time would cost more than the update itself, so it is highlighted once it is done.
     const plain = streaming && i === last && token.type === 'code' && token.text.length > STREAMING_HIGHLIGHT_MAX;
-    const render = () => sanitizeBlock(Object.assign([token], { links }), plain);
+    // A block shown with a stand-in (highlight.js or KaTeX still on its way) is not kept.
+    let final = true;
+    const render = () => {
+      const rendered = sanitizeBlock(Object.assign([token], { links }), plain);
+      final = rendered.final;
+      return rendered.html;
+    };
     // The block being written changes at every update: caching it would only push others out.
     if (streaming && i === last) blocks.push(render());
-    else blocks.push(blockCache.get(`${plain ? 'plain' : ''}\u0000${context}\u0000${token.raw}`, render));
+    else blocks.push(blockCache.get(`${plain ? 'plain' : ''}\u0000${context}\u0000${token.raw}`, render, () => final));
   });
   if (streaming) growing.spent(source, performance.now() - started);
   return blocks;
@@ -136,7 +142,7 @@ export const STREAMING_HIGHLIGHT_MAX = 4_000;
 /** Finished blocks of the replies on show, looked up every frame while one streams. */
 const blockCache = new Lru<string>(2_000, 4_000_000);
 
-function sanitizeBlock(tokens: TokensList, plainCode = false): string {
+function sanitizeBlock(tokens: TokensList, plainCode = false): { html: string; final: boolean } {
   const { html, placed } = parse(tokens);
   const fragment = DOMPurify.sanitize(html, {
     USE_PROFILES: { html: true },
@@ -146,11 +152,11 @@ function sanitizeBlock(tokens: TokensList, plainCode = false): string {
     ALLOW_UNKNOWN_PROTOCOLS: false,
     RETURN_DOM_FRAGMENT: true,
   });
-  fillSlots(fragment, placed, plainCode);
+  const final = fillSlots(fragment, placed, plainCode);
   for (const table of fragment.querySelectorAll('table')) wrap(table, 'table-wrap');
   const host = document.createElement('div');
   host.append(fragment);
-  return host.innerHTML;
+  return { html: host.innerHTML, final };
 }
 
 function parse(tokens: TokensList): { html: string; placed: Slot[] } {
@@ -162,9 +168,11 @@ function parse(tokens: TokensList): { html: string; placed: Slot[] } {
   }
 }
 
-/** Replace each placeholder in the fragment's text with the node its slot stands for. */
-function fillSlots(root: DocumentFragment, placed: Slot[], plainCode: boolean): void {
-  if (placed.length === 0) return;
+/** Replace each placeholder in the fragment's text with the node its slot stands for; false when
+ *  a node is a stand-in for now. */
+function fillSlots(root: DocumentFragment, placed: Slot[], plainCode: boolean): boolean {
+  if (placed.length === 0) return true;
+  let final = true;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const texts: Text[] = [];
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
@@ -177,7 +185,9 @@ function fillSlots(root: DocumentFragment, placed: Slot[], plainCode: boolean): 
       const slot = placed[Number(m[1])];
       if (!slot) continue;
       if (m.index > last) parts.append(text.data.slice(last, m.index));
-      parts.append(build(slot, plainCode));
+      const built = build(slot, plainCode);
+      final &&= built.final;
+      parts.append(built.node);
       last = m.index + m[0].length;
     }
     if (last < text.data.length) parts.append(text.data.slice(last));
@@ -186,9 +196,10 @@ function fillSlots(root: DocumentFragment, placed: Slot[], plainCode: boolean): 
     const bare = parent?.tagName === 'DIV' && parent.attributes.length === 0 && parent.childNodes.length === 1;
     (bare ? parent : text).replaceWith(parts);
   }
+  return final;
 }
 
-function build(slot: Slot, plainCode: boolean): Node {
+function build(slot: Slot, plainCode: boolean): { node: Node; final: boolean } {
   return slot.kind === 'code' ? codeBlock(slot.code, slot.lang, plainCode) : renderMath(slot.tex, slot.display);
 }
 

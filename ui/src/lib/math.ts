@@ -1,8 +1,9 @@
 import DOMPurify, { type Config } from 'dompurify';
-import katex from 'katex';
 import type { KatexOptions } from 'katex';
+import type Katex from './katex-lib';
 import type { TokenizerAndRendererExtension, Tokens } from 'marked';
 import { escapeHtml } from './highlight';
+import { LazyModule } from './lazy-module.svelte';
 import { Lru } from './memo';
 
 // TeX in replies: found by marked extensions (so never inside code spans or blocks), typeset by
@@ -82,12 +83,32 @@ const MAX_TEX = 10_000;
 
 const cache = new Lru<DocumentFragment>(500, 500_000);
 
+/** KaTeX and its stylesheet, fetched at the first formula. */
+const katexLib = new LazyModule(() => import('./katex-lib').then((m) => m.default));
+
+/** KaTeX, fetched if need be (tests and anything that must not show a stand-in). */
+export const loadKatex = (): Promise<unknown> => katexLib.load();
+
+/** A formula typeset, or its source while KaTeX is being fetched (`final: false`). */
+export type RenderedMath = { node: DocumentFragment; final: boolean };
+
 /** The typeset formula (or its source in the error style), sanitized; memoized by (tex, display). */
-export function renderMath(tex: string, display: boolean): DocumentFragment {
+export function renderMath(tex: string, display: boolean): RenderedMath {
+  const katex = katexLib.get();
+  if (katex === null) return { node: pending(tex, display), final: false };
   const cached = cache.get(`${display ? 'D' : 'I'}${tex}`, () =>
-    purifier().sanitize(typeset(tex, display).replace(TEX_ANNOTATION, ''), PURIFY),
+    purifier().sanitize(typeset(katex, tex, display).replace(TEX_ANNOTATION, ''), PURIFY),
   );
-  return cached.cloneNode(true) as DocumentFragment;
+  return { node: cached.cloneNode(true) as DocumentFragment, final: true };
+}
+
+/** The formula's source, as written, until KaTeX is here. */
+function pending(tex: string, display: boolean): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  const span = fragment.appendChild(document.createElement('span'));
+  span.className = 'math-pending';
+  span.textContent = display ? `$$${tex}$$` : `$${tex}$`;
+  return fragment;
 }
 
 /**
@@ -96,7 +117,7 @@ export function renderMath(tex: string, display: boolean): DocumentFragment {
  */
 const TEX_ANNOTATION = /<annotation encoding="application\/x-tex">[^<]*<\/annotation>/g;
 
-function typeset(tex: string, display: boolean): string {
+function typeset(katex: typeof Katex, tex: string, display: boolean): string {
   if (tex.length <= MAX_TEX) {
     try {
       // throwOnError: false renders TeX errors as .katex-error; anything else it throws lands below.

@@ -17,8 +17,8 @@ export class Lru<V> {
     return this.#entries.size;
   }
 
-  /** The value cached for `key`, else `compute()` cached. */
-  get(key: string, compute: () => V): V {
+  /** The value cached for `key`, else `compute()`, cached unless `keep()` says no. */
+  get(key: string, compute: () => V, keep: () => boolean = () => true): V {
     const entries = this.#entries;
     if (entries.has(key)) {
       const hit = entries.get(key) as V;
@@ -27,7 +27,7 @@ export class Lru<V> {
       return hit;
     }
     const value = compute();
-    if (key.length > this.maxChars) return value;
+    if (key.length > this.maxChars || !keep()) return value;
     entries.set(key, value);
     this.#chars += key.length;
     for (const oldest of entries.keys()) {

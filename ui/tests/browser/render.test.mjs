@@ -3,7 +3,7 @@
 // button, KaTeX, a table and a collapsed reasoning block. Screenshots: reply-rich(-dark).png in OUTPUT.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OUTPUT, inBothSchemes, lastAssistant, openApp, shot, useBrowser } from './harness.mjs';
+import { MODEL, OUTPUT, inBothSchemes, lastAssistant, openApp, replyStats, shot, useBrowser } from './harness.mjs';
 import { PAYLOADS, violations } from '../xss-payloads.mjs';
 
 useBrowser();
@@ -192,5 +192,43 @@ describe('Rendering replies', () => {
       await page.getByTestId('message-list').evaluate((el) => el.scrollTo(0, 0));
       await shot(page, `reply-rich`, { dir: OUTPUT, mouse: [1100, 980] });
     });
+  });
+
+  test('KaTeX and highlight.js are fetched at the first reply that needs them; a saved reply is typeset once they are here', { timeout: 60_000 }, async () => {
+    /** The scripts the page has fetched, by file name. */
+    const fetched = (page) => page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name.split('/').at(-1)));
+    const lazy = (names) => names.filter((n) => /^(katex|highlight)-lib-.*\.js$/.test(n)).map((n) => n.split('-lib-')[0]).sort();
+
+    // At start, with nothing to typeset: neither is fetched.
+    const bare = await openApp({});
+    try {
+      await bare.page.getByTestId('new-chat').waitFor();
+      assert.deepEqual(lazy(await fetched(bare.page)), [], 'no formula or code on show, nothing fetched');
+      assert.deepEqual(bare.problems, []);
+    } finally {
+      await bare.context.close();
+    }
+
+    // A saved chat with both, rendered before either is here: shown with stand-ins, then typeset.
+    const saved = {
+      chats: [{ id: 1, title: 'A tour', updatedAt: 30 }],
+      messages: [
+        { id: 11, chatId: 1, role: 'user', content: 'Show me what a reply can hold.', status: 'complete', createdAt: 1, model: null, stats: null },
+        { id: 12, chatId: 1, role: 'assistant', content: RICH, status: 'complete', createdAt: 2, model: MODEL.name, stats: replyStats() },
+      ],
+    };
+    const { page, context, problems } = await openApp(saved);
+    try {
+      const content = lastAssistant(page).getByTestId('message-content');
+      await content.locator('.katex-display').waitFor();
+      await content.locator('.hljs-keyword').first().waitFor();
+      assert.equal(await content.locator('.katex').count(), 3);
+      assert.equal(await content.locator('.math-pending').count(), 0, 'no stand-in left');
+      assert.equal(await content.locator('.hljs-keyword').count(), 2);
+      assert.deepEqual(lazy(await fetched(page)), ['highlight', 'katex']);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -1,10 +1,14 @@
 // @vitest-environment jsdom
 import hljs from 'highlight.js/lib/core';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { COPIED_MS, copyCodeOnClick } from '../../src/lib/code-block';
-import { highlightCode } from '../../src/lib/highlight';
+import { highlightCode, loadHighlighter } from '../../src/lib/highlight';
 import { renderMarkdown } from '../../src/lib/markdown';
 import { Lru } from '../../src/lib/memo';
+import { loadKatex } from '../../src/lib/math';
+
+// The window fetches both at their first use (lazy-module.svelte.ts); here they are rendered with.
+beforeAll(() => Promise.all([loadKatex(), loadHighlighter()]));
 
 function rendered(source: string): HTMLElement {
   const host = document.createElement('div');

@@ -1,6 +1,11 @@
 // @vitest-environment jsdom
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadHighlighter } from '../../src/lib/highlight';
 import { STREAMING_HIGHLIGHT_MAX, renderBlocks, renderMarkdown } from '../../src/lib/markdown';
+import { loadKatex } from '../../src/lib/math';
+
+// The window fetches both at their first use (lazy-module.svelte.ts); here they are rendered with.
+beforeAll(() => Promise.all([loadKatex(), loadHighlighter()]));
 
 /** Render, then parse the result back into a DOM fragment for structural assertions. */
 function rendered(source: string): HTMLElement {

@@ -1,9 +1,13 @@
 // @vitest-environment jsdom
 import katex from 'katex';
 import { Marked } from 'marked';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { renderMarkdown } from '../../src/lib/markdown';
-import { katexStyle, mathExtensions } from '../../src/lib/math';
+import { loadHighlighter } from '../../src/lib/highlight';
+import { katexStyle, loadKatex, mathExtensions } from '../../src/lib/math';
+
+// The window fetches both at their first use (lazy-module.svelte.ts); here they are rendered with.
+beforeAll(() => Promise.all([loadKatex(), loadHighlighter()]));
 
 /** The formulas marked finds in `source`, written back as $…$ (inline) or $$…$$ (display). */
 function formulas(source: string): string[] {

@@ -1,8 +1,13 @@
 // @vitest-environment jsdom
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadHighlighter } from '../../src/lib/highlight';
 import { renderMarkdown } from '../../src/lib/markdown';
+import { loadKatex } from '../../src/lib/math';
 import { splitReasoning } from '../../src/lib/reasoning';
 import { PAYLOADS, violations } from '../xss-payloads.mjs';
+
+// The window fetches both at their first use (lazy-module.svelte.ts); here they are rendered with.
+beforeAll(() => Promise.all([loadKatex(), loadHighlighter()]));
 
 /** A reply as Message.svelte shows it: its reasoning, then its answer, each rendered. */
 function renderReply(content: string, streaming: boolean): HTMLElement {
