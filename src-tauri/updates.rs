@@ -93,6 +93,8 @@ pub enum UpdateProgress {
         downloaded: u64,
         #[ts(type = "number | null")]
         total: Option<u64>,
+        /// 1 for the first try; more after a download was cut off (see `DOWNLOAD_TRIES`).
+        attempt: u32,
     },
     Installing,
 }
@@ -105,6 +107,8 @@ pub enum UpdateError {
     BadEndpoint { endpoint: String, why: String },
     #[error("the update server at {endpoint} could not be reached ({detail}); Hearth stays as it is")]
     Unreachable { endpoint: String, detail: String },
+    #[error("the update's download was cut off {tries} times ({detail}); Hearth stays as it is: try again later")]
+    CutOff { tries: u32, detail: String },
     #[error("the update server's answer is not an update manifest for this system ({0})")]
     BadManifest(String),
     #[error("the downloaded update does not match its signature, so it was not installed (it may have been damaged or tampered with): {0}")]
@@ -129,6 +133,13 @@ impl From<tauri_plugin_updater::Error> for UpdateError {
         }
     }
 }
+
+/// How many times a download cut off on the way is tried in all.
+pub const DOWNLOAD_TRIES: u32 = 3;
+/// The longest one try of a download may take.
+const DOWNLOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+/// The pause before a cut download starts again.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The update the last check found, kept for its install.
 pub struct Updates {
@@ -173,20 +184,41 @@ impl Updates {
     }
 
     /// Downloads the update found last and checks its signature; answers the package's bytes.
+    /// A download cut off on the way starts again, up to `DOWNLOAD_TRIES` times in all.
     pub async fn download(&self, mut progress: impl FnMut(UpdateProgress)) -> Result<Vec<u8>, UpdateError> {
-        let update = self.found.lock().expect("updates poisoned").clone().ok_or(UpdateError::NothingToInstall)?;
-        let mut downloaded = 0u64;
+        let mut update = self.found.lock().expect("updates poisoned").clone().ok_or(UpdateError::NothingToInstall)?;
+        // The check's 30 s would end a package's download on a slow line; a try still ends.
+        update.timeout = Some(DOWNLOAD_TIMEOUT);
         let endpoint = update.download_url.to_string();
-        update
-            .download(
-                |chunk, total| {
-                    downloaded += chunk as u64;
-                    progress(UpdateProgress::Downloading { downloaded, total });
-                },
-                || {},
-            )
-            .await
-            .map_err(|e| unreachable_or(&endpoint, e))
+        let mut attempt = 1;
+        loop {
+            let mut downloaded = 0u64;
+            let result = update
+                .download(
+                    |chunk, total| {
+                        downloaded += chunk as u64;
+                        progress(UpdateProgress::Downloading { downloaded, total, attempt });
+                    },
+                    || {},
+                )
+                .await;
+            let error = match result {
+                Ok(bytes) => return Ok(bytes),
+                Err(e) => unreachable_or(&endpoint, e),
+            };
+            match error {
+                // Under way, then cut: started again, then said.
+                UpdateError::Unreachable { detail, .. } if downloaded > 0 => {
+                    tracing::warn!(attempt, downloaded, %detail, "the update's download was cut off");
+                    if attempt == DOWNLOAD_TRIES {
+                        return Err(UpdateError::CutOff { tries: attempt, detail });
+                    }
+                }
+                other => return Err(other),
+            }
+            attempt += 1;
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
     }
 
     /// Downloads, checks and installs the update found last; the caller restarts Hearth.

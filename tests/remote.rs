@@ -142,12 +142,35 @@ fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secr
     hearth_shell::shutdown(&handle);
 }
 
-/// A local update server: the manifest at `/latest.json`, the package at `/hearth.deb`.
-#[derive(Clone)]
+/// A local update server: the manifest at `/latest.json`, the package at `/hearth.deb` (or at
+/// `package_url`).
+#[derive(Clone, Default)]
 struct Release {
     version: String,
     package: Vec<u8>,
     signature: String,
+    package_url: Option<String>,
+}
+
+/// A server of `package` whose first `cut` answers stop halfway, the connection closed, as a
+/// line that drops does.
+async fn serve_cut_package(package: Vec<u8>, cut: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hearth.deb", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        for answered in 0.. {
+            let Ok((mut socket, _)) = listener.accept().await else { return };
+            let mut request = vec![0u8; 8192];
+            let _ = socket.read(&mut request).await;
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", package.len());
+            let body = if answered < cut { &package[..package.len() / 2] } else { &package[..] };
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(body).await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    url
 }
 
 async fn serve_release(release: Release) -> String {
@@ -155,7 +178,8 @@ async fn serve_release(release: Release) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let manifest = {
-        let entry = json!({ "url": format!("{base}/hearth.deb"), "signature": release.signature });
+        let url = release.package_url.clone().unwrap_or_else(|| format!("{base}/hearth.deb"));
+        let entry = json!({ "url": url, "signature": release.signature });
         json!({
             "version": release.version,
             "notes": "Faster replies.\nA welcome screen.",
@@ -219,6 +243,7 @@ fn updates_are_checked_signed_and_refused_in_words(
         version: newer.clone(),
         package: package.clone(),
         signature: key.sign(&package, &newer),
+        ..Release::default()
     }));
     let found = runtime.block_on(updates.check(app, &endpoint)).unwrap().expect("a newer version is an update");
     assert_eq!((found.version.as_str(), found.current_version.as_str()), (newer.as_str(), current.to_string().as_str()));
@@ -227,14 +252,49 @@ fn updates_are_checked_signed_and_refused_in_words(
     let mut seen = Vec::new();
     let bytes = runtime.block_on(updates.download(|p| seen.push(p))).unwrap();
     assert_eq!(bytes, package);
-    let Some(UpdateProgress::Downloading { downloaded, total }) = seen.last().cloned() else { panic!("{seen:?}") };
+    let Some(UpdateProgress::Downloading { downloaded, total, attempt: 1 }) = seen.last().cloned() else { panic!("{seen:?}") };
     assert_eq!((downloaded, total), (package.len() as u64, Some(package.len() as u64)));
+
+    // A download cut off on the way starts again, and its progress says which try it is; cut
+    // off every time, it ends in words.
+    let tries = hearth_shell::updates::DOWNLOAD_TRIES as usize;
+    for (cut, outcome) in [(tries - 1, Ok(tries as u32)), (tries, Err(tries as u32))] {
+        let package_url = runtime.block_on(serve_cut_package(package.clone(), cut));
+        let endpoint = runtime.block_on(serve_release(Release {
+            version: newer.clone(),
+            package: package.clone(),
+            signature: key.sign(&package, &newer),
+            package_url: Some(package_url),
+        }));
+        runtime.block_on(updates.check(app, &endpoint)).unwrap().expect("announced");
+        let mut seen = Vec::new();
+        let result = runtime.block_on(updates.download(|p| seen.push(p)));
+        let attempts: Vec<u32> =
+            seen.iter().filter_map(|p| if let UpdateProgress::Downloading { attempt, .. } = p { Some(*attempt) } else { None }).collect();
+        assert_eq!(attempts.first(), Some(&1));
+        assert!(attempts.windows(2).all(|w| w[0] <= w[1]), "{attempts:?}");
+        match (result, outcome) {
+            (Ok(bytes), Ok(last)) => {
+                assert_eq!(bytes, package, "whole after {cut} cuts");
+                assert_eq!(attempts.last(), Some(&last));
+            }
+            (Err(e), Err(tries)) => {
+                assert!(matches!(e, UpdateError::CutOff { tries: t, .. } if t == tries), "{e:?}");
+                assert!(e.to_string().contains("was cut off 3 times") && e.to_string().contains("Hearth stays as it is"), "{e}");
+            }
+            (result, outcome) => panic!("{cut} cuts: {:?}, expected {outcome:?}", result.map(|b| b.len())),
+        }
+    }
 
     // The same announcement with a byte of the package changed on the way: refused.
     let mut tampered = package.clone();
     tampered[1000] ^= 0xff;
-    let endpoint =
-        runtime.block_on(serve_release(Release { version: newer.clone(), package: tampered, signature: key.sign(&package, &newer) }));
+    let endpoint = runtime.block_on(serve_release(Release {
+        version: newer.clone(),
+        package: tampered,
+        signature: key.sign(&package, &newer),
+        ..Release::default()
+    }));
     runtime.block_on(updates.check(app, &endpoint)).unwrap().expect("announced");
     let refused = runtime.block_on(updates.download(|_| {})).unwrap_err();
     assert!(matches!(refused, UpdateError::Signature(_)), "{refused:?}");
@@ -246,6 +306,7 @@ fn updates_are_checked_signed_and_refused_in_words(
         version: newer.clone(),
         package: package.clone(),
         signature: stranger.sign(&package, &newer),
+        ..Release::default()
     }));
     runtime.block_on(updates.check(app, &endpoint)).unwrap().expect("announced");
     assert!(matches!(runtime.block_on(updates.download(|_| {})), Err(UpdateError::Signature(_))));
@@ -256,6 +317,7 @@ fn updates_are_checked_signed_and_refused_in_words(
             version: version.clone(),
             package: package.clone(),
             signature: key.sign(&package, &version),
+            ..Release::default()
         }));
         assert_eq!(runtime.block_on(updates.check(app, &endpoint)).unwrap(), None, "{version}");
     }

@@ -14,7 +14,7 @@ impl From<UpdateError> for IpcError {
             UpdateError::BadEndpoint { .. } | UpdateError::NoEndpoint => {
                 IpcError::new(IpcErrorKind::InvalidInput, e).concerning("endpoint")
             }
-            UpdateError::Unreachable { .. } => IpcError::new(IpcErrorKind::Network, e),
+            UpdateError::Unreachable { .. } | UpdateError::CutOff { .. } => IpcError::new(IpcErrorKind::Network, e),
             _ => IpcError::new(IpcErrorKind::Update, e),
         }
     }

@@ -761,7 +761,11 @@ entropy: number,
  */
 top: Array<TokenAlternative>, };
 
-export type UpdateProgress = { "stage": "downloading", downloaded: number, total: number | null, } | { "stage": "installing" };
+export type UpdateProgress = { "stage": "downloading", downloaded: number, total: number | null, 
+/**
+ * 1 for the first try; more after a download was cut off (see `DOWNLOAD_TRIES`).
+ */
+attempt: number, } | { "stage": "installing" };
 
 export type UpdateSettings = { 
 /**

@@ -1,7 +1,7 @@
 import type { AvailableUpdate, UpdateProgress, UpdateSettings, UpdateStatus } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { errorMessage } from './format';
-import { errorKind } from './models';
+import { bytesText, errorKind } from './models';
 
 /** An install under way: where it is, or why it stopped (the running version untouched). */
 export type Install = { progress: UpdateProgress | null; error: string | null };
@@ -88,6 +88,14 @@ export class UpdatesStore {
     this.dismissed = true;
     if (this.install?.error) this.install = null;
   }
+}
+
+/** Where an install is, in words. */
+export function installStateText(progress: UpdateProgress | null): string {
+  if (!progress) return 'Starting the download…';
+  if (progress.stage === 'installing') return 'Signature checked. Installing… (your system may ask for your password)';
+  const size = `${bytesText(progress.downloaded)}${progress.total ? ` of ${bytesText(progress.total)}` : ''}`;
+  return progress.attempt > 1 ? `The download was cut off; downloading again (try ${progress.attempt})… ${size}` : `Downloading… ${size}`;
 }
 
 /** How far a download got, in percent (null: the server gave no size). */

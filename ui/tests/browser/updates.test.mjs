@@ -40,6 +40,18 @@ describe('Updates', () => {
     });
   });
 
+  test('a download cut off on the way starts again, and the dialog says so', { timeout: TIMEOUT }, async () => {
+    await withApp({ updateAvailable: NEWER, updateCutOnce: true, updateTickMs: 120 }, async (page) => {
+      await page.getByTestId('update-install').click();
+      const progress = page.getByTestId('update-progress');
+      await progress.getByText(/^Downloading… .* of 48\.2 MB$/).waitFor();
+      await progress.getByText(/^The download was cut off; downloading again \(try 2\)… .* of 48\.2 MB$/).waitFor();
+      await shot(page, 'update-retrying', { dir: OUTPUT });
+      await progress.getByText('Signature checked. Installing').waitFor();
+      await page.waitForFunction(() => window.__hearthMock.updateRestarted);
+    });
+  });
+
   test('a package that fails its signature is refused in words; Later keeps this version', { timeout: TIMEOUT }, async () => {
     await withApp({ updateAvailable: NEWER, updateInstallFailure: SIGNATURE_REFUSED, updateTickMs: 20 }, async (page) => {
       await page.getByTestId('update-install').click();

@@ -141,6 +141,8 @@ export type MockConfig = {
   updateCheckFailure?: IpcError | null;
   updateInstallFailure?: IpcError | null;
   updateRefusal?: IpcError | null;
+  /** The first download is cut off halfway, and the backend tries again. */
+  updateCutOnce?: boolean;
   updateTickMs?: number;
 };
 
@@ -275,6 +277,7 @@ function initialState(config: MockConfig) {
     updateCheckFailure: clone(config.updateCheckFailure ?? null) as IpcError | null,
     updateInstallFailure: clone(config.updateInstallFailure ?? null) as IpcError | null,
     updateRefusal: clone(config.updateRefusal ?? null) as IpcError | null,
+    updateCutOnce: config.updateCutOnce ?? false,
     updateTickMs: config.updateTickMs ?? 70,
     /** The install finished: the backend would have restarted Hearth. */
     updateRestarted: false,

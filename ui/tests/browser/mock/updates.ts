@@ -1,7 +1,7 @@
 // Signed updates, as src-tauri's updates.rs answers them: this build's key and settings, a newer
 // version found or none (`updateAvailable`), a check that fails (`updateCheckFailure`), and an install
-// that reports its download and restarts (`updateRestarted`) or fails in the backend's words
-// (`updateInstallFailure`). Which endpoints the backend refuses is its rule: a test that wants a refusal
+// that reports its download and restarts (`updateRestarted`), tries again after a cut
+// (`updateCutOnce`), or fails in the backend's words (`updateInstallFailure`). Which endpoints the backend refuses is its rule: a test that wants a refusal
 // names it (`updateRefusal`).
 import type { UpdateStatus } from '../../../src/ipc/bindings';
 import type { Handlers } from './ipc';
@@ -26,9 +26,14 @@ export const updateCommands = {
     return clone(state.updateAvailable);
   },
   installUpdate: async (onProgress) => {
-    for (let step = 1; step <= STEPS; step++) {
-      await delay(state.updateTickMs);
-      onProgress.send({ stage: 'downloading', downloaded: Math.round((PACKAGE_BYTES * step) / STEPS), total: PACKAGE_BYTES });
+    const tries = state.updateCutOnce ? 2 : 1;
+    for (let attempt = 1; attempt <= tries; attempt++) {
+      // A cut try stops halfway; the next starts from nothing.
+      const steps = attempt < tries ? STEPS / 2 : STEPS;
+      for (let step = 1; step <= steps; step++) {
+        await delay(state.updateTickMs);
+        onProgress.send({ stage: 'downloading', downloaded: Math.round((PACKAGE_BYTES * step) / STEPS), total: PACKAGE_BYTES, attempt });
+      }
     }
     if (state.updateInstallFailure) throw clone(state.updateInstallFailure);
     onProgress.send({ stage: 'installing' });
