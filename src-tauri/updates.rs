@@ -138,6 +138,8 @@ impl From<tauri_plugin_updater::Error> for UpdateError {
 pub const DOWNLOAD_TRIES: u32 = 3;
 /// The longest one try of a download may take.
 const DOWNLOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+/// How often a download's progress is told.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 /// The pause before a cut download starts again.
 const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -193,17 +195,26 @@ impl Updates {
         let mut attempt = 1;
         loop {
             let mut downloaded = 0u64;
+            let mut said: Option<std::time::Instant> = None;
             let result = update
                 .download(
                     |chunk, total| {
                         downloaded += chunk as u64;
-                        progress(UpdateProgress::Downloading { downloaded, total, attempt });
+                        // Every chunk is a few KB: the window hears of them a few times a second.
+                        if said.is_none_or(|at| at.elapsed() >= PROGRESS_EVERY) {
+                            said = Some(std::time::Instant::now());
+                            progress(UpdateProgress::Downloading { downloaded, total, attempt });
+                        }
                     },
                     || {},
                 )
                 .await;
             let error = match result {
-                Ok(bytes) => return Ok(bytes),
+                Ok(bytes) => {
+                    let total = Some(bytes.len() as u64);
+                    progress(UpdateProgress::Downloading { downloaded: bytes.len() as u64, total, attempt });
+                    return Ok(bytes);
+                }
                 Err(e) => unreachable_or(&endpoint, e),
             };
             match error {
