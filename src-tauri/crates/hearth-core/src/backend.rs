@@ -50,6 +50,9 @@ pub struct ReplyRequest {
     /// Text to continue as it is, without the chat template (`messages` are then ignored): the
     /// server's `/v1/completions`. Local models only.
     pub raw_prompt: Option<String>,
+    /// Tools the reply may call (local models: offered in the prompt, a started call kept valid
+    /// by a grammar; the caller reads the calls out of the text with `read_calls`).
+    pub tools: Option<crate::OfferedTools>,
 }
 
 impl ReplyRequest {
@@ -64,6 +67,7 @@ impl ReplyRequest {
             logprobs: None,
             top_probs: None,
             raw_prompt: None,
+            tools: None,
         }
     }
 }

@@ -18,6 +18,7 @@ mod search;
 mod service;
 mod settings;
 mod title;
+mod tools;
 mod transfer;
 
 pub use backend::{
@@ -42,4 +43,8 @@ pub use service::{
 };
 pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
+pub use tools::{
+    CALL_CLOSE, CALL_OPEN, OfferedTools, ReadCalls, ToolCall, ToolChoice, ToolError, ToolSpec, WrittenCall, check_tools, read_calls,
+    shown_text_len,
+};
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};

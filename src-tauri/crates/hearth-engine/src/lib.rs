@@ -29,6 +29,7 @@ mod session;
 mod stop;
 mod template;
 mod threads;
+pub mod tools;
 
 pub use hearth_core::{FlashAttention, KvType, LoadParams};
 pub use hearth_gguf::{GgufError, MetaValue, ValidatedGguf, validate};

@@ -11,6 +11,8 @@ use llama_cpp_2::token::logit_bias::LlamaLogitBias;
 
 use hearth_core::{BackendError, BiasTarget, Constraint, LogitBias, Mirostat, SamplerStage, SamplingParams};
 
+use crate::tools::ToolGrammar;
+
 /// llama.cpp draws a fresh random seed when given this value.
 const RANDOM_SEED: u32 = u32::MAX;
 /// Tokens that truncation stages always keep.
@@ -107,10 +109,28 @@ pub fn plan(params: &SamplingParams, n_ctx: u32) -> Vec<Step> {
     chain
 }
 
-/// The llama.cpp chain for `params` on `model`.
-pub fn build(model: &LlamaModel, params: &SamplingParams, n_ctx: u32) -> Result<LlamaSampler, BackendError> {
-    let chain = plan(params, n_ctx).into_iter().map(|step| sampler(model, step)).collect::<Result<Vec<_>, _>>()?;
+/// The llama.cpp chain for `params` on `model`, first kept to the calls of `tools` if offered.
+pub fn build(model: &LlamaModel, params: &SamplingParams, tools: Option<&ToolGrammar>, n_ctx: u32) -> Result<LlamaSampler, BackendError> {
+    let mut chain = Vec::new();
+    if let Some(tools) = tools {
+        if params.constraint.is_some() {
+            return Err(BackendError::InvalidRequest("give tools or a grammar (or JSON schema), not both".into()));
+        }
+        chain.push(tool_grammar(model, tools)?);
+    }
+    for step in plan(params, n_ctx) {
+        chain.push(sampler(model, step)?);
+    }
     Ok(LlamaSampler::chain_simple(chain))
+}
+
+/// The grammar of the calls: bound from the first token, or once the model opens a call.
+fn tool_grammar(model: &LlamaModel, tools: &ToolGrammar) -> Result<LlamaSampler, BackendError> {
+    let built = match tools.trigger {
+        None => LlamaSampler::grammar(model, &tools.gbnf, "root"),
+        Some(trigger) => LlamaSampler::grammar_lazy(model, &tools.gbnf, "root", [trigger], &[]),
+    };
+    built.map_err(|e| BackendError::InvalidRequest(format!("the tools' grammar does not parse: {e}")))
 }
 
 /// Only what restricts which tokens may come — grammar, logit bias, banned end of turn — for

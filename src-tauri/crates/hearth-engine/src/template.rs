@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use minijinja::{Environment, ErrorKind, context};
+use minijinja::{Environment, ErrorKind};
 use serde::Serialize;
 
 use hearth_core::ChatMessage;
@@ -34,6 +34,18 @@ struct TemplateMessage<'a> {
     content: &'a str,
 }
 
+/// What a template reads. `tools` only when offered: templates ask `tools is defined` as often
+/// as `if tools`.
+#[derive(Serialize)]
+struct TemplateContext<'a> {
+    messages: Vec<TemplateMessage<'a>>,
+    add_generation_prompt: bool,
+    bos_token: &'a str,
+    eos_token: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a [serde_json::Value]>,
+}
+
 impl ChatTemplate {
     pub fn new(source: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
         let mut env = Environment::new();
@@ -49,18 +61,17 @@ impl ChatTemplate {
 
     /// The prompt for `messages`, ending with the opening of the assistant's turn.
     pub fn render(&self, messages: &[ChatMessage]) -> Result<String, TemplateError> {
+        self.render_with_tools(messages, None)
+    }
+
+    /// The same with `tools` offered, in the list shape OpenAI sends (`tools::template_tools`).
+    pub fn render_with_tools(&self, messages: &[ChatMessage], tools: Option<&[serde_json::Value]>) -> Result<String, TemplateError> {
         let messages: Vec<_> = messages.iter().map(|m| TemplateMessage { role: m.role.as_str(), content: &m.content }).collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
         let mut out = CappedWriter(Vec::new());
-        let rendered = template.render_captured_to(
-            context! {
-                messages,
-                add_generation_prompt => true,
-                bos_token => self.bos_token,
-                eos_token => self.eos_token,
-            },
-            &mut out,
-        );
+        let context =
+            TemplateContext { messages, add_generation_prompt: true, bos_token: &self.bos_token, eos_token: &self.eos_token, tools };
+        let rendered = template.render_captured_to(context, &mut out);
         match rendered {
             Ok(_) => {}
             Err(e) if e.kind() == ErrorKind::OutOfFuel => {
@@ -160,5 +171,20 @@ mod tests {
         let p1 = t.render(&turn1).unwrap();
         let p2 = t.render(&turn2).unwrap();
         assert!(p2.starts_with(&format!("{p1}Hi there")), "{p2:?}");
+    }
+
+    #[test]
+    fn tools_reach_a_template_only_when_offered() {
+        // As Qwen 2.5's template asks: `if tools`, and as others do: `tools is defined`.
+        let t = ChatTemplate::new(
+            "{% if tools is defined %}[{% for t in tools %}{{ t.function.name }};{% endfor %}]{% endif %}{% for m in messages %}{{ m.content }}{% endfor %}",
+            "",
+            "",
+        )
+        .unwrap();
+        let messages = [ChatMessage::new(Role::User, "hi")];
+        assert_eq!(t.render(&messages).unwrap(), "hi");
+        let tools = [serde_json::json!({"type": "function", "function": {"name": "get_weather"}})];
+        assert_eq!(t.render_with_tools(&messages, Some(&tools)).unwrap(), "[get_weather;]hi");
     }
 }

@@ -2,9 +2,13 @@
 
 mod common;
 
-use hearth_core::{BiasTarget, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, Role, SamplerStage, SamplingParams};
+use hearth_core::{
+    BiasTarget, CancelFlag, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, OfferedTools, ReplyRequest, Role, SamplerStage,
+    SamplingParams, ToolChoice, ToolSpec, read_calls,
+};
+use serde_json::{Value, json};
 
-use common::{Reply, greedy, loaded_engine, reply, user};
+use common::{Reply, greedy, loaded_engine, reply, reply_to, user};
 
 const CAPITAL: &str = "What is the capital of France? Answer in one sentence.";
 const STORY: &str = "Write a short story about a cat who finds a key.";
@@ -170,4 +174,143 @@ async fn kv_cache_is_reused_across_ten_turns() {
         decoded_last_turn = r.stats.prompt_tokens + fed_back;
         history.push(ChatMessage::new(Role::Assistant, r.text));
     }
+}
+
+/// Tools whose calls are checked below: a string, an enum and an integer; and one with no arguments.
+fn weather_tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "get_weather".into(),
+            description: "The weather forecast for a city".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "maxLength": 40},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 7},
+                },
+                "required": ["city", "unit"],
+            }),
+        },
+        ToolSpec { name: "get_time".into(), description: "The time now".into(), parameters: json!({"type": "object", "properties": {}}) },
+    ]
+}
+
+/// Whether `arguments` satisfy `tool`'s schema above, in words when they do not.
+fn check_arguments(tool: &str, arguments: &str) -> Result<(), String> {
+    let value: Value = serde_json::from_str(arguments).map_err(|e| format!("not JSON: {e}"))?;
+    let object = value.as_object().ok_or("not an object")?;
+    match tool {
+        "get_time" => object.is_empty().then_some(()).ok_or_else(|| format!("get_time takes nothing: {object:?}")),
+        "get_weather" => {
+            let city = object.get("city").and_then(Value::as_str).ok_or("no city")?;
+            (city.chars().count() <= 40).then_some(()).ok_or("city longer than 40")?;
+            let unit = object.get("unit").and_then(Value::as_str).ok_or("no unit")?;
+            ["celsius", "fahrenheit"].contains(&unit).then_some(()).ok_or_else(|| format!("unit {unit}"))?;
+            if let Some(days) = object.get("days") {
+                let days = days.as_i64().ok_or("days not an integer")?;
+                (1..=7).contains(&days).then_some(()).ok_or_else(|| format!("days {days}"))?;
+            }
+            let extra: Vec<&String> = object.keys().filter(|k| !["city", "unit", "days"].contains(&k.as_str())).collect();
+            extra.is_empty().then_some(()).ok_or_else(|| format!("extra fields {extra:?}"))
+        }
+        other => Err(format!("no tool {other}")),
+    }
+}
+
+fn with_tools(prompt: &str, sampling: SamplingParams, choice: ToolChoice, parallel: bool) -> ReplyRequest {
+    let mut request = ReplyRequest::new(user(prompt), sampling, CancelFlag::new());
+    request.tools = Some(OfferedTools { tools: weather_tools(), choice, parallel });
+    request
+}
+
+/// With a call required, the real model (whose template knows no tools: the generic format,
+/// said) writes calls that are valid JSON for the tool's schema, over a seeded set, sampled at
+/// temperature 1; parallel calls each valid too; a named tool is the one called.
+#[tokio::test]
+async fn a_required_tool_call_is_valid_for_its_schema_every_time() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    let asks = ["What is the weather in Paris tomorrow?", "Do I need an umbrella in Lisbon this week?", "What time is it?"];
+    for seed in 1..=9u32 {
+        let ask = asks[seed as usize % asks.len()];
+        let parallel = seed % 3 == 0;
+        let reply = reply_to(&engine, with_tools(ask, sampled(seed, 200), ToolChoice::Required, parallel), None).await;
+        assert_eq!(reply.reason, FinishReason::EndOfTurn, "seed {seed}: the grammar ends the turn after the call: {:?}", reply.text);
+        let read = read_calls(&reply.text);
+        assert!(
+            !read.calls.is_empty() && read.content.is_empty() && read.malformed.is_empty(),
+            "seed {seed}: {:?} read as {read:?}",
+            reply.text
+        );
+        assert!(parallel || read.calls.len() == 1, "seed {seed}: one call unless parallel: {read:?}");
+        for call in &read.calls {
+            check_arguments(&call.name, &call.arguments).unwrap_or_else(|why| panic!("seed {seed}: {call:?}: {why}"));
+        }
+        let notice = reply.stats.template_notice.as_deref().unwrap_or_default();
+        assert!(notice.contains("knows no tools"), "seed {seed}: the generic format is said: {notice:?}");
+    }
+    let named = reply_to(&engine, with_tools(asks[0], sampled(3, 200), ToolChoice::Named("get_time".into()), false), None).await;
+    let read = read_calls(&named.text);
+    assert_eq!(read.calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect::<Vec<_>>(), [("get_time", "{}")], "{read:?}");
+}
+
+/// Offered with `auto`, the grammar binds only once the model opens a call: a reply in words is
+/// left free, and every reply that opens a call holds a valid one. Tools with a grammar of the
+/// user's own, or with `none`, or a named tool that is not offered: refused or left out in words.
+#[tokio::test]
+async fn an_offered_tool_binds_the_grammar_only_once_a_call_opens() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    // An earlier turn with a call, as an agent's history has: a model this small copies it
+    // when asked alike, and answers in words otherwise.
+    let earlier = [
+        ChatMessage::new(Role::User, "What is the weather in Rome?"),
+        ChatMessage::new(
+            Role::Assistant,
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"unit\": \"celsius\"}}\n</tool_call>",
+        ),
+        ChatMessage::new(Role::User, "Sunny, 24 degrees."),
+        ChatMessage::new(Role::Assistant, "It is sunny in Rome, 24 degrees."),
+    ];
+    let (mut called, mut worded) = (0, 0);
+    for seed in 1..=8u32 {
+        let ask = if seed % 2 == 0 { "What is the weather in Paris?" } else { "Write one sentence about cats." };
+        let mut request = with_tools(ask, sampled(seed, 120), ToolChoice::Auto, false);
+        request.messages = [&earlier[..], &request.messages].concat();
+        let reply = reply_to(&engine, request, None).await;
+        let read = read_calls(&reply.text);
+        if reply.text.contains("<tool_call>") {
+            called += 1;
+            assert_eq!((read.calls.len(), read.malformed.len()), (1, 0), "seed {seed}: an opened call is whole: {:?}", reply.text);
+            check_arguments(&read.calls[0].name, &read.calls[0].arguments).unwrap_or_else(|why| panic!("seed {seed}: {why}"));
+        } else {
+            worded += 1;
+            assert!(!read.content.is_empty(), "seed {seed}: words");
+        }
+    }
+    assert!(called > 0 && worded > 0, "both kinds of reply seen: {called} calls, {worded} in words");
+
+    // `none`: no tools in the prompt, no notice, no grammar.
+    let none = reply_to(&engine, with_tools("What is the weather in Paris?", greedy(30), ToolChoice::None, false), None).await;
+    assert_eq!(none.stats.template_notice, None);
+    let plain = reply(&engine, &user("What is the weather in Paris?"), greedy(30), None).await;
+    assert_eq!(none.text, plain.text, "tools not offered change nothing");
+
+    for (request, expected) in [
+        (
+            with_tools(
+                "hi",
+                SamplingParams { constraint: Some(Constraint::Gbnf(r#"root ::= "x""#.into())), ..greedy(4) },
+                ToolChoice::Auto,
+                false,
+            ),
+            "give tools or a grammar",
+        ),
+        (with_tools("hi", greedy(4), ToolChoice::Named("get_news".into()), false), "\"get_news\", which is not among the tools"),
+    ] {
+        let error = common::request_error(&engine, request).await;
+        assert!(error.contains(expected), "{error:?} should contain {expected:?}");
+    }
+    assert!(reply(&engine, &user("Say hi."), greedy(4), None).await.stats.completion_tokens > 0);
 }

@@ -10,7 +10,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
 
-use hearth_core::{CacheBudgets, CancelFlag, ChatMessage, DeviceReport, GenEvent, LoadParams, ModelInfo, ReplyRequest, SamplingParams};
+use hearth_core::{
+    CacheBudgets, CancelFlag, ChatMessage, DeviceReport, GenEvent, LoadParams, ModelInfo, OfferedTools, ReplyRequest, SamplingParams,
+};
 
 use crate::{EngineError, HeldMemory};
 
@@ -84,20 +86,31 @@ pub struct ReplySpec {
     pub top_probs: Option<u32>,
     #[serde(default)]
     pub raw_prompt: Option<String>,
+    #[serde(default)]
+    pub tools: Option<OfferedTools>,
 }
 
 impl ReplySpec {
     /// What of `request` crosses the pipe, and the cancel flag that stays on this side (its
     /// target is the engine it is sent to).
     pub fn of(request: ReplyRequest) -> (ReplySpec, CancelFlag) {
-        let ReplyRequest { messages, sampling, cancel, continue_last, target: _, conversation, logprobs, top_probs, raw_prompt } = request;
-        (ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt }, cancel)
+        let ReplyRequest { messages, sampling, cancel, continue_last, target: _, conversation, logprobs, top_probs, raw_prompt, tools } =
+            request;
+        (ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt, tools }, cancel)
     }
 
     /// The request the engine process serves, stopped by its own `cancel` flag.
     pub fn into_request(self, cancel: CancelFlag) -> ReplyRequest {
-        let ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt } = self;
-        ReplyRequest { continue_last, conversation, logprobs, top_probs, raw_prompt, ..ReplyRequest::new(messages, sampling, cancel) }
+        let ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt, tools } = self;
+        ReplyRequest {
+            continue_last,
+            conversation,
+            logprobs,
+            top_probs,
+            raw_prompt,
+            tools,
+            ..ReplyRequest::new(messages, sampling, cancel)
+        }
     }
 }
 

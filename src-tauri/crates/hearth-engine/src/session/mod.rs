@@ -450,7 +450,14 @@ impl<'m> Session<'m> {
 
     fn start(&mut self, slot: usize, queued: Queued) {
         let Queued { request, events, tokens, dropped, notice, asked_at, member } = queued;
-        let sampler = match sampler::build(self.model, &request.sampling, self.n_ctx() as u32) {
+        let tools = match request.tools.as_ref().map(crate::tools::grammar).transpose() {
+            Ok(tools) => tools.flatten(),
+            Err(error) => {
+                let _ = events.send(GenEvent::Failed(error));
+                return;
+            }
+        };
+        let sampler = match sampler::build(self.model, &request.sampling, tools.as_ref(), self.n_ctx() as u32) {
             Ok(sampler) => sampler,
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));

@@ -7,17 +7,16 @@
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
-use hearth_core::{BackendError, ChatMessage, Role};
+use hearth_core::{BackendError, ChatMessage, OfferedTools, Role, ToolChoice};
 
 use crate::template::ChatTemplate;
+use crate::tools::{GENERIC_NOTICE, ToolFormat, generic_instructions, template_tools};
 
 pub(super) enum Renderer {
-    Jinja(Box<ChatTemplate>, LlamaChatTemplate),
+    /// The template, the tools it knows, and llama.cpp's renderer as the fallback.
+    Jinja(Box<ChatTemplate>, ToolFormat, LlamaChatTemplate),
     /// llama.cpp's renderer; `why` it is used in place of the template, when that is news.
-    Builtin {
-        template: LlamaChatTemplate,
-        why: Option<String>,
-    },
+    Builtin { template: LlamaChatTemplate, why: Option<String> },
 }
 
 /// A rendered prompt, and what the user should know about how it was written.
@@ -48,7 +47,7 @@ impl Renderer {
         let bos = special_text(model, vocab.bos());
         let eos = special_text(model, vocab.eos());
         match ChatTemplate::new(&source, &bos, &eos) {
-            Ok(jinja) => Renderer::Jinja(Box::new(jinja), builtin),
+            Ok(jinja) => Renderer::Jinja(Box::new(jinja), ToolFormat::of_template(&source), builtin),
             Err(e) => {
                 tracing::warn!(error = %e, "chat template does not compile; using llama.cpp's renderer");
                 Renderer::Builtin { template: builtin, why: Some(format!("The chat template could not be read ({e}); {FALLBACK_FORMAT}")) }
@@ -56,9 +55,28 @@ impl Renderer {
         }
     }
 
-    pub fn render(&self, model: &LlamaModel, messages: &[ChatMessage]) -> Result<Rendered, BackendError> {
+    /// The prompt for `messages`, with `tools` offered as the template knows them (else in the
+    /// generic format, said in the notice).
+    pub fn render(&self, model: &LlamaModel, messages: &[ChatMessage], tools: Option<&OfferedTools>) -> Result<Rendered, BackendError> {
+        let Some(tools) = tools.filter(|t| t.choice != ToolChoice::None && !t.tools.is_empty()) else {
+            return self.render_plain(model, messages);
+        };
+        if let Renderer::Jinja(jinja, ToolFormat::Hermes, _) = self {
+            let text =
+                jinja.render_with_tools(messages, Some(&template_tools(&tools.tools))).map_err(|e| BackendError::Engine(e.to_string()))?;
+            return Ok(Rendered { text, notice: None });
+        }
+        let mut rendered = self.render_plain(model, &with_system(messages, &generic_instructions(&tools.tools)))?;
+        rendered.notice = Some(match rendered.notice {
+            Some(notice) => format!("{GENERIC_NOTICE}. {notice}"),
+            None => GENERIC_NOTICE.to_owned(),
+        });
+        Ok(rendered)
+    }
+
+    fn render_plain(&self, model: &LlamaModel, messages: &[ChatMessage]) -> Result<Rendered, BackendError> {
         let rendered = match self {
-            Renderer::Jinja(jinja, builtin) => match jinja.render(messages) {
+            Renderer::Jinja(jinja, _, builtin) => match jinja.render(messages) {
                 Ok(text) => Rendered { text, notice: None },
                 Err(error) => {
                     if let Some(folded) = fold_system(messages)
@@ -90,6 +108,16 @@ impl Renderer {
         }
         Ok(rendered)
     }
+}
+
+/// The conversation with `instructions` first in its system message (one made if need be).
+fn with_system(messages: &[ChatMessage], instructions: &str) -> Vec<ChatMessage> {
+    let mut out = messages.to_vec();
+    match out.first_mut() {
+        Some(first) if first.role == Role::System => first.content = format!("{instructions}\n\n{}", first.content),
+        _ => out.insert(0, ChatMessage::new(Role::System, instructions)),
+    }
+    out
 }
 
 /// The conversation with its system messages put at the start of the first user message; `None`
@@ -124,6 +152,8 @@ pub(super) fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
 /// The prompt fitted to the context: rendered, tokenized, and earlier messages left out as the
 /// overflow policy allows.
 mod fit {
+    use hearth_core::OfferedTools;
+
     use super::super::*;
 
     impl<'m> Session<'m> {
@@ -143,7 +173,8 @@ mod fit {
                     n => Err(overflow(n)),
                 };
             }
-            let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last)?;
+            let tools = request.tools.as_ref();
+            let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, tools)?;
             let tokens = self.tokenize(&text);
             if tokens.len() + reserve <= n_ctx {
                 return Ok(Fitted { tokens, dropped: 0, notice });
@@ -154,7 +185,7 @@ mod fit {
             }
             let mut fitted = None;
             let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
-                let Ok(prompt) = self.prompt(messages, request.continue_last) else { return false };
+                let Ok(prompt) = self.prompt(messages, request.continue_last, tools) else { return false };
                 let candidate = self.tokenize(&prompt.text);
                 let fits = candidate.len() + reserve <= n_ctx;
                 if fits {
@@ -170,19 +201,24 @@ mod fit {
 
         /// The prompt for `messages`; when continuing, the unfinished reply is written after the
         /// assistant's turn opens, so the model carries on from its last word.
-        pub(in crate::session) fn prompt(&self, messages: &[ChatMessage], continue_last: bool) -> Result<Rendered, BackendError> {
+        pub(in crate::session) fn prompt(
+            &self,
+            messages: &[ChatMessage],
+            continue_last: bool,
+            tools: Option<&OfferedTools>,
+        ) -> Result<Rendered, BackendError> {
             match messages.split_last() {
                 Some((last, before)) if continue_last && last.role == Role::Assistant => {
-                    let mut rendered = self.render(before)?;
+                    let mut rendered = self.render(before, tools)?;
                     rendered.text.push_str(&last.content);
                     Ok(rendered)
                 }
-                _ => self.render(messages),
+                _ => self.render(messages, tools),
             }
         }
 
-        pub(in crate::session) fn render(&self, messages: &[ChatMessage]) -> Result<Rendered, BackendError> {
-            self.renderer.render(self.model, messages)
+        pub(in crate::session) fn render(&self, messages: &[ChatMessage], tools: Option<&OfferedTools>) -> Result<Rendered, BackendError> {
+            self.renderer.render(self.model, messages, tools)
         }
 
         pub(in crate::session) fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {

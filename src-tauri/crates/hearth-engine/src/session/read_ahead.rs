@@ -36,7 +36,7 @@ impl Session<'_> {
             return;
         }
         let messages = &request.messages;
-        let Ok(prompt) = self.prompt(messages, false).map(|rendered| rendered.text) else { return };
+        let Ok(prompt) = self.prompt(messages, false, None).map(|rendered| rendered.text) else { return };
         let tokens = self.tokenize(&prompt);
         let n_ctx = self.context.n_ctx() as usize;
         if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {

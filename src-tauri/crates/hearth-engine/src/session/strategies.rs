@@ -71,6 +71,11 @@ impl<'m> Session<'m> {
     /// other idle slots, emptied.
     pub(super) fn start_beam(&mut self, slot: usize, queued: Queued) {
         let Queued { request, events, tokens, dropped, notice, asked_at, .. } = queued;
+        if request.tools.as_ref().is_some_and(|t| t.choice != hearth_core::ToolChoice::None && !t.tools.is_empty()) {
+            let refused = BackendError::InvalidRequest("a beam search cannot call tools: choose sampling to offer them".into());
+            let _ = events.send(GenEvent::Failed(refused));
+            return;
+        }
         let constraints = match sampler::constraints(self.model, &request.sampling) {
             Ok(constraints) => constraints,
             Err(error) => {

@@ -71,8 +71,12 @@ pub async fn chat_reply(engine: &Engine, conversation: i64, messages: &[ChatMess
 
 /// Runs one reply to the end; `stop_after` raises the cancel flag after that many deltas.
 pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams, stop_after: Option<usize>) -> Reply {
-    let cancel = CancelFlag::new();
-    let request = ReplyRequest::new(messages.to_vec(), sampling, cancel.clone());
+    reply_to(engine, ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new()), stop_after).await
+}
+
+/// `request` run to the end (cancelled after `stop_after` deltas if given).
+pub async fn reply_to(engine: &Engine, request: ReplyRequest, stop_after: Option<usize>) -> Reply {
+    let cancel = request.cancel.clone();
     let mut stream = engine.start_reply(request).expect("a model is loaded");
     let (mut text, mut deltas) = (String::new(), 0);
     while let Some(event) = stream.events.recv().await {
@@ -121,7 +125,11 @@ pub fn user(text: &str) -> Vec<ChatMessage> {
 
 /// Runs a request that must fail and returns the error's words.
 pub async fn reply_error(engine: &Engine, messages: &[ChatMessage], sampling: SamplingParams) -> String {
-    let request = ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new());
+    request_error(engine, ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new())).await
+}
+
+/// Why `request` failed, in words.
+pub async fn request_error(engine: &Engine, request: ReplyRequest) -> String {
     let mut stream = engine.start_reply(request).expect("a model is loaded");
     while let Some(event) = stream.events.recv().await {
         match event {

@@ -1,0 +1,268 @@
+//! Tools a model may call: what one is (its name, what it does, its arguments' JSON schema),
+//! how a request says whether to call one, and the calls a local model writes.
+//!
+//! A local model writes a call in its family's format; the one read here is Hermes/Qwen's, also
+//! the generic format Hearth teaches a model whose template knows no tools:
+//! `<tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>`, one block per call.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a call opens and closes in the model's text.
+pub const CALL_OPEN: &str = "<tool_call>";
+pub const CALL_CLOSE: &str = "</tool_call>";
+
+/// The longest tool name OpenAI accepts; Hearth takes the same.
+const MAX_NAME: usize = 64;
+
+/// A function the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    /// What it does, for the model to read.
+    #[serde(default)]
+    pub description: String,
+    /// The JSON schema of its arguments (an object).
+    pub parameters: Value,
+}
+
+/// Whether the model calls a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolChoice {
+    /// The model chooses: text, or a call.
+    #[default]
+    Auto,
+    /// No call: the tools are not offered.
+    None,
+    /// At least one call.
+    Required,
+    /// A call of this tool.
+    Named(String),
+}
+
+/// The tools a reply may call, and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OfferedTools {
+    pub tools: Vec<ToolSpec>,
+    pub choice: ToolChoice,
+    /// More than one call in a turn.
+    pub parallel: bool,
+}
+
+/// A call the model wrote: the tool's name and its arguments as JSON text (as OpenAI sends them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A tool or a choice that cannot be offered, in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("tool name {0:?} must be 1 to 64 letters, digits, '_' or '-'")]
+    BadName(String),
+    #[error("tool {0:?} is offered twice")]
+    Duplicate(String),
+    #[error("the parameters of tool {name:?} must be a JSON schema of an object: {why}")]
+    BadSchema { name: String, why: String },
+    #[error("tool_choice names {0:?}, which is not among the tools offered")]
+    UnknownChoice(String),
+    #[error("tool_choice {0:?} needs tools to choose from")]
+    NothingToChoose(String),
+}
+
+impl ToolSpec {
+    /// Checks what a model and a grammar rely on: a name a model can write and a schema of an
+    /// object.
+    pub fn check(&self) -> Result<(), ToolError> {
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= MAX_NAME
+            && self.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !name_ok {
+            return Err(ToolError::BadName(self.name.clone()));
+        }
+        let bad = |why: &str| ToolError::BadSchema { name: self.name.clone(), why: why.into() };
+        let schema = self.parameters.as_object().ok_or_else(|| bad("it is not a JSON object"))?;
+        match schema.get("type") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(kind)) if kind == "object" => {}
+            Some(other) => return Err(bad(&format!("its type is {other}, not \"object\""))),
+        }
+        if let Some(properties) = schema.get("properties")
+            && !properties.is_object()
+        {
+            return Err(bad("its \"properties\" is not an object"));
+        }
+        Ok(())
+    }
+}
+
+/// Checks a set of tools and a choice among them together.
+pub fn check_tools(tools: &[ToolSpec], choice: &ToolChoice) -> Result<(), ToolError> {
+    for (i, tool) in tools.iter().enumerate() {
+        tool.check()?;
+        if tools[..i].iter().any(|t| t.name == tool.name) {
+            return Err(ToolError::Duplicate(tool.name.clone()));
+        }
+    }
+    match choice {
+        ToolChoice::Named(name) if !tools.iter().any(|t| &t.name == name) => Err(ToolError::UnknownChoice(name.clone())),
+        ToolChoice::Required if tools.is_empty() => Err(ToolError::NothingToChoose("required".into())),
+        _ => Ok(()),
+    }
+}
+
+/// A model's text read for calls: the text outside them, and the calls in order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReadCalls {
+    pub content: String,
+    pub calls: Vec<WrittenCall>,
+    /// What was inside a call block that is not a call (`{"name": …, "arguments": {…}}`), in words:
+    /// kept as text in `content` too, so nothing the model wrote is lost.
+    pub malformed: Vec<String>,
+}
+
+/// A call as the model wrote it, before it is given an id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenCall {
+    pub name: String,
+    /// The arguments as compact JSON text.
+    pub arguments: String,
+}
+
+/// Reads a finished reply's calls. A block that does not hold a call stays in the text.
+pub fn read_calls(text: &str) -> ReadCalls {
+    let mut read = ReadCalls::default();
+    let mut rest = text;
+    while let Some(open) = rest.find(CALL_OPEN) {
+        let after = &rest[open + CALL_OPEN.len()..];
+        let Some(close) = after.find(CALL_CLOSE) else { break };
+        let body = &after[..close];
+        match call_in(body) {
+            Ok(call) => {
+                read.content.push_str(&rest[..open]);
+                read.calls.push(call);
+            }
+            Err(why) => {
+                read.content.push_str(&rest[..open + CALL_OPEN.len() + close + CALL_CLOSE.len()]);
+                read.malformed.push(why);
+            }
+        }
+        rest = &after[close + CALL_CLOSE.len()..];
+    }
+    read.content.push_str(rest);
+    read.content = read.content.trim().to_owned();
+    read
+}
+
+/// The call in a block's text: `{"name": "…", "arguments": {…}}` (arguments may also be JSON text).
+fn call_in(body: &str) -> Result<WrittenCall, String> {
+    let value: Value = serde_json::from_str(body.trim()).map_err(|e| format!("a call that is not JSON ({e})"))?;
+    let name = value.get("name").and_then(Value::as_str).ok_or("a call without a name")?;
+    let arguments = match value.get("arguments").or_else(|| value.get("parameters")) {
+        None | Some(Value::Null) => Value::Object(Default::default()),
+        Some(Value::String(text)) => serde_json::from_str(text).map_err(|e| format!("arguments of {name} that are not JSON ({e})"))?,
+        Some(other) => other.clone(),
+    };
+    if !arguments.is_object() {
+        return Err(format!("arguments of {name} that are not a JSON object"));
+    }
+    Ok(WrittenCall { name: name.to_owned(), arguments: arguments.to_string() })
+}
+
+/// While a reply streams: how much of the text so far can be shown as text. A call block, open
+/// or closed, is not text, nor is an end that may be the start of one (`<tool`), until more comes.
+pub fn shown_text_len(text: &str) -> usize {
+    if let Some(open) = text.find(CALL_OPEN) {
+        return open;
+    }
+    // The longest end of `text` that begins CALL_OPEN waits.
+    (1..CALL_OPEN.len()).rev().find(|&n| text.ends_with(&CALL_OPEN[..n])).map_or(text.len(), |n| text.len() - n)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str, parameters: Value) -> ToolSpec {
+        ToolSpec { name: name.into(), description: String::new(), parameters }
+    }
+
+    #[test]
+    fn tools_and_choices_are_checked_in_words() {
+        let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}}));
+        let cases: Vec<(Vec<ToolSpec>, ToolChoice, Result<(), &str>)> = vec![
+            (vec![weather.clone()], ToolChoice::Auto, Ok(())),
+            (vec![weather.clone()], ToolChoice::Named("get_weather".into()), Ok(())),
+            (vec![tool("no_params", json!({}))], ToolChoice::Required, Ok(())),
+            (vec![], ToolChoice::Auto, Ok(())),
+            (vec![], ToolChoice::Required, Err("needs tools to choose from")),
+            (vec![weather.clone()], ToolChoice::Named("get_time".into()), Err("\"get_time\", which is not among the tools")),
+            (vec![weather.clone(), weather.clone()], ToolChoice::Auto, Err("offered twice")),
+            (vec![tool("get weather", json!({}))], ToolChoice::Auto, Err("must be 1 to 64 letters")),
+            (vec![tool("", json!({}))], ToolChoice::Auto, Err("must be 1 to 64 letters")),
+            (vec![tool(&"x".repeat(65), json!({}))], ToolChoice::Auto, Err("must be 1 to 64 letters")),
+            (vec![tool("f", json!("object"))], ToolChoice::Auto, Err("it is not a JSON object")),
+            (vec![tool("f", json!({"type": "array"}))], ToolChoice::Auto, Err("its type is \"array\"")),
+            (vec![tool("f", json!({"properties": []}))], ToolChoice::Auto, Err("\"properties\" is not an object")),
+        ];
+        for (tools, choice, expected) in cases {
+            let got = check_tools(&tools, &choice).map_err(|e| e.to_string());
+            match expected {
+                Ok(()) => assert_eq!(got, Ok(()), "{tools:?} {choice:?}"),
+                Err(fragment) => assert!(got.as_ref().is_err_and(|e| e.contains(fragment)), "{got:?} should say {fragment:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn calls_are_read_out_of_the_text_around_them() {
+        let call = |name: &str, arguments: &str| WrittenCall { name: name.into(), arguments: arguments.into() };
+        let cases: Vec<(&str, &str, Vec<WrittenCall>, usize)> = vec![
+            ("Just text.", "Just text.", vec![], 0),
+            (
+                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+                "",
+                vec![call("get_weather", r#"{"city":"Paris"}"#)],
+                0,
+            ),
+            (
+                "Let me look.\n<tool_call>{\"name\":\"a\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"b\",\"arguments\":\"{\\\"x\\\": 1}\"}</tool_call>",
+                "Let me look.",
+                vec![call("a", "{}"), call("b", r#"{"x":1}"#)],
+                0,
+            ),
+            // Some models write `parameters`; a call without arguments has none.
+            ("<tool_call>{\"name\":\"a\",\"parameters\":{\"k\":true}}</tool_call>", "", vec![call("a", r#"{"k":true}"#)], 0),
+            ("<tool_call>{\"name\":\"a\"}</tool_call>", "", vec![call("a", "{}")], 0),
+            // Not a call: kept as the model wrote it, and said.
+            ("<tool_call>not json</tool_call> after", "<tool_call>not json</tool_call> after", vec![], 1),
+            ("<tool_call>{\"arguments\":{}}</tool_call>", "<tool_call>{\"arguments\":{}}</tool_call>", vec![], 1),
+            (
+                "<tool_call>{\"name\":\"a\",\"arguments\":[1]}</tool_call>",
+                "<tool_call>{\"name\":\"a\",\"arguments\":[1]}</tool_call>",
+                vec![],
+                1,
+            ),
+            // Cut off inside a call: the text stays.
+            ("Sure. <tool_call>{\"name\":", "Sure. <tool_call>{\"name\":", vec![], 0),
+        ];
+        for (text, content, calls, malformed) in cases {
+            let read = read_calls(text);
+            assert_eq!((read.content.as_str(), &read.calls, read.malformed.len()), (content, &calls, malformed), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn streamed_text_holds_back_what_may_open_a_call() {
+        let cases =
+            [("Hello", 5), ("Hello <", 6), ("Hello <tool_", 6), ("Hello <tool_call>{\"na", 6), ("a < b", 5), ("<tool_call", 0), ("", 0)];
+        for (text, shown) in cases {
+            assert_eq!(shown_text_len(text), shown, "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Tool calls from a local model: how its prompt offers the tools, and the grammar that keeps a
+//! call it writes valid for the tool's schema.
+//!
+//! A template that takes `tools` and writes Hermes/Qwen `<tool_call>` blocks gets the tools as
+//! it expects them. Any other model is told of the tools in a system message, in the same block
+//! format (the generic format, with a notice: a model not trained on it may follow it poorly).
+//! Either way the grammar is llama.cpp's JSON-schema grammar of the tools' calls, inside the
+//! blocks; with `auto` it is lazy, binding only once the model opens a block, as llama.cpp's
+//! server does, so a reply in words is left free.
+
+use serde_json::{Value, json};
+
+use hearth_core::{BackendError, CALL_CLOSE, CALL_OPEN, OfferedTools, ToolChoice, ToolSpec, check_tools};
+
+/// How a model is told of tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolFormat {
+    /// The template reads `tools` and writes calls as `<tool_call>` blocks (Hermes, Qwen 2.5+).
+    Hermes,
+    /// The template knows no tools: a system message describes them.
+    Generic,
+}
+
+/// Said with a reply whose model was offered tools in the generic format.
+pub const GENERIC_NOTICE: &str = "This model's chat template knows no tools: Hearth described them to it in a generic format, which a model not trained on it may follow poorly";
+
+impl ToolFormat {
+    /// The format a chat template's source says it knows.
+    pub fn of_template(source: &str) -> ToolFormat {
+        if source.contains("tools") && source.contains(CALL_OPEN) { ToolFormat::Hermes } else { ToolFormat::Generic }
+    }
+}
+
+/// The tools as OpenAI lists them: the shape chat templates read.
+pub fn template_tools(tools: &[ToolSpec]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+        .collect()
+}
+
+/// The system message that offers `tools` to a model whose template knows none.
+pub fn generic_instructions(tools: &[ToolSpec]) -> String {
+    let listed: Vec<String> = template_tools(tools).iter().map(Value::to_string).collect();
+    format!(
+        "You can call these tools:\n<tools>\n{}\n</tools>\n\nTo call one, answer with only:\n{CALL_OPEN}\n{{\"name\": \"<tool name>\", \"arguments\": <the arguments as a JSON object>}}\n{CALL_CLOSE}\nOtherwise, answer in words.",
+        listed.join("\n")
+    )
+}
+
+/// The grammar of a reply's calls, in llama.cpp's GBNF (root rule `root`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolGrammar {
+    pub gbnf: String,
+    /// Lazy: the grammar binds once the model writes this (and reads from it on); else it binds
+    /// from the first token.
+    pub trigger: Option<&'static str>,
+}
+
+/// Rule names of our own around the schema's grammar (its own are named after the schema).
+const CALL_RULE: &str = "hearth-tool-call";
+const BLOCK_RULE: &str = "hearth-tool-block";
+
+/// The grammar for `offered`: none when no call may be made (`none`, or no tools).
+pub fn grammar(offered: &OfferedTools) -> Result<Option<ToolGrammar>, BackendError> {
+    check_tools(&offered.tools, &offered.choice).map_err(|e| BackendError::InvalidRequest(e.to_string()))?;
+    let callable: Vec<&ToolSpec> = match &offered.choice {
+        ToolChoice::None => return Ok(None),
+        ToolChoice::Named(name) => offered.tools.iter().filter(|t| &t.name == name).collect(),
+        ToolChoice::Auto | ToolChoice::Required => offered.tools.iter().collect(),
+    };
+    if callable.is_empty() {
+        return Ok(None);
+    }
+    let call = llama_cpp_2::json_schema_to_grammar(&call_schema(&callable))
+        .map_err(|e| BackendError::InvalidRequest(format!("the tools' parameters cannot be used as a grammar: {e}")))?;
+    let call = rename_root(&call, CALL_RULE);
+    let repeat = if offered.parallel { format!(" (\"\\n\" {BLOCK_RULE})*") } else { String::new() };
+    let gbnf = format!(
+        "root ::= {BLOCK_RULE}{repeat}\n{BLOCK_RULE} ::= {open} \"\\n\" {CALL_RULE} \"\\n\" {close}\n{call}",
+        open = gbnf_literal(CALL_OPEN),
+        close = gbnf_literal(CALL_CLOSE),
+    );
+    let trigger = (offered.choice == ToolChoice::Auto).then_some(CALL_OPEN);
+    Ok(Some(ToolGrammar { gbnf, trigger }))
+}
+
+/// One call of any of `tools`: `{"name": <its name>, "arguments": <its schema>}`, written as JSON
+/// text so that `name` comes first (llama.cpp's converter keeps the order it reads; a map would
+/// sort `arguments` first, and models are trained to name the tool first).
+fn call_schema(tools: &[&ToolSpec]) -> String {
+    let one = |t: &ToolSpec| {
+        format!(
+            r#"{{"type":"object","properties":{{"name":{{"const":{}}},"arguments":{}}},"required":["name","arguments"]}}"#,
+            Value::String(t.name.clone()),
+            object_schema(&t.parameters),
+        )
+    };
+    match tools {
+        [only] => one(only),
+        many => format!(r#"{{"oneOf":[{}]}}"#, many.iter().map(|t| one(t)).collect::<Vec<_>>().join(",")),
+    }
+}
+
+/// A tool's parameters as an object schema (an empty one: any object).
+fn object_schema(parameters: &Value) -> String {
+    match parameters.as_object() {
+        Some(schema) if schema.contains_key("type") => parameters.to_string(),
+        Some(schema) => {
+            let mut schema = schema.clone();
+            schema.insert("type".into(), "object".into());
+            Value::Object(schema).to_string()
+        }
+        None => r#"{"type":"object"}"#.into(),
+    }
+}
+
+/// `gbnf` with its `root` rule named `name` (references to it too).
+fn rename_root(gbnf: &str, name: &str) -> String {
+    gbnf.lines()
+        .map(|line| match line.strip_prefix("root ::=") {
+            Some(rest) => format!("{name} ::={rest}"),
+            None => line.to_owned(),
+        })
+        .map(|line| line.split(' ').map(|word| if word == "root" { name } else { word }).collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` as a GBNF string literal.
+fn gbnf_literal(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, parameters: Value) -> ToolSpec {
+        ToolSpec { name: name.into(), description: format!("{name} does things"), parameters }
+    }
+
+    fn offered(tools: Vec<ToolSpec>, choice: ToolChoice, parallel: bool) -> OfferedTools {
+        OfferedTools { tools, choice, parallel }
+    }
+
+    #[test]
+    fn templates_that_know_tools_are_told_apart() {
+        let qwen = r#"{%- if tools %}{{- '<|im_start|>system\n' }}{%- for tool in tools %}{{ tool | tojson }}{%- endfor %}{{- '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>' }}{%- endif %}"#;
+        assert_eq!(ToolFormat::of_template(qwen), ToolFormat::Hermes);
+        let chatml =
+            "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n'}}{% endfor %}";
+        assert_eq!(ToolFormat::of_template(chatml), ToolFormat::Generic);
+    }
+
+    #[test]
+    fn the_generic_instructions_list_every_tool_and_the_block_format() {
+        let text = generic_instructions(&[tool("get_weather", json!({"type": "object"})), tool("get_time", json!({}))]);
+        let listed = text.split("<tools>\n").nth(1).and_then(|rest| rest.split("\n</tools>").next()).unwrap();
+        let listed: Vec<Value> = listed.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(listed.len(), 2, "{text}");
+        assert_eq!(listed[0]["function"]["name"], "get_weather");
+        assert_eq!(listed[0]["function"]["description"], "get_weather does things");
+        assert_eq!(listed[1]["function"]["parameters"], json!({}));
+        assert!(text.contains("<tool_call>\n{\"name\": \"<tool name>\""), "{text}");
+    }
+
+    #[test]
+    fn a_choice_makes_the_grammar_lazy_eager_narrow_or_absent() {
+        let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+        let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
+        let both = || vec![weather.clone(), time.clone()];
+
+        let auto = grammar(&offered(both(), ToolChoice::Auto, false)).unwrap().unwrap();
+        assert_eq!(auto.trigger, Some("<tool_call>"));
+        assert!(
+            auto.gbnf.starts_with(
+                "root ::= hearth-tool-block\nhearth-tool-block ::= \"<tool_call>\" \"\\n\" hearth-tool-call \"\\n\" \"</tool_call>\"\n"
+            ),
+            "{}",
+            auto.gbnf
+        );
+        assert!(auto.gbnf.contains("get_weather") && auto.gbnf.contains("get_time"), "{}", auto.gbnf);
+        assert!(!auto.gbnf.lines().any(|l| l.starts_with("root ::= {") || l.contains(" root ")), "one root: {}", auto.gbnf);
+
+        let required = grammar(&offered(both(), ToolChoice::Required, true)).unwrap().unwrap();
+        assert_eq!(required.trigger, None);
+        assert!(required.gbnf.starts_with("root ::= hearth-tool-block (\"\\n\" hearth-tool-block)*\n"), "{}", required.gbnf);
+
+        let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false)).unwrap().unwrap();
+        assert!(named.gbnf.contains("get_time") && !named.gbnf.contains("get_weather"), "{}", named.gbnf);
+
+        assert_eq!(grammar(&offered(both(), ToolChoice::None, false)).unwrap(), None);
+        assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false)).unwrap(), None);
+        let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false)).unwrap_err();
+        assert!(refused.to_string().contains("\"get_news\", which is not among the tools"), "{refused}");
+    }
+
+    #[test]
+    fn the_call_schema_names_the_tool_first() {
+        let schema = call_schema(&[&tool("f", json!({"properties": {"b": {"type": "integer"}, "a": {"type": "string"}}}))]);
+        assert!(schema.find("\"name\"").unwrap() < schema.find("\"arguments\"").unwrap(), "{schema}");
+        assert!(schema.contains(r#""const":"f""#), "{schema}");
+        let parsed: Value = serde_json::from_str(&schema).unwrap();
+        assert_eq!(parsed["properties"]["arguments"]["type"], "object");
+    }
+}
