@@ -4,6 +4,7 @@ usage: openai_client.py BASE_URL MODEL_ID
 Exits non-zero on the first failed check; prints what it checked.
 """
 
+import json
 import sys
 
 import openai
@@ -112,6 +113,75 @@ try:
     check(False, "echo is refused")
 except openai.BadRequestError as e:
     check(e.param == "echo", f"echo: {e}")
+
+# Tools: the model (whose template knows none: the generic format) calls one, its arguments kept to
+# the schema by the grammar; whole and streamed as OpenAI sends calls; then reads the result and
+# answers, the first round's prompt read from the cache.
+weather = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather forecast for a city",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "maxLength": 40},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city", "unit"],
+        },
+    },
+}
+ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def valid_call(call, what):
+    check(call.type == "function" and call.function.name == "get_weather" and call.id, f"{what}: a call of get_weather: {call}")
+    arguments = json.loads(call.function.arguments)
+    check(set(arguments) == {"city", "unit"} and isinstance(arguments["city"], str), f"{what}: its arguments: {arguments}")
+    check(arguments["unit"] in ("celsius", "fahrenheit"), f"{what}: a unit of the enum: {arguments}")
+
+
+# One call (a model this small repeats a call when more are allowed).
+one = {"tools": [weather], "tool_choice": "required", "parallel_tool_calls": False, "max_tokens": 80, "temperature": 0}
+called = client.chat.completions.create(model=model, messages=ask, **one)
+choice = called.choices[0]
+check(choice.finish_reason == "tool_calls" and choice.message.content is None, f"a call, no text: {choice}")
+check(len(choice.message.tool_calls) == 1, f"one call: {choice.message.tool_calls}")
+for call in choice.message.tool_calls:
+    valid_call(call, "whole")
+stream = client.chat.completions.create(model=model, messages=ask, stream=True, **one)
+assembled, finish, text = {}, None, ""
+for chunk in stream:
+    delta = chunk.choices[0].delta
+    text += delta.content or ""
+    for piece in delta.tool_calls or []:
+        call = assembled.setdefault(piece.index, {"id": None, "name": "", "arguments": ""})
+        call["id"] = piece.id or call["id"]
+        call["name"] += (piece.function.name or "") if piece.function else ""
+        call["arguments"] += (piece.function.arguments or "") if piece.function else ""
+    finish = chunk.choices[0].finish_reason or finish
+check(finish == "tool_calls" and text == "" and len(assembled) == 1, f"streamed: calls, no text: {finish} {text!r} {assembled}")
+for call in assembled.values():
+    check(call["id"] and call["name"] == "get_weather", f"streamed: {call}")
+    arguments = json.loads(call["arguments"])
+    check(set(arguments) == {"city", "unit"} and arguments["unit"] in ("celsius", "fahrenheit"), f"streamed: {arguments}")
+history = ask + [choice.message.model_dump(exclude_none=True)]
+history += [{"role": "tool", "tool_call_id": c.id, "content": '{"temperature": 18, "sky": "cloudy"}'} for c in choice.message.tool_calls]
+answer = client.chat.completions.create(model=model, messages=history, tools=[weather], max_tokens=30, temperature=0)
+check(answer.choices[0].finish_reason in ("stop", "length") and answer.choices[0].message.content, f"round two in words: {answer}")
+cached = answer.usage.prompt_tokens_details.cached_tokens
+check(cached >= called.usage.prompt_tokens, f"round two read round one's prompt from the cache: {cached} of {answer.usage}")
+for bad, param in [
+    ({"tool_choice": {"type": "function", "function": {"name": "get_news"}}}, "tool_choice"),
+    ({"tools": [{"type": "function", "function": {"name": "get weather"}}]}, "tools"),
+    ({"tool_choice": "always"}, "tool_choice"),
+]:
+    try:
+        client.chat.completions.create(model=model, messages=ask, **{"tools": [weather], **bad})
+        check(False, f"{bad} is refused")
+    except openai.BadRequestError as e:
+        check(e.param == param, f"{bad}: {e}")
 
 # Errors come as the client's own exceptions, naming what is wrong.
 try:

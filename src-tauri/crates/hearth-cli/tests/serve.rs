@@ -104,7 +104,7 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
         ("malformed JSON", "{\"model\": ".into(), 400, None),
         ("not an object", "[]".into(), 400, None),
         ("a wrong type", hello(json!({ "temperature": "warm" })), 400, Some("temperature")),
-        ("an unknown field", hello(json!({ "tools": [] })), 400, Some("tools")),
+        ("an unknown field", hello(json!({ "functions": [] })), 400, Some("functions")),
         ("a missing model", hello(json!({ "model": "no-such-model" })), 404, Some("model")),
         ("several choices", hello(json!({ "n": 2 })), 400, Some("n")),
     ];

@@ -18,7 +18,10 @@ use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use hearth_core::{CancelFlag, ChatBackend, FinishReason, GenEvent, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob};
+use hearth_core::{
+    CancelFlag, ChatBackend, FinishReason, GenEvent, ReadCalls, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob, ToolChoice,
+    read_calls, shown_text_len,
+};
 
 use crate::error::ApiError;
 use crate::library::ModelLease;
@@ -159,6 +162,8 @@ struct Reply {
     exchange: Option<(OnExchange, Exchange)>,
     /// The request's place among those in flight, given back when the reply ends.
     _slot: QueueSlot,
+    /// Tools were offered: the calls in the text are answered as `tool_calls`.
+    calls: bool,
 }
 
 impl Reply {
@@ -175,6 +180,20 @@ impl Reply {
         if let Some((_, exchange)) = self.exchange.as_mut() {
             exchange.reply.push_str(text);
         }
+    }
+
+    /// The calls read out of a reply, as OpenAI lists them (streamed deltas carry `index` too).
+    fn tool_calls(&self, read: &ReadCalls) -> Vec<Value> {
+        read.calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| {
+                json!({
+                    "index": i, "id": format!("call_{}_{i}", self.id), "type": "function",
+                    "function": { "name": call.name, "arguments": call.arguments },
+                })
+            })
+            .collect()
     }
 
     fn body(&self, streamed: bool, choices: Value) -> Value {
@@ -217,9 +236,12 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
     let sampling = request.sampling(&state.sampling)?;
     let model = state.lease_model(&request.model).await?;
     let cancel = CancelFlag::new();
+    let tools = if shape == Shape::Chat { request.tools()? } else { None };
+    let calls = tools.as_ref().is_some_and(|t| t.choice != ToolChoice::None);
     let mut reply = ReplyRequest::new(messages, sampling, cancel.clone());
     reply.logprobs = logprobs;
     reply.raw_prompt = raw_prompt;
+    reply.tools = tools;
     let stream = state.engine.start_reply(reply)?;
     let stop = StopOnDrop(cancel);
     let mut events = stream.events;
@@ -231,7 +253,7 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
     let id = format!("{prefix}-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
     tracing::info!(%id, model = %model.name, stream = request.stream, "completion");
     let entry = entry.take().expect("taken only here");
-    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange, _slot: slot };
+    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange, _slot: slot, calls };
     if request.stream {
         let include_usage = request.stream_options.as_ref().is_some_and(|o| o.include_usage);
         Ok(Sse::new(chunks(reply, include_usage)).into_response())
@@ -269,7 +291,16 @@ async fn whole(mut reply: Reply) -> Result<Json<Value>, ApiError> {
             Some(GenEvent::Finished { reason, stats }) => {
                 reply.finished(&stats);
                 let logprobs = reply.shape.logprobs(&tokens, &mut 0);
-                let choice = reply.shape.choice(false, &text, logprobs, Some(finish_reason(reason)));
+                let mut choice = reply.shape.choice(false, &text, logprobs, Some(finish_reason(reason)));
+                let read = if reply.calls { read_calls(&text) } else { ReadCalls::default() };
+                if !read.calls.is_empty() {
+                    let content = if read.content.is_empty() { Value::Null } else { read.content.clone().into() };
+                    choice["message"]["content"] = content;
+                    choice["message"]["tool_calls"] = reply.tool_calls(&read).into();
+                    if reason != FinishReason::Length {
+                        choice["finish_reason"] = "tool_calls".into();
+                    }
+                }
                 let mut body = reply.body(false, json!([choice]));
                 body["usage"] = usage(&stats);
                 return Ok(Json(body));
@@ -296,7 +327,17 @@ fn chunks(mut reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Ev
         pending.push_back(reply.body(true, json!([opening])).to_string());
     }
     let first = std::mem::replace(&mut reply.first, GenEvent::Delta(String::new()));
-    let state = Chunks { reply, next: Some(first), pending, tokens: Vec::new(), offset: 0, done: false, include_usage };
+    let state = Chunks {
+        reply,
+        next: Some(first),
+        pending,
+        tokens: Vec::new(),
+        offset: 0,
+        done: false,
+        include_usage,
+        text: String::new(),
+        sent: 0,
+    };
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(data) = s.pending.pop_front() {
@@ -325,6 +366,10 @@ struct Chunks {
     offset: usize,
     done: bool,
     include_usage: bool,
+    /// With tools offered: the text so far, and how much of it went out as content (never a call
+    /// block, nor what may open one).
+    text: String,
+    sent: usize,
 }
 
 impl Chunks {
@@ -339,13 +384,44 @@ impl Chunks {
         match event {
             Some(GenEvent::Delta(text)) => {
                 self.reply.wrote(&text);
-                self.push(&text, None);
+                if !self.reply.calls {
+                    self.push(&text, None);
+                    return;
+                }
+                self.text.push_str(&text);
+                let shown = shown_text_len(&self.text);
+                if shown > self.sent {
+                    let content = self.text[self.sent..shown].to_owned();
+                    self.sent = shown;
+                    self.push(&content, None);
+                }
             }
             Some(GenEvent::Logprobs(tokens)) => self.tokens.extend(tokens),
             Some(GenEvent::TokenProbs(_)) => {}
             Some(GenEvent::Finished { reason, stats }) => {
                 self.reply.finished(&stats);
-                self.push("", Some(finish_reason(reason)));
+                let mut finish = finish_reason(reason);
+                if self.reply.calls {
+                    // What was held back: text, or the calls (and any text around them).
+                    let rest = self.text[self.sent..].to_owned();
+                    let read = read_calls(&rest);
+                    if read.calls.is_empty() {
+                        if !rest.is_empty() {
+                            self.push(&rest, None);
+                        }
+                    } else {
+                        if !read.content.is_empty() {
+                            self.push(&read.content, None);
+                        }
+                        let delta = json!({ "tool_calls": self.reply.tool_calls(&read) });
+                        let choice = json!({ "index": 0, "delta": delta, "logprobs": null, "finish_reason": null });
+                        self.pending.push_back(self.reply.body(true, json!([choice])).to_string());
+                        if reason != FinishReason::Length {
+                            finish = "tool_calls";
+                        }
+                    }
+                }
+                self.push("", Some(finish));
                 if self.include_usage {
                     let mut last = self.reply.body(true, json!([]));
                     last["usage"] = usage(&stats);

@@ -5,11 +5,13 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, MAX_TOP_LOGPROBS, Role, SamplingParams};
+use hearth_core::{BiasTarget, ChatMessage, Constraint, LogitBias, MAX_TOP_LOGPROBS, OfferedTools, Role, SamplingParams};
 
 use hearth_providers::llama_fields::LlamaField;
 
 use crate::error::ApiError;
+
+mod tools;
 
 #[derive(Debug, Deserialize)]
 pub struct ChatRequest {
@@ -39,6 +41,9 @@ pub struct ChatRequest {
     // llama.cpp's server's fields: its constraints here, its sampling fields in `llama`.
     grammar: Option<String>,
     json_schema: Option<Value>,
+    tools: Option<Vec<tools::WireTool>>,
+    tool_choice: Option<Value>,
+    parallel_tool_calls: Option<bool>,
     /// Hearth always reuses what it can of the cache, and reuse never changes a reply.
     #[allow(dead_code)]
     cache_prompt: Option<bool>,
@@ -82,6 +87,11 @@ pub struct WireMessage {
     content: Option<Content>,
     /// A participant's name: OpenAI's models may read it; a chat template has nowhere to put it.
     name: Option<String>,
+    /// An assistant's calls.
+    tool_calls: Option<Vec<tools::WireToolCall>>,
+    /// A tool message's call (the model reads results in order: nothing to match it with).
+    #[allow(dead_code)]
+    tool_call_id: Option<String>,
     #[serde(flatten)]
     unknown: Map<String, Value>,
 }
@@ -180,6 +190,7 @@ impl ChatRequest {
         ];
         for (i, message) in self.messages.iter().enumerate() {
             sizes.push((format!("messages[{i}].name"), message.name.as_ref().map_or(0, String::len), caps::NAME, "bytes"));
+            sizes.push((format!("messages[{i}].tool_call_id"), message.tool_call_id.as_ref().map_or(0, String::len), caps::NAME, "bytes"));
         }
         match sizes.into_iter().find(|(_, size, cap, _)| size > cap) {
             Some((field, size, cap, what)) => {
@@ -195,6 +206,11 @@ impl ChatRequest {
             return Err(ApiError::invalid(Some("messages"), "`messages` is empty: send at least one message"));
         }
         self.messages.iter().enumerate().map(|(i, m)| m.to_chat(i)).collect()
+    }
+
+    /// The tools the reply may call; `None` when the request offers none.
+    pub fn tools(&self) -> Result<Option<OfferedTools>, ApiError> {
+        tools::offered(self.tools.as_deref(), self.tool_choice.as_ref(), self.parallel_tool_calls)
     }
 
     /// `base` with what the request sets; validated, so a value out of range is refused by name.
@@ -326,7 +342,7 @@ impl CompletionRequest {
                 return refuse(field, &format!("`{field}` is not supported by Hearth's server"));
             }
         }
-        for field in ["suffix", "messages", "top_logprobs"] {
+        for field in ["suffix", "messages", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls"] {
             if object.get(field).is_some_and(|v| !v.is_null()) {
                 return refuse(field, &format!("`{field}` is not a field of /v1/completions"));
             }
@@ -356,15 +372,19 @@ impl WireMessage {
         }
         let role = match self.role.as_str() {
             "system" | "developer" => Role::System,
-            "user" => Role::User,
+            // A tool's result is read in the user's turn, as Hermes and Qwen's templates put it.
+            "user" | "tool" => Role::User,
             "assistant" => Role::Assistant,
             other => {
                 return Err(ApiError::invalid(
                     Some(&param("role")),
-                    format!("the role `{other}` is not supported: use system, developer, user or assistant"),
+                    format!("the role `{other}` is not supported: use system, developer, user, assistant or tool"),
                 ));
             }
         };
+        if self.tool_calls.is_some() && role != Role::Assistant {
+            return Err(ApiError::invalid(Some(&param("tool_calls")), "only an assistant's message holds tool calls"));
+        }
         let content = match &self.content {
             None => String::new(),
             Some(Content::Text(text)) => text.clone(),
@@ -383,6 +403,11 @@ impl WireMessage {
                 }
                 text
             }
+        };
+        let content = match (&self.tool_calls, self.role.as_str()) {
+            (Some(calls), _) => tools::with_calls(content, calls, param)?,
+            (None, "tool") => tools::tool_result(&content),
+            (None, _) => content,
         };
         Ok(ChatMessage::new(role, content))
     }

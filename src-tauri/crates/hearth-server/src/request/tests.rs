@@ -34,10 +34,30 @@ fn a_bad_request_is_refused_with_the_field_at_fault() {
         (&format!("{{{HELLO},\"logit_bias\":{{\"abc\":1}}}}"), Some("logit_bias")),
         (&format!("{{{HELLO},\"max_tokens\":0}}"), Some("max_tokens")),
         (&format!("{{{HELLO},\"grammar\":\"root ::= x\",\"json_schema\":{{}}}}"), Some("grammar")),
-        (r#"{"model":"m","messages":[{"role":"tool","content":"x"}]}"#, Some("messages[0].role")),
+        (r#"{"model":"m","messages":[{"role":"function","content":"x"}]}"#, Some("messages[0].role")),
         (r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, Some("messages[0].content")),
         (r#"{"model":"m","messages":[{"role":"user","content":"x","tool_calls":[]}]}"#, Some("messages[0].tool_calls")),
         (r#"{"model":"m","messages":[]}"#, Some("messages")),
+        // Tools: each refused by the field at fault.
+        (&format!("{{{HELLO},\"tools\":[{{\"type\":\"retrieval\",\"function\":{{\"name\":\"f\"}}}}]}}"), Some("tools[0].type")),
+        (&format!("{{{HELLO},\"tools\":[{{\"type\":\"function\",\"function\":{{\"name\":\"f g\"}}}}]}}"), Some("tools")),
+        (&format!("{{{HELLO},\"tools\":[{{\"type\":\"function\",\"function\":{{\"name\":\"f\",\"parameters\":[]}}}}]}}"), Some("tools")),
+        (
+            &format!("{{{HELLO},\"tools\":[{{\"type\":\"function\",\"function\":{{\"name\":\"f\",\"code\":1}}}}]}}"),
+            Some("tools[0].function.code"),
+        ),
+        (&format!("{{{HELLO},\"tool_choice\":\"required\"}}"), Some("tool_choice")),
+        (
+            &format!(
+                "{{{HELLO},\"tools\":[{{\"type\":\"function\",\"function\":{{\"name\":\"f\"}}}}],\"tool_choice\":{{\"type\":\"function\",\"function\":{{\"name\":\"g\"}}}}}}"
+            ),
+            Some("tool_choice"),
+        ),
+        (&format!("{{{HELLO},\"tool_choice\":\"sometimes\"}}"), Some("tool_choice")),
+        (
+            r#"{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{oops"}}]}]}"#,
+            Some("messages[0].tool_calls[0].function.arguments"),
+        ),
     ];
     // Past a cap: refused by name, whatever the field holds.
     let long = "x".repeat(70 << 10);
@@ -63,7 +83,9 @@ fn a_bad_request_is_refused_with_the_field_at_fault() {
     let cases = [cases, &capped[..]].concat();
     let cases = &cases[..];
     for (body, param) in cases {
-        let got = parse(body).and_then(|r| r.messages().and_then(|_| r.logprobs()).and_then(|_| r.sampling(&SamplingParams::default())));
+        let got = parse(body).and_then(|r| {
+            r.messages().and_then(|_| r.logprobs()).and_then(|_| r.tools()).and_then(|_| r.sampling(&SamplingParams::default()))
+        });
         let error = got.expect_err(body);
         assert_eq!((error.status, error.param.as_deref()), (400, *param), "{body}: {error:?}");
         assert!(!error.message.is_empty());
@@ -135,6 +157,50 @@ fn what_hearth_sends_its_own_server_reads_back_the_same() {
     let body = hearth_providers::openai_request_body(&config, "m", &[ChatMessage::new(Role::User, "hi")], &sent, false, 4096).unwrap();
     let read = ChatRequest::from_value(body).unwrap().sampling(&SamplingParams::default()).unwrap();
     assert_eq!(read, sent);
+}
+
+/// Calls and results in the history read as the model writes and reads them; tools and a choice
+/// among them reach the engine as offered.
+#[test]
+fn tools_calls_and_results_are_read_as_the_model_knows_them() {
+    let request = parse(
+        r#"{"model":"m","messages":[{"role":"user","content":"Weather in Paris?"},
+            {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}]},
+            {"role":"tool","tool_call_id":"call_1","content":"{\"sky\":\"cloudy\"}"}],
+         "tools":[{"type":"function","function":{"name":"get_weather","description":"Forecast","parameters":{"type":"object","properties":{"city":{"type":"string"}}},"strict":true}},
+                  {"type":"function","function":{"name":"get_time"}}],
+         "tool_choice":{"type":"function","function":{"name":"get_time"}},"parallel_tool_calls":false}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        request.messages().unwrap(),
+        [
+            ChatMessage::new(Role::User, "Weather in Paris?"),
+            ChatMessage::new(
+                Role::Assistant,
+                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Paris\"}}\n</tool_call>"
+            ),
+            ChatMessage::new(Role::User, "<tool_response>\n{\"sky\":\"cloudy\"}\n</tool_response>"),
+        ]
+    );
+    let offered = request.tools().unwrap().unwrap();
+    assert_eq!(offered.choice, hearth_core::ToolChoice::Named("get_time".into()));
+    assert!(!offered.parallel);
+    assert_eq!(offered.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["get_weather", "get_time"]);
+    assert_eq!(offered.tools[1].parameters, serde_json::json!({"type": "object", "properties": {}}), "no parameters: none taken");
+
+    for (fields, choice) in [
+        ("", None),
+        (r#","tools":[]"#, None),
+        (r#","tools":[],"tool_choice":"none""#, None),
+        (r#","tools":[{"type":"function","function":{"name":"f"}}]"#, Some(hearth_core::ToolChoice::Auto)),
+        (r#","tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required""#, Some(hearth_core::ToolChoice::Required)),
+        (r#","tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none""#, Some(hearth_core::ToolChoice::None)),
+    ] {
+        let offered = parse(&format!("{{{HELLO}{fields}}}")).unwrap().tools().unwrap();
+        assert_eq!(offered.as_ref().map(|o| o.choice.clone()), choice, "{fields}");
+        assert!(offered.is_none_or(|o| o.parallel), "parallel calls unless refused");
+    }
 }
 
 #[test]
