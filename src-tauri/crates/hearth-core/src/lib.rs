@@ -44,7 +44,7 @@ pub use service::{
 pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
 pub use tools::{
-    CALL_CLOSE, CALL_OPEN, OfferedTools, ReadCalls, ToolCall, ToolChoice, ToolError, ToolSpec, WrittenCall, check_tools, read_calls,
-    shown_text_len,
+    CALL_CLOSE, CALL_OPEN, OfferedTools, ReadCalls, ToolCall, ToolChoice, ToolError, ToolSpec, WrittenCall, call_block, check_tools,
+    read_calls, shown_text_len,
 };
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};

@@ -12,6 +12,13 @@ use serde_json::Value;
 pub const CALL_OPEN: &str = "<tool_call>";
 pub const CALL_CLOSE: &str = "</tool_call>";
 
+/// A call as a local model writes it, the one layout: the engine's grammar keeps the model to
+/// it, and a call sent back in the history is written the same, so that the next round's prompt
+/// starts with the tokens the cache holds. `arguments` is JSON text, as the model wrote it.
+pub fn call_block(name: &str, arguments: &str) -> String {
+    format!("{CALL_OPEN}\n{{\"name\":{},\"arguments\":{arguments}}}\n{CALL_CLOSE}", Value::String(name.to_owned()))
+}
+
 /// The longest tool name OpenAI accepts; Hearth takes the same.
 const MAX_NAME: usize = 64;
 
@@ -128,7 +135,8 @@ pub struct ReadCalls {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WrittenCall {
     pub name: String,
-    /// The arguments as compact JSON text.
+    /// The arguments as JSON text: as the model wrote them when they were an object in the call
+    /// (so they come back to it unchanged), else compact.
     pub arguments: String,
 }
 
@@ -161,7 +169,8 @@ pub fn read_calls(text: &str) -> ReadCalls {
 fn call_in(body: &str) -> Result<WrittenCall, String> {
     let value: Value = serde_json::from_str(body.trim()).map_err(|e| format!("a call that is not JSON ({e})"))?;
     let name = value.get("name").and_then(Value::as_str).ok_or("a call without a name")?;
-    let arguments = match value.get("arguments").or_else(|| value.get("parameters")) {
+    let key = if value.get("arguments").is_some() { "arguments" } else { "parameters" };
+    let arguments = match value.get(key) {
         None | Some(Value::Null) => Value::Object(Default::default()),
         Some(Value::String(text)) => serde_json::from_str(text).map_err(|e| format!("arguments of {name} that are not JSON ({e})"))?,
         Some(other) => other.clone(),
@@ -169,7 +178,22 @@ fn call_in(body: &str) -> Result<WrittenCall, String> {
     if !arguments.is_object() {
         return Err(format!("arguments of {name} that are not a JSON object"));
     }
-    Ok(WrittenCall { name: name.to_owned(), arguments: arguments.to_string() })
+    let written = value.get(key).filter(|v| v.is_object()).and_then(|v| raw_member(body, key, v));
+    Ok(WrittenCall { name: name.to_owned(), arguments: written.map_or_else(|| arguments.to_string(), str::to_owned) })
+}
+
+/// The text of member `key` of the JSON object `body`, whose value is `value`: the first
+/// `"key":` followed by exactly that value (a string elsewhere may spell the key too).
+fn raw_member<'a>(body: &'a str, key: &str, value: &Value) -> Option<&'a str> {
+    let quoted = format!("\"{key}\"");
+    body.match_indices(&quoted).find_map(|(at, _)| {
+        let after = body[at + quoted.len()..].trim_start();
+        let rest = after.strip_prefix(':')?.trim_start();
+        let start = body.len() - rest.len();
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+        let parsed = values.next()?.ok()?;
+        (&parsed == value).then(|| &body[start..start + values.byte_offset()])
+    })
 }
 
 /// While a reply streams: how much of the text so far can be shown as text. A call block, open
@@ -224,10 +248,18 @@ mod tests {
         let call = |name: &str, arguments: &str| WrittenCall { name: name.into(), arguments: arguments.into() };
         let cases: Vec<(&str, &str, Vec<WrittenCall>, usize)> = vec![
             ("Just text.", "Just text.", vec![], 0),
+            // The arguments as written: spacing and order kept.
             (
-                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"unit\": \"celsius\", \"city\": \"Paris\"}}\n</tool_call>",
                 "",
-                vec![call("get_weather", r#"{"city":"Paris"}"#)],
+                vec![call("get_weather", r#"{"unit": "celsius", "city": "Paris"}"#)],
+                0,
+            ),
+            // A string that spells the key does not mislead.
+            (
+                r#"<tool_call>{"name":"say","arguments":{"text":"\"arguments\": {}"}}</tool_call>"#,
+                "",
+                vec![call("say", r#"{"text":"\"arguments\": {}"}"#)],
                 0,
             ),
             (
@@ -255,6 +287,15 @@ mod tests {
             let read = read_calls(text);
             assert_eq!((read.content.as_str(), &read.calls, read.malformed.len()), (content, &calls, malformed), "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_call_block_reads_back_as_the_same_call() {
+        let block = call_block("get_weather", r#"{"city":"Paris","unit":"celsius"}"#);
+        assert_eq!(block, "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\",\"unit\":\"celsius\"}}\n</tool_call>");
+        let read = read_calls(&block);
+        assert_eq!(read.calls, [WrittenCall { name: "get_weather".into(), arguments: r#"{"city":"Paris","unit":"celsius"}"#.into() }]);
+        assert_eq!(call_block(&read.calls[0].name, &read.calls[0].arguments), block);
     }
 
     #[test]

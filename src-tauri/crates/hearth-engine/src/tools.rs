@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 
-use hearth_core::{BackendError, CALL_CLOSE, CALL_OPEN, OfferedTools, ToolChoice, ToolSpec, check_tools};
+use hearth_core::{BackendError, CALL_CLOSE, CALL_OPEN, OfferedTools, ToolChoice, ToolSpec, call_block, check_tools};
 
 /// How a model is told of tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +43,9 @@ pub fn template_tools(tools: &[ToolSpec]) -> Vec<Value> {
 pub fn generic_instructions(tools: &[ToolSpec]) -> String {
     let listed: Vec<String> = template_tools(tools).iter().map(Value::to_string).collect();
     format!(
-        "You can call these tools:\n<tools>\n{}\n</tools>\n\nTo call one, answer with only:\n{CALL_OPEN}\n{{\"name\": \"<tool name>\", \"arguments\": <the arguments as a JSON object>}}\n{CALL_CLOSE}\nOtherwise, answer in words.",
-        listed.join("\n")
+        "You can call these tools:\n<tools>\n{}\n</tools>\n\nTo call one, answer with only:\n{}\nOtherwise, answer in words.",
+        listed.join("\n"),
+        call_block("<tool name>", "<the arguments as a JSON object>"),
     )
 }
 
@@ -56,6 +57,9 @@ pub struct ToolGrammar {
     /// from the first token.
     pub trigger: Option<&'static str>,
 }
+
+/// The most calls in one turn: a small model may repeat a call until its reply runs out.
+pub const MAX_PARALLEL_CALLS: usize = 8;
 
 /// Rule names of our own around the schema's grammar (its own are named after the schema).
 const CALL_RULE: &str = "hearth-tool-call";
@@ -74,8 +78,8 @@ pub fn grammar(offered: &OfferedTools) -> Result<Option<ToolGrammar>, BackendErr
     }
     let call = llama_cpp_2::json_schema_to_grammar(&call_schema(&callable))
         .map_err(|e| BackendError::InvalidRequest(format!("the tools' parameters cannot be used as a grammar: {e}")))?;
-    let call = rename_root(&call, CALL_RULE);
-    let repeat = if offered.parallel { format!(" (\"\\n\" {BLOCK_RULE})*") } else { String::new() };
+    let call = compact(&rename_root(&call, CALL_RULE));
+    let repeat = if offered.parallel { format!(" (\"\\n\" {BLOCK_RULE}){{0,{}}}", MAX_PARALLEL_CALLS - 1) } else { String::new() };
     let gbnf = format!(
         "root ::= {BLOCK_RULE}{repeat}\n{BLOCK_RULE} ::= {open} \"\\n\" {CALL_RULE} \"\\n\" {close}\n{call}",
         open = gbnf_literal(CALL_OPEN),
@@ -113,6 +117,13 @@ fn object_schema(parameters: &Value) -> String {
         }
         None => r#"{"type":"object"}"#.into(),
     }
+}
+
+/// `gbnf` with no room between JSON's tokens: the call comes out as `call_block` writes it, the
+/// same text every time, so a call sent back in the history matches the cache token for token
+/// (and takes fewer tokens to write).
+fn compact(gbnf: &str) -> String {
+    gbnf.lines().map(|line| if line.starts_with("space ::=") { "space ::= \"\"" } else { line }).collect::<Vec<_>>().join("\n")
 }
 
 /// `gbnf` with its `root` rule named `name` (references to it too).
@@ -162,7 +173,7 @@ mod tests {
         assert_eq!(listed[0]["function"]["name"], "get_weather");
         assert_eq!(listed[0]["function"]["description"], "get_weather does things");
         assert_eq!(listed[1]["function"]["parameters"], json!({}));
-        assert!(text.contains("<tool_call>\n{\"name\": \"<tool name>\""), "{text}");
+        assert!(text.contains("<tool_call>\n{\"name\":\"<tool name>\",\"arguments\":"), "{text}");
     }
 
     #[test]
@@ -181,11 +192,12 @@ mod tests {
             auto.gbnf
         );
         assert!(auto.gbnf.contains("get_weather") && auto.gbnf.contains("get_time"), "{}", auto.gbnf);
+        assert!(auto.gbnf.lines().any(|l| l == "space ::= \"\""), "no room between tokens: {}", auto.gbnf);
         assert!(!auto.gbnf.lines().any(|l| l.starts_with("root ::= {") || l.contains(" root ")), "one root: {}", auto.gbnf);
 
         let required = grammar(&offered(both(), ToolChoice::Required, true)).unwrap().unwrap();
         assert_eq!(required.trigger, None);
-        assert!(required.gbnf.starts_with("root ::= hearth-tool-block (\"\\n\" hearth-tool-block)*\n"), "{}", required.gbnf);
+        assert!(required.gbnf.starts_with("root ::= hearth-tool-block (\"\\n\" hearth-tool-block){0,7}\n"), "{}", required.gbnf);
 
         let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false)).unwrap().unwrap();
         assert!(named.gbnf.contains("get_time") && !named.gbnf.contains("get_weather"), "{}", named.gbnf);

@@ -176,10 +176,7 @@ fn tools_calls_and_results_are_read_as_the_model_knows_them() {
         request.messages().unwrap(),
         [
             ChatMessage::new(Role::User, "Weather in Paris?"),
-            ChatMessage::new(
-                Role::Assistant,
-                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Paris\"}}\n</tool_call>"
-            ),
+            ChatMessage::new(Role::Assistant, "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\": \"Paris\"}}\n</tool_call>"),
             ChatMessage::new(Role::User, "<tool_response>\n{\"sky\":\"cloudy\"}\n</tool_response>"),
         ]
     );

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use hearth_core::{CALL_CLOSE, CALL_OPEN, OfferedTools, ToolChoice, ToolError, ToolSpec, check_tools};
+use hearth_core::{OfferedTools, ToolChoice, ToolError, ToolSpec, call_block, check_tools};
 
 use crate::error::ApiError;
 
@@ -126,21 +126,22 @@ fn tool_choice(value: Option<&Value>) -> Result<ToolChoice, ApiError> {
     }
 }
 
-/// An assistant message's text with its calls written after it as the model writes them.
+/// An assistant message's text with its calls written after it as the model writes them (the
+/// arguments as the client sends them back: as the server gave them, they match the cache).
 pub fn with_calls(content: String, calls: &[WireToolCall], param: impl Fn(&str) -> String) -> Result<String, ApiError> {
     let mut text = content;
     for (i, call) in calls.iter().enumerate() {
         if call.kind.as_deref().is_some_and(|k| k != "function") {
             return Err(ApiError::invalid(Some(&param(&format!("tool_calls[{i}].type"))), "only `function` calls are"));
         }
-        let arguments: Value = serde_json::from_str(&call.function.arguments).map_err(|e| {
+        let arguments = call.function.arguments.trim();
+        serde_json::from_str::<Value>(arguments).map_err(|e| {
             ApiError::invalid(Some(&param(&format!("tool_calls[{i}].function.arguments"))), format!("the arguments are not JSON: {e}"))
         })?;
-        let name = Value::String(call.function.name.clone());
         if !text.is_empty() {
             text.push('\n');
         }
-        text.push_str(&format!("{CALL_OPEN}\n{{\"name\": {name}, \"arguments\": {arguments}}}\n{CALL_CLOSE}"));
+        text.push_str(&call_block(&call.function.name, arguments));
     }
     Ok(text)
 }
