@@ -26,10 +26,11 @@ pub enum Section {
     Parallel,
     Decoding,
     BusyCore,
+    Tools,
 }
 
 impl Section {
-    pub const ALL: [Section; 8] = [
+    pub const ALL: [Section; 9] = [
         Section::Speed,
         Section::Conversation,
         Section::Switch,
@@ -38,6 +39,7 @@ impl Section {
         Section::Parallel,
         Section::Decoding,
         Section::BusyCore,
+        Section::Tools,
     ];
 
     pub fn name(self) -> &'static str {
@@ -50,6 +52,7 @@ impl Section {
             Section::Parallel => "parallel",
             Section::Decoding => "decoding",
             Section::BusyCore => "busy-core",
+            Section::Tools => "tools",
         }
     }
 
@@ -120,6 +123,11 @@ pub async fn reply_with(
 ) -> Result<(String, ReplyStats), String> {
     let mut request = ReplyRequest::new(history.to_vec(), sampling, CancelFlag::new());
     request.conversation = conversation;
+    reply_to(engine, request).await
+}
+
+/// One reply of `request`: its text, and its stats with TTFT as the caller saw it.
+pub async fn reply_to(engine: &Engine, request: ReplyRequest) -> Result<(String, ReplyStats), String> {
     let started = Instant::now();
     let mut stream = engine.start_reply(request).map_err(|e| e.to_string())?;
     let mut text = String::new();

@@ -23,6 +23,7 @@ mod parallel;
 mod peer;
 mod serve;
 mod switch;
+mod tools_round;
 
 use std::process::ExitCode;
 
@@ -75,7 +76,7 @@ have ended. Up to four requests are decoded together.
 bench compares TTFT per turn with llama.cpp's own server when one is found (--server PATH, else
 the build of scripts/build-llama-server.sh); --no-server skips it. It also times four clients at
 once on Hearth's server against one at a time and against llama-server --parallel 4.
-Its sections (speed, conversation, switch, switch-server, typing, parallel, decoding, busy-core)
+Its sections (speed, conversation, switch, switch-server, typing, parallel, decoding, busy-core, tools)
 each report their figures or what failed (which server, which request, the server's last lines):
 one failure costs only that section, and the exit status says whether any failed.
 --sections speed,typing runs only those. --compare FILE checks this run's ratios against the

@@ -45,6 +45,6 @@ pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
 pub use tools::{
     CALL_CLOSE, CALL_OPEN, OfferedTools, ReadCalls, ToolCall, ToolChoice, ToolError, ToolSpec, WrittenCall, call_block, check_tools,
-    read_calls, shown_text_len,
+    read_calls, shown_text_len, tool_response,
 };
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};

@@ -48,6 +48,12 @@ pub enum ToolChoice {
     Named(String),
 }
 
+/// A tool's result as a local model reads it: a `<tool_response>` block in the user's turn, as
+/// Hermes and Qwen's templates put it.
+pub fn tool_response(content: &str) -> String {
+    format!("<tool_response>\n{content}\n</tool_response>")
+}
+
 /// The tools a reply may call, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OfferedTools {

@@ -406,7 +406,7 @@ impl WireMessage {
         };
         let content = match (&self.tool_calls, self.role.as_str()) {
             (Some(calls), _) => tools::with_calls(content, calls, param)?,
-            (None, "tool") => tools::tool_result(&content),
+            (None, "tool") => hearth_core::tool_response(&content),
             (None, _) => content,
         };
         Ok(ChatMessage::new(role, content))

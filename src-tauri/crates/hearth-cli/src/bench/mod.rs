@@ -23,6 +23,7 @@ use crate::decoding::{self, DecodingReport};
 use crate::parallel::{self, ParallelReport};
 use crate::peer::{self, LlamaServer, PeerError};
 use crate::switch::{self, SwitchReport, SwitchServerReport, TypingReport};
+use crate::tools_round::{self, ToolsReport};
 
 mod table;
 
@@ -101,6 +102,8 @@ pub struct Report {
     pub decoding: Option<DecodingReport>,
     #[serde(flatten)]
     pub busy_core: Option<BusyCoreReport>,
+    #[serde(flatten)]
+    pub tools: Option<ToolsReport>,
     #[serde(flatten)]
     pub across: Across,
     /// With `--compare FILE`: each recorded figure against this run's.
@@ -196,6 +199,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         parallel: None,
         decoding: None,
         busy_core: None,
+        tools: None,
         across: Across::default(),
         check: None,
     };
@@ -226,6 +230,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
             Section::Parallel => keep(&mut r.parallel, parallel::run(&args, load_params(&args, true), N_CTX, binary.as_deref()).await),
             Section::Decoding => keep(&mut r.decoding, decoding_section(&args).await),
             Section::BusyCore => keep(&mut r.busy_core, busy_core::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
+            Section::Tools => keep(&mut r.tools, tools_round::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
         };
         let seconds = started.elapsed().as_secs_f64();
         report.section_seconds.push((section.name(), (seconds * 10.0).round() / 10.0));

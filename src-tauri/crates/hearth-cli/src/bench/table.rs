@@ -79,6 +79,12 @@ pub fn print(r: &Report) {
             b.busy_core_decode_tps, b.busy_core_fixed_threads_decode_tps, b.busy_core_speedup, b.quiet_tuned_decode_ratio
         );
     }
+    if let Some(t) = &r.tools {
+        println!(
+            "\nA tool round: round two's first token {:.0} ms after the result (round one {:.0} ms); it read {} tokens, {:.2} × the result's",
+            t.tool_round_overhead_ms, t.tool_round_one_ttft_ms, t.tool_round_read_tokens, t.tool_round_cached_ratio
+        );
+    }
     for failed in &r.failed_sections {
         println!("\nFAILED {}: {}", failed.section, failed.error);
         for (what, value) in [("server", &failed.server), ("request", &failed.request)] {

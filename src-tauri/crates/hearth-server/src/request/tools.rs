@@ -145,8 +145,3 @@ pub fn with_calls(content: String, calls: &[WireToolCall], param: impl Fn(&str) 
     }
     Ok(text)
 }
-
-/// A tool's result as the model reads it.
-pub fn tool_result(content: &str) -> String {
-    format!("<tool_response>\n{content}\n</tool_response>")
-}

@@ -1,0 +1,107 @@
+//! `hearth-cli bench`, section `tools`: an agent's round trip on the engine. Round one asks for a
+//! call (required, one tool); the tool answers at once; round two sends the call back with its
+//! result, in the same conversation, and the model answers. Measured: the time from sending round
+//! two to its first token (the tool's own time is nil here, so this is Hearth's whole overhead),
+//! and how many tokens round two read against the tokens of the result (1.0: the result alone,
+//! round one's prompt and the call from the cache).
+
+use serde::Serialize;
+use serde_json::json;
+
+use hearth_core::{
+    CancelFlag, ChatMessage, OfferedTools, ReplyRequest, ReplyStats, Role, SamplingParams, ToolChoice, ToolSpec, call_block, read_calls,
+    tool_response,
+};
+use hearth_engine::{Engine, LoadParams};
+
+use crate::args::BenchArgs;
+use crate::bench_kit::reply_to;
+
+/// Rounds, each its own conversation; the figures are their medians.
+const CITIES: [&str; 5] = ["Paris", "Lisbon", "Oslo", "Kyoto", "Lima"];
+/// Conversation ids of the section's own (apart from the other sections').
+const FIRST_CONVERSATION: i64 = 70_000;
+/// A weather tool's answer, as short as most are.
+const RESULT: &str = r#"{"temperature": 18, "sky": "cloudy"}"#;
+
+#[derive(Serialize)]
+pub struct ToolsReport {
+    /// Round two sent → its first token, in ms (median over the rounds).
+    pub tool_round_overhead_ms: f64,
+    /// Tokens round two read ÷ tokens of the result in its turn (median; 1.0 is the floor).
+    pub tool_round_cached_ratio: f64,
+    /// Round one's time to its first token, for scale (it reads the whole prompt).
+    pub tool_round_one_ttft_ms: f64,
+    /// The tokens round two read (the result in its turn), for scale: each costs ~3 ms to read
+    /// on two cores with the default model.
+    pub tool_round_read_tokens: u32,
+    pub tool_rounds: usize,
+}
+
+fn weather() -> ToolSpec {
+    ToolSpec {
+        name: "get_weather".into(),
+        description: "The weather forecast for a city".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"city": {"type": "string", "maxLength": 40}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+            "required": ["city", "unit"],
+        }),
+    }
+}
+
+fn request(messages: Vec<ChatMessage>, choice: ToolChoice, max_tokens: u32, conversation: i64) -> ReplyRequest {
+    let mut request = ReplyRequest::new(messages, SamplingParams::greedy(max_tokens), CancelFlag::new());
+    request.conversation = Some(conversation);
+    request.tools = Some(OfferedTools { tools: vec![weather()], choice, parallel: false });
+    request
+}
+
+pub async fn run(args: &BenchArgs, load: LoadParams) -> Result<ToolsReport, String> {
+    let engine = Engine::spawn();
+    engine.load(&args.model, load).await.map_err(|e| format!("the model did not load: {e}"))?;
+    let (mut overhead, mut ratio, mut first, mut read) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, city) in CITIES.iter().enumerate() {
+        let conversation = FIRST_CONVERSATION + i as i64;
+        let ask = vec![ChatMessage::new(Role::User, format!("What is the weather in {city}?"))];
+        let (text, one) = reply_to(&engine, request(ask.clone(), ToolChoice::Required, 80, conversation)).await?;
+        let call = read_calls(&text).calls.into_iter().next().ok_or_else(|| format!("round one wrote no call: {text:?}"))?;
+        let history = [
+            ask,
+            vec![
+                ChatMessage::new(Role::Assistant, call_block(&call.name, &call.arguments)),
+                ChatMessage::new(Role::User, tool_response(RESULT)),
+            ],
+        ]
+        .concat();
+        let (_, two) = reply_to(&engine, request(history, ToolChoice::Auto, 16, conversation)).await?;
+        overhead.push(two.ttft_ms);
+        ratio.push(read_ratio(&one, &two)?);
+        first.push(one.ttft_ms);
+        read.push(f64::from(two.prompt_tokens.saturating_sub(two.cached_tokens)));
+    }
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let round = |v: f64, places: i32| (v * 10f64.powi(places)).round() / 10f64.powi(places);
+    Ok(ToolsReport {
+        tool_round_overhead_ms: round(median(&mut overhead), 1),
+        tool_round_cached_ratio: round(median(&mut ratio), 3),
+        tool_round_one_ttft_ms: round(median(&mut first), 1),
+        tool_round_read_tokens: median(&mut read) as u32,
+        tool_rounds: CITIES.len(),
+    })
+}
+
+/// Tokens round two read ÷ tokens it added after round one's prompt and reply (the result's turn).
+fn read_ratio(one: &ReplyStats, two: &ReplyStats) -> Result<f64, String> {
+    let read = two.prompt_tokens.saturating_sub(two.cached_tokens);
+    let added = two.prompt_tokens.checked_sub(one.prompt_tokens + one.completion_tokens).filter(|&n| n > 0).ok_or_else(|| {
+        format!(
+            "round two's prompt ({} tokens) does not extend round one's ({} + {})",
+            two.prompt_tokens, one.prompt_tokens, one.completion_tokens
+        )
+    })?;
+    Ok(read as f64 / added as f64)
+}
