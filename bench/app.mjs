@@ -13,6 +13,12 @@ import path from "node:path";
 
 import { REPLY, addProvider, chooseModel, dataDirWith, shot, sleep, startFake } from "../tests/e2e/helpers.mjs";
 import { KEYS, Session, startDriver } from "../tests/e2e/webdriver.mjs";
+import { median, round } from "./figures.mjs";
+import { appProcessesOf, cpuMs } from "./proc.mjs";
+import { atRest } from "./rest.mjs";
+
+/** The app's processes (bench/proc.mjs) for this bench's binary. */
+const appProcesses = () => appProcessesOf(APP);
 
 const APP = process.env.HEARTH_APP_BINARY;
 const FAKE = process.env.HEARTH_FAKE_PROVIDER;
@@ -58,12 +64,6 @@ assert.ok(["x11", "webdriver"].includes(KEY_PATH), `BENCH_KEYS must be x11 or we
 /** A burst of keys: about as fast as WebDriver types a string (~60 characters a second). */
 const BURST_CPS = 60;
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const round = (x, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
-
 // ---- the engine alone -------------------------------------------------------------------------
 
 /** hearth-cli chat's per-turn stats lines on stderr. */
@@ -97,50 +97,6 @@ function engineReplyAsync(prompt, tokens) {
   });
 }
 
-// ---- /proc --------------------------------------------------------------------------------------
-
-const TICK_MS = 1000 / 100; // USER_HZ
-function cpuMs(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
-  } catch {
-    return 0; // gone
-  }
-}
-function processes() {
-  const all = [];
-  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      all.push({ pid: Number(pid), ppid, comm, cmdline });
-    } catch {}
-  }
-  return all;
-}
-/** The app's processes: the app, its web process(es), the engine process, and Xvfb; and the
- *  WebDriver servers that type the bench's keys (tauri-driver, WebKitWebDriver), which a person
- *  typing does not run, and the fake provider, whose work a remote API does on its own machine. */
-function appProcesses() {
-  const all = processes();
-  const app = all.find((p) => p.cmdline[0] === APP && !p.cmdline.includes("--hearth-engine-host"));
-  assert.ok(app, "the app process is not running");
-  const children = all.filter((p) => p.ppid === app.pid);
-  return {
-    app: [app.pid],
-    web: children.filter((p) => p.comm.startsWith("WebKitWebProces")).map((p) => p.pid),
-    network: children.filter((p) => p.comm.startsWith("WebKitNetwork")).map((p) => p.pid),
-    engine: children.filter((p) => p.cmdline.includes("--hearth-engine-host")).map((p) => p.pid),
-    xvfb: all.filter((p) => p.comm === "Xvfb").map((p) => p.pid),
-    driver: all.filter((p) => p.comm === "tauri-driver" || p.comm.startsWith("WebKitWebDrive")).map((p) => p.pid),
-    // The bench's stand-in for a remote API: on a user's machine its share is on the server.
-    fake: all.filter((p) => p.comm === "fake_provider").map((p) => p.pid),
-  };
-}
 const cpuOf = (groups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, p) => s + cpuMs(p), 0)]));
 
 // ---- the keyboard -------------------------------------------------------------------------------
@@ -538,87 +494,7 @@ for (const [name, file] of [["HEARTH_APP_BINARY", APP], ["HEARTH_CLI_BINARY", CL
   assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist`);
 }
 
-// ---- at rest: a cold start and the memory of a Hearth with no model ------------------------------
-
-/** Starts of the app at rest (BENCH_REST_RUNS), each a new process on the same data folder. */
-const REST_RUNS = Number(process.env.BENCH_REST_RUNS || 3);
-const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100);
-
-/** When process `pid` started, in ms since the epoch (to a clock tick): its start after boot
- *  (/proc/PID/stat) against the time since boot now (/proc/uptime). */
-function startedAtMs(pid) {
-  const now = Date.now();
-  const uptime = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]); // field 22, starttime
-  return now - (uptime - ticks / CLK_TCK) * 1000;
-}
-
-/** Resident (RSS) and proportional (PSS: each shared page divided among the processes that map
- *  it, so that a sum over processes counts a library once) memory of a process, in MB. */
-function memoryOf(pid) {
-  const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-  const kb = (field) => Number(rollup.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"))[1]);
-  return { rss: round(kb("Rss") / 1024, 1), pss: round(kb("Pss") / 1024, 1) };
-}
-
-/** A first start (no model, no chats: the welcome screen) and REST_RUNS - 1 more on the same data:
- *  from the app's process start to the welcome screen in the window; then, at rest (the caret no
- *  longer blinking, the engine process ended), the memory of every Hearth process. The hub is out
- *  of reach (the welcome says so). */
-async function atRest() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-bench-rest-"));
-  const driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: dataDir, HF_ENDPOINT: "http://127.0.0.1:9" });
-  const startsMs = [];
-  let memory = null;
-  try {
-    for (let i = 0; i < REST_RUNS; i++) {
-      const session = await Session.open(driver.base, APP);
-      try {
-        const deadline = Date.now() + 60_000;
-        while ((await session.findAll('[data-testid="welcome-import"]')).length === 0) {
-          assert.ok(Date.now() < deadline, "the welcome screen did not appear in 60 s");
-          await sleep(10);
-        }
-        startsMs.push(Date.now() - startedAtMs(appProcesses().app[0]));
-        if (i === REST_RUNS - 1) {
-          // At rest: the caret has stopped blinking, and the engine process, never asked for a
-          // model, has ended (hearth-engine's REST_AFTER).
-          const since = Date.now();
-          await sleep(CARET_BLINKS_MS);
-          while (appProcesses().engine.length > 0) {
-            assert.ok(Date.now() - since < 90_000, "the engine process did not end at rest in 90 s");
-            await sleep(500);
-          }
-          const pids = appProcesses();
-          // Where it goes, mapping by mapping, for a person to read (BENCH_SMAPS_DIR=dir).
-          if (process.env.BENCH_SMAPS_DIR) {
-            for (const kind of ["app", "engine", "web", "network"]) {
-              for (const pid of pids[kind]) fs.writeFileSync(path.join(process.env.BENCH_SMAPS_DIR, `${kind}-${pid}.smaps`), fs.readFileSync(`/proc/${pid}/smaps`));
-            }
-          }
-          memory = Object.fromEntries(["app", "engine", "web", "network"].map((k) => [k, pids[k].map(memoryOf).reduce((a, m) => ({ rss: round(a.rss + m.rss, 1), pss: round(a.pss + m.pss, 1) }), { rss: 0, pss: 0 })]));
-        }
-      } finally {
-        await session.close();
-      }
-    }
-  } finally {
-    await driver.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
-  const sum = (field) => round(Object.values(memory).reduce((s, m) => s + m[field], 0), 1);
-  console.error(`at rest: starts ${startsMs.map((ms) => Math.round(ms)).join(", ")} ms; memory by process ${JSON.stringify(memory)}`);
-  return {
-    cold_start_ms: round(startsMs[0], 0),
-    start_ms: round(median(startsMs.slice(1).length ? startsMs.slice(1) : startsMs), 0),
-    idle_pss_mb: sum("pss"),
-    idle_rss_mb: sum("rss"),
-    idle_memory_mb: memory,
-  };
-}
-
-const rest = await atRest();
+const rest = await atRest({ app: APP, caretBlinksMs: CARET_BLINKS_MS });
 if (process.env.BENCH_WINDOW === "0") {
   console.log(JSON.stringify({ bench: "app", sections: ["rest"], ...rest }));
   process.exit(0);

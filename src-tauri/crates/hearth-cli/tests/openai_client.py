@@ -151,7 +151,7 @@ check(len(choice.message.tool_calls) == 1, f"one call: {choice.message.tool_call
 for call in choice.message.tool_calls:
     valid_call(call, "whole")
 stream = client.chat.completions.create(model=model, messages=ask, stream=True, **one)
-assembled, finish, text = {}, None, ""
+assembled, finish, text, fragments = {}, None, "", 0
 for chunk in stream:
     delta = chunk.choices[0].delta
     text += delta.content or ""
@@ -160,7 +160,9 @@ for chunk in stream:
         call["id"] = piece.id or call["id"]
         call["name"] += (piece.function.name or "") if piece.function else ""
         call["arguments"] += (piece.function.arguments or "") if piece.function else ""
+        fragments += 1 if piece.function and piece.function.arguments else 0
     finish = chunk.choices[0].finish_reason or finish
+check(fragments > 1, f"streamed: the arguments come as they are written, in {fragments} pieces")
 check(finish == "tool_calls" and text == "" and len(assembled) == 1, f"streamed: calls, no text: {finish} {text!r} {assembled}")
 for call in assembled.values():
     check(call["id"] and call["name"] == "get_weather", f"streamed: {call}")

@@ -18,6 +18,7 @@ mod search;
 mod service;
 mod settings;
 mod title;
+mod tool_stream;
 mod tools;
 mod transfer;
 
@@ -43,6 +44,7 @@ pub use service::{
 };
 pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
+pub use tool_stream::{CallEvent, CallStream};
 pub use tools::{
     CALL_CLOSE, CALL_OPEN, OfferedTools, ReadCalls, ToolCall, ToolChoice, ToolError, ToolSpec, WrittenCall, call_block, check_tools,
     read_calls, shown_text_len, tool_response,

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use hearth_core::{
-    CancelFlag, ChatBackend, FinishReason, GenEvent, ReadCalls, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob, ToolChoice,
-    read_calls, shown_text_len,
+    CallEvent, CallStream, CancelFlag, ChatBackend, FinishReason, GenEvent, ReadCalls, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob,
+    ToolChoice, read_calls,
 };
 
 use crate::error::ApiError;
@@ -189,11 +189,16 @@ impl Reply {
             .enumerate()
             .map(|(i, call)| {
                 json!({
-                    "index": i, "id": format!("call_{}_{i}", self.id), "type": "function",
+                    "index": i, "id": self.call_id(i), "type": "function",
                     "function": { "name": call.name, "arguments": call.arguments },
                 })
             })
             .collect()
+    }
+
+    /// Call `index`'s id: the same whole or streamed.
+    fn call_id(&self, index: usize) -> String {
+        format!("call_{}_{index}", self.id)
     }
 
     fn body(&self, streamed: bool, choices: Value) -> Value {
@@ -327,17 +332,8 @@ fn chunks(mut reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Ev
         pending.push_back(reply.body(true, json!([opening])).to_string());
     }
     let first = std::mem::replace(&mut reply.first, GenEvent::Delta(String::new()));
-    let state = Chunks {
-        reply,
-        next: Some(first),
-        pending,
-        tokens: Vec::new(),
-        offset: 0,
-        done: false,
-        include_usage,
-        text: String::new(),
-        sent: 0,
-    };
+    let calls = reply.calls.then(CallStream::new);
+    let state = Chunks { reply, next: Some(first), pending, tokens: Vec::new(), offset: 0, done: false, include_usage, calls };
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(data) = s.pending.pop_front() {
@@ -366,10 +362,8 @@ struct Chunks {
     offset: usize,
     done: bool,
     include_usage: bool,
-    /// With tools offered: the text so far, and how much of it went out as content (never a call
-    /// block, nor what may open one).
-    text: String,
-    sent: usize,
+    /// With tools offered: the text read for calls as they are written.
+    calls: Option<CallStream>,
 }
 
 impl Chunks {
@@ -380,20 +374,35 @@ impl Chunks {
         self.pending.push_back(self.reply.body(true, json!([choice])).to_string());
     }
 
+    /// Text as content; a call as OpenAI streams one: its id, type and name first, then its
+    /// arguments in pieces, each delta with the call's index.
+    fn say(&mut self, events: Vec<CallEvent>) {
+        for event in events {
+            let call = match event {
+                CallEvent::Text(text) => {
+                    self.push(&text, None);
+                    continue;
+                }
+                CallEvent::Opened { index, name } => {
+                    json!({ "index": index, "id": self.reply.call_id(index), "type": "function", "function": { "name": name, "arguments": "" } })
+                }
+                CallEvent::Arguments { index, fragment } => json!({ "index": index, "function": { "arguments": fragment } }),
+            };
+            let choice = json!({ "index": 0, "delta": { "tool_calls": [call] }, "logprobs": null, "finish_reason": null });
+            self.pending.push_back(self.reply.body(true, json!([choice])).to_string());
+        }
+    }
+
     fn take(&mut self, event: Option<GenEvent>) {
         match event {
             Some(GenEvent::Delta(text)) => {
                 self.reply.wrote(&text);
-                if !self.reply.calls {
-                    self.push(&text, None);
-                    return;
-                }
-                self.text.push_str(&text);
-                let shown = shown_text_len(&self.text);
-                if shown > self.sent {
-                    let content = self.text[self.sent..shown].to_owned();
-                    self.sent = shown;
-                    self.push(&content, None);
+                match self.calls.as_mut() {
+                    None => self.push(&text, None),
+                    Some(calls) => {
+                        let events = calls.push(&text);
+                        self.say(events);
+                    }
                 }
             }
             Some(GenEvent::Logprobs(tokens)) => self.tokens.extend(tokens),
@@ -401,24 +410,11 @@ impl Chunks {
             Some(GenEvent::Finished { reason, stats }) => {
                 self.reply.finished(&stats);
                 let mut finish = finish_reason(reason);
-                if self.reply.calls {
-                    // What was held back: text, or the calls (and any text around them).
-                    let rest = self.text[self.sent..].to_owned();
-                    let read = read_calls(&rest);
-                    if read.calls.is_empty() {
-                        if !rest.is_empty() {
-                            self.push(&rest, None);
-                        }
-                    } else {
-                        if !read.content.is_empty() {
-                            self.push(&read.content, None);
-                        }
-                        let delta = json!({ "tool_calls": self.reply.tool_calls(&read) });
-                        let choice = json!({ "index": 0, "delta": delta, "logprobs": null, "finish_reason": null });
-                        self.pending.push_back(self.reply.body(true, json!([choice])).to_string());
-                        if reason != FinishReason::Length {
-                            finish = "tool_calls";
-                        }
+                if let Some(calls) = self.calls.take() {
+                    let (events, count) = calls.finish();
+                    self.say(events);
+                    if count > 0 && reason != FinishReason::Length {
+                        finish = "tool_calls";
                     }
                 }
                 self.push("", Some(finish));
