@@ -6,9 +6,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -23,15 +23,16 @@ use hearth_gguf::ValidatedGguf;
 
 use super::cause::LastLines;
 use super::program::HostProgram;
+use host_process::Host;
 use process_end::{Exit, read_replies, spawn_stderr_reader};
 
 mod devices;
 mod dispatch;
+mod host_process;
 mod process_end;
 mod watchdog;
 use super::backoff::{CrashStreak, waiting_words};
 use super::protocol::{FrameError, FrameWriter, ReplySpec, RequestId, ToHost, encode};
-use super::timing::QUIT_WAIT;
 use crate::local::{Progress, validate_off_thread};
 use crate::{EngineError, HeldMemory};
 
@@ -77,51 +78,6 @@ struct State {
     gpu_off: Option<String>,
 }
 
-/// One running engine process.
-struct Host {
-    epoch: u64,
-    pid: u32,
-    started: Instant,
-    child: Arc<Mutex<Child>>,
-    /// Frames' bodies, measured (`encode`), for the writer thread.
-    frames: Sender<Vec<u8>>,
-    /// Set when a stopped request outlived `WEDGED_AFTER`; the watchdog then kills the process.
-    wedged_since: Option<Instant>,
-    /// The watchdog killed it: its SIGKILL is ours, not the system's.
-    killed_as_wedged: bool,
-    /// A model or a reply was asked of it: it does not end at rest.
-    asked: bool,
-}
-
-impl Host {
-    /// Asks the process to quit, and kills it if it has not within [`QUIT_WAIT`].
-    fn quit(&self) {
-        let _ = self.send(&ToHost::Quit);
-        let deadline = Instant::now() + QUIT_WAIT;
-        loop {
-            let exited = self.child.lock().expect("child poisoned").try_wait().map(|s| s.is_some()).unwrap_or(true);
-            if exited {
-                return;
-            }
-            if Instant::now() >= deadline {
-                tracing::warn!(pid = self.pid, "the engine process did not quit in time; killing it");
-                let mut child = self.child.lock().expect("child poisoned");
-                let _ = child.kill();
-                let _ = child.wait();
-                return;
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Queues `message` for the engine process; one too long for a frame is refused, not sent.
-    fn send(&self, message: &ToHost) -> Result<(), FrameError> {
-        let frame = encode(message)?;
-        let _ = self.frames.send(frame); // If the process is dying, its reader says so.
-        Ok(())
-    }
-}
-
 enum Pending {
     Load {
         reply: Option<oneshot::Sender<Result<ModelInfo, EngineError>>>,
@@ -162,7 +118,7 @@ impl Engine {
         Engine { shared }
     }
 
-    /// Ends the engine process: asks it to quit, and kills it if it has not within [`QUIT_WAIT`].
+    /// Ends the engine process: asks it to quit, and kills it if it has not within [`QUIT_WAIT`](super::timing::QUIT_WAIT).
     /// Replies still running are cancelled.
     pub fn shutdown(&self) {
         self.shared.shutdown();
