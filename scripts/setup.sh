@@ -51,6 +51,10 @@ if [ "$mode" = test ]; then
     fi
   done
   scripts/fetch-model.sh target/test-data
+  # The MCP servers the MCP client is tested against: the reference servers and our hostile ones.
+  if [ ! -d tests/mcp/node_modules ] || [ tests/mcp/package-lock.json -nt tests/mcp/node_modules/.package-lock.json ]; then
+    npm ci --prefix tests/mcp --no-audit --no-fund
+  fi
   # The official openai Python client: the real peer of `hearth-cli serve`'s tests; llama.cpp's
   # gguf package writes the tiny sliding-window and hybrid test models.
   if ! target/openai-venv/bin/python -c 'import openai, gguf' 2>/dev/null; then

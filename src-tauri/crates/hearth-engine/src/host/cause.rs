@@ -1,29 +1,10 @@
 //! Why the engine process died, in words: from its exit status and its last lines on stderr
 //! (llama.cpp's own message where it left one — never a guess when it said something).
 
-use std::collections::VecDeque;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-/// How many of the engine's last stderr lines are kept to explain a crash.
-pub const KEPT_LINES: usize = 64;
-
-/// The last lines the engine wrote to stderr.
-#[derive(Debug, Default)]
-pub struct LastLines(VecDeque<String>);
-
-impl LastLines {
-    pub fn push(&mut self, line: String) {
-        if self.0.len() == KEPT_LINES {
-            self.0.pop_front();
-        }
-        self.0.push_back(line);
-    }
-
-    pub fn lines(&self) -> impl DoubleEndedIterator<Item = &str> {
-        self.0.iter().map(String::as_str)
-    }
-}
+pub use hearth_core::LastLines;
 
 /// One sentence: what killed the engine, and llama.cpp's (or Rust's) own words if it left any.
 pub fn describe(status: Option<ExitStatus>, last: &LastLines) -> String {
@@ -143,15 +124,5 @@ mod tests {
         check(Some(libc::SIGSEGV), None, &["INFO decoding"], "the engine crashed (SIGSEGV, a memory fault)");
         check(None, Some(3), &[], "the engine exited unexpectedly (status 3)");
         check(None, None, &[], "the engine stopped answering");
-    }
-
-    #[test]
-    fn only_the_last_lines_are_kept() {
-        let mut last = LastLines::default();
-        for i in 0..KEPT_LINES + 10 {
-            last.push(i.to_string());
-        }
-        assert_eq!(last.lines().count(), KEPT_LINES);
-        assert_eq!(last.lines().next(), Some("10"));
     }
 }

@@ -1,0 +1,265 @@
+//! One live session with an MCP server (rmcp's client): its tools, and calls with progress,
+//! cancellation and a deadline that progress pushes back.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
+    Implementation, ProgressNotificationParam, ProgressToken, ResourceContents, ServerResult, Tool,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use ts_rs::TS;
+
+use crate::McpError;
+use crate::config::McpTransport;
+use crate::stdio::{self, Leftovers, Stopper};
+
+/// A step of a running call, as the server tells it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct CallProgress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// A tool as the server describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTool {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    /// The JSON schema of its arguments.
+    #[ts(type = "Record<string, unknown>")]
+    pub input_schema: Value,
+    /// The server says it changes nothing (`readOnlyHint`): a hint, never a permission.
+    pub read_only: bool,
+}
+
+/// What a call gave back, as the model and the user read it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutcome {
+    /// The result's content as text (images and other binary parts described, not inlined).
+    pub text: String,
+    /// The tool says it failed: its text says why, and the model reads it as such.
+    pub is_error: bool,
+    /// From the request sent to its answer.
+    pub elapsed_ms: u64,
+}
+
+/// How a call runs.
+#[derive(Debug, Clone)]
+pub struct CallOptions {
+    /// Cancelled: the server is told (`notifications/cancelled`) and the call ends at once.
+    pub cancel: CancellationToken,
+    /// The server's progress notifications for this call.
+    pub progress: Option<mpsc::UnboundedSender<CallProgress>>,
+    /// How long the server may stay silent: each progress notification starts it again.
+    pub silence: Duration,
+}
+
+impl Default for CallOptions {
+    fn default() -> Self {
+        Self { cancel: CancellationToken::new(), progress: None, silence: Duration::from_secs(300) }
+    }
+}
+
+type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<CallProgress>>>>;
+
+/// Hearth's side of the protocol: who it is, and where progress goes.
+struct Client {
+    progress: ProgressRoutes,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("Hearth", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let route = self.progress.lock().expect("progress routes poisoned").get(&params.progress_token).cloned();
+        if let Some(route) = route {
+            let _ = route.send(CallProgress { progress: params.progress, total: params.total, message: params.message });
+        }
+    }
+}
+
+/// A session with one server.
+pub struct Connection {
+    service: RunningService<RoleClient, Client>,
+    progress: ProgressRoutes,
+    tools: Vec<McpTool>,
+    /// A stdio server's process (none over HTTP).
+    process: Option<Stopper>,
+}
+
+/// What the connection left behind for a failure's words (a stdio server's stderr and stray
+/// output, and how it ended).
+#[derive(Clone, Default)]
+pub struct Trace {
+    pub leftovers: Option<Arc<Mutex<Leftovers>>>,
+    pub ended: Option<tokio::sync::watch::Receiver<Option<std::process::ExitStatus>>>,
+}
+
+/// Starts (stdio) or reaches (HTTP) a server, initializes the session within `start_within` and
+/// lists its tools. `trace` is filled as soon as a process exists, so a failure can be told with
+/// what it wrote.
+pub async fn connect(transport: &McpTransport, start_within: Duration, trace: &mut Trace) -> Result<Connection, McpError> {
+    let progress = ProgressRoutes::default();
+    let client = Client { progress: progress.clone() };
+    let (service, process) = match transport {
+        McpTransport::Stdio { command, args, env, cwd } => {
+            let process = stdio::spawn(command, args, env, cwd.as_deref())
+                .map_err(|e| McpError::Spawn { command: command.clone(), why: e.to_string() })?;
+            trace.leftovers = Some(process.leftovers.clone());
+            trace.ended = Some(process.ended.clone());
+            let stopper = process.stopper();
+            let started = tokio::time::timeout(start_within, client.serve((process.reader, process.writer))).await;
+            match started {
+                Ok(Ok(service)) => (service, Some(stopper)),
+                Ok(Err(e)) => {
+                    stopper.stop().await;
+                    return Err(McpError::Handshake(e.to_string()));
+                }
+                Err(_) => {
+                    stopper.stop().await;
+                    return Err(McpError::NoAnswer(start_within));
+                }
+            }
+        }
+        McpTransport::Http { url, headers } => {
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let name = name.parse().map_err(|_| McpError::Header(name.clone()))?;
+                let value = value.parse().map_err(|_| McpError::Header(format!("{name}")))?;
+                custom.insert(name, value);
+            }
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            match tokio::time::timeout(start_within, client.serve(transport)).await {
+                Ok(Ok(service)) => (service, None),
+                Ok(Err(e)) => return Err(McpError::Handshake(e.to_string())),
+                Err(_) => return Err(McpError::NoAnswer(start_within)),
+            }
+        }
+    };
+    let mut connection = Connection { service, progress, tools: Vec::new(), process };
+    let listed = tokio::time::timeout(start_within, connection.service.peer().list_all_tools()).await;
+    match listed {
+        Ok(Ok(tools)) => connection.tools = tools.into_iter().map(describe_tool).collect(),
+        Ok(Err(e)) => {
+            connection.close().await;
+            return Err(McpError::Request(e.to_string()));
+        }
+        Err(_) => {
+            connection.close().await;
+            return Err(McpError::NoAnswer(start_within));
+        }
+    }
+    Ok(connection)
+}
+
+fn describe_tool(tool: Tool) -> McpTool {
+    McpTool {
+        name: tool.name.into_owned(),
+        title: tool.title,
+        description: tool.description.map(|d| d.into_owned()).unwrap_or_default(),
+        input_schema: Value::Object((*tool.input_schema).clone()),
+        read_only: tool.annotations.and_then(|a| a.read_only_hint).unwrap_or(false),
+    }
+}
+
+impl Connection {
+    pub fn tools(&self) -> &[McpTool] {
+        &self.tools
+    }
+
+    /// The session has ended: the server closed it, died, or was stopped.
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+
+    /// Calls `tool` with `arguments` (a JSON object).
+    pub async fn call(&self, tool: &str, arguments: Value, options: &CallOptions) -> Result<ToolOutcome, McpError> {
+        let Value::Object(arguments) = arguments else { return Err(McpError::Arguments("they are not a JSON object".into())) };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut request_options = PeerRequestOptions::no_options();
+        request_options.timeout = Some(options.silence);
+        request_options.reset_timeout_on_progress = true;
+        let started = Instant::now();
+        let peer = self.service.peer();
+        let handle = peer.send_request_with_option(request, request_options).await.map_err(call_error)?;
+        let (id, token) = (handle.id.clone(), handle.progress_token.clone());
+        if let Some(route) = &options.progress {
+            self.progress.lock().expect("progress routes poisoned").insert(token.clone(), route.clone());
+        }
+        let answer = tokio::select! {
+            answer = handle.await_response() => answer.map_err(call_error),
+            () = options.cancel.cancelled() => {
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the user stopped it".into()))).await;
+                Err(McpError::Cancelled)
+            }
+        };
+        self.progress.lock().expect("progress routes poisoned").remove(&token);
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        match answer? {
+            ServerResult::CallToolResult(result) => {
+                let mut text = result.content.iter().map(content_text).collect::<Vec<_>>().join("\n");
+                if text.is_empty()
+                    && let Some(structured) = &result.structured_content
+                {
+                    text = structured.to_string();
+                }
+                Ok(ToolOutcome { text, is_error: result.is_error.unwrap_or(false), elapsed_ms })
+            }
+            other => Err(McpError::Request(format!("the server answered the call with something else: {other:?}"))),
+        }
+    }
+
+    /// Ends the session, and the server's process with it.
+    pub async fn close(&self) {
+        self.service.cancellation_token().cancel();
+        if let Some(process) = &self.process {
+            process.stop().await;
+        }
+    }
+}
+
+/// A content block as text: text as it is; binary parts described.
+fn content_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => format!("[an image, {}, {} bytes]", image.mime_type, image.data.len() / 4 * 3),
+        ContentBlock::Audio(audio) => format!("[audio, {}, {} bytes]", audio.mime_type, audio.data.len() / 4 * 3),
+        ContentBlock::Resource(resource) => match &resource.resource {
+            ResourceContents::TextResourceContents { uri, text, .. } => format!("[{uri}]\n{text}"),
+            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
+                format!("[{uri}: {}, {} bytes]", mime_type.as_deref().unwrap_or("binary"), blob.len() / 4 * 3)
+            }
+            _ => "[a resource Hearth cannot show]".into(),
+        },
+        ContentBlock::ResourceLink(link) => format!("[a link to {} ({})]", link.name, link.uri),
+        _ => "[a part Hearth cannot show]".into(),
+    }
+}
+
+fn call_error(error: ServiceError) -> McpError {
+    match error {
+        ServiceError::McpError(data) => McpError::Refused(data.message.into_owned()),
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => McpError::Closed,
+        ServiceError::Timeout { timeout } => McpError::Silent(timeout),
+        ServiceError::Cancelled { .. } => McpError::Cancelled,
+        other => McpError::Request(other.to_string()),
+    }
+}

@@ -1,0 +1,244 @@
+//! Hearth's MCP client against real servers: the reference `server-everything` from npm over
+//! stdio and Streamable HTTP, and hostile servers written with the official SDK
+//! (tests/mcp/hostile.mjs) that crash, hang, never answer or print garbage. `scripts/setup.sh
+//! test` installs them (tests/mcp/package.json).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hearth_mcp::{CallOptions, CancellationToken, McpError, McpHub, McpServerConfig, McpTransport, ServerState, Timeouts};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+fn servers_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/mcp");
+    assert!(dir.join("node_modules").is_dir(), "the MCP test servers are missing: run scripts/setup.sh test (npm ci --prefix tests/mcp)");
+    dir
+}
+
+fn everything_js() -> String {
+    servers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js").display().to_string()
+}
+
+fn stdio(name: &str, args: &[&str]) -> McpServerConfig {
+    McpServerConfig {
+        name: name.into(),
+        transport: McpTransport::Stdio {
+            command: "node".into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeMap::new(),
+            cwd: Some(servers_dir().display().to_string()),
+        },
+        enabled: true,
+        disabled_tools: Vec::new(),
+    }
+}
+
+fn hostile(name: &str, mode: &str) -> McpServerConfig {
+    stdio(name, &["hostile.mjs", mode])
+}
+
+fn timeouts(start: Duration) -> Timeouts {
+    Timeouts { start, ..Timeouts::default() }
+}
+
+fn text_of(outcome: Result<hearth_mcp::ToolOutcome, McpError>) -> String {
+    outcome.expect("the call succeeds").text
+}
+
+/// The reference server over stdio: its tools listed, a call, progress as the tool reports it,
+/// and a call stopped midway (the server told; the session goes on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_server_over_stdio() {
+    let hub = McpHub::new(vec![stdio("everything", &[&everything_js(), "stdio"])], Timeouts::default());
+    assert_eq!(hub.statuses()[0].state, ServerState::Idle, "started only when needed");
+    let tools = hub.tools("everything").await.expect("it starts");
+    for name in ["echo", "get-sum", "trigger-long-running-operation"] {
+        assert!(tools.iter().any(|t| t.name == name), "{name} among {:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    }
+    let echo = tools.iter().find(|t| t.name == "echo").unwrap();
+    assert_eq!(echo.input_schema["type"], "object");
+    assert!(matches!(hub.statuses()[0].state, ServerState::Ready { ref tools } if !tools.is_empty()));
+
+    let options = CallOptions::default();
+    assert_eq!(text_of(hub.call("everything", "echo", json!({"message": "hello"}), &options).await), "Echo: hello");
+    assert!(text_of(hub.call("everything", "get-sum", json!({"a": 2, "b": 40}), &options).await).contains("42"));
+
+    let (progress, mut told) = mpsc::unbounded_channel();
+    let options = CallOptions { progress: Some(progress), ..CallOptions::default() };
+    let done = hub.call("everything", "trigger-long-running-operation", json!({"duration": 0.4, "steps": 4}), &options).await;
+    assert!(text_of(done).contains("completed"));
+    let mut steps = Vec::new();
+    while let Ok(step) = told.try_recv() {
+        steps.push(step.progress);
+    }
+    // The last step's notice may land after the answer, which ends the call's route.
+    assert!(steps.len() >= 3 && steps[..] == [1.0, 2.0, 3.0, 4.0][..steps.len()], "{steps:?}");
+
+    let (progress, mut told) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let options = CallOptions { progress: Some(progress), cancel: cancel.clone(), ..CallOptions::default() };
+    let stopper = tokio::spawn(async move {
+        told.recv().await.expect("a first step");
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let stopped = hub.call("everything", "trigger-long-running-operation", json!({"duration": 20, "steps": 40}), &options).await;
+    assert_eq!(stopped, Err(McpError::Cancelled));
+    assert!(started.elapsed() < Duration::from_secs(10), "stopped, not waited out: {:?}", started.elapsed());
+    stopper.await.unwrap();
+    assert_eq!(
+        text_of(hub.call("everything", "echo", json!({"message": "still here"}), &CallOptions::default()).await),
+        "Echo: still here"
+    );
+
+    // Refusals in words: a tool it lacks, arguments that are not an object, arguments the
+    // tool's schema refuses.
+    let missing = hub.call("everything", "no-such-tool", json!({}), &CallOptions::default()).await;
+    assert_eq!(missing, Err(McpError::UnknownTool { server: "everything".into(), tool: "no-such-tool".into() }));
+    let not_object = hub.call("everything", "echo", json!("hello"), &CallOptions::default()).await;
+    assert!(matches!(not_object, Err(McpError::Arguments(_))), "{not_object:?}");
+    let refused = hub.call("everything", "get-sum", json!({"a": "two"}), &CallOptions::default()).await;
+    match refused {
+        Ok(outcome) => assert!(outcome.is_error, "a bad argument is an error result: {outcome:?}"),
+        Err(error) => assert!(matches!(error, McpError::Refused(_)), "{error}"),
+    }
+
+    hub.stop_all().await;
+    assert_eq!(hub.statuses()[0].state, ServerState::Idle);
+}
+
+/// The reference server over Streamable HTTP, on loopback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_server_over_streamable_http() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = tokio::process::Command::new("node")
+        .args([&everything_js(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let config = McpServerConfig {
+        name: "everything-http".into(),
+        transport: McpTransport::Http { url: format!("http://127.0.0.1:{port}/mcp"), headers: BTreeMap::new() },
+        enabled: true,
+        disabled_tools: Vec::new(),
+    };
+    let hub = McpHub::new(vec![config], Timeouts::default());
+    let tools = hub.tools("everything-http").await.expect("it answers");
+    assert!(tools.iter().any(|t| t.name == "echo"));
+    assert_eq!(
+        text_of(hub.call("everything-http", "echo", json!({"message": "over http"}), &CallOptions::default()).await),
+        "Echo: over http"
+    );
+
+    let (progress, mut told) = mpsc::unbounded_channel();
+    let options = CallOptions { progress: Some(progress), ..CallOptions::default() };
+    let done = hub.call("everything-http", "trigger-long-running-operation", json!({"duration": 0.3, "steps": 3}), &options).await;
+    assert!(text_of(done).contains("completed"));
+    assert!(std::iter::from_fn(|| told.try_recv().ok()).count() >= 2, "the steps before the last");
+
+    hub.stop_all().await;
+    server.kill().await.unwrap();
+
+    // Nothing listening: a failure in words, not a hang.
+    let gone = McpServerConfig {
+        name: "gone".into(),
+        transport: McpTransport::Http { url: format!("http://127.0.0.1:{port}/mcp"), headers: BTreeMap::new() },
+        enabled: true,
+        disabled_tools: Vec::new(),
+    };
+    let hub = McpHub::new(vec![gone], timeouts(Duration::from_secs(10)));
+    let error = hub.tools("gone").await.expect_err("nothing listens");
+    assert!(matches!(error, McpError::Failed { .. }), "{error}");
+}
+
+/// A server that dies during a call: the call ends in words (how it ended, its last words), the
+/// server shows as failed with its stderr, and a restart brings it back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_crashes_mid_call() {
+    let hub = McpHub::new(vec![hostile("crashy", "tools")], Timeouts::default());
+    let error = hub.call("crashy", "crash", json!({"why": "out of cheese"}), &CallOptions::default()).await.expect_err("it crashes");
+    let McpError::Failed { server, message } = &error else { panic!("{error}") };
+    assert_eq!(server, "crashy");
+    assert!(message.contains("exited with status 3"), "{message}");
+    assert!(message.contains("panic: out of cheese"), "{message}");
+    let ServerState::Failed { stderr, .. } = &hub.statuses()[0].state else { panic!("{:?}", hub.statuses()) };
+    assert!(stderr.iter().any(|l| l.contains("out of cheese")), "{stderr:?}");
+
+    let again = hub.call("crashy", "fail", json!({}), &CallOptions::default()).await;
+    assert!(matches!(again, Err(McpError::Failed { .. })), "stays failed until restarted: {again:?}");
+    hub.restart("crashy").await.expect("it starts again");
+    let failed = hub.call("crashy", "fail", json!({}), &CallOptions::default()).await.expect("a tool error is a result");
+    assert!(failed.is_error);
+    assert_eq!(failed.text, "the disk is full");
+
+    // A call that never ends is stopped by the user; the server hears of it.
+    let cancel = CancellationToken::new();
+    let options = CallOptions { cancel: cancel.clone(), ..CallOptions::default() };
+    let stopper = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    assert_eq!(hub.call("crashy", "hang", json!({}), &options).await, Err(McpError::Cancelled));
+    stopper.await.unwrap();
+
+    // A call that stays silent past its limit ends in words.
+    let options = CallOptions { silence: Duration::from_millis(500), ..CallOptions::default() };
+    assert_eq!(hub.call("crashy", "hang", json!({}), &options).await, Err(McpError::Silent(Duration::from_millis(500))));
+    hub.stop_all().await;
+}
+
+/// Servers that cannot start, each told in words with what it wrote; the others are not held up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_that_fail_to_start() {
+    let missing = McpServerConfig {
+        transport: McpTransport::Stdio { command: "hearth-no-such-mcp-server".into(), args: vec![], env: BTreeMap::new(), cwd: None },
+        ..hostile("missing", "tools")
+    };
+    let configs = vec![hostile("exits", "exit"), hostile("silent", "silent"), hostile("garbage", "garbage"), missing];
+    let hub = McpHub::new(configs, timeouts(Duration::from_secs(3)));
+    hub.start_all().await;
+
+    let message = |name: &str| match hub.statuses().into_iter().find(|s| s.config.name == name).unwrap().state {
+        ServerState::Failed { message, .. } => message,
+        other => panic!("{name}: {other:?}"),
+    };
+    let exits = message("exits");
+    assert!(exits.contains("exited with status 2") && exits.contains("config.json was not found"), "{exits}");
+    assert!(message("silent").contains("did not answer within 3 s"), "{}", message("silent"));
+    let garbage = message("garbage");
+    assert!(garbage.contains("not MCP") && garbage.contains("Welcome to a server"), "{garbage}");
+    assert!(message("missing").contains("could not start \"hearth-no-such-mcp-server\""), "{}", message("missing"));
+
+    hub.stop_all().await;
+
+    // Stray lines before the protocol are set aside; the server works.
+    let hub = McpHub::new(vec![hostile("noisy", "noisy")], Timeouts::default());
+    assert!(hub.call("noisy", "fail", json!({}), &CallOptions::default()).await.unwrap().is_error);
+    hub.stop_all().await;
+}
+
+/// What the user switched off is never started or called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switched_off_servers_and_tools() {
+    let off = McpServerConfig { enabled: false, ..hostile("off", "tools") };
+    let picky = McpServerConfig { disabled_tools: vec!["crash".into()], ..hostile("picky", "tools") };
+    let hub = McpHub::new(vec![off, picky], Timeouts::default());
+    hub.start_all().await;
+    assert_eq!(hub.statuses()[0].state, ServerState::Off);
+    assert_eq!(hub.call("off", "fail", json!({}), &CallOptions::default()).await, Err(McpError::Off("off".into())));
+    let refused = hub.call("picky", "crash", json!({"why": "x"}), &CallOptions::default()).await;
+    assert_eq!(refused, Err(McpError::ToolOff { server: "picky".into(), tool: "crash".into() }));
+    assert!(matches!(hub.statuses()[1].state, ServerState::Ready { .. }), "the server lives on");
+    assert_eq!(hub.call("nobody", "x", json!({}), &CallOptions::default()).await, Err(McpError::UnknownServer("nobody".into())));
+    hub.stop_all().await;
+}

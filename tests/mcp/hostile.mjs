@@ -1,0 +1,57 @@
+// MCP servers that misbehave, for Hearth's MCP client tests: written with the official SDK, so
+// what they do right is the real wire format and what they do wrong is on purpose.
+//   node hostile.mjs tools      a server whose tools crash it, hang, or report progress
+//   node hostile.mjs noisy      the same, after printing lines that are not MCP on stdout
+//   node hostile.mjs garbage    prints only lines that are not MCP, then waits
+//   node hostile.mjs silent     reads its input and never answers
+//   node hostile.mjs exit       complains on stderr and exits with status 2 at start
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+const mode = process.argv[2] ?? "tools";
+const forever = () => setInterval(() => {}, 1 << 30);
+
+if (mode === "exit") {
+  console.error("fatal: the configuration file /nonexistent/config.json was not found");
+  process.exit(2);
+}
+if (mode === "silent") {
+  process.stdin.resume();
+  forever();
+} else if (mode === "garbage") {
+  console.log("Welcome to a server that is not an MCP server");
+  console.log("{ this is not json either");
+  process.stdin.resume();
+  forever();
+} else {
+  if (mode === "noisy") {
+    console.log("starting up... (this line is not MCP)");
+  }
+  const server = new McpServer({ name: "hostile", version: "1.0.0" });
+  server.registerTool(
+    "crash",
+    { description: "Crashes the server mid-call", inputSchema: { why: z.string() } },
+    async ({ why }) => {
+      console.error(`panic: ${why}`);
+      process.exit(3);
+    },
+  );
+  server.registerTool(
+    "hang",
+    { description: "Never answers unless cancelled", inputSchema: {} },
+    async (_args, extra) =>
+      new Promise((resolve) => {
+        extra.signal.addEventListener("abort", () => {
+          console.error("hang: cancelled by the client");
+          resolve({ content: [{ type: "text", text: "cancelled" }] });
+        });
+      }),
+  );
+  server.registerTool(
+    "fail",
+    { description: "A tool that reports an error", inputSchema: {} },
+    async () => ({ isError: true, content: [{ type: "text", text: "the disk is full" }] }),
+  );
+  await server.connect(new StdioServerTransport());
+}
