@@ -148,6 +148,7 @@ pub async fn connect(transport: &McpTransport, start_within: Duration, trace: &m
             let transport = StreamableHttpClientTransport::from_config(config);
             match tokio::time::timeout(start_within, client.serve(transport)).await {
                 Ok(Ok(service)) => (service, None),
+                Ok(Err(e)) if e.auth_challenge().is_some() || e.to_string().contains("Auth required") => return Err(McpError::SignIn),
                 Ok(Err(e)) => return Err(McpError::Handshake(e.to_string())),
                 Err(_) => return Err(McpError::NoAnswer(start_within)),
             }
@@ -159,7 +160,7 @@ pub async fn connect(transport: &McpTransport, start_within: Duration, trace: &m
         Ok(Ok(tools)) => connection.tools = tools.into_iter().map(describe_tool).collect(),
         Ok(Err(e)) => {
             connection.close().await;
-            return Err(McpError::Request(e.to_string()));
+            return Err(call_error(e));
         }
         Err(_) => {
             connection.close().await;
@@ -255,6 +256,9 @@ fn content_text(block: &ContentBlock) -> String {
 }
 
 fn call_error(error: ServiceError) -> McpError {
+    if error.auth_challenge().is_some() {
+        return McpError::SignIn;
+    }
     match error {
         ServiceError::McpError(data) => McpError::Refused(data.message.into_owned()),
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => McpError::Closed,

@@ -25,6 +25,10 @@ pub enum McpError {
     Spawn { command: String, why: String },
     #[error("the server did not complete MCP's handshake: {0}")]
     Handshake(String),
+    #[error(
+        "the server asks to sign in (OAuth), which Hearth's MCP client does not do yet; if it takes a token, add it as an Authorization header"
+    )]
+    SignIn,
     #[error("the server did not answer within {} s", .0.as_secs())]
     NoAnswer(Duration),
     #[error("{0:?} is not a header Hearth can send")]

@@ -242,3 +242,30 @@ async fn switched_off_servers_and_tools() {
     assert_eq!(hub.call("nobody", "x", json!({}), &CallOptions::default()).await, Err(McpError::UnknownServer("nobody".into())));
     hub.stop_all().await;
 }
+
+/// The reference filesystem server: a file read in the folder it was given, one outside refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_filesystem_server() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("notes.txt"), "The kettle is in the left cupboard.").unwrap();
+    let script = servers_dir().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let root = folder.path().canonicalize().unwrap();
+    let hub = McpHub::new(vec![stdio("files", &[&script.display().to_string(), &root.display().to_string()])], Timeouts::default());
+    let tools = hub.tools("files").await.expect("it starts");
+    let read = tools.iter().find(|t| t.name == "read_text_file").expect("read_text_file");
+    assert!(read.read_only, "it says it changes nothing");
+    assert!(!tools.iter().find(|t| t.name == "write_file").unwrap().read_only);
+
+    let notes = root.join("notes.txt").display().to_string();
+    let outcome = hub.call("files", "read_text_file", json!({"path": notes}), &CallOptions::default()).await.unwrap();
+    assert_eq!(outcome.text, "The kettle is in the left cupboard.");
+    let listed = hub.call("files", "list_directory", json!({"path": root.display().to_string()}), &CallOptions::default()).await.unwrap();
+    assert!(listed.text.contains("notes.txt"), "{}", listed.text);
+
+    let outside = hub.call("files", "read_text_file", json!({"path": "/etc/hostname"}), &CallOptions::default()).await;
+    match outside {
+        Ok(outcome) => assert!(outcome.is_error && outcome.text.contains("denied"), "{outcome:?}"),
+        Err(error) => assert!(error.to_string().contains("denied"), "{error}"),
+    }
+    hub.stop_all().await;
+}
