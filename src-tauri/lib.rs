@@ -40,6 +40,8 @@ pub fn shutdown<R: Runtime>(app: &tauri::AppHandle<R>) {
     if let Some(state) = app.try_state::<AppState>() {
         state.chat.stop_all();
         state.engine.shutdown();
+        // MCP servers end with Hearth: stdin closed, then SIGTERM, then SIGKILL, each group whole.
+        tauri::async_runtime::block_on(state.tools.hub().stop_all());
     }
 }
 

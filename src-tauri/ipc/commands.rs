@@ -75,4 +75,10 @@ pub const COMMANDS: &[&str] = &[
     "unload_model",
     "hub_token_status",
     "set_hub_token",
+    "list_tool_servers",
+    "save_tool_servers",
+    "add_tool_servers",
+    "restart_tool_server",
+    "stop_tool_server",
+    "watch_tool_servers",
 ];

@@ -96,7 +96,7 @@ macro_rules! plain_returns {
         }
     )*};
 }
-plain_returns!((), bool, Vec<hearth_hub::Download>, hearth_app::ChatCacheUsage);
+plain_returns!((), bool, Vec<hearth_hub::Download>, hearth_app::ChatCacheUsage, Vec<hearth_mcp::McpServerStatus>);
 
 /// The payload type of a `Channel` argument.
 pub trait ChannelPayload {

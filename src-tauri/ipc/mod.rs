@@ -10,6 +10,7 @@ pub mod models;
 mod providers;
 mod server;
 mod settings;
+mod tools;
 mod transfer;
 mod updates;
 
@@ -115,4 +116,10 @@ register! {
     hub::unload_model,
     hub::hub_token_status,
     hub::set_hub_token,
+    tools::list_tool_servers,
+    tools::save_tool_servers,
+    tools::add_tool_servers,
+    tools::restart_tool_server,
+    tools::stop_tool_server,
+    tools::watch_tool_servers,
 }

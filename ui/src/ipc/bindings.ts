@@ -290,6 +290,36 @@ export type LogitBias = { target: BiasTarget, bias: number, };
 
 export type MbrUtility = "chrF" | "exactMatch";
 
+export type McpServerConfig = { 
+/**
+ * How the user calls it, and how Hearth tells servers apart.
+ */
+name: string, transport: McpTransport, 
+/**
+ * Off: never started, its tools never offered.
+ */
+enabled: boolean, 
+/**
+ * Tools the user switched off: not offered to the model.
+ */
+disabledTools: Array<string>, };
+
+export type McpServerState = { "state": "off" } | { "state": "idle" } | { "state": "starting" } | { "state": "ready", tools: Array<McpTool>, } | { "state": "failed", message: string, stderr: Array<string>, };
+
+export type McpServerStatus = { config: McpServerConfig, state: McpServerState, };
+
+export type McpTool = { name: string, title: string | null, description: string, 
+/**
+ * The JSON schema of its arguments.
+ */
+inputSchema: Record<string, unknown>, 
+/**
+ * The server says it changes nothing (`readOnlyHint`): a hint, never a permission.
+ */
+readOnly: boolean, };
+
+export type McpTransport = { "kind": "stdio", command: string, args: Array<string>, env: { [key in string]: string }, cwd: string | null, } | { "kind": "http", url: string, headers: { [key in string]: string }, };
+
 export type MessageSaved = { message: StoredMessage, };
 
 export type MessageStatus = "streaming" | "complete" | "stopped" | "interrupted" | "failed";
@@ -1026,6 +1056,32 @@ export const commands = {
    * Saves the token (null or empty: forgets it) and uses it from now on.
    */
   setHubToken: (token: string | null): Promise<HubTokenStatus> => invoke<HubTokenStatus>('set_hub_token', { token }),
+  /**
+   * The MCP servers and where each stands.
+   */
+  listToolServers: (): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('list_tool_servers'),
+  /**
+   * Saves the whole list (environment and headers to the keychain); servers changed or gone
+   * are stopped.
+   */
+  saveToolServers: (servers: Array<McpServerConfig>): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('save_tool_servers', { servers }),
+  /**
+   * Adds the servers of pasted `mcpServers` JSON (Claude Desktop, Cursor, LM Studio, VS Code);
+   * one of the same name is replaced.
+   */
+  addToolServers: (json: string): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('add_tool_servers', { json }),
+  /**
+   * Starts the server again (a failure shows in its state, with its stderr).
+   */
+  restartToolServer: (name: string): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('restart_tool_server', { name }),
+  /**
+   * Stops the server; it starts again when a chat needs its tools.
+   */
+  stopToolServer: (name: string): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('stop_tool_server', { name }),
+  /**
+   * Registers the window for every change of a server's state (the whole list each time).
+   */
+  watchToolServers: (onUpdate: (message: Array<McpServerStatus>) => void): Promise<null> => invoke<null>('watch_tool_servers', { onUpdate: new Channel<Array<McpServerStatus>>(onUpdate) }),
 };
 
 export type Commands = typeof commands;

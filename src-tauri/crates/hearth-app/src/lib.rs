@@ -12,6 +12,7 @@ mod server;
 mod server_models;
 mod settings;
 mod titles;
+mod tool_servers;
 pub mod window_pace;
 
 use std::path::PathBuf;
@@ -30,6 +31,7 @@ pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
 pub use server::{ServerControl, ServerSettings, ServerStatus};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};
 pub use titles::title_chat;
+pub use tool_servers::ToolServers;
 
 /// The folder under the data dir where chats' KV caches are kept.
 pub const KV_CACHE_DIR: &str = "kv-cache";
@@ -84,6 +86,8 @@ pub enum OpenError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Hub(#[from] hearth_hub::HubError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
 }
 
 /// The app's parts, opened on one data dir.
@@ -102,6 +106,8 @@ pub struct App {
     pub library: Library,
     /// The OpenAI-compatible server (Settings → Server), off unless the user switched it on.
     pub server: ServerControl,
+    /// The user's MCP servers (Settings → Tools), each started when first needed.
+    pub tools: ToolServers,
 }
 
 impl App {
@@ -131,7 +137,8 @@ impl App {
         let models = Models::new(engine.clone(), store.clone());
         let server_models = ServerModels { library: library.clone(), models: models.clone() };
         let server = ServerControl::new(engine.clone(), Arc::new(server_models), keys.clone(), store.clone());
-        Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library, server })
+        let tools = ToolServers::open(settings.clone(), keys.clone()).await?;
+        Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library, server, tools })
     }
 
     /// The sampling settings a chat's next reply uses: the chat's own, else the loaded model's,

@@ -20,6 +20,8 @@ const PROVIDERS_KEY: &str = "providers";
 const CACHE_BUDGETS_KEY: &str = "cache-budgets";
 /// Settings key of the OpenAI-compatible server's settings.
 const SERVER_KEY: &str = "server";
+/// Settings key of the MCP servers (JSON list; their environment and headers are in the keychain).
+const MCP_SERVERS_KEY: &str = "mcp-servers";
 
 /// Settings key of one model file's load settings.
 fn load_key(model_path: &str) -> String {
@@ -137,6 +139,15 @@ impl Settings {
 
     pub async fn set_providers(&self, configs: &[ProviderConfig]) -> Result<(), StoreError> {
         self.write(PROVIDERS_KEY, &configs).await
+    }
+
+    /// The MCP servers the user added, without their secret values (see `ToolServers`).
+    pub async fn mcp_servers(&self) -> Result<Vec<hearth_mcp::McpServerConfig>, StoreError> {
+        Ok(self.read(MCP_SERVERS_KEY).await?.unwrap_or_default())
+    }
+
+    pub async fn set_mcp_servers(&self, configs: &[hearth_mcp::McpServerConfig]) -> Result<(), StoreError> {
+        self.write(MCP_SERVERS_KEY, &configs).await
     }
 
     /// The budgets for chats' KV caches; the defaults until the user sets them.

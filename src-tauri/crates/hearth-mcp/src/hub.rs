@@ -34,7 +34,7 @@ impl Default for Timeouts {
 /// Where a server stands, as Settings → Tools shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(tag = "state", rename_all = "camelCase")]
-pub enum ServerState {
+pub enum McpServerState {
     /// Switched off by the user.
     Off,
     /// Not started yet (or stopped): it starts when its tools are first needed.
@@ -52,9 +52,9 @@ pub enum ServerState {
 
 /// One server and its state.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
-pub struct ServerStatus {
+pub struct McpServerStatus {
     pub config: McpServerConfig,
-    pub state: ServerState,
+    pub state: McpServerState,
 }
 
 enum Phase {
@@ -104,8 +104,8 @@ impl McpHub {
         self.inner.changed.subscribe()
     }
 
-    pub fn statuses(&self) -> Vec<ServerStatus> {
-        self.slots().iter().map(|slot| ServerStatus { config: slot.config.clone(), state: slot.state() }).collect()
+    pub fn statuses(&self) -> Vec<McpServerStatus> {
+        self.slots().iter().map(|slot| McpServerStatus { config: slot.config.clone(), state: slot.state() }).collect()
     }
 
     /// Takes the user's new list: servers whose settings changed or that are gone are stopped;
@@ -144,7 +144,7 @@ impl McpHub {
     pub async fn start_all(&self) {
         let mut starts = tokio::task::JoinSet::new();
         for slot in self.slots() {
-            if slot.config.enabled && matches!(slot.state(), ServerState::Idle) {
+            if slot.config.enabled && matches!(slot.state(), McpServerState::Idle) {
                 let hub = self.clone();
                 starts.spawn(async move {
                     let _ = hub.ready(&slot).await;
@@ -290,15 +290,15 @@ impl Slot {
         *self.phase.lock().expect("phase poisoned") = phase;
     }
 
-    fn state(&self) -> ServerState {
+    fn state(&self) -> McpServerState {
         if !self.config.enabled {
-            return ServerState::Off;
+            return McpServerState::Off;
         }
         match &*self.phase.lock().expect("phase poisoned") {
-            Phase::Idle => ServerState::Idle,
-            Phase::Starting => ServerState::Starting,
-            Phase::Ready { connection, .. } => ServerState::Ready { tools: connection.tools().to_vec() },
-            Phase::Failed { message, stderr, .. } => ServerState::Failed { message: message.clone(), stderr: stderr.clone() },
+            Phase::Idle => McpServerState::Idle,
+            Phase::Starting => McpServerState::Starting,
+            Phase::Ready { connection, .. } => McpServerState::Ready { tools: connection.tools().to_vec() },
+            Phase::Failed { message, stderr, .. } => McpServerState::Failed { message: message.clone(), stderr: stderr.clone() },
         }
     }
 

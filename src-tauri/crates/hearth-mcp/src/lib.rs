@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub use config::{ConfigError, McpServerConfig, McpTransport, parse_mcp_servers};
 pub use connection::{CallOptions, CallProgress, McpTool, ToolOutcome};
-pub use hub::{McpHub, ServerState, ServerStatus, Timeouts};
+pub use hub::{McpHub, McpServerState, McpServerStatus, Timeouts};
 pub use tokio_util::sync::CancellationToken;
 
 /// What went wrong with a server or a call, in words a user can act on.

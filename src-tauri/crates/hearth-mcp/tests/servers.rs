@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use hearth_mcp::{CallOptions, CancellationToken, McpError, McpHub, McpServerConfig, McpTransport, ServerState, Timeouts};
+use hearth_mcp::{CallOptions, CancellationToken, McpError, McpHub, McpServerConfig, McpServerState, McpTransport, Timeouts};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -52,14 +52,14 @@ fn text_of(outcome: Result<hearth_mcp::ToolOutcome, McpError>) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_server_over_stdio() {
     let hub = McpHub::new(vec![stdio("everything", &[&everything_js(), "stdio"])], Timeouts::default());
-    assert_eq!(hub.statuses()[0].state, ServerState::Idle, "started only when needed");
+    assert_eq!(hub.statuses()[0].state, McpServerState::Idle, "started only when needed");
     let tools = hub.tools("everything").await.expect("it starts");
     for name in ["echo", "get-sum", "trigger-long-running-operation"] {
         assert!(tools.iter().any(|t| t.name == name), "{name} among {:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
     }
     let echo = tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(echo.input_schema["type"], "object");
-    assert!(matches!(hub.statuses()[0].state, ServerState::Ready { ref tools } if !tools.is_empty()));
+    assert!(matches!(hub.statuses()[0].state, McpServerState::Ready { ref tools } if !tools.is_empty()));
 
     let options = CallOptions::default();
     assert_eq!(text_of(hub.call("everything", "echo", json!({"message": "hello"}), &options).await), "Echo: hello");
@@ -106,7 +106,7 @@ async fn the_reference_server_over_stdio() {
     }
 
     hub.stop_all().await;
-    assert_eq!(hub.statuses()[0].state, ServerState::Idle);
+    assert_eq!(hub.statuses()[0].state, McpServerState::Idle);
 }
 
 /// The reference server over Streamable HTTP, on loopback.
@@ -171,7 +171,7 @@ async fn a_server_that_crashes_mid_call() {
     assert_eq!(server, "crashy");
     assert!(message.contains("exited with status 3"), "{message}");
     assert!(message.contains("panic: out of cheese"), "{message}");
-    let ServerState::Failed { stderr, .. } = &hub.statuses()[0].state else { panic!("{:?}", hub.statuses()) };
+    let McpServerState::Failed { stderr, .. } = &hub.statuses()[0].state else { panic!("{:?}", hub.statuses()) };
     assert!(stderr.iter().any(|l| l.contains("out of cheese")), "{stderr:?}");
 
     let again = hub.call("crashy", "fail", json!({}), &CallOptions::default()).await;
@@ -209,7 +209,7 @@ async fn servers_that_fail_to_start() {
     hub.start_all().await;
 
     let message = |name: &str| match hub.statuses().into_iter().find(|s| s.config.name == name).unwrap().state {
-        ServerState::Failed { message, .. } => message,
+        McpServerState::Failed { message, .. } => message,
         other => panic!("{name}: {other:?}"),
     };
     let exits = message("exits");
@@ -234,11 +234,11 @@ async fn switched_off_servers_and_tools() {
     let picky = McpServerConfig { disabled_tools: vec!["crash".into()], ..hostile("picky", "tools") };
     let hub = McpHub::new(vec![off, picky], Timeouts::default());
     hub.start_all().await;
-    assert_eq!(hub.statuses()[0].state, ServerState::Off);
+    assert_eq!(hub.statuses()[0].state, McpServerState::Off);
     assert_eq!(hub.call("off", "fail", json!({}), &CallOptions::default()).await, Err(McpError::Off("off".into())));
     let refused = hub.call("picky", "crash", json!({"why": "x"}), &CallOptions::default()).await;
     assert_eq!(refused, Err(McpError::ToolOff { server: "picky".into(), tool: "crash".into() }));
-    assert!(matches!(hub.statuses()[1].state, ServerState::Ready { .. }), "the server lives on");
+    assert!(matches!(hub.statuses()[1].state, McpServerState::Ready { .. }), "the server lives on");
     assert_eq!(hub.call("nobody", "x", json!({}), &CallOptions::default()).await, Err(McpError::UnknownServer("nobody".into())));
     hub.stop_all().await;
 }

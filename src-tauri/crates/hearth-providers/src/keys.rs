@@ -22,6 +22,8 @@ pub enum Secret<'a> {
     ServerKey,
     /// The Hugging Face token that opens gated repositories.
     HubToken,
+    /// An MCP server's environment and headers (JSON), which often hold its tokens, by its name.
+    McpServer(&'a str),
 }
 
 /// Provider ids under which the server key and the hub token were kept before they had names of
@@ -35,13 +37,14 @@ impl Secret<'_> {
             Secret::Provider(id) => format!("provider:{id}"),
             Secret::ServerKey => "app:server-key".into(),
             Secret::HubToken => "app:hub-token".into(),
+            Secret::McpServer(name) => format!("mcp:{name}"),
         }
     }
 
     /// Where it was kept before: moved to [`Self::account`] when found there.
     fn legacy_account(&self) -> Option<String> {
         match self {
-            Secret::Provider(_) => None,
+            Secret::Provider(_) | Secret::McpServer(_) => None,
             Secret::ServerKey => Some(format!("provider:{}", RESERVED_PROVIDER_IDS[0])),
             Secret::HubToken => Some(format!("provider:{}", RESERVED_PROVIDER_IDS[1])),
         }

@@ -1,0 +1,63 @@
+//! Settings → Tools: the user's MCP servers — added by form or by pasting `mcpServers` JSON, each
+//! with its state (starting, ready with its tools, failed with its stderr), restarted or stopped.
+
+use tauri::State;
+use tauri::ipc::Channel;
+
+use hearth_mcp::{McpServerConfig, McpServerStatus};
+
+use crate::AppState;
+use crate::ipc::IpcError;
+use crate::ipc::contract::command;
+
+command! {
+    /// The MCP servers and where each stands.
+    pub fn list_tool_servers(state: State<'_, AppState>) -> Vec<McpServerStatus> {
+        state.tools.statuses()
+    }
+}
+
+command! {
+    /// Saves the whole list (environment and headers to the keychain); servers changed or gone
+    /// are stopped.
+    pub async fn save_tool_servers(servers: Vec<McpServerConfig>, state: State<'_, AppState>) -> Result<Vec<McpServerStatus>, IpcError> {
+        Ok(state.tools.save(servers).await?)
+    }
+}
+
+command! {
+    /// Adds the servers of pasted `mcpServers` JSON (Claude Desktop, Cursor, LM Studio, VS Code);
+    /// one of the same name is replaced.
+    pub async fn add_tool_servers(json: String, state: State<'_, AppState>) -> Result<Vec<McpServerStatus>, IpcError> {
+        Ok(state.tools.add_pasted(&json).await?)
+    }
+}
+
+command! {
+    /// Starts the server again (a failure shows in its state, with its stderr).
+    pub async fn restart_tool_server(name: String, state: State<'_, AppState>) -> Result<Vec<McpServerStatus>, IpcError> {
+        Ok(state.tools.restart(&name).await?)
+    }
+}
+
+command! {
+    /// Stops the server; it starts again when a chat needs its tools.
+    pub async fn stop_tool_server(name: String, state: State<'_, AppState>) -> Result<Vec<McpServerStatus>, IpcError> {
+        Ok(state.tools.stop(&name).await?)
+    }
+}
+
+command! {
+    /// Registers the window for every change of a server's state (the whole list each time).
+    pub fn watch_tool_servers(on_update: Channel<Vec<McpServerStatus>>, state: State<'_, AppState>) {
+        let tools = state.tools.clone();
+        let mut changes = tools.hub().subscribe();
+        tauri::async_runtime::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if on_update.send(tools.statuses()).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
