@@ -9,6 +9,8 @@ use hearth_core::{
 };
 
 use hearth_app::ModelLoading;
+use hearth_app::agent::{AgentEvent, Decision, PendingCall};
+use hearth_mcp::CallProgress;
 
 use crate::AppState;
 use crate::ipc::IpcError;
@@ -16,6 +18,10 @@ use crate::ipc::contract::command;
 
 /// The stream of one `send_message` call, in order: `modelLoading`* (only when the chat's model
 /// had to be loaded first), `userSaved`, `replyStarted`, `delta`*, then `finished` or `failed`.
+/// With tools, a reply that calls some ends with `roundFinished` instead; then, for each call,
+/// `toolApproval` (answered with `answer_tool_call`), `toolRunning`, `toolProgress`*; the results
+/// come as `userSaved` (role `tool`), and the next reply as above. `roundLimit` before `finished`
+/// says the turn used its rounds.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "event", content = "data", rename_all = "camelCase")]
 pub enum ChatEvent {
@@ -25,6 +31,47 @@ pub enum ChatEvent {
     Delta(TextDelta),
     Finished(MessageSaved),
     Failed(FailedReply),
+    RoundFinished(MessageSaved),
+    ToolApproval(PendingCall),
+    ToolRunning(ToolCallRef),
+    ToolProgress(ToolProgress),
+    RoundLimit(RoundLimit),
+}
+
+/// Which call of which reply.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallRef {
+    #[ts(type = "number")]
+    pub reply: MessageId,
+    pub index: u32,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolProgress {
+    #[ts(type = "number")]
+    pub reply: MessageId,
+    pub index: u32,
+    pub progress: CallProgress,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RoundLimit {
+    pub rounds: u32,
+}
+
+impl From<AgentEvent> for ChatEvent {
+    fn from(event: AgentEvent) -> Self {
+        match event {
+            AgentEvent::Turn(event) => event.into(),
+            AgentEvent::RoundFinished(message) => ChatEvent::RoundFinished(MessageSaved { message: *message }),
+            AgentEvent::Approval(call) => ChatEvent::ToolApproval(call),
+            AgentEvent::Running { reply, index } => ChatEvent::ToolRunning(ToolCallRef { reply, index }),
+            AgentEvent::Progress { reply, index, progress } => ChatEvent::ToolProgress(ToolProgress { reply, index, progress }),
+            AgentEvent::RoundLimit { rounds } => ChatEvent::RoundLimit(RoundLimit { rounds }),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -216,7 +263,7 @@ async fn run_turn<R: Runtime>(
     };
     state.prepare_chat_model(chat_id, progress).await.map_err(|e| IpcError::from(e).concerning("model"))?;
     let sampling = state.chat_sampling(chat_id).await?;
-    match state.chat.run(chat_id, turn, sampling, |e| emit(e.into())).await {
+    match state.turn_with_tools(chat_id, turn, sampling, hearth_core::ToolChoice::Auto, |e| emit(e.into())).await {
         Ok(message) => {
             emit(ChatEvent::Finished(MessageSaved { message }));
             // After the reply, never before it: the title waits its turn on the engine.
@@ -304,7 +351,20 @@ command! {
 }
 
 command! {
+    /// Stops the reply being written in the chat, or the tool running (or waiting to be allowed).
     pub fn stop_generation(chat_id: ChatId, state: State<'_, AppState>) {
+        state.agent.stop(chat_id);
         state.chat.stop(chat_id);
+    }
+}
+
+command! {
+    /// The user's word on the tool call the chat waits for (`toolApproval`). Fails when none waits.
+    pub fn answer_tool_call(chat_id: ChatId, decision: Decision, state: State<'_, AppState>) -> Result<(), IpcError> {
+        if state.agent.answer(chat_id, decision) {
+            Ok(())
+        } else {
+            Err(IpcError::new(crate::ipc::IpcErrorKind::NotFound, "this chat is not waiting for an answer about a tool"))
+        }
     }
 }

@@ -7,6 +7,7 @@ pub const COMMANDS: &[&str] = &[
     "list_messages",
     "send_message",
     "stop_generation",
+    "answer_tool_call",
     "prefill_draft",
     "edit_message",
     "regenerate_reply",

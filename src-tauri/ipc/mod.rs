@@ -48,6 +48,7 @@ register! {
     chat::list_messages,
     chat::send_message,
     chat::stop_generation,
+    chat::answer_tool_call,
     chat::prefill_draft,
     chat::edit_message,
     chat::regenerate_reply,

@@ -5,6 +5,8 @@
 //   node hostile.mjs garbage    prints only lines that are not MCP, then waits
 //   node hostile.mjs silent     reads its input and never answers
 //   node hostile.mjs exit       complains on stderr and exits with status 2 at start
+//   node hostile.mjs kitchen    two plain tools for a chat's agent loop: find_item, and slow_search
+//                               (answers after 60 s unless cancelled)
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -29,6 +31,28 @@ if (mode === "silent") {
     console.log("starting up... (this line is not MCP)");
   }
   const server = new McpServer({ name: "hostile", version: "1.0.0" });
+  if (mode === "kitchen") {
+    server.registerTool(
+      "find_item",
+      { description: "Says where an item is kept in the kitchen", inputSchema: { item: z.string() }, annotations: { readOnlyHint: true } },
+      async ({ item }) => ({ content: [{ type: "text", text: `The ${item} is in the left cupboard.` }] }),
+    );
+    server.registerTool(
+      "slow_search",
+      { description: "Searches the whole house, slowly", inputSchema: { item: z.string() } },
+      async (_args, extra) =>
+        new Promise((resolve) => {
+          const done = setTimeout(() => resolve({ content: [{ type: "text", text: "found nothing" }] }), 60000);
+          extra.signal.addEventListener("abort", () => {
+            clearTimeout(done);
+            console.error("slow_search: cancelled by the client");
+            resolve({ content: [{ type: "text", text: "cancelled" }] });
+          });
+        }),
+    );
+    await server.connect(new StdioServerTransport());
+    await new Promise(() => {});
+  }
   server.registerTool(
     "crash",
     { description: "Crashes the server mid-call", inputSchema: { why: z.string() } },

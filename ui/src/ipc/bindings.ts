@@ -51,6 +51,8 @@ unloadIdleMinutes: number,
  */
 modelsRamMb: number, };
 
+export type CallProgress = { progress: number, total: number | null, message: string | null, };
+
 export type Candidate = { text: string, 
 /**
  * Mean utility against every other candidate (its expected utility).
@@ -83,7 +85,7 @@ contextBytes: number,
  */
 keptModelBytes: number, };
 
-export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply };
+export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply } | { "event": "roundFinished", "data": MessageSaved } | { "event": "toolApproval", "data": PendingCall } | { "event": "toolRunning", "data": ToolCallRef } | { "event": "toolProgress", "data": ToolProgress } | { "event": "roundLimit", "data": RoundLimit };
 
 export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
 
@@ -139,6 +141,8 @@ export type Consensus = { utility: MbrUtility,
 chosen: number, candidates: Array<Candidate>, };
 
 export type Constraint = { "kind": "gbnf", "source": string } | { "kind": "jsonSchema", "source": string };
+
+export type Decision = { "decision": "allow", arguments: string, } | { "decision": "alwaysAllow", arguments: string, } | { "decision": "deny" };
 
 export type DeviceKind = "cpu" | "gpu" | "integratedGpu" | "accelerator" | "other";
 
@@ -421,6 +425,24 @@ fallback?: string, };
 
 export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
+export type PendingCall = { 
+/**
+ * The reply that wrote the call, and the call's place among its calls.
+ */
+reply: number, index: number, server: string, tool: string, 
+/**
+ * The tool's description, as its server gives it.
+ */
+description: string, 
+/**
+ * The arguments the model wrote (JSON), which the user may edit before allowing.
+ */
+arguments: string, 
+/**
+ * The server says the tool changes nothing: a hint, never a permission.
+ */
+readOnly: boolean, };
+
 export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
 
 export type PromptSource = "new" | "live" | "ram" | "disk" | "typed";
@@ -546,7 +568,9 @@ ms: number,
  */
 status: number, };
 
-export type Role = "system" | "user" | "assistant";
+export type Role = "system" | "user" | "assistant" | "tool";
+
+export type RoundLimit = { rounds: number, };
 
 export type SamplerStage = "penalties" | "dry" | "topNSigma" | "topK" | "typicalP" | "topP" | "minP" | "xtc" | "temperature";
 
@@ -765,7 +789,16 @@ parentId: number | null,
  * This message and its alternatives (edits, regenerations): the children of the same
  * parent, oldest first. More than one means the UI offers "2/3" arrows.
  */
-siblings: Array<number>, };
+siblings: Array<number>, 
+/**
+ * A tool message's call: which tool ran, how, and how it went (its `content` is what the
+ * model read).
+ */
+tool: ToolRun | null, 
+/**
+ * The calls an assistant reply wrote, read from its text (`read_calls`), in order.
+ */
+toolCalls: Array<WrittenCall>, };
 
 export type Strategy = "sampling" | "consensus" | "beam";
 
@@ -791,6 +824,35 @@ entropy: number,
  */
 top: Array<TokenAlternative>, };
 
+export type ToolCallRef = { reply: number, index: number, };
+
+export type ToolProgress = { reply: number, index: number, progress: CallProgress, };
+
+export type ToolRun = { 
+/**
+ * The tool's name as the model called it.
+ */
+name: string, 
+/**
+ * The MCP server that has it.
+ */
+server: string | null, 
+/**
+ * The arguments it ran with (the model's, or as the user edited them), JSON.
+ */
+arguments: string, end: ToolRunEnd, 
+/**
+ * The tool said its answer is an error.
+ */
+isError: boolean, elapsedMs: number, 
+/**
+ * The length of the whole result, in characters: more than the message holds when it was cut
+ * to fit the model's budget.
+ */
+chars: number, };
+
+export type ToolRunEnd = "ran" | "denied" | "stopped" | "failed";
+
 export type UpdateProgress = { "stage": "downloading", downloaded: number, total: number | null, 
 /**
  * 1 for the first try; more after a download was cut off (see `DOWNLOAD_TRIES`).
@@ -813,6 +875,13 @@ export type UpdateStatus = { settings: UpdateSettings,
  */
 enabled: boolean, currentVersion: string, };
 
+export type WrittenCall = { name: string, 
+/**
+ * The arguments as JSON text: as the model wrote them when they were an object in the call
+ * (so they come back to it unchanged), else compact.
+ */
+arguments: string, };
+
 /** The backend's commands, as the window calls them. Rejections carry an `IpcError`. */
 export const commands = {
   listChats: (): Promise<Array<ChatSummary>> => invoke<Array<ChatSummary>>('list_chats'),
@@ -823,7 +892,14 @@ export const commands = {
    * finished or failed; rejects only if nothing could be started (e.g. an empty message).
    */
   sendMessage: (chatId: number, content: string, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('send_message', { chatId, content, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
+   * Stops the reply being written in the chat, or the tool running (or waiting to be allowed).
+   */
   stopGeneration: (chatId: number): Promise<null> => invoke<null>('stop_generation', { chatId }),
+  /**
+   * The user's word on the tool call the chat waits for (`toolApproval`). Fails when none waits.
+   */
+  answerToolCall: (chatId: number, decision: Decision): Promise<null> => invoke<null>('answer_tool_call', { chatId, decision }),
   /**
    * Reads ahead the message being typed in `chat_id`: the model prefills what will not
    * change of it in idle time, so a reply after Enter starts sooner (`still_typing`: sent

@@ -3,6 +3,7 @@
 //! restores, and chat titles. The desktop shell wires it into a window; `hearth-cli` uses the
 //! same rules headless, so a chat behaves the same in both.
 
+pub mod agent;
 mod chat_model;
 pub mod log_file;
 pub mod model_memory;
@@ -108,6 +109,8 @@ pub struct App {
     pub server: ServerControl,
     /// The user's MCP servers (Settings → Tools), each started when first needed.
     pub tools: ToolServers,
+    /// Turns with tools in flight: approvals asked of the window, Stop.
+    pub agent: agent::Agent,
 }
 
 impl App {
@@ -138,7 +141,22 @@ impl App {
         let server_models = ServerModels { library: library.clone(), models: models.clone() };
         let server = ServerControl::new(engine.clone(), Arc::new(server_models), keys.clone(), store.clone());
         let tools = ToolServers::open(settings.clone(), keys.clone()).await?;
-        Ok(App { paths, chat, engine, providers, keys, store, settings, models, hub, downloads, library, server, tools })
+        Ok(App {
+            paths,
+            chat,
+            engine,
+            providers,
+            keys,
+            store,
+            settings,
+            models,
+            hub,
+            downloads,
+            library,
+            server,
+            tools,
+            agent: agent::Agent::default(),
+        })
     }
 
     /// The sampling settings a chat's next reply uses: the chat's own, else the loaded model's,

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{ModelTarget, ReplyStats};
+use crate::{ModelTarget, ReplyStats, ToolRun, WrittenCall};
 
 pub type ChatId = i64;
 pub type MessageId = i64;
@@ -12,6 +12,8 @@ pub enum Role {
     System,
     User,
     Assistant,
+    /// A tool's result, read by the model in the user's turn (`tool_response`).
+    Tool,
 }
 
 impl Role {
@@ -20,11 +22,12 @@ impl Role {
             Role::System => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Tool => "tool",
         }
     }
 
     pub fn parse(s: &str) -> Option<Role> {
-        [Role::System, Role::User, Role::Assistant].into_iter().find(|r| r.as_str() == s)
+        [Role::System, Role::User, Role::Assistant, Role::Tool].into_iter().find(|r| r.as_str() == s)
     }
 }
 
@@ -116,10 +119,22 @@ pub struct StoredMessage {
     /// parent, oldest first. More than one means the UI offers "2/3" arrows.
     #[ts(type = "Array<number>")]
     pub siblings: Vec<MessageId>,
+    /// A tool message's call: which tool ran, how, and how it went (its `content` is what the
+    /// model read).
+    #[serde(default)]
+    pub tool: Option<ToolRun>,
+    /// The calls an assistant reply wrote, read from its text (`read_calls`), in order.
+    #[serde(default)]
+    pub tool_calls: Vec<WrittenCall>,
 }
 
 impl StoredMessage {
+    /// The message as a backend reads it: a tool's result in the user's turn, as Hermes and
+    /// Qwen's templates put it (the rule Hearth's server follows for `role: "tool"` too).
     pub fn to_chat_message(&self) -> ChatMessage {
-        ChatMessage::new(self.role, self.content.clone())
+        match self.role {
+            Role::Tool => ChatMessage::new(Role::User, crate::tool_response(&self.content)),
+            role => ChatMessage::new(role, self.content.clone()),
+        }
     }
 }

@@ -31,7 +31,7 @@ impl WindowPace for FixedPace {
 
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, ModelTarget,
-    ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs,
+    OfferedTools, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs, ToolResult, ToolRun,
 };
 
 mod plan;
@@ -68,6 +68,16 @@ pub trait HistoryStore: Send + Sync + 'static {
         model: Option<&str>,
     ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
 
+    /// Adds a tool's result after `parent` (the reply that called it, or the result before it),
+    /// with its call's record, and puts it on the path on show.
+    fn append_tool_result(
+        &self,
+        chat: ChatId,
+        parent: MessageId,
+        content: &str,
+        run: &ToolRun,
+    ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
+
     fn update_reply(
         &self,
         id: MessageId,
@@ -98,6 +108,9 @@ pub enum Turn<'a> {
     /// A new version of `reply` (its sibling) that keeps its first `at` tokens, takes
     /// `token` — one of the alternatives the inspector showed at position `at` — and writes on.
     Branch { reply: MessageId, at: usize, token: i32 },
+    /// The results of the calls `reply` wrote, saved after it in order, and the reply that reads
+    /// them (an agent loop's next round).
+    ToolResults { reply: MessageId, results: &'a [ToolResult] },
 }
 
 /// What a caller sees of a turn while it runs.
@@ -229,6 +242,19 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         chat: ChatId,
         turn_kind: Turn<'_>,
         sampling: SamplingParams,
+        on_event: impl FnMut(TurnEvent) + Send,
+    ) -> Result<StoredMessage, TurnError> {
+        self.run_with_tools(chat, turn_kind, sampling, None, on_event).await
+    }
+
+    /// [`Self::run`], with `tools` the reply may call (its calls are in its text; the caller
+    /// runs them and answers with [`Turn::ToolResults`]).
+    pub async fn run_with_tools(
+        &self,
+        chat: ChatId,
+        turn_kind: Turn<'_>,
+        sampling: SamplingParams,
+        tools: Option<OfferedTools>,
         mut on_event: impl FnMut(TurnEvent) + Send,
     ) -> Result<StoredMessage, TurnError> {
         if let Turn::Send { content } | Turn::Edit { content, .. } = turn_kind
@@ -264,7 +290,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         if let Some((_, content)) = plan.user {
             messages.push(ChatMessage::new(Role::User, content));
         }
+        messages.extend(plan.results.iter().map(|r| ChatMessage::new(Role::User, crate::tool_response(&r.content))));
         let mut request = ReplyRequest::new(messages, sampling, turn.flag.clone());
+        request.tools = tools;
         request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());
         request.target = target;
         request.conversation = Some(chat);
@@ -279,7 +307,16 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 on_event(TurnEvent::UserSaved(Box::new(user.clone())));
                 Some(user.id)
             }
-            None => parent_before,
+            None => {
+                let mut parent = parent_before;
+                for result in plan.results {
+                    let after = parent.expect("tool results follow the reply that called");
+                    let saved = store.append_tool_result(chat, after, &result.content, &result.run).await.map_err(boxed)?;
+                    on_event(TurnEvent::UserSaved(Box::new(saved.clone())));
+                    parent = Some(saved.id);
+                }
+                parent
+            }
         };
         let stream = started.map_err(|error| TurnError::Backend { error, reply: None })?;
         let reply = match continued {

@@ -54,6 +54,58 @@ pub fn tool_response(content: &str) -> String {
     format!("<tool_response>\n{content}\n</tool_response>")
 }
 
+/// How a call the model wrote went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolRunEnd {
+    /// The tool ran and answered (its answer may say it failed: `is_error`).
+    Ran,
+    /// The user said no.
+    Denied,
+    /// The user pressed Stop while it ran.
+    Stopped,
+    /// It could not run (the server failed, the tool is unknown): the words are the result.
+    Failed,
+}
+
+/// A tool message's record of its call: what ran, where, with which arguments, and how it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRun {
+    /// The tool's name as the model called it.
+    pub name: String,
+    /// The MCP server that has it.
+    pub server: Option<String>,
+    /// The arguments it ran with (the model's, or as the user edited them), JSON.
+    pub arguments: String,
+    pub end: ToolRunEnd,
+    /// The tool said its answer is an error.
+    pub is_error: bool,
+    #[ts(type = "number")]
+    pub elapsed_ms: u64,
+    /// The length of the whole result, in characters: more than the message holds when it was cut
+    /// to fit the model's budget.
+    #[ts(type = "number")]
+    pub chars: u64,
+}
+
+/// A tool's result as the model reads it (cut to its budget), and its call's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub content: String,
+    pub run: ToolRun,
+}
+
+/// A tool's result cut to `budget` characters for the model, saying so in words at the cut.
+pub fn fit_result(text: &str, budget: usize) -> String {
+    let total = text.chars().count();
+    if total <= budget {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(budget).collect();
+    format!("{kept}\n[… the result was cut here to fit: {budget} of {total} characters shown]")
+}
+
 /// The tools a reply may call, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OfferedTools {
@@ -138,12 +190,20 @@ pub struct ReadCalls {
 }
 
 /// A call as the model wrote it, before it is given an id.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct WrittenCall {
     pub name: String,
     /// The arguments as JSON text: as the model wrote them when they were an object in the call
     /// (so they come back to it unchanged), else compact.
     pub arguments: String,
+}
+
+/// The calls a stored message holds: an assistant reply's, read from its text; none for others.
+pub fn written_calls(role: crate::Role, content: &str) -> Vec<WrittenCall> {
+    match role {
+        crate::Role::Assistant if content.contains(CALL_OPEN) => read_calls(content).calls,
+        _ => Vec::new(),
+    }
 }
 
 /// Reads a finished reply's calls. A block that does not hold a call stays in the text.

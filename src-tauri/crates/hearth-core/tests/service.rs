@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_core::{
-    BackendError, ChatService, FinishReason, MessageStatus, Role, SamplingParams, StoredMessage, Turn, TurnError, TurnEvent,
+    BackendError, ChatService, FinishReason, MessageStatus, OfferedTools, Role, SamplingParams, StoredMessage, ToolChoice, ToolResult,
+    ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, WrittenCall,
 };
 use hearth_testkit::{MemoryStore, ScriptedBackend, Step};
 use tokio::time::Instant;
@@ -228,6 +229,48 @@ async fn regenerate_and_edit_answer_beside_the_original() {
     // The regenerated reply was asked without the reply it stands beside.
     let asked = &f.backend.asked()[1];
     assert_eq!(asked.messages.last().map(|m| m.content.as_str()), Some("Pick a word."));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_them() {
+    let f = fixture();
+    let call = "<tool_call>\n{\"name\":\"find_item\",\"arguments\":{\"item\":\"kettle\"}}\n</tool_call>";
+    f.backend.then(vec![Step::text(10, call), Step::Finish(FinishReason::EndOfTurn)]).then(words(2, 10));
+    let tools = OfferedTools {
+        tools: vec![ToolSpec { name: "find_item".into(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }],
+        choice: ToolChoice::Auto,
+        parallel: true,
+    };
+    let caller = f.service.run_with_tools(CHAT, Turn::Send { content: "Kettle?" }, SamplingParams::default(), Some(tools.clone()), |_| {});
+    let caller = caller.await.unwrap();
+    assert_eq!(caller.tool_calls, [WrittenCall { name: "find_item".into(), arguments: r#"{"item":"kettle"}"#.into() }]);
+
+    let run = ToolRun {
+        name: "find_item".into(),
+        server: Some("kitchen".into()),
+        arguments: r#"{"item":"kettle"}"#.into(),
+        end: ToolRunEnd::Ran,
+        is_error: false,
+        elapsed_ms: 3,
+        chars: 21,
+    };
+    let results = [ToolResult { content: "In the left cupboard.".into(), run: run.clone() }];
+    let seen = Seen::default();
+    let turn = Turn::ToolResults { reply: caller.id, results: &results };
+    let reply = f.service.run_with_tools(CHAT, turn, SamplingParams::default(), Some(tools.clone()), seen.record()).await.unwrap();
+
+    // The result is saved first, after its call, and the reply follows it.
+    let TurnEvent::UserSaved(result) = &seen.events()[0] else { panic!("{:?}", seen.events()) };
+    assert_eq!((result.role, result.parent_id, result.tool.as_ref()), (Role::Tool, Some(caller.id), Some(&run)));
+    assert_eq!(reply.parent_id, Some(result.id));
+    let writes = f.store.writes();
+    let result_write = writes.iter().position(|w| w.role == Role::Tool).unwrap();
+    assert!(writes[result_write + 1..].iter().all(|w| w.role == Role::Assistant), "{writes:?}");
+    // The backend read the result in the user's turn, after the call, with the tools offered.
+    let asked = &f.backend.asked()[1];
+    let last: Vec<_> = asked.messages.iter().rev().take(2).map(|m| (m.role, m.content.as_str())).collect();
+    assert_eq!(last, [(Role::User, "<tool_response>\nIn the left cupboard.\n</tool_response>"), (Role::Assistant, call)]);
+    assert_eq!(asked.tools.as_ref(), Some(&tools));
 }
 
 #[tokio::test(start_paused = true)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use hearth_core::{
-    ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams, SettingsScope, SkippedChat,
+    ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams, SettingsScope, SkippedChat, ToolRun,
 };
 
 use crate::rows::{CHAT_COLUMNS, ChatRow};
@@ -19,7 +19,8 @@ use crate::{Store, StoreError};
 /// Names the format, so a stray JSON file is refused in words.
 pub const FORMAT: &str = "hearth-chats";
 /// Bumped when a change would make older Hearths misread an archive.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+// 2: tool messages (`role: "tool"` with their `tool` record).
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -64,6 +65,9 @@ pub struct ArchivedMessage {
     pub stats: Option<ReplyStats>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// A tool message's record of its call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolRun>,
 }
 
 /// The whole file could not be imported.
@@ -101,6 +105,7 @@ struct MessageExportRow {
     stats: Option<String>,
     created_at: i64,
     updated_at: i64,
+    tool: Option<String>,
 }
 
 impl Store {
@@ -127,7 +132,7 @@ impl Store {
 
     async fn export_chat(&self, chat: ChatExportRow) -> Result<ArchivedChat, StoreError> {
         let rows: Vec<MessageExportRow> = sqlx::query_as(
-            "SELECT id, parent_id, role, content, status, model, stats, created_at, updated_at
+            "SELECT id, parent_id, role, content, status, model, stats, created_at, updated_at, tool
              FROM messages WHERE chat_id = ? ORDER BY id",
         )
         .bind(chat.id)
@@ -139,13 +144,20 @@ impl Store {
         let messages = rows
             .into_iter()
             .map(|r| {
+                let tool: Option<ToolRun> =
+                    r.tool.as_deref().map(serde_json::from_str).transpose().map_err(|_| invalid(r.id, "unreadable tool record"))?;
+                let role = match Role::parse(&r.role).ok_or_else(|| invalid(r.id, "unknown role"))? {
+                    Role::User if tool.is_some() => Role::Tool,
+                    role => role,
+                };
                 Ok(ArchivedMessage {
                     id: place[&r.id],
                     parent: r
                         .parent_id
                         .map(|p| place.get(&p).copied().ok_or_else(|| invalid(r.id, "parent in another chat")))
                         .transpose()?,
-                    role: Role::parse(&r.role).ok_or_else(|| invalid(r.id, "unknown role"))?,
+                    role,
+                    tool,
                     status: MessageStatus::parse(&r.status).ok_or_else(|| invalid(r.id, "unknown status"))?,
                     stats: r.stats.map(|json| serde_json::from_str(&json)).transpose().map_err(|_| invalid(r.id, "unreadable stats"))?,
                     content: r.content,
@@ -229,18 +241,20 @@ impl Store {
             let status = if m.status == MessageStatus::Streaming { MessageStatus::Interrupted } else { m.status };
             let stats = m.stats.as_ref().map(serde_json::to_string).transpose().map_err(|e| StoreError::InvalidRow(e.to_string()))?;
             let new_id: i64 = sqlx::query_scalar(
-                "INSERT INTO messages (chat_id, parent_id, role, content, status, model, stats, created_at, updated_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "INSERT INTO messages (chat_id, parent_id, role, content, status, model, stats, created_at, updated_at, tool)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             )
             .bind(id)
             .bind(m.parent.map(|p| new_ids[&p]))
-            .bind(m.role.as_str())
+            // A tool's result is kept as the user's turn, its record beside it (see rows.rs).
+            .bind(if m.role == Role::Tool { Role::User.as_str() } else { m.role.as_str() })
             .bind(&m.content)
             .bind(status.as_str())
             .bind(&m.model)
             .bind(stats)
             .bind(m.created_at)
             .bind(m.updated_at)
+            .bind(m.tool.as_ref().map(|t| serde_json::to_string(t).expect("tool record serializes")))
             .fetch_one(&mut *tx)
             .await?;
             new_ids.insert(m.id, new_id);
@@ -292,6 +306,9 @@ fn validate(chat: &ArchivedChat) -> Result<(), String> {
         }
         if !seen.insert(m.id) {
             return Err(format!("two messages have the id {}", m.id));
+        }
+        if (m.role == Role::Tool) != m.tool.is_some() {
+            return Err(format!("message {} is a tool's result without its record, or a record without a tool's result", m.id));
         }
     }
     if let Some(leaf) = chat.current_leaf

@@ -62,6 +62,10 @@ fn heading(message: &ArchivedMessage) -> String {
         (Role::System, _) => "System".into(),
         (Role::Assistant, Some(model)) => format!("Assistant · {}", one_line(model)),
         (Role::Assistant, None) => "Assistant".into(),
+        (Role::Tool, _) => match &message.tool {
+            Some(run) => format!("Tool · {}", one_line(&run.name)),
+            None => "Tool".into(),
+        },
     }
 }
 

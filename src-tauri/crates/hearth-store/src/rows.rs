@@ -1,6 +1,6 @@
 //! Database rows and their conversion to domain types.
 
-use hearth_core::{ChatSummary, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage};
+use hearth_core::{ChatSummary, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, ToolRun, written_calls};
 
 use crate::StoreError;
 
@@ -54,10 +54,12 @@ pub struct MessageRow {
     pub parent_id: Option<i64>,
     /// Comma-separated ids of the message and its siblings, oldest first.
     pub siblings: String,
+    /// A tool message's record (JSON `ToolRun`); its role is stored as 'user'.
+    pub tool: Option<String>,
 }
 
 /// A message row with its siblings, selected `FROM messages AS m`.
-pub const MESSAGE_COLUMNS: &str = "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id,
+pub const MESSAGE_COLUMNS: &str = "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id, m.tool,
     (SELECT group_concat(s.id, ',' ORDER BY s.id) FROM messages AS s
       WHERE s.chat_id = m.chat_id AND s.parent_id IS m.parent_id) AS siblings";
 
@@ -66,7 +68,15 @@ impl TryFrom<MessageRow> for StoredMessage {
 
     fn try_from(r: MessageRow) -> Result<Self, StoreError> {
         let invalid = |what: &str| StoreError::InvalidRow(format!("message {}: {what}", r.id));
-        let role = Role::parse(&r.role).ok_or_else(|| invalid("unknown role"))?;
+        let tool = match &r.tool {
+            Some(json) => Some(serde_json::from_str::<ToolRun>(json).map_err(|_| invalid("unreadable tool record"))?),
+            None => None,
+        };
+        let role = match Role::parse(&r.role).ok_or_else(|| invalid("unknown role"))? {
+            Role::User if tool.is_some() => Role::Tool,
+            role => role,
+        };
+        let tool_calls = written_calls(role, &r.content);
         let status = MessageStatus::parse(&r.status).ok_or_else(|| invalid("unknown status"))?;
         let stats = match &r.stats {
             Some(json) => Some(serde_json::from_str::<ReplyStats>(json).map_err(|_| invalid("unreadable stats"))?),
@@ -85,6 +95,8 @@ impl TryFrom<MessageRow> for StoredMessage {
             created_at: r.created_at,
             model: r.model,
             stats,
+            tool,
+            tool_calls,
         })
     }
 }

@@ -8,6 +8,7 @@ use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, 
 
 use hearth_core::{
     ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope, StoredMessage, TokenProbs,
+    ToolRun,
 };
 
 use crate::StoreError;
@@ -315,43 +316,12 @@ impl HistoryStore for Store {
         status: MessageStatus,
         model: Option<&str>,
     ) -> Result<StoredMessage, StoreError> {
-        let now = now_ms();
-        let mut tx = self.write_transaction().await?;
-        if let Some(parent) = parent {
-            let parent_chat: Option<i64> =
-                sqlx::query_scalar("SELECT chat_id FROM messages WHERE id = ?").bind(parent).fetch_optional(&mut *tx).await?;
-            if parent_chat != Some(chat) {
-                return Err(StoreError::MessageNotFound(parent));
-            }
-        }
-        let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO messages (chat_id, parent_id, role, content, status, model, created_at, updated_at)
-             SELECT id, ?, ?, ?, ?, ?, ?, ? FROM chats WHERE id = ? RETURNING id",
-        )
-        .bind(parent)
-        .bind(role.as_str())
-        .bind(content)
-        .bind(status.as_str())
-        .bind(model)
-        .bind(now)
-        .bind(now)
-        .bind(chat)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let id = id.ok_or(StoreError::ChatNotFound(chat))?;
-        sqlx::query(
-            "UPDATE chats SET updated_at = ?2, current_leaf_id = ?3,
-                 title = CASE WHEN title = '' AND title_source = 'auto' AND ?4 != '' THEN ?4 ELSE title END
-             WHERE id = ?1",
-        )
-        .bind(chat)
-        .bind(now)
-        .bind(id)
-        .bind(if role == Role::User { title_from(content) } else { String::new() })
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        self.message(id).await
+        self.insert_message(chat, parent, role, content, status, model, None).await
+    }
+
+    /// Adds a tool's result after `parent`, with its call's record.
+    async fn append_tool_result(&self, chat: ChatId, parent: MessageId, content: &str, run: &ToolRun) -> Result<StoredMessage, StoreError> {
+        self.insert_message(chat, Some(parent), Role::Tool, content, MessageStatus::Complete, None, Some(run)).await
     }
 
     /// Saves a reply's text so far and its status; `stats` only once it has finished.
@@ -452,6 +422,61 @@ async fn lock_history(path: &Path, shown: &str) -> Result<std::fs::File, StoreEr
                 return Err(StoreError::Unreadable { path: shown.to_owned(), source });
             }
         }
+    }
+}
+
+impl Store {
+    /// Adds a message; a tool's result is kept as the user's turn (what the model reads it as)
+    /// with its record beside it.
+    #[allow(clippy::too_many_arguments)]
+    async fn insert_message(
+        &self,
+        chat: ChatId,
+        parent: Option<MessageId>,
+        role: Role,
+        content: &str,
+        status: MessageStatus,
+        model: Option<&str>,
+        tool: Option<&ToolRun>,
+    ) -> Result<StoredMessage, StoreError> {
+        let now = now_ms();
+        let mut tx = self.write_transaction().await?;
+        if let Some(parent) = parent {
+            let parent_chat: Option<i64> =
+                sqlx::query_scalar("SELECT chat_id FROM messages WHERE id = ?").bind(parent).fetch_optional(&mut *tx).await?;
+            if parent_chat != Some(chat) {
+                return Err(StoreError::MessageNotFound(parent));
+            }
+        }
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO messages (chat_id, parent_id, role, content, status, model, tool, created_at, updated_at)
+             SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM chats WHERE id = ? RETURNING id",
+        )
+        .bind(parent)
+        .bind(if role == Role::Tool { Role::User.as_str() } else { role.as_str() })
+        .bind(content)
+        .bind(status.as_str())
+        .bind(model)
+        .bind(tool.map(|t| serde_json::to_string(t).expect("tool record serializes")))
+        .bind(now)
+        .bind(now)
+        .bind(chat)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let id = id.ok_or(StoreError::ChatNotFound(chat))?;
+        sqlx::query(
+            "UPDATE chats SET updated_at = ?2, current_leaf_id = ?3,
+                 title = CASE WHEN title = '' AND title_source = 'auto' AND ?4 != '' THEN ?4 ELSE title END
+             WHERE id = ?1",
+        )
+        .bind(chat)
+        .bind(now)
+        .bind(id)
+        .bind(if role == Role::User { title_from(content) } else { String::new() })
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.message(id).await
     }
 }
 

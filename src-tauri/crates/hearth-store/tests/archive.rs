@@ -140,7 +140,7 @@ async fn files_that_are_not_archives_are_refused_in_words() {
         ("{\"hello\": 1}", "not a Hearth chat export"),
         ("[1, 2]", "not a Hearth chat export"),
         ("{\"format\": \"other\", \"version\": 1, \"chats\": []}", "not a Hearth chat export"),
-        ("{\"format\": \"hearth-chats\", \"version\": 2, \"chats\": []}", "newer Hearth"),
+        ("{\"format\": \"hearth-chats\", \"version\": 3, \"chats\": []}", "newer Hearth"),
         ("\u{feff}garbage", "not a Hearth chat export"),
     ];
     for (file, expected) in cases {
@@ -239,4 +239,54 @@ async fn model_files_from_another_machine_are_not_imported() {
     assert_eq!((foreign["draftModel"].clone(), foreign["speculative"].clone()), (Value::Null, json!("off")));
     let kept = by_model(&ModelTarget::Local { model: Some(known.into()) }).settings.clone().unwrap();
     assert_eq!((kept["draftModel"].clone(), kept["speculative"].clone()), (json!(known), json!("draftModel")));
+}
+
+#[tokio::test]
+async fn tool_calls_and_results_are_kept_exported_and_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir, "source.db").await;
+    let chat = store.create_chat().await.unwrap().id;
+    let question = add(&store, chat, None, Role::User, "Where is the kettle?", MessageStatus::Complete).await;
+    let call = "Let me look.\n<tool_call>\n{\"name\":\"find_item\",\"arguments\":{\"item\":\"kettle\"}}\n</tool_call>";
+    let caller = add(&store, chat, Some(question), Role::Assistant, call, MessageStatus::Complete).await;
+    let run = hearth_core::ToolRun {
+        name: "find_item".into(),
+        server: Some("kitchen".into()),
+        arguments: r#"{"item":"kettle"}"#.into(),
+        end: hearth_core::ToolRunEnd::Ran,
+        is_error: false,
+        elapsed_ms: 12,
+        chars: 34,
+    };
+    let result = store.append_tool_result(chat, caller, "The kettle is in the left cupboard.", &run).await.unwrap();
+    assert_eq!((result.role, result.tool.as_ref(), result.parent_id), (Role::Tool, Some(&run), Some(caller)));
+    add(&store, chat, Some(result.id), Role::Assistant, "Left cupboard.", MessageStatus::Complete).await;
+
+    let path = store.messages(chat).await.unwrap();
+    let roles: Vec<Role> = path.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+    assert_eq!(path[1].tool_calls.len(), 1);
+    assert_eq!(path[1].tool_calls[0].arguments, r#"{"item":"kettle"}"#);
+    // The model reads the result in the user's turn.
+    assert_eq!(path[2].to_chat_message().content, "<tool_response>\nThe kettle is in the left cupboard.\n</tool_response>");
+
+    let exported = store.export(None).await.unwrap();
+    let json = serde_json::to_string(&exported).unwrap();
+    assert!(json.contains(r#""role":"tool""#) && json.contains(r#""server":"kitchen""#), "{json}");
+    let markdown = to_markdown(&exported);
+    assert!(markdown.contains("## Tool · find_item\n\nThe kettle is in the left cupboard."), "{markdown}");
+    let target = open(&dir, "target.db").await;
+    target.import(&json, |_| false).await.unwrap();
+    let imported = target.list_chats().await.unwrap()[0].id;
+    let again = target.messages(imported).await.unwrap();
+    assert_eq!(
+        again.iter().map(|m| (m.role, m.tool.clone())).collect::<Vec<_>>(),
+        path.iter().map(|m| (m.role, m.tool.clone())).collect::<Vec<_>>()
+    );
+
+    // A tool's result without its record (or the reverse) is not imported.
+    let mut broken: Value = serde_json::from_str(&json).unwrap();
+    broken["chats"][0]["messages"][2].as_object_mut().unwrap().remove("tool");
+    let report = target.import(&broken.to_string(), |_| false).await.unwrap();
+    assert!(report.skipped[0].reason.contains("tool's result without its record"), "{report:?}");
 }

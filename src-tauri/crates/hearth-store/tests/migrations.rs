@@ -38,6 +38,8 @@ const SEEDS: &[(i64, &str)] = &[
     (4, TREE),
     // 0005 added the chat's model target (NULL: the local model) and nothing else.
     (5, TREE),
+    // 0006 added token probabilities in a table of their own; old rows have none.
+    (6, TREE),
 ];
 
 async fn database_at_version(path: &Path, version: i64) {

@@ -36,6 +36,8 @@ pub struct Asked {
     pub continue_last: bool,
     /// Whether it came through [`ChatBackend::prefill`].
     pub prefill: bool,
+    /// The tools it offered.
+    pub tools: Option<hearth_core::OfferedTools>,
 }
 
 /// The replies still to play, each a script or a refusal.
@@ -77,6 +79,7 @@ impl ScriptedBackend {
             conversation: request.conversation,
             continue_last: request.continue_last,
             prefill,
+            tools: request.tools.clone(),
         });
     }
 }

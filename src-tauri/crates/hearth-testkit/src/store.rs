@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use hearth_core::{ChatId, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, TokenProbs};
+use hearth_core::{ChatId, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, TokenProbs, ToolRun};
 use tokio::time::Instant;
 
 /// Why a read or write failed: what a full disk says, or what was not found.
@@ -188,10 +188,20 @@ impl HistoryStore for MemoryStore {
             stats: None,
             parent_id: parent,
             siblings: Vec::new(),
+            tool: None,
+            tool_calls: Vec::new(),
         };
         chats.messages.push(message.clone());
         chats.leaf.insert(chat, Some(id));
         Ok(chats.with_siblings(&message))
+    }
+
+    async fn append_tool_result(&self, chat: ChatId, parent: MessageId, content: &str, run: &ToolRun) -> Result<StoredMessage, StoreFault> {
+        let message = self.append_message(chat, Some(parent), Role::Tool, content, MessageStatus::Complete, None).await?;
+        let mut chats = self.chats.lock().unwrap();
+        let stored = chats.messages.iter_mut().find(|m| m.id == message.id).expect("just added");
+        stored.tool = Some(run.clone());
+        Ok(StoredMessage { tool: Some(run.clone()), ..message })
     }
 
     async fn update_reply(
@@ -207,6 +217,7 @@ impl HistoryStore for MemoryStore {
         let message = chats.messages.iter_mut().find(|m| m.id == id).expect("found above");
         message.content = content.to_owned();
         message.status = status;
+        message.tool_calls = hearth_core::written_calls(role, content);
         if let Some(stats) = stats {
             message.stats = Some(stats.clone());
         }

@@ -2,7 +2,7 @@
 //! to add, or the unfinished reply to write on (continued, or branched at a token).
 
 use super::{ChatService, HistoryStore, TurnError};
-use crate::{ChatBackend, ChatId, MessageId, MessageStatus, Role, StoredMessage, TokenProbs, Turn};
+use crate::{ChatBackend, ChatId, MessageId, MessageStatus, Role, StoredMessage, TokenProbs, ToolResult, Turn};
 
 /// What a turn starts from: the history before the reply, a user message to add (after which
 /// parent), or an unfinished reply to write on.
@@ -14,6 +14,8 @@ pub(super) struct Plan<'a> {
     pub tokens: Vec<TokenProbs>,
     /// A new version to create, holding an earlier one's opening and an alternative token.
     pub branch: Option<Branch>,
+    /// Tool results to save after the history (which ends with the reply that called).
+    pub results: &'a [ToolResult],
 }
 
 pub(super) struct Branch {
@@ -41,16 +43,23 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             Turn::Send { content } => {
                 let history = store.messages(chat).await.map_err(boxed)?;
                 let parent = history.last().map(|m| m.id);
-                Plan { history, user: Some((parent, content)), continued: None, tokens: Vec::new(), branch: None }
+                Plan { history, user: Some((parent, content)), continued: None, tokens: Vec::new(), branch: None, results: &[] }
             }
             Turn::Edit { message, content } => {
                 let original = in_chat(message, Role::User).await?;
                 let history = history_before(&original).await?;
-                Plan { history, user: Some((original.parent_id, content)), continued: None, tokens: Vec::new(), branch: None }
+                Plan { history, user: Some((original.parent_id, content)), continued: None, tokens: Vec::new(), branch: None, results: &[] }
             }
             Turn::Regenerate { reply } => {
                 let original = in_chat(reply, Role::Assistant).await?;
-                Plan { history: history_before(&original).await?, user: None, continued: None, tokens: Vec::new(), branch: None }
+                Plan {
+                    history: history_before(&original).await?,
+                    user: None,
+                    continued: None,
+                    tokens: Vec::new(),
+                    branch: None,
+                    results: &[],
+                }
             }
             Turn::Continue { reply } => {
                 let partial = in_chat(reply, Role::Assistant).await?;
@@ -58,13 +67,31 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     return Err(TurnError::InvalidInput("this reply is still being written".into()));
                 }
                 let tokens = store.token_probs(partial.id).await.map_err(boxed)?;
-                Plan { history: history_before(&partial).await?, user: None, continued: Some(partial), tokens, branch: None }
+                Plan { history: history_before(&partial).await?, user: None, continued: Some(partial), tokens, branch: None, results: &[] }
+            }
+            Turn::ToolResults { reply, results } => {
+                let caller = in_chat(reply, Role::Assistant).await?;
+                if results.is_empty() {
+                    return Err(TurnError::InvalidInput("tool results are needed to answer with".into()));
+                }
+                if caller.status == MessageStatus::Streaming {
+                    return Err(TurnError::InvalidInput("this reply is still being written".into()));
+                }
+                let history = store.path_to(caller.id).await.map_err(boxed)?;
+                Plan { history, user: None, continued: None, tokens: Vec::new(), branch: None, results }
             }
             Turn::Branch { reply, at, token } => {
                 let original = in_chat(reply, Role::Assistant).await?;
                 let tokens = store.token_probs(original.id).await.map_err(boxed)?;
                 let branch = branch_at(&original, tokens, at, token)?;
-                Plan { history: history_before(&original).await?, user: None, continued: None, tokens: Vec::new(), branch: Some(branch) }
+                Plan {
+                    history: history_before(&original).await?,
+                    user: None,
+                    continued: None,
+                    tokens: Vec::new(),
+                    branch: Some(branch),
+                    results: &[],
+                }
             }
         })
     }

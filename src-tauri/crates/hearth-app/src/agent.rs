@@ -1,0 +1,334 @@
+//! A chat turn with tools: the local model is offered the tools of the user's MCP servers; when
+//! its reply calls some, each call waits for the user's word (the tool, its server, its
+//! arguments — editable), runs, and its result is saved after the reply; the next round reads
+//! only those results (the rest of the prompt is in the KV cache). Rounds are capped; Stop ends a
+//! running call (the server is told) and the loop. A tool's output never approves a call: only
+//! the window's answer does.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use hearth_core::{
+    ChatId, HistoryStore, MessageId, MessageStatus, ModelTarget, OfferedTools, SamplingParams, StoredMessage, ToolChoice, ToolResult,
+    ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
+};
+use hearth_mcp::{CallOptions, CallProgress, CancellationToken, McpError, McpHub, McpServerState};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
+use ts_rs::TS;
+
+use crate::App;
+
+/// Rounds of calls one turn may take before Hearth stops and says so.
+pub const MAX_ROUNDS: usize = 8;
+/// Characters of one result the model reads; the rest is cut, in words.
+pub const RESULT_BUDGET: usize = 8_000;
+
+/// A call waiting for the user's word.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingCall {
+    /// The reply that wrote the call, and the call's place among its calls.
+    #[ts(type = "number")]
+    pub reply: MessageId,
+    pub index: u32,
+    pub server: String,
+    pub tool: String,
+    /// The tool's description, as its server gives it.
+    pub description: String,
+    /// The arguments the model wrote (JSON), which the user may edit before allowing.
+    pub arguments: String,
+    /// The server says the tool changes nothing: a hint, never a permission.
+    pub read_only: bool,
+}
+
+/// The user's word on a call.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
+#[serde(tag = "decision", rename_all = "camelCase")]
+pub enum Decision {
+    /// Run it once, with these arguments (the model's, or as the user edited them).
+    Allow {
+        arguments: String,
+    },
+    /// Run it, and every later call of this tool in this session, without asking.
+    AlwaysAllow {
+        arguments: String,
+    },
+    Deny,
+}
+
+/// What a turn with tools tells its window, beside the turn's own events.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    Turn(TurnEvent),
+    /// A reply that called tools is saved (with its calls); its calls come next.
+    RoundFinished(Box<StoredMessage>),
+    /// The window must answer [`Agent::answer`] for this call.
+    Approval(PendingCall),
+    /// The call is running (after the user's yes).
+    Running {
+        reply: MessageId,
+        index: u32,
+    },
+    Progress {
+        reply: MessageId,
+        index: u32,
+        progress: CallProgress,
+    },
+    /// The turn used its rounds: its last reply called tools that did not run.
+    RoundLimit {
+        rounds: u32,
+    },
+}
+
+/// The tools a turn offers: what the model sees, and where each call goes.
+#[derive(Debug, Clone, Default)]
+pub struct ToolBox {
+    pub specs: Vec<ToolSpec>,
+    routes: HashMap<String, Route>,
+}
+
+#[derive(Debug, Clone)]
+struct Route {
+    server: String,
+    tool: String,
+    description: String,
+    read_only: bool,
+}
+
+impl ToolBox {
+    /// The tools of every server that is on and ready (started now if need be), minus those the
+    /// user switched off. A name two servers share is offered as `server_tool` for the second.
+    pub async fn gather(hub: &McpHub) -> ToolBox {
+        hub.start_all().await;
+        let mut toolbox = ToolBox::default();
+        for status in hub.statuses() {
+            let McpServerState::Ready { tools } = status.state else { continue };
+            for tool in tools.into_iter().filter(|t| !status.config.disabled_tools.contains(&t.name)) {
+                let mut name = tool.name.clone();
+                if toolbox.routes.contains_key(&name) {
+                    name = format!("{}_{}", status.config.name, tool.name);
+                }
+                let spec = ToolSpec { name: name.clone(), description: tool.description.clone(), parameters: tool.input_schema.clone() };
+                if let Err(e) = spec.check() {
+                    tracing::warn!(server = status.config.name, tool = tool.name, "an MCP tool is not offered: {e}");
+                    continue;
+                }
+                toolbox.specs.push(spec);
+                let route =
+                    Route { server: status.config.name.clone(), tool: tool.name, description: tool.description, read_only: tool.read_only };
+                toolbox.routes.insert(name, route);
+            }
+        }
+        toolbox
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+
+    fn offered(&self) -> Option<OfferedTools> {
+        (!self.is_empty()).then(|| OfferedTools { tools: self.specs.clone(), choice: ToolChoice::Auto, parallel: true })
+    }
+}
+
+/// Turns with tools in flight: their approvals and their Stop.
+#[derive(Default)]
+pub struct Agent {
+    waiting: Mutex<HashMap<ChatId, oneshot::Sender<Decision>>>,
+    stops: Mutex<HashMap<ChatId, CancellationToken>>,
+    /// Tools the user allowed for the session (server, tool).
+    always: Mutex<HashSet<(String, String)>>,
+}
+
+impl Agent {
+    /// The window's word on the call `chat` waits for. False when none waits.
+    pub fn answer(&self, chat: ChatId, decision: Decision) -> bool {
+        match self.waiting.lock().expect("approvals poisoned").remove(&chat) {
+            Some(waiting) => waiting.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Stop: the call running (or waiting) in `chat` ends, and its loop with it.
+    pub fn stop(&self, chat: ChatId) {
+        if let Some(stop) = self.stops.lock().expect("stops poisoned").get(&chat) {
+            stop.cancel();
+        }
+        self.waiting.lock().expect("approvals poisoned").remove(&chat);
+    }
+}
+
+impl App {
+    /// Runs `turn` in `chat`, with the user's tools when the chat's model is local and tools are
+    /// ready: rounds of calls (each allowed by the user, through `on_event` and
+    /// [`Agent::answer`]) until a reply calls none, Stop, or [`MAX_ROUNDS`]. Returns the last reply.
+    /// `first` is how the first reply may call (the window: `Auto`); later ones choose.
+    pub async fn turn_with_tools(
+        &self,
+        chat: ChatId,
+        turn: Turn<'_>,
+        sampling: SamplingParams,
+        first: ToolChoice,
+        mut on_event: impl FnMut(AgentEvent) + Send,
+    ) -> Result<StoredMessage, TurnError> {
+        let local = matches!(self.store.chat_target(chat).await, Ok(ModelTarget::Local { .. }));
+        let toolbox = if local { ToolBox::gather(self.tools.hub()).await } else { ToolBox::default() };
+        let stop = CancellationToken::new();
+        self.agent.stops.lock().expect("stops poisoned").insert(chat, stop.clone());
+        let _unregister = Unregister { agent: &self.agent, chat };
+
+        let offered = toolbox.offered().map(|tools| OfferedTools { choice: first, ..tools });
+        let mut reply = self.chat.run_with_tools(chat, turn, sampling.clone(), offered, |e| on_event(AgentEvent::Turn(e))).await?;
+        for round in 1.. {
+            if reply.status != MessageStatus::Complete || reply.tool_calls.is_empty() || toolbox.is_empty() || stop.is_cancelled() {
+                return Ok(reply);
+            }
+            if round > MAX_ROUNDS {
+                on_event(AgentEvent::RoundLimit { rounds: MAX_ROUNDS as u32 });
+                return Ok(reply);
+            }
+            on_event(AgentEvent::RoundFinished(Box::new(reply.clone())));
+            let results = self.run_calls(chat, &reply, &toolbox, &stop, &mut on_event).await;
+            if stop.is_cancelled() {
+                // What ran is kept; no reply reads it now (the next message will).
+                let mut last = reply.clone();
+                for result in &results {
+                    last = self
+                        .store
+                        .append_tool_result(chat, last.id, &result.content, &result.run)
+                        .await
+                        .map_err(|e| TurnError::Store(Box::new(e)))?;
+                    on_event(AgentEvent::Turn(TurnEvent::UserSaved(Box::new(last.clone()))));
+                }
+                return Ok(reply);
+            }
+            let next = Turn::ToolResults { reply: reply.id, results: &results };
+            reply = self.chat.run_with_tools(chat, next, sampling.clone(), toolbox.offered(), |e| on_event(AgentEvent::Turn(e))).await?;
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// Each call of `reply`, in order: asked, run (or not), its result fitted to the budget.
+    async fn run_calls(
+        &self,
+        chat: ChatId,
+        reply: &StoredMessage,
+        toolbox: &ToolBox,
+        stop: &CancellationToken,
+        on_event: &mut (impl FnMut(AgentEvent) + Send),
+    ) -> Vec<ToolResult> {
+        let mut results = Vec::new();
+        for (index, call) in reply.tool_calls.iter().enumerate() {
+            let index = index as u32;
+            let record = |server: Option<&str>, arguments: &str, end: ToolRunEnd| ToolRun {
+                name: call.name.clone(),
+                server: server.map(str::to_owned),
+                arguments: arguments.to_owned(),
+                end,
+                is_error: end != ToolRunEnd::Ran,
+                elapsed_ms: 0,
+                chars: 0,
+            };
+            if stop.is_cancelled() {
+                break;
+            }
+            let Some(route) = toolbox.routes.get(&call.name) else {
+                let words = format!("There is no tool named {:?}.", call.name);
+                results.push(finish(words, record(None, &call.arguments, ToolRunEnd::Failed)));
+                continue;
+            };
+            let key = (route.server.clone(), route.tool.clone());
+            let allowed = self.agent.always.lock().expect("always poisoned").contains(&key);
+            let arguments = if allowed {
+                Some(call.arguments.clone())
+            } else {
+                let (tx, rx) = oneshot::channel();
+                self.agent.waiting.lock().expect("approvals poisoned").insert(chat, tx);
+                on_event(AgentEvent::Approval(PendingCall {
+                    reply: reply.id,
+                    index,
+                    server: route.server.clone(),
+                    tool: route.tool.clone(),
+                    description: route.description.clone(),
+                    arguments: call.arguments.clone(),
+                    read_only: route.read_only,
+                }));
+                let decision = tokio::select! {
+                    decision = rx => decision.ok(),
+                    () = stop.cancelled() => None,
+                };
+                match decision {
+                    Some(Decision::Allow { arguments }) => Some(arguments),
+                    Some(Decision::AlwaysAllow { arguments }) => {
+                        self.agent.always.lock().expect("always poisoned").insert(key);
+                        Some(arguments)
+                    }
+                    Some(Decision::Deny) => None,
+                    None => {
+                        let words = "The user stopped before this tool ran.".to_owned();
+                        results.push(finish(words, record(Some(&route.server), &call.arguments, ToolRunEnd::Stopped)));
+                        break;
+                    }
+                }
+            };
+            let Some(arguments) = arguments else {
+                let words = "The user declined to run this tool.".to_owned();
+                results.push(finish(words, record(Some(&route.server), &call.arguments, ToolRunEnd::Denied)));
+                continue;
+            };
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&arguments) else {
+                let words = "The arguments are not JSON.".to_owned();
+                results.push(finish(words, record(Some(&route.server), &arguments, ToolRunEnd::Failed)));
+                continue;
+            };
+            on_event(AgentEvent::Running { reply: reply.id, index });
+            let (progress, mut told) = mpsc::unbounded_channel();
+            let options = CallOptions { cancel: stop.child_token(), progress: Some(progress), ..CallOptions::default() };
+            let started = std::time::Instant::now();
+            let call_future = self.tools.hub().call(&route.server, &route.tool, value, &options);
+            tokio::pin!(call_future);
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut call_future => break outcome,
+                    Some(step) = told.recv() => on_event(AgentEvent::Progress { reply: reply.id, index, progress: step }),
+                }
+            };
+            let elapsed_ms = started.elapsed().as_millis() as u64;
+            let result = match outcome {
+                Ok(outcome) => {
+                    let run =
+                        ToolRun { is_error: outcome.is_error, elapsed_ms, ..record(Some(&route.server), &arguments, ToolRunEnd::Ran) };
+                    finish(outcome.text, run)
+                }
+                Err(McpError::Cancelled) => {
+                    finish("The user stopped this tool.".into(), record(Some(&route.server), &arguments, ToolRunEnd::Stopped))
+                }
+                Err(error) => {
+                    let run = ToolRun { elapsed_ms, ..record(Some(&route.server), &arguments, ToolRunEnd::Failed) };
+                    finish(format!("The tool could not run: {error}."), run)
+                }
+            };
+            results.push(result);
+        }
+        results
+    }
+}
+
+/// The result as the model reads it: cut to [`RESULT_BUDGET`], its full length recorded.
+fn finish(text: String, run: ToolRun) -> ToolResult {
+    let chars = text.chars().count() as u64;
+    ToolResult { content: fit_result(&text, RESULT_BUDGET), run: ToolRun { chars, ..run } }
+}
+
+struct Unregister<'a> {
+    agent: &'a Agent,
+    chat: ChatId,
+}
+
+impl Drop for Unregister<'_> {
+    fn drop(&mut self) {
+        self.agent.stops.lock().expect("stops poisoned").remove(&self.chat);
+        self.agent.waiting.lock().expect("approvals poisoned").remove(&self.chat);
+    }
+}
