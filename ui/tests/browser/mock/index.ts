@@ -24,6 +24,7 @@
  *   hub.ts        Hugging Face search, files and fit; downloads.ts downloads; library.ts the GGUF library
  *   loading.ts    loading models, each chat's own model, the idle unload; events.ts Tauri's events
  *   updates.ts    signed updates: the check, the install's progress, the restart
+ *   tools.ts      Settings → Tools' MCP servers: their list, scripted starts, the watch channel
  */
 import { cacheCommands, initCaches } from './caches';
 import { downloadCommands } from './downloads';
@@ -41,6 +42,7 @@ import { searchCommands } from './search';
 import { serverCommands } from './server';
 import { createState, type MockConfig } from './state';
 import { transferCommands } from './transfer';
+import { toolCommands } from './tools';
 import { turnCommands } from './turns';
 import { updateCommands } from './updates';
 
@@ -61,6 +63,7 @@ const handlers: Handlers = {
   ...libraryCommands,
   ...loadingCommands,
   ...updateCommands,
+  ...toolCommands,
 };
 
 export function installMockTauri(config: MockConfig) {

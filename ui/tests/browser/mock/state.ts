@@ -14,6 +14,8 @@ import type {
   KeyStorage,
   LibraryModel,
   LoadParams,
+  McpServerStatus,
+  McpTool,
   ModelInfo,
   Offload,
   Preset,
@@ -83,6 +85,12 @@ export type ImportFile = {
   notes?: string[];
 };
 
+/**
+ * How an MCP server's start goes in the mock (tools.ts): after `startMs` it is ready with `tools`, or it
+ * failed with `failed`'s message and stderr lines. A server without one starts with no tools.
+ */
+export type ToolScript = { startMs?: number; tools?: McpTool[]; failed?: { message: string; stderr: string[] } };
+
 /** What a test sets up (every field optional; the harness adds `model`). */
 export type MockConfig = {
   model?: ModelFile;
@@ -144,6 +152,9 @@ export type MockConfig = {
   /** The first download is cut off halfway, and the backend tries again. */
   updateCutOnce?: boolean;
   updateTickMs?: number;
+  /** Settings → Tools: the MCP servers saved, and how each one's start goes, by name. */
+  toolServers?: McpServerStatus[];
+  toolScripts?: Record<string, ToolScript>;
 };
 
 /** Where a kept cache is: put away in RAM, or spilled to a file. */
@@ -286,6 +297,9 @@ function initialState(config: MockConfig) {
     revealed: [] as string[],
     /** The model the backend loaded last (its active model): what a chat naming none gets while none is loaded. */
     lastLoaded: null as string | null,
+    /** The MCP servers with their states (tools.ts), and how each one's start goes, by name. */
+    toolServers: clone(config.toolServers ?? []) as McpServerStatus[],
+    toolScripts: clone(config.toolScripts ?? {}) as Record<string, ToolScript>,
     /** The loads a turn made without progress (the window did not load the chat's model first). */
     /** The files turns loaded before their replies (reported on their events). */
     turnLoads: [] as string[],

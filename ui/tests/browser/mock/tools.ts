@@ -1,0 +1,109 @@
+// Settings → Tools' MCP servers, as src-tauri/ipc/tools.rs and hearth-mcp's hub answer them: the list with
+// each server's state (`toolServers`), saved whole; pasted `mcpServers` JSON added; a restart that goes
+// starting → ready with its tools or → failed with its stderr as the test scripted it (`toolScripts`, by name);
+// a stop; and the watch channel, sent the whole list at every change. The mock checks nothing the backend
+// checks: a test that wants a refusal names it (`failNext`). It keeps only what the scenarios rely on: a
+// server whose process is unchanged (only its switches for tools changed) keeps running through a save.
+import type { McpServerConfig, McpServerStatus, McpTransport } from '../../../src/ipc/bindings';
+import type { Handlers, Sink } from './ipc';
+import { state } from './state';
+import { clone, delay, refuse } from './util';
+
+/** How long a start takes when the script does not say. */
+const START_MS = 300;
+
+const watchers: Sink<McpServerStatus[]>[] = [];
+/** Each server's start under way, by name: a stop or a change makes it moot. */
+const starts = new Map<string, number>();
+let nextStart = 1;
+
+const list = () => clone(state.toolServers);
+
+function notify() {
+  for (const w of watchers) w.send(list());
+}
+
+function find(name: string): McpServerStatus {
+  const found = state.toolServers.find((s) => s.config.name === name);
+  if (!found) throw refuse('name', `no MCP server is named ${JSON.stringify(name)}`);
+  return found;
+}
+
+const sameProcess = (a: McpServerConfig, b: McpServerConfig) => JSON.stringify(a.transport) === JSON.stringify(b.transport);
+
+function save(configs: McpServerConfig[]) {
+  state.toolServers = configs.map((config) => {
+    const before = state.toolServers.find((s) => s.config.name === config.name);
+    const kept = before && config.enabled && before.config.enabled && sameProcess(before.config, config);
+    if (!kept) starts.delete(config.name);
+    return { config: clone(config), state: kept ? before.state : config.enabled ? { state: 'idle' } : { state: 'off' } };
+  });
+  for (const name of [...starts.keys()]) if (!configs.some((c) => c.name === name)) starts.delete(name);
+  notify();
+  return list();
+}
+
+/** The servers of pasted JSON: `{"mcpServers": …}`, `{"servers": …}` or the bare object. */
+function pasted(json: string): McpServerConfig[] {
+  let root: Record<string, unknown>;
+  try {
+    root = JSON.parse(json) as Record<string, unknown>;
+  } catch (e) {
+    throw refuse('mcpServers', `this is not JSON: ${(e as Error).message}`);
+  }
+  const servers = (root.mcpServers ?? root.servers ?? root) as Record<string, Record<string, unknown>>;
+  return Object.entries(servers).map(([name, entry]) => {
+    const transport: McpTransport =
+      typeof entry.url === 'string'
+        ? { kind: 'http', url: entry.url, headers: (entry.headers as Record<string, string>) ?? {} }
+        : {
+            kind: 'stdio',
+            command: String(entry.command ?? ''),
+            args: (entry.args as string[]) ?? [],
+            env: (entry.env as Record<string, string>) ?? {},
+            cwd: (entry.cwd as string) ?? null,
+          };
+    return { name, transport, enabled: entry.disabled !== true, disabledTools: [] };
+  });
+}
+
+async function restart(name: string) {
+  const server = find(name);
+  const start = nextStart++;
+  starts.set(name, start);
+  server.state = { state: 'starting' };
+  notify();
+  const script = state.toolScripts[name] ?? {};
+  await delay(script.startMs ?? START_MS);
+  const now = state.toolServers.find((s) => s.config.name === name);
+  if (starts.get(name) !== start || !now) return list();
+  starts.delete(name);
+  now.state = script.failed
+    ? { state: 'failed', message: script.failed.message, stderr: [...script.failed.stderr] }
+    : { state: 'ready', tools: clone(script.tools ?? []) };
+  notify();
+  return list();
+}
+
+function stop(name: string) {
+  const server = find(name);
+  starts.delete(name);
+  server.state = server.config.enabled ? { state: 'idle' } : { state: 'off' };
+  notify();
+  return list();
+}
+
+export const toolCommands = {
+  listToolServers: () => list(),
+  saveToolServers: async (servers) => save(servers),
+  addToolServers: async (json) => {
+    const added = pasted(json);
+    return save([...state.toolServers.map((s) => s.config).filter((c) => !added.some((a) => a.name === c.name)), ...added]);
+  },
+  restartToolServer: restart,
+  stopToolServer: async (name) => stop(name),
+  watchToolServers: (onUpdate) => {
+    watchers.push(onUpdate);
+    return null;
+  },
+} satisfies Partial<Handlers>;

@@ -1,0 +1,237 @@
+// Browser tests of Settings → Tools: MCP servers added from pasted mcpServers JSON, one that starts and
+// lists its tools, one that fails with its stderr (text, never HTML), a tool switched off (saved in the
+// config's disabledTools while the server keeps running), a refused paste in the backend's words, a
+// server added with the form (its headers masked), switched off, stopped, edited and removed.
+// Run with `npm run test:browser`; screenshots go to tests/browser/output/.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OUTPUT, TIMEOUT, inBothSchemes, mockState, shot, useBrowser } from './harness.mjs';
+
+useBrowser();
+
+const READ_FILE = {
+  name: 'read_file',
+  title: 'Read a file',
+  description: 'Reads a text file under the allowed folders and returns its contents, with line numbers when asked.',
+  inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  readOnly: true,
+};
+const WRITE_FILE = {
+  name: 'write_file',
+  title: null,
+  description: 'Creates or overwrites a file under the allowed folders.',
+  inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
+  readOnly: false,
+};
+const FAILURE = 'it stopped; it exited with status 3; its last words: "panic: GITHUB_PERSONAL_ACCESS_TOKEN is not set"';
+const STDERR = [
+  'GitHub MCP Server running on stdio',
+  '<b>not bold</b> <img src=x onerror="window.__pwned = true">',
+  'goroutine 1 [running]:',
+  'main.main()',
+  '\t/src/cmd/github-mcp-server/main.go:42 +0x1d4',
+  'panic: GITHUB_PERSONAL_ACCESS_TOKEN is not set',
+];
+/** How each server's start goes in the mock, by name. */
+const SCRIPTS = {
+  files: { startMs: 900, tools: [READ_FILE, WRITE_FILE] },
+  github: { startMs: 600, failed: { message: FAILURE, stderr: STDERR } },
+};
+const PASTED = {
+  mcpServers: {
+    files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/Documents'] },
+    github: { command: 'docker', args: ['run', '-i', '--rm', '-e', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'ghcr.io/github/github-mcp-server'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: '' } },
+  },
+};
+const NOT_JSON = 'this is not JSON: expected `,` or `}` at line 1 column 18';
+
+const text = async (locator) => (await locator.textContent()).replace(/\s+/g, ' ').trim();
+const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) => c.cmd === cmd).map((c) => c.payload);
+const row = (page, name) => page.locator(`[data-testid="tool-server"][data-server="${name}"]`);
+const mockServers = (page) => page.evaluate(() => window.__hearthMock.toolServers);
+
+async function openTools(page) {
+  await page.getByTestId('open-settings').click();
+  await page.getByTestId('open-tools').click();
+}
+
+/** Nothing in the tab is wider than the panel, and the tab strip fits its row. */
+async function assertFits(page) {
+  const { scroll, client } = await page.locator('#settings-tab-panel .scroll').evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+  assert.ok(scroll <= client, `the tab fits its panel (${scroll} <= ${client})`);
+  const tabs = await page.locator('[role="tablist"][aria-label="Settings sections"]').evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+  assert.ok(tabs.scroll <= tabs.client, `the tabs fit their row (${tabs.scroll} <= ${tabs.client})`);
+}
+
+describe('Settings → Tools', () => {
+  test('pasted servers start: one ready with its tools, one failed with its stderr; a tool switched off', { timeout: 2 * TIMEOUT }, async () => {
+    await inBothSchemes({ toolScripts: SCRIPTS }, async (page) => {
+      await openTools(page);
+      const empty = page.getByTestId('tools-empty');
+      await empty.waitFor();
+      assert.match(await text(empty), /No tool servers yet.*MCP server gives the model tools/);
+      await assertFits(page);
+      await shot(page, 'settings-tools-empty', { dir: OUTPUT });
+
+      // A paste the backend refuses: its words beside the box, nothing added.
+      await page.getByTestId('paste-tool-servers').click();
+      const box = page.getByTestId('tool-paste-json');
+      assert.equal(await page.getByTestId('tool-paste').getByText('Paste the mcpServers JSON from Claude Desktop, Cursor or LM Studio').count(), 1);
+      await page.evaluate((message) => (window.__hearthMock.failNext.add_tool_servers = { kind: 'invalidInput', message, field: 'mcpServers' }), NOT_JSON);
+      await box.fill('{"mcpServers": {"a" 1}}');
+      await page.getByTestId('tool-paste-add').click();
+      const pasteError = page.getByTestId('tool-paste-error');
+      await pasteError.waitFor();
+      assert.equal(await text(pasteError), `Not added: ${NOT_JSON}`);
+      assert.equal(await box.getAttribute('aria-invalid'), 'true');
+      await shot(page, 'settings-tools-paste-refused', { dir: OUTPUT });
+
+      // Two servers pasted: added, then each started, shown starting, then where it got.
+      const json = JSON.stringify(PASTED, null, 2);
+      await box.fill(json);
+      await page.getByTestId('tool-paste-add').click();
+      await page.getByTestId('tool-paste').waitFor({ state: 'detached' });
+      assert.deepEqual((await callsOf(page, 'add_tool_servers')).at(-1), { json });
+      const files = row(page, 'files');
+      const github = row(page, 'github');
+      await files.and(page.locator('[data-state="starting"]')).waitFor();
+      assert.equal(await text(files.getByTestId('tool-server-state')), 'Starting…');
+      assert.equal(await text(files.getByTestId('tool-server-runs')), 'npx -y @modelcontextprotocol/server-filesystem /home/me/Documents');
+      assert.deepEqual((await callsOf(page, 'restart_tool_server')).map((p) => p.name).sort(), ['files', 'github']);
+      assert.equal(await empty.count(), 0);
+
+      await github.and(page.locator('[data-state="failed"]')).waitFor();
+      assert.equal(await text(github.getByTestId('tool-server-state')), 'Failed');
+      // The backend's words, as a sentence.
+      assert.equal(await text(github.getByTestId('tool-server-failure')), `I${FAILURE.slice(1)}`);
+      const stderr = github.getByTestId('tool-server-stderr');
+      assert.equal(await text(stderr.locator('summary')), 'Its last output (6 lines)');
+      await stderr.locator('summary').click();
+      const lines = github.getByTestId('tool-server-stderr-lines');
+      await lines.waitFor();
+      // Text, never HTML: the server's words as it wrote them, nothing of them made into elements.
+      assert.equal(await lines.textContent(), STDERR.join('\n'));
+      assert.equal(await lines.locator('*').count(), 0);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+      assert.equal(await github.getByTestId('tool-server-stop').count(), 0, 'nothing runs to stop');
+      assert.equal(await text(github.getByTestId('tool-server-restart')), 'Restart');
+
+      await files.and(page.locator('[data-state="ready"]')).waitFor();
+      assert.equal(await text(files.getByTestId('tool-server-state')), 'Ready · 2 tools');
+      await files.getByTestId('tool-server-tools-toggle').click();
+      const tools = files.getByTestId('tool');
+      assert.equal(await tools.count(), 2);
+      assert.match(await text(tools.nth(0)), /^read_file Read a file read-only Reads a text file/);
+      assert.equal(await tools.nth(0).getByTestId('tool-read-only').count(), 1);
+      assert.equal(await tools.nth(1).getByTestId('tool-read-only').count(), 0);
+      assert.deepEqual(await files.getByTestId('tool-enabled').evaluateAll((boxes) => boxes.map((b) => b.checked)), [true, true]);
+      assert.equal(await files.getByTestId('tool-server-stop').count(), 1);
+      await assertFits(page);
+      await shot(page, 'settings-tools', { dir: OUTPUT });
+
+      // A tool switched off: the whole list saved, the tool in the config's disabledTools; the server runs on.
+      const saves = (await callsOf(page, 'save_tool_servers')).length;
+      await tools.nth(1).getByTestId('tool-enabled').uncheck();
+      await page.waitForFunction((n) => window.__hearthMock.calls.filter((c) => c.cmd === 'save_tool_servers').length > n, saves);
+      const sent = (await callsOf(page, 'save_tool_servers')).at(-1).servers;
+      assert.deepEqual(sent.map((c) => c.name), ['files', 'github']);
+      assert.deepEqual(sent[0].disabledTools, ['write_file']);
+      assert.deepEqual(sent[1].disabledTools, []);
+      assert.deepEqual(sent[0].transport, { kind: 'stdio', ...PASTED.mcpServers.files, env: {}, cwd: null });
+      await files.getByText('1 switched off').waitFor();
+      assert.deepEqual((await mockServers(page)).map((s) => [s.config.name, s.config.disabledTools, s.state.state]), [
+        ['files', ['write_file'], 'ready'],
+        ['github', [], 'failed'],
+      ]);
+      assert.equal(await tools.nth(1).getByTestId('tool-enabled').isChecked(), false);
+      assert.equal(await text(files.getByTestId('tool-server-state')), 'Ready · 2 tools');
+      await shot(page, 'settings-tools-tool-off', { dir: OUTPUT });
+
+      // And on again.
+      await tools.nth(1).getByTestId('tool-enabled').check();
+      await page.waitForFunction(() => window.__hearthMock.toolServers[0].config.disabledTools.length === 0);
+    });
+  });
+
+  test('the form adds an HTTP server with masked headers; switched off, stopped, edited, removed', { timeout: 2 * TIMEOUT }, async () => {
+    const files = {
+      config: { name: 'files', transport: { kind: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me'], env: { LOG_LEVEL: 'debug' }, cwd: null }, enabled: true, disabledTools: [] },
+      state: { state: 'ready', tools: [READ_FILE] },
+    };
+    await inBothSchemes({ toolServers: [files], toolScripts: { tracker: { startMs: 400, tools: [{ ...READ_FILE, name: 'search_issues', title: null, readOnly: true }] } } }, async (page) => {
+      await openTools(page);
+      const first = row(page, 'files');
+      await first.waitFor();
+      assert.equal(await text(first.getByTestId('tool-server-state')), 'Ready · 1 tool');
+
+      // The form: a URL and a header, its value masked until shown.
+      await page.getByTestId('add-tool-server').click();
+      const form = page.getByTestId('tool-server-form');
+      await form.getByTestId('tool-form-name').fill('tracker');
+      await form.getByTestId('tool-form-kind-http').click();
+      await form.getByTestId('tool-form-url').fill('https://mcp.tracker.example/mcp');
+      const headers = form.getByTestId('tool-form-headers');
+      await headers.fill('Authorization: Bearer tr_secret_123\nX-Team:  core ');
+      assert.ok(await headers.evaluate((el) => el.classList.contains('masked')), 'the headers are masked');
+      await shot(page, 'settings-tools-form', { dir: OUTPUT });
+
+      // A line that is not `Name: value`: refused here, without repeating the line (it may hold a secret).
+      await headers.fill('Authorization Bearer tr_secret_123');
+      await form.getByTestId('tool-form-save').click();
+      assert.equal(await text(form.getByTestId('tool-form-error')), 'Not saved: header line 1 is not Name: value');
+      assert.equal((await callsOf(page, 'save_tool_servers')).length, 0);
+
+      await headers.fill('Authorization: Bearer tr_secret_123\nX-Team:  core ');
+      await form.getByTestId('tool-form-save').click();
+      await form.waitFor({ state: 'detached' });
+      const sent = (await callsOf(page, 'save_tool_servers')).at(-1).servers;
+      assert.deepEqual(sent, [
+        files.config,
+        { name: 'tracker', transport: { kind: 'http', url: 'https://mcp.tracker.example/mcp', headers: { Authorization: 'Bearer tr_secret_123', 'X-Team': 'core' } }, enabled: true, disabledTools: [] },
+      ]);
+      const tracker = row(page, 'tracker');
+      await tracker.and(page.locator('[data-state="ready"]')).waitFor();
+      assert.equal(await text(tracker.getByTestId('tool-server-runs')), 'HTTP https://mcp.tracker.example/mcp');
+      assert.ok(!(await page.getByTestId('settings-panel').textContent()).includes('tr_secret_123'), 'no header value on show');
+
+      // Switched off: saved, its state Off, nothing to start or stop.
+      await first.getByTestId('tool-server-enabled').click();
+      await first.and(page.locator('[data-state="off"]')).waitFor();
+      assert.equal(await text(first.getByTestId('tool-server-state')), 'Off');
+      assert.equal((await callsOf(page, 'save_tool_servers')).at(-1).servers[0].enabled, false);
+      assert.equal(await first.getByTestId('tool-server-restart').count(), 0);
+      assert.equal(await first.getByTestId('tool-server-stop').count(), 0);
+
+      // Stopped: it starts again when a chat needs its tools.
+      await tracker.getByTestId('tool-server-stop').click();
+      await tracker.and(page.locator('[data-state="idle"]')).waitFor();
+      assert.equal(await text(tracker.getByTestId('tool-server-state')), 'Starts when needed');
+      assert.equal(await text(tracker.getByTestId('tool-server-restart')), 'Start');
+      assert.deepEqual((await callsOf(page, 'stop_tool_server')).at(-1), { name: 'tracker' });
+      await shot(page, 'settings-tools-off-and-idle', { dir: OUTPUT });
+
+      // Edit: the form shows what is saved (the environment masked); a changed argument saved in place.
+      await first.getByTestId('tool-server-edit').click();
+      const edit = first.getByTestId('tool-server-form');
+      assert.equal(await edit.getByTestId('tool-form-command').inputValue(), 'npx');
+      assert.equal(await edit.getByTestId('tool-form-args').inputValue(), '-y\n@modelcontextprotocol/server-filesystem\n/home/me');
+      assert.equal(await edit.getByTestId('tool-form-env').inputValue(), 'LOG_LEVEL=debug');
+      await edit.getByTestId('tool-form-args').fill('-y\n@modelcontextprotocol/server-filesystem\n/home/me/Documents');
+      await shot(page, 'settings-tools-edit', { dir: OUTPUT });
+      await edit.getByTestId('tool-form-save').click();
+      await edit.waitFor({ state: 'detached' });
+      const edited = (await callsOf(page, 'save_tool_servers')).at(-1).servers[0];
+      assert.deepEqual(edited.transport.args, ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/Documents']);
+      assert.equal(edited.enabled, false, 'the switch stays as it was');
+      assert.equal(edited.transport.env.LOG_LEVEL, 'debug');
+
+      // Removed, after the inline confirm.
+      await tracker.getByTestId('tool-server-remove').click();
+      await tracker.getByTestId('inline-confirm').waitFor();
+      await tracker.getByTestId('confirm-yes').click();
+      await tracker.waitFor({ state: 'detached' });
+      assert.deepEqual((await callsOf(page, 'save_tool_servers')).at(-1).servers.map((c) => c.name), ['files']);
+      await assertFits(page);
+    });
+  });
+});
