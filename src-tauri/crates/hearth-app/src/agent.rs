@@ -172,8 +172,15 @@ impl App {
         first: ToolChoice,
         mut on_event: impl FnMut(AgentEvent) + Send,
     ) -> Result<StoredMessage, TurnError> {
-        let local = matches!(self.store.chat_target(chat).await, Ok(ModelTarget::Local { .. }));
-        let toolbox = if local { ToolBox::gather(self.tools.hub()).await } else { ToolBox::default() };
+        // Anthropic's API is not offered tools yet; the local model and OpenAI's wire format are.
+        let offers = match self.store.chat_target(chat).await {
+            Ok(ModelTarget::Local { .. }) => true,
+            Ok(ModelTarget::Remote { provider, .. }) => {
+                self.providers.configs().iter().any(|c| c.id == provider && c.kind != hearth_core::ProviderKind::Anthropic)
+            }
+            Err(_) => false,
+        };
+        let toolbox = if offers { ToolBox::gather(self.tools.hub()).await } else { ToolBox::default() };
         let stop = CancellationToken::new();
         self.agent.stops.lock().expect("stops poisoned").insert(chat, stop.clone());
         let _unregister = Unregister { agent: &self.agent, chat };

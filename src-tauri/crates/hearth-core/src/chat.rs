@@ -76,6 +76,15 @@ impl ChatMessage {
     }
 }
 
+/// The messages as a local model reads them: a tool's result in the user's turn, in a
+/// `<tool_response>` block, as Hermes and Qwen's templates put it. (A remote provider is sent
+/// tool messages as its API has them.)
+pub fn read_tools_locally(messages: &mut [ChatMessage]) {
+    for message in messages.iter_mut().filter(|m| m.role == Role::Tool) {
+        *message = ChatMessage::new(Role::User, crate::tool_response(&message.content));
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatSummary {
@@ -129,12 +138,7 @@ pub struct StoredMessage {
 }
 
 impl StoredMessage {
-    /// The message as a backend reads it: a tool's result in the user's turn, as Hermes and
-    /// Qwen's templates put it (the rule Hearth's server follows for `role: "tool"` too).
     pub fn to_chat_message(&self) -> ChatMessage {
-        match self.role {
-            Role::Tool => ChatMessage::new(Role::User, crate::tool_response(&self.content)),
-            role => ChatMessage::new(role, self.content.clone()),
-        }
+        ChatMessage::new(self.role, self.content.clone())
     }
 }

@@ -290,7 +290,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         if let Some((_, content)) = plan.user {
             messages.push(ChatMessage::new(Role::User, content));
         }
-        messages.extend(plan.results.iter().map(|r| ChatMessage::new(Role::User, crate::tool_response(&r.content))));
+        messages.extend(plan.results.iter().map(|r| ChatMessage::new(Role::Tool, r.content.clone())));
         let mut request = ReplyRequest::new(messages, sampling, turn.flag.clone());
         request.tools = tools;
         request.continue_last = continued.as_ref().is_some_and(|m| !m.content.is_empty());

@@ -269,7 +269,7 @@ async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_the
     // The backend read the result in the user's turn, after the call, with the tools offered.
     let asked = &f.backend.asked()[1];
     let last: Vec<_> = asked.messages.iter().rev().take(2).map(|m| (m.role, m.content.as_str())).collect();
-    assert_eq!(last, [(Role::User, "<tool_response>\nIn the left cupboard.\n</tool_response>"), (Role::Assistant, call)]);
+    assert_eq!(last, [(Role::Tool, "In the left cupboard."), (Role::Assistant, call)]);
     assert_eq!(asked.tools.as_ref(), Some(&tools));
 }
 

@@ -17,6 +17,10 @@ pub const API_VERSION: &str = "2023-06-01";
 pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_last: bool) -> Result<Value, Unsendable> {
     let system: Vec<&str> = messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
     let mut turns: Vec<(Role, String)> = Vec::new();
+    // Tools are not offered here yet: results of earlier calls (from another model) are read as
+    // the user's text, as a local model reads them.
+    let mut messages = messages.to_vec();
+    hearth_core::read_tools_locally(&mut messages);
     for m in messages.iter().filter(|m| m.role != Role::System) {
         // Two turns of one role in a row (an edited branch, a failed reply left out) become one.
         match turns.last_mut() {

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use hearth_core::{
-    BiasTarget, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, ProviderConfig, ProviderKind, SamplingParams, TokenAlternative,
-    TokenProbs,
+    BiasTarget, CALL_CLOSE, CALL_OPEN, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, OfferedTools, ProviderConfig, ProviderKind,
+    Role, SamplingParams, TokenAlternative, TokenProbs, ToolChoice, read_calls,
 };
 
 use crate::Unsendable;
@@ -23,10 +23,11 @@ pub fn body(
     s: &SamplingParams,
     continue_last: bool,
     context_length: u32,
+    tools: Option<&OfferedTools>,
 ) -> Result<Value, Unsendable> {
     let official = config.kind == ProviderKind::OpenAi;
     let extensions = config.kind == ProviderKind::OpenAiCompatible && config.extensions;
-    let mut wire: Vec<Value> = messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
+    let mut wire = wire_messages(messages);
     if continue_last && official {
         // OpenAI answers a trailing assistant message anew; ask it to write on instead.
         // (llama.cpp's server and vLLM continue a trailing assistant message themselves.)
@@ -73,9 +74,30 @@ pub fn body(
             return Err(Unsendable(format!("{} cannot follow a GBNF grammar; use a JSON schema, or the local model", config.name)));
         }
     }
+    let tools = tools.filter(|t| !t.tools.is_empty() && t.choice != ToolChoice::None);
+    if let Some(offered) = tools {
+        let functions: Vec<Value> = offered
+            .tools
+            .iter()
+            .map(
+                |t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }),
+            )
+            .collect();
+        b.insert("tools".into(), Value::Array(functions));
+        b.insert(
+            "tool_choice".into(),
+            match &offered.choice {
+                ToolChoice::Named(name) => json!({ "type": "function", "function": { "name": name } }),
+                ToolChoice::Required => json!("required"),
+                _ => json!("auto"),
+            },
+        );
+        b.insert("parallel_tool_calls".into(), json!(offered.parallel));
+    }
     if extensions {
         llama_fields::write_all(&mut b, s, context_length);
-        if s.top_probs > 0 {
+        // llama.cpp's server refuses logprobs with tools on a stream ("not supported").
+        if s.top_probs > 0 && tools.is_none() {
             // For the token inspector. Not asked of OpenAI itself: its reasoning models refuse it.
             b.insert("logprobs".into(), json!(true));
             b.insert("top_logprobs".into(), json!(s.top_probs.min(MAX_TOP_LOGPROBS)));
@@ -108,6 +130,45 @@ fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> 
         }
     }
     Ok(Value::Object(map))
+}
+
+/// The id a call gets on the wire: its reply's place in the conversation and its place among the
+/// reply's calls (stable, so a conversation sent again reads the same).
+fn call_id(reply: usize, call: usize) -> String {
+    format!("call_{reply}_{call}")
+}
+
+/// The conversation as Chat Completions has it: a reply's calls (written in its text, as every
+/// model's reply is kept) as `tool_calls`, each result as a `tool` message answering its call.
+fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut wire = Vec::with_capacity(messages.len());
+    let mut answering: Option<(usize, usize)> = None; // (the calling reply's place, results so far)
+    for (place, m) in messages.iter().enumerate() {
+        match m.role {
+            Role::Assistant if m.content.contains(CALL_OPEN) => {
+                let read = read_calls(&m.content);
+                let calls: Vec<Value> = read
+                    .calls
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| json!({ "id": call_id(place, k), "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+                    .collect();
+                let content = if read.content.is_empty() { Value::Null } else { json!(read.content) };
+                wire.push(json!({ "role": "assistant", "content": content, "tool_calls": calls }));
+                answering = Some((place, 0));
+            }
+            Role::Tool => {
+                let (reply, k) = answering.unwrap_or((place, 0));
+                wire.push(json!({ "role": "tool", "tool_call_id": call_id(reply, k), "content": m.content }));
+                answering = Some((reply, k + 1));
+            }
+            role => {
+                wire.push(json!({ "role": role.as_str(), "content": m.content }));
+                answering = None;
+            }
+        }
+    }
+    wire
 }
 
 #[derive(Deserialize)]
@@ -173,6 +234,22 @@ impl TokenLogprob {
 #[derive(Deserialize, Default)]
 struct Delta {
     content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<DeltaCall>,
+}
+
+/// A piece of a call as it streams: the first of a call names it, the rest add to its arguments.
+#[derive(Deserialize)]
+struct DeltaCall {
+    #[serde(default)]
+    index: u32,
+    function: Option<DeltaFunction>,
+}
+
+#[derive(Deserialize)]
+struct DeltaFunction {
+    name: Option<String>,
+    arguments: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -196,9 +273,41 @@ struct Timings {
     predicted_per_second: Option<f64>,
 }
 
-/// Reads `data:` chunks up to `[DONE]`.
+/// Reads `data:` chunks up to `[DONE]`. Calls streamed as `tool_calls` pieces are written into
+/// the reply's text as Hearth keeps every model's calls (`hearth_core::call_block`'s layout), as
+/// they come, so a remote reply's calls are stored, shown and run as a local one's.
 #[derive(Default)]
-pub struct ChunkParser;
+pub struct ChunkParser {
+    /// The call being written: its index, and whether any of its arguments came.
+    open: Option<(u32, bool)>,
+}
+
+impl ChunkParser {
+    fn call_piece(&mut self, call: DeltaCall, text: &mut String) {
+        let function = call.function.unwrap_or(DeltaFunction { name: None, arguments: None });
+        if self.open.map(|(index, _)| index) != Some(call.index) {
+            self.close_call(text);
+            let name = function.name.clone().unwrap_or_default();
+            text.push_str(&format!("{CALL_OPEN}\n{{\"name\":{},\"arguments\":", Value::String(name)));
+            self.open = Some((call.index, false));
+        }
+        if let Some(arguments) = function.arguments.filter(|a| !a.is_empty()) {
+            text.push_str(&arguments);
+            if let Some((_, wrote)) = &mut self.open {
+                *wrote = true;
+            }
+        }
+    }
+
+    fn close_call(&mut self, text: &mut String) {
+        if let Some((_, wrote)) = self.open.take() {
+            if !wrote {
+                text.push_str("{}");
+            }
+            text.push_str(&format!("}}\n{CALL_CLOSE}"));
+        }
+    }
+}
 
 impl Parser for ChunkParser {
     fn on_event(&mut self, event: &Event, tally: &mut Tally) -> Result<Option<String>, crate::stream::EventError> {
@@ -206,7 +315,9 @@ impl Parser for ChunkParser {
         let data = event.data.trim();
         if data == "[DONE]" {
             tally.done = true;
-            return Ok(None);
+            let mut text = String::new();
+            self.close_call(&mut text);
+            return Ok((!text.is_empty()).then_some(text));
         }
         if data.is_empty() {
             return Ok(None);
@@ -232,9 +343,19 @@ impl Parser for ChunkParser {
                 tally.tokens.extend(logprobs.content.into_iter().map(TokenLogprob::into_probs));
             }
             if let Some(content) = choice.delta.content.filter(|c| !c.is_empty()) {
-                text.get_or_insert_with(String::new).push_str(&content);
+                let text = text.get_or_insert_with(String::new);
+                self.close_call(text);
+                text.push_str(&content);
+            }
+            for call in choice.delta.tool_calls {
+                self.call_piece(call, text.get_or_insert_with(String::new));
             }
             if let Some(reason) = choice.finish_reason {
+                let mut closing = String::new();
+                self.close_call(&mut closing);
+                if !closing.is_empty() {
+                    text.get_or_insert_with(String::new).push_str(&closing);
+                }
                 tally.finish = Some(match reason.as_str() {
                     "length" => FinishReason::Length,
                     _ => FinishReason::EndOfTurn,
@@ -263,18 +384,18 @@ mod tests {
             logit_bias: vec![LogitBias { target: BiasTarget::Token { id: 42 }, bias: -100.0 }],
             ..SamplingParams::default()
         };
-        let official = body(&config(ProviderKind::OpenAi, true), "gpt", &messages, &s, false, 4096).unwrap();
+        let official = body(&config(ProviderKind::OpenAi, true), "gpt", &messages, &s, false, 4096, None).unwrap();
         assert_eq!(official["messages"][0], json!({ "role": "system", "content": "be brief" }));
         assert_eq!(official["max_completion_tokens"], json!(s.max_tokens));
         assert_eq!(official["logit_bias"], json!({ "42": -100.0 }));
         assert_eq!(official["seed"], json!(7));
         assert!(official.get("top_k").is_none(), "OpenAI gets no llama.cpp fields");
 
-        let plain = body(&config(ProviderKind::OpenAiCompatible, false), "m", &messages, &s, false, 4096).unwrap();
+        let plain = body(&config(ProviderKind::OpenAiCompatible, false), "m", &messages, &s, false, 4096, None).unwrap();
         assert!(plain.get("top_k").is_none() && plain.get("stream_options").is_none());
         assert_eq!(plain["max_tokens"], json!(s.max_tokens));
 
-        let llama = body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &s, false, 4096).unwrap();
+        let llama = body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &s, false, 4096, None).unwrap();
         assert_eq!(llama["top_k"], json!(s.top_k));
         assert_eq!(llama["logit_bias"], json!([[42, -100.0]]));
         assert_eq!(llama["samplers"][0], json!("penalties"));
@@ -283,7 +404,12 @@ mod tests {
         assert_eq!((&llama["logprobs"], &llama["top_logprobs"]), (&json!(true), &json!(5)));
         assert!(official.get("logprobs").is_none() && plain.get("logprobs").is_none());
         let none = SamplingParams { top_probs: 0, ..s.clone() };
-        assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &none, false, 4096).unwrap().get("logprobs").is_none());
+        assert!(
+            body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &none, false, 4096, None)
+                .unwrap()
+                .get("logprobs")
+                .is_none()
+        );
     }
 
     #[test]
@@ -297,8 +423,81 @@ mod tests {
         let stops = SamplingParams { stop: (0..5).map(|i| i.to_string()).collect(), ..SamplingParams::default() };
         let openai = config(ProviderKind::OpenAi, false);
         for (s, words) in [(&text_bias, "by token id only"), (&grammar, "GBNF"), (&stops, "at most 4 stop strings")] {
-            assert!(body(&openai, "m", &messages, s, false, 4096).unwrap_err().0.contains(words), "{words}");
+            assert!(body(&openai, "m", &messages, s, false, 4096, None).unwrap_err().0.contains(words), "{words}");
         }
-        assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &grammar, false, 4096).is_ok());
+        assert!(body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &grammar, false, 4096, None).is_ok());
+    }
+
+    #[test]
+    fn calls_and_results_go_as_tool_calls_and_tool_messages() {
+        let call = hearth_core::call_block("find_item", r#"{"item":"kettle"}"#);
+        let messages = [
+            ChatMessage::new(Role::User, "Where is the kettle?"),
+            ChatMessage::new(Role::Assistant, format!("Let me look.\n{call}\n{}", hearth_core::call_block("clock", "{}"))),
+            ChatMessage::new(Role::Tool, "Left cupboard."),
+            ChatMessage::new(Role::Tool, "Noon."),
+            ChatMessage::new(Role::Assistant, "It is in the left cupboard."),
+        ];
+        let tools = OfferedTools {
+            tools: vec![hearth_core::ToolSpec {
+                name: "find_item".into(),
+                description: "Finds".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            choice: ToolChoice::Named("find_item".into()),
+            parallel: false,
+        };
+        let b = body(&config(ProviderKind::OpenAi, false), "m", &messages, &SamplingParams::default(), false, 4096, Some(&tools)).unwrap();
+        assert_eq!(
+            b["messages"][1],
+            json!({"role": "assistant", "content": "Let me look.", "tool_calls": [
+                {"id": "call_1_0", "type": "function", "function": {"name": "find_item", "arguments": "{\"item\":\"kettle\"}"}},
+                {"id": "call_1_1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}]})
+        );
+        assert_eq!(b["messages"][2], json!({"role": "tool", "tool_call_id": "call_1_0", "content": "Left cupboard."}));
+        assert_eq!(b["messages"][3], json!({"role": "tool", "tool_call_id": "call_1_1", "content": "Noon."}));
+        assert_eq!(b["messages"][4], json!({"role": "assistant", "content": "It is in the left cupboard."}));
+        assert_eq!(b["tools"][0]["function"]["name"], "find_item");
+        assert_eq!(b["tool_choice"], json!({"type": "function", "function": {"name": "find_item"}}));
+        assert_eq!(b["parallel_tool_calls"], false);
+        let none = OfferedTools { choice: ToolChoice::None, ..tools };
+        let b = body(&config(ProviderKind::OpenAi, false), "m", &messages, &SamplingParams::default(), false, 4096, Some(&none)).unwrap();
+        assert!(b.get("tools").is_none());
+    }
+
+    #[test]
+    fn streamed_calls_are_written_as_hearth_keeps_them() {
+        let chunks = [
+            r#"{"choices":[{"delta":{"content":"Let me look."}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"find_item","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"item\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"kettle\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"clock"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ];
+        let mut parser = ChunkParser::default();
+        let mut tally = Tally::default();
+        let mut text = String::new();
+        for data in chunks {
+            let event = Event { data: data.into(), ..Event::default() };
+            let piece = match parser.on_event(&event, &mut tally) {
+                Ok(piece) => piece,
+                Err(crate::stream::EventError::Malformed(e) | crate::stream::EventError::Remote(e)) => panic!("{data}: {e}"),
+            };
+            if let Some(piece) = piece {
+                text.push_str(&piece);
+            }
+        }
+        let expected = format!(
+            "Let me look.{}{}",
+            hearth_core::call_block("find_item", r#"{"item":"kettle"}"#),
+            hearth_core::call_block("clock", "{}")
+        );
+        assert_eq!(text, expected);
+        assert_eq!(tally.finish, Some(FinishReason::EndOfTurn));
+        let read = read_calls(&text);
+        assert_eq!(read.calls.len(), 2);
+        assert_eq!(read.content, "Let me look.");
     }
 }

@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering;
 use support::hub;
 
 use hearth_core::{
-    BackendError, ChatService, HistoryStore, ModelTarget, OverflowPolicy, ProviderConfig, ProviderError, ProviderKind, SamplingParams,
-    Turn, TurnError,
+    BackendError, ChatService, HistoryStore, ModelTarget, OfferedTools, OverflowPolicy, ProviderConfig, ProviderError, ProviderKind, Role,
+    SamplingParams, ToolChoice, ToolResult, ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError,
 };
 use hearth_providers::{Counter, FixedKeys, HubOptions, Providers, Timeouts};
 
@@ -66,7 +66,11 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     let (hub_url, hub) = hub::start(hub::Hub { files: hub_files, ..Default::default() }).await;
     let cache = tempfile::tempdir().unwrap();
 
-    let keys = BTreeMap::from([("peer".to_owned(), PEER_KEY.to_owned()), ("peer-badkey".to_owned(), "sk-wrong".to_owned())]);
+    let keys = BTreeMap::from([
+        ("peer".to_owned(), PEER_KEY.to_owned()),
+        ("peer-tools".to_owned(), PEER_KEY.to_owned()),
+        ("peer-badkey".to_owned(), "sk-wrong".to_owned()),
+    ]);
     let providers = Providers::new(
         Arc::new(FixedKeys(keys)),
         Timeouts::default(),
@@ -139,6 +143,82 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     let second = service.run(chat, Turn::Send { content: "And of Italy?" }, greedy.clone(), |_| {}).await.unwrap();
     let stats = second.stats.unwrap();
     assert!(stats.cached_tokens > 0, "the peer reused its cache: {stats:?}");
+
+    // A tool round with a real server (its Jinja templates and tool-call parser), given a
+    // Hermes/Qwen-style template that offers tools (SmolLM2's own has none): the call it streams
+    // as `tool_calls` is kept in the reply's text as a local model's is, read back as a call, and
+    // its result goes back as a `tool` message answering it. (This server build does not force a
+    // call for `required` on SmolLM2: the question invites the call's tag instead.)
+    let template = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/chatml-tools.jinja");
+    let tools_server = peer::LlamaServer::start(
+        &server_binary(),
+        &model,
+        1,
+        N_CTX,
+        512,
+        &["--alias", REPO, "--api-key", PEER_KEY, "--chat-template-file", template.to_str().unwrap()],
+    )
+    .await
+    .expect("llama-server starts with the tools template");
+    let mut configs = providers.configs();
+    configs.push(config("peer-tools", format!("{}/v1", tools_server.base_url())));
+    providers.set_configs(configs);
+    let tool_chat = store.create_chat().await.unwrap().id;
+    store.set_chat_target(tool_chat, &ModelTarget::Remote { provider: "peer-tools".into(), model: REPO.into() }).await.unwrap();
+    let tools = OfferedTools {
+        tools: vec![ToolSpec {
+            name: "find_item".into(),
+            description: "Says where an item is kept in the kitchen".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}),
+        }],
+        choice: ToolChoice::Required,
+        parallel: false,
+    };
+    let mut streamed = String::new();
+    let caller = service
+        .run_with_tools(
+            tool_chat,
+            Turn::Send { content: "<tool_call> find_item kettle" },
+            SamplingParams::greedy(64),
+            Some(tools.clone()),
+            |e| {
+                if let hearth_core::TurnEvent::Delta(d) = e {
+                    streamed.push_str(&d);
+                }
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(caller.content, streamed);
+    assert_eq!(caller.tool_calls.len(), 1, "{:?}", caller.content);
+    assert_eq!(caller.tool_calls[0].name, "find_item");
+    let arguments: serde_json::Value = serde_json::from_str(&caller.tool_calls[0].arguments).unwrap();
+    assert!(arguments["item"].is_string(), "{arguments}");
+    let run = ToolRun {
+        name: "find_item".into(),
+        server: Some("kitchen".into()),
+        arguments: caller.tool_calls[0].arguments.clone(),
+        end: ToolRunEnd::Ran,
+        is_error: false,
+        elapsed_ms: 1,
+        chars: 35,
+    };
+    let results = [ToolResult { content: "The kettle is in the left cupboard.".into(), run }];
+    let auto = OfferedTools { choice: ToolChoice::Auto, ..tools };
+    let answer = service
+        .run_with_tools(
+            tool_chat,
+            Turn::ToolResults { reply: caller.id, results: &results },
+            SamplingParams::greedy(32),
+            Some(auto),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert!(!answer.content.trim().is_empty() || !answer.tool_calls.is_empty(), "{answer:?}");
+    let path = store.messages(tool_chat).await.unwrap();
+    assert_eq!(path.iter().map(|m| m.role).collect::<Vec<_>>(), [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+    drop(tools_server);
 
     // A history longer than the server's context: trimmed by the policy before sending (the
     // server would refuse it), or refused in words under "stop at limit".

@@ -372,8 +372,9 @@ impl WireMessage {
         }
         let role = match self.role.as_str() {
             "system" | "developer" => Role::System,
-            // A tool's result is read in the user's turn, as Hermes and Qwen's templates put it.
-            "user" | "tool" => Role::User,
+            "user" => Role::User,
+            // A tool's result: the engine reads it in the user's turn (`read_tools_locally`).
+            "tool" => Role::Tool,
             "assistant" => Role::Assistant,
             other => {
                 return Err(ApiError::invalid(
@@ -406,7 +407,6 @@ impl WireMessage {
         };
         let content = match (&self.tool_calls, self.role.as_str()) {
             (Some(calls), _) => tools::with_calls(content, calls, param)?,
-            (None, "tool") => hearth_core::tool_response(&content),
             (None, _) => content,
         };
         Ok(ChatMessage::new(role, content))

@@ -267,8 +267,6 @@ async fn tool_calls_and_results_are_kept_exported_and_imported() {
     assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
     assert_eq!(path[1].tool_calls.len(), 1);
     assert_eq!(path[1].tool_calls[0].arguments, r#"{"item":"kettle"}"#);
-    // The model reads the result in the user's turn.
-    assert_eq!(path[2].to_chat_message().content, "<tool_response>\nThe kettle is in the left cupboard.\n</tool_response>");
 
     let exported = store.export(None).await.unwrap();
     let json = serde_json::to_string(&exported).unwrap();

@@ -183,8 +183,9 @@ impl<'m> Session<'m> {
     }
 
     /// Queues a reply; [`Session::step`] serves it. A prompt that cannot fit fails at once.
-    pub fn submit(&mut self, request: ReplyRequest, events: UnboundedSender<GenEvent>) {
+    pub fn submit(&mut self, mut request: ReplyRequest, events: UnboundedSender<GenEvent>) {
         let asked_at = Instant::now();
+        hearth_core::read_tools_locally(&mut request.messages);
         let fitted = self.fit_prompt(&request, self.n_ctx());
         let queued = match fitted.and_then(|fitted| self.load_drafter(&request).map(|()| fitted)) {
             Ok(Fitted { tokens, dropped, notice }) => Queued { request, events, tokens, dropped, notice, asked_at, member: None },

@@ -35,7 +35,9 @@ impl Session<'_> {
         if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
             return;
         }
-        let messages = &request.messages;
+        let mut messages = request.messages.clone();
+        hearth_core::read_tools_locally(&mut messages);
+        let messages = &messages;
         let Ok(prompt) = self.prompt(messages, false, None).map(|rendered| rendered.text) else { return };
         let tokens = self.tokenize(&prompt);
         let n_ctx = self.context.n_ctx() as usize;

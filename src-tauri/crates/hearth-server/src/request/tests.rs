@@ -154,7 +154,8 @@ fn what_hearth_sends_its_own_server_reads_back_the_same() {
         sampler_order: vec![SamplerStage::MinP, SamplerStage::Temperature],
         ..SamplingParams::default()
     };
-    let body = hearth_providers::openai_request_body(&config, "m", &[ChatMessage::new(Role::User, "hi")], &sent, false, 4096).unwrap();
+    let body =
+        hearth_providers::openai_request_body(&config, "m", &[ChatMessage::new(Role::User, "hi")], &sent, false, 4096, None).unwrap();
     let read = ChatRequest::from_value(body).unwrap().sampling(&SamplingParams::default()).unwrap();
     assert_eq!(read, sent);
 }
@@ -177,7 +178,7 @@ fn tools_calls_and_results_are_read_as_the_model_knows_them() {
         [
             ChatMessage::new(Role::User, "Weather in Paris?"),
             ChatMessage::new(Role::Assistant, "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\": \"Paris\"}}\n</tool_call>"),
-            ChatMessage::new(Role::User, "<tool_response>\n{\"sky\":\"cloudy\"}\n</tool_response>"),
+            ChatMessage::new(Role::Tool, "{\"sky\":\"cloudy\"}"),
         ]
     );
     let offered = request.tools().unwrap().unwrap();
