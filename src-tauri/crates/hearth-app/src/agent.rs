@@ -9,8 +9,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use hearth_core::{
-    ChatId, HistoryStore, MessageId, MessageStatus, ModelTarget, OfferedTools, SamplingParams, StoredMessage, ToolChoice, ToolResult,
-    ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
+    ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, SamplingParams, StoredMessage, ToolChoice, ToolResult, ToolRun,
+    ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
 };
 use hearth_mcp::{CallOptions, CallProgress, CancellationToken, McpError, McpHub, McpServerState};
 use serde::{Deserialize, Serialize};
@@ -160,8 +160,7 @@ impl Agent {
 }
 
 impl App {
-    /// Runs `turn` in `chat`, with the user's tools when the chat's model is local and tools are
-    /// ready: rounds of calls (each allowed by the user, through `on_event` and
+    /// Runs `turn` in `chat`, with the user's tools when any are ready: rounds of calls (each allowed by the user, through `on_event` and
     /// [`Agent::answer`]) until a reply calls none, Stop, or [`MAX_ROUNDS`]. Returns the last reply.
     /// `first` is how the first reply may call (the window: `Auto`); later ones choose.
     pub async fn turn_with_tools(
@@ -172,15 +171,7 @@ impl App {
         first: ToolChoice,
         mut on_event: impl FnMut(AgentEvent) + Send,
     ) -> Result<StoredMessage, TurnError> {
-        // Anthropic's API is not offered tools yet; the local model and OpenAI's wire format are.
-        let offers = match self.store.chat_target(chat).await {
-            Ok(ModelTarget::Local { .. }) => true,
-            Ok(ModelTarget::Remote { provider, .. }) => {
-                self.providers.configs().iter().any(|c| c.id == provider && c.kind != hearth_core::ProviderKind::Anthropic)
-            }
-            Err(_) => false,
-        };
-        let toolbox = if offers { ToolBox::gather(self.tools.hub()).await } else { ToolBox::default() };
+        let toolbox = ToolBox::gather(self.tools.hub()).await;
         let stop = CancellationToken::new();
         self.agent.stops.lock().expect("stops poisoned").insert(chat, stop.clone());
         let _unregister = Unregister { agent: &self.agent, chat };

@@ -6,7 +6,7 @@ use eventsource_stream::Event;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use hearth_core::{ChatMessage, FinishReason, Role, SamplingParams};
+use hearth_core::{CALL_CLOSE, CALL_OPEN, ChatMessage, FinishReason, OfferedTools, Role, SamplingParams, ToolChoice, read_calls};
 
 use crate::Unsendable;
 use crate::stream::{EventError, Parser, Tally};
@@ -14,21 +14,60 @@ use crate::stream::{EventError, Parser, Tally};
 /// The version of the API this speaks (sent as `anthropic-version`).
 pub const API_VERSION: &str = "2023-06-01";
 
-pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_last: bool) -> Result<Value, Unsendable> {
+pub fn body(
+    model: &str,
+    messages: &[ChatMessage],
+    s: &SamplingParams,
+    continue_last: bool,
+    tools: Option<&OfferedTools>,
+) -> Result<Value, Unsendable> {
+    let tools = tools.filter(|t| !t.tools.is_empty() && t.choice != ToolChoice::None);
     let system: Vec<&str> = messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
-    let mut turns: Vec<(Role, String)> = Vec::new();
-    // Tools are not offered here yet: results of earlier calls (from another model) are read as
-    // the user's text, as a local model reads them.
     let mut messages = messages.to_vec();
-    hearth_core::read_tools_locally(&mut messages);
-    for m in messages.iter().filter(|m| m.role != Role::System) {
-        // Two turns of one role in a row (an edited branch, a failed reply left out) become one.
-        match turns.last_mut() {
-            Some((role, text)) if *role == m.role => {
-                text.push_str("\n\n");
-                text.push_str(&m.content);
+    if tools.is_none() {
+        // The API refuses tool blocks without tools defined: earlier calls and results (from
+        // another model, say) are read as text then, as a local model reads them.
+        hearth_core::read_tools_locally(&mut messages);
+    }
+    let mut turns: Vec<(Role, Vec<Block>)> = Vec::new();
+    let mut answering: Option<(usize, usize)> = None;
+    for (place, m) in messages.iter().enumerate().filter(|(_, m)| m.role != Role::System) {
+        let (role, blocks) = match m.role {
+            Role::Assistant if tools.is_some() && m.content.contains(CALL_OPEN) => {
+                let read = read_calls(&m.content);
+                answering = Some((place, 0));
+                let mut blocks = vec![Block::Text(read.content)];
+                for (k, call) in read.calls.into_iter().enumerate() {
+                    let input = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                    blocks.push(Block::ToolUse { id: tool_use_id(place, k), name: call.name, input });
+                }
+                (Role::Assistant, blocks)
             }
-            _ => turns.push((m.role, m.content.clone())),
+            Role::Tool => {
+                let (reply, k) = answering.unwrap_or((place, 0));
+                answering = Some((reply, k + 1));
+                (Role::User, vec![Block::ToolResult { id: tool_use_id(reply, k), content: m.content.clone() }])
+            }
+            role => {
+                answering = None;
+                (role, vec![Block::Text(m.content.clone())])
+            }
+        };
+        // Two turns of one role in a row (an edited branch, a failed reply left out, results
+        // after results) become one.
+        match turns.last_mut() {
+            Some((last, existing)) if *last == role => {
+                for block in blocks {
+                    match (existing.last_mut(), block) {
+                        (Some(Block::Text(text)), Block::Text(more)) => {
+                            text.push_str("\n\n");
+                            text.push_str(&more);
+                        }
+                        (_, block) => existing.push(block),
+                    }
+                }
+            }
+            _ => turns.push((role, blocks)),
         }
     }
     if turns.first().is_some_and(|(role, _)| *role == Role::Assistant) {
@@ -37,14 +76,15 @@ pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_
     if turns.is_empty() {
         return Err(Unsendable("there is no user message to answer".into()));
     }
-    if let Some((Role::Assistant, text)) = turns.last_mut() {
-        if continue_last {
+    if let Some((Role::Assistant, blocks)) = turns.last_mut() {
+        match (continue_last, blocks.as_mut_slice()) {
             // A trailing assistant turn is a prefill Anthropic writes on from; it may not end in
             // whitespace.
-            let trimmed = text.trim_end().len();
-            text.truncate(trimmed);
-        } else {
-            turns.pop();
+            (true, [Block::Text(text)]) => {
+                let trimmed = text.trim_end().len();
+                text.truncate(trimmed);
+            }
+            _ => drop(turns.pop()),
         }
     }
     let mut b = Map::new();
@@ -54,7 +94,22 @@ pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_
     if !system.is_empty() {
         b.insert("system".into(), json!(system.join("\n\n")));
     }
-    b.insert("messages".into(), Value::Array(turns.iter().map(|(role, text)| json!({ "role": role.as_str(), "content": text })).collect()));
+    let wire = turns.iter().map(|(role, blocks)| json!({ "role": role.as_str(), "content": content(blocks) })).collect();
+    b.insert("messages".into(), Value::Array(wire));
+    if let Some(offered) = tools {
+        let defined: Vec<Value> =
+            offered.tools.iter().map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters })).collect();
+        b.insert("tools".into(), Value::Array(defined));
+        let mut choice = match &offered.choice {
+            ToolChoice::Named(name) => json!({ "type": "tool", "name": name }),
+            ToolChoice::Required => json!({ "type": "any" }),
+            _ => json!({ "type": "auto" }),
+        };
+        if !offered.parallel {
+            choice["disable_parallel_tool_use"] = json!(true);
+        }
+        b.insert("tool_choice".into(), choice);
+    }
     b.insert("temperature".into(), json!(s.temperature));
     b.insert("top_p".into(), json!(s.top_p));
     if s.top_k > 0 {
@@ -66,13 +121,41 @@ pub fn body(model: &str, messages: &[ChatMessage], s: &SamplingParams, continue_
     Ok(Value::Object(b))
 }
 
+/// A part of a turn.
+enum Block {
+    Text(String),
+    ToolUse { id: String, name: String, input: Value },
+    ToolResult { id: String, content: String },
+}
+
+/// The id a call gets on the wire: its reply's place and its place among the reply's calls.
+fn tool_use_id(reply: usize, call: usize) -> String {
+    format!("toolu_{reply}_{call}")
+}
+
+/// A turn's content: its text alone as a string (as turns without tools always were), else blocks.
+fn content(blocks: &[Block]) -> Value {
+    if let [Block::Text(text)] = blocks {
+        return json!(text);
+    }
+    let blocks = blocks.iter().filter_map(|block| match block {
+        Block::Text(text) if text.is_empty() => None,
+        Block::Text(text) => Some(json!({ "type": "text", "text": text })),
+        Block::ToolUse { id, name, input } => Some(json!({ "type": "tool_use", "id": id, "name": name, "input": input })),
+        Block::ToolResult { id, content } => Some(json!({ "type": "tool_result", "tool_use_id": id, "content": content })),
+    });
+    Value::Array(blocks.collect())
+}
+
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum StreamEvent {
     MessageStart {
         message: StartMessage,
     },
-    ContentBlockStart {},
+    ContentBlockStart {
+        content_block: StartBlock,
+    },
     ContentBlockDelta {
         delta: BlockDelta,
     },
@@ -85,6 +168,16 @@ enum StreamEvent {
     MessageStop {},
     Ping {},
     Error {},
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StartBlock {
+    ToolUse {
+        name: String,
+    },
+    #[serde(other)]
+    Other,
 }
 
 #[derive(Deserialize)]
@@ -106,7 +199,11 @@ enum BlockDelta {
     TextDelta {
         text: String,
     },
-    /// Extended thinking and tool input are not shown as reply text.
+    /// A piece of a call's arguments (JSON text).
+    InputJsonDelta {
+        partial_json: String,
+    },
+    /// Extended thinking is not shown as reply text.
     #[serde(other)]
     Other,
 }
@@ -122,8 +219,13 @@ struct OutputUsage {
     output_tokens: u32,
 }
 
+/// Reads the typed events. A `tool_use` block is written into the reply's text in Hearth's call
+/// layout as it streams, so a call from Anthropic is stored, shown and run as a local one.
 #[derive(Default)]
-pub struct EventParser;
+pub struct EventParser {
+    /// A call being written, and whether any of its arguments came.
+    open: Option<bool>,
+}
 
 impl Parser for EventParser {
     fn on_event(&mut self, event: &Event, tally: &mut Tally) -> Result<Option<String>, EventError> {
@@ -147,6 +249,20 @@ impl Parser for EventParser {
             StreamEvent::ContentBlockDelta { delta: BlockDelta::TextDelta { text } } => {
                 return Ok((!text.is_empty()).then_some(text));
             }
+            StreamEvent::ContentBlockStart { content_block: StartBlock::ToolUse { name } } => {
+                self.open = Some(false);
+                return Ok(Some(format!("{CALL_OPEN}\n{{\"name\":{},\"arguments\":", Value::String(name))));
+            }
+            StreamEvent::ContentBlockDelta { delta: BlockDelta::InputJsonDelta { partial_json } } if self.open.is_some() => {
+                if !partial_json.is_empty() {
+                    self.open = Some(true);
+                }
+                return Ok((!partial_json.is_empty()).then_some(partial_json));
+            }
+            StreamEvent::ContentBlockStop {} if self.open.is_some() => {
+                let wrote = self.open.take() == Some(true);
+                return Ok(Some(format!("{}}}\n{CALL_CLOSE}", if wrote { "" } else { "{}" })));
+            }
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason {
                     tally.finish = Some(match reason.as_str() {
@@ -161,8 +277,8 @@ impl Parser for EventParser {
             }
             StreamEvent::MessageStop {} => tally.done = true,
             StreamEvent::Error {} => return Err(EventError::Remote(data.to_owned())),
-            StreamEvent::ContentBlockDelta { delta: BlockDelta::Other }
-            | StreamEvent::ContentBlockStart {}
+            StreamEvent::ContentBlockDelta { .. }
+            | StreamEvent::ContentBlockStart { .. }
             | StreamEvent::ContentBlockStop {}
             | StreamEvent::Ping {} => {}
         }
@@ -209,14 +325,80 @@ mod tests {
             ChatMessage::new(Role::Assistant, "partial "),
         ];
         let s = SamplingParams::default();
-        let fresh = body("claude", &messages[..3], &s, false).unwrap();
+        let fresh = body("claude", &messages[..3], &s, false, None).unwrap();
         assert_eq!(fresh["system"], json!("be brief"));
         assert_eq!(turns(&fresh), [("user".to_owned(), "one\n\ntwo".to_owned())]);
         assert_eq!(fresh["max_tokens"], json!(s.max_tokens));
         assert_eq!(fresh["top_k"], json!(s.top_k));
 
-        let continued = body("claude", &messages, &s, true).unwrap();
+        let continued = body("claude", &messages, &s, true, None).unwrap();
         assert_eq!(turns(&continued)[1], ("assistant".to_owned(), "partial".to_owned()));
-        assert!(body("claude", &messages[..1], &s, false).is_err());
+        assert!(body("claude", &messages[..1], &s, false, None).is_err());
+    }
+
+    #[test]
+    fn calls_and_results_go_as_tool_use_and_tool_result_blocks() {
+        let messages = [
+            ChatMessage::new(Role::User, "Where is the kettle?"),
+            ChatMessage::new(Role::Assistant, format!("Let me look.{}", hearth_core::call_block("find_item", r#"{"item":"kettle"}"#))),
+            ChatMessage::new(Role::Tool, "Left cupboard."),
+        ];
+        let tools = OfferedTools {
+            tools: vec![hearth_core::ToolSpec {
+                name: "find_item".into(),
+                description: "Finds".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            choice: ToolChoice::Auto,
+            parallel: false,
+        };
+        let b = body("claude", &messages, &SamplingParams::default(), false, Some(&tools)).unwrap();
+        assert_eq!(
+            b["messages"][1],
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": "Let me look."},
+                {"type": "tool_use", "id": "toolu_1_0", "name": "find_item", "input": {"item": "kettle"}}]})
+        );
+        assert_eq!(
+            b["messages"][2],
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1_0", "content": "Left cupboard."}]})
+        );
+        assert_eq!(b["tools"][0], json!({"name": "find_item", "description": "Finds", "input_schema": {"type": "object"}}));
+        assert_eq!(b["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
+        // Without tools offered, the history's calls and results are read as text.
+        let b = body("claude", &messages, &SamplingParams::default(), false, None).unwrap();
+        assert_eq!(b["messages"][2], json!({"role": "user", "content": "<tool_response>\nLeft cupboard.\n</tool_response>"}));
+        assert!(b.get("tools").is_none());
+    }
+
+    #[test]
+    fn a_streamed_tool_use_block_is_written_as_hearth_keeps_calls() {
+        let events = [
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Let me look."}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_x","name":"find_item","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"item\": "}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"kettle\"}"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}"#,
+            r#"{"type":"message_stop"}"#,
+        ];
+        let mut parser = EventParser::default();
+        let mut tally = Tally::default();
+        let mut text = String::new();
+        for data in events {
+            let event = Event { data: data.into(), ..Event::default() };
+            match parser.on_event(&event, &mut tally) {
+                Ok(Some(piece)) => text.push_str(&piece),
+                Ok(None) => {}
+                Err(_) => panic!("{data}"),
+            }
+        }
+        let read = read_calls(&text);
+        assert_eq!(read.content, "Let me look.");
+        assert_eq!((read.calls[0].name.as_str(), read.calls[0].arguments.as_str()), ("find_item", r#"{"item": "kettle"}"#));
+        assert_eq!((tally.finish, tally.done), (Some(FinishReason::EndOfTurn), true));
     }
 }

@@ -182,11 +182,7 @@ impl Providers {
             "sending a remote reply request"
         );
         let body = match config.kind {
-            ProviderKind::Anthropic if request.tools.as_ref().is_some_and(|t| !t.tools.is_empty()) => Err(Unsendable(format!(
-                "{}: Hearth cannot offer tools to Anthropic's API yet; use an OpenAI-compatible provider or the local model",
-                config.name
-            ))),
-            ProviderKind::Anthropic => anthropic::body(&model, &messages, &request.sampling, request.continue_last),
+            ProviderKind::Anthropic => anthropic::body(&model, &messages, &request.sampling, request.continue_last, request.tools.as_ref()),
             _ => openai::body(&config, &model, &messages, &request.sampling, request.continue_last, context_length, request.tools.as_ref()),
         };
         let body = match body {
@@ -197,7 +193,7 @@ impl Providers {
             }
         };
         let (url, parser): (String, Box<dyn stream::Parser>) = match config.kind {
-            ProviderKind::Anthropic => (endpoint(&config, "messages"), Box::new(anthropic::EventParser)),
+            ProviderKind::Anthropic => (endpoint(&config, "messages"), Box::new(anthropic::EventParser::default())),
             _ => (endpoint(&config, "chat/completions"), Box::new(openai::ChunkParser::default())),
         };
         let outgoing = stream::Outgoing {

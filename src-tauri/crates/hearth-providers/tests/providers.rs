@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use hearth_core::{
     BackendError, CancelFlag, ChatBackend, ChatMessage, ChatService, FinishReason, GenEvent, HistoryStore, MessageStatus, ModelTarget,
-    ProviderConfig, ProviderError, ProviderKind, ReplyRequest, Role, SamplingParams, Turn, TurnError, TurnEvent,
+    OfferedTools, ProviderConfig, ProviderError, ProviderKind, ReplyRequest, Role, SamplingParams, ToolChoice, ToolResult, ToolRun,
+    ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent,
 };
 use hearth_providers::{FixedKeys, HubOptions, Providers, Timeouts};
 
@@ -370,5 +371,67 @@ async fn a_burst_of_events_reaches_the_window_in_a_few_paced_deltas() {
     for pair in deltas.windows(2).take(deltas.len().saturating_sub(2)) {
         let gap = pair[1].0 - pair[0].0;
         assert!(gap >= hearth_core::WINDOW_UPDATE_INTERVAL - Duration::from_millis(5), "deltas {gap:?} apart");
+    }
+}
+
+/// A tool round with each API over real HTTP: the call it streams (OpenAI's `tool_calls`
+/// pieces, Anthropic's `tool_use` block) is kept in the reply's text as a local model's is, read
+/// back as a call, and its result goes back as each API wants it (a `tool` message, a
+/// `tool_result` block) answering the call's id.
+#[tokio::test]
+async fn both_apis_call_a_tool_and_read_its_result() {
+    let (url, record) = fake::start().await;
+    let providers = Arc::new(providers(&url));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap());
+    let service = ChatService::new(providers, store.clone());
+    let tools = OfferedTools {
+        tools: vec![ToolSpec {
+            name: "find_item".into(),
+            description: "Says where an item is kept".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {"item": {"type": "string"}}}),
+        }],
+        choice: ToolChoice::Auto,
+        parallel: true,
+    };
+    for provider in ["openai", "anthropic"] {
+        let chat = store.create_chat().await.unwrap().id;
+        store.set_chat_target(chat, &ModelTarget::Remote { provider: provider.into(), model: "tool-caller".into() }).await.unwrap();
+        let caller =
+            service.run_with_tools(chat, Turn::Send { content: "Kettle?" }, SamplingParams::default(), Some(tools.clone()), |_| {});
+        let caller = caller.await.unwrap();
+        assert_eq!(caller.tool_calls.len(), 1, "{provider}: {:?}", caller.content);
+        assert_eq!((caller.tool_calls[0].name.as_str(), caller.tool_calls[0].arguments.as_str()), ("find_item", r#"{"item":"kettle"}"#));
+        let run = ToolRun {
+            name: "find_item".into(),
+            server: None,
+            arguments: caller.tool_calls[0].arguments.clone(),
+            end: ToolRunEnd::Ran,
+            is_error: false,
+            elapsed_ms: 1,
+            chars: 14,
+        };
+        let results = [ToolResult { content: "Left cupboard.".into(), run }];
+        let turn = Turn::ToolResults { reply: caller.id, results: &results };
+        let answer = service.run_with_tools(chat, turn, SamplingParams::default(), Some(tools.clone()), |_| {}).await.unwrap();
+        assert_eq!(answer.content, "The tool said: Left cupboard.", "{provider}");
+
+        let sent = record.requests.lock().unwrap().last().cloned().unwrap();
+        let messages = sent["messages"].as_array().unwrap();
+        let (call, result) = (&messages[messages.len() - 2], &messages[messages.len() - 1]);
+        match provider {
+            "openai" => {
+                assert_eq!(sent["tools"][0]["function"]["name"], "find_item");
+                let id = call["tool_calls"][0]["id"].clone();
+                assert_eq!(call["tool_calls"][0]["function"]["arguments"], r#"{"item":"kettle"}"#);
+                assert_eq!((result["role"].clone(), result["tool_call_id"].clone()), (serde_json::json!("tool"), id));
+            }
+            _ => {
+                assert_eq!(sent["tools"][0]["name"], "find_item");
+                let id = call["content"][0]["id"].clone();
+                assert_eq!(call["content"][0]["input"], serde_json::json!({"item": "kettle"}));
+                assert_eq!(result["content"][0]["tool_use_id"], id);
+            }
+        }
     }
 }

@@ -143,6 +143,29 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
             e.extend(end(api, "stop"));
             e
         }
+        // Calls the first tool it is offered (with `{"item":"kettle"}`, in two pieces, as each
+        // API streams a call); after a tool's result, says what the tool said.
+        "tool-caller" => {
+            let messages = body["messages"].as_array().cloned().unwrap_or_default();
+            let result = messages.last().and_then(|m| match api {
+                Api::OpenAi => (m["role"] == "tool").then(|| m["content"].as_str().unwrap_or("").to_owned()),
+                Api::Anthropic => m["content"].as_array().and_then(|blocks| {
+                    blocks.iter().find(|b| b["type"] == "tool_result").map(|b| b["content"].as_str().unwrap_or("").to_owned())
+                }),
+            });
+            let tool = body["tools"][0].clone();
+            let name = tool["function"]["name"].as_str().or(tool["name"].as_str()).unwrap_or("").to_owned();
+            match (result, name.is_empty()) {
+                (Some(result), _) => {
+                    let mut e = vec![opening(api)];
+                    e.extend(words(&format!("The tool said: {result}")).iter().map(|w| delta(api, w)));
+                    e.extend(end(api, "stop"));
+                    e
+                }
+                (None, false) => tool_call_events(api, &name),
+                (None, true) => return error(api, 400, "invalid_request_error", "tool-caller needs tools"),
+            }
+        }
         "forbidden" => return error(api, 403, "permission_error", "this key may not use this model"),
         "rate-limited" => {
             let mut response = error(api, 429, "rate_limit_error", "Rate limit reached for requests");
@@ -322,6 +345,48 @@ fn end(api: Api, reason: &str) -> Vec<String> {
             ),
             format!("event: message_stop\ndata: {}\n\n", json!({ "type": "message_stop" })),
         ],
+    }
+}
+
+/// A reply that is one call of `name`, as the API streams it.
+fn tool_call_events(api: Api, name: &str) -> Vec<String> {
+    match api {
+        Api::OpenAi => vec![
+            opening(api),
+            chunk(
+                json!({ "tool_calls": [{ "index": 0, "id": "call_fake", "type": "function", "function": { "name": name, "arguments": "" } }] }),
+                None,
+            ),
+            chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"item\":" } }] }), None),
+            chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "\"kettle\"}" } }] }), None),
+            chunk(json!({}), Some("tool_calls")),
+            "data: [DONE]\n\n".into(),
+        ],
+        Api::Anthropic => {
+            let event = |kind: &str, data: Value| format!("event: {kind}\ndata: {data}\n\n");
+            let piece = |json: &str| {
+                event(
+                    "content_block_delta",
+                    json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": json } }),
+                )
+            };
+            vec![
+                opening(api),
+                event("content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
+                event(
+                    "content_block_start",
+                    json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "tool_use", "id": "toolu_fake", "name": name, "input": {} } }),
+                ),
+                piece("{\"item\":"),
+                piece("\"kettle\"}"),
+                event("content_block_stop", json!({ "type": "content_block_stop", "index": 1 })),
+                event(
+                    "message_delta",
+                    json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" }, "usage": { "output_tokens": 9 } }),
+                ),
+                event("message_stop", json!({ "type": "message_stop" })),
+            ]
+        }
     }
 }
 
