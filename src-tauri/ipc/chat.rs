@@ -263,7 +263,7 @@ async fn run_turn<R: Runtime>(
     };
     state.prepare_chat_model(chat_id, progress).await.map_err(|e| IpcError::from(e).concerning("model"))?;
     let sampling = state.chat_sampling(chat_id).await?;
-    match state.turn_with_tools(chat_id, turn, sampling, hearth_core::ToolChoice::Auto, |e| emit(e.into())).await {
+    match state.turn_with_tools(chat_id, turn, sampling, hearth_app::agent::window_tool_choice(), |e| emit(e.into())).await {
         Ok(message) => {
             emit(ChatEvent::Finished(MessageSaved { message }));
             // After the reply, never before it: the title waits its turn on the engine.

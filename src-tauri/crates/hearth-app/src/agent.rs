@@ -24,6 +24,16 @@ pub const MAX_ROUNDS: usize = 8;
 /// Characters of one result the model reads; the rest is cut, in words.
 pub const RESULT_BUDGET: usize = 8_000;
 
+/// How the window's turns let the first reply call: the model chooses (`Auto`). The end-to-end
+/// tests set `HEARTH_TEST_TOOL_CHOICE=required` so that the tiny test model, which never chooses
+/// to call, writes a call (under the tools' grammar) and the approval flow can be driven.
+pub fn window_tool_choice() -> ToolChoice {
+    match std::env::var("HEARTH_TEST_TOOL_CHOICE").as_deref() {
+        Ok("required") => ToolChoice::Required,
+        _ => ToolChoice::Auto,
+    }
+}
+
 /// A call waiting for the user's word.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
