@@ -99,7 +99,8 @@ impl McpServerConfig {
 
 /// Reads pasted server settings: `{"mcpServers": {...}}` (Claude Desktop, Cursor, LM Studio),
 /// `{"servers": {...}}` (VS Code), or the bare object of servers. Each entry has a `command`
-/// (with `args`, `env`, `cwd`) or a `url` (with `headers`); `"disabled": true` adds it switched off.
+/// (with `args`, `env`, `cwd`) or a `url` (with `headers`); `"disabled": true` adds it switched off,
+/// `"disabledTools": [...]` with those tools off.
 pub fn parse_mcp_servers(text: &str) -> Result<Vec<McpServerConfig>, ConfigError> {
     let value: Value = serde_json::from_str(text).map_err(|e| ConfigError::NotJson(e.to_string()))?;
     let Value::Object(mut root) = value else { return Err(ConfigError::NoServers) };
@@ -164,7 +165,9 @@ fn read_entry(name: &str, entry: Value) -> Result<McpServerConfig, ConfigError> 
         (None, None) => return Err(bad("it has neither a command to start nor a url to reach".into())),
     };
     let disabled = entry.get("disabled").and_then(Value::as_bool).unwrap_or(false);
-    Ok(McpServerConfig { name: name.to_owned(), transport, enabled: !disabled, disabled_tools: Vec::new() })
+    // Hearth's own key: the tools switched off (what Settings → Tools saves).
+    let disabled_tools = strings("disabledTools")?;
+    Ok(McpServerConfig { name: name.to_owned(), transport, enabled: !disabled, disabled_tools })
 }
 
 fn string_table(map: &Map<String, Value>) -> Option<BTreeMap<String, String>> {
@@ -209,9 +212,11 @@ mod tests {
             }
         );
 
-        let bare = r#"{"everything": {"command": "mcp-server-everything", "env": {"A": "1"}, "disabled": true}}"#;
+        let bare =
+            r#"{"everything": {"command": "mcp-server-everything", "env": {"A": "1"}, "disabled": true, "disabledTools": ["echo"]}}"#;
         let [everything] = &parse_mcp_servers(bare).unwrap()[..] else { panic!() };
         assert!(!everything.enabled);
+        assert_eq!(everything.disabled_tools, ["echo"]);
         assert!(matches!(&everything.transport, McpTransport::Stdio { env, .. } if env["A"] == "1"));
     }
 
