@@ -1,5 +1,5 @@
 import { getContext, setContext } from 'svelte';
-import type { TokenProbs } from '../ipc/bindings';
+import type { Decision, TokenProbs } from '../ipc/bindings';
 
 /** What a message's buttons ask for; App wires them to the ChatStore. */
 export type MessageHandlers = {
@@ -17,6 +17,8 @@ export type MessageHandlers = {
   compare: (messageId: number) => void;
   switchBranch: (messageId: number) => void;
   remove: (messageId: number) => void;
+  /** The user's word on call `index` of reply `messageId`, which the backend waits for (a tool call's approval). */
+  answerToolCall: (messageId: number, index: number, decision: Decision) => void;
   /** A remote reply failed for want of a (valid) API key: the Providers settings fix it. */
   openProviderSettings: () => void;
 };

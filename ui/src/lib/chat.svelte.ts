@@ -1,6 +1,7 @@
 import type {
   ChatSummary,
   CompareEvent,
+  Decision,
   IpcError,
   IpcErrorKind,
   ModelInfo,
@@ -16,6 +17,7 @@ import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
 import { DraftReadAhead, browserTimers, type Timers } from './read-ahead';
 import { TurnRunner } from './turn-runner';
+import { callAnswered, callAskedAgain, type LiveCalls } from './tool-calls';
 import { findMessage, type TurnRequest } from './turns';
 
 export type Generating = { chatId: number; stopping: boolean };
@@ -77,6 +79,10 @@ export class ChatStore {
   /** Failed remote replies of this session by message id; a chat's are dropped when its next turn starts. */
   failures = $state<Record<number, ReplyFailure>>({});
   generating = $state<Generating | null>(null);
+  /** The tool calls of the turn under way, by the reply that wrote them (asked, running, …); TurnRunner keeps it. */
+  liveCalls = $state<LiveCalls>({});
+  /** Replies that ended a turn which used all its rounds of tool calls (this session's): reply id → rounds. */
+  roundLimits = $state<Record<number, number>>({});
 
   activeChat = $derived(this.chats.find((c) => c.id === this.activeChatId) ?? null);
   generatingHere = $derived(this.generating !== null && this.generating.chatId === this.activeChatId);
@@ -325,6 +331,28 @@ export class ChatStore {
     } catch (e) {
       if (this.generating === g) g.stopping = false;
       this.showError(e);
+    }
+  }
+
+  /**
+   * The user's word on call `index` of reply `reply`, which the backend waits for (`toolApproval`):
+   * allowed (with the arguments as they stand), allowed for the session, or denied. The call shows
+   * the answer at once; when it does not reach the backend, it is asked again and the error said.
+   */
+  async answerToolCall(reply: number, index: number, decision: Decision): Promise<boolean> {
+    const chatId = this.generating?.chatId;
+    if (chatId === undefined) return false;
+    this.liveCalls = callAnswered(this.liveCalls, reply, index, decision);
+    try {
+      await this.#api.answerToolCall(chatId, decision);
+      return true;
+    } catch (e) {
+      // Stop came first: the call is over, nothing to ask again.
+      if (this.generating?.chatId === chatId && !this.generating.stopping) {
+        this.liveCalls = callAskedAgain(this.liveCalls, reply, index);
+        this.showError(e);
+      }
+      return false;
     }
   }
 

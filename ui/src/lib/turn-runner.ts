@@ -7,6 +7,7 @@ import type { ChatEvent, StoredMessage } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DeltaBatcher, type FrameScheduler } from './batcher';
 import { isModelProblem } from './models';
+import { callAsked, callProgressed, callRunning, callsEnded } from './tool-calls';
 import type { ChatStore, TurnLoad } from './chat.svelte';
 import {
   PENDING_REPLY_ID,
@@ -40,6 +41,12 @@ type Stream = {
   /** The chat list is read again at the first token: not while the model reads the prompt,
    *  which shares the cores with the window (make bench-app). */
   refreshChatsAtFirstToken: boolean;
+  /** Rounds of tool calls so far: each reply that called tools (`roundFinished`) ends one. */
+  round: number;
+  /** The reply whose calls are being asked about, run, and answered with results. */
+  callingReply: number | null;
+  /** The turn used its rounds (`roundLimit`): said under the reply it ends with. */
+  roundLimit: number | null;
   done: boolean;
 };
 
@@ -87,6 +94,9 @@ export class TurnRunner {
       userSaved: false,
       load: null,
       refreshChatsAtFirstToken: false,
+      round: 0,
+      callingReply: null,
+      roundLimit: null,
       done: false,
     };
     this.#stream = stream;
@@ -165,8 +175,15 @@ export class TurnRunner {
       case 'userSaved': {
         this.#endLoad(stream);
         stream.userSaved = true;
-        stream.replyParent = event.data.message.id;
-        this.#upsert(stream.chatId, event.data.message, PENDING_USER_ID);
+        const saved = event.data.message;
+        stream.replyParent = saved.id; // the next reply follows it
+        if (saved.role === 'tool') {
+          // A call's result (each in turn, once every call has had its turn): none of them runs any more.
+          if (stream.callingReply !== null) this.#chat.liveCalls = callsEnded(this.#chat.liveCalls, stream.callingReply);
+          this.#upsert(stream.chatId, saved);
+          break;
+        }
+        this.#upsert(stream.chatId, saved, PENDING_USER_ID);
         stream.refreshChatsAtFirstToken = true; // the backend may have titled the chat from this message
         break;
       }
@@ -182,10 +199,39 @@ export class TurnRunner {
       case 'delta':
         this.#batcher.push(event.data.text);
         break;
-      case 'finished':
+      case 'finished': {
         this.#batcher.flush();
-        this.#upsert(stream.chatId, event.data.message);
+        const { message } = event.data;
+        this.#upsert(stream.chatId, message);
+        if (stream.roundLimit !== null) this.#chat.roundLimits = { ...this.#chat.roundLimits, [message.id]: stream.roundLimit };
         this.#finish(stream);
+        break;
+      }
+      case 'roundFinished': {
+        // The reply called tools: it is saved with its calls, which come next; then a new reply.
+        this.#batcher.flush();
+        const { message } = event.data;
+        this.#upsert(stream.chatId, message);
+        stream.callingReply = message.id;
+        stream.messageId = null;
+        stream.text = '';
+        stream.replySiblings = [];
+        stream.round += 1;
+        break;
+      }
+      case 'toolApproval':
+        this.#chat.liveCalls = callAsked(this.#chat.liveCalls, event.data);
+        break;
+      case 'toolRunning':
+        this.#chat.liveCalls = callRunning(this.#chat.liveCalls, event.data);
+        break;
+      case 'toolProgress': {
+        const { reply, index, progress } = event.data;
+        this.#chat.liveCalls = callProgressed(this.#chat.liveCalls, reply, index, progress);
+        break;
+      }
+      case 'roundLimit':
+        stream.roundLimit = event.data.rounds;
         break;
       case 'failed': {
         this.#batcher.flush();
@@ -233,7 +279,7 @@ export class TurnRunner {
   /** The reply failed and nothing was saved: a new reply leaves, a continued one keeps its text. */
   #dropLiveReply(stream: Stream): void {
     if (stream.messageId === null || this.#chat.activeChatId !== stream.chatId) return;
-    if (stream.turn.kind === 'continue') {
+    if (stream.turn.kind === 'continue' && stream.round === 0) {
       const msg = this.#find(stream.messageId);
       if (msg) msg.status = 'failed';
     } else {
@@ -252,6 +298,7 @@ export class TurnRunner {
       this.#batcher.cancel();
       this.#stream = null;
       this.#chat.generating = null;
+      this.#chat.liveCalls = {};
       void this.#chat.refreshChats();
     }
     if (addsSibling(stream.turn) && this.#chat.activeChatId === stream.chatId) {
@@ -284,6 +331,8 @@ export class TurnRunner {
       stats: null,
       parentId: stream.replyParent,
       siblings: [...stream.replySiblings, id],
+      tool: null,
+      toolCalls: [],
     };
   }
 

@@ -94,6 +94,8 @@ export function withPendingSend(path: StoredMessage[], chatId: number, content: 
     stats: null,
     parentId,
     siblings: [PENDING_USER_ID],
+    tool: null,
+    toolCalls: [],
   };
   return [...path, pending];
 }

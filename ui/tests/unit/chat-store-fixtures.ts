@@ -1,7 +1,7 @@
 // Shared by the ChatStore's tests (chat-store*.test.ts): a backend whose turn commands the test drives step
 // by step, chats and messages, the events a turn streams, and a store set up over them.
 import { vi } from 'vitest';
-import type { ChatEvent, ChatSummary, ModelInfo, ModelTarget, StoredMessage, TokenProbs } from '../../src/ipc/bindings';
+import type { CallProgress, ChatEvent, ChatSummary, Decision, ModelInfo, ModelTarget, PendingCall, StoredMessage, TokenProbs } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore } from '../../src/lib/chat.svelte';
 import { fakeApi, manualFrames, virtualTimers } from './helpers';
@@ -14,7 +14,7 @@ export function chat(id: number, title: string, updatedAt: number, model: ModelT
 }
 
 export function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' | 'role'>): StoredMessage {
-  return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], ...over };
+  return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], tool: null, toolCalls: [], ...over };
 }
 
 export type TurnKind = 'send' | 'edit' | 'regenerate' | 'continue' | 'branch';
@@ -65,6 +65,7 @@ export function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<num
     branchReply: turn('branch'),
     tokenProbs: vi.fn(async (_messageId: number) => [] as TokenProbs[]),
     stopGeneration: vi.fn(async () => null),
+    answerToolCall: vi.fn(async (_chatId: number, _decision: Decision) => null),
     prefillDraft: vi.fn(async (_chatId: number, _draft: string, _stillTyping: boolean) => null),
     activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
     switchBranch: vi.fn(async () => [] as StoredMessage[]),
@@ -109,6 +110,11 @@ export const ev = {
     event: 'failed',
     data: { error: { kind: 'engine', message }, message: m },
   }),
+  roundFinished: (m: StoredMessage): ChatEvent => ({ event: 'roundFinished', data: { message: m } }),
+  toolApproval: (call: PendingCall): ChatEvent => ({ event: 'toolApproval', data: call }),
+  toolRunning: (reply: number, index: number): ChatEvent => ({ event: 'toolRunning', data: { reply, index } }),
+  toolProgress: (reply: number, index: number, progress: CallProgress): ChatEvent => ({ event: 'toolProgress', data: { reply, index, progress } }),
+  roundLimit: (rounds: number): ChatEvent => ({ event: 'roundLimit', data: { rounds } }),
 };
 
 export async function setup(opts: Parameters<typeof fakeBackend>[0] = {}) {

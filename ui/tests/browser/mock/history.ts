@@ -22,6 +22,8 @@ export function initHistory() {
     const given = m as Partial<StoredMessage>;
     if (!('parentId' in given)) m.parentId = last.get(m.chatId) ?? null;
     delete given.siblings; // derived on the way out
+    m.tool ??= null;
+    m.toolCalls ??= [];
     last.set(m.chatId, m.id);
     byId.set(m.id, m);
   }
@@ -121,7 +123,7 @@ export function store(m: Message) {
 
 /** Adds a message under `parentId` and shows its branch; the first user message titles the chat. */
 export function append(chat: Chat, parentId: number | null, fields: Pick<Message, 'role' | 'content'> & Partial<Message>) {
-  const m: Message = { id: state.nextId++, chatId: chat.id, parentId, status: 'complete', createdAt: now(), model: null, stats: null, ...fields };
+  const m: Message = { id: state.nextId++, chatId: chat.id, parentId, status: 'complete', createdAt: now(), model: null, stats: null, tool: null, toolCalls: [], ...fields };
   store(m);
   chat.leafId = m.id;
   chat.updatedAt = now();

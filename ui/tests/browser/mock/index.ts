@@ -16,7 +16,8 @@
  *   ipc.ts        Tauri's invoke, callbacks and channels; the argument check; `Handlers`
  *   state.ts      the config a test passes and the state the tests read (`window.__hearthMock`)
  *   history.ts    chats and their history as a tree; transfer.ts export and import; search.ts search
- *   turns.ts      send, edit, regenerate, continue, branch, compare, stop; reply.ts how a reply is written
+ *   turns.ts      send, edit, regenerate, continue, branch, compare, stop, tool rounds (answer_tool_call); reply.ts how
+ *                 a reply is written
  *   inspector.ts  the token inspector's distributions
  *   sampling.ts   sampling settings per scope, presets; load.ts the loaded model's load settings
  *   caches.ts     chats' KV caches, their budgets, kept models, drafts read ahead

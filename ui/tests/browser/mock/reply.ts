@@ -9,7 +9,7 @@
 import type { BeamHypothesis, ChatEvent, Consensus, ModelTarget, PromptSource, SamplingParams, TokenProbs } from '../../../src/ipc/bindings';
 import { decorate } from './history';
 import { madeUpTokens, round3 } from './inspector';
-import { WINDOW_PACE } from './contract';
+import { MAX_TOOL_ROUNDS, WINDOW_PACE } from './contract';
 import { checkErrorKind } from './ipc';
 import { state, type Chat, type Message, type Reply } from './state';
 import { clone, delay, now } from './util';
@@ -108,15 +108,20 @@ export type Writing = {
   planTokens: TokenProbs[] | undefined;
   send: (event: ChatEvent) => void;
   beforeEnd: () => void;
+  /** Tools are offered (a local turn's): the turn's round this reply is, from 1. Unset: none are (compare, remote). */
+  round?: number;
 };
 
 /**
  * Writes `reply` (its `text`, or its failure `failWith`) into the saved `assistant` message as the engine does
  * under `sampling` (its strategy, speculative decoding, topProbs): replyStarted after its ttft, its deltas (a
  * consensus or a beam search's whole at the end), its stats, the token inspector's data, then finished or
- * failed through `send`; `beforeEnd` runs just before that last event. Stops where `gen.stop` says.
+ * failed through `send`; `beforeEnd` runs just before that last event. Stops where `gen.stop` says. A reply that ends
+ * complete is saved with the calls its script gives (`reply.calls`); while tools are offered (`round`) and rounds
+ * are left, it ends its round instead (`roundFinished`, nothing after it, `beforeEnd` not run) and this resolves
+ * true: the turn goes on with its calls. Past the rounds, `roundLimit` comes before `finished`.
  */
-export async function writeReply(w: Writing) {
+export async function writeReply(w: Writing): Promise<boolean> {
   const { cmd, chat, assistant, model, reply, failWith, sampling, remote, gen, promptSource, planTokens, send, beforeEnd } = w;
   let { text } = w;
   const opening = assistant.content;
@@ -182,14 +187,23 @@ export async function writeReply(w: Writing) {
     state.tokenProbs.set(assistant.id, []);
   }
   chat.updatedAt = now();
-  beforeEnd();
   if (failWith && !gen.stop) {
+    beforeEnd();
     assistant.status = 'failed';
     assistant.stats = null;
     checkErrorKind(cmd, failWith);
     send({ event: 'failed', data: { error: failWith, message: decorate(assistant) } });
-  } else {
-    assistant.status = gen.stop ? 'stopped' : 'complete';
-    send({ event: 'finished', data: { message: decorate(assistant) } });
+    return false;
   }
+  assistant.status = gen.stop ? 'stopped' : 'complete';
+  assistant.toolCalls = assistant.status === 'complete' ? clone((reply.calls ?? []).map((c) => c.call)) : [];
+  const calling = w.round !== undefined && assistant.toolCalls.length > 0;
+  if (calling && w.round! <= MAX_TOOL_ROUNDS) {
+    send({ event: 'roundFinished', data: { message: decorate(assistant) } });
+    return true;
+  }
+  beforeEnd();
+  if (calling) send({ event: 'roundLimit', data: { rounds: MAX_TOOL_ROUNDS } });
+  send({ event: 'finished', data: { message: decorate(assistant) } });
+  return false;
 }

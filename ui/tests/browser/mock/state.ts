@@ -5,8 +5,10 @@ import type {
   AvailableUpdate,
   BeamHypothesis,
   CacheBudgets,
+  CallProgress,
   Candidate,
   ChatSummary,
+  Decision,
   DeviceReport,
   Download,
   HubRepo,
@@ -30,6 +32,7 @@ import type {
   StoredMessage,
   TokenProbs,
   UpdateSettings,
+  WrittenCall,
 } from '../../../src/ipc/bindings';
 import { CACHE_BUDGET_DEFAULTS, DEFAULT_PROVIDERS, DEFAULT_SAMPLING, SERVER_DEFAULTS } from './contract';
 import { DEFAULT_REPLY, DEVICES, DOWNLOAD_TROUBLE, GB, OFFLOAD, REMOTE_MODELS, STARTER, defaultLibrary, hubRepos } from './fixtures';
@@ -67,6 +70,31 @@ export type Reply = {
   candidates?: Candidate[];
   /** A beam search's best replies, best first (else made up around its text). */
   beams?: Omit<BeamHypothesis, 'score'>[] | BeamHypothesis[];
+  /**
+   * The tools this reply calls (its `text` writes their blocks, as the model would): a local reply that ends
+   * complete is saved with these calls (the backend reads them from its text; the mock is told) and ends its
+   * round (`roundFinished`); then each call goes as scripted (turns.ts' runCalls), and the next of `replies`
+   * (else `defaultReply`) reads their results. Past contract.json's maxToolRounds, `roundLimit` then `finished`.
+   */
+  calls?: ScriptedCall[];
+};
+
+/**
+ * A call as a scenario scripts it: the call as the backend reads it from the reply; the server that has the tool and what
+ * it says of it (asked about unless the tool was allowed for the session); how long it runs (Stop ends it) and the
+ * progress it reports meanwhile (every `stepMs`, else spread evenly over `runMs`); the result it gives when it runs.
+ */
+export type ScriptedCall = {
+  call: WrittenCall;
+  server: string;
+  description?: string;
+  readOnly?: boolean;
+  runMs?: number;
+  progress?: CallProgress[];
+  /** The time between progress reports (else they are spread evenly over `runMs`). */
+  stepMs?: number;
+  /** What the tool answers when it runs: the text the model reads, and the whole result's length when it was cut. */
+  result?: { content: string; isError?: boolean; chars?: number; elapsedMs?: number };
 };
 
 /** A model file as the engine loads it (config.model: the harness's MODEL). */
@@ -96,7 +124,7 @@ export type MockConfig = {
   model?: ModelFile;
   load?: Partial<LoadParams>;
   chats?: (Pick<Chat, 'id' | 'title' | 'updatedAt'> & Partial<Chat>)[];
-  messages?: (Omit<Message, 'parentId'> & { parentId?: number | null; siblings?: number[] })[];
+  messages?: (Omit<Message, 'parentId' | 'tool' | 'toolCalls'> & Partial<Pick<Message, 'parentId' | 'tool' | 'toolCalls'>> & { siblings?: number[] })[];
   replies?: Reply[];
   defaultReply?: Reply;
   reloadMs?: number;
@@ -300,6 +328,12 @@ function initialState(config: MockConfig) {
     /** The MCP servers with their states (tools.ts), and how each one's start goes, by name. */
     toolServers: clone(config.toolServers ?? []) as McpServerStatus[],
     toolScripts: clone(config.toolScripts ?? {}) as Record<string, ToolScript>,
+    /** Every answer_tool_call the backend took, in order. */
+    toolDecisions: [] as { chatId: number; decision: Decision }[],
+    /** chatId -> what wakes the call that waits for the user's word (answer_tool_call's decision, or null at Stop). */
+    toolWaiting: new Map<number, (decision: Decision | null) => void>(),
+    /** Tools allowed for the session ("server/tool"): their calls are not asked about. */
+    toolsAllowed: [] as string[],
     /** The loads a turn made without progress (the window did not load the chat's model first). */
     /** The files turns loaded before their replies (reported on their events). */
     turnLoads: [] as string[],

@@ -1,8 +1,10 @@
 // Turns: send, edit, regenerate, continue and branch share one streaming path (runTurn); compare_replies answers a
 // reply's question once per settings, side by side; stop_generation stops what runs. A reply comes from `replies`
 // (FIFO), then `defaultReply` (see reply.ts for how it is written). Remote chats' replies fail as their provider
-// does (no key, a refused key "sk-wrong"; rate limits and network errors through a reply's `failWith`).
-import type { ChatEvent, CompareEvent, IpcError, SamplingParams, TokenProbs } from '../../../src/ipc/bindings';
+// does (no key, a refused key "sk-wrong"; rate limits and network errors through a reply's `failWith`). A local
+// reply whose script calls tools (`calls`) ends its round; its calls are asked about (answer_tool_call), run and
+// answered as scripted (runCalls), and the next reply reads their results, as hearth-app's agent loop goes.
+import type { ChatEvent, CompareEvent, Decision, IpcError, SamplingParams, TokenProbs, ToolRun, ToolRunEnd } from '../../../src/ipc/bindings';
 import { takeCache } from './caches';
 import { append, decorate, findChat, messageOf } from './history';
 import { tokenProbsOf } from './inspector';
@@ -11,7 +13,7 @@ import { prepareChatModel } from './loading';
 import { startRemote } from './providers';
 import { writeReply } from './reply';
 import { checkSamplingShape, getSampling } from './sampling';
-import { state, type Chat, type Message } from './state';
+import { state, type Chat, type Message, type Reply, type ScriptedCall } from './state';
 import { clone, delay, ipcError } from './util';
 
 /** What a turn saves before its reply: a user message, or where the reply goes (beside a reply, in one, or a branch of one). */
@@ -90,12 +92,119 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
       ? append(chat, planned.branch.parentId, { role: 'assistant', content: planned.branch.text, status: 'stopped', model: planned.branch.model })
       : append(chat, user ? user.id : (planned.replyParent ?? null), { role: 'assistant', content: '', status: 'streaming', model: model ?? null }));
   const sampling = getSampling({ kind: 'chat', id: chat.id }).current;
-  await writeReply({
-    cmd, chat, assistant, model, reply, text, failWith, sampling, remote, gen, promptSource, planTokens: planned.tokens,
-    send: (event) => events.send(event),
-    beforeEnd: () => state.generating.delete(chat.id),
+  const send = (event: ChatEvent) => events.send(event);
+  const beforeEnd = () => state.generating.delete(chat.id);
+  // Tools are offered to the local model only.
+  let round = remote ? undefined : 1;
+  let calling = await writeReply({
+    cmd, chat, assistant, model, reply, text, failWith, sampling, remote, gen, promptSource, planTokens: planned.tokens, send, beforeEnd, round,
   });
+  let [caller, script]: [Message, Reply] = [assistant, reply];
+  while (calling) {
+    const results = await runCalls(chat.id, caller, script.calls ?? [], gen, send);
+    let parent = caller.id;
+    const saveResults = () => {
+      for (const r of results) {
+        const saved = append(chat, parent, { role: 'tool', content: r.content, tool: r.run });
+        send({ event: 'userSaved', data: { message: decorate(saved) } });
+        parent = saved.id;
+      }
+    };
+    if (gen.stop) {
+      // What ran is kept; no reply reads it now. The turn ends with the reply that called.
+      saveResults();
+      beforeEnd();
+      send({ event: 'finished', data: { message: decorate(caller) } });
+      break;
+    }
+    await delay(5);
+    saveResults();
+    script = state.replies.shift() ?? state.defaultReply;
+    caller = append(chat, parent, { role: 'assistant', content: '', status: 'streaming', model: model ?? null });
+    round! += 1;
+    calling = await writeReply({
+      cmd, chat, assistant: caller, model, reply: script, text: script.text, failWith: script.failWith, sampling, remote, gen,
+      promptSource: 'live', planTokens: [], send, beforeEnd, round,
+    });
+  }
   events.end();
+  return null;
+}
+
+/** The backend's words for a call that did not run (hearth-app's agent.rs). */
+const DECLINED = 'The user declined to run this tool.';
+const STOPPED_BEFORE = 'The user stopped before this tool ran.';
+const STOPPED = 'The user stopped this tool.';
+
+/**
+ * The calls of `caller`, in order, as `scripts` say: each asked about (`toolApproval`, then waiting for
+ * answer_tool_call, or Stop) unless its tool was allowed for the session; one allowed runs (`toolRunning`, its
+ * `progress` over `runMs`, then its `result`) with the arguments the user answered with. Resolves to the results,
+ * in order, with their records; Stop ends the calls (a call stopped is recorded so).
+ */
+async function runCalls(chatId: number, caller: Message, scripts: ScriptedCall[], gen: { stop: boolean }, send: (event: ChatEvent) => void) {
+  const results: { content: string; run: ToolRun }[] = [];
+  for (const [index, script] of scripts.entries()) {
+    if (gen.stop) break;
+    const { call, server } = script;
+    const record = (end: ToolRunEnd, content: string, args: string, over: Partial<ToolRun> = {}) =>
+      results.push({ content, run: { name: call.name, server, arguments: args, end, isError: end !== 'ran', elapsedMs: 0, chars: [...content].length, ...over } });
+    let args = call.arguments;
+    const key = `${server}/${call.name}`;
+    if (!state.toolsAllowed.includes(key)) {
+      const asked = new Promise<Decision | null>((resolve) => state.toolWaiting.set(chatId, resolve));
+      send({
+        event: 'toolApproval',
+        data: { reply: caller.id, index, server, tool: call.name, description: script.description ?? '', arguments: call.arguments, readOnly: script.readOnly ?? false },
+      });
+      const decision = await asked;
+      if (decision === null) {
+        record('stopped', STOPPED_BEFORE, args);
+        break;
+      }
+      if (decision.decision === 'deny') {
+        record('denied', DECLINED, args);
+        continue;
+      }
+      if (decision.decision === 'alwaysAllow') state.toolsAllowed.push(key);
+      args = decision.arguments;
+    }
+    send({ event: 'toolRunning', data: { reply: caller.id, index } });
+    const steps = script.progress ?? [];
+    const runMs = script.runMs ?? 60;
+    const stepMs = script.stepMs ?? runMs / (steps.length + 1);
+    const started = performance.now();
+    /** Runs until `ms` after the start, or Stop. */
+    const runUntil = async (ms: number) => {
+      while (!gen.stop && performance.now() - started < ms) await delay(Math.min(20, ms - (performance.now() - started)));
+    };
+    for (const [step, progress] of steps.entries()) {
+      await runUntil(stepMs * (step + 1));
+      if (gen.stop) break;
+      send({ event: 'toolProgress', data: { reply: caller.id, index, progress } });
+    }
+    await runUntil(runMs);
+    if (gen.stop) {
+      record('stopped', STOPPED, args);
+      break;
+    }
+    const result = script.result ?? { content: '' };
+    const elapsedMs = result.elapsedMs ?? Math.round(performance.now() - started);
+    record('ran', result.content, args, { isError: result.isError ?? false, elapsedMs, chars: result.chars ?? [...result.content].length });
+  }
+  return results;
+}
+
+/** answer_tool_call: the user's word on the call chat `chatId` waits for; refused when none waits. */
+function answerToolCall(chatId: number, decision: Decision) {
+  const kinds = ['allow', 'alwaysAllow', 'deny'];
+  const argsOk = decision?.decision === 'deny' || typeof (decision as { arguments?: unknown })?.arguments === 'string';
+  if (!kinds.includes(decision?.decision) || !argsOk) argsRefused('answer_tool_call', 'decision', [`not a Decision: ${JSON.stringify(decision)}`]);
+  const waiting = state.toolWaiting.get(chatId);
+  if (!waiting) throw ipcError('notFound', 'this chat is not waiting for an answer about a tool');
+  state.toolWaiting.delete(chatId);
+  state.toolDecisions.push({ chatId, decision: clone(decision) });
+  waiting(decision);
   return null;
 }
 
@@ -168,9 +277,14 @@ export const turnCommands = {
   branchReply: (chatId, messageId, at, token, events) =>
     runTurn('branch_reply', chatId, events, (chat) => branchPlan(chat, messageId, at, token)),
   compareReplies,
+  answerToolCall,
   stopGeneration: (chatId) => {
     const gen = state.generating.get(chatId);
     if (gen) gen.stop = true;
+    // A call waiting for the user's word ends too.
+    const waiting = state.toolWaiting.get(chatId);
+    state.toolWaiting.delete(chatId);
+    waiting?.(null);
     return null;
   },
 } satisfies Partial<Handlers>;
