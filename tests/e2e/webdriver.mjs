@@ -229,7 +229,7 @@ export class Session {
   }
 }
 
-export const KEYS = { enter: "\uE007" };
+export const KEYS = { enter: "\uE007", backspace: "\uE003" };
 
 async function call(base, method, path, body) {
   const res = await fetch(base + path, {

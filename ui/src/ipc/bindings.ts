@@ -846,10 +846,13 @@ arguments: string, end: ToolRunEnd,
  */
 isError: boolean, elapsedMs: number, 
 /**
- * The length of the whole result, in characters: more than the message holds when it was cut
- * to fit the model's budget.
+ * The length of the whole result, in characters.
  */
-chars: number, };
+chars: number, 
+/**
+ * The result was cut to fit the model's budget (the message holds what it read, the cut said).
+ */
+cut: boolean, };
 
 export type ToolRunEnd = "ran" | "denied" | "stopped" | "failed";
 

@@ -204,17 +204,13 @@ export function formatChars(chars: number): string {
   return `${digits}${unit} characters`;
 }
 
-/** The result was cut to fit the model's budget: it read less than the tool wrote. */
-export function resultWasCut(message: Pick<StoredMessage, 'content'>, run: Pick<ToolRun, 'chars'>): boolean {
-  return run.chars > [...message.content].length;
-}
 
 /** A tool result's line: "Ran · 0.4 s · 1.2k characters · cut for the model" (time only when it ran). */
-export function resultFacts(message: Pick<StoredMessage, 'content'>, run: ToolRun): string[] {
+export function resultFacts(run: ToolRun): string[] {
   const facts: string[] = [];
   if (run.end === 'ran' || run.elapsedMs > 0) facts.push(formatToolTime(run.elapsedMs));
   facts.push(formatChars(run.chars));
-  if (resultWasCut(message, run)) facts.push('cut for the model');
+  if (run.cut) facts.push('cut for the model');
   return facts;
 }
 

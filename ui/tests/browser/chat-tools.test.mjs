@@ -53,7 +53,7 @@ const readRound = (over = {}) => [
           { progress: 2, total: 4, message: 'Reading lines 1–200' },
           { progress: 3, total: 4, message: 'Reading lines 201–412' },
         ],
-        result: { content: NOTES, chars: 12_840, elapsedMs: 2400 },
+        result: { content: NOTES, chars: 12_840, cut: true, elapsedMs: 2400 },
         ...over,
       },
     ],

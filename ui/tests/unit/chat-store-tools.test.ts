@@ -9,7 +9,7 @@ const CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "/a"}}\n<
 const pending = (reply: number, index = 0): PendingCall => ({
   reply, index, server: 'files', tool: 'read_file', description: 'Reads a file.', arguments: '{"path":"/a"}', readOnly: true,
 });
-const run = (over: Partial<ToolRun> = {}): ToolRun => ({ name: 'read_file', server: 'files', arguments: '{"path":"/a"}', end: 'ran', isError: false, elapsedMs: 40, chars: 5, ...over });
+const run = (over: Partial<ToolRun> = {}): ToolRun => ({ name: 'read_file', server: 'files', arguments: '{"path":"/a"}', end: 'ran', isError: false, elapsedMs: 40, chars: 5, cut: false, ...over });
 
 /** A chat, a message sent, its reply started and written with a call. */
 async function calling() {

@@ -23,7 +23,6 @@ import {
   progressFraction,
   progressText,
   resultFacts,
-  resultWasCut,
   resultsByReply,
   roundLimitNotice,
   splitToolCalls,
@@ -138,7 +137,7 @@ table('progressText', progressText, [
 function message(id: number, role: StoredMessage['role'], tool: ToolRun | null = null): StoredMessage {
   return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [id], tool, toolCalls: [] };
 }
-const run = (over: Partial<ToolRun> = {}): ToolRun => ({ name: 'read_file', server: 'files', arguments: '{}', end: 'ran', isError: false, elapsedMs: 412, chars: 3, ...over });
+const run = (over: Partial<ToolRun> = {}): ToolRun => ({ name: 'read_file', server: 'files', arguments: '{}', end: 'ran', isError: false, elapsedMs: 412, chars: 3, cut: false, ...over });
 
 describe('resultsByReply', () => {
   it('pairs each reply with the tool messages after it', () => {
@@ -186,17 +185,12 @@ table('formatChars', formatChars, [
 ]);
 
 describe('results', () => {
-  it('were cut when the tool wrote more than the model read (in characters, not UTF-16 units)', () => {
-    expect(resultWasCut({ content: 'abc' }, { chars: 3 })).toBe(false);
-    expect(resultWasCut({ content: 'abc' }, { chars: 8000 })).toBe(true);
-    expect(resultWasCut({ content: '🔥🔥' }, { chars: 2 })).toBe(false);
-  });
 
   it('are told by their time, size and cut', () => {
-    expect(resultFacts({ content: 'abc' }, run({ elapsedMs: 412, chars: 3 }))).toEqual(['0.4 s', '3 characters']);
-    expect(resultFacts({ content: 'abc' }, run({ elapsedMs: 2400, chars: 12_840 }))).toEqual(['2.4 s', '12.8k characters', 'cut for the model']);
+    expect(resultFacts(run({ elapsedMs: 412, chars: 3 }))).toEqual(['0.4 s', '3 characters']);
+    expect(resultFacts(run({ elapsedMs: 2400, chars: 12_840, cut: true }))).toEqual(['2.4 s', '12.8k characters', 'cut for the model']);
     // Denied: it took no time.
-    expect(resultFacts({ content: 'The user declined to run this tool.' }, run({ end: 'denied', elapsedMs: 0, chars: 35 }))).toEqual(['35 characters']);
+    expect(resultFacts(run({ end: 'denied', elapsedMs: 0, chars: 35 }))).toEqual(['35 characters']);
   });
 
   it('say how many rounds a turn used', () => {

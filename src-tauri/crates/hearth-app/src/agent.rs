@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use hearth_core::{
     ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, SamplingParams, StoredMessage, ToolChoice, ToolResult, ToolRun,
-    ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
+    ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result, is_cut,
 };
 use hearth_mcp::{CallOptions, CallProgress, CancellationToken, McpError, McpHub, McpServerState};
 use serde::{Deserialize, Serialize};
@@ -237,6 +237,7 @@ impl App {
                 is_error: end != ToolRunEnd::Ran,
                 elapsed_ms: 0,
                 chars: 0,
+                cut: false,
             };
             if stop.is_cancelled() {
                 break;
@@ -325,8 +326,8 @@ impl App {
 
 /// The result as the model reads it: cut to [`RESULT_BUDGET`], its full length recorded.
 fn finish(text: String, run: ToolRun) -> ToolResult {
-    let chars = text.chars().count() as u64;
-    ToolResult { content: fit_result(&text, RESULT_BUDGET), run: ToolRun { chars, ..run } }
+    let (chars, cut) = (text.chars().count() as u64, is_cut(&text, RESULT_BUDGET));
+    ToolResult { content: fit_result(&text, RESULT_BUDGET), run: ToolRun { chars, cut, ..run } }
 }
 
 struct Unregister<'a> {

@@ -49,6 +49,6 @@ pub use title::{clean_title, generate_title};
 pub use tool_stream::{CallEvent, CallStream};
 pub use tools::{
     CALL_CLOSE, CALL_OPEN, OfferedTools, ReadCalls, ToolCall, ToolChoice, ToolError, ToolResult, ToolRun, ToolRunEnd, ToolSpec,
-    WrittenCall, call_block, check_tools, fit_result, read_calls, shown_text_len, tool_response, written_calls,
+    WrittenCall, call_block, check_tools, fit_result, is_cut, read_calls, shown_text_len, tool_response, written_calls,
 };
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};

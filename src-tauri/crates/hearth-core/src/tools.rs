@@ -83,10 +83,12 @@ pub struct ToolRun {
     pub is_error: bool,
     #[ts(type = "number")]
     pub elapsed_ms: u64,
-    /// The length of the whole result, in characters: more than the message holds when it was cut
-    /// to fit the model's budget.
+    /// The length of the whole result, in characters.
     #[ts(type = "number")]
     pub chars: u64,
+    /// The result was cut to fit the model's budget (the message holds what it read, the cut said).
+    #[serde(default)]
+    pub cut: bool,
 }
 
 /// A tool's result as the model reads it (cut to its budget), and its call's record.
@@ -94,6 +96,11 @@ pub struct ToolRun {
 pub struct ToolResult {
     pub content: String,
     pub run: ToolRun,
+}
+
+/// Whether a result of `text` is cut by [`fit_result`].
+pub fn is_cut(text: &str, budget: usize) -> bool {
+    text.chars().count() > budget
 }
 
 /// A tool's result cut to `budget` characters for the model, saying so in words at the cut.

@@ -253,6 +253,7 @@ async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_the
         is_error: false,
         elapsed_ms: 3,
         chars: 21,
+        cut: false,
     };
     let results = [ToolResult { content: "In the left cupboard.".into(), run: run.clone() }];
     let seen = Seen::default();

@@ -202,6 +202,7 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
         is_error: false,
         elapsed_ms: 1,
         chars: 35,
+        cut: false,
     };
     let results = [ToolResult { content: "The kettle is in the left cupboard.".into(), run }];
     let auto = OfferedTools { choice: ToolChoice::Auto, ..tools };

@@ -410,6 +410,7 @@ async fn both_apis_call_a_tool_and_read_its_result() {
             is_error: false,
             elapsed_ms: 1,
             chars: 14,
+            cut: false,
         };
         let results = [ToolResult { content: "Left cupboard.".into(), run }];
         let turn = Turn::ToolResults { reply: caller.id, results: &results };

@@ -257,6 +257,7 @@ async fn tool_calls_and_results_are_kept_exported_and_imported() {
         is_error: false,
         elapsed_ms: 12,
         chars: 34,
+        cut: false,
     };
     let result = store.append_tool_result(chat, caller, "The kettle is in the left cupboard.", &run).await.unwrap();
     assert_eq!((result.role, result.tool.as_ref(), result.parent_id), (Role::Tool, Some(&run), Some(caller)));

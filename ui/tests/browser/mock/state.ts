@@ -94,7 +94,7 @@ export type ScriptedCall = {
   /** The time between progress reports (else they are spread evenly over `runMs`). */
   stepMs?: number;
   /** What the tool answers when it runs: the text the model reads, and the whole result's length when it was cut. */
-  result?: { content: string; isError?: boolean; chars?: number; elapsedMs?: number };
+  result?: { content: string; isError?: boolean; chars?: number; cut?: boolean; elapsedMs?: number };
 };
 
 /** A model file as the engine loads it (config.model: the harness's MODEL). */

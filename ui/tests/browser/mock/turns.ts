@@ -148,7 +148,7 @@ async function runCalls(chatId: number, caller: Message, scripts: ScriptedCall[]
     if (gen.stop) break;
     const { call, server } = script;
     const record = (end: ToolRunEnd, content: string, args: string, over: Partial<ToolRun> = {}) =>
-      results.push({ content, run: { name: call.name, server, arguments: args, end, isError: end !== 'ran', elapsedMs: 0, chars: [...content].length, ...over } });
+      results.push({ content, run: { name: call.name, server, arguments: args, end, isError: end !== 'ran', elapsedMs: 0, chars: [...content].length, cut: false, ...over } });
     let args = call.arguments;
     const key = `${server}/${call.name}`;
     if (!state.toolsAllowed.includes(key)) {
@@ -190,7 +190,7 @@ async function runCalls(chatId: number, caller: Message, scripts: ScriptedCall[]
     }
     const result = script.result ?? { content: '' };
     const elapsedMs = result.elapsedMs ?? Math.round(performance.now() - started);
-    record('ran', result.content, args, { isError: result.isError ?? false, elapsedMs, chars: result.chars ?? [...result.content].length });
+    record('ran', result.content, args, { isError: result.isError ?? false, elapsedMs, chars: result.chars ?? [...result.content].length, cut: result.cut ?? false });
   }
   return results;
 }

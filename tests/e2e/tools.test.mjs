@@ -1,0 +1,207 @@
+// End to end: tools in the real app. Settings → Tools takes MCP servers pasted as JSON — the
+// reference filesystem server from npm, a kitchen server with a slow tool and one that fails at
+// start (tests/mcp/hostile.mjs) — and shows each one's state. In a chat the model's call waits
+// for the user: the approval shows the arguments, edited and allowed the tool runs and its
+// result shows and feeds the reply; denied, nothing runs; Stop ends a slow tool. The tiny test
+// model never chooses to call, so HEARTH_TEST_TOOL_CHOICE=required makes the first reply of a
+// turn call under the tools' grammar (the flow after that is the app's own). Screenshots in
+// the light and the dark theme.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+
+import { REPLY, appUnderTest, send, shot, sleep } from "./helpers.mjs";
+import { KEYS, Session, startDriver } from "./webdriver.mjs";
+
+const MCP_DIR = path.resolve(import.meta.dirname, "../mcp");
+const FS_SERVER = path.join(MCP_DIR, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+// The filesystem server's tools but one: a call of the tiny model must be of the one left.
+const FS_OFF = ["read_file", "read_media_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "list_directory",
+  "list_directory_with_sizes", "directory_tree", "move_file", "search_files", "get_file_info", "list_allowed_directories"];
+const TOOL_RESULT = '[data-testid="message"][data-role="tool"]';
+
+let filesDir;
+const ctx = appUnderTest("hearth-e2e-tools-", {
+  env: { HEARTH_TEST_TOOL_CHOICE: "required", GTK_THEME: "Adwaita" },
+  prepare: (dir, model) => {
+    fs.mkdirSync(path.join(dir, "models"));
+    fs.symlinkSync(model, path.join(dir, "models", path.basename(model)));
+    filesDir = path.join(dir, "files");
+    fs.mkdirSync(filesDir);
+    fs.writeFileSync(path.join(filesDir, "notes.txt"), "The kettle is in the left cupboard.");
+  },
+});
+
+const script = (session, body, ...args) => session.cmd("POST", "/execute/sync", { script: body, args });
+const element = (id) => ({ "element-6066-11e4-a52e-4f735466cecf": id });
+
+/** Replaces a text field's text, typed as a user would. */
+async function setValue(session, field, text) {
+  await script(session, "arguments[0].select()", element(field));
+  await session.type(field, KEYS.backspace);
+  await session.type(field, text);
+}
+
+/** Waits until the turn has ended (no Stop button, the last reply finished), denying any call a
+ *  later round of it writes (the model chooses then). */
+async function lastReplyDone(session) {
+  const done = `const replies = [...document.querySelectorAll(arguments[0])];
+    return !document.querySelector('[data-testid="stop"]') && replies.length > 0 && replies.pop().dataset.status === "complete";`;
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(100)) {
+    if (await script(session, done, REPLY)) return;
+    const deny = await session.findAll('[data-testid="tool-deny"]');
+    if (deny.length) await session.press(deny[0]).catch(() => {});
+  }
+  throw new Error("the turn never ended with a finished reply");
+}
+
+const serverCss = (name, state) => `[data-testid="tool-server"][data-server="${name}"]${state ? `[data-state="${state}"]` : ""}`;
+
+async function openTools(session) {
+  await session.click(await session.waitFor('[data-testid="open-settings"]'));
+  await session.press(await session.waitFor('[data-testid="open-tools"]'));
+}
+
+async function closeSettings(session) {
+  await session.click(await session.waitFor('[data-testid="close-settings"]'));
+}
+
+/** Waits for the approval card of the turn's next call. */
+const approval = (session) => session.waitFor('[data-testid="tool-approval"]', { timeoutMs: 90_000 });
+
+/**
+ * Answers every call of the round with `answer(card)` (the model may write several at once)
+ * until the round's results show; returns how many it answered.
+ */
+async function answerRound(session, answer) {
+  const before = (await session.findAll(TOOL_RESULT)).length;
+  let answered = 0;
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(200)) {
+    try {
+      const [card] = await session.findAll('[data-testid="tool-approval"]');
+      if (card) {
+        await answer(card);
+        answered += 1;
+        await sleep(400);
+      } else if ((await session.findAll(TOOL_RESULT)).length > before) {
+        return answered;
+      }
+    } catch (e) {
+      if (!String(e.message).includes("stale element")) throw e; // re-rendered meanwhile: look again
+    }
+  }
+  throw new Error("the round's results never showed");
+}
+
+/** Allows the call with its arguments replaced by `args`. */
+const allowWith = (session, args) => async (card) => {
+  await setValue(session, await session.within(card, '[data-testid="tool-approval-arguments"]'), JSON.stringify(args));
+  await session.press(await session.within(card, '[data-testid="tool-allow"]'));
+};
+
+test("MCP servers in Settings → Tools; a call allowed, one denied, one stopped", async () => {
+  const session = await Session.open(ctx.driver.base, ctx.app);
+  try {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") });
+
+    // Settings → Tools: three servers pasted as Claude Desktop's JSON.
+    await openTools(session);
+    await session.press(await session.waitFor('[data-testid="paste-tool-servers"]'));
+    const pasted = {
+      mcpServers: {
+        files: { command: "node", args: [FS_SERVER, filesDir], disabledTools: FS_OFF },
+        kitchen: { command: "node", args: ["hostile.mjs", "kitchen"], cwd: MCP_DIR, disabled: true, disabledTools: ["find_item"] },
+        broken: { command: "node", args: ["hostile.mjs", "exit"], cwd: MCP_DIR },
+      },
+    };
+    await setValue(session, await session.waitFor('[data-testid="tool-paste"] textarea'), JSON.stringify(pasted));
+    await session.press(await session.waitFor('[data-testid="tool-paste-add"]'));
+    await session.waitFor(serverCss("files", "ready"), { timeoutMs: 60_000 });
+    const broken = await session.waitFor(serverCss("broken", "failed"), { timeoutMs: 60_000 });
+    const failure = await session.text(await session.within(broken, '[data-testid="tool-server-failure"]'));
+    assert.match(failure, /exited with status 2/);
+    assert.match(failure, /config\.json was not found/);
+    await session.waitFor(serverCss("kitchen", "off"));
+    await sleep(300);
+    await shot(session, "tools-01-settings-light");
+    await closeSettings(session);
+
+    // Allowed, with the arguments edited: the file is read and the reply follows its result.
+    await send(session, "What does notes.txt say?");
+    let card = await approval(session);
+    assert.match(await session.text(await session.within(card, '[data-testid="tool-approval-title"]')), /read_text_file/);
+    const args = await session.within(card, '[data-testid="tool-approval-arguments"]');
+    assert.match(await script(session, "return arguments[0].value", element(args)), /"path"/);
+    await sleep(300);
+    await shot(session, "tools-02-approval-light");
+    await answerRound(session, allowWith(session, { path: path.join(filesDir, "notes.txt") }));
+    const result = await session.waitFor(`${TOOL_RESULT}[data-end="ran"]`, { timeoutMs: 60_000 });
+    await session.press(await session.within(result, '[data-testid="tool-result-toggle"]'));
+    const content = await session.waitFor('[data-testid="tool-result-content"]');
+    assert.equal((await session.text(content)).trim(), "The kettle is in the left cupboard.");
+    await lastReplyDone(session);
+    await sleep(300);
+    await shot(session, "tools-03-result-light");
+
+    // Denied: nothing runs; the model is told.
+    await send(session, "Read it once more.");
+    await approval(session);
+    await answerRound(session, async (card) => session.press(await session.within(card, '[data-testid="tool-deny"]')));
+    await session.waitFor(`${TOOL_RESULT}[data-end="denied"]`, { timeoutMs: 60_000 });
+    await lastReplyDone(session);
+
+    // Stop during a slow tool: only the kitchen's slow search is on now.
+    await openTools(session);
+    await session.press(await session.within(await session.waitFor(serverCss("files")), '[data-testid="tool-server-enabled"]'));
+    await session.waitFor(serverCss("files", "off"));
+    await session.press(await session.within(await session.waitFor(serverCss("kitchen")), '[data-testid="tool-server-enabled"]'));
+    await closeSettings(session);
+    await send(session, "Search the house for my keys.");
+    card = await approval(session);
+    assert.match(await session.text(await session.within(card, '[data-testid="tool-approval-title"]')), /slow_search/);
+    await session.press(await session.within(card, '[data-testid="tool-allow"]'));
+    await session.waitFor('[data-testid="tool-call"][data-state="running"]', { timeoutMs: 30_000 });
+    const stoppedAt = Date.now();
+    await session.press(await session.waitFor('[data-testid="stop"]'));
+    await session.waitFor(`${TOOL_RESULT}[data-end="stopped"]`, { timeoutMs: 20_000 });
+    assert.ok(Date.now() - stoppedAt < 20_000, "Stop ended the 60-second tool");
+  } finally {
+    await session.close();
+  }
+});
+
+test("the same in the dark theme: Settings → Tools, an approval, a result", async () => {
+  await ctx.driver.stop();
+  const driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: ctx.dataDir, HEARTH_TEST_TOOL_CHOICE: "required", GTK_THEME: "Adwaita:dark" });
+  ctx.driver = driver;
+  const session = await Session.open(driver.base, ctx.app);
+  try {
+    await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") });
+    assert.equal(await script(session, "return matchMedia('(prefers-color-scheme: dark)').matches"), true);
+    // The servers were saved; they start when needed (the broken one on Restart).
+    await openTools(session);
+    await session.press(await session.within(await session.waitFor(serverCss("broken")), '[data-testid="tool-server-restart"]'));
+    await session.waitFor(serverCss("broken", "failed"), { timeoutMs: 60_000 });
+    await session.press(await session.within(await session.waitFor(serverCss("files")), '[data-testid="tool-server-enabled"]'));
+    await session.press(await session.within(await session.waitFor(serverCss("kitchen")), '[data-testid="tool-server-enabled"]'));
+    await session.waitFor(serverCss("kitchen", "off"));
+    await sleep(300);
+    await shot(session, "tools-01-settings-dark");
+    await closeSettings(session);
+
+    // The chat of the first test, with its calls and results, then a new call.
+    await session.press(await session.waitFor('[data-testid="chat-item"]'));
+    await session.waitFor(TOOL_RESULT);
+    await send(session, "What does notes.txt say now?");
+    await approval(session);
+    await sleep(300);
+    await shot(session, "tools-02-approval-dark");
+    await answerRound(session, allowWith(session, { path: path.join(filesDir, "notes.txt") }));
+    await lastReplyDone(session);
+    await sleep(300);
+    await shot(session, "tools-03-result-dark");
+  } finally {
+    await session.close();
+  }
+});
