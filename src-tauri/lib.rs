@@ -40,8 +40,9 @@ pub fn shutdown<R: Runtime>(app: &tauri::AppHandle<R>) {
     if let Some(state) = app.try_state::<AppState>() {
         state.chat.stop_all();
         state.engine.shutdown();
-        // MCP servers end with Hearth: stdin closed, then SIGTERM, then SIGKILL, each group whole.
-        tauri::async_runtime::block_on(state.tools.hub().stop_all());
+        // MCP servers end with Hearth, each process group whole. Not through the runtime: the app
+        // may exit from one of its threads (an update's restart), where blocking on it panics.
+        state.tools.hub().kill_all_now();
     }
 }
 

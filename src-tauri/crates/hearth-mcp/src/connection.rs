@@ -228,6 +228,14 @@ impl Connection {
         }
     }
 
+    /// Ends the session and kills the server's process now, from any thread (at quit).
+    pub fn kill_now(&self) {
+        self.service.cancellation_token().cancel();
+        if let Some(process) = &self.process {
+            process.kill_now();
+        }
+    }
+
     /// Ends the session, and the server's process with it.
     pub async fn close(&self) {
         self.service.cancellation_token().cancel();

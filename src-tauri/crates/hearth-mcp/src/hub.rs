@@ -170,7 +170,17 @@ impl McpHub {
         Ok(())
     }
 
-    /// Stops every server: at quit.
+    /// Ends every server's process now, without an async runtime: at quit, from whatever thread
+    /// the app exits on (the graceful [`Self::stop_all`] needs the runtime).
+    pub fn kill_all_now(&self) {
+        for slot in self.slots() {
+            if let Phase::Ready { connection, .. } = &*slot.phase.lock().expect("phase poisoned") {
+                connection.kill_now();
+            }
+        }
+    }
+
+    /// Stops every server.
     pub async fn stop_all(&self) {
         for slot in self.slots() {
             slot.stop().await;

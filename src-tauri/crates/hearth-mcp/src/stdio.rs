@@ -16,6 +16,8 @@ use tokio::sync::watch;
 const MAX_LINE: usize = 32 << 20;
 /// How long a server has to end once its stdin is closed, and again after SIGTERM.
 const QUIT_WAIT: Duration = Duration::from_secs(2);
+/// How long a server has to end at quit before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_millis(200);
 /// How long stderr is read after the process ended.
 const STDERR_DRAIN: Duration = Duration::from_millis(500);
 
@@ -29,6 +31,7 @@ pub struct Leftovers {
 
 /// A started server process: the two ends rmcp speaks through, and what watches it.
 pub struct Process {
+    pid: u32,
     pub reader: DuplexStream,
     pub writer: ChildStdin,
     pub leftovers: Arc<Mutex<Leftovers>>,
@@ -87,13 +90,13 @@ pub fn spawn(command: &str, args: &[String], env: &BTreeMap<String, String>, cwd
     let (ended_tx, ended) = watch::channel(None);
     let stop = Arc::new(tokio::sync::Notify::new());
     tokio::spawn(watch_child(child, pid, stderr_read, ended_tx, stop.clone()));
-    Ok(Process { reader, writer: stdin, leftovers, ended, stop })
+    Ok(Process { pid, reader, writer: stdin, leftovers, ended, stop })
 }
 
 impl Process {
     /// The handle that ends the process: see [`Stopper::stop`].
     pub fn stopper(&self) -> Stopper {
-        Stopper { stop: self.stop.clone(), ended: self.ended.clone() }
+        Stopper { stop: self.stop.clone(), ended: self.ended.clone(), pid: self.pid }
     }
 }
 
@@ -103,6 +106,7 @@ impl Process {
 pub struct Stopper {
     stop: Arc<tokio::sync::Notify>,
     ended: watch::Receiver<Option<ExitStatus>>,
+    pid: u32,
 }
 
 impl Stopper {
@@ -111,6 +115,17 @@ impl Stopper {
         self.stop.notify_one();
         let mut ended = self.ended.clone();
         let _ = ended.wait_for(Option::is_some).await;
+    }
+
+    /// Ends the process group now, without an async runtime (at quit, on whatever thread the app
+    /// exits from): SIGTERM, a moment to finish, then SIGKILL.
+    pub fn kill_now(&self) {
+        if self.ended.borrow().is_some() {
+            return;
+        }
+        signal_group(self.pid, libc::SIGTERM);
+        std::thread::sleep(KILL_GRACE);
+        signal_group(self.pid, libc::SIGKILL);
     }
 }
 

@@ -269,3 +269,21 @@ async fn the_reference_filesystem_server() {
     }
     hub.stop_all().await;
 }
+
+/// At quit the app may exit from one of the runtime's own threads: the servers are killed there
+/// without blocking on the runtime, each process group whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_are_killed_at_quit_without_the_runtime() {
+    let hub = McpHub::new(vec![hostile("quitting", "tools")], Timeouts::default());
+    hub.tools("quitting").await.expect("it starts");
+    hub.kill_all_now();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let McpServerState::Failed { message, .. } = &hub.statuses()[0].state {
+            assert!(message.contains("signal"), "{message}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server was not killed: {:?}", hub.statuses()[0].state);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
