@@ -48,8 +48,12 @@ async function openMenu(page) {
   await page.getByTestId('model-menu').waitFor();
 }
 
-/** Waits until the header says the model of the chat on show is loaded, named `name`. */
+const PATH_OF = { [MODEL.name]: MODEL.path, [QWEN_NAME]: QWEN_05, [PHI_NAME]: PHI };
+
+/** Waits until the header says the model of the chat on show is loaded, named `name`. The header names a chat's
+ *  model as soon as the chat opens, before its load starts: the load itself is waited for first. */
 async function loadedInHeader(page, name) {
+  await page.waitForFunction((path) => window.__hearthMock.model?.path === path, PATH_OF[name]);
   await page.getByTestId('model-loading').waitFor({ state: 'detached' });
   await switcher(page).filter({ hasText: name }).waitFor();
 }
