@@ -98,19 +98,16 @@ pub struct ToolResult {
     pub run: ToolRun,
 }
 
-/// Whether a result of `text` is cut by [`fit_result`].
-pub fn is_cut(text: &str, budget: usize) -> bool {
-    text.chars().count() > budget
-}
-
-/// A tool's result cut to `budget` characters for the model, saying so in words at the cut.
-pub fn fit_result(text: &str, budget: usize) -> String {
+/// A tool's answer `text` as the model reads it: cut to `budget` characters, saying so in words
+/// at the cut; `run` records the whole answer's length and whether it was cut.
+pub fn fit_result(text: &str, budget: usize, run: ToolRun) -> ToolResult {
     let total = text.chars().count();
-    if total <= budget {
-        return text.to_owned();
+    let run = ToolRun { chars: total as u64, cut: total > budget, ..run };
+    if !run.cut {
+        return ToolResult { content: text.to_owned(), run };
     }
     let kept: String = text.chars().take(budget).collect();
-    format!("{kept}\n[… the result was cut here to fit: {budget} of {total} characters shown]")
+    ToolResult { content: format!("{kept}\n[… the result was cut here to fit: {budget} of {total} characters shown]"), run }
 }
 
 /// The tools a reply may call, and how.
@@ -269,6 +266,47 @@ fn raw_member<'a>(body: &'a str, key: &str, value: &Value) -> Option<&'a str> {
     })
 }
 
+/// A conversation's message as an API with structured calls sends it: a reply's calls read
+/// from its text, each with an id, and each tool result paired with the call it answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallTurn<'a> {
+    /// A message that neither calls nor answers a call.
+    Said(&'a crate::ChatMessage),
+    /// A reply that calls: its text outside the calls, and each call with its id.
+    Calls { text: String, calls: Vec<(String, WrittenCall)> },
+    /// A tool's result, answering the call with this id.
+    Answer { call_id: String, content: &'a str },
+}
+
+/// `messages` with their calls and results paired. A call's id is `{prefix}_{reply}_{call}`:
+/// its reply's place in the conversation and its place among the reply's calls, so that a
+/// conversation sent again reads the same. Results follow their reply in its calls' order.
+pub fn call_turns<'a>(messages: &'a [crate::ChatMessage], prefix: &str) -> Vec<CallTurn<'a>> {
+    let id = |reply: usize, call: usize| format!("{prefix}_{reply}_{call}");
+    let mut answering: Option<(usize, usize)> = None; // (the calling reply's place, results so far)
+    let mut turns = Vec::with_capacity(messages.len());
+    for (place, m) in messages.iter().enumerate() {
+        turns.push(match m.role {
+            crate::Role::Assistant if m.content.contains(CALL_OPEN) => {
+                let read = read_calls(&m.content);
+                answering = Some((place, 0));
+                let calls = read.calls.into_iter().enumerate().map(|(k, call)| (id(place, k), call)).collect();
+                CallTurn::Calls { text: read.content, calls }
+            }
+            crate::Role::Tool => {
+                let (reply, k) = answering.unwrap_or((place, 0));
+                answering = Some((reply, k + 1));
+                CallTurn::Answer { call_id: id(reply, k), content: &m.content }
+            }
+            _ => {
+                answering = None;
+                CallTurn::Said(m)
+            }
+        });
+    }
+    turns
+}
+
 /// While a reply streams: how much of the text so far can be shown as text. A call block, open
 /// or closed, is not text, nor is an end that may be the start of one (`<tool`), until more comes.
 pub fn shown_text_len(text: &str) -> usize {
@@ -377,6 +415,68 @@ mod tests {
             [("Hello", 5), ("Hello <", 6), ("Hello <tool_", 6), ("Hello <tool_call>{\"na", 6), ("a < b", 5), ("<tool_call", 0), ("", 0)];
         for (text, shown) in cases {
             assert_eq!(shown_text_len(text), shown, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn calls_and_results_are_paired_by_place() {
+        use crate::{ChatMessage, Role};
+        let calling = format!("Let me look.\n{}\n{}", call_block("find", r#"{"item":"kettle"}"#), call_block("clock", "{}"));
+        let messages = [
+            ChatMessage::new(Role::System, "Be brief."),
+            ChatMessage::new(Role::User, "Where is the kettle, and what time is it?"),
+            ChatMessage::new(Role::Assistant, calling),
+            ChatMessage::new(Role::Tool, "Left cupboard."),
+            ChatMessage::new(Role::Tool, "Noon."),
+            ChatMessage::new(Role::Assistant, "In the left cupboard; it is noon."),
+            ChatMessage::new(Role::Tool, "A stray result answers nothing: its own place."),
+        ];
+        let call = |name: &str, arguments: &str| WrittenCall { name: name.into(), arguments: arguments.into() };
+        let turns = call_turns(&messages, "call");
+        assert_eq!(turns[..2], [CallTurn::Said(&messages[0]), CallTurn::Said(&messages[1])]);
+        assert_eq!(
+            turns[2],
+            CallTurn::Calls {
+                text: "Let me look.".into(),
+                calls: vec![("call_2_0".into(), call("find", r#"{"item":"kettle"}"#)), ("call_2_1".into(), call("clock", "{}"))],
+            }
+        );
+        let answers: Vec<(&str, &str)> = turns
+            .iter()
+            .filter_map(|t| match t {
+                CallTurn::Answer { call_id, content } => Some((call_id.as_str(), *content)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            answers,
+            [("call_2_0", "Left cupboard."), ("call_2_1", "Noon."), ("call_6_0", "A stray result answers nothing: its own place.")]
+        );
+        assert_eq!(turns[5], CallTurn::Said(&messages[5]));
+    }
+
+    #[test]
+    fn a_long_result_is_cut_in_words_and_its_record_says_so() {
+        let run = ToolRun {
+            name: "read".into(),
+            server: None,
+            arguments: "{}".into(),
+            end: ToolRunEnd::Ran,
+            is_error: false,
+            elapsed_ms: 3,
+            chars: 0,
+            cut: false,
+        };
+        // (answer, budget, what the model reads, characters, cut)
+        for (text, budget, content, chars, cut) in [
+            ("short", 10, "short", 5, false),
+            ("exactly10!", 10, "exactly10!", 10, false),
+            ("héllo wörld", 5, "héllo\n[… the result was cut here to fit: 5 of 11 characters shown]", 11, true),
+            ("", 0, "", 0, false),
+        ] {
+            let fitted = fit_result(text, budget, run.clone());
+            assert_eq!((fitted.content.as_str(), fitted.run.chars, fitted.run.cut), (content, chars, cut), "{text:?}");
+            assert_eq!(fitted.run.elapsed_ms, 3);
         }
     }
 }

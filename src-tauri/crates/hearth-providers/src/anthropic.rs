@@ -6,7 +6,7 @@ use eventsource_stream::Event;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use hearth_core::{CALL_CLOSE, CALL_OPEN, ChatMessage, FinishReason, OfferedTools, Role, SamplingParams, ToolChoice, read_calls};
+use hearth_core::{CALL_CLOSE, CALL_OPEN, CallTurn, ChatMessage, FinishReason, OfferedTools, Role, SamplingParams, ToolChoice, call_turns};
 
 use crate::Unsendable;
 use crate::stream::{EventError, Parser, Tally};
@@ -30,28 +30,21 @@ pub fn body(
         hearth_core::read_tools_locally(&mut messages);
     }
     let mut turns: Vec<(Role, Vec<Block>)> = Vec::new();
-    let mut answering: Option<(usize, usize)> = None;
-    for (place, m) in messages.iter().enumerate().filter(|(_, m)| m.role != Role::System) {
-        let (role, blocks) = match m.role {
-            Role::Assistant if tools.is_some() && m.content.contains(CALL_OPEN) => {
-                let read = read_calls(&m.content);
-                answering = Some((place, 0));
-                let mut blocks = vec![Block::Text(read.content)];
-                for (k, call) in read.calls.into_iter().enumerate() {
+    // Without tools, a reply's calls go as its text (the API refuses tool blocks then).
+    let read: Vec<CallTurn> = if tools.is_some() { call_turns(&messages, "toolu") } else { messages.iter().map(CallTurn::Said).collect() };
+    for turn in read {
+        let (role, blocks) = match turn {
+            CallTurn::Said(m) if m.role == Role::System => continue,
+            CallTurn::Said(m) => (m.role, vec![Block::Text(m.content.clone())]),
+            CallTurn::Calls { text, calls } => {
+                let mut blocks = vec![Block::Text(text)];
+                for (id, call) in calls {
                     let input = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
-                    blocks.push(Block::ToolUse { id: tool_use_id(place, k), name: call.name, input });
+                    blocks.push(Block::ToolUse { id, name: call.name, input });
                 }
                 (Role::Assistant, blocks)
             }
-            Role::Tool => {
-                let (reply, k) = answering.unwrap_or((place, 0));
-                answering = Some((reply, k + 1));
-                (Role::User, vec![Block::ToolResult { id: tool_use_id(reply, k), content: m.content.clone() }])
-            }
-            role => {
-                answering = None;
-                (role, vec![Block::Text(m.content.clone())])
-            }
+            CallTurn::Answer { call_id, content } => (Role::User, vec![Block::ToolResult { id: call_id, content: content.to_owned() }]),
         };
         // Two turns of one role in a row (an edited branch, a failed reply left out, results
         // after results) become one.
@@ -126,11 +119,6 @@ enum Block {
     Text(String),
     ToolUse { id: String, name: String, input: Value },
     ToolResult { id: String, content: String },
-}
-
-/// The id a call gets on the wire: its reply's place and its place among the reply's calls.
-fn tool_use_id(reply: usize, call: usize) -> String {
-    format!("toolu_{reply}_{call}")
 }
 
 /// A turn's content: its text alone as a string (as turns without tools always were), else blocks.
@@ -306,6 +294,7 @@ fn is_unknown_type(data: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hearth_core::read_calls;
 
     fn turns(body: &Value) -> Vec<(String, String)> {
         body["messages"]

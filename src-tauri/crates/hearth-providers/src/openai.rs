@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use hearth_core::{
-    BiasTarget, CALL_CLOSE, CALL_OPEN, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, OfferedTools, ProviderConfig, ProviderKind,
-    Role, SamplingParams, TokenAlternative, TokenProbs, ToolChoice, read_calls,
+    BiasTarget, CALL_CLOSE, CALL_OPEN, CallTurn, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, OfferedTools, ProviderConfig,
+    ProviderKind, SamplingParams, TokenAlternative, TokenProbs, ToolChoice, call_turns,
 };
 
 use crate::Unsendable;
@@ -132,43 +132,24 @@ fn logit_bias(config: &ProviderConfig, s: &SamplingParams, extensions: bool) -> 
     Ok(Value::Object(map))
 }
 
-/// The id a call gets on the wire: its reply's place in the conversation and its place among the
-/// reply's calls (stable, so a conversation sent again reads the same).
-fn call_id(reply: usize, call: usize) -> String {
-    format!("call_{reply}_{call}")
-}
-
 /// The conversation as Chat Completions has it: a reply's calls (written in its text, as every
 /// model's reply is kept) as `tool_calls`, each result as a `tool` message answering its call.
 fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
-    let mut wire = Vec::with_capacity(messages.len());
-    let mut answering: Option<(usize, usize)> = None; // (the calling reply's place, results so far)
-    for (place, m) in messages.iter().enumerate() {
-        match m.role {
-            Role::Assistant if m.content.contains(CALL_OPEN) => {
-                let read = read_calls(&m.content);
-                let calls: Vec<Value> = read
-                    .calls
-                    .iter()
-                    .enumerate()
-                    .map(|(k, c)| json!({ "id": call_id(place, k), "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+    call_turns(messages, "call")
+        .into_iter()
+        .map(|turn| match turn {
+            CallTurn::Said(m) => json!({ "role": m.role.as_str(), "content": m.content }),
+            CallTurn::Calls { text, calls } => {
+                let calls: Vec<Value> = calls
+                    .into_iter()
+                    .map(|(id, c)| json!({ "id": id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
                     .collect();
-                let content = if read.content.is_empty() { Value::Null } else { json!(read.content) };
-                wire.push(json!({ "role": "assistant", "content": content, "tool_calls": calls }));
-                answering = Some((place, 0));
+                let content = if text.is_empty() { Value::Null } else { json!(text) };
+                json!({ "role": "assistant", "content": content, "tool_calls": calls })
             }
-            Role::Tool => {
-                let (reply, k) = answering.unwrap_or((place, 0));
-                wire.push(json!({ "role": "tool", "tool_call_id": call_id(reply, k), "content": m.content }));
-                answering = Some((reply, k + 1));
-            }
-            role => {
-                wire.push(json!({ "role": role.as_str(), "content": m.content }));
-                answering = None;
-            }
-        }
-    }
-    wire
+            CallTurn::Answer { call_id, content } => json!({ "role": "tool", "tool_call_id": call_id, "content": content }),
+        })
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -369,7 +350,7 @@ impl Parser for ChunkParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hearth_core::{LogitBias, ProviderKind, Role};
+    use hearth_core::{LogitBias, ProviderKind, Role, read_calls};
 
     fn config(kind: ProviderKind, extensions: bool) -> ProviderConfig {
         ProviderConfig { extensions, ..ProviderConfig::new("p", "P", kind) }
