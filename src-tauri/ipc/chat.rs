@@ -35,7 +35,8 @@ pub enum ChatEvent {
     ToolApproval(PendingCall),
     ToolRunning(ToolCallRef),
     ToolProgress(ToolProgress),
-    RoundLimit(RoundLimit),
+    /// The turn's rounds ran out: the reply as saved, `stats.toolRoundLimit` set.
+    RoundLimit(MessageSaved),
 }
 
 /// Which call of which reply.
@@ -56,11 +57,6 @@ pub struct ToolProgress {
     pub progress: CallProgress,
 }
 
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct RoundLimit {
-    pub rounds: u32,
-}
-
 impl From<AgentEvent> for ChatEvent {
     fn from(event: AgentEvent) -> Self {
         match event {
@@ -69,7 +65,7 @@ impl From<AgentEvent> for ChatEvent {
             AgentEvent::Approval(call) => ChatEvent::ToolApproval(call),
             AgentEvent::Running { reply, index } => ChatEvent::ToolRunning(ToolCallRef { reply, index }),
             AgentEvent::Progress { reply, index, progress } => ChatEvent::ToolProgress(ToolProgress { reply, index, progress }),
-            AgentEvent::RoundLimit { rounds } => ChatEvent::RoundLimit(RoundLimit { rounds }),
+            AgentEvent::RoundLimit(message) => ChatEvent::RoundLimit(MessageSaved { message: *message }),
         }
     }
 }

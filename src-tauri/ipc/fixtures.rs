@@ -57,8 +57,6 @@ struct ContractData {
     /// How a reply being written marks a tool call (`hearth_core::CALL_OPEN`/`CALL_CLOSE`): the
     /// window shows the text before it, and the call as a call.
     tool_call_marks: [&'static str; 2],
-    /// Rounds of calls a turn may take (`hearth_app::agent::MAX_ROUNDS`).
-    max_tool_rounds: usize,
     commands: Vec<WireCommand>,
 }
 
@@ -166,7 +164,6 @@ pub fn contract_data() -> String {
         window_pace: hearth_app::window_pace::FIGURES,
         draft_pace: DRAFT_PACE,
         tool_call_marks: [hearth_core::CALL_OPEN, hearth_core::CALL_CLOSE],
-        max_tool_rounds: hearth_app::agent::MAX_ROUNDS,
         commands: contracts().iter().map(wire).collect(),
     };
     let mut text = serde_json::to_string_pretty(&data).expect("the contract data serializes");

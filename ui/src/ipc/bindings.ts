@@ -85,7 +85,7 @@ contextBytes: number,
  */
 keptModelBytes: number, };
 
-export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply } | { "event": "roundFinished", "data": MessageSaved } | { "event": "toolApproval", "data": PendingCall } | { "event": "toolRunning", "data": ToolCallRef } | { "event": "toolProgress", "data": ToolProgress } | { "event": "roundLimit", "data": RoundLimit };
+export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply } | { "event": "roundFinished", "data": MessageSaved } | { "event": "toolApproval", "data": PendingCall } | { "event": "toolRunning", "data": ToolCallRef } | { "event": "toolProgress", "data": ToolProgress } | { "event": "roundLimit", "data": MessageSaved };
 
 export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
 
@@ -546,7 +546,12 @@ interruptedBy?: string,
  * How the prompt was written when the chat template could not be used as it is (a system
  * prompt it refuses, folded into the first message; llama.cpp's format in its place).
  */
-templateNotice?: string, };
+templateNotice?: string, 
+/**
+ * The turn's rounds of tool calls ran out at this reply (the chat's cap, given here): the
+ * calls it wrote did not run.
+ */
+toolRoundLimit?: number, };
 
 export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
 
@@ -569,8 +574,6 @@ ms: number,
 status: number, };
 
 export type Role = "system" | "user" | "assistant" | "tool";
-
-export type RoundLimit = { rounds: number, };
 
 export type SamplerStage = "penalties" | "dry" | "topNSigma" | "topK" | "typicalP" | "topP" | "minP" | "xtc" | "temperature";
 
@@ -653,6 +656,11 @@ overflow: OverflowPolicy,
  * server's, the model's probabilities it reports.
  */
 topProbs: number, 
+/**
+ * Rounds of tool calls one turn may take (a reply that calls tools, its calls run, the next
+ * reply reads their results) before Hearth stops and says so under the last reply.
+ */
+maxToolRounds: number, 
 /**
  * Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
  * decides every token, so the reply is the one it would be without; only faster when the

@@ -15,7 +15,6 @@ import {
   serverDefaults,
   serverRanges,
   toolCallMarks,
-  maxToolRounds,
   windowPace,
 } from './contract.json';
 import type { CacheBudgets, FieldRange, FlashAttention, KvType, ProviderKind, SamplerStage, ServerSettings } from './bindings';
@@ -81,6 +80,3 @@ export const DRAFT_PACE: Readonly<{ quietMs: number; maxWaitMs: number; minGapMs
 /** The marks around a tool call in a reply's text (hearth_core's CALL_OPEN, CALL_CLOSE): what the model
  *  writes when it calls a tool. The text outside them is the reply's prose. */
 export const TOOL_CALL_MARKS: Readonly<{ open: string; close: string }> = { open: toolCallMarks[0], close: toolCallMarks[1] };
-
-/** Rounds of tool calls one turn may take before the backend stops and says so (`roundLimit`). */
-export const MAX_TOOL_ROUNDS: number = maxToolRounds;

@@ -81,8 +81,6 @@ export class ChatStore {
   generating = $state<Generating | null>(null);
   /** The tool calls of the turn under way, by the reply that wrote them (asked, running, …); TurnRunner keeps it. */
   liveCalls = $state<LiveCalls>({});
-  /** Replies that ended a turn which used all its rounds of tool calls (this session's): reply id → rounds. */
-  roundLimits = $state<Record<number, number>>({});
 
   activeChat = $derived(this.chats.find((c) => c.id === this.activeChatId) ?? null);
   generatingHere = $derived(this.generating !== null && this.generating.chatId === this.activeChatId);

@@ -72,8 +72,11 @@ const BEAM_KEYS: readonly ParamKey[] = ['beamWidth', 'lengthPenalty', 'earlyStop
 const BEAM_READS: ReadonlySet<ParamKey> = new Set<ParamKey>([
   'maxTokens', 'ignoreEos', 'stop', 'constraint', 'logitBias', 'overflow', 'lengthPenalty', 'earlyStopping', 'nBest',
 ]);
-/** Never worth a word in a summary: the strategy has its own, and the inspector's alternatives do not change the reply. */
-const NOT_SUMMARISED: ReadonlySet<ParamKey> = new Set<ParamKey>(['strategy', 'topProbs']);
+/**
+ * Never worth a word in a summary: the strategy has its own, the inspector's alternatives do not change the reply,
+ * and a comparison's replies call no tools (so the rounds they may take change nothing either).
+ */
+const NOT_SUMMARISED: ReadonlySet<ParamKey> = new Set<ParamKey>(['strategy', 'topProbs', 'maxToolRounds']);
 
 function applies(key: ParamKey, strategy: Strategy): boolean {
   if (NOT_SUMMARISED.has(key)) return false;

@@ -148,6 +148,10 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
     label: 'When the chat outgrows the context',
     help: 'Stop with a message, drop the middle (keeps the system prompt and first exchange), or drop the oldest turns.',
   },
+  maxToolRounds: {
+    label: 'Most tool rounds per turn',
+    help: 'How many rounds of tool calls one reply may take — the model calls tools, they run, it reads their results — before Hearth stops and says so. Set it per chat, model or preset like any setting.',
+  },
   topProbs: {
     label: 'Alternatives kept per token',
     help: "The token inspector: how many of the likeliest tokens are kept beside each token of a reply (the local model's, or a llama.cpp server's), to see what else could have come there and branch from it; 0 keeps none.",

@@ -45,8 +45,6 @@ type Stream = {
   round: number;
   /** The reply whose calls are being asked about, run, and answered with results. */
   callingReply: number | null;
-  /** The turn used its rounds (`roundLimit`): said under the reply it ends with. */
-  roundLimit: number | null;
   done: boolean;
 };
 
@@ -96,7 +94,6 @@ export class TurnRunner {
       refreshChatsAtFirstToken: false,
       round: 0,
       callingReply: null,
-      roundLimit: null,
       done: false,
     };
     this.#stream = stream;
@@ -203,7 +200,6 @@ export class TurnRunner {
         this.#batcher.flush();
         const { message } = event.data;
         this.#upsert(stream.chatId, message);
-        if (stream.roundLimit !== null) this.#chat.roundLimits = { ...this.#chat.roundLimits, [message.id]: stream.roundLimit };
         this.#finish(stream);
         break;
       }
@@ -231,7 +227,8 @@ export class TurnRunner {
         break;
       }
       case 'roundLimit':
-        stream.roundLimit = event.data.rounds;
+        // The turn used its rounds: the reply as saved again, its stats saying so (shown under it).
+        this.#upsert(stream.chatId, event.data.message);
         break;
       case 'failed': {
         this.#batcher.flush();

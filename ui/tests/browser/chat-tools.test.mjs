@@ -7,13 +7,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MODEL, OUTPUT, TIMEOUT, inBothSchemes, lastAssistant, messages, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
-import { text } from './chat-helpers.mjs';
+import { fieldValue, inSettings, text, waitForSave } from './chat-helpers.mjs';
 
 useBrowser();
 
 const contract = JSON.parse(await (await import('node:fs/promises')).readFile(new URL('../../src/ipc/contract.json', import.meta.url), 'utf8'));
 const [OPEN, CLOSE] = contract.toolCallMarks;
-const MAX_ROUNDS = contract.maxToolRounds;
+/** The rounds of tool calls a turn may take where no scope sets them (SamplingParams::default). */
+const MAX_ROUNDS = contract.samplingDefaults.maxToolRounds;
 
 /** A call as the model writes it in its reply's text. */
 const block = (name, args) => `${OPEN}\n${JSON.stringify({ name, arguments: args })}\n${CLOSE}`;
@@ -60,6 +61,14 @@ const readRound = (over = {}) => [
   },
   { text: ANSWER },
 ];
+
+/** A reply that searches (take `n`), quickly: every turn made of these calls until its rounds run out. */
+const search = (n) => ({
+  text: `Searching, take ${n}.\n${block('search', { q: `flights ${n}` })}`,
+  chunkSize: 40,
+  delayMs: 1,
+  calls: [{ call: { name: 'search', arguments: JSON.stringify({ q: `flights ${n}` }) }, server: 'web', runMs: 10, result: { content: `result ${n}` } }],
+});
 
 /** The answers answer_tool_call took, once there are `count` of them (an answer is shown at once, sent meanwhile). */
 async function decisions(page, count = 1) {
@@ -281,12 +290,6 @@ describe('Tools in a chat', () => {
   });
 
   test('Stop while the card waits, and a turn that uses all its rounds (a tool allowed for the session)', { timeout: TIMEOUT }, async () => {
-    const search = (n) => ({
-      text: `Searching, take ${n}.\n${block('search', { q: `flights ${n}` })}`,
-      chunkSize: 40,
-      delayMs: 1,
-      calls: [{ call: { name: 'search', arguments: JSON.stringify({ q: `flights ${n}` }) }, server: 'web', runMs: 10, result: { content: `result ${n}` } }],
-    });
     const replies = [search(0), ...Array.from({ length: MAX_ROUNDS + 1 }, (_, i) => search(i + 1))];
     await withApp({ ...CHAT, replies }, async (page) => {
       // Stop while the backend waits for the user's word: the call is recorded as stopped, nothing asked any more.
@@ -313,6 +316,73 @@ describe('Tools in a chat', () => {
       assert.equal(await last.getByTestId('tool-call').getAttribute('data-state'), 'notRun');
       assert.equal(await text(last.getByTestId('tool-call-state')), 'Not run');
       assert.equal(await messages(page).last().getAttribute('data-role'), 'assistant');
+    });
+  });
+
+  test("the chat's own cap on rounds, set in Settings: the turn stops after it, and the reply keeps saying so when opened again", { timeout: 2 * TIMEOUT }, async () => {
+    const CAP = 2;
+    const NOTICE = `Stopped after ${CAP} rounds of tool calls`;
+    const chats = [CHAT.chats[0], { id: 2, title: 'Packing list', updatedAt: 5 }];
+    const replies = Array.from({ length: CAP + 2 }, (_, i) => search(i + 1));
+    let saved;
+    await inBothSchemes({ chats, messages: [], replies }, async (page) => {
+      // Settings → Sampling: the field, at its default; then this chat's own cap.
+      await inSettings(page, async () => {
+        const setting = page.getByTestId('setting-maxToolRounds');
+        await setting.scrollIntoViewIfNeeded();
+        assert.match(await text(setting), /^Most tool rounds per turn/);
+        assert.equal(await fieldValue(page, 'maxToolRounds'), String(MAX_ROUNDS));
+        assert.equal(MAX_ROUNDS, 8);
+        assert.match(await page.getByTestId('range-maxToolRounds').textContent(), /Range 1 – 64/);
+        assert.match(await page.getByTestId('default-maxToolRounds').textContent(), /Default 8/);
+        assert.equal(await page.getByTestId('reset-maxToolRounds').isDisabled(), true);
+        await shot(page, 'settings-tool-rounds', { dir: OUTPUT });
+        await page.getByTestId('scope-chat').click();
+        await page.getByTestId('field-maxToolRounds').fill(String(CAP));
+        await waitForSave(page, (p) => p.maxToolRounds === CAP);
+        assert.deepEqual((await page.evaluate(() => window.__hearthMock.samplingScopes)).at(-1), { kind: 'chat', id: 1 });
+        assert.deepEqual((await page.evaluate(() => window.__hearthMock.samplingSaves)).at(-1), { ...contract.samplingDefaults, maxToolRounds: CAP });
+        await page.getByTestId('scope-own').waitFor();
+      });
+
+      // A turn whose every reply calls: asked once (then allowed for the session), it stops after the chat's rounds.
+      await ask(page, 'Find me a flight.');
+      const card = page.getByTestId('tool-approval');
+      await card.waitFor();
+      await card.getByTestId('tool-allow-always').click();
+      const notice = page.getByTestId('round-limit');
+      await notice.waitFor({ timeout: 20_000 });
+      await page.getByTestId('send').waitFor();
+      assert.equal(await text(notice), NOTICE);
+      assert.equal(await notice.count(), 1);
+      assert.equal(await toolRows(page).count(), CAP);
+      assert.deepEqual(await messages(page).evaluateAll((els) => els.map((e) => e.dataset.role)), [
+        'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant',
+      ]);
+      // Under the last reply, whose call did not run.
+      const last = lastAssistant(page);
+      assert.equal(await last.getByTestId('round-limit').count(), 1);
+      assert.equal(await last.getByTestId('tool-call').getAttribute('data-state'), 'notRun');
+      await shot(page, 'chat-tool-round-limit', { dir: OUTPUT });
+
+      // The backend saved it with the reply: another chat and back, the notice is read from the saved stats.
+      saved = await page.evaluate(() => ({ chats: window.__hearthMock.chats, messages: window.__hearthMock.messages }));
+      assert.equal(saved.messages.at(-1).stats.toolRoundLimit, CAP);
+      assert.deepEqual(saved.messages.filter((m) => m.stats?.toolRoundLimit !== undefined).map((m) => m.id), [saved.messages.at(-1).id]);
+      await page.getByTestId('chat-item').filter({ hasText: 'Packing list' }).click();
+      await page.getByTestId('chat-title').filter({ hasText: 'Packing list' }).waitFor();
+      assert.equal(await notice.count(), 0);
+      await page.getByTestId('chat-item').filter({ hasText: 'Trip' }).click();
+      await toolRows(page).nth(CAP - 1).waitFor();
+      assert.equal(await text(lastAssistant(page).getByTestId('round-limit')), NOTICE);
+    });
+
+    // A fresh window over what was saved (the chat's own cap no longer set): the notice still says the cap it ran under.
+    await withApp({ chats: saved.chats, messages: saved.messages }, async (page) => {
+      await page.getByTestId('chat-item').filter({ hasText: 'Trip' }).click();
+      await toolRows(page).nth(CAP - 1).waitFor();
+      assert.equal(await page.getByTestId('round-limit').count(), 1);
+      assert.equal(await text(lastAssistant(page).getByTestId('round-limit')), NOTICE);
     });
   });
 });

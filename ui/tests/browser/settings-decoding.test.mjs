@@ -56,6 +56,26 @@ async function typeRefused(page, key, { typed, error, hint }) {
   assert.equal(await page.getByTestId(`field-${key}`).getAttribute('aria-invalid'), 'true');
 }
 
+/**
+ * A whole-number field `key` that starts at the default (`shown`, its `range` said under it): each of `accepted` typed
+ * is sent whole (the defaults with it over them), each of `refused` is marked (see typeRefused); Reset sends the defaults.
+ */
+async function checkWholeField(page, key, { shown, range, accepted, refused }) {
+  const DEFAULTS = CONTRACT.samplingDefaults;
+  assert.equal(await fieldValue(page, key), shown);
+  assert.match(await page.getByTestId(`range-${key}`).textContent(), new RegExp(range));
+  assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), true);
+  for (const typed of accepted) {
+    await page.getByTestId(`field-${key}`).fill(typed);
+    await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, [key]: Number(typed) }));
+    assert.equal(await page.getByTestId(`reset-${key}`).isDisabled(), false);
+  }
+  for (const r of refused) await typeRefused(page, key, r);
+  await page.getByTestId(`reset-${key}`).click();
+  await waitForSave(page, (p) => isDeepStrictEqual(p, DEFAULTS));
+  await page.getByTestId('settings-error').waitFor({ state: 'detached' });
+}
+
 describe('Decoding settings panel', () => {
 
   test('speculative decoding: the choice and max draft tokens are sent whole; refused values are marked', { timeout: TIMEOUT }, async () => {
@@ -383,31 +403,49 @@ describe('Decoding settings panel', () => {
   });
 
   test('token inspector: alternatives kept per token, 0 to 20, sent whole; refused values are marked', { timeout: TIMEOUT }, async () => {
-    const DEFAULTS = CONTRACT.samplingDefaults;
     await withApp({}, async (page) => {
       await openSettings(page);
       // A group of its own, after Advanced and before the local engine's decoding.
       const headings = await page.getByTestId('settings-panel').locator('section > header h3').allTextContents();
       assert.equal(headings[headings.indexOf('Advanced') + 1], 'Token inspector', headings.join(' | '));
-      assert.equal(headings[headings.indexOf('Token inspector') + 1], 'Decoding strategy', headings.join(' | '));
+      assert.equal(headings[headings.indexOf('Token inspector') + 1], 'Tools', headings.join(' | '));
+      assert.equal(headings[headings.indexOf('Tools') + 1], 'Decoding strategy', headings.join(' | '));
       const setting = page.getByTestId('setting-topProbs');
       assert.equal((await setting.locator('label').textContent()).trim(), 'Alternatives kept per token');
       assert.match(await setting.locator('.help').textContent(), /each token of a reply \(the local model's, or a llama\.cpp server's\).*; 0 keeps none\.$/);
-      assert.equal(await fieldValue(page, 'topProbs'), '5');
-      assert.match(await page.getByTestId('range-topProbs').textContent(), /Range 0 – 20/);
-      for (const typed of ['0', '20', '1']) {
-        await page.getByTestId('field-topProbs').fill(typed);
-        await waitForSave(page, (p) => isDeepStrictEqual(p, { ...DEFAULTS, topProbs: Number(typed) }));
-        assert.equal(await page.getByTestId('reset-topProbs').isDisabled(), false);
-      }
-      const REFUSED = [
-        { typed: '21', error: 'topProbs must be between 0 and 20, got 21', hint: 'Must be between 0 and 20' },
-        { typed: '2.5', error: null, hint: 'Enter a whole number' },
-      ];
-      for (const refused of REFUSED) await typeRefused(page, 'topProbs', refused);
-      await page.getByTestId('reset-topProbs').click();
-      await waitForSave(page, (p) => isDeepStrictEqual(p, DEFAULTS));
-      await page.getByTestId('settings-error').waitFor({ state: 'detached' });
+      await checkWholeField(page, 'topProbs', {
+        shown: '5',
+        range: 'Range 0 – 20',
+        accepted: ['0', '20', '1'],
+        refused: [
+          { typed: '21', error: 'topProbs must be between 0 and 20, got 21', hint: 'Must be between 0 and 20' },
+          { typed: '2.5', error: null, hint: 'Enter a whole number' },
+        ],
+      });
+    });
+  });
+
+  test('tools: the most rounds of tool calls per turn, 1 to 64, sent whole; refused values are marked', { timeout: TIMEOUT }, async () => {
+    await withApp({}, async (page) => {
+      await openSettings(page);
+      // A group of its own, after the token inspector.
+      const headings = await page.getByTestId('settings-panel').locator('section > header h3').allTextContents();
+      assert.equal(headings[headings.indexOf('Token inspector') + 1], 'Tools', headings.join(' | '));
+      const setting = page.getByTestId('setting-maxToolRounds');
+      assert.equal((await setting.locator('label').textContent()).trim(), 'Most tool rounds per turn');
+      assert.match(await setting.locator('.help').textContent(), /^How many rounds of tool calls one reply may take .* before Hearth stops and says so\. Set it per chat, model or preset like any setting\.$/);
+      assert.match(await page.getByTestId('default-maxToolRounds').textContent(), /Default 8/);
+      assert.equal(await page.getByTestId('slider-maxToolRounds').count(), 0, 'a whole-number field has no slider');
+      await checkWholeField(page, 'maxToolRounds', {
+        shown: String(CONTRACT.samplingDefaults.maxToolRounds),
+        range: 'Range 1 – 64',
+        accepted: ['1', '64', '3'],
+        refused: [
+          { typed: '65', error: 'maxToolRounds must be between 1 and 64, got 65', hint: 'Must be between 1 and 64' },
+          { typed: '0', error: 'maxToolRounds must be between 1 and 64, got 0', hint: 'Must be between 1 and 64' },
+          { typed: '2.5', error: null, hint: 'Enter a whole number' },
+        ],
+      });
     });
   });
 

@@ -114,7 +114,7 @@ export const ev = {
   toolApproval: (call: PendingCall): ChatEvent => ({ event: 'toolApproval', data: call }),
   toolRunning: (reply: number, index: number): ChatEvent => ({ event: 'toolRunning', data: { reply, index } }),
   toolProgress: (reply: number, index: number, progress: CallProgress): ChatEvent => ({ event: 'toolProgress', data: { reply, index, progress } }),
-  roundLimit: (rounds: number): ChatEvent => ({ event: 'roundLimit', data: { rounds } }),
+  roundLimit: (m: StoredMessage): ChatEvent => ({ event: 'roundLimit', data: { message: m } }),
 };
 
 export async function setup(opts: Parameters<typeof fakeBackend>[0] = {}) {

@@ -3,7 +3,9 @@
 // in as a new message; Stop, a refused answer, and a turn that used all its rounds.
 import { describe, expect, it } from 'vitest';
 import type { PendingCall, StoredMessage, ToolRun } from '../../src/ipc/bindings';
+import { roundLimitNotice } from '../../src/lib/tool-calls';
 import { ev, msg, settle, setup } from './chat-store-fixtures';
+import { stats } from './reply-fixtures';
 
 const CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "/a"}}\n</tool_call>';
 const pending = (reply: number, index = 0): PendingCall => ({
@@ -64,7 +66,7 @@ describe('ChatStore: turns with tools', () => {
     await expect(sending).resolves.toBe(true);
     expect(store.generating).toBeNull();
     expect(store.liveCalls).toEqual({});
-    expect(store.roundLimits).toEqual({});
+    expect(store.messages[3].stats?.toolRoundLimit, 'a turn that ended by itself says nothing of rounds').toBeUndefined();
   });
 
   it('a denied call shows denied at once; an answer the backend refuses is asked again, the error said', async () => {
@@ -100,17 +102,25 @@ describe('ChatStore: turns with tools', () => {
     expect(store.liveCalls).toEqual({});
   });
 
-  it('a turn that used its rounds: said under the reply it ended with', async () => {
-    const { store, backend, chatId, sending, emit } = await calling();
+  it('a turn that used its rounds: the reply it ended with, saved again, says so in its stats', async () => {
+    const { store, backend, clock, chatId, sending, emit } = await calling();
     emit(ev.toolRunning(2, 0)); // allowed for the session: nothing asked
     emit(ev.userSaved(msg({ id: 3, chatId, role: 'tool', content: 'x', parentId: 2, tool: run() })));
     emit(ev.replyStarted(4));
-    const last = msg({ id: 4, chatId, role: 'assistant', content: CALL, parentId: 3, toolCalls: [{ name: 'read_file', arguments: '{}' }] });
-    emit(ev.roundLimit(8));
+    emit(ev.delta(CALL));
+    clock.tick();
+    const last = msg({ id: 4, chatId, role: 'assistant', content: CALL, parentId: 3, toolCalls: [{ name: 'read_file', arguments: '{}' }], stats: stats({ toolRoundLimit: 8 }) });
+    // As the backend sends them: the reply as saved with the limit, then the turn's end with it.
+    emit(ev.roundLimit(last));
+    expect(store.messages[3], 'the live reply is replaced by the saved one').toEqual(last);
+    expect(roundLimitNotice(store.messages[3].stats!.toolRoundLimit!)).toBe('Stopped after 8 rounds of tool calls');
     emit(ev.finished(last));
     backend.send.resolve();
     await sending;
-    expect(store.roundLimits).toEqual({ 4: 8 });
+    expect(shape(store.messages)).toEqual([[1, 'user', 'complete'], [2, 'assistant', 'complete'], [3, 'tool', 'complete'], [4, 'assistant', 'complete']]);
+    expect(store.messages[3].stats?.toolRoundLimit).toBe(8);
+    expect(store.messages[1].stats?.toolRoundLimit, 'only the last reply says so').toBeUndefined();
+    expect(store.generating).toBeNull();
   });
 
   it('a failed second reply leaves, the round before it kept', async () => {

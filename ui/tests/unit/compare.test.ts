@@ -120,8 +120,9 @@ describe('compare: the one line under a column', () => {
     const long = { ...greedy, name: 'Long', params: params({ temperature: 0.3, maxTokens: 4096, lengthPenalty: 1.5 }) };
     const text = columnSummary({ base: 'Long', strategy: 'beam' }, ctx(params(), [long])).text;
     expect(text).toBe('Long · Beam search · width 4 · max new tokens 4,096 · length penalty 1.5');
-    // Sampling does not read the beam or consensus fields; the inspector's topProbs never changes a reply.
-    const odd = { ...greedy, name: 'Odd', params: params({ beamWidth: 8, mbrCandidates: 4, topProbs: 0 }) };
+    // Sampling does not read the beam or consensus fields; the inspector's topProbs never changes a reply, nor do
+    // the rounds of tool calls (a comparison's replies call none).
+    const odd = { ...greedy, name: 'Odd', params: params({ beamWidth: 8, mbrCandidates: 4, topProbs: 0, maxToolRounds: 2 }) };
     expect(columnSummary({ base: 'Odd', strategy: 'sampling' }, ctx(params(), [odd])).text).toBe('Odd · same as this chat');
     expect(columnSummary({ base: 'Odd', strategy: 'consensus' }, ctx(params(), [odd])).text).toBe('Odd · Consensus · 4 candidates');
   });

@@ -1,7 +1,8 @@
 //! A chat turn with tools: the local model is offered the tools of the user's MCP servers; when
 //! its reply calls some, each call waits for the user's word (the tool, its server, its
 //! arguments — editable), runs, and its result is saved after the reply; the next round reads
-//! only those results (the rest of the prompt is in the KV cache). Rounds are capped; Stop ends a
+//! only those results (the rest of the prompt is in the KV cache). Rounds are capped (the chat's
+//! `maxToolRounds`; the reply where they ran out says so in its stats); Stop ends a
 //! running call (the server is told) and the loop. A tool's output never approves a call: only
 //! the window's answer does.
 
@@ -9,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use hearth_core::{
-    ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, SamplingParams, StoredMessage, ToolChoice, ToolResult, ToolRun,
-    ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result, is_cut,
+    ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, ReplyStats, SamplingParams, StoredMessage, ToolChoice, ToolResult,
+    ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
 };
 use hearth_mcp::{CallOptions, CallProgress, CancellationToken, McpError, McpHub, McpServerState};
 use serde::{Deserialize, Serialize};
@@ -19,8 +20,6 @@ use ts_rs::TS;
 
 use crate::App;
 
-/// Rounds of calls one turn may take before Hearth stops and says so.
-pub const MAX_ROUNDS: usize = 8;
 /// Characters of one result the model reads; the rest is cut, in words.
 pub const RESULT_BUDGET: usize = 8_000;
 
@@ -85,10 +84,9 @@ pub enum AgentEvent {
         index: u32,
         progress: CallProgress,
     },
-    /// The turn used its rounds: its last reply called tools that did not run.
-    RoundLimit {
-        rounds: u32,
-    },
+    /// The turn used its rounds: its last reply called tools that did not run (the reply as
+    /// saved, its stats saying so).
+    RoundLimit(Box<StoredMessage>),
 }
 
 /// The tools a turn offers: what the model sees, and where each call goes.
@@ -171,7 +169,7 @@ impl Agent {
 
 impl App {
     /// Runs `turn` in `chat`, with the user's tools when any are ready: rounds of calls (each allowed by the user, through `on_event` and
-    /// [`Agent::answer`]) until a reply calls none, Stop, or [`MAX_ROUNDS`]. Returns the last reply.
+    /// [`Agent::answer`]) until a reply calls none, Stop, or `sampling.max_tool_rounds`. Returns the last reply.
     /// `first` is how the first reply may call (the window: `Auto`); later ones choose.
     pub async fn turn_with_tools(
         &self,
@@ -188,12 +186,18 @@ impl App {
 
         let offered = toolbox.offered().map(|tools| OfferedTools { choice: first, ..tools });
         let mut reply = self.chat.run_with_tools(chat, turn, sampling.clone(), offered, |e| on_event(AgentEvent::Turn(e))).await?;
-        for round in 1.. {
+        for round in 1u32.. {
             if reply.status != MessageStatus::Complete || reply.tool_calls.is_empty() || toolbox.is_empty() || stop.is_cancelled() {
                 return Ok(reply);
             }
-            if round > MAX_ROUNDS {
-                on_event(AgentEvent::RoundLimit { rounds: MAX_ROUNDS as u32 });
+            if round > sampling.max_tool_rounds {
+                let stats = ReplyStats { tool_round_limit: Some(sampling.max_tool_rounds), ..reply.stats.clone().unwrap_or_default() };
+                let reply = self
+                    .store
+                    .update_reply(reply.id, &reply.content, reply.status, Some(&stats))
+                    .await
+                    .map_err(|e| TurnError::Store(Box::new(e)))?;
+                on_event(AgentEvent::RoundLimit(Box::new(reply.clone())));
                 return Ok(reply);
             }
             on_event(AgentEvent::RoundFinished(Box::new(reply.clone())));
@@ -326,8 +330,7 @@ impl App {
 
 /// The result as the model reads it: cut to [`RESULT_BUDGET`], its full length recorded.
 fn finish(text: String, run: ToolRun) -> ToolResult {
-    let (chars, cut) = (text.chars().count() as u64, is_cut(&text, RESULT_BUDGET));
-    ToolResult { content: fit_result(&text, RESULT_BUDGET), run: ToolRun { chars, cut, ..run } }
+    fit_result(&text, RESULT_BUDGET, run)
 }
 
 struct Unregister<'a> {

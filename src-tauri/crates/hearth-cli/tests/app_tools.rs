@@ -2,15 +2,21 @@
 //! (tests/mcp/hostile.mjs kitchen, written with the official SDK): the reply's call waits for the
 //! user's word with its arguments; allowed, it runs and its result is saved after the reply, and
 //! the next round reads only that result (the rest is in the KV cache); denied, the model is told;
-//! Stop during a slow tool ends the call (the server is told) and the turn.
+//! Stop during a slow tool ends the call (the server is told) and the turn; a model that calls
+//! without end (a remote stand-in) is stopped at the chat's cap on rounds, which its last reply keeps.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use hearth_app::agent::{AgentEvent, Decision, MAX_ROUNDS};
+use hearth_app::agent::{AgentEvent, Decision};
 use hearth_app::{App, AppPaths, DEFAULT_MODEL_FILE};
-use hearth_core::{HistoryStore, MessageStatus, Role, SamplingParams, StoredMessage, ToolChoice, ToolRunEnd, Turn, TurnEvent};
+use hearth_core::{
+    HistoryStore, MessageStatus, ModelTarget, ProviderConfig, ProviderKind, Role, SamplingParams, StoredMessage, ToolChoice, ToolRunEnd,
+    Turn, TurnEvent,
+};
 use hearth_mcp::{McpServerConfig, McpTransport};
+use hearth_providers::Secret;
+use hearth_testkit::fake_provider as fake;
 use tokio::sync::mpsc;
 
 fn model_path() -> PathBuf {
@@ -43,9 +49,19 @@ fn start_turn(
     text: &str,
     first: ToolChoice,
 ) -> (tokio::task::JoinHandle<StoredMessage>, mpsc::UnboundedReceiver<AgentEvent>) {
+    let sampling = SamplingParams { seed: Some(7), temperature: 0.0, max_tokens: 64, repeat_penalty: 1.3, ..SamplingParams::default() };
+    start_turn_with(app, chat, text, first, sampling)
+}
+
+fn start_turn_with(
+    app: &std::sync::Arc<App>,
+    chat: i64,
+    text: &str,
+    first: ToolChoice,
+    sampling: SamplingParams,
+) -> (tokio::task::JoinHandle<StoredMessage>, mpsc::UnboundedReceiver<AgentEvent>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let (app, text) = (app.clone(), text.to_owned());
-    let sampling = SamplingParams { seed: Some(7), temperature: 0.0, max_tokens: 64, repeat_penalty: 1.3, ..SamplingParams::default() };
     let turn = tokio::spawn(async move {
         app.turn_with_tools(chat, Turn::Send { content: &text }, sampling, first, |e| drop(tx.send(e))).await.expect("the turn runs")
     });
@@ -101,7 +117,7 @@ async fn a_turn_with_tools_on_the_real_model() {
     );
     // The model may call again (a later round): each is denied, until it answers in text.
     let denied = deny_the_rest(&app, chat, &mut events).await;
-    assert!(denied <= MAX_ROUNDS);
+    assert!(denied as u32 <= SamplingParams::default().max_tool_rounds);
     let last = turn.await.unwrap();
     let path = app.store.messages(chat).await.unwrap();
     let roles: Vec<Role> = path.iter().map(|m| m.role).collect();
@@ -148,8 +164,45 @@ async fn a_turn_with_tools_on_the_real_model() {
     assert_eq!((stopped.role, stopped.tool.as_ref().unwrap().end), (Role::Tool, ToolRunEnd::Stopped), "{path:?}");
     assert_eq!(path[path.len() - 2].id, last.id, "no reply read the stopped call");
 
+    rounds_end_at_the_chats_cap(&app).await;
     app.tools.hub().stop_all().await;
     app.engine.shutdown();
+}
+
+/// A model that calls a tool every time (the remote stand-in's `tool-looper`) gets the chat's
+/// rounds, no more: the reply where they ran out is saved saying so, and its call never runs.
+async fn rounds_end_at_the_chats_cap(app: &std::sync::Arc<App>) {
+    let (url, _record) = fake::start().await;
+    let provider = ProviderConfig { base_url: url, ..ProviderConfig::new("stand-in", "Stand-in", ProviderKind::OpenAiCompatible) };
+    app.save_provider(provider).await.unwrap();
+    app.keys.set(Secret::Provider("stand-in"), fake::GOOD_KEY).unwrap();
+    let chat = app.store.create_chat().await.unwrap().id;
+    let target = ModelTarget::Remote { provider: "stand-in".into(), model: "tool-looper".into() };
+    app.store.set_chat_target(chat, &target).await.unwrap();
+
+    let sampling = SamplingParams { max_tool_rounds: 2, ..SamplingParams::default() };
+    let (turn, mut events) = start_turn_with(app, chat, "Where is the kettle?", ToolChoice::Auto, sampling);
+    let (mut allowed, mut limit) = (0, None);
+    while let Some(event) = events.recv().await {
+        match event {
+            AgentEvent::Approval(pending) => {
+                allowed += 1;
+                assert!(app.agent.answer(chat, Decision::Allow { arguments: pending.arguments }));
+            }
+            AgentEvent::RoundLimit(reply) => limit = Some(reply),
+            _ => {}
+        }
+    }
+    let last = turn.await.unwrap();
+    assert_eq!(allowed, 2, "two rounds of calls ran");
+    let limit = limit.expect("the turn said its rounds ran out");
+    assert_eq!(limit.id, last.id);
+    assert_eq!(last.tool_calls.len(), 1, "the last reply called again: {last:?}");
+    let saved = app.store.message(last.id).await.unwrap();
+    assert_eq!(saved.stats.and_then(|s| s.tool_round_limit), Some(2), "the cap is kept with the reply");
+    let roles: Vec<Role> = app.store.messages(chat).await.unwrap().iter().map(|m| m.role).collect();
+    let (user, assistant, tool) = (Role::User, Role::Assistant, Role::Tool);
+    assert_eq!(roles, [user, assistant, tool, assistant, tool, assistant], "the third call did not run");
 }
 
 /// Denies every call the turn asks about until it ends; how many it denied.

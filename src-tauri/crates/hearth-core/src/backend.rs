@@ -235,6 +235,11 @@ pub struct ReplyStats {
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template_notice: Option<String>,
+    /// The turn's rounds of tool calls ran out at this reply (the chat's cap, given here): the
+    /// calls it wrote did not run.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_round_limit: Option<u32>,
 }
 
 /// One finished reply of a beam search.

@@ -310,6 +310,8 @@ const LLAMA_CPP_FIELDS: &[&str] = &[
     "samplerOrder",
     "topProbs",
 ];
+/// What Hearth does around any provider's replies (nothing of it is sent).
+const HEARTH_FIELDS: &[&str] = &["maxToolRounds"];
 const ANTHROPIC_FIELDS: &[&str] = &["temperature", "topP", "topK", "maxTokens", "stop", "overflow"];
 
 /// Every sampling setting, in the order of `SamplingParams`.
@@ -345,6 +347,8 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "samplerOrder",
     "overflow",
     "topProbs",
+    // Done by Hearth around every provider's replies.
+    "maxToolRounds",
     // From here on: decoding Hearth's own engine does, which no provider's API takes.
     "speculative",
     "draftMax",
@@ -373,6 +377,7 @@ pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> 
         .iter()
         .map(|&field| {
             let (supported, note) = match config.kind {
+                _ if HEARTH_FIELDS.contains(&field) => (true, String::new()),
                 _ if local_only(field) => {
                     (false, format!("done by Hearth's local engine; {name}'s replies are written without it (it is not sent)"))
                 }
@@ -455,10 +460,10 @@ mod tests {
     #[test]
     fn every_setting_is_either_sent_or_said_to_be_unsupported() {
         for (kind, extensions, sent) in [
-            (ProviderKind::OpenAi, false, OPENAI_FIELDS.len()),
-            (ProviderKind::OpenAiCompatible, false, OPENAI_FIELDS.len()),
-            (ProviderKind::OpenAiCompatible, true, OPENAI_FIELDS.len() + LLAMA_CPP_FIELDS.len()),
-            (ProviderKind::Anthropic, false, ANTHROPIC_FIELDS.len()),
+            (ProviderKind::OpenAi, false, OPENAI_FIELDS.len() + HEARTH_FIELDS.len()),
+            (ProviderKind::OpenAiCompatible, false, OPENAI_FIELDS.len() + HEARTH_FIELDS.len()),
+            (ProviderKind::OpenAiCompatible, true, OPENAI_FIELDS.len() + LLAMA_CPP_FIELDS.len() + HEARTH_FIELDS.len()),
+            (ProviderKind::Anthropic, false, ANTHROPIC_FIELDS.len() + HEARTH_FIELDS.len()),
         ] {
             let support = sampling_support(Some(&config(kind, extensions)));
             assert_eq!(support.len(), SAMPLING_FIELDS.len());
@@ -477,7 +482,7 @@ mod tests {
         expected.sort();
         got.sort();
         assert_eq!(got, expected);
-        for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS) {
+        for field in OPENAI_FIELDS.iter().chain(LLAMA_CPP_FIELDS).chain(ANTHROPIC_FIELDS).chain(HEARTH_FIELDS) {
             assert!(SAMPLING_FIELDS.contains(field) && !local_only(field), "{field}");
         }
         assert!(["speculative", "strategy", "nBest"].iter().all(|f| local_only(f)));

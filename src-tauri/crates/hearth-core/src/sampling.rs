@@ -63,6 +63,9 @@ pub struct SamplingParams {
     /// keeps none). Local replies keep the distribution the sampler drew from; a llama.cpp
     /// server's, the model's probabilities it reports.
     pub top_probs: u32,
+    /// Rounds of tool calls one turn may take (a reply that calls tools, its calls run, the next
+    /// reply reads their results) before Hearth stops and says so under the last reply.
+    pub max_tool_rounds: u32,
     /// Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
     /// decides every token, so the reply is the one it would be without; only faster when the
     /// guesses hold (text the reply copies from the conversation: edits, code, quotes).
@@ -236,6 +239,7 @@ impl Default for SamplingParams {
             early_stopping: true,
             n_best: 4,
             top_probs: 5,
+            max_tool_rounds: 8,
         }
     }
 }
@@ -386,6 +390,7 @@ const RANGES: &[FieldRange] = &[
     range("lengthPenalty", 0.0, 3.0, "between 0 and 3"),
     whole("nBest", 1.0, 8.0, "between 1 and 8"),
     whole("topProbs", 0.0, 20.0, "between 0 and 20"),
+    whole("maxToolRounds", 1.0, 64.0, "between 1 and 64"),
 ];
 
 impl SamplingParams {

@@ -37,6 +37,7 @@ async fn history(store: &Store) {
         template_notice: Some(
             "The model's chat template refuses a system prompt (no system); it was put at the start of the first message instead".into(),
         ),
+        tool_round_limit: Some(3),
     };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
     add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;

@@ -166,6 +166,15 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
                 (None, true) => return error(api, 400, "invalid_request_error", "tool-caller needs tools"),
             }
         }
+        // Calls the first tool it is offered every time, results or not: an agent loop with it
+        // runs until its rounds run out.
+        "tool-looper" => {
+            let tool = body["tools"][0].clone();
+            match tool["function"]["name"].as_str().or(tool["name"].as_str()) {
+                Some(name) => tool_call_events(api, name),
+                None => return error(api, 400, "invalid_request_error", "tool-looper needs tools"),
+            }
+        }
         "forbidden" => return error(api, 403, "permission_error", "this key may not use this model"),
         "rate-limited" => {
             let mut response = error(api, 429, "rate_limit_error", "Rate limit reached for requests");

@@ -20,7 +20,6 @@ import {
   samplingSupport,
   serverDefaults,
   serverRanges,
-  maxToolRounds,
   windowPace,
 } from '../../../src/ipc/contract.json';
 import type {
@@ -84,6 +83,3 @@ export const COMMAND_ARGS: ReadonlyMap<string, ArgSpec[]> = new Map(
 
 /** How ChatService paces a reply's text to the window (hearth_app::window_pace's figures). */
 export const WINDOW_PACE = windowPace as { fastestMs: number; slowestMs: number; windowCpuShare: number };
-
-/** Rounds of tool calls a turn takes before the backend stops it (hearth_app::agent::MAX_ROUNDS). */
-export const MAX_TOOL_ROUNDS: number = maxToolRounds;

@@ -9,7 +9,7 @@
 import type { BeamHypothesis, ChatEvent, Consensus, ModelTarget, PromptSource, SamplingParams, TokenProbs } from '../../../src/ipc/bindings';
 import { decorate } from './history';
 import { madeUpTokens, round3 } from './inspector';
-import { MAX_TOOL_ROUNDS, WINDOW_PACE } from './contract';
+import { WINDOW_PACE } from './contract';
 import { checkErrorKind } from './ipc';
 import { state, type Chat, type Message, type Reply } from './state';
 import { clone, delay, now } from './util';
@@ -119,7 +119,8 @@ export type Writing = {
  * failed through `send`; `beforeEnd` runs just before that last event. Stops where `gen.stop` says. A reply that ends
  * complete is saved with the calls its script gives (`reply.calls`); while tools are offered (`round`) and rounds
  * are left, it ends its round instead (`roundFinished`, nothing after it, `beforeEnd` not run) and this resolves
- * true: the turn goes on with its calls. Past the rounds, `roundLimit` comes before `finished`.
+ * true: the turn goes on with its calls. Past the chat's rounds (`sampling.maxToolRounds`), the reply is saved again
+ * with `stats.toolRoundLimit` set to them, and `roundLimit` (that message) comes before `finished`.
  */
 export async function writeReply(w: Writing): Promise<boolean> {
   const { cmd, chat, assistant, model, reply, failWith, sampling, remote, gen, promptSource, planTokens, send, beforeEnd } = w;
@@ -198,12 +199,16 @@ export async function writeReply(w: Writing): Promise<boolean> {
   assistant.status = gen.stop ? 'stopped' : 'complete';
   assistant.toolCalls = assistant.status === 'complete' ? clone((reply.calls ?? []).map((c) => c.call)) : [];
   const calling = w.round !== undefined && assistant.toolCalls.length > 0;
-  if (calling && w.round! <= MAX_TOOL_ROUNDS) {
+  if (calling && w.round! <= sampling.maxToolRounds) {
     send({ event: 'roundFinished', data: { message: decorate(assistant) } });
     return true;
   }
   beforeEnd();
-  if (calling) send({ event: 'roundLimit', data: { rounds: MAX_TOOL_ROUNDS } });
+  if (calling) {
+    // The turn used its rounds: the reply says so in its saved stats (a reload shows it too).
+    assistant.stats = { ...assistant.stats, toolRoundLimit: sampling.maxToolRounds };
+    send({ event: 'roundLimit', data: { message: decorate(assistant) } });
+  }
   send({ event: 'finished', data: { message: decorate(assistant) } });
   return false;
 }

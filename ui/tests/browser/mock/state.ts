@@ -74,7 +74,7 @@ export type Reply = {
    * The tools this reply calls (its `text` writes their blocks, as the model would): a local reply that ends
    * complete is saved with these calls (the backend reads them from its text; the mock is told) and ends its
    * round (`roundFinished`); then each call goes as scripted (turns.ts' runCalls), and the next of `replies`
-   * (else `defaultReply`) reads their results. Past contract.json's maxToolRounds, `roundLimit` then `finished`.
+   * (else `defaultReply`) reads their results. Past the chat's sampling `maxToolRounds`, `roundLimit` then `finished`.
    */
   calls?: ScriptedCall[];
 };
