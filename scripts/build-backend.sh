@@ -7,6 +7,7 @@
 #   scripts/build-backend.sh cuda [DIR]     # → DIR/libggml-cuda.so (needs CUDA's nvcc)
 #   scripts/build-backend.sh rpc [DIR]        # → DIR/libggml-rpc.so
 #   scripts/build-backend.sh rpc-server [DIR] # → DIR/rpc-server/ggml-rpc-server (default target)
+#   scripts/build-backend.sh tests            # → the tests' llama.cpp programs, in target/ (below)
 #
 # RPC: Hearth reaches the devices of other machines through its module, each machine running
 # llama.cpp's rpc-server: the one built here, its CPU backend beside it (add a GPU's module to its
@@ -18,23 +19,32 @@
 # Vulkan needs glslc, the Vulkan headers and SPIR-V headers (Debian: glslc libvulkan-dev
 # spirv-headers); it runs on any vendor's driver and on Mesa's software lavapipe (the tests'
 # GPU: mesa-vulkan-drivers). Idempotent: a module built from the same source is kept.
+# `tests` builds, from one CMake build (ggml compiled once, ~10 CPU-minutes where three builds took
+# ~24), what `make test` runs beside Hearth: the Vulkan module the GPU tests load onto lavapipe
+# (target/ggml-backends-vulkan), the RPC module and rpc-server the RPC tests use on loopback
+# (target/ggml-backends-rpc), and llama-server, the provider tests' OpenAI-compatible peer
+# (target/llama-server-tests/bin), its serving code at -O0. None of them has a CPU module of its
+# own: each folder links to the one Cargo builds for Hearth's engine (target/ggml-backends), so
+# the peers compute as the engine does.
 # BACKEND_OPT=1 compiles its host code at -O1 (the tests' build: the work runs in the device's
 # shaders, and -O3 of ggml-vulkan.cpp alone takes minutes of a 2-core machine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-backend="${1:?usage: scripts/build-backend.sh vulkan|cuda|rpc|rpc-server [DIR]}"
+backend="${1:?usage: scripts/build-backend.sh vulkan|cuda|rpc|rpc-server|tests [DIR]}"
 dest="${2:-$root/target/ggml-backends}"
-tools=OFF
+tools=OFF server=OFF
 case "$backend" in
   vulkan) flags=(-DGGML_VULKAN=ON) ;;
   cuda) flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES:-native}") ;;
   rpc) flags=(-DGGML_RPC=ON) ;;
   # One of llama.cpp's tools, which need its common library configured.
   rpc-server) flags=(-DGGML_RPC=ON) tools=ON dest="${2:-$root/target}" ;;
-  *) echo "error: unknown backend $backend (vulkan, cuda, rpc or rpc-server)" >&2; exit 2 ;;
+  tests) flags=(-DGGML_VULKAN=ON -DGGML_RPC=ON -DGGML_CPU=OFF -DHEARTH_SERVING_OPT=-O0) tools=ON server=ON dest="$root/target" ;;
+  *) echo "error: unknown backend $backend (vulkan, cuda, rpc, rpc-server or tests)" >&2; exit 2 ;;
 esac
 module="$dest/libggml-$backend.so"
 [ "$backend" = rpc-server ] && module="$dest/rpc-server/ggml-rpc-server"
+[ "$backend" = tests ] && module="$dest/llama-server-tests/bin/llama-server"
 work="$root/target/backend-build/$backend"
 mkdir -p "$work" "$dest"
 exec 9>"$work/.lock"
@@ -44,14 +54,14 @@ flock 9
 src="$work/src"
 "$root/scripts/llama-source.sh" "$work/new-src" >/dev/null
 opt="${BACKEND_OPT:-3}"
-made_from=$(cd "$work/new-src/llama.cpp/ggml" && { find . -type f -printf '%p %s\n' | sort; echo "-O$opt"; } | sha256sum | cut -d' ' -f1)
+made_from=$(cd "$work/new-src/llama.cpp" && { find . -type f -printf '%p %s\n' | sort; echo "-O$opt"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$module" ] && [ "$(cat "$work/made-from" 2>/dev/null)" = "$made_from $backend" ]; then
   rm -rf "$work/new-src"
   echo "$module"
   exit 0
 fi
 rm -rf "$src" && mv "$work/new-src" "$src"
-if [ "$backend" = vulkan ]; then
+if [ "$backend" = vulkan ] || [ "$backend" = tests ]; then
   # Debian 12's Vulkan headers (1.3.239) predate VK_EXT_layer_settings, which ggml chains into
   # its instance only to configure the validation layer (off unless asked for): without the
   # extension in the headers, the instance is made without that chain.
@@ -73,7 +83,8 @@ generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$src/llama.cpp" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF "${flags[@]}" -DCMAKE_BUILD_RPATH='$ORIGIN' \
   -DCMAKE_C_FLAGS_RELEASE="-O$opt -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O$opt -DNDEBUG" \
-  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS="$tools" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+  -DCMAKE_PROJECT_INCLUDE="$root/scripts/llama-serving.cmake" \
+  -DLLAMA_BUILD_SERVER="$server" -DLLAMA_BUILD_TOOLS="$tools" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
   -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_COMMON="$tools" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >&2
 if [ "$backend" = rpc-server ]; then
   cmake --build "$work/build" --target ggml-rpc-server ggml-rpc ggml-cpu -j "$(nproc)" >&2
@@ -82,6 +93,23 @@ if [ "$backend" = rpc-server ]; then
   rm -rf "$server.partial" && mkdir -p "$server.partial"
   cp "$work/build/bin/ggml-rpc-server" "$work/build/bin/"lib*.so* "$server.partial/"
   rm -rf "$server" && mv "$server.partial" "$server"
+elif [ "$backend" = tests ]; then
+  cmake --build "$work/build" --target ggml-vulkan ggml-rpc ggml-rpc-server llama-server -j "$(nproc)" >&2
+  # Each program's folder holds what it loads (found beside it; no other backend's module, which
+  # it would load too) and a link to the engine's CPU module.
+  bin="$work/build/bin"
+  install_folder() { # FOLDER LINK-TO-target/ FILE...
+    local folder="$dest/$1" up="$2"; shift 2
+    rm -rf "$folder.partial" && mkdir -p "$folder.partial"
+    cp -P "$@" "$folder.partial/"
+    ln -s "$up/ggml-backends/libggml-cpu.so" "$folder.partial/libggml-cpu.so"
+    rm -rf "$folder" && mkdir -p "$(dirname "$folder")" && mv "$folder.partial" "$folder"
+  }
+  install_folder ggml-backends-vulkan .. "$bin/libggml-vulkan.so"
+  install_folder ggml-backends-rpc .. "$bin/libggml-rpc.so"
+  install_folder ggml-backends-rpc/rpc-server ../.. "$bin/ggml-rpc-server" "$bin"/libggml.so* "$bin"/libggml-base.so* "$bin/libggml-rpc.so"
+  install_folder llama-server-tests/bin ../.. "$bin/llama-server" "$bin"/libggml.so* "$bin"/libggml-base.so* \
+    "$bin"/libllama*.so* "$bin"/libmtmd.so*
 else
   cmake --build "$work/build" --target "ggml-$backend" -j "$(nproc)" >&2
   cp "$work/build/bin/libggml-$backend.so" "$module.partial"

@@ -5,12 +5,11 @@
 # Idempotent: prints the binary's path and does nothing when it is already built.
 #
 #   scripts/build-llama-server.sh              # → target/llama-server/bin/llama-server
-#   scripts/build-llama-server.sh --for-tests  # → target/llama-server-tests/bin/llama-server
+#   scripts/build-llama-server.sh --sdist      # fetches the pinned sdist only; prints its path
 #
-# The first is optimised as upstream releases it: `hearth-cli bench` measures Hearth against it.
-# The tests' peer only has to speak the real wire format: ggml and llama, which write the tokens,
-# are compiled at -O1, and the server, its multimodal library and common, which parse requests,
-# at -O0.
+# It is optimised as upstream releases it: `hearth-cli bench` measures Hearth against it. (The
+# tests' peer, which only has to speak the wire format, is built cheaply from the engine's own
+# llama.cpp by scripts/build-backend.sh tests.)
 set -euo pipefail
 
 VERSION="0.3.36"
@@ -42,25 +41,17 @@ if [ "${1:-}" = --sdist ]; then
 fi
 
 out="$root/target/llama-server"
-opt=3
-serving_opt=""
-if [ "${1:-}" = --for-tests ]; then
-  out="$root/target/llama-server-tests"
-  opt=1
-  serving_opt="-O0"
-fi
 bin="$out/bin/llama-server"
 # ggml's portable CPU build (AVX2, FMA, F16C on x86), as llama-cpp-sys-2 builds Hearth's engine
 # by default: the peer must differ from the engine in serving only, not in instruction set (a
 # native build adds AVX-512 here, whose wider tiles make a batch of four ~10% faster).
 CPU_FLAGS="-DGGML_NATIVE=OFF"
 # What a build was made with, kept beside it: a build made otherwise is made again.
-made_with="$CPU_FLAGS$([ "$opt" = 3 ] || echo " -O$opt")${serving_opt:+ serving $serving_opt}"
-# One build at a time: a call made while another builds (scripts/setup.sh may have started one
-# in the background) waits for it, then finds the binary built.
+made_with="$CPU_FLAGS"
+# One build at a time: a call made while another builds waits for it, then finds the binary built.
 mkdir -p "$out"
 exec 9>"$out/.lock"
-flock -n 9 || { echo "waiting for the llama-server build under way ($out; make test logs it to target/llama-server.log)…" >&2; flock 9; }
+flock -n 9 || { echo "waiting for the llama-server build under way ($out)…" >&2; flock 9; }
 if [ -x "$bin" ] && [ "$(cat "$out/cpu-flags" 2>/dev/null)" = "$made_with" ]; then
   echo "$bin"
   exit 0
@@ -74,33 +65,11 @@ rm -rf "$src"
 mkdir -p "$src"
 tar xzf "$cache/$SDIST" -C "$src" --strip-components=3 "llama_cpp_python-$VERSION/vendor/llama.cpp"
 
-# The multimodal library, common and the server itself compile as unity builds (each of their
-# dozens of files re-parsed the same large headers, nlohmann's JSON above all): 467 s on an idle
-# 2-core machine, where the plain build took about 600. ggml and llama, which do the work being
-# compared, build as upstream has them.
-# (json.cpp and mtmd's helpers do not compile inside another file's unit.)
-cat >>"$src/tools/mtmd/CMakeLists.txt" <<CMAKE
-set_target_properties(mtmd PROPERTIES UNITY_BUILD ON)
-set_source_files_properties(mtmd-helper.cpp mtmd-helper-gen.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
-target_compile_options(mtmd PRIVATE $serving_opt)
-CMAKE
-cat >>"$src/common/CMakeLists.txt" <<CMAKE
-set_target_properties(llama-common PROPERTIES UNITY_BUILD ON)
-set_source_files_properties(json.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
-target_compile_options(llama-common PRIVATE $serving_opt)
-CMAKE
-cat >>"$src/tools/server/CMakeLists.txt" <<CMAKE
-set_target_properties(server-context llama-server-impl PROPERTIES UNITY_BUILD ON)
-target_compile_options(server-context PRIVATE $serving_opt)
-target_compile_options(llama-server-impl PRIVATE $serving_opt)
-target_compile_options(llama-server PRIVATE $serving_opt)
-CMAKE
-
 echo "building llama-server (a few minutes on 2 cores)…" >&2
 cmake -S "$src" -B "$out/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
   -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON \
   -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF $CPU_FLAGS \
-  -DCMAKE_C_FLAGS_RELEASE="-O$opt -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O$opt -DNDEBUG" >&2
+  -DCMAKE_PROJECT_INCLUDE="$root/scripts/llama-serving.cmake" -DHEARTH_SERVING_OPT= >&2
 cmake --build "$out/build" --target llama-server -j "$(nproc)" >&2
 mkdir -p "$out/bin"
 cp "$out/build/bin/llama-server" "$bin.partial"

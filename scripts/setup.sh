@@ -65,26 +65,20 @@ if [ "$mode" = test ]; then
     target/openai-venv/bin/python scripts/make-test-models.py \
       target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models >/dev/null
   fi
-  # llama.cpp's own server: the real OpenAI-compatible peer of the provider tests (its tests'
-  # build, ~6 minutes of a 2-core machine). It may build in the background at the lowest priority
-  # (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what the UI
-  # tests and the Rust build leave idle, and the tests that need it wait for it (the peer test
-  # and scripts/test.sh before e2e, on the build's lock). Its output goes to target/llama-server.log.
-  # The same goes for llama.cpp's Vulkan backend, which the GPU tests load onto lavapipe, and its
-  # rpc-server with the RPC module, which the RPC tests use on loopback (scripts/build-backend.sh;
-  # scripts/test.sh waits for them before the Rust tests; their output goes to
-  # target/vulkan-backend.log and target/rpc-backend.log). All build from the pinned sdist:
-  # fetched first, once.
+  # What the tests run beside Hearth, from one build of llama.cpp (scripts/build-backend.sh tests,
+  # ~10 CPU-minutes): llama.cpp's own server, the real OpenAI-compatible peer of the provider
+  # tests; its Vulkan backend, which the GPU tests load onto lavapipe; its rpc-server with the RPC
+  # module, which the RPC tests use on loopback. It may build in the background at the lowest
+  # priority (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what
+  # the UI tests and the Rust build leave idle, and scripts/test.sh waits for it (on the build's
+  # lock) before the Rust tests. Its output then goes to target/test-backends.log. Its sources
+  # come first, once (the server's from a pinned sdist): a failed download shows here.
   scripts/build-llama-server.sh --sdist >/dev/null
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
-    nohup nice -n 19 scripts/build-llama-server.sh --for-tests >target/llama-server.log 2>&1 </dev/null &
-    BACKEND_OPT=1 nohup nice -n 19 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >target/vulkan-backend.log 2>&1 </dev/null &
-    BACKEND_OPT=1 nohup nice -n 19 scripts/build-backend.sh rpc-server target/ggml-backends-rpc >target/rpc-backend.log 2>&1 </dev/null &
+    BACKEND_OPT=1 nohup nice -n 19 scripts/build-backend.sh tests >target/test-backends.log 2>&1 </dev/null &
   else
-    scripts/build-llama-server.sh --for-tests >/dev/null
-    BACKEND_OPT=1 scripts/build-backend.sh vulkan target/ggml-backends-vulkan >/dev/null
-    BACKEND_OPT=1 scripts/build-backend.sh rpc-server target/ggml-backends-rpc >/dev/null
+    BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null
   fi
   if ! command -v tauri-driver >/dev/null; then
     cargo install tauri-driver --locked --version 2.1.0

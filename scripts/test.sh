@@ -58,8 +58,9 @@ export HEARTH_UPDATE_PUBKEY="$(cat packaging/test-update-key/hearth-test.key.pub
 step "UI: production build (the app below embeds it)"
 npm --prefix ui run build
 
-# llama.cpp's `common` library, of which the engine uses one function, compiles at -O0 in one unit.
-export CMAKE_PROJECT_INCLUDE="$PWD/scripts/cheap-llama-common.cmake"
+# llama.cpp's `common` library, of which the engine uses one function, compiles at -O0 in one
+# unit (scripts/llama-serving.cmake).
+export CMAKE_PROJECT_INCLUDE="$PWD/scripts/llama-serving.cmake" HEARTH_SERVING_OPT=-O0
 
 # The Rust build runs beside the UI's checks and tests, which leave most of a core idle (Chromium
 # waits on the page as often as it works). Until they are done it takes only what they leave
@@ -87,29 +88,16 @@ rm -f "$rust_build_log"
 echo "(the build took $((SECONDS - rust_build_started)) s in all)"
 [ "$rust_build_status" = 0 ] || exit "$rust_build_status"
 
-# The GPU tests' Vulkan backend (scripts/setup.sh started its build): beside a link to this
-# build's CPU module, in a folder of its own, so that only those tests load it.
-vulkan_modules="$PWD/target/ggml-backends-vulkan"
-BACKEND_OPT=1 scripts/build-backend.sh vulkan "$vulkan_modules" >/dev/null
-ln -sfn ../ggml-backends/libggml-cpu.so "$vulkan_modules/libggml-cpu.so"
-export HEARTH_TEST_VULKAN_MODULES="$vulkan_modules"
-# Likewise the RPC tests': the RPC module built with llama.cpp's rpc-server, beside this build's
-# CPU module; the server computes with that CPU module too (its own, built at -O1, rounds
-# otherwise: a greedy reply there parts from this one at a near-tie a few tokens in).
-rpc_modules="$PWD/target/ggml-backends-rpc"
-BACKEND_OPT=1 scripts/build-backend.sh rpc-server "$rpc_modules" >/dev/null
-ln -sfn rpc-server/libggml-rpc.so "$rpc_modules/libggml-rpc.so"
-ln -sfn ../ggml-backends/libggml-cpu.so "$rpc_modules/libggml-cpu.so"
-ln -sfn ../../ggml-backends/libggml-cpu.so "$rpc_modules/rpc-server/libggml-cpu.so"
-export HEARTH_TEST_RPC_MODULES="$rpc_modules"
+# The tests' llama.cpp programs (scripts/setup.sh started their build): the GPU tests' Vulkan
+# module, the RPC tests' module and rpc-server, and llama-server, the provider tests' peer; each
+# in a folder of its own beside a link to this build's CPU module, so that only the tests that
+# name a folder load what it holds.
+BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null
+export HEARTH_TEST_VULKAN_MODULES="$PWD/target/ggml-backends-vulkan" HEARTH_TEST_RPC_MODULES="$PWD/target/ggml-backends-rpc"
 
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
-# llama.cpp's server, the provider tests' peer, may still be building in the background
-# (scripts/setup.sh test starts it): the test that needs it waits for it, so the tests before it
-# run meanwhile.
 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES"
 
 step "End to end: the real app in a WebKit webview, driven by tauri-driver under Xvfb"
-scripts/build-llama-server.sh --for-tests >/dev/null # built by now; or builds it, if the background build failed
 HEARTH_UI_BUILT=1 scripts/e2e.sh
 step

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use hearth_core::{ChatMessage, PromptSource, Role};
 use hearth_engine::{Engine, HostProgram, LoadParams};
 
-use common::{chat_reply, greedy, model_path, reply, reply_with_logprobs, user};
+use common::{chat_reply, greedy, model_path, reply, reply_with_logprobs};
 
 const LAVAPIPE_ICD: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
@@ -42,6 +42,13 @@ fn params() -> LoadParams {
     LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..LoadParams::default() }
 }
 
+/// A chat as short as the proof allows (a short system prompt in place of SmolLM2's default):
+/// lavapipe reads a prompt at ~2 tokens a second and writes ~0.7 on 2 cores, so these tests
+/// took 250 s with the default prompt and 12-token replies.
+fn brief(text: &str) -> Vec<ChatMessage> {
+    vec![ChatMessage::new(Role::System, "Be brief."), ChatMessage::new(Role::User, text)]
+}
+
 #[tokio::test]
 async fn the_model_goes_to_the_gpu_by_itself_and_its_odds_are_the_cpus() {
     let _one = common::one_at_a_time().await;
@@ -62,15 +69,16 @@ async fn the_model_goes_to_the_gpu_by_itself_and_its_odds_are_the_cpus() {
     // (which quantize the activations too), so the two round differently and greedy replies
     // can part from the first token where two tokens' odds are close ("What is the capital of
     // France?": "The capital…" on lavapipe, "L'Étoile…" on the CPU). What must agree is the
-    // distribution: the first token's five likeliest are the same tokens, each within 0.1 of
-    // the other's probability (measured: within 0.03).
+    // distribution: the CPU's five likeliest first tokens are among lavapipe's eight likeliest,
+    // each within 0.1 of the other's probability (measured: within 0.035). (Eight: the fifth and
+    // sixth can be near a tie, ~0.015 each.)
     for prompt in ["What is the capital of France?", "Name three colours of the rainbow."] {
-        let (_, on_gpu) = reply_with_logprobs(&gpu, &user(prompt), greedy(1), 5).await;
-        let (_, on_cpu) = reply_with_logprobs(&cpu, &user(prompt), greedy(1), 5).await;
+        let (_, on_gpu) = reply_with_logprobs(&gpu, &brief(prompt), greedy(1), 8).await;
+        let (_, on_cpu) = reply_with_logprobs(&cpu, &brief(prompt), greedy(1), 8).await;
         let probs = |t: &[hearth_core::TokenLogprob]| -> Vec<(i32, f32)> { t[0].top.iter().map(|c| (c.id, c.logprob.exp())).collect() };
         let (gpu_top, cpu_top) = (probs(&on_gpu), probs(&on_cpu));
         eprintln!("{prompt:?}\n  GPU: {gpu_top:?}\n  CPU: {cpu_top:?}");
-        for (id, p) in &cpu_top {
+        for (id, p) in &cpu_top[..5] {
             let on_gpu = gpu_top.iter().find(|(g, _)| g == id).map(|(_, p)| *p);
             assert!(on_gpu.is_some_and(|g| (g - p).abs() < 0.1), "{prompt:?}: token {id} has p {p} on the CPU, {on_gpu:?} on lavapipe");
         }
@@ -90,26 +98,28 @@ async fn a_chats_cache_on_the_device_is_reused_exactly_and_comes_back_after_anot
     let _one = common::one_at_a_time().await;
     let Some(gpu) = on_lavapipe() else { return };
     gpu.load(&model_path(), params()).await.expect("the model loads onto the device");
-    let mut chat = user("Tell me one fact about cats.");
-    let (first, _) = chat_reply(&gpu, 1, &chat, greedy(12)).await;
+    let mut chat = brief("One fact about cats?");
+    let (first, first_stats) = chat_reply(&gpu, 1, &chat, greedy(4)).await;
     chat.push(ChatMessage::new(Role::Assistant, &first));
-    chat.push(ChatMessage::new(Role::User, "And one about dogs?"));
+    chat.push(ChatMessage::new(Role::User, "And dogs?"));
 
     // The second turn reads only what is new, and writes what a cold read of the whole writes.
-    let (second, stats) = chat_reply(&gpu, 1, &chat, greedy(12)).await;
+    let (second, stats) = chat_reply(&gpu, 1, &chat, greedy(4)).await;
     assert_eq!(stats.prompt_source, PromptSource::Live);
-    assert!(stats.cached_tokens > 20, "{stats:?}");
-    let (cold, cold_stats) = chat_reply(&gpu, 100, &chat, greedy(12)).await;
+    assert!(stats.cached_tokens >= first_stats.prompt_tokens, "{stats:?}");
+    let second_prompt = stats.prompt_tokens;
+    let (cold, cold_stats) = chat_reply(&gpu, 100, &chat, greedy(4)).await;
     assert_eq!((cold_stats.prompt_source, cold_stats.cached_tokens), (PromptSource::New, 0), "{cold_stats:?}");
     assert_eq!(second, cold, "the reused cache wrote another reply than a cold read");
 
     // Another chat answers; the first chat's cache is parked in RAM and put back on the device.
-    chat_reply(&gpu, 2, &user("Say hello."), greedy(8)).await;
+    chat_reply(&gpu, 2, &brief("Hi."), greedy(1)).await;
     chat.push(ChatMessage::new(Role::Assistant, &second));
-    chat.push(ChatMessage::new(Role::User, "Which of the two sleeps more?"));
-    let (third, stats) = chat_reply(&gpu, 1, &chat, greedy(12)).await;
+    chat.push(ChatMessage::new(Role::User, "Which sleeps more?"));
+    let (third, stats) = chat_reply(&gpu, 1, &chat, greedy(4)).await;
     assert_eq!(stats.prompt_source, PromptSource::Ram, "{stats:?}");
-    let (cold, _) = chat_reply(&gpu, 101, &chat, greedy(12)).await;
+    assert!(stats.cached_tokens >= second_prompt, "{stats:?}");
+    let (cold, _) = chat_reply(&gpu, 101, &chat, greedy(4)).await;
     assert_eq!(third, cold, "the chat restored onto the device wrote another reply than a cold read");
 }
 
@@ -123,6 +133,7 @@ async fn a_device_with_too_little_memory_leaves_the_model_on_the_cpu_and_says_wh
     assert_eq!((info.offload.backend.as_str(), info.offload.gpu_layers), ("CPU", 0));
     let why = info.offload.fallback.unwrap_or_default();
     assert!(why.contains("64 MiB free, too little for a layer"), "{why}");
-    let text = reply(&engine, &user("What is the capital of France? Answer in one sentence."), greedy(24), None).await.text;
+    // A short prompt: from 32 tokens llama.cpp would copy the weights to the device to read it.
+    let text = reply(&engine, &brief("What is the capital of France?"), greedy(12), None).await.text;
     assert!(text.contains("Paris"), "{text}");
 }

@@ -1,5 +1,5 @@
 //! A real peer: llama.cpp's own OpenAI-compatible server (built by
-//! scripts/build-llama-server.sh) serving the SmolLM2 model, chatted with through the
+//! scripts/build-backend.sh tests) serving the SmolLM2 model, chatted with through the
 //! OpenAI-compatible provider, with the model's tokenizer fetched through hf-hub from a local hub.
 
 #[allow(dead_code)] // The bench's own reply helpers are not used here.
@@ -32,19 +32,19 @@ fn model_path() -> PathBuf {
 }
 
 /// The server (its tests' build), once a build of it under way has ended: `make test` builds it in
-/// the background while the tests before this one run, holding the build's lock until it is done
-/// (scripts/build-llama-server.sh --for-tests). `flock` (util-linux) waits for that lock.
+/// the background, holding the build's lock until it is done (scripts/build-backend.sh tests).
+/// `flock` (util-linux) waits for that lock.
 fn server_binary() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/llama-server-tests");
-    let lock = dir.join(".lock");
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target");
+    let lock = target.join("backend-build/tests/.lock");
     if lock.exists() {
         let waited = std::process::Command::new("flock").arg(&lock).arg("true").status();
         assert!(waited.as_ref().is_ok_and(|status| status.success()), "waiting for {} failed: {waited:?}", lock.display());
     }
-    let built = dir.join("bin/llama-server");
+    let built = target.join("llama-server-tests/bin/llama-server");
     assert!(
         built.is_file(),
-        "{} is missing: run scripts/build-llama-server.sh --for-tests (a build make test started in the background logs to target/llama-server.log)",
+        "{} is missing: run BACKEND_OPT=1 scripts/build-backend.sh tests (a build make test started in the background logs to target/test-backends.log)",
         built.display()
     );
     built
