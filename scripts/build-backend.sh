@@ -54,7 +54,7 @@ flock 9
 src="$work/src"
 "$root/scripts/llama-source.sh" "$work/new-src" >/dev/null
 opt="${BACKEND_OPT:-3}"
-made_from=$(cd "$work/new-src/llama.cpp" && { find . -type f -printf '%p %s\n' | sort; echo "-O$opt"; } | sha256sum | cut -d' ' -f1)
+made_from=$(cd "$work/new-src/llama.cpp" && { find . -type f -printf '%p %s\n' | sort; echo "-O$opt ${flags[*]} rpath 2"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$module" ] && [ "$(cat "$work/made-from" 2>/dev/null)" = "$made_from $backend" ]; then
   rm -rf "$work/new-src"
   echo "$module"
@@ -82,6 +82,7 @@ echo "building llama.cpp's $backend backend (minutes; the first Vulkan build com
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$src/llama.cpp" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF "${flags[@]}" -DCMAKE_BUILD_RPATH='$ORIGIN' \
+  -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags \
   -DCMAKE_C_FLAGS_RELEASE="-O$opt -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O$opt -DNDEBUG" \
   -DCMAKE_PROJECT_INCLUDE="$root/scripts/llama-serving.cmake" \
   -DLLAMA_BUILD_SERVER="$server" -DLLAMA_BUILD_TOOLS="$tools" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
@@ -96,7 +97,9 @@ if [ "$backend" = rpc-server ]; then
 elif [ "$backend" = tests ]; then
   cmake --build "$work/build" --target ggml-vulkan ggml-rpc ggml-rpc-server llama-server -j "$(nproc)" >&2
   # Each program's folder holds what it loads (found beside it; no other backend's module, which
-  # it would load too) and a link to the engine's CPU module.
+  # it would load too) and a link to the engine's CPU module. The programs' search path is a
+  # DT_RPATH ($ORIGIN; --disable-new-dtags above), which, unlike RUNPATH, serves the modules they
+  # load too: that CPU module finds libggml-base.so beside the program.
   bin="$work/build/bin"
   install_folder() { # FOLDER LINK-TO-target/ FILE...
     local folder="$dest/$1" up="$2"; shift 2
