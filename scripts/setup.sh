@@ -70,8 +70,9 @@ if [ "$mode" = test ]; then
   # tests; its Vulkan backend, which the GPU tests load onto lavapipe; its rpc-server with the RPC
   # module, which the RPC tests use on loopback. It may build in the background at the lowest
   # priority (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what
-  # the UI tests and the Rust build leave idle, and scripts/test.sh waits for it (on the build's
-  # lock) before the Rust tests. Its output then goes to target/test-backends.log. Its sources
+  # the UI tests, the Rust build and the tests before theirs leave idle, and the tests that need
+  # its programs wait for it (on the build's lock). Its output then goes to
+  # target/test-backends.log. Its sources
   # come first, once (the server's from a pinned sdist): a failed download shows here.
   scripts/build-llama-server.sh --sdist >/dev/null
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then

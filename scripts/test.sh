@@ -91,13 +91,15 @@ echo "(the build took $((SECONDS - rust_build_started)) s in all)"
 # The tests' llama.cpp programs (scripts/setup.sh started their build): the GPU tests' Vulkan
 # module, the RPC tests' module and rpc-server, and llama-server, the provider tests' peer; each
 # in a folder of its own beside a link to this build's CPU module, so that only the tests that
-# name a folder load what it holds.
-BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null
+# name a folder load what it holds. Their build may still be under way: the tests that need them
+# wait for it (hearth-testkit's llama_programs), so the tests before them run meanwhile and it
+# takes what they leave idle.
 export HEARTH_TEST_VULKAN_MODULES="$PWD/target/ggml-backends-vulkan" HEARTH_TEST_RPC_MODULES="$PWD/target/ggml-backends-rpc"
 
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES"
 
 step "End to end: the real app in a WebKit webview, driven by tauri-driver under Xvfb"
+BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null # built by now; or builds them, if the background build failed
 HEARTH_UI_BUILT=1 scripts/e2e.sh
 step

@@ -1,6 +1,6 @@
 //! Beyond one machine: a model's layers on another machine's device, through llama.cpp's RPC
 //! backend, proven on loopback. `make test` builds llama.cpp's rpc-server and the RPC module from
-//! the engine's own llama.cpp (scripts/build-backend.sh rpc-server) and names the folder in
+//! the engine's own llama.cpp (scripts/build-backend.sh tests) and names the folder in
 //! HEARTH_TEST_RPC_MODULES: the module beside a link to this build's CPU module, the server in
 //! `rpc-server/` computing with that same CPU module, so a reply written there is the reply
 //! written here.
@@ -18,12 +18,7 @@ use common::{greedy, model_path, reply, user};
 
 /// The folder `make test` built, or `None` outside it (CI always builds it).
 fn modules() -> Option<PathBuf> {
-    let Some(modules) = std::env::var_os("HEARTH_TEST_RPC_MODULES").map(PathBuf::from) else {
-        assert!(std::env::var_os("CI").is_none(), "make test builds the RPC module and sets HEARTH_TEST_RPC_MODULES");
-        eprintln!("skipped: no RPC module (scripts/test.sh builds one)");
-        return None;
-    };
-    Some(modules)
+    hearth_testkit::llama_programs::modules("HEARTH_TEST_RPC_MODULES")
 }
 
 /// llama.cpp's rpc-server on a free port of 127.0.0.1, stopped when dropped.

@@ -1,12 +1,10 @@
 //! The engine on a GPU, proven on every run without one: llama.cpp's Vulkan backend on Mesa's
 //! software Vulkan device (lavapipe). `make test` builds the module from the engine's own
-//! llama.cpp (scripts/build-backend.sh vulkan) into a folder beside a link to the CPU's and names
+//! llama.cpp (scripts/build-backend.sh tests) into a folder beside a link to the CPU's and names
 //! it in HEARTH_TEST_VULKAN_MODULES. ggml hides CPU-type Vulkan devices unless asked for them
 //! (GGML_VK_VISIBLE_DEVICES), as a user with lavapipe alone wants: the CPU backend is faster.
 
 mod common;
-
-use std::path::PathBuf;
 
 use hearth_core::{ChatMessage, PromptSource, Role};
 use hearth_engine::{Engine, HostProgram, LoadParams};
@@ -22,11 +20,7 @@ fn on_lavapipe() -> Option<Engine> {
 }
 
 fn lavapipe_program() -> Option<HostProgram> {
-    let Some(modules) = std::env::var_os("HEARTH_TEST_VULKAN_MODULES").map(PathBuf::from) else {
-        assert!(std::env::var_os("CI").is_none(), "make test builds the Vulkan module and sets HEARTH_TEST_VULKAN_MODULES");
-        eprintln!("skipped: no Vulkan module (scripts/test.sh builds one)");
-        return None;
-    };
+    let modules = hearth_testkit::llama_programs::modules("HEARTH_TEST_VULKAN_MODULES")?;
     let mut program = HostProgram::new(env!("CARGO_BIN_EXE_hearth-engine-host"));
     for (key, value) in [
         (hearth_engine::devices::BACKENDS_DIR_ENV, modules.into_os_string()),

@@ -31,25 +31,6 @@ fn model_path() -> PathBuf {
     path
 }
 
-/// The server (its tests' build), once a build of it under way has ended: `make test` builds it in
-/// the background, holding the build's lock until it is done (scripts/build-backend.sh tests).
-/// `flock` (util-linux) waits for that lock.
-fn server_binary() -> PathBuf {
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target");
-    let lock = target.join("backend-build/tests/.lock");
-    if lock.exists() {
-        let waited = std::process::Command::new("flock").arg(&lock).arg("true").status();
-        assert!(waited.as_ref().is_ok_and(|status| status.success()), "waiting for {} failed: {waited:?}", lock.display());
-    }
-    let built = target.join("llama-server-tests/bin/llama-server");
-    assert!(
-        built.is_file(),
-        "{} is missing: run BACKEND_OPT=1 scripts/build-backend.sh tests (a build make test started in the background logs to target/test-backends.log)",
-        built.display()
-    );
-    built
-}
-
 fn config(id: &str, base_url: String) -> ProviderConfig {
     // No context length set: the server says which it runs with.
     ProviderConfig { base_url, extensions: true, ..ProviderConfig::new(id, "llama.cpp", ProviderKind::OpenAiCompatible) }
@@ -58,9 +39,16 @@ fn config(id: &str, base_url: String) -> ProviderConfig {
 #[tokio::test]
 async fn llama_server_answers_through_the_openai_compatible_provider() {
     let model = model_path();
-    let server = peer::LlamaServer::start(&server_binary(), &model, 2, N_CTX, 512, &["--alias", REPO, "--api-key", PEER_KEY])
-        .await
-        .expect("llama-server starts");
+    let server = peer::LlamaServer::start(
+        &hearth_testkit::llama_programs::llama_server(),
+        &model,
+        2,
+        N_CTX,
+        512,
+        &["--alias", REPO, "--api-key", PEER_KEY],
+    )
+    .await
+    .expect("llama-server starts");
     let tokenizer = hub::tokenizer_json_from_gguf(&model);
     let hub_files = [((REPO.to_owned(), "tokenizer.json".to_owned()), tokenizer)].into_iter().collect();
     let (hub_url, hub) = hub::start(hub::Hub { files: hub_files, ..Default::default() }).await;
@@ -151,7 +139,7 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     // call for `required` on SmolLM2: the question invites the call's tag instead.)
     let template = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/chatml-tools.jinja");
     let tools_server = peer::LlamaServer::start(
-        &server_binary(),
+        &hearth_testkit::llama_programs::llama_server(),
         &model,
         1,
         N_CTX,
