@@ -153,9 +153,13 @@ describe('Tools in a chat', () => {
       const row = callRow(page);
       await row.and(page.locator('[data-state="running"]')).waitFor();
       assert.equal(await text(row.getByTestId('tool-call-name')), 'read_file');
-      await row.getByTestId('tool-call-progress-text').filter({ hasText: '2/4 · Reading lines 1–200' }).waitFor();
-      const bar = row.getByTestId('tool-call-progress-bar');
-      assert.equal(await bar.getAttribute('aria-valuenow'), '50');
+      // The text and the bar say the same step, read at one instant: the steps are 500 ms apart,
+      // and a page slowed by a build beside it moved on between two reads (50 read as 75).
+      await page.waitForFunction((steps) => {
+        const said = document.querySelector('[data-testid="tool-call-progress-text"]')?.textContent ?? '';
+        const bar = document.querySelector('[data-testid="tool-call-progress-bar"]')?.getAttribute('aria-valuenow');
+        return steps.some((message, i) => said.includes(`${i + 1}/4 · ${message}`) && bar === String((i + 1) * 25));
+      }, ['Opening the file', 'Reading lines 1–200', 'Reading lines 201–412']);
 
       // Its result: one collapsed row after the reply that called; the call's row says how it went.
       const result = toolRows(page);
