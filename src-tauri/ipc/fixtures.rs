@@ -57,6 +57,9 @@ struct ContractData {
     /// How a reply being written marks a tool call (`hearth_core::CALL_OPEN`/`CALL_CLOSE`): the
     /// window shows the text before it, and the call as a call.
     tool_call_marks: [&'static str; 2],
+    /// How a reply marks its reasoning (`hearth_core::THINK_OPEN`/`THINK_CLOSE`): the window shows
+    /// a leading block apart, as `hearth_core::split_reasoning` reads it.
+    reasoning_marks: [&'static str; 2],
     commands: Vec<WireCommand>,
 }
 
@@ -164,6 +167,7 @@ pub fn contract_data() -> String {
         window_pace: hearth_app::window_pace::FIGURES,
         draft_pace: DRAFT_PACE,
         tool_call_marks: [hearth_core::CALL_OPEN, hearth_core::CALL_CLOSE],
+        reasoning_marks: [hearth_core::THINK_OPEN, hearth_core::THINK_CLOSE],
         commands: contracts().iter().map(wire).collect(),
     };
     let mut text = serde_json::to_string_pretty(&data).expect("the contract data serializes");

@@ -89,7 +89,7 @@ test("a provider's failures are shown in words, with the text kept and an action
   const session = await Session.open(driver.base, app);
   try {
     await session.waitFor('[data-testid="model-switcher"]');
-    const { card, id } = await addProvider(session, { name: "Fake cloud", url: fake.url, key: fake.key, models: "rate-limited, cut" });
+    const { card, id } = await addProvider(session, { name: "Fake cloud", url: fake.url, key: fake.key, models: "thinker, rate-limited, cut" });
     await session.click(await session.waitFor('[data-testid="close-settings"]'));
     await session.click(await session.waitFor('[data-testid="new-chat"]'));
 
@@ -99,16 +99,24 @@ test("a provider's failures are shown in words, with the text kept and an action
     assert.match(await session.text(echoed), /You said: hello/);
     assert.equal(await modelOf(session, echoed), "echo (Fake cloud)");
 
+    // A remote model's reasoning, streamed apart from its answer, is the reply's reasoning block.
+    await chooseModel(session, id, "thinker");
+    await send(session, "Two and two?");
+    const thought = await nthReply(session, 2, "complete");
+    assert.match(await session.text(await session.within(thought, '[data-testid="message-content"]')), /^\s*Four\.\s*$/);
+    await session.waitFor('[data-testid="reasoning-summary"]', { accept: (t) => /Thought for/.test(t) });
+    await shot(session, "11-remote-reasoning");
+
     await chooseModel(session, id, "rate-limited");
     await send(session, "again");
-    await nthReply(session, 2, "failed");
+    await nthReply(session, 3, "failed");
     await session.waitFor('[data-testid="reply-error"]', { accept: (t) => t.includes("asks to wait 7 s") });
     await session.waitFor('[data-testid="retry-reply"]', { accept: (t) => /Retry in \d+ s/.test(t) });
     await shot(session, "11-rate-limited");
 
     await chooseModel(session, id, "cut");
     await send(session, "tell me more");
-    const cut = await nthReply(session, 3, "failed");
+    const cut = await nthReply(session, 4, "failed");
     assert.match(await session.text(cut), /The first words/);
     await session.waitFor('[data-testid="reply-error"]', { accept: (t) => t.includes("broke off in the middle of the reply") });
     await shot(session, "12-stream-cut");
@@ -122,7 +130,7 @@ test("a provider's failures are shown in words, with the text kept and an action
     await session.click(await session.waitFor('[data-testid="close-settings"]'));
     await chooseModel(session, id, "echo");
     await send(session, "with the wrong key");
-    await nthReply(session, 4, "failed");
+    await nthReply(session, 5, "failed");
     await session.waitFor('[data-testid="reply-error"]', { accept: (t) => t.includes("refused the API key (401)") && !t.includes("sk-wrong-key-00") });
     await session.waitFor('[data-testid="open-provider-settings"]');
     await shot(session, "13-bad-key");

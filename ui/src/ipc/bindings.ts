@@ -551,7 +551,16 @@ templateNotice?: string,
  * The turn's rounds of tool calls ran out at this reply (the chat's cap, given here): the
  * calls it wrote did not run.
  */
-toolRoundLimit?: number, };
+toolRoundLimit?: number, 
+/**
+ * How long the reply reasoned: from its first text to the end of its leading reasoning block
+ * (`hearth_core::split_reasoning`), in milliseconds.
+ */
+reasoningMs?: number, 
+/**
+ * Of `completion_tokens`, those the model reasoned with, where they were counted.
+ */
+reasoningTokens?: number, };
 
 export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
 

@@ -11,6 +11,7 @@ import {
   logitBiasNever,
   providerIdMaxLength,
   providerKinds,
+  reasoningMarks,
   samplerStageOrder,
   serverDefaults,
   serverRanges,
@@ -76,6 +77,9 @@ export const WINDOW_PACE: Readonly<{ fastestMs: number; slowestMs: number; windo
  *  after the last key, at the latest `maxWaitMs` after the first key not yet sent, never two sends
  *  closer than `minGapMs`. */
 export const DRAFT_PACE: Readonly<{ quietMs: number; maxWaitMs: number; minGapMs: number }> = draftPace;
+
+/** How a reply marks its leading reasoning block (hearth_core's THINK_OPEN, THINK_CLOSE). */
+export const REASONING_MARKS: Readonly<{ open: string; close: string }> = { open: reasoningMarks[0], close: reasoningMarks[1] };
 
 /** The marks around a tool call in a reply's text (hearth_core's CALL_OPEN, CALL_CLOSE): what the model
  *  writes when it calls a tool. The text outside them is the reply's prose. */

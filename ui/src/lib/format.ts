@@ -22,6 +22,16 @@ export function formatMs(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
+/** A finished reply's reasoning, as its block's summary says it: "Thought for 3.4 s · 120 tokens"; '' when
+ *  the reply's stats do not say (an older reply, or one still streaming). */
+export function formatReasoning(stats: ReplyStats | null | undefined): string {
+  const ms = stats?.reasoningMs;
+  if (ms === undefined || !Number.isFinite(ms)) return '';
+  const time = ms < 1000 ? 'under a second' : `${ms < 10_000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s`;
+  const tokens = stats?.reasoningTokens;
+  return `Thought for ${time}${tokens !== undefined ? ` · ${plural(tokens, 'token')}` : ''}`;
+}
+
 const PLAIN_CACHE = { words: 'cached', detail: '' };
 
 /**

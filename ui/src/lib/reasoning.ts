@@ -1,5 +1,8 @@
-// Reasoning models open their reply with <think>…</think>. The reply shows it apart, collapsed;
-// a <think> anywhere else is ordinary (sanitized) text.
+// Reasoning models open their reply with <think>…</think> (and a remote API's reasoning is written
+// so): the reply shows it apart, collapsed; a <think> anywhere else is ordinary (sanitized) text.
+// The marks are hearth_core's, and a finished reply splits as hearth_core::split_reasoning splits
+// it (both read src-tauri/crates/hearth-core/tests/data/reasoning_split.json).
+import { REASONING_MARKS } from '../ipc/contract';
 
 export type ReplyParts = {
   /** The reasoning's Markdown; null when the reply has none. */
@@ -10,8 +13,8 @@ export type ReplyParts = {
   answer: string;
 };
 
-const OPEN = '<think>';
-const CLOSE = '</think>';
+const OPEN = REASONING_MARKS.open;
+const CLOSE = REASONING_MARKS.close;
 
 /** Split `content` into its reasoning and its answer; `streaming` holds back half-arrived tags. */
 export function splitReasoning(content: string, streaming: boolean): ReplyParts {

@@ -132,7 +132,7 @@ describe('Rendering replies', () => {
     'Prices such as $5 and $10 stay plain text.',
   ].join('\n');
 
-  test('a rich reply: highlighted code with Copy, KaTeX, a table, reasoning that stays open while streaming; screenshots', { timeout: 120_000 }, async () => {
+  test('a rich reply: highlighted code with Copy, KaTeX, a table, reasoning open while it is written, then as the user leaves it; screenshots', { timeout: 120_000 }, async () => {
     const config = { replies: [{ text: RICH, chunkSize: 4, delayMs: 18 }] };
     await inBothSchemes(config, async (page) => {
       await page.setViewportSize({ width: 1180, height: 1000 });
@@ -145,10 +145,14 @@ describe('Rendering replies', () => {
       const reply = lastAssistant(page);
       const details = reply.getByTestId('reasoning');
       const summary = reply.getByTestId('reasoning-summary');
-      await summary.filter({ hasText: 'Thinking…' }).waitFor();
+      // Open while the model reasons (read at one instant with the label), closed when the answer starts.
+      await page.waitForFunction(() => {
+        const block = document.querySelector('[data-testid="reasoning"]');
+        return block?.open && block.textContent.includes('Thinking…');
+      });
       await summary.filter({ hasText: 'Reasoning' }).waitFor();
       assert.equal(await reply.getAttribute('data-status'), 'streaming', 'the answer is still streaming');
-      assert.equal(await details.evaluate((el) => el.open), false, 'collapsed at first');
+      assert.equal(await details.evaluate((el) => el.open), false, 'collapsed once the answer starts');
       await details.evaluate((el) => (el.__seen = true));
       await summary.click();
       assert.equal(await details.evaluate((el) => el.open), true, 'opens on click');

@@ -13,6 +13,7 @@ import {
   formatModelMemory,
   formatClock,
   formatMs,
+  formatReasoning,
   formatMegabytes,
   formatDropped,
   formatLogprob,
@@ -34,6 +35,15 @@ table('formatDropped: the notice under a reply that did not see the whole chat',
   [stats({ droppedMessages: 3 }), '3 earlier messages left out to fit the context'],
   [null, ''],
   [undefined, ''],
+]);
+
+table("formatReasoning: a finished reply's reasoning in its block's summary", formatReasoning, [
+  [stats(), ''],
+  [null, ''],
+  [stats({ reasoningMs: 3412 }), 'Thought for 3.4 s'],
+  [stats({ reasoningMs: 42 }), 'Thought for under a second'],
+  [stats({ reasoningMs: 65_400, reasoningTokens: 1 }), 'Thought for 65 s · 1 token'],
+  [stats({ reasoningMs: 1500, reasoningTokens: 120 }), 'Thought for 1.5 s · 120 tokens'],
 ]);
 
 table('formatStats', formatStats, [

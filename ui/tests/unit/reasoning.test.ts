@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { splitReasoning, type ReplyParts } from '../../src/lib/reasoning';
+import shared from '../../../src-tauri/crates/hearth-core/tests/data/reasoning_split.json';
 
 function check(content: string, streaming: boolean, expected: ReplyParts) {
   expect(splitReasoning(content, streaming)).toEqual(expected);
@@ -28,4 +29,12 @@ describe('splitReasoning', () => {
     ['second think block stays in the answer', '<think>a</think>b<think>c</think>', false, { reasoning: 'a', thinking: false, answer: 'b<think>c</think>' }],
   ];
   it.each(cases)('%s', (_name, content, streaming, expected) => check(content, streaming, expected));
+});
+
+// The cases hearth_core::split_reasoning is tested on: a finished reply splits alike on both sides.
+describe('splitReasoning, as hearth_core splits a finished reply', () => {
+  it.each(shared.map((c) => [JSON.stringify(c.content), c] as const))('%s', (_name, c) => {
+    const parts = splitReasoning(c.content, false);
+    expect({ reasoning: parts.reasoning, answer: parts.answer }).toEqual({ reasoning: c.reasoning, answer: c.answer });
+  });
 });

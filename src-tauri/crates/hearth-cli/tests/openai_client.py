@@ -189,6 +189,51 @@ for bad, param in [
     except openai.BadRequestError as e:
         check(e.param == param, f"{bad}: {e}")
 
+# Reasoning: a reply's leading <think> block is answered apart as `reasoning_content` (llama.cpp's
+# server's deepseek format), whole and streamed; a grammar makes this small model reason. Left in
+# the content with `reasoning_format: none`; sent back apart, the model reads it as its block again.
+thinking = 'root ::= "<think>\\nThe user greets me.\\n</think>\\n\\n" [A-Za-z ,.!]+'
+greeting = [{"role": "user", "content": "Hello!"}]
+reasoned = client.chat.completions.create(
+    model=model, messages=greeting, max_tokens=48, temperature=0, extra_body={"grammar": thinking}
+)
+message = reasoned.choices[0].message
+check(getattr(message, "reasoning_content", None) == "The user greets me.", f"the reasoning apart: {message}")
+check("<think>" not in message.content and message.content.lstrip() == message.content != "", f"the answer alone: {message}")
+details = reasoned.usage.completion_tokens_details
+check(details is not None and 0 < details.reasoning_tokens < reasoned.usage.completion_tokens, f"its tokens: {reasoned.usage}")
+reasoning, content = "", ""
+for chunk in client.chat.completions.create(
+    model=model, messages=greeting, max_tokens=48, temperature=0, stream=True, extra_body={"grammar": thinking}
+):
+    if chunk.choices:
+        reasoning += getattr(chunk.choices[0].delta, "reasoning_content", None) or ""
+        content += chunk.choices[0].delta.content or ""
+check(reasoning == "The user greets me.", f"streamed, the reasoning apart: {reasoning!r}")
+check("<think>" not in content and content.strip() != "", f"streamed, the answer alone: {content!r}")
+raw = client.chat.completions.create(
+    model=model, messages=greeting, max_tokens=48, temperature=0, extra_body={"grammar": thinking, "reasoning_format": "none"}
+)
+check(raw.choices[0].message.content.startswith("<think>\nThe user greets me.\n</think>"), f"left in: {raw.choices[0].message}")
+back = greeting + [{"role": "assistant", "content": message.content, "reasoning_content": "The user greets me."}]
+again = client.chat.completions.create(
+    model=model, messages=back + [{"role": "user", "content": "Thanks."}], max_tokens=4, temperature=0
+)
+check(again.choices[0].message.content.strip() != "", f"a reply after a reasoned turn sent back: {again}")
+for bad, param in [({"reasoning_format": "sometimes"}, "reasoning_format")]:
+    try:
+        client.chat.completions.create(model=model, messages=greeting, max_tokens=2, extra_body=bad)
+        check(False, f"{bad} is refused")
+    except openai.BadRequestError as e:
+        check(e.param == param, f"{bad}: {e}")
+try:
+    client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "Hi", "reasoning_content": "mine"}], max_tokens=2
+    )
+    check(False, "a user's reasoning is refused")
+except openai.BadRequestError as e:
+    check("reasoning_content" in (e.param or ""), f"a user's reasoning: {e}")
+
 # Errors come as the client's own exceptions, naming what is wrong.
 try:
     client.chat.completions.create(model="gpt-4o", messages=question)

@@ -240,6 +240,15 @@ pub struct ReplyStats {
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_round_limit: Option<u32>,
+    /// How long the reply reasoned: from its first text to the end of its leading reasoning block
+    /// (`hearth_core::split_reasoning`), in milliseconds.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_ms: Option<f64>,
+    /// Of `completion_tokens`, those the model reasoned with, where they were counted.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u32>,
 }
 
 /// One finished reply of a beam search.

@@ -31,7 +31,8 @@ impl WindowPace for FixedPace {
 
 use crate::{
     BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, ModelTarget,
-    OfferedTools, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs, ToolResult, ToolRun,
+    OfferedTools, ReasoningClock, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs, ToolResult,
+    ToolRun,
 };
 
 mod plan;
@@ -400,6 +401,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     ) -> Result<StoredMessage, TurnError> {
         let store = &*self.store;
         let mut text = reply.content.clone();
+        let mut reasoning = ReasoningClock::new(&text);
         let mut unsaved = false;
         // Deltas reach the window at the pace's interval (the first at once): a provider may send
         // hundreds of events a second, each an IPC message and a script for the web view, on the
@@ -412,6 +414,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             tokio::select! {
                 event = stream.events.recv() => match event {
                     Some(GenEvent::Delta(delta)) => {
+                        reasoning.read(&delta);
                         text.push_str(&delta);
                         unsaved = true;
                         unsent.push_str(&delta);
@@ -462,6 +465,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         match outcome {
             Ok((reason, mut stats)) => {
                 stats.cut_at_limit = reason == FinishReason::Length;
+                stats.reasoning_ms = reasoning.ms();
                 let status = match reason {
                     FinishReason::Cancelled => MessageStatus::Stopped,
                     FinishReason::EndOfTurn | FinishReason::StopString | FinishReason::Length => MessageStatus::Complete,

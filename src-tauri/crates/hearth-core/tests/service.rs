@@ -294,3 +294,23 @@ async fn a_draft_is_read_ahead_only_while_the_chat_is_idle() {
     .unwrap();
     assert_eq!(f.backend.asked().iter().filter(|a| a.prefill).count(), 1, "nothing read ahead while a reply runs");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_is_saved_with_the_time_it_reasoned() {
+    let f = fixture();
+    // The prompt takes 300 ms; the block is written over 1.2 s from its first text; the answer after.
+    f.backend.then(vec![
+        Step::text(300, "<think>Two"),
+        Step::text(400, " and two"),
+        Step::text(800, ".</think>\n\n"),
+        Step::text(900, "Four."),
+        Step::Finish(FinishReason::EndOfTurn),
+    ]);
+    let reply = send(&f, "Two and two?", &Seen::default()).await.unwrap();
+    assert_eq!(reply.content, "<think>Two and two.</think>\n\nFour.");
+    assert_eq!(reply.stats.and_then(|s| s.reasoning_ms), Some(1200.0));
+
+    f.backend.then(vec![Step::text(300, "No block."), Step::Finish(FinishReason::EndOfTurn)]);
+    let plain = send(&f, "Again?", &Seen::default()).await.unwrap();
+    assert_eq!(plain.stats.and_then(|s| s.reasoning_ms), None, "a reply without reasoning has no time of it");
+}

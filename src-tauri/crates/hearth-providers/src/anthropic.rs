@@ -6,7 +6,9 @@ use eventsource_stream::Event;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use hearth_core::{CALL_CLOSE, CALL_OPEN, CallTurn, ChatMessage, FinishReason, OfferedTools, Role, SamplingParams, ToolChoice, call_turns};
+use hearth_core::{
+    CALL_CLOSE, CALL_OPEN, CallTurn, ChatMessage, FinishReason, OfferedTools, ReasoningWriter, Role, SamplingParams, ToolChoice, call_turns,
+};
 
 use crate::Unsendable;
 use crate::stream::{EventError, Parser, Tally};
@@ -164,6 +166,8 @@ enum StartBlock {
     ToolUse {
         name: String,
     },
+    /// Extended thinking: its text comes in `thinking_delta`s.
+    Thinking {},
     #[serde(other)]
     Other,
 }
@@ -191,7 +195,11 @@ enum BlockDelta {
     InputJsonDelta {
         partial_json: String,
     },
-    /// Extended thinking is not shown as reply text.
+    /// A piece of extended thinking.
+    ThinkingDelta {
+        thinking: String,
+    },
+    /// The thinking block's signature, and deltas added to the API later: not text.
     #[serde(other)]
     Other,
 }
@@ -208,11 +216,13 @@ struct OutputUsage {
 }
 
 /// Reads the typed events. A `tool_use` block is written into the reply's text in Hearth's call
-/// layout as it streams, so a call from Anthropic is stored, shown and run as a local one.
+/// layout as it streams, so a call from Anthropic is stored, shown and run as a local one; a
+/// thinking block as the reply's leading `<think>` block, as a local model writes it.
 #[derive(Default)]
 pub struct EventParser {
     /// A call being written, and whether any of its arguments came.
     open: Option<bool>,
+    reasoning: ReasoningWriter,
 }
 
 impl Parser for EventParser {
@@ -234,12 +244,25 @@ impl Parser for EventParser {
                     tally.cached_tokens = usage.cache_read_input_tokens;
                 }
             }
-            StreamEvent::ContentBlockDelta { delta: BlockDelta::TextDelta { text } } => {
+            StreamEvent::ContentBlockDelta { delta: BlockDelta::TextDelta { text: delta } } => {
+                let mut text = String::new();
+                if !delta.is_empty() {
+                    self.reasoning.close(&mut text);
+                    text.push_str(&delta);
+                }
+                return Ok((!text.is_empty()).then_some(text));
+            }
+            StreamEvent::ContentBlockDelta { delta: BlockDelta::ThinkingDelta { thinking } } => {
+                let mut text = String::new();
+                self.reasoning.reasoning(&thinking, &mut text);
                 return Ok((!text.is_empty()).then_some(text));
             }
             StreamEvent::ContentBlockStart { content_block: StartBlock::ToolUse { name } } => {
                 self.open = Some(false);
-                return Ok(Some(format!("{CALL_OPEN}\n{{\"name\":{},\"arguments\":", Value::String(name))));
+                let mut text = String::new();
+                self.reasoning.close(&mut text);
+                text.push_str(&format!("{CALL_OPEN}\n{{\"name\":{},\"arguments\":", Value::String(name)));
+                return Ok(Some(text));
             }
             StreamEvent::ContentBlockDelta { delta: BlockDelta::InputJsonDelta { partial_json } } if self.open.is_some() => {
                 if !partial_json.is_empty() {
@@ -263,7 +286,12 @@ impl Parser for EventParser {
                     tally.completion_tokens = Some(usage.output_tokens);
                 }
             }
-            StreamEvent::MessageStop {} => tally.done = true,
+            StreamEvent::MessageStop {} => {
+                tally.done = true;
+                let mut text = String::new();
+                self.reasoning.close(&mut text);
+                return Ok((!text.is_empty()).then_some(text));
+            }
             StreamEvent::Error {} => return Err(EventError::Remote(data.to_owned())),
             StreamEvent::ContentBlockDelta { .. }
             | StreamEvent::ContentBlockStart { .. }

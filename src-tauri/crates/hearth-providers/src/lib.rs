@@ -169,7 +169,12 @@ impl Providers {
             counter = self.counter(&config, &model) => counter,
         };
         let context_length = self.context_length(&config, &model);
-        let fitted = budget::fit(&request.messages, request.sampling.overflow, context_length, request.sampling.max_tokens, &counter);
+        // Earlier replies go without their reasoning (DeepSeek's API refuses it; the others drop
+        // it); a reply being continued goes as it is.
+        let mut sent = request.messages.clone();
+        let past = sent.len() - usize::from(request.continue_last && !sent.is_empty());
+        hearth_core::drop_past_reasoning(&mut sent[..past]);
+        let fitted = budget::fit(&sent, request.sampling.overflow, context_length, request.sampling.max_tokens, &counter);
         let (messages, dropped) = match fitted {
             Ok(fitted) => fitted,
             Err(error) => {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use hearth_core::{
     BiasTarget, CALL_CLOSE, CALL_OPEN, CallTurn, ChatMessage, Constraint, FinishReason, MAX_TOP_LOGPROBS, OfferedTools, ProviderConfig,
-    ProviderKind, SamplingParams, TokenAlternative, TokenProbs, ToolChoice, call_turns,
+    ProviderKind, ReasoningWriter, SamplingParams, TokenAlternative, TokenProbs, ToolChoice, call_turns,
 };
 
 use crate::Unsendable;
@@ -215,6 +215,10 @@ impl TokenLogprob {
 #[derive(Deserialize, Default)]
 struct Delta {
     content: Option<String>,
+    /// The model's reasoning, streamed apart: `reasoning_content` from llama.cpp's server,
+    /// DeepSeek and vLLM; `reasoning` from OpenRouter, Ollama and newer vLLM.
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
     #[serde(default)]
     tool_calls: Vec<DeltaCall>,
 }
@@ -240,6 +244,12 @@ struct Usage {
     #[serde(default)]
     completion_tokens: u32,
     prompt_tokens_details: Option<PromptDetails>,
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    reasoning_tokens: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -256,15 +266,18 @@ struct Timings {
 
 /// Reads `data:` chunks up to `[DONE]`. Calls streamed as `tool_calls` pieces are written into
 /// the reply's text as Hearth keeps every model's calls (`hearth_core::call_block`'s layout), as
-/// they come, so a remote reply's calls are stored, shown and run as a local one's.
+/// they come, so a remote reply's calls are stored, shown and run as a local one's; reasoning
+/// streamed apart is written as the reply's leading `<think>` block, as a local model writes it.
 #[derive(Default)]
 pub struct ChunkParser {
     /// The call being written: its index, and whether any of its arguments came.
     open: Option<(u32, bool)>,
+    reasoning: ReasoningWriter,
 }
 
 impl ChunkParser {
     fn call_piece(&mut self, call: DeltaCall, text: &mut String) {
+        self.reasoning.close(text);
         let function = call.function.unwrap_or(DeltaFunction { name: None, arguments: None });
         if self.open.map(|(index, _)| index) != Some(call.index) {
             self.close_call(text);
@@ -278,6 +291,12 @@ impl ChunkParser {
                 *wrote = true;
             }
         }
+    }
+
+    /// Whatever is open (the reasoning block, a call) is closed: the reply ends.
+    fn close_all(&mut self, text: &mut String) {
+        self.reasoning.close(text);
+        self.close_call(text);
     }
 
     fn close_call(&mut self, text: &mut String) {
@@ -297,7 +316,7 @@ impl Parser for ChunkParser {
         if data == "[DONE]" {
             tally.done = true;
             let mut text = String::new();
-            self.close_call(&mut text);
+            self.close_all(&mut text);
             return Ok((!text.is_empty()).then_some(text));
         }
         if data.is_empty() {
@@ -313,6 +332,7 @@ impl Parser for ChunkParser {
             if let Some(details) = usage.prompt_tokens_details {
                 tally.cached_tokens = Some(details.cached_tokens);
             }
+            tally.reasoning_tokens = usage.completion_tokens_details.and_then(|d| d.reasoning_tokens).or(tally.reasoning_tokens);
         }
         if let Some(timings) = chunk.timings {
             tally.cached_tokens = timings.cache_n.or(tally.cached_tokens);
@@ -323,9 +343,15 @@ impl Parser for ChunkParser {
             if let Some(logprobs) = choice.logprobs {
                 tally.tokens.extend(logprobs.content.into_iter().map(TokenLogprob::into_probs));
             }
-            if let Some(content) = choice.delta.content.filter(|c| !c.is_empty()) {
+            let reasoning = choice.delta.reasoning_content.or(choice.delta.reasoning).filter(|r| !r.is_empty());
+            if let Some(reasoning) = reasoning {
                 let text = text.get_or_insert_with(String::new);
                 self.close_call(text);
+                self.reasoning.reasoning(&reasoning, text);
+            }
+            if let Some(content) = choice.delta.content.filter(|c| !c.is_empty()) {
+                let text = text.get_or_insert_with(String::new);
+                self.close_all(text);
                 text.push_str(&content);
             }
             for call in choice.delta.tool_calls {
@@ -333,7 +359,7 @@ impl Parser for ChunkParser {
             }
             if let Some(reason) = choice.finish_reason {
                 let mut closing = String::new();
-                self.close_call(&mut closing);
+                self.close_all(&mut closing);
                 if !closing.is_empty() {
                     text.get_or_insert_with(String::new).push_str(&closing);
                 }

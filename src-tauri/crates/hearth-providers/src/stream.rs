@@ -48,6 +48,8 @@ pub struct Tally {
     pub prompt_tokens: Option<u32>,
     pub completion_tokens: Option<u32>,
     pub cached_tokens: Option<u32>,
+    /// Of the completion's tokens, those the model reasoned with (when the API counts them).
+    pub reasoning_tokens: Option<u32>,
     pub server_decode_tps: Option<f64>,
     /// Tokens with their probabilities not yet sent (when the server reports them).
     pub tokens: Vec<TokenProbs>,
@@ -222,6 +224,7 @@ pub async fn run(
         cut_at_limit: false,
         // A provider's own prompt cache is not ours to name.
         prompt_source: hearth_core::PromptSource::New,
+        reasoning_tokens: tally.reasoning_tokens,
         ..ReplyStats::default()
     };
     let reason = if cancelled { FinishReason::Cancelled } else { tally.finish.unwrap_or(FinishReason::EndOfTurn) };

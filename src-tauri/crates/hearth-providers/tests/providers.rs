@@ -436,3 +436,37 @@ async fn both_apis_call_a_tool_and_read_its_result() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_remote_reasoning_streams_into_the_reply_and_is_not_sent_back() {
+    let (url, record) = fake::start().await;
+    let providers = Arc::new(providers(&url));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap());
+    let service = ChatService::new(providers, store.clone());
+    for (provider, reasoning_tokens) in [("openai", Some(4)), ("compatible", Some(4)), ("anthropic", None)] {
+        let chat = store.create_chat().await.unwrap().id;
+        store.set_chat_target(chat, &ModelTarget::Remote { provider: provider.into(), model: "thinker".into() }).await.unwrap();
+        let mut shown = String::new();
+        let first = service
+            .run(chat, Turn::Send { content: "Two and two?" }, SamplingParams::default(), |event| {
+                if let TurnEvent::Delta(delta) = event {
+                    shown.push_str(&delta);
+                }
+            })
+            .await
+            .unwrap();
+        // Stored, shown and exported as a local reasoning model's reply is.
+        assert_eq!(first.content, "<think>Let me count.</think>Four.", "{provider}");
+        assert_eq!(shown, first.content, "{provider}: the window saw it as it came");
+        let stats = first.stats.clone().unwrap();
+        assert!(stats.reasoning_ms.is_some(), "{provider}: the time it reasoned");
+        assert_eq!(stats.reasoning_tokens, reasoning_tokens, "{provider}");
+
+        service.run(chat, Turn::Send { content: "And three?" }, SamplingParams::default(), |_| {}).await.unwrap();
+        let sent = record.requests.lock().unwrap().last().cloned().unwrap();
+        let earlier: Vec<&serde_json::Value> = sent["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").collect();
+        assert_eq!(earlier.len(), 1, "{provider}: {sent}");
+        assert_eq!(earlier[0]["content"], "Four.", "{provider}: its reasoning is not sent back");
+    }
+}

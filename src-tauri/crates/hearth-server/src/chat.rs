@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use hearth_core::{
-    CallEvent, CallStream, CancelFlag, ChatBackend, FinishReason, GenEvent, ReadCalls, ReplyRequest, ReplyStats, TokenChoice, TokenLogprob,
-    ToolChoice, read_calls,
+    CallEvent, CallStream, CancelFlag, ChatBackend, FinishReason, GenEvent, ReadCalls, ReasoningStream, ReplyParts, ReplyPiece,
+    ReplyRequest, ReplyStats, TokenChoice, TokenLogprob, ToolChoice, read_calls, split_reasoning,
 };
 
 use crate::error::ApiError;
@@ -164,6 +164,8 @@ struct Reply {
     _slot: QueueSlot,
     /// Tools were offered: the calls in the text are answered as `tool_calls`.
     calls: bool,
+    /// A chat reply's leading reasoning block is answered apart, as `reasoning_content`.
+    reasoning_apart: bool,
 }
 
 impl Reply {
@@ -258,7 +260,9 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
     let id = format!("{prefix}-{}", state.next_id.fetch_add(1, Ordering::Relaxed));
     tracing::info!(%id, model = %model.name, stream = request.stream, "completion");
     let entry = entry.take().expect("taken only here");
-    let reply = Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange, _slot: slot, calls };
+    let reasoning_apart = shape == Shape::Chat && request.reasoning_apart();
+    let reply =
+        Reply { shape, id, created: unix_now(), model, events, first, _stop: stop, entry, exchange, _slot: slot, calls, reasoning_apart };
     if request.stream {
         let include_usage = request.stream_options.as_ref().is_some_and(|o| o.include_usage);
         Ok(Sse::new(chunks(reply, include_usage)).into_response())
@@ -296,8 +300,16 @@ async fn whole(mut reply: Reply) -> Result<Json<Value>, ApiError> {
             Some(GenEvent::Finished { reason, stats }) => {
                 reply.finished(&stats);
                 let logprobs = reply.shape.logprobs(&tokens, &mut 0);
-                let mut choice = reply.shape.choice(false, &text, logprobs, Some(finish_reason(reason)));
-                let read = if reply.calls { read_calls(&text) } else { ReadCalls::default() };
+                let parts = if reply.reasoning_apart {
+                    split_reasoning(&text)
+                } else {
+                    ReplyParts { reasoning: None, closed: false, answer: &text }
+                };
+                let mut choice = reply.shape.choice(false, parts.answer, logprobs, Some(finish_reason(reason)));
+                if let Some(reasoning) = parts.reasoning {
+                    choice["message"]["reasoning_content"] = reasoning.into();
+                }
+                let read = if reply.calls { read_calls(parts.answer) } else { ReadCalls::default() };
                 if !read.calls.is_empty() {
                     let content = if read.content.is_empty() { Value::Null } else { read.content.clone().into() };
                     choice["message"]["content"] = content;
@@ -333,7 +345,8 @@ fn chunks(mut reply: Reply, include_usage: bool) -> impl Stream<Item = Result<Ev
     }
     let first = std::mem::replace(&mut reply.first, GenEvent::Delta(String::new()));
     let calls = reply.calls.then(CallStream::new);
-    let state = Chunks { reply, next: Some(first), pending, tokens: Vec::new(), offset: 0, done: false, include_usage, calls };
+    let reasoning = reply.reasoning_apart.then(ReasoningStream::new);
+    let state = Chunks { reply, next: Some(first), pending, tokens: Vec::new(), offset: 0, done: false, include_usage, calls, reasoning };
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(data) = s.pending.pop_front() {
@@ -364,6 +377,8 @@ struct Chunks {
     include_usage: bool,
     /// With tools offered: the text read for calls as they are written.
     calls: Option<CallStream>,
+    /// A chat reply's text read for its reasoning block, answered apart.
+    reasoning: Option<ReasoningStream>,
 }
 
 impl Chunks {
@@ -393,23 +408,47 @@ impl Chunks {
         }
     }
 
-    fn take(&mut self, event: Option<GenEvent>) {
-        match event {
-            Some(GenEvent::Delta(text)) => {
-                self.reply.wrote(&text);
-                match self.calls.as_mut() {
+    /// Reasoning as `reasoning_content`; the answer as content, or calls.
+    fn answer(&mut self, pieces: Vec<ReplyPiece>) {
+        for piece in pieces {
+            match piece {
+                ReplyPiece::Reasoning(reasoning) => {
+                    let tokens = std::mem::take(&mut self.tokens);
+                    let logprobs = self.reply.shape.logprobs(&tokens, &mut self.offset);
+                    let choice =
+                        json!({ "index": 0, "delta": { "reasoning_content": reasoning }, "logprobs": logprobs, "finish_reason": null });
+                    self.pending.push_back(self.reply.body(true, json!([choice])).to_string());
+                }
+                ReplyPiece::Answer(text) => match self.calls.as_mut() {
                     None => self.push(&text, None),
                     Some(calls) => {
                         let events = calls.push(&text);
                         self.say(events);
                     }
-                }
+                },
+            }
+        }
+    }
+
+    fn take(&mut self, event: Option<GenEvent>) {
+        match event {
+            Some(GenEvent::Delta(text)) => {
+                self.reply.wrote(&text);
+                let pieces = match self.reasoning.as_mut() {
+                    Some(reasoning) => reasoning.push(&text),
+                    None => vec![ReplyPiece::Answer(text)],
+                };
+                self.answer(pieces);
             }
             Some(GenEvent::Logprobs(tokens)) => self.tokens.extend(tokens),
             Some(GenEvent::TokenProbs(_)) => {}
             Some(GenEvent::Finished { reason, stats }) => {
                 self.reply.finished(&stats);
                 let mut finish = finish_reason(reason);
+                if let Some(mut reasoning) = self.reasoning.take() {
+                    let pieces = reasoning.finish();
+                    self.answer(pieces);
+                }
                 if let Some(calls) = self.calls.take() {
                     let (events, count) = calls.finish();
                     self.say(events);
@@ -450,10 +489,14 @@ fn finish_reason(reason: FinishReason) -> &'static str {
 }
 
 fn usage(stats: &ReplyStats) -> Value {
-    json!({
+    let mut usage = json!({
         "prompt_tokens": stats.prompt_tokens,
         "completion_tokens": stats.completion_tokens,
         "total_tokens": stats.prompt_tokens + stats.completion_tokens,
         "prompt_tokens_details": { "cached_tokens": stats.cached_tokens },
-    })
+    });
+    if let Some(reasoning) = stats.reasoning_tokens {
+        usage["completion_tokens_details"] = json!({ "reasoning_tokens": reasoning });
+    }
+    usage
 }

@@ -47,12 +47,23 @@ pub struct ChatRequest {
     /// Hearth always reuses what it can of the cache, and reuse never changes a reply.
     #[allow(dead_code)]
     cache_prompt: Option<bool>,
+    /// llama.cpp's server's: whether a reply's leading reasoning block is answered apart as
+    /// `reasoning_content` (`auto`, `deepseek`: the default) or left in the content (`none`).
+    reasoning_format: Option<ReasoningFormat>,
     /// Anything else: llama.cpp's sampling fields (`hearth_providers::llama_fields`), taken out
     /// into `llama`; the rest refused by name.
     #[serde(flatten)]
     unknown: Map<String, Value>,
     #[serde(skip)]
     llama: Vec<(&'static LlamaField, Value)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ReasoningFormat {
+    None,
+    Auto,
+    Deepseek,
 }
 
 #[derive(Debug, Deserialize)]
@@ -89,6 +100,9 @@ pub struct WireMessage {
     name: Option<String>,
     /// An assistant's calls.
     tool_calls: Option<Vec<tools::WireToolCall>>,
+    /// An assistant's reasoning, apart from its content (as Hearth's and llama.cpp's servers
+    /// answer it): the model's template reads it as the reply's leading reasoning block.
+    reasoning_content: Option<String>,
     /// A tool message's call (the model reads results in order: nothing to match it with).
     #[allow(dead_code)]
     tool_call_id: Option<String>,
@@ -264,6 +278,11 @@ impl ChatRequest {
         Ok(s)
     }
 
+    /// Whether a reply's leading reasoning block is answered apart, as `reasoning_content`.
+    pub fn reasoning_apart(&self) -> bool {
+        self.reasoning_format != Some(ReasoningFormat::None)
+    }
+
     /// How many alternatives each token's log-probability comes with; `None`: no log-probabilities.
     pub fn logprobs(&self) -> Result<Option<u32>, ApiError> {
         match (self.logprobs.unwrap_or(false), self.top_logprobs) {
@@ -408,6 +427,13 @@ impl WireMessage {
         let content = match (&self.tool_calls, self.role.as_str()) {
             (Some(calls), _) => tools::with_calls(content, calls, param)?,
             (None, _) => content,
+        };
+        let content = match &self.reasoning_content {
+            Some(_) if role != Role::Assistant => {
+                return Err(ApiError::invalid(Some(&param("reasoning_content")), "only an assistant's message holds reasoning"));
+            }
+            Some(reasoning) => hearth_core::with_reasoning(reasoning, &content),
+            None => content,
         };
         Ok(ChatMessage::new(role, content))
     }

@@ -38,6 +38,8 @@ async fn history(store: &Store) {
             "The model's chat template refuses a system prompt (no system); it was put at the start of the first message instead".into(),
         ),
         tool_round_limit: Some(3),
+        reasoning_ms: Some(1234.5),
+        reasoning_tokens: Some(42),
     };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
     add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;

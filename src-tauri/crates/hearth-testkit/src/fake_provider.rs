@@ -5,6 +5,7 @@
 //! | model          | answer                                                          |
 //! |----------------|-----------------------------------------------------------------|
 //! | `echo`         | streams "You said: <last user text>" word by word (needs the key) |
+//! | `thinker`      | reasons apart from its answer ("Let me count." then "Four."): OpenAI's `reasoning_content` (llama.cpp's server, DeepSeek) with its `reasoning_tokens`, Anthropic's thinking block with its signature |
 //! | `forbidden`    | 403                                                             |
 //! | `rate-limited` | 429 with `Retry-After: 7`                                       |
 //! | `server-error` | 500 (OpenAI) / 529 overloaded (Anthropic)                       |
@@ -175,6 +176,7 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
                 None => return error(api, 400, "invalid_request_error", "tool-looper needs tools"),
             }
         }
+        "thinker" => thinker_events(api),
         "forbidden" => return error(api, 403, "permission_error", "this key may not use this model"),
         "rate-limited" => {
             let mut response = error(api, 429, "rate_limit_error", "Rate limit reached for requests");
@@ -354,6 +356,59 @@ fn end(api: Api, reason: &str) -> Vec<String> {
             ),
             format!("event: message_stop\ndata: {}\n\n", json!({ "type": "message_stop" })),
         ],
+    }
+}
+
+/// "Let me count." as reasoning, then "Four." as the answer, as the API streams reasoning apart.
+fn thinker_events(api: Api) -> Vec<String> {
+    match api {
+        Api::OpenAi => {
+            let reasoning = |text: &str| chunk(json!({ "content": null, "reasoning_content": text }), None);
+            vec![
+                chunk(json!({ "role": "assistant", "content": null }), None),
+                reasoning("Let me "),
+                reasoning("count."),
+                delta(api, "Four."),
+                chunk(json!({}), Some("stop")),
+                format!(
+                    "data: {}\n\n",
+                    json!({ "id": "c1", "object": "chat.completion.chunk", "choices": [],
+                    "usage": { "prompt_tokens": 21, "completion_tokens": 6, "total_tokens": 27,
+                        "completion_tokens_details": { "reasoning_tokens": 4 } } })
+                ),
+                "data: [DONE]\n\n".into(),
+            ]
+        }
+        Api::Anthropic => {
+            let event = |kind: &str, data: Value| format!("event: {kind}\ndata: {data}\n\n");
+            let block_delta = |index: u32, delta: Value| {
+                event("content_block_delta", json!({ "type": "content_block_delta", "index": index, "delta": delta }))
+            };
+            let start = json!({ "type": "message_start", "message": { "id": "msg_1", "type": "message", "role": "assistant",
+                "content": [], "model": "claude-fake", "stop_reason": null, "usage": { "input_tokens": 21, "output_tokens": 1 } } });
+            vec![
+                event("message_start", start),
+                event(
+                    "content_block_start",
+                    json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "thinking", "thinking": "", "signature": "" } }),
+                ),
+                block_delta(0, json!({ "type": "thinking_delta", "thinking": "Let me " })),
+                block_delta(0, json!({ "type": "thinking_delta", "thinking": "count." })),
+                block_delta(0, json!({ "type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h" })),
+                event("content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
+                event(
+                    "content_block_start",
+                    json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "text", "text": "" } }),
+                ),
+                block_delta(1, json!({ "type": "text_delta", "text": "Four." })),
+                event("content_block_stop", json!({ "type": "content_block_stop", "index": 1 })),
+                event(
+                    "message_delta",
+                    json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" }, "usage": { "output_tokens": 9 } }),
+                ),
+                event("message_stop", json!({ "type": "message_stop" })),
+            ]
+        }
     }
 }
 

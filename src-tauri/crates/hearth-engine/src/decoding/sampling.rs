@@ -13,8 +13,8 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReplyRequest, ReplyStats, Speculative, TokenAlternative, TokenChoice, TokenLogprob,
-    TokenProbs,
+    FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative, TokenAlternative, TokenChoice,
+    TokenLogprob, TokenProbs,
 };
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -53,6 +53,8 @@ pub(crate) struct Reply {
     text: Utf8Stream,
     stops: StopFilter,
     outbox: Outbox,
+    /// The tokens of the reply's leading reasoning block (`stats.reasoning_tokens`).
+    reasoning: ReasoningCounter,
     pub stats: ReplyStats,
     started: Instant,
     first_token_at: Option<Instant>,
@@ -83,6 +85,7 @@ impl Reply {
             text: Utf8Stream::new(),
             stops,
             outbox: Outbox::new(),
+            reasoning: ReasoningCounter::default(),
             stats,
             started,
             first_token_at: None,
@@ -188,6 +191,7 @@ impl Reply {
         }
         self.stats.completion_tokens += 1;
         let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, false, None)));
+        self.reasoning.token(&released.text);
         if !self.outbox.push(&released.text, &self.events) {
             return Some(FinishReason::Cancelled); // Nobody is listening any more.
         }
@@ -276,6 +280,7 @@ impl Decoder for Reply {
         };
         self.outbox.push(&tail, &self.events);
         self.outbox.flush(&self.events);
+        self.stats.reasoning_tokens = self.reasoning.tokens();
         if let Some(first) = self.first_token_at {
             self.stats.ttft_ms = (first - self.started).as_secs_f64() * 1000.0;
             let decoding = first.elapsed().as_secs_f64();

@@ -1,0 +1,440 @@
+//! A reply's reasoning. Reasoning models open their reply with `<think>…</think>`, and a remote
+//! API's reasoning, streamed apart from the answer (`reasoning_content`, thinking blocks), is
+//! written into the reply the same way — so a reply is one text, stored, exported and shown as
+//! one, whatever wrote it. The window shows the block apart (ui/src/lib/reasoning.ts reads it by
+//! the same cases, `tests/data/reasoning_split.json`); Hearth's API answers it as
+//! `reasoning_content`; a remote provider is not sent it back.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::chat::{ChatMessage, Role};
+
+pub const THINK_OPEN: &str = "<think>";
+pub const THINK_CLOSE: &str = "</think>";
+
+/// A reply's text in its two parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyParts<'a> {
+    /// The reasoning, trimmed; `None` when the reply has none (or an empty block).
+    pub reasoning: Option<&'a str>,
+    /// The block was closed (a reply cut off while thinking has no answer).
+    pub closed: bool,
+    /// The rest of the reply, its leading space trimmed.
+    pub answer: &'a str,
+}
+
+/// Splits `content` into its leading reasoning block and its answer; a `<think>` anywhere but at
+/// the start is ordinary text.
+pub fn split_reasoning(content: &str) -> ReplyParts<'_> {
+    let Some(body) = content.trim_start().strip_prefix(THINK_OPEN) else {
+        return ReplyParts { reasoning: None, closed: false, answer: content };
+    };
+    let (reasoning, closed, answer) = match body.find(THINK_CLOSE) {
+        Some(end) => (&body[..end], true, body[end + THINK_CLOSE.len()..].trim_start()),
+        None => (body, false, ""),
+    };
+    let reasoning = reasoning.trim();
+    ReplyParts { reasoning: (!reasoning.is_empty()).then_some(reasoning), closed, answer }
+}
+
+/// The reply as written when its reasoning came apart from its answer.
+pub fn with_reasoning(reasoning: &str, answer: &str) -> String {
+    if reasoning.is_empty() { answer.to_owned() } else { format!("{THINK_OPEN}{reasoning}{THINK_CLOSE}{answer}") }
+}
+
+/// Earlier replies without their reasoning, as a remote API wants them back (DeepSeek's refuses
+/// `reasoning_content` in a request; the others drop it themselves).
+pub fn drop_past_reasoning(messages: &mut [ChatMessage]) {
+    for message in messages.iter_mut().filter(|m| m.role == Role::Assistant) {
+        let parts = split_reasoning(&message.content);
+        if parts.reasoning.is_some() || parts.closed {
+            message.content = parts.answer.to_owned();
+        }
+    }
+}
+
+/// A stretch of a streamed reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyPiece {
+    Reasoning(String),
+    Answer(String),
+}
+
+/// Reads a reply's reasoning apart from its answer as it streams. What may yet turn out to be a
+/// tag (`<thi`, `</thin`) is held back until it is known, so no piece of a tag is ever shown.
+#[derive(Debug, Default)]
+pub struct ReasoningStream {
+    state: StreamState,
+    held: String,
+    /// Some reasoning was said (its leading space is skipped until then).
+    reasoning_said: bool,
+    /// The reply opened a reasoning block.
+    opened: bool,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum StreamState {
+    /// Nothing but space yet: the reply may still open a block.
+    #[default]
+    Opening,
+    Thinking,
+    /// The block closed; the answer's leading space is being skipped.
+    Closed,
+    Answer,
+}
+
+impl ReasoningStream {
+    pub fn new() -> ReasoningStream {
+        ReasoningStream::default()
+    }
+
+    /// Whether the reply is inside its reasoning block now.
+    pub fn thinking(&self) -> bool {
+        self.state == StreamState::Thinking
+    }
+
+    /// Whether the reply opened a reasoning block, and it is closed.
+    pub fn reasoned(&self) -> bool {
+        self.opened && !self.thinking()
+    }
+
+    /// The pieces `delta` makes known.
+    pub fn push(&mut self, delta: &str) -> Vec<ReplyPiece> {
+        self.held.push_str(delta);
+        let mut pieces = Vec::new();
+        loop {
+            match self.state {
+                StreamState::Opening => {
+                    let head = self.held.trim_start();
+                    if let Some(rest) = head.strip_prefix(THINK_OPEN) {
+                        self.held = rest.to_owned();
+                        self.state = StreamState::Thinking;
+                        self.opened = true;
+                    } else if THINK_OPEN.starts_with(head) {
+                        return pieces; // all space, or the start of the tag
+                    } else {
+                        self.state = StreamState::Answer;
+                    }
+                }
+                StreamState::Thinking => match self.held.find(THINK_CLOSE) {
+                    Some(end) => {
+                        let rest = self.held.split_off(end + THINK_CLOSE.len());
+                        self.held.truncate(end);
+                        let reasoning = std::mem::replace(&mut self.held, rest);
+                        self.say_reasoning(reasoning.trim_end(), &mut pieces);
+                        self.state = StreamState::Closed;
+                    }
+                    None => {
+                        // A closing tag may be on its way, and the space before it is not the
+                        // reasoning's (it is trimmed, as the whole reply's is).
+                        let keep = partial_tag_len(&self.held, THINK_CLOSE);
+                        let said = self.held[..self.held.len() - keep].trim_end().len();
+                        let rest = self.held.split_off(said);
+                        let reasoning = std::mem::replace(&mut self.held, rest);
+                        self.say_reasoning(&reasoning, &mut pieces);
+                        return pieces;
+                    }
+                },
+                StreamState::Closed => {
+                    let trimmed = self.held.trim_start();
+                    if trimmed.is_empty() {
+                        self.held.clear();
+                        return pieces;
+                    }
+                    self.held = trimmed.to_owned();
+                    self.state = StreamState::Answer;
+                }
+                StreamState::Answer => {
+                    push_answer(&mut pieces, std::mem::take(&mut self.held));
+                    return pieces;
+                }
+            }
+        }
+    }
+
+    /// What is still held back once the reply has ended: a half tag is text after all.
+    pub fn finish(&mut self) -> Vec<ReplyPiece> {
+        let held = std::mem::take(&mut self.held);
+        let mut pieces = Vec::new();
+        match self.state {
+            StreamState::Thinking => self.say_reasoning(held.trim_end(), &mut pieces),
+            StreamState::Opening | StreamState::Answer => push_answer(&mut pieces, held),
+            StreamState::Closed => {}
+        }
+        pieces
+    }
+}
+
+impl ReasoningStream {
+    fn say_reasoning(&mut self, reasoning: &str, pieces: &mut Vec<ReplyPiece>) {
+        let reasoning = if self.reasoning_said { reasoning } else { reasoning.trim_start() };
+        if !reasoning.is_empty() {
+            self.reasoning_said = true;
+            pieces.push(ReplyPiece::Reasoning(reasoning.to_owned()));
+        }
+    }
+}
+
+fn push_answer(pieces: &mut Vec<ReplyPiece>, text: String) {
+    if !text.is_empty() {
+        pieces.push(ReplyPiece::Answer(text));
+    }
+}
+
+/// How much of `text`'s end may be the start of `tag`.
+fn partial_tag_len(text: &str, tag: &str) -> usize {
+    (1..tag.len().min(text.len() + 1))
+        .rev()
+        .find(|&n| text.is_char_boundary(text.len() - n) && tag.starts_with(&text[text.len() - n..]))
+        .unwrap_or(0)
+}
+
+/// How long a streamed reply reasoned: from its first text to the end of its reasoning block (or
+/// to now, while it still reasons).
+#[derive(Debug)]
+pub struct ReasoningClock {
+    stream: ReasoningStream,
+    started: Option<Instant>,
+    took: Option<Duration>,
+    /// The stream has no reasoning block of its own (none opened, or the one continued is closed).
+    none: bool,
+}
+
+impl ReasoningClock {
+    /// `written`: the reply's text before this stream (a reply continued).
+    pub fn new(written: &str) -> ReasoningClock {
+        let mut stream = ReasoningStream::new();
+        stream.push(written);
+        let none = stream.reasoned() || (!written.trim().is_empty() && !stream.thinking());
+        ReasoningClock { stream, started: None, took: None, none }
+    }
+
+    pub fn read(&mut self, delta: &str) {
+        if self.none || self.took.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        let started = *self.started.get_or_insert(now);
+        self.stream.push(delta);
+        if self.stream.reasoned() {
+            self.took = Some(now - started);
+        } else if !self.stream.thinking() && self.stream.state != StreamState::Opening {
+            self.none = true;
+        }
+    }
+
+    /// The time the reply's reasoning took, in milliseconds; `None` when it has none.
+    pub fn ms(&self) -> Option<f64> {
+        let took = match (self.none, self.took, self.started) {
+            (true, _, _) => return None,
+            (false, Some(took), _) => took,
+            (false, None, Some(started)) if self.stream.thinking() => started.elapsed(),
+            _ => return None,
+        };
+        Some(took.as_secs_f64() * 1000.0)
+    }
+}
+
+/// Counts the tokens of a reply's reasoning block as they are written (the tokens that wrote its
+/// tags included).
+#[derive(Debug, Default)]
+pub struct ReasoningCounter {
+    stream: ReasoningStream,
+    /// Tokens written while the reply might still open a block.
+    before_open: u32,
+    tokens: u32,
+    done: bool,
+}
+
+impl ReasoningCounter {
+    /// A token written, with the text it released.
+    pub fn token(&mut self, text: &str) {
+        if self.done {
+            return;
+        }
+        let opened = self.stream.opened;
+        self.stream.push(text);
+        if self.stream.opened {
+            if !opened {
+                self.tokens += self.before_open;
+            }
+            self.tokens += 1;
+            self.done = !self.stream.thinking();
+        } else if self.stream.state == StreamState::Opening {
+            self.before_open += 1;
+        } else {
+            self.done = true; // the reply opened no block
+        }
+    }
+
+    /// The reasoning's tokens; `None` when the reply opened no block.
+    pub fn tokens(&self) -> Option<u32> {
+        self.stream.opened.then_some(self.tokens)
+    }
+}
+
+/// Writes a remote API's reasoning, streamed apart from its answer, into the reply's text as a
+/// leading block: opened with the first reasoning, closed when the answer (or a call, or the
+/// end) comes.
+#[derive(Debug, Default)]
+pub struct ReasoningWriter {
+    open: bool,
+}
+
+impl ReasoningWriter {
+    /// `reasoning` as the reply's text.
+    pub fn reasoning(&mut self, reasoning: &str, text: &mut String) {
+        if reasoning.is_empty() {
+            return;
+        }
+        if !self.open {
+            text.push_str(THINK_OPEN);
+            self.open = true;
+        }
+        text.push_str(reasoning);
+    }
+
+    /// Closes the block, if one is open: what comes next is the answer.
+    pub fn close(&mut self, text: &mut String) {
+        if std::mem::take(&mut self.open) {
+            text.push_str(THINK_CLOSE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    /// The cases the window's splitter reads too (ui/src/lib/reasoning.test.ts).
+    #[derive(Deserialize)]
+    struct Case {
+        content: String,
+        reasoning: Option<String>,
+        answer: String,
+    }
+
+    fn cases() -> Vec<Case> {
+        serde_json::from_str(include_str!("../tests/data/reasoning_split.json")).unwrap()
+    }
+
+    #[test]
+    fn a_reply_splits_as_the_window_splits_it() {
+        for case in cases() {
+            let parts = split_reasoning(&case.content);
+            assert_eq!(parts.reasoning.map(str::to_owned), case.reasoning, "{:?}", case.content);
+            assert_eq!(parts.answer, case.answer, "{:?}", case.content);
+        }
+    }
+
+    #[test]
+    fn streamed_in_any_pieces_a_reply_splits_as_it_does_whole() {
+        for case in cases() {
+            // Every split into pieces of n bytes (at character boundaries), 1 to 7.
+            for n in 1..=7 {
+                let mut stream = ReasoningStream::new();
+                let (mut reasoning, mut answer) = (String::new(), String::new());
+                let chars: Vec<char> = case.content.chars().collect();
+                for piece in chars.chunks(n) {
+                    let piece: String = piece.iter().collect();
+                    for got in stream.push(&piece) {
+                        match got {
+                            ReplyPiece::Reasoning(t) => reasoning.push_str(&t),
+                            ReplyPiece::Answer(t) => answer.push_str(&t),
+                        }
+                    }
+                }
+                for got in stream.finish() {
+                    match got {
+                        ReplyPiece::Reasoning(t) => reasoning.push_str(&t),
+                        ReplyPiece::Answer(t) => answer.push_str(&t),
+                    }
+                }
+                let whole = split_reasoning(&case.content);
+                assert_eq!(reasoning, whole.reasoning.unwrap_or(""), "{:?} in pieces of {n}", case.content);
+                assert_eq!(answer, whole.answer, "{:?} in pieces of {n}", case.content);
+            }
+        }
+    }
+
+    #[test]
+    fn no_piece_of_a_tag_is_shown_while_it_is_written() {
+        let mut stream = ReasoningStream::new();
+        assert_eq!(stream.push("  <thi"), vec![]);
+        assert_eq!(stream.push("nk>Hmm.</th"), vec![ReplyPiece::Reasoning("Hmm.".into())]);
+        assert!(stream.thinking());
+        assert_eq!(stream.push("ink>\n\n"), vec![]);
+        assert!(!stream.thinking());
+        assert_eq!(stream.push("Yes."), vec![ReplyPiece::Answer("Yes.".into())]);
+        assert_eq!(stream.push(" <think>"), vec![ReplyPiece::Answer(" <think>".into())]);
+    }
+
+    #[test]
+    fn past_reasoning_is_dropped_and_only_an_assistants() {
+        let mut messages = vec![
+            ChatMessage::new(Role::User, "<think>mine</think>Hi"),
+            ChatMessage::new(Role::Assistant, "<think>Greet.</think>\n\nHello."),
+            ChatMessage::new(Role::Assistant, "Plain <think>x</think>"),
+        ];
+        drop_past_reasoning(&mut messages);
+        let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(contents, ["<think>mine</think>Hi", "Hello.", "Plain <think>x</think>"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_clock_runs_from_the_first_text_to_the_end_of_the_reasoning() {
+        let mut clock = ReasoningClock::new("");
+        tokio::time::advance(Duration::from_millis(700)).await; // the prompt is read
+        clock.read("<think>Hmm");
+        tokio::time::advance(Duration::from_millis(1500)).await;
+        assert_eq!(clock.ms(), Some(1500.0), "while it reasons, so far");
+        clock.read(".</think>Yes");
+        tokio::time::advance(Duration::from_millis(900)).await;
+        clock.read(" indeed.");
+        assert_eq!(clock.ms(), Some(1500.0));
+
+        for (written, deltas) in [("", &["Plain answer."][..]), ("<think>Done.</think>Half", &["<think>"]), ("Half", &["<think>x</think>"])]
+        {
+            let mut clock = ReasoningClock::new(written);
+            for delta in deltas {
+                tokio::time::advance(Duration::from_millis(100)).await;
+                clock.read(delta);
+            }
+            tokio::time::advance(Duration::from_millis(100)).await;
+            assert_eq!(clock.ms(), None, "{written:?} then {deltas:?}: no reasoning of its own");
+        }
+    }
+
+    #[test]
+    fn the_reasoning_tokens_are_counted_with_their_tags() {
+        for (tokens, expected) in [
+            (&["<", "think", ">", "Hmm", ".", "</think>", "Yes", "."][..], Some(6)),
+            (&["\n", "<think>", "Hmm", "</", "think", ">\n\n", "Yes"], Some(6)),
+            (&["<think>", "Cut", " off"], Some(3)),
+            (&["Plain", " <think>", "x", "</think>"], None),
+            (&["<", "thing", ">"], None),
+        ] {
+            let mut counter = ReasoningCounter::default();
+            for token in tokens {
+                counter.token(token);
+            }
+            assert_eq!(counter.tokens(), expected, "{tokens:?}");
+        }
+    }
+
+    #[test]
+    fn a_remote_reasoning_is_written_as_a_leading_block() {
+        let mut writer = ReasoningWriter::default();
+        let mut text = String::new();
+        writer.reasoning("Let me ", &mut text);
+        writer.reasoning("see.", &mut text);
+        writer.close(&mut text);
+        text.push_str("Four.");
+        writer.close(&mut text);
+        assert_eq!(text, "<think>Let me see.</think>Four.");
+        assert_eq!(split_reasoning(&text).reasoning, Some("Let me see."));
+    }
+}
