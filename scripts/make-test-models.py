@@ -6,6 +6,8 @@
   256 dimensions, so its KV memory per token is that model's.
 - tiny-lfm2-hybrid.gguf: LFM2's hybrid architecture, short-convolution (recurrent) layers
   between attention layers, whose state holds only the latest position.
+- tiny-llama.gguf: SmolLM2's own (llama) architecture, four small layers: an ordinary cache at a
+  fraction of the work, for the GPU tests on lavapipe (which reads SmolLM2 at ~2 tokens a second).
 
 The weights are random (seeded): the replies are nonsense but deterministic, which is all the
 cache tests need — llama.cpp builds the real graphs and real caches for them. The tokenizer and
@@ -24,7 +26,7 @@ SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chat
 # Small embeddings, so that what the layers read from the context outweighs the token itself in
 # the residual stream: a reply then depends on every cached cell (a wrong cache shows).
 EMBEDDING_SCALE = 0.1
-VERSION = 2
+VERSION = 3
 
 
 def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter) -> int:
@@ -130,6 +132,32 @@ def lfm2(reader, path, rng):
     finish(writer)
 
 
+def llama(reader, path, rng):
+    arch = "llama"
+    n_layer, n_embd, n_ff, n_head, n_head_kv = 4, 64, 128, 4, 2
+    head_dim = n_embd // n_head
+    writer = gguf.GGUFWriter(str(path), arch)
+    common(writer, arch, n_layer, n_embd, n_ff, n_head)
+    writer.add_head_count_kv(n_head_kv)
+    writer.add_rope_dimension_count(head_dim)
+    n_vocab = copy_tokenizer(reader, writer)
+    # The output layer is the embeddings' (tied, as SmolLM2's).
+    writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=EMBEDDING_SCALE))
+    writer.add_tensor("output_norm.weight", ones(n_embd))
+    for i in range(n_layer):
+        b = f"blk.{i}."
+        writer.add_tensor(b + "attn_norm.weight", ones(n_embd))
+        writer.add_tensor(b + "attn_q.weight", tensor(rng, n_embd, n_embd))
+        writer.add_tensor(b + "attn_k.weight", tensor(rng, n_head_kv * head_dim, n_embd))
+        writer.add_tensor(b + "attn_v.weight", tensor(rng, n_head_kv * head_dim, n_embd))
+        writer.add_tensor(b + "attn_output.weight", tensor(rng, n_embd, n_embd))
+        writer.add_tensor(b + "ffn_norm.weight", ones(n_embd))
+        writer.add_tensor(b + "ffn_gate.weight", tensor(rng, n_ff, n_embd))
+        writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
+        writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+    finish(writer)
+
+
 def finish(writer):
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -144,7 +172,7 @@ def main():
         SWA_WINDOW = int(sys.argv[3])
     out.mkdir(parents=True, exist_ok=True)
     reader = gguf.GGUFReader(str(source))
-    for name, build in (("tiny-gemma3-swa.gguf", gemma3), ("tiny-lfm2-hybrid.gguf", lfm2)):
+    for name, build in (("tiny-gemma3-swa.gguf", gemma3), ("tiny-lfm2-hybrid.gguf", lfm2), ("tiny-llama.gguf", llama)):
         path = out / name
         partial = path.with_suffix(".partial")
         build(reader, partial, np.random.default_rng(7))
