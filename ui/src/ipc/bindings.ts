@@ -671,6 +671,12 @@ topProbs: number,
  */
 maxToolRounds: number, 
 /**
+ * Reasoning models: -1 lets the model reason as long as it does; 0 asks it not to (a template
+ * that takes `enable_thinking` is given false; a reasoning block it opens anyway is closed at
+ * once); N closes its reasoning block after N tokens, and it answers.
+ */
+reasoningBudget: number, 
+/**
  * Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
  * decides every token, so the reply is the one it would be without; only faster when the
  * guesses hold (text the reply copies from the conversation: edits, code, quotes).

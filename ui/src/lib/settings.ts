@@ -152,6 +152,10 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
     label: 'Most tool rounds per turn',
     help: 'How many rounds of tool calls one reply may take — the model calls tools, they run, it reads their results — before Hearth stops and says so. Set it per chat, model or preset like any setting.',
   },
+  reasoningBudget: {
+    label: 'Reasoning budget (tokens)',
+    help: "Reasoning models (a <think> block before the answer): -1 lets the model reason as long as it does; 0 asks it not to (a template with a thinking switch, as Qwen3's, is told; a block it opens anyway is closed at once); a number closes its reasoning after that many tokens, and it answers. The local model's; not sent to remote providers yet.",
+  },
   topProbs: {
     label: 'Alternatives kept per token',
     help: "The token inspector: how many of the likeliest tokens are kept beside each token of a reply (the local model's, or a llama.cpp server's), to see what else could have come there and branch from it; 0 keeps none.",

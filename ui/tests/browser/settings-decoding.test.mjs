@@ -409,7 +409,8 @@ describe('Decoding settings panel', () => {
       const headings = await page.getByTestId('settings-panel').locator('section > header h3').allTextContents();
       assert.equal(headings[headings.indexOf('Advanced') + 1], 'Token inspector', headings.join(' | '));
       assert.equal(headings[headings.indexOf('Token inspector') + 1], 'Tools', headings.join(' | '));
-      assert.equal(headings[headings.indexOf('Tools') + 1], 'Decoding strategy', headings.join(' | '));
+      assert.equal(headings[headings.indexOf('Tools') + 1], 'Reasoning', headings.join(' | '));
+      assert.equal(headings[headings.indexOf('Reasoning') + 1], 'Decoding strategy', headings.join(' | '));
       const setting = page.getByTestId('setting-topProbs');
       assert.equal((await setting.locator('label').textContent()).trim(), 'Alternatives kept per token');
       assert.match(await setting.locator('.help').textContent(), /each token of a reply \(the local model's, or a llama\.cpp server's\).*; 0 keeps none\.$/);
@@ -446,6 +447,28 @@ describe('Decoding settings panel', () => {
           { typed: '2.5', error: null, hint: 'Enter a whole number' },
         ],
       });
+    });
+  });
+
+  test('reasoning: the budget, -1 (no limit), 0 (off) or a number of tokens, sent whole; refused values are marked', { timeout: TIMEOUT }, async () => {
+    await withApp({}, async (page) => {
+      await openSettings(page);
+      const setting = page.getByTestId('setting-reasoningBudget');
+      assert.equal((await setting.locator('label').textContent()).trim(), 'Reasoning budget (tokens)');
+      assert.match(await setting.locator('.help').textContent(), /-1 lets the model reason as long as it does; 0 asks it not to .* not sent to remote providers yet\.$/);
+      assert.match(await page.getByTestId('default-reasoningBudget').textContent(), /Default −1/);
+      await checkWholeField(page, 'reasoningBudget', {
+        shown: String(CONTRACT.samplingDefaults.reasoningBudget),
+        range: 'Range −1 – 1,000,000',
+        accepted: ['0', '512'],
+        refused: [
+          { typed: '-2', error: 'reasoningBudget must be -1 (no limit), 0 (off) or up to 1000000, got -2', hint: 'Must be between −1 and 1,000,000' },
+          { typed: '1000001', error: 'reasoningBudget must be -1 (no limit), 0 (off) or up to 1000000, got 1000001', hint: 'Must be between −1 and 1,000,000' },
+          { typed: '2.5', error: null, hint: 'Enter a whole number' },
+        ],
+      });
+      await setting.scrollIntoViewIfNeeded();
+      await shot(page, 'settings-reasoning');
     });
   });
 

@@ -349,6 +349,8 @@ pub const SAMPLING_FIELDS: &[&str] = &[
     "topProbs",
     // Done by Hearth around every provider's replies.
     "maxToolRounds",
+    // Each API has its own control, not yet sent.
+    "reasoningBudget",
     // From here on: decoding Hearth's own engine does, which no provider's API takes.
     "speculative",
     "draftMax",
@@ -378,6 +380,9 @@ pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> 
         .map(|&field| {
             let (supported, note) = match config.kind {
                 _ if HEARTH_FIELDS.contains(&field) => (true, String::new()),
+                _ if field == "reasoningBudget" => {
+                    (false, format!("{name}'s own reasoning control is not sent by Hearth yet; the model reasons as it does"))
+                }
                 _ if local_only(field) => {
                     (false, format!("done by Hearth's local engine; {name}'s replies are written without it (it is not sent)"))
                 }

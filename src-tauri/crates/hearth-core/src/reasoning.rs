@@ -249,6 +249,12 @@ pub struct ReasoningCounter {
 }
 
 impl ReasoningCounter {
+    /// The prompt opened the block (the template wrote `<think>` after the assistant's turn
+    /// opens): the reply's tokens are its reasoning from the first.
+    pub fn opened_by_prompt(&mut self) {
+        self.stream.push(THINK_OPEN);
+    }
+
     /// A token written, with the text it released.
     pub fn token(&mut self, text: &str) {
         if self.done {
@@ -267,6 +273,11 @@ impl ReasoningCounter {
         } else {
             self.done = true; // the reply opened no block
         }
+    }
+
+    /// Whether the reply is inside its reasoning block now.
+    pub fn thinking(&self) -> bool {
+        self.stream.thinking()
     }
 
     /// The reasoning's tokens; `None` when the reply opened no block.
@@ -423,6 +434,16 @@ mod tests {
             }
             assert_eq!(counter.tokens(), expected, "{tokens:?}");
         }
+    }
+
+    #[test]
+    fn a_block_the_prompt_opened_counts_from_the_first_token() {
+        let mut counter = ReasoningCounter::default();
+        counter.opened_by_prompt();
+        for token in ["Hmm", ".", "</think>", "Yes"] {
+            counter.token(token);
+        }
+        assert_eq!(counter.tokens(), Some(3));
     }
 
     #[test]

@@ -66,6 +66,10 @@ pub struct SamplingParams {
     /// Rounds of tool calls one turn may take (a reply that calls tools, its calls run, the next
     /// reply reads their results) before Hearth stops and says so under the last reply.
     pub max_tool_rounds: u32,
+    /// Reasoning models: -1 lets the model reason as long as it does; 0 asks it not to (a template
+    /// that takes `enable_thinking` is given false; a reasoning block it opens anyway is closed at
+    /// once); N closes its reasoning block after N tokens, and it answers.
+    pub reasoning_budget: i32,
     /// Speculative decoding: tokens guessed ahead are checked in one batch. The sampler still
     /// decides every token, so the reply is the one it would be without; only faster when the
     /// guesses hold (text the reply copies from the conversation: edits, code, quotes).
@@ -240,6 +244,7 @@ impl Default for SamplingParams {
             n_best: 4,
             top_probs: 5,
             max_tool_rounds: 8,
+            reasoning_budget: -1,
         }
     }
 }
@@ -391,6 +396,7 @@ const RANGES: &[FieldRange] = &[
     whole("nBest", 1.0, 8.0, "between 1 and 8"),
     whole("topProbs", 0.0, 20.0, "between 0 and 20"),
     whole("maxToolRounds", 1.0, 64.0, "between 1 and 64"),
+    whole("reasoningBudget", -1.0, 1e6, "-1 (no limit), 0 (off) or up to 1000000"),
 ];
 
 impl SamplingParams {

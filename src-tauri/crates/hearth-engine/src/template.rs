@@ -44,6 +44,9 @@ struct TemplateContext<'a> {
     eos_token: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a [serde_json::Value]>,
+    /// Qwen3's switch (its template writes an empty reasoning block when it is false); templates
+    /// that know none ignore it.
+    enable_thinking: bool,
 }
 
 impl ChatTemplate {
@@ -66,11 +69,28 @@ impl ChatTemplate {
 
     /// The same with `tools` offered, in the list shape OpenAI sends (`tools::template_tools`).
     pub fn render_with_tools(&self, messages: &[ChatMessage], tools: Option<&[serde_json::Value]>) -> Result<String, TemplateError> {
+        self.render_with(messages, tools, true)
+    }
+
+    /// The same with the model asked to reason or not (`enable_thinking`), where its template
+    /// takes that.
+    pub fn render_with(
+        &self,
+        messages: &[ChatMessage],
+        tools: Option<&[serde_json::Value]>,
+        thinking: bool,
+    ) -> Result<String, TemplateError> {
         let messages: Vec<_> = messages.iter().map(|m| TemplateMessage { role: m.role.as_str(), content: &m.content }).collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
         let mut out = CappedWriter(Vec::new());
-        let context =
-            TemplateContext { messages, add_generation_prompt: true, bos_token: &self.bos_token, eos_token: &self.eos_token, tools };
+        let context = TemplateContext {
+            messages,
+            add_generation_prompt: true,
+            bos_token: &self.bos_token,
+            eos_token: &self.eos_token,
+            tools,
+            enable_thinking: thinking,
+        };
         let rendered = template.render_captured_to(context, &mut out);
         match rendered {
             Ok(_) => {}

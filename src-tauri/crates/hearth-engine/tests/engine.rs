@@ -158,6 +158,34 @@ async fn load_settings_apply() {
     let plain = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:";
     load(LoadParams { chat_template: Some(plain.into()), ..base.clone() }).await.unwrap();
     let custom = reply(&engine, &user("Hi"), greedy(4), None).await;
+    // A template that opens the reasoning block after the assistant's turn (as DeepSeek-R1's does)
+    // unless asked not to think (as Qwen3's does, with an empty block).
+    let thinking = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n\
+                    {% if enable_thinking %}<think>\n{% else %}<think>\n\n</think>\n\n{% endif %}";
+    load(LoadParams { chat_template: Some(thinking.into()), ..base.clone() }).await.unwrap();
+    let budget = |tokens: i32| SamplingParams { reasoning_budget: tokens, ..greedy(12) };
+    let question = user("What is 2 + 2?");
+    // No limit: the reply's text opens the block too (so it is shown and stored as reasoning);
+    // every token this model writes is reasoning (it never closes the block).
+    let free = reply(&engine, &question, budget(-1), None).await;
+    assert!(free.text.starts_with("<think>\n") && !free.text.contains("</think>"), "{:?}", free.text);
+    assert_eq!(free.stats.reasoning_tokens, Some(free.stats.completion_tokens), "{:?}", free.stats);
+    // A budget of 3: the block is closed after three tokens, and the model answers.
+    let capped = reply(&engine, &question, budget(3), None).await;
+    let parts = hearth_core::split_reasoning(&capped.text);
+    assert!(parts.closed && parts.reasoning.is_some() && !parts.answer.is_empty(), "{:?}", capped.text);
+    let thought = capped.stats.reasoning_tokens.unwrap_or(0);
+    assert!(thought > 3 && thought < capped.stats.completion_tokens, "three tokens and the closing: {:?}", capped.stats);
+    let reasoned = parts.reasoning.unwrap_or_default();
+    assert!(
+        free.text["<think>".len()..].trim_start().starts_with(reasoned),
+        "the same reasoning up to the budget: {reasoned:?} in {:?}",
+        free.text
+    );
+    // Off: the template is told (enable_thinking false), and the reply has no reasoning.
+    let off = reply(&engine, &question, budget(0), None).await;
+    assert!(!off.text.contains("<think>") && off.stats.reasoning_tokens.is_none(), "{:?} {:?}", off.text, off.stats);
+    assert_eq!(custom.stats.reasoning_tokens, None, "a reply that opened no block");
     load(base.clone()).await.unwrap();
     let own = reply(&engine, &user("Hi"), greedy(4), None).await;
     // The model's own template adds a system prompt and ChatML markers: many more tokens.

@@ -2,6 +2,7 @@
 //! sampler chain, the drafts guessed ahead and checked beside its token, the text released so far
 //! and its statistics. Which replies share a batch is the scheduler's business.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use encoding_rs::{Decoder as TextDecoder, UTF_8};
@@ -13,8 +14,8 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative, TokenAlternative, TokenChoice,
-    TokenLogprob, TokenProbs,
+    FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative, THINK_CLOSE, THINK_OPEN,
+    TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -55,6 +56,11 @@ pub(crate) struct Reply {
     outbox: Outbox,
     /// The tokens of the reply's leading reasoning block (`stats.reasoning_tokens`).
     reasoning: ReasoningCounter,
+    /// Tokens written in place of sampled ones: the closing of a reasoning block whose budget is
+    /// spent (`sampling.reasoning_budget`).
+    forced: VecDeque<LlamaToken>,
+    /// The reasoning block was closed for its budget.
+    budget_closed: bool,
     pub stats: ReplyStats,
     started: Instant,
     first_token_at: Option<Instant>,
@@ -86,10 +92,32 @@ impl Reply {
             stops,
             outbox: Outbox::new(),
             reasoning: ReasoningCounter::default(),
+            forced: VecDeque::new(),
+            budget_closed: false,
             stats,
             started,
             first_token_at: None,
         }
+    }
+
+    /// Whether the reply is still reasoning with its budget spent. (Not under a grammar, a JSON
+    /// schema or tools: their grammar decides every token, and a token it refuses would abort.)
+    fn reasoning_budget_spent(&self) -> bool {
+        let sampling = &self.request.sampling;
+        let unconstrained = sampling.constraint.is_none() && self.request.tools.is_none();
+        let budget = u32::try_from(sampling.reasoning_budget).ok();
+        unconstrained
+            && !self.budget_closed
+            && self.reasoning.thinking()
+            && budget.is_some_and(|budget| self.reasoning.tokens().unwrap_or(0) >= budget)
+    }
+
+    /// The prompt ends inside the reply's reasoning block: the chat template opened it after the
+    /// assistant's turn (DeepSeek-R1's and some Qwen3 templates do). The reply's text opens it too,
+    /// so it is stored, shown and answered as a reply that opened the block itself.
+    pub fn open_reasoning(&mut self) {
+        self.reasoning.opened_by_prompt();
+        self.outbox.push(&format!("{THINK_OPEN}\n"), &self.events);
     }
 
     /// Guesses up to `room` tokens to follow `cached` and `next` in sequence `seq` (nothing
@@ -151,6 +179,10 @@ impl Reply {
     /// it was drawn from when the request asked for it.
     fn sample_at(&mut self, context: &LlamaContext<'_>, model: &LlamaModel, at: i32) -> LlamaToken {
         if self.request.top_probs.is_none() {
+            if let Some(token) = self.forced.pop_front() {
+                self.sampler.accept(token);
+                return token;
+            }
             // `sample` also accepts the token into the sampler chain: never `accept` again.
             return self.sampler.sample(context, at);
         }
@@ -166,7 +198,7 @@ impl Reply {
         buffer.extend(logits.iter().enumerate().map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id as i32), logit, 0.0)));
         let mut candidates = LlamaTokenDataArray::new(buffer, false);
         candidates.apply_sampler(&mut self.sampler);
-        let token = candidates.selected_token().unwrap_or_else(|| greedy_pick(&candidates));
+        let token = self.forced.pop_front().unwrap_or_else(|| candidates.selected_token().unwrap_or_else(|| greedy_pick(&candidates)));
         self.sampler.accept(token);
         if let Some(top) = self.request.top_probs {
             self.outbox.token_probs(drawn_from(&candidates, token, top as usize, model));
@@ -192,6 +224,11 @@ impl Reply {
         self.stats.completion_tokens += 1;
         let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, false, None)));
         self.reasoning.token(&released.text);
+        if self.reasoning_budget_spent() {
+            // The block is closed as the model would close it, and it answers from there.
+            self.budget_closed = true;
+            self.forced = vocab.tokenize(format!("\n{THINK_CLOSE}\n\n").as_bytes(), false, true).into();
+        }
         if !self.outbox.push(&released.text, &self.events) {
             return Some(FinishReason::Cancelled); // Nobody is listening any more.
         }

@@ -227,7 +227,8 @@ impl<'m> Session<'m> {
     pub(super) fn own_tail(&self, messages: &[ChatMessage], continue_last: bool) -> usize {
         match messages.last() {
             Some(last) if last.role == Role::User && !continue_last && !last.content.is_empty() => self
-                .render(std::slice::from_ref(last), None)
+                // (Thinking or not changes only what follows the assistant's turn's opening.)
+                .render(std::slice::from_ref(last), None, true)
                 .ok()
                 .and_then(|prompt| prompt.text.rfind(&last.content).map(|at| prompt.text.len() - at))
                 .unwrap_or(usize::MAX),

@@ -45,7 +45,7 @@ mod read_ahead;
 mod slot;
 mod strategies;
 
-use prompt::{Rendered, Renderer, special_text};
+use prompt::{Rendered, Renderer, opens_reasoning, special_text};
 use slot::Slot;
 
 /// A prompt fitted to the context: its tokens, the messages left out, and how it was written.
@@ -465,6 +465,7 @@ impl<'m> Session<'m> {
                 return;
             }
         };
+        let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens);
         // A consensus candidate's logits come from its group's batch.
         let (prompt, stats, saved_logits) = self.take_prompt(slot, &request, tokens, dropped, notice, member.is_none());
         tracing::debug!(
@@ -476,6 +477,9 @@ impl<'m> Session<'m> {
         );
         self.slots[slot].busy = true;
         let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
+        if opens_reasoning {
+            reply.open_reasoning();
+        }
         reply.member = member;
         reply.logits_at = saved_logits.map(LogitsAt::Saved);
         self.running.push(Box::new(reply));

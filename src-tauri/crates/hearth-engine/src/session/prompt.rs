@@ -56,17 +56,25 @@ impl Renderer {
     }
 
     /// The prompt for `messages`, with `tools` offered as the template knows them (else in the
-    /// generic format, said in the notice).
-    pub fn render(&self, model: &LlamaModel, messages: &[ChatMessage], tools: Option<&OfferedTools>) -> Result<Rendered, BackendError> {
+    /// generic format, said in the notice); `thinking`: whether the model is to reason, for a
+    /// template that takes it (`enable_thinking`).
+    pub fn render(
+        &self,
+        model: &LlamaModel,
+        messages: &[ChatMessage],
+        tools: Option<&OfferedTools>,
+        thinking: bool,
+    ) -> Result<Rendered, BackendError> {
         let Some(tools) = tools.filter(|t| t.choice != ToolChoice::None && !t.tools.is_empty()) else {
-            return self.render_plain(model, messages);
+            return self.render_plain(model, messages, thinking);
         };
         if let Renderer::Jinja(jinja, ToolFormat::Hermes, _) = self {
-            let text =
-                jinja.render_with_tools(messages, Some(&template_tools(&tools.tools))).map_err(|e| BackendError::Engine(e.to_string()))?;
+            let text = jinja
+                .render_with(messages, Some(&template_tools(&tools.tools)), thinking)
+                .map_err(|e| BackendError::Engine(e.to_string()))?;
             return Ok(Rendered { text, notice: None });
         }
-        let mut rendered = self.render_plain(model, &with_system(messages, &generic_instructions(&tools.tools)))?;
+        let mut rendered = self.render_plain(model, &with_system(messages, &generic_instructions(&tools.tools)), thinking)?;
         rendered.notice = Some(match rendered.notice {
             Some(notice) => format!("{GENERIC_NOTICE}. {notice}"),
             None => GENERIC_NOTICE.to_owned(),
@@ -74,13 +82,13 @@ impl Renderer {
         Ok(rendered)
     }
 
-    fn render_plain(&self, model: &LlamaModel, messages: &[ChatMessage]) -> Result<Rendered, BackendError> {
+    fn render_plain(&self, model: &LlamaModel, messages: &[ChatMessage], thinking: bool) -> Result<Rendered, BackendError> {
         let rendered = match self {
-            Renderer::Jinja(jinja, _, builtin) => match jinja.render(messages) {
+            Renderer::Jinja(jinja, _, builtin) => match jinja.render_with(messages, None, thinking) {
                 Ok(text) => Rendered { text, notice: None },
                 Err(error) => {
                     if let Some(folded) = fold_system(messages)
-                        && let Ok(text) = jinja.render(&folded)
+                        && let Ok(text) = jinja.render_with(&folded, None, thinking)
                     {
                         let notice = format!(
                             "The model's chat template refuses a system prompt ({}); it was put at the start of the first message instead",
@@ -174,7 +182,8 @@ mod fit {
                 };
             }
             let tools = request.tools.as_ref();
-            let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, tools)?;
+            let thinking = request.sampling.reasoning_budget != 0;
+            let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, tools, thinking)?;
             let tokens = self.tokenize(&text);
             if tokens.len() + reserve <= n_ctx {
                 return Ok(Fitted { tokens, dropped: 0, notice });
@@ -185,7 +194,7 @@ mod fit {
             }
             let mut fitted = None;
             let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
-                let Ok(prompt) = self.prompt(messages, request.continue_last, tools) else { return false };
+                let Ok(prompt) = self.prompt(messages, request.continue_last, tools, thinking) else { return false };
                 let candidate = self.tokenize(&prompt.text);
                 let fits = candidate.len() + reserve <= n_ctx;
                 if fits {
@@ -206,19 +215,25 @@ mod fit {
             messages: &[ChatMessage],
             continue_last: bool,
             tools: Option<&OfferedTools>,
+            thinking: bool,
         ) -> Result<Rendered, BackendError> {
             match messages.split_last() {
                 Some((last, before)) if continue_last && last.role == Role::Assistant => {
-                    let mut rendered = self.render(before, tools)?;
+                    let mut rendered = self.render(before, tools, thinking)?;
                     rendered.text.push_str(&last.content);
                     Ok(rendered)
                 }
-                _ => self.render(messages, tools),
+                _ => self.render(messages, tools, thinking),
             }
         }
 
-        pub(in crate::session) fn render(&self, messages: &[ChatMessage], tools: Option<&OfferedTools>) -> Result<Rendered, BackendError> {
-            self.renderer.render(self.model, messages, tools)
+        pub(in crate::session) fn render(
+            &self,
+            messages: &[ChatMessage],
+            tools: Option<&OfferedTools>,
+            thinking: bool,
+        ) -> Result<Rendered, BackendError> {
+            self.renderer.render(self.model, messages, tools, thinking)
         }
 
         pub(in crate::session) fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
@@ -229,6 +244,14 @@ mod fit {
             vocab.tokenize(prompt.as_bytes(), add_bos, true)
         }
     }
+}
+
+/// Whether the prompt ends inside a reasoning block: its template opened `<think>` after the
+/// assistant's turn (DeepSeek-R1's and some Qwen3 templates do, to make the model reason).
+pub(super) fn opens_reasoning(model: &LlamaModel, prompt: &[LlamaToken]) -> bool {
+    let vocab = model.vocab();
+    let tail: Vec<u8> = prompt[prompt.len().saturating_sub(8)..].iter().flat_map(|&t| vocab.token_to_piece(t, true, None)).collect();
+    String::from_utf8_lossy(&tail).trim_end().ends_with(hearth_core::THINK_OPEN)
 }
 
 #[cfg(test)]

@@ -38,7 +38,8 @@ impl Session<'_> {
         let mut messages = request.messages.clone();
         hearth_core::read_tools_locally(&mut messages);
         let messages = &messages;
-        let Ok(prompt) = self.prompt(messages, false, None).map(|rendered| rendered.text) else { return };
+        let thinking = request.sampling.reasoning_budget != 0;
+        let Ok(prompt) = self.prompt(messages, false, None, thinking).map(|rendered| rendered.text) else { return };
         let tokens = self.tokenize(&prompt);
         let n_ctx = self.context.n_ctx() as usize;
         if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
