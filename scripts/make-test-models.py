@@ -68,6 +68,22 @@ def common(writer, arch, n_layer, n_embd, n_ff, n_head, n_ctx=8192):
     writer.add_uint32("hearth.test_model_version", VERSION)
 
 
+def attention(writer, rng, b, n_embd, q_dim, kv_dim):
+    """A layer's attention projections, in the order every model here draws them."""
+    writer.add_tensor(b + "attn_q.weight", tensor(rng, q_dim, n_embd))
+    writer.add_tensor(b + "attn_k.weight", tensor(rng, kv_dim, n_embd))
+    writer.add_tensor(b + "attn_v.weight", tensor(rng, kv_dim, n_embd))
+    writer.add_tensor(b + "attn_output.weight", tensor(rng, n_embd, q_dim))
+
+
+def feed_forward(writer, rng, b, n_embd, n_ff):
+    """A layer's normed gated feed-forward block."""
+    writer.add_tensor(b + "ffn_norm.weight", ones(n_embd))
+    writer.add_tensor(b + "ffn_gate.weight", tensor(rng, n_ff, n_embd))
+    writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
+    writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+
+
 def gemma3(reader, path, rng):
     arch = "gemma3"
     n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim = 26, 64, 128, 1, 1, 256
@@ -83,17 +99,11 @@ def gemma3(reader, path, rng):
     for i in range(n_layer):
         b = f"blk.{i}."
         writer.add_tensor(b + "attn_norm.weight", ones(n_embd))
-        writer.add_tensor(b + "attn_q.weight", tensor(rng, n_head * head_dim, n_embd))
-        writer.add_tensor(b + "attn_k.weight", tensor(rng, n_head_kv * head_dim, n_embd))
-        writer.add_tensor(b + "attn_v.weight", tensor(rng, n_head_kv * head_dim, n_embd))
-        writer.add_tensor(b + "attn_output.weight", tensor(rng, n_embd, n_head * head_dim))
+        attention(writer, rng, b, n_embd, n_head * head_dim, n_head_kv * head_dim)
         writer.add_tensor(b + "post_attention_norm.weight", ones(n_embd))
         writer.add_tensor(b + "attn_q_norm.weight", ones(head_dim))
         writer.add_tensor(b + "attn_k_norm.weight", ones(head_dim))
-        writer.add_tensor(b + "ffn_norm.weight", ones(n_embd))
-        writer.add_tensor(b + "ffn_gate.weight", tensor(rng, n_ff, n_embd))
-        writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
-        writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+        feed_forward(writer, rng, b, n_embd, n_ff)
         writer.add_tensor(b + "post_ffw_norm.weight", ones(n_embd))
     finish(writer)
 
@@ -115,20 +125,14 @@ def lfm2(reader, path, rng):
         b = f"blk.{i}."
         writer.add_tensor(b + "attn_norm.weight", ones(n_embd))
         if n_kv:
-            writer.add_tensor(b + "attn_q.weight", tensor(rng, n_embd, n_embd))
-            writer.add_tensor(b + "attn_k.weight", tensor(rng, n_kv * head_dim, n_embd))
-            writer.add_tensor(b + "attn_v.weight", tensor(rng, n_kv * head_dim, n_embd))
-            writer.add_tensor(b + "attn_output.weight", tensor(rng, n_embd, n_embd))
+            attention(writer, rng, b, n_embd, n_embd, n_kv * head_dim)
             writer.add_tensor(b + "attn_q_norm.weight", ones(head_dim))
             writer.add_tensor(b + "attn_k_norm.weight", ones(head_dim))
         else:
             writer.add_tensor(b + "shortconv.conv.weight", tensor(rng, n_embd, l_cache).astype(np.float32))
             writer.add_tensor(b + "shortconv.in_proj.weight", tensor(rng, 3 * n_embd, n_embd))
             writer.add_tensor(b + "shortconv.out_proj.weight", tensor(rng, n_embd, n_embd))
-        writer.add_tensor(b + "ffn_norm.weight", ones(n_embd))
-        writer.add_tensor(b + "ffn_gate.weight", tensor(rng, n_ff, n_embd))
-        writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
-        writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+        feed_forward(writer, rng, b, n_embd, n_ff)
     finish(writer)
 
 
@@ -147,14 +151,8 @@ def llama(reader, path, rng):
     for i in range(n_layer):
         b = f"blk.{i}."
         writer.add_tensor(b + "attn_norm.weight", ones(n_embd))
-        writer.add_tensor(b + "attn_q.weight", tensor(rng, n_embd, n_embd))
-        writer.add_tensor(b + "attn_k.weight", tensor(rng, n_head_kv * head_dim, n_embd))
-        writer.add_tensor(b + "attn_v.weight", tensor(rng, n_head_kv * head_dim, n_embd))
-        writer.add_tensor(b + "attn_output.weight", tensor(rng, n_embd, n_embd))
-        writer.add_tensor(b + "ffn_norm.weight", ones(n_embd))
-        writer.add_tensor(b + "ffn_gate.weight", tensor(rng, n_ff, n_embd))
-        writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
-        writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+        attention(writer, rng, b, n_embd, n_embd, n_head_kv * head_dim)
+        feed_forward(writer, rng, b, n_embd, n_ff)
     finish(writer)
 
 
