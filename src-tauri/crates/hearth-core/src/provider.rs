@@ -309,6 +309,7 @@ const LLAMA_CPP_FIELDS: &[&str] = &[
     "ignoreEos",
     "samplerOrder",
     "topProbs",
+    "reasoningBudget",
 ];
 /// What Hearth does around any provider's replies (nothing of it is sent).
 const HEARTH_FIELDS: &[&str] = &["maxToolRounds"];
@@ -380,7 +381,7 @@ pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> 
         .map(|&field| {
             let (supported, note) = match config.kind {
                 _ if HEARTH_FIELDS.contains(&field) => (true, String::new()),
-                _ if field == "reasoningBudget" => {
+                ProviderKind::OpenAi | ProviderKind::Anthropic if field == "reasoningBudget" => {
                     (false, format!("{name}'s own reasoning control is not sent by Hearth yet; the model reasons as it does"))
                 }
                 _ if local_only(field) => {

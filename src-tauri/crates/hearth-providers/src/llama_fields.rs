@@ -105,6 +105,16 @@ pub const LLAMA_FIELDS: &[LlamaField] = &[
             Ok(())
         },
     },
+    // llama.cpp's server closes the reasoning block after this many tokens (-1: its own
+    // setting; 0: at once); `chat_template_kwargs.enable_thinking` goes beside it at 0.
+    LlamaField {
+        name: "reasoning_budget_tokens",
+        write: |s, _| json!(s.reasoning_budget),
+        read: |s, v| {
+            s.reasoning_budget = signed(v)?;
+            Ok(())
+        },
+    },
     LlamaField {
         name: "ignore_eos",
         write: |s, _| json!(s.ignore_eos),
@@ -223,6 +233,7 @@ mod tests {
             repeat_last_n: 128,
             ignore_eos: true,
             sampler_order: vec![SamplerStage::TopK, SamplerStage::MinP, SamplerStage::Temperature],
+            reasoning_budget: 256,
             ..SamplingParams::default()
         };
         let mut body = Map::new();

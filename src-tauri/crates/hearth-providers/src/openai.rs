@@ -96,6 +96,10 @@ pub fn body(
     }
     if extensions {
         llama_fields::write_all(&mut b, s, context_length);
+        if s.reasoning_budget == 0 {
+            // Its templates' switch (Qwen3's), as llama.cpp's server passes it on.
+            b.insert("chat_template_kwargs".into(), json!({ "enable_thinking": false }));
+        }
         // llama.cpp's server refuses logprobs with tools on a stream ("not supported").
         if s.top_probs > 0 && tools.is_none() {
             // For the token inspector. Not asked of OpenAI itself: its reasoning models refuse it.
@@ -407,6 +411,17 @@ mod tests {
         assert_eq!(llama["logit_bias"], json!([[42, -100.0]]));
         assert_eq!(llama["samplers"][0], json!("penalties"));
         assert_eq!(llama["dry_penalty_last_n"], json!(4096), "-1 (the whole context) is sent as the context length");
+        assert_eq!(llama["reasoning_budget_tokens"], json!(-1));
+        assert!(llama.get("chat_template_kwargs").is_none(), "thinking is not switched off unless asked");
+        let off = SamplingParams { reasoning_budget: 0, ..s.clone() };
+        let llama_off = body(&config(ProviderKind::OpenAiCompatible, true), "m", &messages, &off, false, 4096, None).unwrap();
+        assert_eq!(llama_off["chat_template_kwargs"], json!({ "enable_thinking": false }));
+        assert!(
+            body(&config(ProviderKind::OpenAi, true), "m", &messages, &off, false, 4096, None)
+                .unwrap()
+                .get("chat_template_kwargs")
+                .is_none()
+        );
         // The inspector's probabilities are asked of llama.cpp's server only.
         assert_eq!((&llama["logprobs"], &llama["top_logprobs"]), (&json!(true), &json!(5)));
         assert!(official.get("logprobs").is_none() && plain.get("logprobs").is_none());

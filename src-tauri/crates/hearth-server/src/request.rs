@@ -50,6 +50,12 @@ pub struct ChatRequest {
     /// llama.cpp's server's: whether a reply's leading reasoning block is answered apart as
     /// `reasoning_content` (`auto`, `deepseek`: the default) or left in the content (`none`).
     reasoning_format: Option<ReasoningFormat>,
+    /// llama.cpp's server's: values for the chat template; Hearth's templates take
+    /// `enable_thinking` (false: the reasoning budget is 0).
+    chat_template_kwargs: Option<Map<String, Value>>,
+    /// OpenAI's; `"none"` asks the model not to reason (as llama.cpp's server reads it). A budget
+    /// in tokens is llama.cpp's `reasoning_budget_tokens`.
+    reasoning_effort: Option<String>,
     /// Anything else: llama.cpp's sampling fields (`hearth_providers::llama_fields`), taken out
     /// into `llama`; the rest refused by name.
     #[serde(flatten)]
@@ -271,11 +277,47 @@ impl ChatRequest {
         if let Some(constraint) = self.constraint()? {
             s.constraint = Some(constraint);
         }
+        if !self.thinking()? {
+            s.reasoning_budget = 0;
+        }
         s.validate().map_err(|e| {
             let param = wire_name(e.field);
             ApiError::invalid(Some(&param), format!("{param} must be {}, got {}", e.range, e.value))
         })?;
         Ok(s)
+    }
+
+    /// Whether the model may reason, as `chat_template_kwargs.enable_thinking` and
+    /// `reasoning_effort` say; what Hearth cannot do with them is refused by name.
+    fn thinking(&self) -> Result<bool, ApiError> {
+        let mut thinking = true;
+        for (key, value) in self.chat_template_kwargs.iter().flatten() {
+            let param = format!("chat_template_kwargs.{key}");
+            match (key.as_str(), value) {
+                ("enable_thinking", Value::Bool(on)) => thinking &= *on,
+                ("enable_thinking", _) => return Err(ApiError::invalid(Some(&param), format!("`{param}` must be true or false"))),
+                _ => {
+                    return Err(ApiError::invalid(
+                        Some(&param),
+                        format!("`{param}` is not supported by Hearth's server: its chat templates take `enable_thinking`"),
+                    ));
+                }
+            }
+        }
+        match self.reasoning_effort.as_deref() {
+            None => {}
+            Some("none") => thinking = false,
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    Some("reasoning_effort"),
+                    format!(
+                        "reasoning_effort {other:?} is not supported by Hearth's server: \"none\" turns reasoning off; \
+                         `reasoning_budget_tokens` caps it in tokens"
+                    ),
+                ));
+            }
+        }
+        Ok(thinking)
     }
 
     /// Whether a reply's leading reasoning block is answered apart, as `reasoning_content`.
@@ -484,6 +526,7 @@ fn wire_name(field: &str) -> String {
     match field {
         "dryLastN" => "dry_penalty_last_n".into(),
         "samplerOrder" => "samplers".into(),
+        "reasoningBudget" => "reasoning_budget_tokens".into(),
         _ => field.chars().fold(String::new(), |mut out, c| {
             if c.is_ascii_uppercase() {
                 out.push('_');
