@@ -11,15 +11,15 @@ fi
 # Its keyrings live in a fresh folder: a login keyring left by another session (another password)
 # would stay locked.
 keyring_home=$(mktemp -d)
-# A hang anywhere must say what hung rather than wait out CI's limit: after 60 minutes (a run
-# takes about 40) the process tree is printed and the run ends. Its sleep holds none of the
+# A hang anywhere must say what hung rather than wait out CI's limit (90 minutes): after 80
+# minutes (a run takes 45-60 on a busy 2-core machine) the process tree is printed and the run ends. Its sleep holds none of the
 # output pipes, so a run that ends leaves nothing behind that a reader would wait for.
 watchdog() {
-  sleep 3600 </dev/null >/dev/null 2>&1 &
+  sleep 4800 </dev/null >/dev/null 2>&1 &
   local sleeper=$!
   trap 'kill "$sleeper"; exit 0' TERM
   wait "$sleeper"
-  printf '\n==> still running after 60 minutes; the processes:\n'
+  printf '\n==> still running after 80 minutes; the processes:\n'
   ps -eo pid,ppid,pgid,etime,stat,wchan:24,args --forest | cut -c1-220
   kill -TERM 0
 }
