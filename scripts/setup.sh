@@ -72,12 +72,16 @@ if [ "$mode" = test ]; then
   # priority (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what
   # the UI tests, the Rust build and the tests before theirs leave idle, and the tests that need
   # its programs wait for it (on the build's lock). Its output then goes to
-  # target/test-backends.log. Its sources
-  # come first, once (the server's from a pinned sdist): a failed download shows here.
+  # target/test-backends.log. Its sources come first, once (the server's from a pinned sdist): a
+  # failed download shows here.
   scripts/build-llama-server.sh --sdist >/dev/null
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
-    BACKEND_OPT=1 nohup nice -n 19 scripts/build-backend.sh tests >target/test-backends.log 2>&1 </dev/null &
+    # Where the kernel groups the CPU by session (sched_autogroup), `nice` works only within one:
+    # in make's session this build took half the CPU from the Rust build, in a session of its own
+    # beside it. Its own session, lowered as a whole (the group's nice), takes only what is idle.
+    setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec "$@"' idle-only \
+      env BACKEND_OPT=1 nice -n 19 scripts/build-backend.sh tests >target/test-backends.log 2>&1 </dev/null &
   else
     BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null
   fi

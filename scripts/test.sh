@@ -63,11 +63,14 @@ npm --prefix ui run build
 export CMAKE_PROJECT_INCLUDE="$PWD/scripts/llama-serving.cmake" HEARTH_SERVING_OPT=-O0
 
 # The Rust build runs beside the UI's checks and tests, which leave most of a core idle (Chromium
-# waits on the page as often as it works). Until they are done it takes only what they leave
-# (nice 19, as the llama-server build does): at nice 5 a unit test that times its own work
-# failed. Its output is shown once the UI's tests are done.
+# waits on the page as often as it works). In a session of its own it is a group of its own
+# where the kernel groups the CPU by session (sched_autogroup): the two then share the CPU half
+# and half, and the tests' llama.cpp programs (scripts/setup.sh) take only what both leave idle.
+# Elsewhere nice 19 puts it behind the UI's tests until they are done: at nice 5 a unit test
+# that times its own work failed. Its output is shown once the UI's tests are done; its timings
+# in target/cargo-timings/.
 rust_build_log=$(mktemp)
-setsid nice -n 19 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES" --no-run >"$rust_build_log" 2>&1 &
+setsid nice -n 19 cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES" --no-run --timings >"$rust_build_log" 2>&1 &
 rust_build=$!
 rust_build_started=$SECONDS
 

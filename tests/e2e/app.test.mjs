@@ -4,15 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { REPLY as reply, appUnderTest, nonEmpty, send, shot, sleep } from "./helpers.mjs";
+import { REPLY as reply, appUnderTest, nonEmpty, replyTextWith, replyWith, send, shot, sleep } from "./helpers.mjs";
 import { KEYS, Session } from "./webdriver.mjs";
 
 const ctx = appUnderTest("hearth-e2e-");
 
 /** The one reply on show, once its data-status is `status`; returns it. */
-const replyWith = (session, status, accept = () => true) =>
-  session.waitFor(`${reply}[data-status="${status}"]`, { accept, timeoutMs: 120_000 });
-
 test("first start → default model → send → streamed reply → stop → regenerate → setting applies → restart keeps history", async () => {
   let session = await Session.open(ctx.driver.base, ctx.app);
   let stopped;
@@ -28,7 +25,7 @@ test("first start → default model → send → streamed reply → stop → reg
     await send(session, "Write a long story about a lighthouse keeper and the sea.");
     await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("lighthouse keeper") });
     // Streamed: text shows while the reply is still being written.
-    await replyWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 3);
+    await replyTextWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 3);
     await shot(session, "journey-02-streaming");
 
     await session.click(await session.waitFor('[data-testid="stop"]'));
@@ -41,7 +38,7 @@ test("first start → default model → send → streamed reply → stop → reg
     // would take minutes on a busy machine).
     await session.press(await session.waitFor(`${reply} [data-testid="action-regenerate"]`));
     await session.waitFor(`${reply}[data-status="streaming"] [data-testid="branch-position"]`, { accept: (t) => t.includes("2/2") });
-    await replyWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 3);
+    await replyTextWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 3);
     await session.click(await session.waitFor('[data-testid="stop"]'));
     const second = await replyWith(session, "stopped", nonEmpty);
     assert.match(await session.text(await session.within(second, '[data-testid="branch-position"]')), /2\/2/);

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 
-import { REPLY as reply, appUnderTest, nonEmpty, send, shot, sleep } from "./helpers.mjs";
+import { appUnderTest, nonEmpty, replyTextWith, replyWith, send, shot, sleep } from "./helpers.mjs";
 import { Session } from "./webdriver.mjs";
 
 const ctx = appUnderTest("hearth-e2e-engine-");
@@ -25,16 +25,13 @@ function enginePid(dir) {
   return null;
 }
 
-const replyWith = (session, status, accept = () => true) =>
-  session.waitFor(`${reply}[data-status="${status}"]`, { accept, timeoutMs: 120_000 });
-
 test("the engine process killed mid-reply: the reply is kept with the cause, the model comes back, Continue works", async () => {
   const session = await Session.open(ctx.driver.base, ctx.app);
   try {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading") });
     await session.click(await session.waitFor('[data-testid="new-chat"]'));
     await send(session, "Write a long story about a lighthouse keeper and the sea.");
-    await replyWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 5);
+    await replyTextWith(session, "streaming", (t) => t.trim().split(/\s+/).length >= 5);
 
     const pid = enginePid(ctx.dataDir);
     assert.ok(pid, "the app runs its engine in a process of its own");
@@ -55,7 +52,8 @@ test("the engine process killed mid-reply: the reply is kept with the cause, the
       await sleep(100);
     }
     await session.click(await session.within(interrupted, '[data-testid="continue"]'));
-    await replyWith(session, "streaming", (t) => t.trim().length > kept.length + 10);
+    // New text on screen before Stop: the stopped reply must keep it.
+    await replyTextWith(session, "streaming", (t) => t.trim().length > kept.length + 10);
     await session.click(await session.waitFor('[data-testid="stop"]'));
     const continued = await replyWith(session, "stopped", nonEmpty);
     const text = (await session.text(await session.within(continued, '[data-testid="message-content"]'))).trim();

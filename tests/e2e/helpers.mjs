@@ -15,6 +15,15 @@ export const OUT = path.join(import.meta.dirname, "output");
 export const REPLY = '[data-testid="message"][data-role="assistant"]';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The last reply with `status` whose whole text (its label and buttons included) passes `accept`. */
+export const replyWith = (session, status, accept = () => true) =>
+  session.waitFor(`${REPLY}[data-status="${status}"]`, { accept, timeoutMs: 120_000 });
+
+/** The written text of the reply with `status`, once it passes `accept`: a message's whole text
+ *  holds its model's name and buttons too, enough to pass "more than N characters" unwritten. */
+export const replyTextWith = (session, status, accept) =>
+  session.waitFor(`${REPLY}[data-status="${status}"] [data-testid="message-content"]`, { accept, timeoutMs: 120_000 });
 export const nonEmpty = (text) => text.trim().length > 0;
 
 /** Saves the window as tests/e2e/output/{name}.png. */

@@ -38,7 +38,15 @@ before(async () => {
   for (const [name, file] of Object.entries({ deb, nextDeb, model })) {
     assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist: run scripts/e2e.sh`);
   }
-  assert.ok(!installed(), "a Hearth is installed on this machine already: this test installs and removes its own");
+  // A run killed mid-test (a watchdog, a cancelled CI job) leaves its package installed; removing
+  // it keeps every user's data (dpkg -r, as the test below checks), and this test needs a clean slate.
+  if (installed()) {
+    const owner = spawnSync("dpkg", ["-S", "/usr/bin/hearth"], { encoding: "utf8" });
+    assert.match(owner.stdout ?? "", /^hearth:/, "/usr/bin/hearth belongs to no package this test can remove");
+    console.log("a Hearth package was left installed (an earlier run ended mid-test): removing it first");
+    run("dpkg", ["-r", "hearth"]);
+  }
+  assert.ok(!installed(), "the Hearth left installed on this machine could not be removed");
   const env = { ...process.env, HOME: home, XDG_DATA_HOME: path.join(home, ".local/share"), XDG_CONFIG_HOME: path.join(home, ".config"), XDG_CACHE_HOME: path.join(home, ".cache"), HF_ENDPOINT: "http://127.0.0.1:9" };
   delete env.HEARTH_DATA_DIR;
   delete env.HF_HUB_CACHE;
