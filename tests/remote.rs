@@ -5,6 +5,7 @@
 //! checked, downloaded and verified against a release key, refused when tampered with.
 
 use hearth_testkit::fake_provider as fake;
+use hearth_testkit::gguf;
 
 mod common;
 
@@ -46,6 +47,37 @@ fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// A local model takes a reasoning budget where its template reasons in think tags: greyed, with
+/// the reason, for SmolLM2 (loaded); taken for a copy of it whose template reasons; greyed again
+/// when that copy's load settings choose a template without reasoning.
+fn local_reasoning_budget_follows_the_template(app: &tauri::App<MockRuntime>, window: &tauri::WebviewWindow<MockRuntime>) {
+    let budget = |target: Value| {
+        let support = invoke(window, "sampling_support_for", json!({ "target": target })).unwrap();
+        support.as_array().unwrap().iter().find(|s| s["field"] == "reasoningBudget").unwrap().clone()
+    };
+    let plain = budget(json!({ "kind": "local" }));
+    assert_eq!(plain["supported"], false, "{plain}");
+    assert!(plain["note"].as_str().unwrap().contains("no reasoning"), "{plain}");
+
+    let model = std::fs::read(std::env::var("HEARTH_TEST_MODEL").unwrap()).unwrap();
+    let template = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\
+                    {% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is defined and not enable_thinking %}\
+                    <think>\n\n</think>\n\n{% endif %}{% endif %}";
+    let dir = tempfile::tempdir().unwrap();
+    let reasoner = dir.path().join("reasoner.gguf");
+    std::fs::write(&reasoner, gguf::with_kv(&model, "tokenizer.chat_template", gguf::STRING, &gguf::string(template))).unwrap();
+    let path = reasoner.to_str().unwrap();
+    let thinks = budget(json!({ "kind": "local", "model": path }));
+    assert_eq!(thinks["supported"], true, "{thinks}");
+    assert!(thinks["note"].as_str().unwrap().contains("template"), "{thinks}");
+
+    let chatml = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}";
+    let params = hearth_core::LoadParams { chat_template: Some(chatml.into()), ..Default::default() };
+    let settings = &app.state::<AppState>().settings;
+    tauri::async_runtime::block_on(settings.set_load_params(path, &params)).unwrap();
+    assert_eq!(budget(json!({ "kind": "local", "model": path }))["supported"], false);
 }
 
 #[test]
@@ -92,6 +124,7 @@ fn a_chat_switches_between_the_local_model_and_a_provider_and_the_key_stays_secr
     assert!(top_k["note"].as_str().unwrap().contains("not sent"));
 
     invoke(&window, "set_chat_model", json!({ "chatId": chat, "target": { "kind": "local" } })).unwrap();
+    local_reasoning_budget_follows_the_template(&app, &window);
     let back = send(&handle, chat, "And now?");
     assert_eq!(back["data"]["message"]["model"], "SmolLM2-135M-Instruct.Q4_1");
     let models: Vec<Value> = invoke(&window, "list_messages", json!({ "chatId": chat }))

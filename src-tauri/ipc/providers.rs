@@ -7,7 +7,7 @@ use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
 
-use hearth_core::{ChatId, ChatSummary, FieldSupport, ModelTarget, ProviderConfig, sampling_support};
+use hearth_core::{ChatId, ChatSummary, FieldSupport, ModelTarget, ProviderConfig, local_sampling_support, sampling_support};
 use hearth_providers::{KeyStorage, RemoteModel, Secret};
 
 use crate::AppState;
@@ -125,7 +125,15 @@ command! {
     /// Which sampling settings reach the model behind `target`.
     pub async fn sampling_support_for(target: ModelTarget, state: State<'_, AppState>) -> Result<Vec<FieldSupport>, IpcError> {
         Ok(match target {
-            ModelTarget::Local { .. } => sampling_support(None),
+            ModelTarget::Local { model } => {
+                let path = model.or_else(|| state.models.loaded_path());
+                let reasoning = match path {
+                    Some(path) => state.models.reasoning_format(&path).await,
+                    None => None,
+                };
+                // A model not known yet (none loaded, none chosen) may take every setting.
+                reasoning.map_or_else(|| sampling_support(None), local_sampling_support)
+            }
             ModelTarget::Remote { provider, .. } => sampling_support(Some(&state.providers.config(&provider)?)),
         })
     }

@@ -342,7 +342,11 @@ quantization: string | null,
 /**
  * The context length the model was trained for.
  */
-contextLength: number | null, layers: number | null, hasChatTemplate: boolean, };
+contextLength: number | null, layers: number | null, hasChatTemplate: boolean, 
+/**
+ * How the model reasons, as its chat template says.
+ */
+reasoning: ReasoningFormat, };
 
 export type ModelInfo = { name: string, path: string, sizeBytes: number, 
 /**
@@ -487,6 +491,8 @@ export type ProviderView = { config: ProviderConfig,
  * `None`: no key saved.
  */
 key: KeyStorage | null, };
+
+export type ReasoningFormat = { "kind": "none" } | { "kind": "thinkTags", switchable: boolean, } | { "kind": "channels" };
 
 export type RemoteModel = { id: string, 
 /**

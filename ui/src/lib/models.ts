@@ -11,6 +11,7 @@ import type {
   LibraryModel,
   ModelFacts,
   ModelSource,
+  ReasoningFormat,
   RepoQuant,
 } from '../ipc/bindings';
 import { FIT_CONTEXT_FALLBACK, LOAD_RANGES } from '../ipc/contract';
@@ -172,7 +173,21 @@ export function factsList(facts: ModelFacts): Fact[] {
     list.push({ key: 'contextLength', label: 'Context length', value: `${facts.contextLength.toLocaleString('en')}-token context` });
   }
   list.push({ key: 'hasChatTemplate', label: 'Chat template', value: facts.hasChatTemplate ? 'chat template' : 'no chat template' });
+  const reasoning = reasoningText(facts.reasoning);
+  if (reasoning) list.push({ key: 'reasoning', label: 'Reasoning', value: reasoning });
   return list;
+}
+
+/** What a model's template says of its reasoning, in words; null where it has none. */
+function reasoningText(format: ReasoningFormat): string | null {
+  switch (format.kind) {
+    case 'thinkTags':
+      return format.switchable ? 'reasons, can be switched off' : 'reasons';
+    case 'channels':
+      return 'reasons in channels';
+    case 'none':
+      return null;
+  }
 }
 
 /** The states a download can still leave by itself (paused ones wait for the user, and count too). */

@@ -138,6 +138,7 @@ const facts = (over: Partial<ModelFacts> = {}): ModelFacts => ({
   contextLength: 8192,
   layers: 16,
   hasChatTemplate: true,
+  reasoning: { kind: 'none' },
   ...over,
 });
 const model = (path: string, over: Partial<LibraryModel> = {}): LibraryModel => ({

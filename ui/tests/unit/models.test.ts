@@ -62,6 +62,7 @@ const facts = (over: Partial<ModelFacts> = {}): ModelFacts => ({
   contextLength: 8192,
   layers: 30,
   hasChatTemplate: true,
+  reasoning: { kind: 'none' },
   ...over,
 });
 
@@ -258,6 +259,14 @@ describe('factsList', () => {
       ['Context length', '8,192-token context'],
       ['Chat template', 'chat template'],
     ]);
+  });
+
+  it('says how the model reasons where its template does', () => {
+    const reasoning = (format: ModelFacts['reasoning']) => factsList(facts({ reasoning: format })).find((f) => f.key === 'reasoning')?.value;
+    expect(reasoning({ kind: 'thinkTags', switchable: true })).toBe('reasons, can be switched off');
+    expect(reasoning({ kind: 'thinkTags', switchable: false })).toBe('reasons');
+    expect(reasoning({ kind: 'channels' })).toBe('reasons in channels');
+    expect(reasoning({ kind: 'none' })).toBeUndefined();
   });
 
   it('leaves out what the header does not say, never the chat template', () => {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use hearth_core::{CancelFlag, LoadParams, ModelInfo, model_name};
+use hearth_core::{CancelFlag, LoadParams, ModelInfo, ReasoningFormat, model_name, reasoning_format};
 use hearth_engine::{Engine, EngineError};
 use hearth_store::{Store, StoreError};
 
@@ -78,6 +78,17 @@ impl Models {
     /// The loaded model's file, if one is loaded.
     pub fn loaded_path(&self) -> Option<String> {
         self.engine.loaded().map(|m| m.path)
+    }
+
+    /// How the model at `path` reasons: by the template its load settings choose, else by the
+    /// one in its file. `None` when neither can be read (the file is gone or damaged).
+    pub async fn reasoning_format(&self, path: &str) -> Option<ReasoningFormat> {
+        if let Some(chosen) = self.settings.load_params(path).await.ok().and_then(|p| p.chat_template) {
+            return Some(reasoning_format(&chosen));
+        }
+        let path = PathBuf::from(path);
+        let header = tokio::task::spawn_blocking(move || hearth_gguf::validate(&path)).await.ok()?;
+        header.ok().map(|file| file.facts().reasoning)
     }
 
     /// Why the start-up load did not happen or failed, while no model is loaded.

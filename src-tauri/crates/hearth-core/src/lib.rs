@@ -37,10 +37,13 @@ pub use field::FieldError;
 pub use last_lines::{KEPT_LINES, LastLines};
 pub use load::{FlashAttention, KvType, LoadParams};
 pub use overflow::{OverflowPolicy, fit_context};
-pub use provider::{FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, model_name, sampling_support};
+pub use provider::{
+    FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, local_sampling_support, model_name,
+    sampling_support,
+};
 pub use reasoning::{
-    ReasoningClock, ReasoningCounter, ReasoningStream, ReasoningWriter, ReplyParts, ReplyPiece, THINK_CLOSE, THINK_OPEN,
-    drop_past_reasoning, split_reasoning, with_reasoning,
+    ReasoningClock, ReasoningCounter, ReasoningFormat, ReasoningStream, ReasoningWriter, ReplyParts, ReplyPiece, THINK_CLOSE, THINK_OPEN,
+    drop_past_reasoning, reasoning_format, split_reasoning, with_reasoning,
 };
 pub use sampling::{
     BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams, Speculative, Strategy,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::FieldError;
+use crate::reasoning::ReasoningFormat;
 
 /// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -370,6 +371,23 @@ fn local_only(field: &str) -> bool {
     SAMPLING_FIELDS.iter().skip_while(|f| **f != "speculative").any(|f| *f == field)
 }
 
+/// Which sampling settings reach a local model whose template reasons as `reasoning`: all of
+/// them, but a reasoning budget only where the model reasons in a way Hearth bounds.
+pub fn local_sampling_support(reasoning: ReasoningFormat) -> Vec<FieldSupport> {
+    let mut support = sampling_support(None);
+    if let Some(budget) = support.iter_mut().find(|s| s.field == "reasoningBudget") {
+        (budget.supported, budget.note) = match reasoning {
+            ReasoningFormat::ThinkTags { switchable: true } => (true, "off also switches thinking off in the model's template".into()),
+            ReasoningFormat::ThinkTags { switchable: false } => (true, "off closes the reasoning as soon as the model opens it".into()),
+            ReasoningFormat::Channels => {
+                (false, "this model reasons in gpt-oss's channels, which Hearth does not bound yet; it reasons as it does".into())
+            }
+            ReasoningFormat::None => (false, "this model's chat template has no reasoning: there is nothing to bound".into()),
+        };
+    }
+    support
+}
+
 /// Which settings a provider takes. The local engine takes all of them.
 pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> {
     let Some(config) = provider else {
@@ -477,6 +495,22 @@ mod tests {
             assert!(support.iter().all(|s| s.supported || s.note.contains("not sent")), "{kind:?}");
         }
         assert!(sampling_support(None).iter().all(|s| s.supported));
+    }
+
+    #[test]
+    fn a_local_model_takes_a_reasoning_budget_only_where_it_reasons_in_think_tags() {
+        for (reasoning, supported) in [
+            (ReasoningFormat::ThinkTags { switchable: true }, true),
+            (ReasoningFormat::ThinkTags { switchable: false }, true),
+            (ReasoningFormat::Channels, false),
+            (ReasoningFormat::None, false),
+        ] {
+            let support = local_sampling_support(reasoning);
+            let (budget, others): (Vec<_>, Vec<_>) = support.iter().partition(|s| s.field == "reasoningBudget");
+            assert_eq!(budget[0].supported, supported, "{reasoning:?}");
+            assert!(!budget[0].note.is_empty(), "{reasoning:?}: said why");
+            assert!(others.iter().all(|s| s.supported), "{reasoning:?}");
+        }
     }
 
     #[test]

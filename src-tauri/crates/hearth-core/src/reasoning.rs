@@ -7,12 +7,40 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+use ts_rs::TS;
 
 use crate::chat::{ChatMessage, Role};
 
 pub const THINK_OPEN: &str = "<think>";
 pub const THINK_CLOSE: &str = "</think>";
+
+/// How a model writes its reasoning, read from its chat template (what the model was trained to
+/// write), never from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum ReasoningFormat {
+    /// The template knows no reasoning: there is nothing to switch off or bound.
+    None,
+    /// `<think>…</think>` before the answer (DeepSeek-R1's distills, Qwen3, Magistral…);
+    /// `switchable`: the template reads `enable_thinking`, which Hearth sets when reasoning is off.
+    ThinkTags { switchable: bool },
+    /// gpt-oss's channels (OpenAI's harmony format): reasoning in an `analysis` channel.
+    Channels,
+}
+
+/// The reasoning format `template` (a Jinja chat template) renders.
+pub fn reasoning_format(template: &str) -> ReasoningFormat {
+    let switchable = template.contains("enable_thinking");
+    if template.contains("<|channel|>") {
+        ReasoningFormat::Channels
+    } else if template.contains(THINK_OPEN) || template.contains(THINK_CLOSE) || template.contains("reasoning_content") || switchable {
+        ReasoningFormat::ThinkTags { switchable }
+    } else {
+        ReasoningFormat::None
+    }
+}
 
 /// A reply's text in its two parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,6 +358,28 @@ mod tests {
 
     fn cases() -> Vec<Case> {
         serde_json::from_str(include_str!("../tests/data/reasoning_split.json")).unwrap()
+    }
+
+    /// Templates written here in the shapes the families use (not their text): what each renders.
+    #[test]
+    fn a_template_says_how_its_model_reasons() {
+        let think_switch = "{%- if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n{%- endif %}";
+        let opens_think = "{% if add_generation_prompt %}<|Assistant|><think>\n{% endif %}";
+        let keeps_reasoning = "{% for m in messages %}{% if m.reasoning_content %}{{ m.reasoning_content }}{% endif %}{% endfor %}";
+        let strips_past = "{% set content = message.content.split('</think>')[-1] %}";
+        let harmony = "<|start|>assistant<|channel|>analysis<|message|>{{ thinking }}<|end|>";
+        let chatml = "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}";
+        for (template, format) in [
+            (think_switch, ReasoningFormat::ThinkTags { switchable: true }),
+            (opens_think, ReasoningFormat::ThinkTags { switchable: false }),
+            (keeps_reasoning, ReasoningFormat::ThinkTags { switchable: false }),
+            (strips_past, ReasoningFormat::ThinkTags { switchable: false }),
+            (harmony, ReasoningFormat::Channels),
+            (chatml, ReasoningFormat::None),
+            ("", ReasoningFormat::None),
+        ] {
+            assert_eq!(reasoning_format(template), format, "{template}");
+        }
     }
 
     #[test]

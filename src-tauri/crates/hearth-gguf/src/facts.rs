@@ -1,6 +1,7 @@
 //! What a user wants to know about a model file, and the shape a memory estimate needs, read
 //! from its GGUF metadata.
 
+use hearth_core::{ReasoningFormat, reasoning_format};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -23,6 +24,8 @@ pub struct ModelFacts {
     pub context_length: Option<u32>,
     pub layers: Option<u32>,
     pub has_chat_template: bool,
+    /// How the model reasons, as its chat template says.
+    pub reasoning: ReasoningFormat,
 }
 
 /// The numbers a KV-cache and compute-buffer estimate needs.
@@ -48,6 +51,7 @@ impl ValidatedGguf {
             context_length: self.arch_u32("context_length"),
             layers: self.arch_u32("block_count"),
             has_chat_template: self.str("tokenizer.chat_template").is_some_and(|t| !t.trim().is_empty()),
+            reasoning: self.str("tokenizer.chat_template").map_or(ReasoningFormat::None, reasoning_format),
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use hearth_core::ReasoningFormat;
 use hearth_gguf::{GgufError, MetaValue, parse_prefix, validate};
 
 fn model_bytes() -> Vec<u8> {
@@ -42,6 +43,7 @@ fn the_real_model_validates() {
     assert_eq!(facts.architecture.as_deref(), Some("llama"));
     assert_eq!(facts.quantization.as_deref(), Some("Q4_1"));
     assert_eq!((facts.context_length, facts.layers, facts.has_chat_template), (Some(8192), Some(30), true));
+    assert_eq!(facts.reasoning, ReasoningFormat::None, "SmolLM2's template has no reasoning");
     assert!((130_000_000..140_000_000).contains(&facts.parameters.unwrap()), "{facts:?}");
     let shape = file.shape().unwrap();
     assert_eq!((shape.layers, shape.embedding, shape.heads, shape.kv_heads, shape.key_length), (30, 576, 9, 3, 64));

@@ -29,7 +29,8 @@ export const OFFLOAD: Offload = { backend: 'CPU', device: 'AMD EPYC', gpuLayers:
 
 export const facts = (
   architecture: string, parameters: number, quantization: string | null, contextLength: number, layers: number, hasChatTemplate = true,
-): ModelFacts => ({ architecture, parameters, quantization, contextLength, layers, hasChatTemplate });
+  reasoning: ModelFacts['reasoning'] = { kind: 'none' },
+): ModelFacts => ({ architecture, parameters, quantization, contextLength, layers, hasChatTemplate, reasoning });
 
 export const hubRepos = (): HubRepo[] => [
   { id: 'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF', downloads: 48211, likes: 37, updatedAt: isoAgo(3 * DAY + HOUR), gated: false },
