@@ -186,6 +186,26 @@ async fn load_settings_apply() {
     let off = reply(&engine, &question, budget(0), None).await;
     assert!(!off.text.contains("<think>") && off.stats.reasoning_tokens.is_none(), "{:?} {:?}", off.text, off.stats);
     assert_eq!(custom.stats.reasoning_tokens, None, "a reply that opened no block");
+
+    // A template that drops past reasoning (as Qwen3's and DeepSeek-R1's do): the next turn's
+    // prompt leaves the cache where the first reply began, so only that much is reused, and the
+    // reply is the one an empty cache gives.
+    let drops = "{% for m in messages %}<|im_start|>{{ m.role }}\n\
+                 {% if m.role == 'assistant' %}{{ m.content.split('</think>')[-1].lstrip() }}{% else %}{{ m.content }}{% endif %}\
+                 <|im_end|>\n{% endfor %}<|im_start|>assistant\n<think>\n";
+    let with_drops = LoadParams { chat_template: Some(drops.into()), ..base.clone() };
+    load(with_drops.clone()).await.unwrap();
+    let first = reply(&engine, &question, budget(3), None).await;
+    assert!(hearth_core::split_reasoning(&first.text).closed, "{:?}", first.text);
+    let mut turns = question.clone();
+    turns.push(ChatMessage::new(Role::Assistant, first.text.clone()));
+    turns.push(ChatMessage::new(Role::User, "And 3 + 3?"));
+    let second = reply(&engine, &turns, budget(3), None).await;
+    let opened = first.stats.prompt_tokens; // ends in "<think>\n", which the next prompt does not hold
+    assert!((opened - 4..opened).contains(&second.stats.cached_tokens), "{:?} after {:?}", second.stats, first.stats);
+    load(with_drops).await.unwrap();
+    let fresh = reply(&engine, &turns, budget(3), None).await;
+    assert_eq!((fresh.stats.cached_tokens, &fresh.text), (0, &second.text), "the same reply from an empty cache");
     load(base.clone()).await.unwrap();
     let own = reply(&engine, &user("Hi"), greedy(4), None).await;
     // The model's own template adds a system prompt and ChatML markers: many more tokens.
