@@ -249,6 +249,11 @@ pub struct ReplyStats {
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u32>,
+    /// The provider's signature over the reply's reasoning (Anthropic's thinking block), which
+    /// its API asks back with that reasoning within a tool loop.
+    #[ts(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_signature: Option<String>,
 }
 
 /// One finished reply of a beam search.

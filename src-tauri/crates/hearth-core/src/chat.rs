@@ -68,11 +68,14 @@ impl MessageStatus {
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
+    /// A remote reply's signature over its reasoning (`ReplyStats::reasoning_signature`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_signature: Option<String>,
 }
 
 impl ChatMessage {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        ChatMessage { role, content: content.into() }
+        ChatMessage { role, content: content.into(), reasoning_signature: None }
     }
 }
 
@@ -139,6 +142,7 @@ pub struct StoredMessage {
 
 impl StoredMessage {
     pub fn to_chat_message(&self) -> ChatMessage {
-        ChatMessage::new(self.role, self.content.clone())
+        let signature = self.stats.as_ref().and_then(|s| s.reasoning_signature.clone());
+        ChatMessage { reasoning_signature: signature, ..ChatMessage::new(self.role, self.content.clone()) }
     }
 }

@@ -42,8 +42,9 @@ pub use provider::{
     sampling_support,
 };
 pub use reasoning::{
-    ReasoningClock, ReasoningCounter, ReasoningFormat, ReasoningStream, ReasoningWriter, ReplyParts, ReplyPiece, THINK_CLOSE, THINK_OPEN,
-    drop_past_reasoning, reasoning_format, split_reasoning, with_reasoning,
+    ANTHROPIC_THINKING_MIN, REASONING_EFFORTS, ReasoningClock, ReasoningCounter, ReasoningFormat, ReasoningStream, ReasoningWriter,
+    ReplyParts, ReplyPiece, THINK_CLOSE, THINK_OPEN, anthropic_thinking_budget, drop_past_reasoning, reasoning_effort, reasoning_format,
+    split_reasoning, with_reasoning,
 };
 pub use sampling::{
     BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams, Speculative, Strategy,

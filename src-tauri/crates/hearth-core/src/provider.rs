@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::FieldError;
-use crate::reasoning::ReasoningFormat;
+use crate::reasoning::{ANTHROPIC_THINKING_MIN, REASONING_EFFORTS, ReasoningFormat};
 
 /// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -399,9 +399,8 @@ pub fn sampling_support(provider: Option<&ProviderConfig>) -> Vec<FieldSupport> 
         .map(|&field| {
             let (supported, note) = match config.kind {
                 _ if HEARTH_FIELDS.contains(&field) => (true, String::new()),
-                ProviderKind::OpenAi | ProviderKind::Anthropic if field == "reasoningBudget" => {
-                    (false, format!("{name}'s own reasoning control is not sent by Hearth yet; the model reasons as it does"))
-                }
+                ProviderKind::OpenAi if field == "reasoningBudget" => (true, effort_note()),
+                ProviderKind::Anthropic if field == "reasoningBudget" => (true, thinking_note()),
                 _ if local_only(field) => {
                     (false, format!("done by Hearth's local engine; {name}'s replies are written without it (it is not sent)"))
                 }
@@ -433,6 +432,23 @@ fn openai_note(field: &str) -> String {
         "stop" => "OpenAI takes at most 4 stop strings".into(),
         _ => String::new(),
     }
+}
+
+/// How a reasoning budget reaches OpenAI (`reasoning::reasoning_effort`).
+fn effort_note() -> String {
+    let bounds: Vec<String> = REASONING_EFFORTS
+        .iter()
+        .map(|(bound, effort)| if *bound == 0 { format!("0 → {effort}") } else { format!("up to {bound} → {effort}") })
+        .collect();
+    format!("sent as reasoning_effort: {}, more → high; no limit sends none; models that do not reason refuse it", bounds.join(", "))
+}
+
+/// How a reasoning budget reaches Anthropic (`reasoning::anthropic_thinking_budget`).
+fn thinking_note() -> String {
+    format!(
+        "a budget turns extended thinking on (at least {ANTHROPIC_THINKING_MIN} tokens; max tokens grows by it; temperature, \
+         top-k and a forced tool are not sent with it); no limit or off leaves it off"
+    )
 }
 
 fn anthropic_note(field: &str) -> String {
@@ -484,10 +500,10 @@ mod tests {
     #[test]
     fn every_setting_is_either_sent_or_said_to_be_unsupported() {
         for (kind, extensions, sent) in [
-            (ProviderKind::OpenAi, false, OPENAI_FIELDS.len() + HEARTH_FIELDS.len()),
+            (ProviderKind::OpenAi, false, OPENAI_FIELDS.len() + HEARTH_FIELDS.len() + 1),
             (ProviderKind::OpenAiCompatible, false, OPENAI_FIELDS.len() + HEARTH_FIELDS.len()),
             (ProviderKind::OpenAiCompatible, true, OPENAI_FIELDS.len() + LLAMA_CPP_FIELDS.len() + HEARTH_FIELDS.len()),
-            (ProviderKind::Anthropic, false, ANTHROPIC_FIELDS.len() + HEARTH_FIELDS.len()),
+            (ProviderKind::Anthropic, false, ANTHROPIC_FIELDS.len() + HEARTH_FIELDS.len() + 1),
         ] {
             let support = sampling_support(Some(&config(kind, extensions)));
             assert_eq!(support.len(), SAMPLING_FIELDS.len());

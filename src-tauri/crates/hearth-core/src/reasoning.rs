@@ -30,6 +30,22 @@ pub enum ReasoningFormat {
     Channels,
 }
 
+/// The least budget Anthropic's extended thinking takes: a smaller one is raised to it.
+pub const ANTHROPIC_THINKING_MIN: u32 = 1024;
+
+/// OpenAI's `reasoning_effort` for a reasoning budget: each effort up to its bound, "high" above.
+pub const REASONING_EFFORTS: [(i32, &str); 3] = [(0, "minimal"), (4096, "low"), (16384, "medium")];
+
+/// The `reasoning_effort` sent for `budget`; none for no limit (the model's own default).
+pub fn reasoning_effort(budget: i32) -> Option<&'static str> {
+    (budget >= 0).then(|| REASONING_EFFORTS.iter().find(|(bound, _)| budget <= *bound).map_or("high", |(_, effort)| *effort))
+}
+
+/// Anthropic's thinking budget for `budget`: extended thinking is on only with a budget.
+pub fn anthropic_thinking_budget(budget: i32) -> Option<u32> {
+    u32::try_from(budget).ok().filter(|&b| b > 0).map(|b| b.max(ANTHROPIC_THINKING_MIN))
+}
+
 /// The reasoning format `template` (a Jinja chat template) renders.
 pub fn reasoning_format(template: &str) -> ReasoningFormat {
     let switchable = template.contains("enable_thinking");
@@ -379,6 +395,21 @@ mod tests {
             ("", ReasoningFormat::None),
         ] {
             assert_eq!(reasoning_format(template), format, "{template}");
+        }
+    }
+
+    #[test]
+    fn a_budget_becomes_each_apis_reasoning_control() {
+        for (budget, effort, thinking) in [
+            (-1, None, None),
+            (0, Some("minimal"), None),
+            (1, Some("low"), Some(1024)),
+            (4096, Some("low"), Some(4096)),
+            (4097, Some("medium"), Some(4097)),
+            (16384, Some("medium"), Some(16384)),
+            (16385, Some("high"), Some(16385)),
+        ] {
+            assert_eq!((reasoning_effort(budget), anthropic_thinking_budget(budget)), (effort, thinking), "{budget}");
         }
     }
 

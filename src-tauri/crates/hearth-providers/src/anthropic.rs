@@ -6,8 +6,11 @@ use eventsource_stream::Event;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use std::collections::VecDeque;
+
 use hearth_core::{
-    CALL_CLOSE, CALL_OPEN, CallTurn, ChatMessage, FinishReason, OfferedTools, ReasoningWriter, Role, SamplingParams, ToolChoice, call_turns,
+    CALL_CLOSE, CALL_OPEN, CallTurn, ChatMessage, FinishReason, OfferedTools, ReasoningWriter, Role, SamplingParams, THINK_CLOSE,
+    THINK_OPEN, ToolChoice, call_turns,
 };
 
 use crate::Unsendable;
@@ -24,8 +27,16 @@ pub fn body(
     tools: Option<&OfferedTools>,
 ) -> Result<Value, Unsendable> {
     let tools = tools.filter(|t| !t.tools.is_empty() && t.choice != ToolChoice::None);
+    let thinking = thinking_budget(s, tools, continue_last);
     let system: Vec<&str> = messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
     let mut messages = messages.to_vec();
+    // Earlier replies' reasoning goes back only as a signed thinking block, with thinking on (the
+    // API wants the last one back in a tool loop), else not at all; a reply being continued goes
+    // as it is.
+    let past = messages.len() - usize::from(continue_last && !messages.is_empty());
+    let mut signed: VecDeque<Option<Block>> =
+        messages[..past].iter().filter(|m| m.role == Role::Assistant).map(|m| thinking.and_then(|_| signed_thinking(m))).collect();
+    hearth_core::drop_past_reasoning(&mut messages[..past]);
     if tools.is_none() {
         // The API refuses tool blocks without tools defined: earlier calls and results (from
         // another model, say) are read as text then, as a local model reads them.
@@ -35,7 +46,7 @@ pub fn body(
     // Without tools, a reply's calls go as its text (the API refuses tool blocks then).
     let read: Vec<CallTurn> = if tools.is_some() { call_turns(&messages, "toolu") } else { messages.iter().map(CallTurn::Said).collect() };
     for turn in read {
-        let (role, blocks) = match turn {
+        let (role, mut blocks) = match turn {
             CallTurn::Said(m) if m.role == Role::System => continue,
             CallTurn::Said(m) => (m.role, vec![Block::Text(m.content.clone())]),
             CallTurn::Calls { text, calls } => {
@@ -48,6 +59,11 @@ pub fn body(
             }
             CallTurn::Answer { call_id, content } => (Role::User, vec![Block::ToolResult { id: call_id, content: content.to_owned() }]),
         };
+        if role == Role::Assistant
+            && let Some(thought) = signed.pop_front().flatten()
+        {
+            blocks.insert(0, thought);
+        }
         // Two turns of one role in a row (an edited branch, a failed reply left out, results
         // after results) become one.
         match turns.last_mut() {
@@ -84,8 +100,12 @@ pub fn body(
     }
     let mut b = Map::new();
     b.insert("model".into(), json!(model));
-    b.insert("max_tokens".into(), json!(s.max_tokens));
+    // With thinking on, max_tokens holds the reasoning too: the answer keeps its own.
+    b.insert("max_tokens".into(), json!(s.max_tokens + thinking.unwrap_or(0)));
     b.insert("stream".into(), json!(true));
+    if let Some(budget) = thinking {
+        b.insert("thinking".into(), json!({ "type": "enabled", "budget_tokens": budget }));
+    }
     if !system.is_empty() {
         b.insert("system".into(), json!(system.join("\n\n")));
     }
@@ -105,10 +125,17 @@ pub fn body(
         }
         b.insert("tool_choice".into(), choice);
     }
-    b.insert("temperature".into(), json!(s.temperature));
-    b.insert("top_p".into(), json!(s.top_p));
-    if s.top_k > 0 {
-        b.insert("top_k".into(), json!(s.top_k));
+    // Thinking refuses a temperature or top-k of the user's, and a top-p under 0.95.
+    if thinking.is_none() {
+        b.insert("temperature".into(), json!(s.temperature));
+        if s.top_k > 0 {
+            b.insert("top_k".into(), json!(s.top_k));
+        }
+    }
+    // (As the user wrote it: 0.95 as an f32 widens to 0.94999…, under the API's bound.)
+    let top_p = (f64::from(s.top_p) * 1e4).round() / 1e4;
+    if thinking.is_none() || top_p >= THINKING_MIN_TOP_P {
+        b.insert("top_p".into(), json!(top_p));
     }
     if !s.stop.is_empty() {
         b.insert("stop_sequences".into(), json!(s.stop));
@@ -116,11 +143,42 @@ pub fn body(
     Ok(Value::Object(b))
 }
 
+/// The least top-p Anthropic takes with thinking on.
+const THINKING_MIN_TOP_P: f64 = 0.95;
+
+/// Extended thinking's budget for this request: only with a budget set, and not where the API
+/// refuses thinking (a forced tool, or a reply continued from its text, which thinking cannot
+/// prefill).
+fn thinking_budget(s: &SamplingParams, tools: Option<&OfferedTools>, continue_last: bool) -> Option<u32> {
+    let forced = tools.is_some_and(|t| matches!(t.choice, ToolChoice::Required | ToolChoice::Named(_)));
+    if forced || continue_last { None } else { hearth_core::anthropic_thinking_budget(s.reasoning_budget) }
+}
+
+/// A reply's reasoning as the thinking block Anthropic signed: its text exactly as it came.
+fn signed_thinking(message: &ChatMessage) -> Option<Block> {
+    let signature = message.reasoning_signature.clone()?;
+    let body = message.content.trim_start().strip_prefix(THINK_OPEN)?;
+    let thinking = &body[..body.find(THINK_CLOSE)?];
+    Some(Block::Thinking { thinking: thinking.to_owned(), signature })
+}
+
 /// A part of a turn.
 enum Block {
+    /// Reasoning the API signed, sent back before the rest of its reply.
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
     Text(String),
-    ToolUse { id: String, name: String, input: Value },
-    ToolResult { id: String, content: String },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        id: String,
+        content: String,
+    },
 }
 
 /// A turn's content: its text alone as a string (as turns without tools always were), else blocks.
@@ -129,6 +187,7 @@ fn content(blocks: &[Block]) -> Value {
         return json!(text);
     }
     let blocks = blocks.iter().filter_map(|block| match block {
+        Block::Thinking { thinking, signature } => Some(json!({ "type": "thinking", "thinking": thinking, "signature": signature })),
         Block::Text(text) if text.is_empty() => None,
         Block::Text(text) => Some(json!({ "type": "text", "text": text })),
         Block::ToolUse { id, name, input } => Some(json!({ "type": "tool_use", "id": id, "name": name, "input": input })),
@@ -199,7 +258,11 @@ enum BlockDelta {
     ThinkingDelta {
         thinking: String,
     },
-    /// The thinking block's signature, and deltas added to the API later: not text.
+    /// The thinking block's signature: kept with the reply, which sends it back with the block.
+    SignatureDelta {
+        signature: String,
+    },
+    /// Deltas added to the API later: not text.
     #[serde(other)]
     Other,
 }
@@ -256,6 +319,9 @@ impl Parser for EventParser {
                 let mut text = String::new();
                 self.reasoning.reasoning(&thinking, &mut text);
                 return Ok((!text.is_empty()).then_some(text));
+            }
+            StreamEvent::ContentBlockDelta { delta: BlockDelta::SignatureDelta { signature } } => {
+                tally.reasoning_signature.get_or_insert_default().push_str(&signature);
             }
             StreamEvent::ContentBlockStart { content_block: StartBlock::ToolUse { name } } => {
                 self.open = Some(false);
@@ -386,6 +452,63 @@ mod tests {
         let b = body("claude", &messages, &SamplingParams::default(), false, None).unwrap();
         assert_eq!(b["messages"][2], json!({"role": "user", "content": "<tool_response>\nLeft cupboard.\n</tool_response>"}));
         assert!(b.get("tools").is_none());
+    }
+
+    fn kettle_tools(choice: ToolChoice) -> OfferedTools {
+        let spec = hearth_core::ToolSpec { name: "find_item".into(), description: "Finds".into(), parameters: json!({"type": "object"}) };
+        OfferedTools { tools: vec![spec], choice, parallel: false }
+    }
+
+    /// A budget turns extended thinking on: max_tokens grows by it, and what the API refuses with
+    /// it (a temperature, top-k, top-p under 0.95) is left out; where thinking cannot go (a forced
+    /// tool, a continued reply) the request goes without it, as before.
+    #[test]
+    fn a_reasoning_budget_turns_thinking_on_with_what_it_allows() {
+        let ask = [ChatMessage::new(Role::User, "Where is the kettle?")];
+        let s = SamplingParams { reasoning_budget: 300, top_p: 0.9, ..SamplingParams::default() };
+        let on = body("claude", &ask, &s, false, None).unwrap();
+        assert_eq!(on["thinking"], json!({ "type": "enabled", "budget_tokens": 1024 }), "raised to the least the API takes");
+        assert_eq!(on["max_tokens"], json!(s.max_tokens + 1024));
+        assert!(on.get("temperature").is_none() && on.get("top_k").is_none() && on.get("top_p").is_none(), "{on}");
+        let wide = body("claude", &ask, &SamplingParams { top_p: 0.97, ..s.clone() }, false, None).unwrap();
+        assert_eq!(wide["top_p"], json!(0.97));
+        let default = body("claude", &ask, &SamplingParams { reasoning_budget: 300, ..SamplingParams::default() }, false, None).unwrap();
+        assert_eq!(default["top_p"], json!(0.95), "the default top-p, as written, is within the bound");
+        for (tools, continued) in [(Some(kettle_tools(ToolChoice::Required)), false), (None, true)] {
+            let mut messages = ask.to_vec();
+            if continued {
+                messages.push(ChatMessage::new(Role::Assistant, "It is in"));
+            }
+            let off = body("claude", &messages, &s, continued, tools.as_ref()).unwrap();
+            assert!(off.get("thinking").is_none() && off.get("temperature").is_some(), "{off}");
+        }
+        for budget in [-1, 0] {
+            let plain = body("claude", &ask, &SamplingParams { reasoning_budget: budget, ..s.clone() }, false, None).unwrap();
+            assert!(plain.get("thinking").is_none(), "{budget}");
+        }
+    }
+
+    /// In a tool loop with thinking on, the reply that called goes back opening with its thinking
+    /// block as signed, its text exactly as it came; without a signature or with thinking off, its
+    /// reasoning is left out.
+    #[test]
+    fn signed_reasoning_goes_back_as_its_thinking_block() {
+        let reply =
+            format!("<think>Let me look\n for it. </think>I will look.{}", hearth_core::call_block("find_item", r#"{"item":"kettle"}"#));
+        let signed = ChatMessage { reasoning_signature: Some("sig".into()), ..ChatMessage::new(Role::Assistant, reply.clone()) };
+        let loop_with = |assistant: ChatMessage, budget: i32| {
+            let messages =
+                [ChatMessage::new(Role::User, "Where is the kettle?"), assistant, ChatMessage::new(Role::Tool, "Left cupboard.")];
+            let s = SamplingParams { reasoning_budget: budget, ..SamplingParams::default() };
+            body("claude", &messages, &s, false, Some(&kettle_tools(ToolChoice::Auto))).unwrap()["messages"][1]["content"].clone()
+        };
+        let back = loop_with(signed.clone(), 2048);
+        assert_eq!(back[0], json!({ "type": "thinking", "thinking": "Let me look\n for it. ", "signature": "sig" }));
+        assert_eq!(back[1], json!({ "type": "text", "text": "I will look." }));
+        assert_eq!(back[2]["type"], "tool_use");
+        for content in [loop_with(signed, -1), loop_with(ChatMessage::new(Role::Assistant, reply), 2048)] {
+            assert_eq!(content[0], json!({ "type": "text", "text": "I will look." }), "{content}");
+        }
     }
 
     #[test]

@@ -170,10 +170,12 @@ impl Providers {
         };
         let context_length = self.context_length(&config, &model);
         // Earlier replies go without their reasoning (DeepSeek's API refuses it; the others drop
-        // it); a reply being continued goes as it is.
+        // it); a reply being continued goes as it is. Anthropic's body sends back what it signed.
         let mut sent = request.messages.clone();
         let past = sent.len() - usize::from(request.continue_last && !sent.is_empty());
-        hearth_core::drop_past_reasoning(&mut sent[..past]);
+        if config.kind != ProviderKind::Anthropic {
+            hearth_core::drop_past_reasoning(&mut sent[..past]);
+        }
         let fitted = budget::fit(&sent, request.sampling.overflow, context_length, request.sampling.max_tokens, &counter);
         let (messages, dropped) = match fitted {
             Ok(fitted) => fitted,

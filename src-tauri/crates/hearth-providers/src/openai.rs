@@ -94,6 +94,9 @@ pub fn body(
         );
         b.insert("parallel_tool_calls".into(), json!(offered.parallel));
     }
+    if official && let Some(effort) = hearth_core::reasoning_effort(s.reasoning_budget) {
+        b.insert("reasoning_effort".into(), json!(effort));
+    }
     if extensions {
         llama_fields::write_all(&mut b, s, context_length);
         if s.reasoning_budget == 0 {
@@ -422,6 +425,15 @@ mod tests {
                 .get("chat_template_kwargs")
                 .is_none()
         );
+        // OpenAI's own reasoning control: an effort for a budget, nothing for no limit, and only to OpenAI.
+        let effort = |budget: i32, kind: ProviderKind| {
+            let s = SamplingParams { reasoning_budget: budget, ..s.clone() };
+            body(&config(kind, false), "o", &messages, &s, false, 4096, None).unwrap().get("reasoning_effort").cloned()
+        };
+        assert_eq!(effort(0, ProviderKind::OpenAi), Some(json!("minimal")));
+        assert_eq!(effort(20_000, ProviderKind::OpenAi), Some(json!("high")));
+        assert_eq!(effort(-1, ProviderKind::OpenAi), None);
+        assert_eq!(effort(0, ProviderKind::OpenAiCompatible), None);
         // The inspector's probabilities are asked of llama.cpp's server only.
         assert_eq!((&llama["logprobs"], &llama["top_logprobs"]), (&json!(true), &json!(5)));
         assert!(official.get("logprobs").is_none() && plain.get("logprobs").is_none());

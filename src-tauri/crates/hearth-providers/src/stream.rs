@@ -50,6 +50,8 @@ pub struct Tally {
     pub cached_tokens: Option<u32>,
     /// Of the completion's tokens, those the model reasoned with (when the API counts them).
     pub reasoning_tokens: Option<u32>,
+    /// The provider's signature over the reasoning (Anthropic's thinking block).
+    pub reasoning_signature: Option<String>,
     pub server_decode_tps: Option<f64>,
     /// Tokens with their probabilities not yet sent (when the server reports them).
     pub tokens: Vec<TokenProbs>,
@@ -225,6 +227,7 @@ pub async fn run(
         // A provider's own prompt cache is not ours to name.
         prompt_source: hearth_core::PromptSource::New,
         reasoning_tokens: tally.reasoning_tokens,
+        reasoning_signature: tally.reasoning_signature.take(),
         ..ReplyStats::default()
     };
     let reason = if cancelled { FinishReason::Cancelled } else { tally.finish.unwrap_or(FinishReason::EndOfTurn) };

@@ -394,12 +394,18 @@ async fn both_apis_call_a_tool_and_read_its_result() {
         choice: ToolChoice::Auto,
         parallel: true,
     };
-    for provider in ["openai", "anthropic"] {
+    // Anthropic with a reasoning budget: extended thinking on, and the calling reply's signed
+    // thinking block goes back with the result, as the API requires (the fake refuses otherwise).
+    for (provider, reasoning_budget) in [("openai", -1), ("anthropic", -1), ("anthropic", 2048)] {
+        let thinks = reasoning_budget > 0;
+        let sampling = SamplingParams { reasoning_budget, ..SamplingParams::default() };
         let chat = store.create_chat().await.unwrap().id;
         store.set_chat_target(chat, &ModelTarget::Remote { provider: provider.into(), model: "tool-caller".into() }).await.unwrap();
-        let caller =
-            service.run_with_tools(chat, Turn::Send { content: "Kettle?" }, SamplingParams::default(), Some(tools.clone()), |_| {});
+        let caller = service.run_with_tools(chat, Turn::Send { content: "Kettle?" }, sampling.clone(), Some(tools.clone()), |_| {});
         let caller = caller.await.unwrap();
+        let signature = caller.stats.as_ref().and_then(|s| s.reasoning_signature.as_deref());
+        assert_eq!(signature, thinks.then_some(fake::THINKING_SIGNATURE), "{provider} {reasoning_budget}");
+        assert_eq!(caller.content.starts_with(&format!("<think>{}</think>", fake::TOOL_THINKING)), thinks, "{:?}", caller.content);
         assert_eq!(caller.tool_calls.len(), 1, "{provider}: {:?}", caller.content);
         assert_eq!((caller.tool_calls[0].name.as_str(), caller.tool_calls[0].arguments.as_str()), ("find_item", r#"{"item":"kettle"}"#));
         let run = ToolRun {
@@ -414,8 +420,8 @@ async fn both_apis_call_a_tool_and_read_its_result() {
         };
         let results = [ToolResult { content: "Left cupboard.".into(), run }];
         let turn = Turn::ToolResults { reply: caller.id, results: &results };
-        let answer = service.run_with_tools(chat, turn, SamplingParams::default(), Some(tools.clone()), |_| {}).await.unwrap();
-        assert_eq!(answer.content, "The tool said: Left cupboard.", "{provider}");
+        let answer = service.run_with_tools(chat, turn, sampling, Some(tools.clone()), |_| {}).await.unwrap();
+        assert_eq!(answer.content, "The tool said: Left cupboard.", "{provider} {reasoning_budget}");
 
         let sent = record.requests.lock().unwrap().last().cloned().unwrap();
         let messages = sent["messages"].as_array().unwrap();
@@ -429,9 +435,11 @@ async fn both_apis_call_a_tool_and_read_its_result() {
             }
             _ => {
                 assert_eq!(sent["tools"][0]["name"], "find_item");
-                let id = call["content"][0]["id"].clone();
-                assert_eq!(call["content"][0]["input"], serde_json::json!({"item": "kettle"}));
-                assert_eq!(result["content"][0]["tool_use_id"], id);
+                let blocks = call["content"].as_array().unwrap();
+                assert_eq!(blocks[0]["type"] == "thinking", thinks, "{call}");
+                let used = blocks.iter().find(|b| b["type"] == "tool_use").unwrap();
+                assert_eq!(used["input"], serde_json::json!({"item": "kettle"}));
+                assert_eq!(result["content"][0]["tool_use_id"], used["id"]);
             }
         }
     }

@@ -40,6 +40,7 @@ async fn history(store: &Store) {
         tool_round_limit: Some(3),
         reasoning_ms: Some(1234.5),
         reasoning_tokens: Some(42),
+        reasoning_signature: Some("EqQBCgIYAhIM".into()),
     };
     store.update_reply(a1, "Write-ahead logging.", MessageStatus::Complete, Some(&stats)).await.unwrap();
     add(store, chat, Some(q1), Role::Assistant, "A regenerated reply, stopped", MessageStatus::Stopped).await;

@@ -6,6 +6,7 @@
 //! |----------------|-----------------------------------------------------------------|
 //! | `echo`         | streams "You said: <last user text>" word by word (needs the key) |
 //! | `thinker`      | reasons apart from its answer ("Let me count." then "Four."): OpenAI's `reasoning_content` (llama.cpp's server, DeepSeek) with its `reasoning_tokens`, Anthropic's thinking block with its signature |
+//! | `tool-caller`  | calls the first tool offered, then says what it said; with Anthropic's thinking on, thinks first (signed) and wants that block back with the result |
 //! | `forbidden`    | 403                                                             |
 //! | `rate-limited` | 429 with `Retry-After: 7`                                       |
 //! | `server-error` | 500 (OpenAI) / 529 overloaded (Anthropic)                       |
@@ -129,6 +130,12 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
         };
         return error(api, 401, "authentication_error", &message);
     }
+    if api == Api::Anthropic
+        && let Some(problem) = thinking_refused(&body)
+    {
+        return error(api, 400, "invalid_request_error", &problem);
+    }
+    let thinks = api == Api::Anthropic && body["thinking"]["type"] == "enabled";
     let model = body["model"].as_str().unwrap_or("").to_owned();
     let last_user = body["messages"]
         .as_array()
@@ -163,6 +170,7 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
                     e.extend(end(api, "stop"));
                     e
                 }
+                (None, false) if thinks => with_thinking(tool_call_events(api, &name)),
                 (None, false) => tool_call_events(api, &name),
                 (None, true) => return error(api, 400, "invalid_request_error", "tool-caller needs tools"),
             }
@@ -359,6 +367,60 @@ fn end(api: Api, reason: &str) -> Vec<String> {
     }
 }
 
+/// The signature the fake's Anthropic puts on its thinking blocks.
+pub const THINKING_SIGNATURE: &str = "EqQBCgIYAhIM1gbcDa9GJwZA2b3h";
+/// What the tool-caller thinks before its call, with thinking on (Anthropic).
+pub const TOOL_THINKING: &str = "The kettle: I should look it up.\n";
+
+/// Why Anthropic's API refuses the request's extended thinking, as it would: a budget under
+/// 1,024 or not under max_tokens, a temperature, top-k or forced tool beside it, and, in a tool
+/// loop, a calling reply that does not open with the thinking block exactly as it was signed.
+fn thinking_refused(body: &Value) -> Option<String> {
+    if body["thinking"]["type"] != "enabled" {
+        return None;
+    }
+    let budget = body["thinking"]["budget_tokens"].as_u64().unwrap_or(0);
+    if budget < 1024 {
+        return Some("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".into());
+    }
+    if body["max_tokens"].as_u64().is_none_or(|max| max <= budget) {
+        return Some("`max_tokens` must be greater than `thinking.budget_tokens`".into());
+    }
+    if body.get("temperature").is_some_and(|t| t.as_f64() != Some(1.0)) || body.get("top_k").is_some() {
+        return Some("`temperature` and `top_k` may not be set when thinking is enabled".into());
+    }
+    if body.get("top_p").and_then(Value::as_f64).is_some_and(|p| p < 0.95) {
+        return Some("`top_p` must be at least 0.95 when thinking is enabled".into());
+    }
+    if matches!(body["tool_choice"]["type"].as_str(), Some("any" | "tool")) {
+        return Some("Thinking may not be enabled when tool_choice forces tool use.".into());
+    }
+    let messages = body["messages"].as_array()?;
+    let answers_a_tool = messages.last()?["content"].as_array().is_some_and(|b| b.iter().any(|b| b["type"] == "tool_result"));
+    let caller = messages.iter().rev().find(|m| m["role"] == "assistant")?;
+    let first = &caller["content"][0];
+    let signed = first["type"] == "thinking" && first["signature"] == THINKING_SIGNATURE && first["thinking"] == TOOL_THINKING;
+    (answers_a_tool && !signed)
+        .then(|| "messages: a final assistant message must start with a thinking block, as it was signed, when thinking is enabled".into())
+}
+
+/// `events` (one of Anthropic's replies) opening with a signed thinking block.
+fn with_thinking(mut events: Vec<String>) -> Vec<String> {
+    let event = |kind: &str, data: Value| format!("event: {kind}\ndata: {data}\n\n");
+    let delta = |delta: Value| event("content_block_delta", json!({ "type": "content_block_delta", "index": 0, "delta": delta }));
+    let block = [
+        event(
+            "content_block_start",
+            json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "thinking", "thinking": "", "signature": "" } }),
+        ),
+        delta(json!({ "type": "thinking_delta", "thinking": TOOL_THINKING })),
+        delta(json!({ "type": "signature_delta", "signature": THINKING_SIGNATURE })),
+        event("content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
+    ];
+    events.splice(1..1, block);
+    events
+}
+
 /// "Let me count." as reasoning, then "Four." as the answer, as the API streams reasoning apart.
 fn thinker_events(api: Api) -> Vec<String> {
     match api {
@@ -394,7 +456,7 @@ fn thinker_events(api: Api) -> Vec<String> {
                 ),
                 block_delta(0, json!({ "type": "thinking_delta", "thinking": "Let me " })),
                 block_delta(0, json!({ "type": "thinking_delta", "thinking": "count." })),
-                block_delta(0, json!({ "type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h" })),
+                block_delta(0, json!({ "type": "signature_delta", "signature": THINKING_SIGNATURE })),
                 event("content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
                 event(
                     "content_block_start",
