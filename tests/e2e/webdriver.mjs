@@ -241,5 +241,5 @@ async function call(base, method, path, body) {
   if (!res.ok || (json.value && json.value.error)) {
     throw new Error(`${method} ${path}: ${JSON.stringify(json.value ?? json)}`);
   }
-  return json.value ?? json;
+  return "value" in json ? json.value : json;
 }

@@ -154,7 +154,7 @@ export const FIELDS: Record<ParamKey, FieldInfo> = {
   },
   reasoningBudget: {
     label: 'Reasoning budget (tokens)',
-    help: "Reasoning models (a <think> block before the answer): -1 lets the model reason as long as it does; 0 asks it not to (a template with a thinking switch, as Qwen3's, is told; a block it opens anyway is closed at once); a number closes its reasoning after that many tokens, and it answers. The local model's, and a llama.cpp server's; not sent to OpenAI or Anthropic yet.",
+    help: "Reasoning models (a <think> block before the answer): -1 lets the model reason as long as it does; 0 asks it not to (a template with a thinking switch, as Qwen3's, is told; a block it opens anyway is closed at once); a number closes its reasoning after that many tokens, and it answers. OpenAI is sent an effort for it, Anthropic extended thinking with it (each provider's note says how).",
   },
   topProbs: {
     label: 'Alternatives kept per token',

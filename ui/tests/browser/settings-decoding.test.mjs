@@ -455,7 +455,7 @@ describe('Decoding settings panel', () => {
       await openSettings(page);
       const setting = page.getByTestId('setting-reasoningBudget');
       assert.equal((await setting.locator('label').textContent()).trim(), 'Reasoning budget (tokens)');
-      assert.match(await setting.locator('.help').textContent(), /-1 lets the model reason as long as it does; 0 asks it not to .* a llama\.cpp server's; not sent to OpenAI or Anthropic yet\.$/);
+      assert.match(await setting.locator('.help').textContent(), /-1 lets the model reason as long as it does; 0 asks it not to .* OpenAI is sent an effort for it, Anthropic extended thinking with it \(each provider's note says how\)\.$/);
       assert.match(await page.getByTestId('default-reasoningBudget').textContent(), /Default −1/);
       await checkWholeField(page, 'reasoningBudget', {
         shown: String(CONTRACT.samplingDefaults.reasoningBudget),

@@ -24,6 +24,9 @@ pub async fn generate_title<B: ChatBackend + ?Sized>(
     user: &str,
     reply: &str,
 ) -> Result<Option<String>, BackendError> {
+    // A reasoning model's reply is read by its answer (its reasoning, if that is all it wrote).
+    let parts = crate::split_reasoning(reply);
+    let reply = if parts.answer.trim().is_empty() { parts.reasoning.unwrap_or_default() } else { parts.answer };
     for (i, chars) in EXCERPT_CHARS.into_iter().enumerate() {
         let prompt = format!("{INSTRUCTION}\n\nUser: {}\n\nAssistant: {}", excerpt(user, chars), excerpt(reply, chars));
         match ask(backend, target.clone(), prompt).await {
@@ -36,7 +39,11 @@ pub async fn generate_title<B: ChatBackend + ?Sized>(
 
 async fn ask<B: ChatBackend + ?Sized>(backend: &B, target: ModelTarget, prompt: String) -> Result<Option<String>, BackendError> {
     let mut sampling = SamplingParams::greedy(TITLE_TOKENS);
-    sampling.stop = vec!["\n".into()];
+    // A local reasoning model titles without reasoning: its template is told, a block it opens is
+    // closed at once. (A remote model is sent no reasoning control: one that takes none refuses it.)
+    if matches!(target, ModelTarget::Local { .. }) {
+        sampling.reasoning_budget = 0;
+    }
     let mut request = ReplyRequest::new(vec![ChatMessage::new(Role::User, prompt)], sampling, CancelFlag::new());
     request.target = target;
     let mut stream = backend.start_aside(request)?;
@@ -46,7 +53,7 @@ async fn ask<B: ChatBackend + ?Sized>(backend: &B, target: ModelTarget, prompt: 
             GenEvent::Delta(delta) => text.push_str(&delta),
             GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
             GenEvent::Finished { reason: FinishReason::Cancelled, .. } => return Ok(None),
-            GenEvent::Finished { .. } => return Ok(clean_title(&text)),
+            GenEvent::Finished { .. } => return Ok(clean_title(crate::split_reasoning(&text).answer)),
             GenEvent::Failed(error) => return Err(error),
         }
     }

@@ -186,6 +186,13 @@ async fn load_settings_apply() {
     let off = reply(&engine, &question, budget(0), None).await;
     assert!(!off.text.contains("<think>") && off.stats.reasoning_tokens.is_none(), "{:?} {:?}", off.text, off.stats);
     assert_eq!(custom.stats.reasoning_tokens, None, "a reply that opened no block");
+    // A title is written without reasoning, from the reply's answer.
+    let titled = |reply: String| {
+        let engine = engine.clone();
+        async move { hearth_core::generate_title(&engine, hearth_core::ModelTarget::LOADED, "What is 2 + 2?", &reply).await.unwrap() }
+    };
+    let title = titled(capped.text.clone()).await;
+    assert!(title.as_deref().is_some_and(|t| !t.contains("think")), "{title:?}");
 
     // A template that drops past reasoning (as Qwen3's and DeepSeek-R1's do): the next turn's
     // prompt leaves the cache where the first reply began, so only that much is reused, and the
@@ -206,6 +213,9 @@ async fn load_settings_apply() {
     load(with_drops).await.unwrap();
     let fresh = reply(&engine, &turns, budget(3), None).await;
     assert_eq!((fresh.stats.cached_tokens, &fresh.text), (0, &second.text), "the same reply from an empty cache");
+    // A template that opens the block whatever it is told (no switch): closed at once for a title.
+    let title = titled(first.text.clone()).await;
+    assert!(title.as_deref().is_some_and(|t| !t.contains("think")), "{title:?}");
     load(base.clone()).await.unwrap();
     let own = reply(&engine, &user("Hi"), greedy(4), None).await;
     // The model's own template adds a system prompt and ChatML markers: many more tokens.
