@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { appUnderTest, nthReply, send, shot, sleep } from "./helpers.mjs";
 import { KEYS, Session } from "./webdriver.mjs";
 
-const ctx = appUnderTest("hearth-e2e-reasoning-");
+// In the dark theme (the providers test shows a remote model's reasoning in the light one).
+const ctx = appUnderTest("hearth-e2e-reasoning-", { env: { GTK_THEME: "Adwaita:dark" } });
 
 const TEMPLATE =
   "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n" +
@@ -35,6 +36,8 @@ test("a local model reasons where its template does: the budget offered, reasoni
   const session = await Session.open(ctx.driver.base, ctx.app);
   try {
     await session.waitFor('[data-testid="model-switcher"]', { accept: (t) => t.includes("SmolLM2") && !t.includes("Loading") });
+    const dark = await session.cmd("POST", "/execute/sync", { script: "return matchMedia('(prefers-color-scheme: dark)').matches", args: [] });
+    assert.equal(dark, true, "the window follows the dark system theme");
     await session.click(await session.waitFor('[data-testid="open-settings"]'));
     const greyed = await session.waitFor(`${BUDGET}[data-unsupported="true"]`);
     assert.match(await session.attribute(greyed, "title"), /chat template has no reasoning/);
