@@ -41,6 +41,38 @@ export async function sampleStream(page) {
 }
 
 /**
+ * Starts watching the next assistant reply before it is asked for (a reply written out of sight shows its typing
+ * dots for a few frames only, which a poll from outside the page can miss on a loaded machine). Returns `done()`:
+ * it resolves, once that reply has left "streaming", to the lengths its text went through, whether the dots showed,
+ * and its status.
+ */
+export async function watchNextReply(page) {
+  await page.evaluate(() => {
+    const bubbles = () => document.querySelectorAll('[data-testid="message"][data-role="assistant"]');
+    const before = bubbles().length;
+    window.__nextReply = new Promise((resolve) => {
+      const lengths = [];
+      let typing = false;
+      const started = performance.now();
+      const tick = () => {
+        const all = bubbles();
+        if (all.length > before) {
+          const last = all[all.length - 1];
+          typing ||= last.querySelector('[data-testid="typing"]') !== null;
+          const len = last.querySelector('[data-testid="message-content"]').textContent.length;
+          if (lengths.at(-1) !== len) lengths.push(len);
+          if (last.dataset.status !== 'streaming') return resolve({ lengths, typing, status: last.dataset.status });
+        }
+        if (performance.now() - started > 20_000) return resolve({ lengths, typing, status: 'timeout' });
+        requestAnimationFrame(tick);
+      };
+      tick();
+    });
+  });
+  return () => page.evaluate(() => window.__nextReply);
+}
+
+/**
  * Clicks `content`'s hostile links (the sanitizer left them no href to run) and checks what is left of model
  * Markdown there: no script, iframe or svg, no on* attribute, no javascript: link; its text matches `text`.
  */

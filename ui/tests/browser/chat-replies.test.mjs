@@ -16,7 +16,7 @@ import {
   waitForStatus,
   withApp,
 } from './harness.mjs';
-import { inSettings, sampleStream, text, waitForSave } from './chat-helpers.mjs';
+import { inSettings, text, waitForSave, watchNextReply } from './chat-helpers.mjs';
 
 useBrowser();
 
@@ -139,10 +139,11 @@ async function assertShownAsText(panel, text, dialogs) {
 /** Sends `question` in the open chat; its reply, `text`, arrives whole after the typing dots (no streaming). Returns it. */
 async function askWhole(page, question, text) {
   await page.getByTestId('composer').fill(question);
+  const done = await watchNextReply(page);
   await page.keyboard.press('Enter');
-  await lastAssistant(page).getByTestId('typing').waitFor();
-  const { lengths, status } = await sampleStream(page);
+  const { lengths, typing, status } = await done();
   assert.equal(status, 'complete');
+  assert.ok(typing, 'the typing dots while the reply is written out of sight');
   assert.equal(lengths.filter((n) => n > 0).length, 1, `no streaming: the reply arrives whole (lengths seen: ${lengths})`);
   const live = lastAssistant(page);
   assert.equal((await live.getByTestId('message-content').textContent()).trim(), text);
