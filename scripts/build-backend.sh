@@ -19,8 +19,8 @@
 # Vulkan needs glslc, the Vulkan headers and SPIR-V headers (Debian: glslc libvulkan-dev
 # spirv-headers); it runs on any vendor's driver and on Mesa's software lavapipe (the tests'
 # GPU: mesa-vulkan-drivers). Idempotent: a module built from the same source is kept.
-# `tests` builds, from one CMake build (ggml compiled once, ~10 CPU-minutes where three builds took
-# ~24), what `make test` runs beside Hearth: the Vulkan module the GPU tests load onto lavapipe
+# `tests` builds, from one CMake build (ggml compiled once; ~18 CPU-minutes, glslc's ~1,100
+# shaders near a third of them), what `make test` runs beside Hearth: the Vulkan module the GPU tests load onto lavapipe
 # (target/ggml-backends-vulkan), the RPC module and rpc-server the RPC tests use on loopback
 # (target/ggml-backends-rpc), and llama-server, the provider tests' OpenAI-compatible peer
 # (target/llama-server-tests/bin), its serving code at -O0. None of them has a CPU module of its

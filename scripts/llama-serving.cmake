@@ -10,7 +10,8 @@
 # and llama, which write the tokens. The engine calls one function of common,
 # json_schema_to_grammar, once per reply that has a JSON schema: at -O3 common was over half of the
 # engine's llama.cpp build (422 of ~800 CPU-seconds), at -O0 in one unit it takes 116. A peer that
-# only has to speak the wire format is built cheaply the same way.
+# only has to speak the wire format is built cheaply the same way, and so is cpp-httplib, which
+# common links for its downloads (the engine never calls them; 30-45 CPU-seconds at -O3).
 if(PROJECT_NAME STREQUAL "llama.cpp")
   if(NOT DEFINED HEARTH_SERVING_OPT)
     set(HEARTH_SERVING_OPT "$ENV{HEARTH_SERVING_OPT}")
@@ -18,7 +19,7 @@ if(PROJECT_NAME STREQUAL "llama.cpp")
   function(hearth_llama_serving)
     # (json.cpp and mtmd's helpers do not compile inside another file's unit.)
     foreach(target_and_files llama-common:json.cpp mtmd:mtmd-helper.cpp,mtmd-helper-gen.cpp
-                             server-context: llama-server-impl: llama-server:)
+                             server-context: llama-server-impl: llama-server: cpp-httplib:)
       string(REPLACE ":" ";" parts "${target_and_files}")
       list(GET parts 0 target)
       if(NOT TARGET ${target})

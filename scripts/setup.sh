@@ -66,14 +66,14 @@ if [ "$mode" = test ]; then
       target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models >/dev/null
   fi
   # What the tests run beside Hearth, from one build of llama.cpp (scripts/build-backend.sh tests,
-  # ~10 CPU-minutes): llama.cpp's own server, the real OpenAI-compatible peer of the provider
+  # ~18 CPU-minutes): llama.cpp's own server, the real OpenAI-compatible peer of the provider
   # tests; its Vulkan backend, which the GPU tests load onto lavapipe; its rpc-server with the RPC
   # module, which the RPC tests use on loopback. It may build in the background at the lowest
   # priority (HEARTH_LLAMA_SERVER_BUILD=background, as `make test` asks): it then takes only what
-  # the UI tests, the Rust build and the tests before theirs leave idle, and the tests that need
-  # its programs wait for it (on the build's lock). Its output then goes to
-  # target/test-backends.log. Its sources come first, once (the server's from a pinned sdist): a
-  # failed download shows here.
+  # the UI tests, the Rust build, the other tests and the end-to-end ones leave idle; the tests
+  # that need its programs run last (scripts/test.sh) and wait for it (on the build's lock). Its
+  # output then goes to target/test-backends.log. Its sources come first, once (the server's from
+  # a pinned sdist): a failed download shows here.
   scripts/build-llama-server.sh --sdist >/dev/null
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target

@@ -94,15 +94,20 @@ echo "(the build took $((SECONDS - rust_build_started)) s in all)"
 # The tests' llama.cpp programs (scripts/setup.sh started their build): the GPU tests' Vulkan
 # module, the RPC tests' module and rpc-server, and llama-server, the provider tests' peer; each
 # in a folder of its own beside a link to this build's CPU module, so that only the tests that
-# name a folder load what it holds. Their build may still be under way: the tests that need them
-# wait for it (hearth-testkit's llama_programs), so the tests before them run meanwhile and it
-# takes what they leave idle.
+# name a folder load what it holds. Their build takes only what the rest leaves idle (the Rust
+# tests and the end-to-end ones leave a third of the CPU), so the tests that need them run last:
+# the first pass below has them return at once (HEARTH_TEST_LLAMA_PROGRAMS=later), the last runs
+# them by name and waits for the build if it is still under way (hearth-testkit's llama_programs).
 export HEARTH_TEST_VULKAN_MODULES="$PWD/target/ggml-backends-vulkan" HEARTH_TEST_RPC_MODULES="$PWD/target/ggml-backends-rpc"
+llama_program_tests=(--test vulkan --test rpc --test peer)
 
 step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQLite)"
-cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES"
+HEARTH_TEST_LLAMA_PROGRAMS=later cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES"
 
 step "End to end: the real app in a WebKit webview, driven by tauri-driver under Xvfb"
-BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null # built by now; or builds them, if the background build failed
 HEARTH_UI_BUILT=1 scripts/e2e.sh
+
+step "Rust: beside llama.cpp's programs (Vulkan on lavapipe, RPC, llama-server as a peer)"
+BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null # built by now; or builds them, if the background build failed
+cargo test --workspace --features "$HEARTH_CARGO_FEATURES" "${llama_program_tests[@]}"
 step

@@ -38,17 +38,11 @@ fn config(id: &str, base_url: String) -> ProviderConfig {
 
 #[tokio::test]
 async fn llama_server_answers_through_the_openai_compatible_provider() {
+    let Some(llama_server) = hearth_testkit::llama_programs::llama_server() else { return };
     let model = model_path();
-    let server = peer::LlamaServer::start(
-        &hearth_testkit::llama_programs::llama_server(),
-        &model,
-        2,
-        N_CTX,
-        512,
-        &["--alias", REPO, "--api-key", PEER_KEY],
-    )
-    .await
-    .expect("llama-server starts");
+    let server = peer::LlamaServer::start(&llama_server, &model, 2, N_CTX, 512, &["--alias", REPO, "--api-key", PEER_KEY])
+        .await
+        .expect("llama-server starts");
     let tokenizer = hub::tokenizer_json_from_gguf(&model);
     let hub_files = [((REPO.to_owned(), "tokenizer.json".to_owned()), tokenizer)].into_iter().collect();
     let (hub_url, hub) = hub::start(hub::Hub { files: hub_files, ..Default::default() }).await;
@@ -139,7 +133,7 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     // call for `required` on SmolLM2: the question invites the call's tag instead.)
     let template = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/chatml-tools.jinja");
     let tools_server = peer::LlamaServer::start(
-        &hearth_testkit::llama_programs::llama_server(),
+        &llama_server,
         &model,
         1,
         N_CTX,
