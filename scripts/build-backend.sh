@@ -25,9 +25,10 @@
 # (target/ggml-backends-rpc), and llama-server, the provider tests' OpenAI-compatible peer
 # (target/llama-server-tests/bin), its serving code at -O0. None of them has a CPU module of its
 # own: each folder links to the one Cargo builds for Hearth's engine (target/ggml-backends), so
-# the peers compute as the engine does.
-# BACKEND_OPT=1 compiles its host code at -O1 (the tests' build: the work runs in the device's
-# shaders, and -O3 of ggml-vulkan.cpp alone takes minutes of a 2-core machine).
+# the peers compute as the engine does. It compiles at -O0: the Vulkan tests' work runs in
+# lavapipe's shaders, the peers' in that CPU module, and -O1 took a fifth more of the CPU.
+# BACKEND_OPT=N compiles the host code at -ON (default -O3; -O0 for `tests`). Either way,
+# vulkan-shaders-gen, which only runs glslc, compiles at -O0 (-O3 took a minute of CPU).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 backend="${1:?usage: scripts/build-backend.sh vulkan|cuda|rpc|rpc-server|tests [DIR]}"
@@ -54,6 +55,7 @@ flock 9
 src="$work/src"
 "$root/scripts/llama-source.sh" "$work/new-src" >/dev/null
 opt="${BACKEND_OPT:-3}"
+[ "$backend" = tests ] && opt="${BACKEND_OPT:-0}"
 made_from=$(cd "$work/new-src/llama.cpp" && { find . -type f -printf '%p %s\n' | sort; echo "-O$opt ${flags[*]} rpath 2"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$module" ] && [ "$(cat "$work/made-from" 2>/dev/null)" = "$made_from $backend" ]; then
   rm -rf "$work/new-src"
@@ -76,6 +78,9 @@ if start in text and made in text and "#if defined(VK_EXT_layer_settings)" not i
     text = text.replace(made, made + "#else\n    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions);\n#endif\n", 1)
     open(path, "w").write(text)
 PY
+  # vulkan-shaders-gen only runs glslc: its own project compiles at -O0 (its Release flags by default).
+  sed -i 's|-DCMAKE_BUILD_TYPE=$<CONFIG>$|-DCMAKE_BUILD_TYPE=$<CONFIG> -DCMAKE_CXX_FLAGS_RELEASE=-O0|' \
+    "$src/llama.cpp/ggml/src/ggml-vulkan/CMakeLists.txt"
 fi
 
 echo "building llama.cpp's $backend backend (minutes; the first Vulkan build compiles its shaders)…" >&2

@@ -81,9 +81,9 @@ if [ "$mode" = test ]; then
     # in make's session this build took half the CPU from the Rust build, in a session of its own
     # beside it. Its own session, lowered as a whole (the group's nice), takes only what is idle.
     setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec "$@"' idle-only \
-      env BACKEND_OPT=1 nice -n 19 scripts/build-backend.sh tests >target/test-backends.log 2>&1 </dev/null &
+      nice -n 19 scripts/build-backend.sh tests >target/test-backends.log 2>&1 </dev/null &
   else
-    BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null
+    scripts/build-backend.sh tests >/dev/null
   fi
   if ! command -v tauri-driver >/dev/null; then
     cargo install tauri-driver --locked --version 2.1.0

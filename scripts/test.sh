@@ -59,8 +59,9 @@ step "UI: production build (the app below embeds it)"
 npm --prefix ui run build
 
 # llama.cpp's `common` library, of which the engine uses one function, compiles at -O0 in one
-# unit (scripts/llama-serving.cmake).
-export CMAKE_PROJECT_INCLUDE="$PWD/scripts/llama-serving.cmake" HEARTH_SERVING_OPT=-O0
+# unit; llama and ggml-base at -O1, ggml-cpu, where the tests' compute runs, at -O3
+# (scripts/llama-serving.cmake).
+export CMAKE_PROJECT_INCLUDE="$PWD/scripts/llama-serving.cmake" HEARTH_SERVING_OPT=-O0 HEARTH_LLAMA_OPT=-O1
 
 # The Rust build runs beside the UI's checks and tests, which leave most of a core idle (Chromium
 # waits on the page as often as it works). In a session of its own it is a group of its own
@@ -108,6 +109,6 @@ step "End to end: the real app in a WebKit webview, driven by tauri-driver under
 HEARTH_UI_BUILT=1 scripts/e2e.sh
 
 step "Rust: beside llama.cpp's programs (Vulkan on lavapipe, RPC, llama-server as a peer)"
-BACKEND_OPT=1 scripts/build-backend.sh tests >/dev/null # built by now; or builds them, if the background build failed
+scripts/build-backend.sh tests >/dev/null # built by now; or builds them, if the background build failed
 cargo test --workspace --features "$HEARTH_CARGO_FEATURES" "${llama_program_tests[@]}"
 step

@@ -25,7 +25,7 @@ fn built() {
 fn must_exist(path: &Path) {
     assert!(
         path.exists(),
-        "{} is missing: run BACKEND_OPT=1 scripts/build-backend.sh tests (a build make test started in the background logs to target/test-backends.log)",
+        "{} is missing: run scripts/build-backend.sh tests (a build make test started in the background logs to target/test-backends.log)",
         path.display()
     );
 }
