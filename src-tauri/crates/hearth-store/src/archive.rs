@@ -81,31 +81,33 @@ pub enum ImportError {
     Store(#[from] StoreError),
 }
 
-#[derive(sqlx::FromRow)]
-struct ChatExportRow {
-    id: i64,
-    title: String,
-    title_source: String,
-    pinned: bool,
-    system_prompt: String,
-    model_target: Option<String>,
-    created_at: i64,
-    updated_at: i64,
-    current_leaf_id: Option<i64>,
+from_row! {
+    struct ChatExportRow {
+        id: i64,
+        title: String,
+        title_source: String,
+        pinned: bool,
+        system_prompt: String,
+        model_target: Option<String>,
+        created_at: i64,
+        updated_at: i64,
+        current_leaf_id: Option<i64>,
+    }
 }
 
-#[derive(sqlx::FromRow)]
-struct MessageExportRow {
-    id: i64,
-    parent_id: Option<i64>,
-    role: String,
-    content: String,
-    status: String,
-    model: Option<String>,
-    stats: Option<String>,
-    created_at: i64,
-    updated_at: i64,
-    tool: Option<String>,
+from_row! {
+    struct MessageExportRow {
+        id: i64,
+        parent_id: Option<i64>,
+        role: String,
+        content: String,
+        status: String,
+        model: Option<String>,
+        stats: Option<String>,
+        created_at: i64,
+        updated_at: i64,
+        tool: Option<String>,
+    }
 }
 
 impl Store {

@@ -4,6 +4,25 @@
 //! while it streams, so a crash loses at most one flush interval of text; on the next open, replies
 //! left `streaming` are marked `interrupted`.
 
+/// `sqlx::FromRow` for a struct, each field read from the column of its name, as sqlx's derive
+/// reads it. (The derive needs sqlx's macros crate, which compiles sqlx's SQLite driver a second
+/// time, for the build's host: half a minute of a 2-core machine's CPU on every fresh build.)
+macro_rules! from_row {
+    ($(#[$attr:meta])* $vis:vis struct $name:ident { $($(#[$doc:meta])* $fvis:vis $field:ident: $ty:ty,)* }) => {
+        $(#[$attr])*
+        $vis struct $name {
+            $($(#[$doc])* $fvis $field: $ty,)*
+        }
+
+        impl<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> for $name {
+            fn from_row(row: &'r sqlx::sqlite::SqliteRow) -> Result<Self, sqlx::Error> {
+                use sqlx::Row;
+                Ok(Self { $($field: row.try_get(stringify!($field))?,)* })
+            }
+        }
+    };
+}
+
 mod archive;
 mod error;
 mod header;

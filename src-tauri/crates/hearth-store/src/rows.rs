@@ -4,14 +4,15 @@ use hearth_core::{ChatSummary, MessageStatus, ModelTarget, ReplyStats, Role, Sto
 
 use crate::StoreError;
 
-#[derive(sqlx::FromRow)]
-pub struct ChatRow {
-    pub id: i64,
-    pub title: String,
-    pub updated_at: i64,
-    pub pinned: bool,
-    pub system_prompt: String,
-    pub model_target: Option<String>,
+from_row! {
+    pub struct ChatRow {
+        pub id: i64,
+        pub title: String,
+        pub updated_at: i64,
+        pub pinned: bool,
+        pub system_prompt: String,
+        pub model_target: Option<String>,
+    }
 }
 
 pub const CHAT_COLUMNS: &str = "id, title, updated_at, pinned, system_prompt, model_target";
@@ -41,21 +42,22 @@ impl From<ChatRow> for ChatSummary {
     }
 }
 
-#[derive(sqlx::FromRow)]
-pub struct MessageRow {
-    pub id: i64,
-    pub chat_id: i64,
-    pub role: String,
-    pub content: String,
-    pub status: String,
-    pub model: Option<String>,
-    pub stats: Option<String>,
-    pub created_at: i64,
-    pub parent_id: Option<i64>,
-    /// Comma-separated ids of the message and its siblings, oldest first.
-    pub siblings: String,
-    /// A tool message's record (JSON `ToolRun`); its role is stored as 'user'.
-    pub tool: Option<String>,
+from_row! {
+    pub struct MessageRow {
+        pub id: i64,
+        pub chat_id: i64,
+        pub role: String,
+        pub content: String,
+        pub status: String,
+        pub model: Option<String>,
+        pub stats: Option<String>,
+        pub created_at: i64,
+        pub parent_id: Option<i64>,
+        /// Comma-separated ids of the message and its siblings, oldest first.
+        pub siblings: String,
+        /// A tool message's record (JSON `ToolRun`); its role is stored as 'user'.
+        pub tool: Option<String>,
+    }
 }
 
 /// A message row with its siblings, selected `FROM messages AS m`.

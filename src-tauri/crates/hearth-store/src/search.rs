@@ -50,14 +50,15 @@ fn snippet_parts(marked: &str) -> Vec<SnippetPart> {
     parts
 }
 
-#[derive(sqlx::FromRow)]
-struct HitRow {
-    chat_id: i64,
-    chat_title: String,
-    message_id: i64,
-    role: String,
-    snippet: String,
-    created_at: i64,
+from_row! {
+    struct HitRow {
+        chat_id: i64,
+        chat_title: String,
+        message_id: i64,
+        role: String,
+        snippet: String,
+        created_at: i64,
+    }
 }
 
 /// Matches ranked, newest first. Ranking every match of a word found in nearly every message

@@ -1,9 +1,12 @@
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::Transaction;
-use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
@@ -14,7 +17,28 @@ use hearth_core::{
 use crate::StoreError;
 use crate::rows::{CHAT_COLUMNS, ChatRow, MESSAGE_COLUMNS, MessageRow};
 
-static MIGRATOR: Migrator = sqlx::migrate!("../../../migrations");
+/// The schema's migrations, `(version, description, SQL)`: migrations/*.sql, embedded by build.rs.
+const MIGRATIONS: &[(i64, &str, &str)] = include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+
+/// The migrations as sqlx's `migrate!` embeds them, without its macros crate (which compiles
+/// sqlx's SQLite driver a second time, for the build's host).
+#[derive(Debug)]
+struct EmbeddedMigrations;
+
+type Resolved = Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send>>;
+
+impl MigrationSource<'static> for EmbeddedMigrations {
+    fn resolve(self) -> Resolved {
+        let migrations = MIGRATIONS
+            .iter()
+            .map(|&(version, description, sql)| {
+                let no_tx = sql.starts_with("-- no-transaction");
+                Migration::new(version, description.into(), MigrationType::Simple, sql.into(), no_tx)
+            })
+            .collect();
+        Box::pin(std::future::ready(Ok(migrations)))
+    }
+}
 
 /// Longest automatic chat title, in characters.
 const TITLE_CHARS: usize = 60;
@@ -50,7 +74,8 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(|source| StoreError::opening(&shown, source))?;
-        MIGRATOR.run(&pool).await.map_err(|source| match source {
+        let migrator = Migrator::new(EmbeddedMigrations).await.map_err(|source| StoreError::Migrate { path: shown.clone(), source })?;
+        migrator.run(&pool).await.map_err(|source| match source {
             MigrateError::VersionMissing(version) => StoreError::NewerSchema { path: shown.clone(), version },
             MigrateError::Execute(source) => StoreError::opening(&shown, source),
             source => StoreError::Migrate { path: shown.clone(), source },
