@@ -106,7 +106,10 @@ step "Rust: every crate and the app on Tauri's mock runtime (real model, real SQ
 HEARTH_TEST_LLAMA_PROGRAMS=later cargo test --workspace --all-targets --features "$HEARTH_CARGO_FEATURES"
 
 step "End to end: the real app in a WebKit webview, driven by tauri-driver under Xvfb"
-HEARTH_UI_BUILT=1 scripts/e2e.sh
+# The provider test, whose peer is the programs' llama-server (it waits for their build), last.
+e2e_files=()
+for file in tests/e2e/*.test.mjs; do [ "$file" = tests/e2e/providers.test.mjs ] || e2e_files+=("$file"); done
+HEARTH_UI_BUILT=1 scripts/e2e.sh "${e2e_files[@]}" tests/e2e/providers.test.mjs
 
 step "Rust: beside llama.cpp's programs (Vulkan on lavapipe, RPC, llama-server as a peer)"
 scripts/build-backend.sh tests >/dev/null # built by now; or builds them, if the background build failed

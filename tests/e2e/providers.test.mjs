@@ -4,8 +4,9 @@
 // (hearth-testkit's fake_provider example), speaking OpenAI's wire format on 127.0.0.1.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
 
 import { addProvider, dataDirWith, chooseModel, fill, freePort, modelOf, nthReply, send, setMaxTokens, shot, startFake } from "./helpers.mjs";
 import { Session, startDriver } from "./webdriver.mjs";
@@ -35,7 +36,15 @@ async function startPeer() {
   throw new Error("llama-server did not start");
 }
 
+/** Returns once a build of the tests' llama.cpp programs under way (make test starts it in the
+ * background; llama-server is among them) has ended: `flock` waits for its lock. */
+function llamaProgramsBuilt() {
+  const lock = path.join(import.meta.dirname, "../../target/backend-build/tests/.lock");
+  if (fs.existsSync(lock)) execFileSync("flock", [lock, "true"]);
+}
+
 before(async () => {
+  llamaProgramsBuilt();
   for (const [name, file] of Object.entries({ app, model, llamaServer, fakeProvider })) {
     assert.ok(file && fs.existsSync(file), `${name} (${file}) must exist: run scripts/e2e.sh`);
   }
