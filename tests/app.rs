@@ -39,7 +39,7 @@ fn chat_through_ipc_with_the_real_model() {
     for command in hearth_shell::ipc::COMMANDS {
         // These take no arguments they could be refused for, and act: open the system's file
         // dialog, unload the model, forget the Hugging Face token.
-        if ["import_chats", "unload_model", "set_hub_token"].contains(command) {
+        if ["import_chats", "pick_attachments", "unload_model", "set_hub_token"].contains(command) {
             continue;
         }
         if let Err(e) = invoke(&window, command, json!({ "chatId": -1 })) {
@@ -61,8 +61,15 @@ fn chat_through_ipc_with_the_real_model() {
         Ok(())
     }));
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "What is the capital of France?".into(), channel, state.clone()))
-        .expect("the turn runs");
+    tauri::async_runtime::block_on(send_message(
+        handle.clone(),
+        chat_id,
+        "What is the capital of France?".into(),
+        Vec::new(),
+        channel,
+        state.clone(),
+    ))
+    .expect("the turn runs");
     let events = events.lock().unwrap().clone();
     let kinds = names(&events);
     assert_eq!(kinds[..2], ["userSaved", "replyStarted"]);
@@ -103,6 +110,7 @@ fn chat_through_ipc_with_the_real_model() {
             handle.clone(),
             chat_id,
             "Write a very long story about a dragon.".into(),
+            Vec::new(),
             channel,
             state.clone(),
         ))
@@ -130,6 +138,7 @@ fn chat_through_ipc_with_the_real_model() {
             handle.clone(),
             chat_id,
             "Write a very long story about a lighthouse.".into(),
+            Vec::new(),
             channel,
             state.clone(),
         ))
@@ -178,7 +187,15 @@ fn chat_through_ipc_with_the_real_model() {
     invoke(&window, "set_sampling", json!({ "params": params })).unwrap();
     assert_eq!(invoke(&window, "get_sampling", json!({})).unwrap()["current"]["maxTokens"], 3);
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Tell me about the sea.".into(), channel, state.clone())).unwrap();
+    tauri::async_runtime::block_on(send_message(
+        handle.clone(),
+        chat_id,
+        "Tell me about the sea.".into(),
+        Vec::new(),
+        channel,
+        state.clone(),
+    ))
+    .unwrap();
     let capped = events.lock().unwrap().last().unwrap()["data"]["message"].clone();
     assert_eq!(capped["stats"]["completionTokens"], 3, "{capped}");
 
@@ -241,13 +258,15 @@ fn chat_through_ipc_with_the_real_model() {
     let reloaded = invoke(&window, "reload_model", json!({})).unwrap();
     assert_eq!((reloaded["needsReload"].as_bool(), reloaded["model"]["nCtx"].as_u64()), (Some(false), Some(1024)));
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Hello again.".into(), channel, state.clone())).unwrap();
+    tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "Hello again.".into(), Vec::new(), channel, state.clone()))
+        .unwrap();
     let last = events.lock().unwrap().last().unwrap().clone();
     assert_eq!(last["event"], "finished", "{last}");
 
     // An empty message is rejected with words, before anything is saved.
     let (channel, _) = recording_channel();
-    let err = tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "  ".into(), channel, state.clone())).unwrap_err();
+    let err =
+        tauri::async_runtime::block_on(send_message(handle.clone(), chat_id, "  ".into(), Vec::new(), channel, state.clone())).unwrap_err();
     assert_eq!(err.kind, hearth_shell::ipc::IpcErrorKind::InvalidInput);
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": chat_id })).unwrap().as_array().unwrap().len(), 10);
 
@@ -262,7 +281,8 @@ fn chat_through_ipc_with_the_real_model() {
         assert_eq!(last["event"], "finished", "{last}");
         last["data"]["message"].clone()
     };
-    let first = run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), tree, "Name a colour.".into(), c, state.clone())));
+    let first =
+        run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), tree, "Name a colour.".into(), Vec::new(), c, state.clone())));
     let question_id = first["parentId"].as_i64().unwrap();
     // Regenerate: a sibling reply to the same question, and the path shows it.
     let again =
@@ -290,6 +310,7 @@ fn chat_through_ipc_with_the_real_model() {
             handle.clone(),
             invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap(),
             "Name a colour.".into(),
+            Vec::new(),
             c,
             {
                 invoke(&window, "set_sampling", json!({ "params": { "temperature": 0.0, "maxTokens": 16, "ignoreEos": true } })).unwrap();
@@ -379,6 +400,34 @@ fn chat_through_ipc_with_the_real_model() {
         let refused = tauri::async_runtime::block_on(compare_replies(whole_chat, whole_id, variants, channel, state.clone())).unwrap_err();
         assert!(refused.message.contains(words), "{refused:?}");
     }
+
+    // Attachments: a document read whole before the question, and from the chat's KV cache at
+    // the next turn (not read again); a binary file refused in words.
+    let attached = tempfile::tempdir().unwrap();
+    let document = attached.path().join("kettle.md");
+    std::fs::write(&document, "# The Kettle K-9\n\nThe Kettle K-9 holds 1.7 litres of water.\nIts secret code word is PELICAN.\n").unwrap();
+    let file = invoke(&window, "attach_file", json!({ "path": document })).unwrap();
+    assert_eq!((file["name"].as_str(), file["kind"].as_str(), file["bytes"].as_u64()), (Some("kettle.md"), Some("document"), Some(93)));
+    std::fs::write(attached.path().join("program.txt"), b"\x7FELF\x02\x01\x01\0\0\0").unwrap();
+    let refused = invoke(&window, "attach_file", json!({ "path": attached.path().join("program.txt") })).unwrap_err();
+    assert_eq!(
+        (refused["kind"].as_str(), refused["message"].as_str()),
+        (Some("file"), Some("program.txt looks like a binary file, not text"))
+    );
+    let reading = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
+    let files: Vec<hearth_core::Attachment> = serde_json::from_value(json!([file])).unwrap();
+    let ask = |question: &str, files: Vec<hearth_core::Attachment>| {
+        run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), reading, question.into(), files.clone(), c, state.clone())))
+    };
+    let answer = ask("What is the secret code word?", files.clone());
+    // (Greedy; the tiny model names what only the document says.)
+    assert!(answer["content"].as_str().unwrap().contains("K-9"), "{answer}");
+    let saved = invoke(&window, "list_messages", json!({ "chatId": reading })).unwrap();
+    assert_eq!((&saved[0]["content"], &saved[0]["attachments"]), (&json!("What is the secret code word?"), &json!([file])));
+    let read_once = answer["stats"]["promptTokens"].as_u64().unwrap();
+    assert!(read_once > 40, "the document was read: {answer}");
+    let next = ask("Thanks.", Vec::new());
+    assert!(next["stats"]["cachedTokens"].as_u64().unwrap() >= read_once, "the document was read again: {next}");
 
     // Chats: system prompt reaches the model, rename, pin, search, delete.
     let prompted = invoke(&window, "set_system_prompt", json!({ "chatId": tree, "prompt": "Answer only with the word banana." })).unwrap();

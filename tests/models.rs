@@ -103,6 +103,7 @@ fn search_download_load_and_chat_through_ipc() {
         app.handle().clone(),
         chat,
         "Say hello.".into(),
+        Vec::new(),
         channel,
         state.clone(),
     ))
@@ -177,7 +178,8 @@ fn search_download_load_and_chat_through_ipc() {
     assert_eq!(opened(chat).unwrap(), None, "already loaded");
     // A turn whose model is not loaded goes at once: its model loads first, said on its events.
     let (channel, events) = recording_channel();
-    block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), other_chat, "Hi.".into(), channel, state.clone())).unwrap();
+    block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), other_chat, "Hi.".into(), Vec::new(), channel, state.clone()))
+        .unwrap();
     assert_loaded_first(&events.lock().unwrap(), other.to_str().unwrap(), "other");
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], other.to_str().unwrap(), "its model answered");
     // The first chat's model, left for the other, stays in memory (within the default budget).
@@ -196,7 +198,8 @@ fn search_download_load_and_chat_through_ipc() {
     // A turn there is refused before anything is saved, its error about the chat's model.
     let (channel, events) = recording_channel();
     let error =
-        block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), gone_chat, "Hi?".into(), channel, state.clone())).unwrap_err();
+        block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), gone_chat, "Hi?".into(), Vec::new(), channel, state.clone()))
+            .unwrap_err();
     assert_eq!((error.kind, error.field.as_deref()), (hearth_shell::ipc::IpcErrorKind::File, Some("model")), "{}", error.message);
     assert!(events.lock().unwrap().is_empty(), "no event: nothing started");
     assert_eq!(invoke(&window, "list_messages", json!({ "chatId": gone_chat })).unwrap(), json!([]));
@@ -219,7 +222,8 @@ fn search_download_load_and_chat_through_ipc() {
     assert!(block_on(state.unload_if_idle(Duration::ZERO)));
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap(), Value::Null);
     let (channel, events) = recording_channel();
-    block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), chat, "Hi again.".into(), channel, state.clone())).unwrap();
+    block_on(hearth_shell::ipc::chat::send_message(app.handle().clone(), chat, "Hi again.".into(), Vec::new(), channel, state.clone()))
+        .unwrap();
     assert_loaded_first(&events.lock().unwrap(), &path, &stem);
     assert_eq!(invoke(&window, "active_model", json!({})).unwrap()["path"], path.as_str());
 

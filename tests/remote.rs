@@ -24,7 +24,8 @@ use hearth_shell::ipc::chat::send_message;
 /// Sends `text` in `chat` and returns the turn's last event (`finished` or `failed`).
 fn send(app: &tauri::AppHandle<MockRuntime>, chat: i64, text: &str) -> Value {
     let (channel, events) = recording_channel();
-    tauri::async_runtime::block_on(send_message(app.clone(), chat, text.into(), channel, app.state::<AppState>())).expect("the turn runs");
+    tauri::async_runtime::block_on(send_message(app.clone(), chat, text.into(), Vec::new(), channel, app.state::<AppState>()))
+        .expect("the turn runs");
     events.lock().unwrap().last().cloned().unwrap()
 }
 

@@ -1,11 +1,14 @@
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State};
+use tauri_plugin_dialog::DialogExt;
+use tokio::sync::oneshot;
 use ts_rs::TS;
 
+use hearth_attach::Limits;
 use hearth_core::{
-    ChatId, ChatSummary, ColumnEvent, HistoryStore, MessageId, SamplingParams, SearchHit, StoredMessage, TokenProbs, Turn, TurnError,
-    TurnEvent,
+    Attachment, ChatId, ChatSummary, ColumnEvent, HistoryStore, MessageId, SamplingParams, SearchHit, StoredMessage, TokenProbs, Turn,
+    TurnError, TurnEvent,
 };
 
 use hearth_app::ModelLoading;
@@ -138,10 +141,30 @@ command! {
         app: AppHandle<R>,
         chat_id: ChatId,
         content: String,
+        attachments: Vec<Attachment>,
         on_event: Channel<ChatEvent>,
         state: State<'_, AppState>,
     ) -> Result<(), IpcError> {
-        run_turn(&app, &state, chat_id, Turn::Send { content: &content }, &on_event).await
+        run_turn(&app, &state, chat_id, Turn::Send { content: &content, attachments: &attachments }, &on_event).await
+    }
+}
+
+command! {
+    /// Reads the file at `path` for the message being written and stores its content; what
+    /// `send_message` is given to carry it. Refused in words: not text, too large, encrypted, ….
+    pub async fn attach_file(path: String, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
+        Ok(hearth_app::attachments::attach_file(&state.store, path.into(), Limits::default()).await?)
+    }
+}
+
+command! {
+    /// Asks for files to attach in the system's open dialog; their paths, none when cancelled.
+    pub async fn pick_attachments<R: Runtime>(app: AppHandle<R>) -> Result<Vec<String>, IpcError> {
+        let (tx, rx) = oneshot::channel();
+        app.dialog().file().set_title("Attach files").pick_files(move |paths| {
+            let _ = tx.send(paths.unwrap_or_default().into_iter().filter_map(|p| p.into_path().ok()).collect::<Vec<_>>());
+        });
+        Ok(rx.await.unwrap_or_default().into_iter().map(|p| p.display().to_string()).collect())
     }
 }
 

@@ -6,6 +6,8 @@ pub const COMMANDS: &[&str] = &[
     "create_chat",
     "list_messages",
     "send_message",
+    "attach_file",
+    "pick_attachments",
     "stop_generation",
     "answer_tool_call",
     "prefill_draft",

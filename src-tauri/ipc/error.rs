@@ -1,6 +1,7 @@
 use serde::Serialize;
 use ts_rs::TS;
 
+use hearth_app::attachments::AttachFailure;
 use hearth_app::{ChatModelError, LoadError, SettingsError};
 use hearth_core::{BackendError, FieldError, ProviderError, SamplingError, TurnError};
 use hearth_engine::EngineError;
@@ -160,6 +161,15 @@ impl From<StoreError> for IpcError {
             _ => IpcErrorKind::Store,
         };
         IpcError::new(kind, e)
+    }
+}
+
+impl From<AttachFailure> for IpcError {
+    fn from(e: AttachFailure) -> Self {
+        match e {
+            AttachFailure::File(e) => IpcError::new(IpcErrorKind::File, e),
+            AttachFailure::Store(e) => e.into(),
+        }
     }
 }
 

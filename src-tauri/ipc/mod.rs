@@ -47,6 +47,8 @@ register! {
     chat::create_chat,
     chat::list_messages,
     chat::send_message,
+    chat::attach_file,
+    chat::pick_attachments,
     chat::stop_generation,
     chat::answer_tool_call,
     chat::prefill_draft,

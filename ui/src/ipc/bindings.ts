@@ -3,6 +3,18 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 
+export type Attachment = { hash: string, name: string, kind: AttachmentKind, 
+/**
+ * The file's size in bytes.
+ */
+bytes: number, 
+/**
+ * How many characters of text the model reads from it.
+ */
+chars: number, };
+
+export type AttachmentKind = "document";
+
 export type AvailableUpdate = { version: string, currentVersion: string, 
 /**
  * The release notes, as plain text.
@@ -827,7 +839,12 @@ tool: ToolRun | null,
 /**
  * The calls an assistant reply wrote, read from its text (`read_calls`), in order.
  */
-toolCalls: Array<WrittenCall>, };
+toolCalls: Array<WrittenCall>, 
+/**
+ * The files a user message carries, in the order attached (the model reads their text
+ * before the message's own).
+ */
+attachments: Array<Attachment>, };
 
 export type Strategy = "sampling" | "consensus" | "beam";
 
@@ -923,7 +940,16 @@ export const commands = {
    * Sends a user message and streams the reply over `on_event`. Resolves once the reply has
    * finished or failed; rejects only if nothing could be started (e.g. an empty message).
    */
-  sendMessage: (chatId: number, content: string, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('send_message', { chatId, content, onEvent: new Channel<ChatEvent>(onEvent) }),
+  sendMessage: (chatId: number, content: string, attachments: Array<Attachment>, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('send_message', { chatId, content, attachments, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
+   * Reads the file at `path` for the message being written and stores its content; what
+   * `send_message` is given to carry it. Refused in words: not text, too large, encrypted, ….
+   */
+  attachFile: (path: string): Promise<Attachment> => invoke<Attachment>('attach_file', { path }),
+  /**
+   * Asks for files to attach in the system's open dialog; their paths, none when cancelled.
+   */
+  pickAttachments: (): Promise<Array<string>> => invoke<Array<string>>('pick_attachments'),
   /**
    * Stops the reply being written in the chat, or the tool running (or waiting to be allowed).
    */

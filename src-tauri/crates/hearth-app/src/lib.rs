@@ -4,6 +4,7 @@
 //! same rules headless, so a chat behaves the same in both.
 
 pub mod agent;
+pub mod attachments;
 mod chat_model;
 pub mod log_file;
 pub mod model_memory;

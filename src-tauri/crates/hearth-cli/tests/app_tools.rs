@@ -63,7 +63,7 @@ fn start_turn_with(
     let (tx, rx) = mpsc::unbounded_channel();
     let (app, text) = (app.clone(), text.to_owned());
     let turn = tokio::spawn(async move {
-        app.turn_with_tools(chat, Turn::Send { content: &text }, sampling, first, |e| drop(tx.send(e))).await.expect("the turn runs")
+        app.turn_with_tools(chat, Turn::send(&text), sampling, first, |e| drop(tx.send(e))).await.expect("the turn runs")
     });
     (turn, rx)
 }

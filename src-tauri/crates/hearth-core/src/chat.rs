@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{ModelTarget, ReplyStats, ToolRun, WrittenCall};
+use crate::{Attachment, ModelTarget, ReplyStats, ToolRun, WrittenCall};
 
 pub type ChatId = i64;
 pub type MessageId = i64;
@@ -138,6 +138,10 @@ pub struct StoredMessage {
     /// The calls an assistant reply wrote, read from its text (`read_calls`), in order.
     #[serde(default)]
     pub tool_calls: Vec<WrittenCall>,
+    /// The files a user message carries, in the order attached (the model reads their text
+    /// before the message's own).
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
 }
 
 impl StoredMessage {

@@ -3,6 +3,7 @@
 //!
 //! This crate knows nothing of Tauri, SQL or llama.cpp.
 
+mod attachment;
 mod backend;
 mod cache;
 mod chat;
@@ -24,6 +25,7 @@ mod tool_stream;
 mod tools;
 mod transfer;
 
+pub use attachment::{Attachment, AttachmentKind, DocumentTexts, MAX_ATTACHMENTS, with_documents};
 pub use backend::{
     BackendError, BeamHypothesis, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE,
     PromptSource, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,

@@ -30,12 +30,14 @@ impl WindowPace for FixedPace {
 }
 
 use crate::{
-    BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, ModelTarget,
-    OfferedTools, ReasoningClock, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs, ToolResult,
-    ToolRun,
+    Attachment, BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, DocumentTexts, FinishReason, GenEvent, MAX_ATTACHMENTS,
+    MessageId, MessageStatus, ModelTarget, OfferedTools, ReasoningClock, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams,
+    StoredMessage, TokenProbs, ToolResult, ToolRun, with_documents,
 };
 
 mod plan;
+
+use plan::Question;
 
 /// The most settings one comparison answers with (the local engine writes four replies at once).
 pub const MAX_COMPARED: usize = 4;
@@ -69,6 +71,19 @@ pub trait HistoryStore: Send + Sync + 'static {
         model: Option<&str>,
     ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
 
+    /// Adds a user message carrying `attachments` (stored before, by hash) after `parent`, and
+    /// puts it on the path on show.
+    fn append_question(
+        &self,
+        chat: ChatId,
+        parent: Option<MessageId>,
+        content: &str,
+        attachments: &[Attachment],
+    ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
+
+    /// The text of each stored document among `hashes` (one not stored is missing from the map).
+    fn document_texts(&self, hashes: &[&str]) -> impl Future<Output = Result<DocumentTexts, Self::Error>> + Send;
+
     /// Adds a tool's result after `parent` (the reply that called it, or the result before it),
     /// with its call's record, and puts it on the path on show.
     fn append_tool_result(
@@ -97,9 +112,10 @@ pub trait HistoryStore: Send + Sync + 'static {
 /// What a turn does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Turn<'a> {
-    /// A new user message after the path on show, and a reply to it.
-    Send { content: &'a str },
-    /// A new version of user message `message` (its sibling), and a reply to it.
+    /// A new user message after the path on show, carrying `attachments`, and a reply to it.
+    Send { content: &'a str, attachments: &'a [Attachment] },
+    /// A new version of user message `message` (its sibling, with the same attachments), and a
+    /// reply to it.
     Edit { message: MessageId, content: &'a str },
     /// Another reply beside `reply`, to the same user message.
     Regenerate { reply: MessageId },
@@ -112,6 +128,13 @@ pub enum Turn<'a> {
     /// The results of the calls `reply` wrote, saved after it in order, and the reply that reads
     /// them (an agent loop's next round).
     ToolResults { reply: MessageId, results: &'a [ToolResult] },
+}
+
+impl<'a> Turn<'a> {
+    /// A new user message without files.
+    pub fn send(content: &'a str) -> Self {
+        Turn::Send { content, attachments: &[] }
+    }
 }
 
 /// What a caller sees of a turn while it runs.
@@ -211,7 +234,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         sampling: SamplingParams,
         on_event: impl FnMut(TurnEvent) + Send,
     ) -> Result<StoredMessage, TurnError> {
-        self.run(chat, Turn::Send { content }, sampling, on_event).await
+        self.run(chat, Turn::send(content), sampling, on_event).await
     }
 
     /// Lets the backend read ahead while the user types `draft` in `chat` (see
@@ -226,7 +249,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let history = store.messages(chat).await.map_err(boxed)?;
         let system = store.system_prompt(chat).await.map_err(boxed)?;
-        let mut messages = conversation(&system, &history);
+        let mut messages = self.conversation(&system, &history, None).await?;
         messages.push(ChatMessage::new(Role::User, draft));
         let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
         request.target = store.chat_target(chat).await.map_err(boxed)?;
@@ -258,10 +281,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         tools: Option<OfferedTools>,
         mut on_event: impl FnMut(TurnEvent) + Send,
     ) -> Result<StoredMessage, TurnError> {
-        if let Turn::Send { content } | Turn::Edit { content, .. } = turn_kind
-            && content.trim().is_empty()
-        {
-            return Err(TurnError::InvalidInput("the message is empty".into()));
+        if let Turn::Send { attachments, .. } = turn_kind {
+            check_attachments(attachments)?;
         }
         sampling.validate().map_err(|e| TurnError::InvalidInput(e.to_string()))?;
         let turn = ActiveTurn::register(&self.active, chat)?;
@@ -274,6 +295,12 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             futures_util::try_join!(self.plan(chat, turn_kind), async { store.system_prompt(chat).await.map_err(boxed) }, async {
                 store.chat_target(chat).await.map_err(boxed)
             },)?;
+        if let Some(question) = &plan.user
+            && question.content.trim().is_empty()
+            && question.attachments.is_empty()
+        {
+            return Err(TurnError::InvalidInput("the message is empty".into()));
+        }
         let mut history = plan.history;
         let parent_before = history.last().map(|m| m.id);
         let mut continued = plan.continued;
@@ -287,10 +314,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         if let Some(partial) = &continued {
             history.push(partial.clone());
         }
-        let mut messages = conversation(&system, &history);
-        if let Some((_, content)) = plan.user {
-            messages.push(ChatMessage::new(Role::User, content));
-        }
+        let mut messages = self.conversation(&system, &history, plan.user.as_ref()).await?;
         messages.extend(plan.results.iter().map(|r| ChatMessage::new(Role::Tool, r.content.clone())));
         let mut request = ReplyRequest::new(messages, sampling, turn.flag.clone());
         request.tools = tools;
@@ -303,8 +327,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         // The user's message is saved while the engine reads it, and whether or not the backend
         // took the request (nothing the user wrote is lost); before any of the reply is shown.
         let reply_parent = match plan.user {
-            Some((parent, content)) => {
-                let user = store.append_message(chat, parent, Role::User, content, MessageStatus::Complete, None).await.map_err(boxed)?;
+            Some(question) => {
+                let saved = store.append_question(chat, question.parent, question.content, &question.attachments);
+                let user = saved.await.map_err(boxed)?;
                 on_event(TurnEvent::UserSaved(Box::new(user.clone())));
                 Some(user.id)
             }
@@ -354,7 +379,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let plan = self.plan(chat, Turn::Regenerate { reply }).await?;
         let parent = plan.history.last().map(|m| m.id);
-        let messages = conversation(&store.system_prompt(chat).await.map_err(boxed)?, &plan.history);
+        let messages = self.conversation(&store.system_prompt(chat).await.map_err(boxed)?, &plan.history, None).await?;
         let target = store.chat_target(chat).await.map_err(boxed)?;
         let on_event = Mutex::new(on_event);
         let on_event = &on_event;
@@ -527,14 +552,47 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     }
 }
 
-/// The messages a backend should see: the chat's system prompt, then the history but replies
-/// that produced no text.
-fn conversation(system: &str, history: &[StoredMessage]) -> Vec<ChatMessage> {
-    let system = (!system.trim().is_empty()).then(|| ChatMessage::new(Role::System, system));
-    system
-        .into_iter()
-        .chain(history.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())).map(StoredMessage::to_chat_message))
-        .collect()
+impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
+    /// The messages a backend should see: the chat's system prompt, then the history but replies
+    /// that produced no text, then the new `question` if any; each user message with its
+    /// documents (a new question's document no longer stored is refused).
+    async fn conversation(
+        &self,
+        system: &str,
+        history: &[StoredMessage],
+        question: Option<&Question<'_>>,
+    ) -> Result<Vec<ChatMessage>, TurnError> {
+        let attached = question.map_or(&[][..], |q| &q.attachments[..]);
+        let hashes: Vec<&str> = history.iter().flat_map(|m| &m.attachments).chain(attached).map(|a| a.hash.as_str()).collect();
+        let texts = match hashes.is_empty() {
+            true => DocumentTexts::new(),
+            false => self.store.document_texts(&hashes).await.map_err(|e| TurnError::Store(Box::new(e)))?,
+        };
+        if let Some(missing) = attached.iter().find(|a| !texts.contains_key(&a.hash)) {
+            return Err(TurnError::InvalidInput(format!("{} is no longer stored; attach it again", missing.name)));
+        }
+        let system = (!system.trim().is_empty()).then(|| ChatMessage::new(Role::System, system));
+        let history = history.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())).map(|m| {
+            let mut message = m.to_chat_message();
+            if !m.attachments.is_empty() {
+                message.content = with_documents(&m.content, &m.attachments, &texts);
+            }
+            message
+        });
+        let question = question.map(|q| ChatMessage::new(Role::User, with_documents(q.content, &q.attachments, &texts)));
+        Ok(system.into_iter().chain(history).chain(question).collect())
+    }
+}
+
+/// A new question's files: at most `MAX_ATTACHMENTS`, each a stored content's hash.
+fn check_attachments(attachments: &[Attachment]) -> Result<(), TurnError> {
+    if attachments.len() > MAX_ATTACHMENTS {
+        return Err(TurnError::InvalidInput(format!("a message carries at most {MAX_ATTACHMENTS} files, not {}", attachments.len())));
+    }
+    match attachments.iter().find(|a| !Attachment::is_hash(&a.hash)) {
+        Some(bad) => Err(TurnError::InvalidInput(format!("{} is not a stored attachment", bad.name))),
+        None => Ok(()),
+    }
 }
 
 /// Marks a chat as generating for as long as it lives; dropping it (turn over, or the caller gave

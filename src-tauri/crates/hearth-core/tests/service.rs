@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_core::{
-    BackendError, ChatService, FinishReason, MessageStatus, OfferedTools, Role, SamplingParams, StoredMessage, ToolChoice, ToolResult,
-    ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, WrittenCall,
+    Attachment, AttachmentKind, BackendError, ChatService, FinishReason, MAX_ATTACHMENTS, MessageStatus, OfferedTools, Role,
+    SamplingParams, StoredMessage, ToolChoice, ToolResult, ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, WrittenCall,
 };
 use hearth_testkit::{MemoryStore, ScriptedBackend, Step};
 use tokio::time::Instant;
@@ -241,7 +241,7 @@ async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_the
         choice: ToolChoice::Auto,
         parallel: true,
     };
-    let caller = f.service.run_with_tools(CHAT, Turn::Send { content: "Kettle?" }, SamplingParams::default(), Some(tools.clone()), |_| {});
+    let caller = f.service.run_with_tools(CHAT, Turn::send("Kettle?"), SamplingParams::default(), Some(tools.clone()), |_| {});
     let caller = caller.await.unwrap();
     assert_eq!(caller.tool_calls, [WrittenCall { name: "find_item".into(), arguments: r#"{"item":"kettle"}"#.into() }]);
 
@@ -313,4 +313,50 @@ async fn a_reply_is_saved_with_the_time_it_reasoned() {
     f.backend.then(vec![Step::text(300, "No block."), Step::Finish(FinishReason::EndOfTurn)]);
     let plain = send(&f, "Again?", &Seen::default()).await.unwrap();
     assert_eq!(plain.stats.and_then(|s| s.reasoning_ms), None, "a reply without reasoning has no time of it");
+}
+
+#[tokio::test(start_paused = true)]
+async fn attached_documents_are_read_whole_before_the_question_at_every_turn() {
+    let f = fixture();
+    let hash = "ab".repeat(32);
+    f.store.keep_document(&hash, "The kettle holds 1.7 litres.");
+    let file = Attachment { hash: hash.clone(), name: "kettle.md".into(), kind: AttachmentKind::Document, bytes: 28, chars: 28 };
+    f.backend.then(words(1, 10)).then(words(1, 10)).then(words(1, 10)).then(words(1, 10));
+    let attached = [file.clone()];
+    let seen = Seen::default();
+    // A file alone is a question; its text is what the model reads, the message keeps its own.
+    let reply = f.service.run(CHAT, Turn::Send { content: "", attachments: &attached }, SamplingParams::default(), seen.record());
+    reply.await.unwrap();
+    let TurnEvent::UserSaved(user) = &seen.events()[0] else { panic!("{:?}", seen.events()) };
+    assert_eq!((user.content.as_str(), user.attachments.clone()), ("", vec![file.clone()]));
+    let document = "<document name=\"kettle.md\">\nThe kettle holds 1.7 litres.\n</document>\n\n";
+    assert_eq!(f.backend.asked()[0].messages.last().unwrap().content, document);
+    // The next question reads it again as the same text, so its tokens stay cached.
+    send(&f, "How much?", &Seen::default()).await.unwrap();
+    let asked: Vec<_> = f.backend.asked()[1].messages.iter().map(|m| m.content.clone()).collect();
+    assert_eq!(asked, ["Be brief.", document, "w0 ", "How much?"]);
+    // An edit keeps the files of the message it stands beside.
+    let edited = f.service.run(CHAT, Turn::Edit { message: user.id, content: "Sum it up." }, SamplingParams::default(), |_| {});
+    edited.await.unwrap();
+    assert_eq!(f.backend.asked()[2].messages.last().unwrap().content, format!("{document}Sum it up."));
+    assert_eq!(f.store.path(CHAT)[0].attachments, std::slice::from_ref(&file));
+
+    // A file no longer stored, too many files, and a name that is no hash are refused before
+    // anything is saved.
+    let gone = Attachment { hash: "cd".repeat(32), name: "gone.pdf".into(), ..file.clone() };
+    let forged = Attachment { hash: "../../etc/passwd".into(), name: "passwd".into(), ..file.clone() };
+    let many = vec![file.clone(); MAX_ATTACHMENTS + 1];
+    let saved = f.store.path(CHAT).len();
+    for (files, expected) in [
+        (vec![gone], "gone.pdf is no longer stored; attach it again"),
+        (vec![forged], "passwd is not a stored attachment"),
+        (many, "a message carries at most 16 files, not 17"),
+    ] {
+        let refused = f.service.run(CHAT, Turn::Send { content: "Read it.", attachments: &files }, SamplingParams::default(), |_| {});
+        let Err(TurnError::InvalidInput(why)) = refused.await else { panic!("{expected}: accepted") };
+        assert_eq!(why, expected);
+    }
+    assert_eq!(f.store.path(CHAT).len(), saved);
+    let empty = f.service.run(CHAT, Turn::send(" "), SamplingParams::default(), |_| {}).await;
+    assert!(matches!(empty, Err(TurnError::InvalidInput(why)) if why == "the message is empty"));
 }

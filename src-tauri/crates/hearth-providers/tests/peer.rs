@@ -93,7 +93,7 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     let greedy = SamplingParams::greedy(24);
     let mut streamed = String::new();
     let first = service
-        .run(chat, Turn::Send { content: "What is the capital of France?" }, greedy.clone(), |e| {
+        .run(chat, Turn::send("What is the capital of France?"), greedy.clone(), |e| {
             if let hearth_core::TurnEvent::Delta(d) = e {
                 streamed.push_str(&d);
             }
@@ -122,7 +122,7 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     assert_eq!(branched.parent_id, first.parent_id);
 
     // The server keeps its own KV cache across turns: the second prompt reuses the first.
-    let second = service.run(chat, Turn::Send { content: "And of Italy?" }, greedy.clone(), |_| {}).await.unwrap();
+    let second = service.run(chat, Turn::send("And of Italy?"), greedy.clone(), |_| {}).await.unwrap();
     let stats = second.stats.unwrap();
     assert!(stats.cached_tokens > 0, "the peer reused its cache: {stats:?}");
 
@@ -158,17 +158,11 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     };
     let mut streamed = String::new();
     let caller = service
-        .run_with_tools(
-            tool_chat,
-            Turn::Send { content: "<tool_call> find_item kettle" },
-            SamplingParams::greedy(64),
-            Some(tools.clone()),
-            |e| {
-                if let hearth_core::TurnEvent::Delta(d) = e {
-                    streamed.push_str(&d);
-                }
-            },
-        )
+        .run_with_tools(tool_chat, Turn::send("<tool_call> find_item kettle"), SamplingParams::greedy(64), Some(tools.clone()), |e| {
+            if let hearth_core::TurnEvent::Delta(d) = e {
+                streamed.push_str(&d);
+            }
+        })
         .await
         .unwrap();
     assert_eq!(caller.content, streamed);
@@ -209,17 +203,17 @@ async fn llama_server_answers_through_the_openai_compatible_provider() {
     let mut rolling = greedy.clone();
     rolling.overflow = OverflowPolicy::RollingWindow;
     for _ in 0..3 {
-        service.run(chat, Turn::Send { content: &long }, rolling.clone(), |_| {}).await.unwrap();
+        service.run(chat, Turn::send(&long), rolling.clone(), |_| {}).await.unwrap();
     }
-    let trimmed = service.run(chat, Turn::Send { content: "Thanks!" }, rolling, |_| {}).await.unwrap();
+    let trimmed = service.run(chat, Turn::send("Thanks!"), rolling, |_| {}).await.unwrap();
     assert!(trimmed.stats.unwrap().dropped_messages > 0);
-    let refused = service.run(chat, Turn::Send { content: "Again?" }, greedy, |_| {}).await;
+    let refused = service.run(chat, Turn::send("Again?"), greedy, |_| {}).await;
     assert!(matches!(refused, Err(TurnError::Backend { error: BackendError::ContextOverflow { n_ctx: N_CTX, .. }, .. })), "{refused:?}");
 
     // The real server's own 401, in a new chat.
     let chat = store.create_chat().await.unwrap().id;
     store.set_chat_target(chat, &ModelTarget::Remote { provider: "peer-badkey".into(), model: REPO.into() }).await.unwrap();
-    let denied = service.run(chat, Turn::Send { content: "Hello?" }, SamplingParams::greedy(8), |_| {}).await;
+    let denied = service.run(chat, Turn::send("Hello?"), SamplingParams::greedy(8), |_| {}).await;
     let Err(TurnError::Backend { error: BackendError::Provider(ProviderError::Unauthorized { detail, .. }), .. }) = denied else {
         panic!("{denied:?}")
     };

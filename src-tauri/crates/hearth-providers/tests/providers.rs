@@ -321,11 +321,11 @@ async fn a_broken_reply_keeps_its_text_and_a_refused_one_the_question() {
     let chat = store.create_chat().await.unwrap().id;
 
     store.set_chat_target(chat, &ModelTarget::Remote { provider: "openai".into(), model: "echo".into() }).await.unwrap();
-    let reply = service.run(chat, Turn::Send { content: "first" }, SamplingParams::default(), |_| {}).await.unwrap();
+    let reply = service.run(chat, Turn::send("first"), SamplingParams::default(), |_| {}).await.unwrap();
     assert_eq!((reply.content.as_str(), reply.model.as_deref()), ("You said: first", Some("echo (openai)")));
 
     store.set_chat_target(chat, &ModelTarget::Remote { provider: "anthropic".into(), model: "cut".into() }).await.unwrap();
-    let failed = service.run(chat, Turn::Send { content: "second" }, SamplingParams::default(), |_| {}).await;
+    let failed = service.run(chat, Turn::send("second"), SamplingParams::default(), |_| {}).await;
     let Err(TurnError::Backend { error: BackendError::Provider(ProviderError::StreamCut { .. }), reply: Some(partial) }) = failed else {
         panic!("{failed:?}")
     };
@@ -339,7 +339,7 @@ async fn a_broken_reply_keeps_its_text_and_a_refused_one_the_question() {
     // question, and saves it all the same.
     store.set_chat_target(chat, &ModelTarget::Remote { provider: "nokey".into(), model: "echo".into() }).await.unwrap();
     let mut events = Vec::new();
-    let refused = service.run(chat, Turn::Send { content: "third" }, SamplingParams::default(), |e| events.push(e)).await;
+    let refused = service.run(chat, Turn::send("third"), SamplingParams::default(), |e| events.push(e)).await;
     let Err(TurnError::Backend { error: BackendError::Provider(ProviderError::NoKey { .. }), reply: None }) = refused else {
         panic!("{refused:?}")
     };
@@ -364,7 +364,7 @@ async fn a_burst_of_events_reaches_the_window_in_a_few_paced_deltas() {
             deltas.push((std::time::Instant::now(), text));
         }
     };
-    let reply = service.run(chat, Turn::Send { content: long.trim() }, SamplingParams::default(), on_event).await.unwrap();
+    let reply = service.run(chat, Turn::send(long.trim()), SamplingParams::default(), on_event).await.unwrap();
     let shown: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(shown, reply.content, "every word reaches the window, in order");
     assert!(deltas.len() < 30, "{} deltas for one burst", deltas.len());
@@ -401,7 +401,7 @@ async fn both_apis_call_a_tool_and_read_its_result() {
         let sampling = SamplingParams { reasoning_budget, ..SamplingParams::default() };
         let chat = store.create_chat().await.unwrap().id;
         store.set_chat_target(chat, &ModelTarget::Remote { provider: provider.into(), model: "tool-caller".into() }).await.unwrap();
-        let caller = service.run_with_tools(chat, Turn::Send { content: "Kettle?" }, sampling.clone(), Some(tools.clone()), |_| {});
+        let caller = service.run_with_tools(chat, Turn::send("Kettle?"), sampling.clone(), Some(tools.clone()), |_| {});
         let caller = caller.await.unwrap();
         let signature = caller.stats.as_ref().and_then(|s| s.reasoning_signature.as_deref());
         assert_eq!(signature, thinks.then_some(fake::THINKING_SIGNATURE), "{provider} {reasoning_budget}");
@@ -457,7 +457,7 @@ async fn a_remote_reasoning_streams_into_the_reply_and_is_not_sent_back() {
         store.set_chat_target(chat, &ModelTarget::Remote { provider: provider.into(), model: "thinker".into() }).await.unwrap();
         let mut shown = String::new();
         let first = service
-            .run(chat, Turn::Send { content: "Two and two?" }, SamplingParams::default(), |event| {
+            .run(chat, Turn::send("Two and two?"), SamplingParams::default(), |event| {
                 if let TurnEvent::Delta(delta) = event {
                     shown.push_str(&delta);
                 }
@@ -471,7 +471,7 @@ async fn a_remote_reasoning_streams_into_the_reply_and_is_not_sent_back() {
         assert!(stats.reasoning_ms.is_some(), "{provider}: the time it reasoned");
         assert_eq!(stats.reasoning_tokens, reasoning_tokens, "{provider}");
 
-        service.run(chat, Turn::Send { content: "And three?" }, SamplingParams::default(), |_| {}).await.unwrap();
+        service.run(chat, Turn::send("And three?"), SamplingParams::default(), |_| {}).await.unwrap();
         let sent = record.requests.lock().unwrap().last().cloned().unwrap();
         let earlier: Vec<&serde_json::Value> = sent["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").collect();
         assert_eq!(earlier.len(), 1, "{provider}: {sent}");

@@ -3,14 +3,18 @@
 //! settings. Ids inside an archive are the message's place in its chat (1, 2, …), so exporting
 //! what was imported gives the same archive.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use hearth_core::{
-    ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams, SettingsScope, SkippedChat, ToolRun,
+    Attachment, AttachmentKind, ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams,
+    SettingsScope, SkippedChat, ToolRun,
 };
 
 use crate::rows::{CHAT_COLUMNS, ChatRow};
@@ -19,8 +23,9 @@ use crate::{Store, StoreError};
 /// Names the format, so a stray JSON file is refused in words.
 pub const FORMAT: &str = "hearth-chats";
 /// Bumped when a change would make older Hearths misread an archive.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 // 2: tool messages (`role: "tool"` with their `tool` record).
+// 3: attached files (`attachments` on messages, their contents in the chat's `files`).
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,6 +56,20 @@ pub struct ArchivedChat {
     pub settings: Option<Value>,
     /// Parents before children.
     pub messages: Vec<ArchivedMessage>,
+    /// The contents of the files its messages carry, by hash.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, ArchivedFile>,
+}
+
+/// An attached file's content in an archive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedFile {
+    pub kind: AttachmentKind,
+    /// The file's bytes, in base64.
+    pub data: String,
+    /// What a model reads of it.
+    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,6 +87,9 @@ pub struct ArchivedMessage {
     /// A tool message's record of its call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<ToolRun>,
+    /// A user message's files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// The whole file could not be imported.
@@ -107,6 +129,7 @@ from_row! {
         created_at: i64,
         updated_at: i64,
         tool: Option<String>,
+        attachments: Option<String>,
     }
 }
 
@@ -134,7 +157,7 @@ impl Store {
 
     async fn export_chat(&self, chat: ChatExportRow) -> Result<ArchivedChat, StoreError> {
         let rows: Vec<MessageExportRow> = sqlx::query_as(
-            "SELECT id, parent_id, role, content, status, model, stats, created_at, updated_at, tool
+            "SELECT id, parent_id, role, content, status, model, stats, created_at, updated_at, tool, attachments
              FROM messages WHERE chat_id = ? ORDER BY id",
         )
         .bind(chat.id)
@@ -152,8 +175,16 @@ impl Store {
                     Role::User if tool.is_some() => Role::Tool,
                     role => role,
                 };
+                let attachments: Vec<Attachment> = r
+                    .attachments
+                    .as_deref()
+                    .map(serde_json::from_str)
+                    .transpose()
+                    .map_err(|_| invalid(r.id, "unreadable attachments"))?
+                    .unwrap_or_default();
                 Ok(ArchivedMessage {
                     id: place[&r.id],
+                    attachments,
                     parent: r
                         .parent_id
                         .map(|p| place.get(&p).copied().ok_or_else(|| invalid(r.id, "parent in another chat")))
@@ -170,7 +201,17 @@ impl Store {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let settings = self.setting(&SettingsScope::Chat { id: chat.id }.key()).await?;
+        let mut files = BTreeMap::new();
+        for attachment in messages.iter().flat_map(|m| &m.attachments) {
+            if !files.contains_key(&attachment.hash)
+                && let Some(content) = self.attachment(&attachment.hash).await?
+            {
+                let file = ArchivedFile { kind: content.kind, data: BASE64.encode(&content.data), text: content.text };
+                files.insert(attachment.hash.clone(), file);
+            }
+        }
         Ok(ArchivedChat {
+            files,
             title: chat.title,
             title_source: chat.title_source,
             pinned: chat.pinned,
@@ -237,14 +278,24 @@ impl Store {
         .bind(chat.updated_at)
         .fetch_one(&mut *tx)
         .await?;
+        for (hash, file) in &chat.files {
+            let data = BASE64.decode(&file.data).map_err(|e| StoreError::InvalidRow(e.to_string()))?;
+            sqlx::query("INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, 'document', ?, ?, ?) ON CONFLICT (hash) DO NOTHING")
+                .bind(hash)
+                .bind(data)
+                .bind(&file.text)
+                .bind(crate::store::now_ms())
+                .execute(&mut *tx)
+                .await?;
+        }
         let mut new_ids: HashMap<u32, i64> = HashMap::new();
         for m in &chat.messages {
             // A reply that was streaming when exported cannot be streaming here.
             let status = if m.status == MessageStatus::Streaming { MessageStatus::Interrupted } else { m.status };
             let stats = m.stats.as_ref().map(serde_json::to_string).transpose().map_err(|e| StoreError::InvalidRow(e.to_string()))?;
             let new_id: i64 = sqlx::query_scalar(
-                "INSERT INTO messages (chat_id, parent_id, role, content, status, model, stats, created_at, updated_at, tool)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "INSERT INTO messages (chat_id, parent_id, role, content, status, model, stats, created_at, updated_at, tool, attachments)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             )
             .bind(id)
             .bind(m.parent.map(|p| new_ids[&p]))
@@ -257,6 +308,7 @@ impl Store {
             .bind(m.created_at)
             .bind(m.updated_at)
             .bind(m.tool.as_ref().map(|t| serde_json::to_string(t).expect("tool record serializes")))
+            .bind((!m.attachments.is_empty()).then(|| serde_json::to_string(&m.attachments).expect("attachments serialize")))
             .fetch_one(&mut *tx)
             .await?;
             new_ids.insert(m.id, new_id);
@@ -312,6 +364,17 @@ fn validate(chat: &ArchivedChat) -> Result<(), String> {
         if (m.role == Role::Tool) != m.tool.is_some() {
             return Err(format!("message {} is a tool's result without its record, or a record without a tool's result", m.id));
         }
+        if let Some(file) = m.attachments.iter().find(|a| !chat.files.contains_key(&a.hash)) {
+            return Err(format!("message {} carries {}, whose content is not in the file", m.id, file.name));
+        }
+    }
+    // A content is stored under its hash and shared by every message that carries the same file:
+    // one that is not what its hash says would stand in for that file in other chats.
+    for (hash, file) in &chat.files {
+        let data = BASE64.decode(&file.data).map_err(|_| format!("the content of attached file {hash} is not base64"))?;
+        if !Attachment::is_hash(hash) || hex_sha256(&data) != *hash {
+            return Err(format!("the content of attached file {hash} is not what its hash says"));
+        }
     }
     if let Some(leaf) = chat.current_leaf
         && !seen.contains(&leaf)
@@ -348,4 +411,9 @@ fn valid_settings(value: &Value) -> Result<String, String> {
     let params: SamplingParams = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
     params.validate().map_err(|e| e.to_string())?;
     Ok(value.to_string())
+}
+
+/// A content's name in the store: its SHA-256, lowercase hex.
+pub fn hex_sha256(data: &[u8]) -> String {
+    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -24,6 +24,7 @@ macro_rules! from_row {
 }
 
 mod archive;
+mod attachments;
 mod error;
 mod header;
 mod markdown;
@@ -31,7 +32,8 @@ mod rows;
 mod search;
 mod store;
 
-pub use archive::{Archive, ArchivedChat, ArchivedMessage, ImportError};
+pub use archive::{Archive, ArchivedChat, ArchivedFile, ArchivedMessage, ImportError, hex_sha256};
+pub use attachments::StoredContent;
 pub use error::StoreError;
 pub use markdown::to_markdown;
 pub use search::fts_query;

@@ -1,6 +1,6 @@
 //! Database rows and their conversion to domain types.
 
-use hearth_core::{ChatSummary, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, ToolRun, written_calls};
+use hearth_core::{Attachment, ChatSummary, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, ToolRun, written_calls};
 
 use crate::StoreError;
 
@@ -57,11 +57,14 @@ from_row! {
         pub siblings: String,
         /// A tool message's record (JSON `ToolRun`); its role is stored as 'user'.
         pub tool: Option<String>,
+        /// A user message's files (JSON `[Attachment]`).
+        pub attachments: Option<String>,
     }
 }
 
 /// A message row with its siblings, selected `FROM messages AS m`.
-pub const MESSAGE_COLUMNS: &str = "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id, m.tool,
+pub const MESSAGE_COLUMNS: &str =
+    "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id, m.tool, m.attachments,
     (SELECT group_concat(s.id, ',' ORDER BY s.id) FROM messages AS s
       WHERE s.chat_id = m.chat_id AND s.parent_id IS m.parent_id) AS siblings";
 
@@ -84,6 +87,10 @@ impl TryFrom<MessageRow> for StoredMessage {
             Some(json) => Some(serde_json::from_str::<ReplyStats>(json).map_err(|_| invalid("unreadable stats"))?),
             None => None,
         };
+        let attachments = match &r.attachments {
+            Some(json) => serde_json::from_str::<Vec<Attachment>>(json).map_err(|_| invalid("unreadable attachments"))?,
+            None => Vec::new(),
+        };
         let siblings = r.siblings.split(',').map(str::parse).collect::<Result<Vec<i64>, _>>();
         let siblings = siblings.map_err(|_| invalid("unreadable siblings"))?;
         Ok(StoredMessage {
@@ -99,6 +106,7 @@ impl TryFrom<MessageRow> for StoredMessage {
             stats,
             tool,
             tool_calls,
+            attachments,
         })
     }
 }

@@ -10,8 +10,8 @@ use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Mig
 use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
-    ChatId, ChatSummary, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope, StoredMessage, TokenProbs,
-    ToolRun,
+    Attachment, ChatId, ChatSummary, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope,
+    StoredMessage, TokenProbs, ToolRun,
 };
 
 use crate::StoreError;
@@ -84,6 +84,12 @@ impl Store {
         let interrupted = store.mark_interrupted().await.map_err(|e| StoreError::opening(&shown, e))?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "replies left streaming by a crash were marked interrupted");
+        }
+        match store.forget_unused_attachments(crate::attachments::UNSENT_KEPT).await {
+            Ok(0) => {}
+            Ok(forgotten) => tracing::info!(forgotten, "attached files no message carries were removed"),
+            // Only space is lost.
+            Err(e) => tracing::warn!(error = %e, "could not remove attached files no message carries"),
         }
         Ok(store)
     }
@@ -341,12 +347,37 @@ impl HistoryStore for Store {
         status: MessageStatus,
         model: Option<&str>,
     ) -> Result<StoredMessage, StoreError> {
-        self.insert_message(chat, parent, role, content, status, model, None).await
+        self.insert_message(chat, parent, role, content, status, model, Extra::None).await
+    }
+
+    async fn append_question(
+        &self,
+        chat: ChatId,
+        parent: Option<MessageId>,
+        content: &str,
+        attachments: &[Attachment],
+    ) -> Result<StoredMessage, StoreError> {
+        self.insert_message(chat, parent, Role::User, content, MessageStatus::Complete, None, Extra::Attachments(attachments)).await
+    }
+
+    async fn document_texts(&self, hashes: &[&str]) -> Result<DocumentTexts, StoreError> {
+        let mut texts = DocumentTexts::new();
+        for hash in hashes {
+            if texts.contains_key(*hash) {
+                continue;
+            }
+            let text: Option<String> = sqlx::query_scalar("SELECT text FROM attachments WHERE hash = ? AND kind = 'document'")
+                .bind(hash)
+                .fetch_optional(&self.pool)
+                .await?;
+            texts.extend(text.map(|text| (hash.to_string(), text)));
+        }
+        Ok(texts)
     }
 
     /// Adds a tool's result after `parent`, with its call's record.
     async fn append_tool_result(&self, chat: ChatId, parent: MessageId, content: &str, run: &ToolRun) -> Result<StoredMessage, StoreError> {
-        self.insert_message(chat, Some(parent), Role::Tool, content, MessageStatus::Complete, None, Some(run)).await
+        self.insert_message(chat, Some(parent), Role::Tool, content, MessageStatus::Complete, None, Extra::Tool(run)).await
     }
 
     /// Saves a reply's text so far and its status; `stats` only once it has finished.
@@ -450,6 +481,13 @@ async fn lock_history(path: &Path, shown: &str) -> Result<std::fs::File, StoreEr
     }
 }
 
+/// What a message carries besides its text: a tool result's record, or a question's files.
+enum Extra<'a> {
+    None,
+    Tool(&'a ToolRun),
+    Attachments(&'a [Attachment]),
+}
+
 impl Store {
     /// Adds a message; a tool's result is kept as the user's turn (what the model reads it as)
     /// with its record beside it.
@@ -462,8 +500,14 @@ impl Store {
         content: &str,
         status: MessageStatus,
         model: Option<&str>,
-        tool: Option<&ToolRun>,
+        extra: Extra<'_>,
     ) -> Result<StoredMessage, StoreError> {
+        let (tool, attachments) = match extra {
+            Extra::None => (None, None),
+            Extra::Tool(run) => (Some(serde_json::to_string(run).expect("tool record serializes")), None),
+            Extra::Attachments([]) => (None, None),
+            Extra::Attachments(files) => (None, Some(serde_json::to_string(files).expect("attachments serialize"))),
+        };
         let now = now_ms();
         let mut tx = self.write_transaction().await?;
         if let Some(parent) = parent {
@@ -474,15 +518,16 @@ impl Store {
             }
         }
         let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO messages (chat_id, parent_id, role, content, status, model, tool, created_at, updated_at)
-             SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM chats WHERE id = ? RETURNING id",
+            "INSERT INTO messages (chat_id, parent_id, role, content, status, model, tool, attachments, created_at, updated_at)
+             SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM chats WHERE id = ? RETURNING id",
         )
         .bind(parent)
         .bind(if role == Role::Tool { Role::User.as_str() } else { role.as_str() })
         .bind(content)
         .bind(status.as_str())
         .bind(model)
-        .bind(tool.map(|t| serde_json::to_string(t).expect("tool record serializes")))
+        .bind(tool)
+        .bind(attachments)
         .bind(now)
         .bind(now)
         .bind(chat)

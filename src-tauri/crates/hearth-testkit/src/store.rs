@@ -4,7 +4,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use hearth_core::{ChatId, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, TokenProbs, ToolRun};
+use hearth_core::{
+    Attachment, ChatId, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, TokenProbs,
+    ToolRun,
+};
 use tokio::time::Instant;
 
 /// Why a read or write failed: what a full disk says, or what was not found.
@@ -38,6 +41,8 @@ struct Chats {
     leaf: HashMap<ChatId, Option<MessageId>>,
     system: HashMap<ChatId, String>,
     tokens: HashMap<MessageId, Vec<TokenProbs>>,
+    /// Attached documents' texts by hash.
+    documents: DocumentTexts,
     writes: Vec<Write>,
     /// The next this many writes fail; `u32::MAX`: every write (a full disk).
     failing: u32,
@@ -51,6 +56,11 @@ pub struct MemoryStore {
 impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps a document's text under `hash`, as attaching a file stores it.
+    pub fn keep_document(&self, hash: &str, text: &str) {
+        self.chats.lock().unwrap().documents.insert(hash.to_owned(), text.to_owned());
     }
 
     /// A new empty chat.
@@ -190,10 +200,30 @@ impl HistoryStore for MemoryStore {
             siblings: Vec::new(),
             tool: None,
             tool_calls: Vec::new(),
+            attachments: Vec::new(),
         };
         chats.messages.push(message.clone());
         chats.leaf.insert(chat, Some(id));
         Ok(chats.with_siblings(&message))
+    }
+
+    async fn append_question(
+        &self,
+        chat: ChatId,
+        parent: Option<MessageId>,
+        content: &str,
+        attachments: &[Attachment],
+    ) -> Result<StoredMessage, StoreFault> {
+        let message = self.append_message(chat, parent, Role::User, content, MessageStatus::Complete, None).await?;
+        let mut chats = self.chats.lock().unwrap();
+        let stored = chats.messages.iter_mut().find(|m| m.id == message.id).expect("just added");
+        stored.attachments = attachments.to_vec();
+        Ok(StoredMessage { attachments: attachments.to_vec(), ..message })
+    }
+
+    async fn document_texts(&self, hashes: &[&str]) -> Result<DocumentTexts, StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        Ok(hashes.iter().filter_map(|h| chats.documents.get(*h).map(|text| (h.to_string(), text.clone()))).collect())
     }
 
     async fn append_tool_result(&self, chat: ChatId, parent: MessageId, content: &str, run: &ToolRun) -> Result<StoredMessage, StoreFault> {

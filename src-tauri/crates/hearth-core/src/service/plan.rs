@@ -2,13 +2,13 @@
 //! to add, or the unfinished reply to write on (continued, or branched at a token).
 
 use super::{ChatService, HistoryStore, TurnError};
-use crate::{ChatBackend, ChatId, MessageId, MessageStatus, Role, StoredMessage, TokenProbs, ToolResult, Turn};
+use crate::{Attachment, ChatBackend, ChatId, MessageId, MessageStatus, Role, StoredMessage, TokenProbs, ToolResult, Turn};
 
 /// What a turn starts from: the history before the reply, a user message to add (after which
 /// parent), or an unfinished reply to write on.
 pub(super) struct Plan<'a> {
     pub history: Vec<StoredMessage>,
-    pub user: Option<(Option<MessageId>, &'a str)>,
+    pub user: Option<Question<'a>>,
     pub continued: Option<StoredMessage>,
     /// The tokens kept so far of the reply written on (a continued or branched one).
     pub tokens: Vec<TokenProbs>,
@@ -16,6 +16,13 @@ pub(super) struct Plan<'a> {
     pub branch: Option<Branch>,
     /// Tool results to save after the history (which ends with the reply that called).
     pub results: &'a [ToolResult],
+}
+
+/// A user message to add: after `parent`, its text and files.
+pub(super) struct Question<'a> {
+    pub parent: Option<MessageId>,
+    pub content: &'a str,
+    pub attachments: Vec<Attachment>,
 }
 
 pub(super) struct Branch {
@@ -40,15 +47,16 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             Ok(message)
         };
         Ok(match turn {
-            Turn::Send { content } => {
+            Turn::Send { content, attachments } => {
                 let history = store.messages(chat).await.map_err(boxed)?;
-                let parent = history.last().map(|m| m.id);
-                Plan { history, user: Some((parent, content)), continued: None, tokens: Vec::new(), branch: None, results: &[] }
+                let user = Question { parent: history.last().map(|m| m.id), content, attachments: attachments.to_vec() };
+                Plan { history, user: Some(user), continued: None, tokens: Vec::new(), branch: None, results: &[] }
             }
             Turn::Edit { message, content } => {
                 let original = in_chat(message, Role::User).await?;
                 let history = history_before(&original).await?;
-                Plan { history, user: Some((original.parent_id, content)), continued: None, tokens: Vec::new(), branch: None, results: &[] }
+                let user = Question { parent: original.parent_id, content, attachments: original.attachments };
+                Plan { history, user: Some(user), continued: None, tokens: Vec::new(), branch: None, results: &[] }
             }
             Turn::Regenerate { reply } => {
                 let original = in_chat(reply, Role::Assistant).await?;

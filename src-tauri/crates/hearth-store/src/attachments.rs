@@ -1,0 +1,64 @@
+//! Attached files' contents, stored once each (by the SHA-256 of their bytes) and referred to by
+//! the messages that carry them (`messages.attachments`).
+
+use std::time::Duration;
+
+use hearth_core::AttachmentKind;
+
+use crate::store::now_ms;
+use crate::{Store, StoreError};
+
+/// How long a content no message refers to is kept: one attached while a message is written
+/// (not yet sent) must survive a restart in between.
+pub const UNSENT_KEPT: Duration = Duration::from_secs(24 * 3600);
+
+/// An attached file's content as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredContent {
+    pub kind: AttachmentKind,
+    /// The file as attached.
+    pub data: Vec<u8>,
+    /// What a model reads of it.
+    pub text: String,
+}
+
+impl Store {
+    /// Keeps a file's content under `hash` (the SHA-256 of `data`, lowercase hex); a content
+    /// stored before is kept as it was.
+    pub async fn keep_attachment(&self, hash: &str, content: &StoredContent) -> Result<(), StoreError> {
+        let kind = match content.kind {
+            AttachmentKind::Document => "document",
+        };
+        sqlx::query("INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING")
+            .bind(hash)
+            .bind(kind)
+            .bind(&content.data)
+            .bind(&content.text)
+            .bind(now_ms())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// The content stored under `hash`, if any.
+    pub async fn attachment(&self, hash: &str) -> Result<Option<StoredContent>, StoreError> {
+        let row: Option<(Vec<u8>, String)> =
+            sqlx::query_as("SELECT data, text FROM attachments WHERE hash = ?").bind(hash).fetch_optional(self.pool()).await?;
+        Ok(row.map(|(data, text)| StoredContent { kind: AttachmentKind::Document, data, text }))
+    }
+
+    /// Removes the contents no message refers to that were stored more than `age` ago (at open,
+    /// `UNSENT_KEPT`); returns how many.
+    pub async fn forget_unused_attachments(&self, age: Duration) -> Result<u64, StoreError> {
+        let before = now_ms() - age.as_millis() as i64;
+        let done = sqlx::query(
+            "DELETE FROM attachments WHERE created_at <= ? AND hash NOT IN (
+                 SELECT json_extract(file.value, '$.hash') FROM messages, json_each(messages.attachments) AS file
+                 WHERE messages.attachments IS NOT NULL)",
+        )
+        .bind(before)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected())
+    }
+}
