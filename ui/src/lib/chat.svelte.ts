@@ -12,6 +12,8 @@ import type {
   TokenProbs,
 } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
+import { DraftAttachments } from './attachments.svelte';
+import { draftSendable } from './attachments';
 import { animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
@@ -72,6 +74,8 @@ export class ChatStore {
   ready = $state(false);
   loadingMessages = $state(false);
   draft = $state('');
+  /** The files the draft carries (the composer's chips). */
+  readonly attachments: DraftAttachments;
   editing = $state<Editing | null>(null);
   error = $state<string | null>(null);
   /** The kind of the IPC error in `error`, when it was one (the banner offers what to do about some). */
@@ -86,7 +90,11 @@ export class ChatStore {
   generatingHere = $derived(this.generating !== null && this.generating.chatId === this.activeChatId);
   /** One turn at a time: the backend answers `busy` to a second one. */
   busy = $derived(this.generating !== null);
-  canSend = $derived(this.draft.trim().length > 0 && this.generating === null);
+
+  /** The draft has text or files, all of them read, and no turn runs. */
+  get canSend(): boolean {
+    return draftSendable(this.draft, this.attachments.items) && this.generating === null;
+  }
 
   /** Loads each chat's model as it opens and before its turns. */
   models: ChatModels = NO_CHAT_MODELS;
@@ -100,6 +108,7 @@ export class ChatStore {
 
   constructor(api: HearthApi, frames: FrameScheduler = animationFrames, timers: Timers = browserTimers) {
     this.#api = api;
+    this.attachments = new DraftAttachments(api);
     this.#readAhead = new DraftReadAhead((draft, stillTyping) => this.#prefillDraft(draft, stillTyping), timers);
     this.#turns = new TurnRunner(this, api, frames, (chatId, refresh) => this.#loadMessages(chatId, refresh));
   }
@@ -241,10 +250,9 @@ export class ChatStore {
     return true;
   }
 
-  /** Send the draft to the active chat (creating one if none). Resolves when the call ended. */
+  /** Send the draft and its files to the active chat (creating one if none). Resolves when the call ended. */
   async send(): Promise<boolean> {
-    const content = this.draft.trim();
-    if (!content || this.generating !== null) return false;
+    if (!this.canSend) return false;
 
     let chatId = this.activeChatId;
     if (chatId === null) {
@@ -252,8 +260,9 @@ export class ChatStore {
       if (!chat) return false;
       chatId = chat.id;
     }
+    const content = this.draft.trim();
     this.draft = '';
-    return this.#runTurn(chatId, { kind: 'send', content });
+    return this.#runTurn(chatId, { kind: 'send', content, attachments: this.attachments.take() });
   }
 
   startEdit(messageId: number): void {
@@ -265,11 +274,13 @@ export class ChatStore {
     this.editing = null;
   }
 
-  /** Send the edited text as a new version of its message, and stream a reply to it. */
+  /** Send the edited text as a new version of its message (its files kept), and stream a reply to it. */
   async saveEdit(): Promise<boolean> {
     const editing = this.editing;
-    const content = editing?.text.trim();
-    if (!editing || !content || this.activeChatId === null || this.generating !== null) return false;
+    if (!editing || this.activeChatId === null || this.generating !== null) return false;
+    const content = editing.text.trim();
+    // A message with files may lose its text: its new version keeps them.
+    if (!content && !this.#find(editing.messageId)?.attachments.length) return false;
     this.editing = null;
     return this.#runTurn(this.activeChatId, { kind: 'edit', messageId: editing.messageId, content });
   }

@@ -146,12 +146,15 @@ export class TurnRunner {
     }
   }
 
-  /** Nothing was saved: put back the path and what the user typed. */
+  /** Nothing was saved: put back the path, and what the user typed and attached. */
   #undo(stream: Stream, before: StoredMessage[]): void {
     const { turn, chatId } = stream;
     const chat = this.#chat;
     if (chat.activeChatId === chatId) chat.messages = before;
-    if (turn.kind === 'send' && chat.draft === '') chat.draft = turn.content;
+    if (turn.kind === 'send') {
+      if (chat.draft === '') chat.draft = turn.content;
+      chat.attachments.restore(turn.attachments);
+    }
     if (turn.kind === 'edit' && chat.activeChatId === chatId && chat.editing === null) {
       chat.editing = { messageId: turn.messageId, text: turn.content };
     }
@@ -164,7 +167,9 @@ export class TurnRunner {
         if (!stream.load) {
           stream.load = this.#chat.models.turnLoad(stream.chatId);
           const { turn, chatId } = stream;
-          if (turn.kind === 'send' && this.#chat.activeChatId === chatId) this.#chat.messages = withPendingSend(this.#chat.messages, chatId, turn.content);
+          if (turn.kind === 'send' && this.#chat.activeChatId === chatId) {
+            this.#chat.messages = withPendingSend(this.#chat.messages, chatId, turn.content, turn.attachments);
+          }
         }
         stream.load.progress(event.data);
         break;
@@ -330,6 +335,7 @@ export class TurnRunner {
       siblings: [...stream.replySiblings, id],
       tool: null,
       toolCalls: [],
+      attachments: [],
     };
   }
 

@@ -1,9 +1,9 @@
-import type { StoredMessage } from '../ipc/bindings';
+import type { Attachment, StoredMessage } from '../ipc/bindings';
 import type { HearthApi, OnChatEvent } from '../ipc/client';
 
 /** What one streamed turn does; each kind is one backend command. */
 export type TurnRequest =
-  | { kind: 'send'; content: string }
+  | { kind: 'send'; content: string; attachments: Attachment[] }
   | { kind: 'edit'; messageId: number; content: string }
   | { kind: 'regenerate'; messageId: number }
   | { kind: 'continue'; messageId: number }
@@ -27,7 +27,7 @@ export const TERMINAL_EVENT_GRACE_MS = 2000;
 export function startTurn(api: HearthApi, chatId: number, turn: TurnRequest, onEvent: OnChatEvent): Promise<null> {
   switch (turn.kind) {
     case 'send':
-      return api.sendMessage(chatId, turn.content, onEvent);
+      return api.sendMessage(chatId, turn.content, turn.attachments, onEvent);
     case 'edit':
       return api.editMessage(chatId, turn.messageId, turn.content, onEvent);
     case 'regenerate':
@@ -81,7 +81,7 @@ export function findMessage(path: readonly StoredMessage[], id: number): StoredM
 }
 
 /** The path with a sent message on show before the backend saved it: while the chat's model loads first. */
-export function withPendingSend(path: StoredMessage[], chatId: number, content: string): StoredMessage[] {
+export function withPendingSend(path: StoredMessage[], chatId: number, content: string, attachments: Attachment[]): StoredMessage[] {
   const parentId = path.at(-1)?.id ?? null;
   const pending: StoredMessage = {
     id: PENDING_USER_ID,
@@ -96,6 +96,7 @@ export function withPendingSend(path: StoredMessage[], chatId: number, content: 
     siblings: [PENDING_USER_ID],
     tool: null,
     toolCalls: [],
+    attachments,
   };
   return [...path, pending];
 }

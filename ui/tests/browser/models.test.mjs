@@ -474,10 +474,17 @@ describe('Library', () => {
       assert.match(await text(notice), /not-a-model\.gguf was not imported: not-a-model\.gguf is not a GGUF file/);
       assert.equal(await text(row(page, '/media/usb/Qwen3-4B-Q5_K_M.gguf').getByTestId('model-source')), 'imported (linked)');
 
-      // Closed, the library no longer takes drops.
+      // While the drawer is open, the chat under it attaches nothing dropped.
+      assert.deepEqual(await callsOf(page, 'attach_file'), []);
+
+      // Closed, the library no longer takes drops: the chat attaches them to the message being typed.
       await page.getByTestId('close-models').click();
       await page.getByTestId('models-panel').waitFor({ state: 'detached' });
-      assert.equal(await page.evaluate(() => typeof window.__hearthDropPaths), 'undefined');
+      const imports = (await callsOf(page, 'import_model')).length;
+      await page.evaluate(() => window.__hearthDropPaths(['/home/me/notes.txt']));
+      await page.getByTestId('composer-attachments').getByTestId('attachment').filter({ hasText: 'notes.txt' }).waitFor();
+      assert.deepEqual(await callsOf(page, 'attach_file'), [{ path: '/home/me/notes.txt' }]);
+      assert.equal((await callsOf(page, 'import_model')).length, imports);
     });
   });
 });

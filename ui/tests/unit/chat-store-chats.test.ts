@@ -273,7 +273,7 @@ describe("ChatStore: the chat's model, loaded first by the turn", () => {
 
   it('the turn goes at once; its load shows from its events, the message on show meanwhile; then the reply', async () => {
     const { store, backend, held, sent } = await sendingWhileLoading();
-    expect(backend.api.sendMessage).toHaveBeenCalledWith(1, 'Leeks?', expect.any(Function));
+    expect(backend.api.sendMessage).toHaveBeenCalledWith(1, 'Leeks?', [], expect.any(Function));
     expect(held.seen).toEqual([`1: ${MODEL.name} 0`, `1: ${MODEL.name} 0.5`]);
     expect(store.draft).toBe('');
     expect(store.messages.map((m) => m.content)).toEqual(['hi', 'Leeks?']);

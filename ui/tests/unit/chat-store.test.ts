@@ -41,7 +41,7 @@ describe('ChatStore', () => {
     store.draft = '  Hello there \n';
     const sending = store.send();
     await settle();
-    expect(backend.api.sendMessage).toHaveBeenCalledWith(chatId, 'Hello there', expect.any(Function));
+    expect(backend.api.sendMessage).toHaveBeenCalledWith(chatId, 'Hello there', [], expect.any(Function));
     expect(store.draft).toBe('');
     expect(store.generatingHere).toBe(true);
     expect(store.canSend).toBe(false);

@@ -4,7 +4,7 @@ import { table } from './helpers';
 import { stats } from './reply-fixtures';
 
 function msg(id: number, role: StoredMessage['role'], siblings: number[] = [id]): StoredMessage {
-  return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: id - 1 || null, siblings, tool: null, toolCalls: [] };
+  return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: id - 1 || null, siblings, tool: null, toolCalls: [], attachments: [] };
 }
 
 const PATH = [msg(1, 'user'), msg(2, 'assistant'), msg(3, 'user', [3, 7]), msg(4, 'assistant')];
@@ -17,7 +17,7 @@ function during(turn: TurnRequest) {
 }
 
 table('pathDuringTurn: what stays on screen while a turn starts', during, [
-  [{ kind: 'send', content: 'x' }, { ids: [1, 2, 3, 4], pending: undefined }],
+  [{ kind: 'send', content: 'x', attachments: [] }, { ids: [1, 2, 3, 4], pending: undefined }],
   [{ kind: 'continue', messageId: 4 }, { ids: [1, 2, 3, 4], pending: undefined }],
   [{ kind: 'regenerate', messageId: 4 }, { ids: [1, 2, 3], pending: undefined }],
   [{ kind: 'regenerate', messageId: 2 }, { ids: [1], pending: undefined }],
@@ -31,7 +31,7 @@ table('pathDuringTurn: what stays on screen while a turn starts', during, [
 
 table(
   'withPendingSend: a sent message on show under the last one, while the chat\'s model loads',
-  (path: StoredMessage[]) => withPendingSend(path, 1, 'hi').map((m) => [m.id, m.role, m.content, m.parentId, m.siblings]),
+  (path: StoredMessage[]) => withPendingSend(path, 1, 'hi', []).map((m) => [m.id, m.role, m.content, m.parentId, m.siblings]),
   [
     [PATH, [...PATH.map((m) => [m.id, m.role, m.content, m.parentId, m.siblings]), [PENDING_USER_ID, 'user', 'hi', 4, [PENDING_USER_ID]]]],
     [[], [[PENDING_USER_ID, 'user', 'hi', null, [PENDING_USER_ID]]]],
@@ -39,7 +39,7 @@ table(
 );
 
 table('addsSibling', addsSibling, [
-  [{ kind: 'send', content: 'x' }, false],
+  [{ kind: 'send', content: 'x', attachments: [] }, false],
   [{ kind: 'edit', messageId: 1, content: 'x' }, true],
   [{ kind: 'regenerate', messageId: 2 }, true],
   [{ kind: 'continue', messageId: 2 }, false],
@@ -47,7 +47,7 @@ table('addsSibling', addsSibling, [
 ]);
 
 table('newReplyVersion: a new version of a reply beside it', newReplyVersion, [
-  [{ kind: 'send', content: 'x' }, false],
+  [{ kind: 'send', content: 'x', attachments: [] }, false],
   [{ kind: 'edit', messageId: 1, content: 'x' }, false],
   [{ kind: 'regenerate', messageId: 2 }, true],
   [{ kind: 'continue', messageId: 2 }, false],

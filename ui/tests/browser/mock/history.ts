@@ -24,6 +24,7 @@ export function initHistory() {
     delete given.siblings; // derived on the way out
     m.tool ??= null;
     m.toolCalls ??= [];
+    m.attachments ??= [];
     last.set(m.chatId, m.id);
     byId.set(m.id, m);
   }
@@ -123,7 +124,7 @@ export function store(m: Message) {
 
 /** Adds a message under `parentId` and shows its branch; the first user message titles the chat. */
 export function append(chat: Chat, parentId: number | null, fields: Pick<Message, 'role' | 'content'> & Partial<Message>) {
-  const m: Message = { id: state.nextId++, chatId: chat.id, parentId, status: 'complete', createdAt: now(), model: null, stats: null, tool: null, toolCalls: [], ...fields };
+  const m: Message = { id: state.nextId++, chatId: chat.id, parentId, status: 'complete', createdAt: now(), model: null, stats: null, tool: null, toolCalls: [], attachments: [], ...fields };
   store(m);
   chat.leafId = m.id;
   chat.updatedAt = now();

@@ -17,7 +17,7 @@
  *   state.ts      the config a test passes and the state the tests read (`window.__hearthMock`)
  *   history.ts    chats and their history as a tree; transfer.ts export and import; search.ts search
  *   turns.ts      send, edit, regenerate, continue, branch, compare, stop, tool rounds (answer_tool_call); reply.ts how
- *                 a reply is written
+ *                 a reply is written; attachments.ts the documents a message carries (attach_file, pick_attachments)
  *   inspector.ts  the token inspector's distributions
  *   sampling.ts   sampling settings per scope, presets; load.ts the loaded model's load settings
  *   caches.ts     chats' KV caches, their budgets, kept models, drafts read ahead
@@ -27,6 +27,7 @@
  *   updates.ts    signed updates: the check, the install's progress, the restart
  *   tools.ts      Settings → Tools' MCP servers: their list, scripted starts, the watch channel
  */
+import { attachmentCommands } from './attachments';
 import { cacheCommands, initCaches } from './caches';
 import { downloadCommands } from './downloads';
 import { eventCommands, initEvents } from './events';
@@ -53,6 +54,7 @@ const handlers: Handlers = {
   ...searchCommands,
   ...transferCommands,
   ...turnCommands,
+  ...attachmentCommands,
   ...inspectorCommands,
   ...samplingCommands,
   ...loadCommands,

@@ -2,6 +2,7 @@
 // backend keeps (MockState), shared by every part of the mock and exposed to the tests as `window.__hearthMock`
 // (read and changed there through page.evaluate, so the parts always read it through `state`).
 import type {
+  Attachment,
   AvailableUpdate,
   BeamHypothesis,
   CacheBudgets,
@@ -124,7 +125,8 @@ export type MockConfig = {
   model?: ModelFile;
   load?: Partial<LoadParams>;
   chats?: (Pick<Chat, 'id' | 'title' | 'updatedAt'> & Partial<Chat>)[];
-  messages?: (Omit<Message, 'parentId' | 'tool' | 'toolCalls'> & Partial<Pick<Message, 'parentId' | 'tool' | 'toolCalls'>> & { siblings?: number[] })[];
+  messages?: (Omit<Message, 'parentId' | 'tool' | 'toolCalls' | 'attachments'> &
+    Partial<Pick<Message, 'parentId' | 'tool' | 'toolCalls' | 'attachments'>> & { siblings?: number[] })[];
   replies?: Reply[];
   defaultReply?: Reply;
   reloadMs?: number;
@@ -165,6 +167,9 @@ export type MockConfig = {
   loadFailures?: Record<string, IpcError>;
   loadStepMs?: number;
   importPick?: string | null;
+  /** The files pick_attachments' open dialog picks ([]: it is cancelled), and how long attach_file takes to read one. */
+  attachPick?: string[];
+  attachDelayMs?: number;
   /** Hugging Face cannot be reached: every hub command fails as a network error. */
   hubOffline?: boolean;
   /** What starter_model answers (the welcome screen's recommendation). */
@@ -325,6 +330,11 @@ function initialState(config: MockConfig) {
     revealed: [] as string[],
     /** The model the backend loaded last (its active model): what a chat naming none gets while none is loaded. */
     lastLoaded: null as string | null,
+    /** The files pick_attachments' open dialog picks ([]: cancelled); how long attach_file reads one. */
+    attachPick: clone(config.attachPick ?? ['/home/me/Documents/notes.md', '/home/me/Documents/budget.csv']) as string[],
+    attachDelayMs: config.attachDelayMs ?? 40,
+    /** The attachments attach_file stored, by hash (a message's must be there). */
+    attachments: {} as Record<string, Attachment>,
     /** The MCP servers with their states (tools.ts), and how each one's start goes, by name. */
     toolServers: clone(config.toolServers ?? []) as McpServerStatus[],
     toolScripts: clone(config.toolScripts ?? {}) as Record<string, ToolScript>,

@@ -4,9 +4,10 @@
 // does (no key, a refused key "sk-wrong"; rate limits and network errors through a reply's `failWith`). A local
 // reply whose script calls tools (`calls`) ends its round; its calls are asked about (answer_tool_call), run and
 // answered as scripted (runCalls), and the next reply reads their results, as hearth-app's agent loop goes.
-import type { ChatEvent, CompareEvent, Decision, IpcError, SamplingParams, TokenProbs, ToolRun, ToolRunEnd } from '../../../src/ipc/bindings';
+import type { Attachment, ChatEvent, CompareEvent, Decision, IpcError, SamplingParams, TokenProbs, ToolRun, ToolRunEnd } from '../../../src/ipc/bindings';
+import { checkAttachments } from './attachments';
 import { takeCache } from './caches';
-import { append, decorate, findChat, messageOf } from './history';
+import { append, decorate, findChat, messageById, messageOf } from './history';
 import { tokenProbsOf } from './inspector';
 import { argsRefused, checkErrorKind, type Handlers, type Sink } from './ipc';
 import { prepareChatModel } from './loading';
@@ -16,9 +17,12 @@ import { checkSamplingShape, getSampling } from './sampling';
 import { state, type Chat, type Message, type Reply, type ScriptedCall } from './state';
 import { clone, delay, ipcError } from './util';
 
+/** A user message: its text and the files it carries. */
+type Question = { content: string; attachments: Attachment[] };
+
 /** What a turn saves before its reply: a user message, or where the reply goes (beside a reply, in one, or a branch of one). */
 type Plan = {
-  user?: { parentId: number | null; content: string };
+  user?: Question & { parentId: number | null };
   replyParent?: number | null;
   continued?: Message;
   branch?: { parentId: number | null; text: string; model: string | null };
@@ -47,12 +51,12 @@ const branchPlan = (chat: Chat, messageId: number, at: number, token: number): P
 
 /**
  * A turn of chat `chatId`: refused while another runs, its chat's model readied first, then `plan` says what is
- * saved; the reply is written (writeReply) and its events go to `events`. `content`: the message typed, refused
- * when empty.
+ * saved; the reply is written (writeReply) and its events go to `events`. `asked`: the message typed and the files
+ * it carries, refused when it has neither text nor files.
  */
-async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, plan: (chat: Chat) => Plan, content?: string) {
+async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, plan: (chat: Chat) => Plan, asked?: Question) {
   const chat = findChat(chatId);
-  if (content !== undefined && content.trim() === '') throw ipcError('invalidInput', 'the message is empty');
+  if (asked && asked.content.trim() === '' && asked.attachments.length === 0) throw ipcError('invalidInput', 'the message is empty');
   const remote = chat.model.kind === 'remote' ? chat.model : null;
   if (state.generating.size > 0) throw ipcError('busy', 'A reply is already being generated.');
   await prepareChatModel(chat, events);
@@ -64,7 +68,7 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
   const gen = { stop: false };
   state.generating.set(chat.id, gen);
 
-  const user = planned.user && append(chat, planned.user.parentId, { role: 'user', content: planned.user.content });
+  const user = planned.user && append(chat, planned.user.parentId, { role: 'user', content: planned.user.content, attachments: clone(planned.user.attachments) });
   await delay(5);
   if (user) events.send({ event: 'userSaved', data: { message: decorate(user) } });
 
@@ -267,10 +271,16 @@ async function compareReplies(chatId: number, messageId: number, variants: Sampl
 }
 
 export const turnCommands = {
-  sendMessage: (chatId, content, events) =>
-    runTurn('send_message', chatId, events, (chat) => ({ user: { parentId: chat.leafId, content } }), content),
-  editMessage: (chatId, messageId, content, events) =>
-    runTurn('edit_message', chatId, events, (chat) => ({ user: { parentId: messageOf(chat, messageId, 'user').parentId, content } }), content),
+  sendMessage: (chatId, content, attachments, events) => {
+    checkAttachments(attachments);
+    const asked = { content, attachments };
+    return runTurn('send_message', chatId, events, (chat) => ({ user: { parentId: chat.leafId, ...asked } }), asked);
+  },
+  // A new version keeps the files of the message it replaces.
+  editMessage: (chatId, messageId, content, events) => {
+    const asked = { content, attachments: messageById(messageId)?.attachments ?? [] };
+    return runTurn('edit_message', chatId, events, (chat) => ({ user: { parentId: messageOf(chat, messageId, 'user').parentId, ...asked } }), asked);
+  },
   regenerateReply: (chatId, messageId, events) =>
     runTurn('regenerate_reply', chatId, events, (chat) => ({ replyParent: messageOf(chat, messageId, 'assistant').parentId })),
   continueReply: (chatId, messageId, events) => runTurn('continue_reply', chatId, events, (chat) => continuePlan(chat, messageId)),

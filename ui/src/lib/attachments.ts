@@ -1,0 +1,37 @@
+// Files attached to a message, as the composer holds them before it is sent (the store is
+// attachments.svelte.ts) and as a sent message shows them.
+import type { Attachment } from '../ipc/bindings';
+import { formatBytes } from './format';
+
+/** A file in the composer: being read by the backend, attached, or refused (and why, in words). */
+export type PendingAttachment =
+  | { key: number; status: 'reading'; name: string }
+  | { key: number; status: 'attached'; name: string; attachment: Attachment }
+  | { key: number; status: 'refused'; name: string; error: string };
+
+/** The files read and stored, in order: what the next message carries. */
+export function attachedFiles(items: readonly PendingAttachment[]): Attachment[] {
+  return items.flatMap((item) => (item.status === 'attached' ? [item.attachment] : []));
+}
+
+/** A file is still being read: a message sent now would leave it behind. */
+export function stillReading(items: readonly PendingAttachment[]): boolean {
+  return items.some((item) => item.status === 'reading');
+}
+
+/** A draft can be sent once it has text or a file, and no file is still being read. */
+export function draftSendable(text: string, items: readonly PendingAttachment[]): boolean {
+  return (text.trim().length > 0 || attachedFiles(items).length > 0) && !stillReading(items);
+}
+
+/** Why a file was refused, naming it (the backend's words usually do already). */
+export function refusalText(name: string, error: string): string {
+  return name === '' || error.includes(name) ? error : `${name}: ${error}`;
+}
+
+/** An attached file's chip: its name, its size beside it ("12.4 KB"), and a tooltip saying how much of it the model reads. */
+export function attachmentChip(attachment: Pick<Attachment, 'name' | 'bytes' | 'chars'>): { label: string; detail: string; title: string } {
+  const size = formatBytes(attachment.bytes) || '0 B';
+  const chars = `${attachment.chars.toLocaleString('en')} ${attachment.chars === 1 ? 'character' : 'characters'}`;
+  return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · the model reads ${chars} of it` };
+}

@@ -1,0 +1,194 @@
+// Files attached to the draft: the composer's chips (read, attached, refused, removed), what a send carries and
+// gives back when nothing was saved, and the rules on what can be sent.
+import { describe, expect, it, vi } from 'vitest';
+import type { Attachment } from '../../src/ipc/bindings';
+import { DraftAttachments } from '../../src/lib/attachments.svelte';
+import { attachmentChip, draftSendable, refusalText, type PendingAttachment } from '../../src/lib/attachments';
+import { chat, ev, msg, settle, setup } from './chat-store-fixtures';
+import { fakeApi, table } from './helpers';
+
+const doc = (name: string, bytes = 1200): Attachment => ({ hash: `hash-of-${name}`, name, kind: 'document', bytes, chars: bytes - 200 });
+
+/** A backend whose attach_file answers when the test says: `finish(path)` stores it, `refuse(path, message)` refuses it. */
+function fileBackend(picked: string[] = []) {
+  const waiting = new Map<string, { resolve: (a: Attachment) => void; reject: (e: unknown) => void }>();
+  const api = fakeApi('the draft attachments', {
+    pickAttachments: vi.fn(async () => picked),
+    attachFile: vi.fn((path: string) => new Promise<Attachment>((resolve, reject) => waiting.set(path, { resolve, reject }))),
+  });
+  return {
+    api,
+    finish: (path: string, attachment = doc(path.split('/').at(-1)!)) => waiting.get(path)!.resolve(attachment),
+    refuse: (path: string, message: string) => waiting.get(path)!.reject({ kind: 'invalidInput', message }),
+  };
+}
+
+const chips = (draft: DraftAttachments) => draft.items.map((i) => [i.status, i.name, i.status === 'refused' ? i.error : undefined]);
+
+describe('DraftAttachments', () => {
+  it('reads each file picked, a chip for each meanwhile, in the order picked', async () => {
+    const backend = fileBackend(['/docs/notes.md', '/docs/report.bin', '/docs/plan.pdf']);
+    const draft = new DraftAttachments(backend.api);
+    await draft.pick();
+    expect(backend.api.attachFile).toHaveBeenCalledTimes(3);
+    expect(chips(draft)).toEqual([['reading', 'notes.md', undefined], ['reading', 'report.bin', undefined], ['reading', 'plan.pdf', undefined]]);
+    expect(draft.reading).toBe(true);
+
+    backend.finish('/docs/plan.pdf');
+    backend.refuse('/docs/report.bin', 'report.bin looks like a binary file, not text');
+    backend.finish('/docs/notes.md');
+    await settle();
+    expect(chips(draft)).toEqual([
+      ['attached', 'notes.md', undefined],
+      ['refused', 'report.bin', 'report.bin looks like a binary file, not text'],
+      ['attached', 'plan.pdf', undefined],
+    ]);
+    expect(draft.reading).toBe(false);
+    expect(draft.attached.map((a) => a.name)).toEqual(['notes.md', 'plan.pdf']);
+  });
+
+  it('a cancelled dialog attaches nothing; a dialog that fails says so', async () => {
+    const backend = fileBackend([]);
+    const draft = new DraftAttachments(backend.api);
+    await draft.pick();
+    expect(draft.items).toEqual([]);
+    backend.api.pickAttachments = vi.fn(async () => Promise.reject({ kind: 'file', message: 'no portal' }));
+    await draft.pick();
+    expect(chips(draft)).toEqual([['refused', '', 'Could not open the file dialog: no portal']]);
+  });
+
+  it('a chip removed while its file is read stays removed; a refusal is dismissed', async () => {
+    const backend = fileBackend();
+    const draft = new DraftAttachments(backend.api);
+    const adding = draft.add(['/a.md', '/b.bin']);
+    await settle();
+    draft.remove(draft.items[0].key);
+    backend.finish('/a.md');
+    backend.refuse('/b.bin', 'b.bin looks like a binary file, not text');
+    await adding;
+    expect(chips(draft)).toEqual([['refused', 'b.bin', 'b.bin looks like a binary file, not text']]);
+    draft.remove(draft.items[0].key);
+    expect(draft.items).toEqual([]);
+  });
+
+  it('the same content attached twice is one file', async () => {
+    const backend = fileBackend();
+    const draft = new DraftAttachments(backend.api);
+    const adding = draft.add(['/a.md', '/copy-of-a.md']);
+    await settle();
+    backend.finish('/a.md', doc('a.md'));
+    backend.finish('/copy-of-a.md', doc('a.md'));
+    await adding;
+    expect(chips(draft)).toEqual([['attached', 'a.md', undefined]]);
+  });
+
+  it('take hands over the attached files and clears the chips; restore puts them back first', async () => {
+    const backend = fileBackend();
+    const draft = new DraftAttachments(backend.api);
+    const adding = draft.add(['/a.md', '/b.md']);
+    await settle();
+    backend.finish('/a.md');
+    backend.finish('/b.md');
+    await adding;
+    const sent = draft.take();
+    expect(sent.map((a) => a.name)).toEqual(['a.md', 'b.md']);
+    expect(draft.items).toEqual([]);
+
+    const later = draft.add(['/c.md']);
+    await settle();
+    backend.finish('/c.md');
+    await later;
+    draft.restore(sent);
+    draft.restore(sent); // twice: still once each
+    expect(draft.attached.map((a) => a.name)).toEqual(['a.md', 'b.md', 'c.md']);
+  });
+});
+
+const item = (status: PendingAttachment['status']): PendingAttachment =>
+  status === 'attached'
+    ? { key: 1, status, name: 'a.md', attachment: doc('a.md') }
+    : status === 'refused'
+      ? { key: 1, status, name: 'a.bin', error: 'no' }
+      : { key: 1, status, name: 'a.md' };
+
+table('draftSendable: text or a file, and nothing still being read', ([text, statuses]: [string, PendingAttachment['status'][]]) => draftSendable(text, statuses.map(item)), [
+  [['', []], false],
+  [['  \n', []], false],
+  [['hi', []], true],
+  [['', ['attached']], true],
+  [['', ['refused']], false],
+  [['hi', ['refused']], true],
+  [['hi', ['attached', 'reading']], false],
+]);
+
+table('refusalText: names the file once', ([name, error]: [string, string]) => refusalText(name, error), [
+  [['report.bin', 'report.bin looks like a binary file, not text'], 'report.bin looks like a binary file, not text'],
+  [['big.txt', 'the file is larger than 10 MB'], 'big.txt: the file is larger than 10 MB'],
+  [['', 'Could not open the file dialog'], 'Could not open the file dialog'],
+]);
+
+table('attachmentChip: the name, its size, and what the model reads of it', attachmentChip, [
+  [{ name: 'q3.md', bytes: 12_400, chars: 11_873 }, { label: 'q3.md', detail: '12.4 KB', title: 'q3.md · 12.4 KB · the model reads 11,873 characters of it' }],
+  [{ name: 'a', bytes: 0, chars: 1 }, { label: 'a', detail: '0 B', title: 'a · 0 B · the model reads 1 character of it' }],
+]);
+
+describe('ChatStore with files', () => {
+  async function withFiles(paths: string[], messages: ReturnType<typeof msg>[] = []) {
+    const t = await setup({ chats: [chat(1, 'Docs', 1)], messages: { 1: messages } });
+    const files = fileBackend();
+    Object.assign(t.backend.api, { attachFile: files.api.attachFile });
+    const adding = t.store.attachments.add(paths);
+    await settle();
+    return { ...t, files, adding };
+  }
+
+  it('sends the files with the text, or alone, and clears the chips; not while one is still read', async () => {
+    const { store, backend, files, adding } = await withFiles(['/a.md', '/b.md']);
+    files.finish('/a.md');
+    await settle();
+    expect(store.canSend).toBe(false); // b.md is still being read
+    expect(await store.send()).toBe(false);
+    files.finish('/b.md');
+    await adding;
+    expect(store.canSend).toBe(true); // no text: the files alone
+
+    void store.send();
+    await settle();
+    expect(backend.api.sendMessage).toHaveBeenCalledWith(1, '', [doc('a.md'), doc('b.md')], expect.any(Function));
+    expect(store.attachments.items).toEqual([]);
+  });
+
+  it('a send that saved nothing gives the text and the files back', async () => {
+    const { store, backend, files, adding } = await withFiles(['/a.md']);
+    files.finish('/a.md');
+    await adding;
+    store.draft = 'Sum it up';
+    const sending = store.send();
+    await settle();
+    backend.send.reject({ kind: 'invalidInput', message: 'a.md is no longer stored; attach it again' });
+    expect(await sending).toBe(false);
+    expect(store.draft).toBe('Sum it up');
+    expect(store.attachments.attached).toEqual([doc('a.md')]);
+  });
+
+  it('shows the files on the sent message while the model loads; an edit of a message with files may drop its text', async () => {
+    const withDoc = msg({ id: 5, chatId: 1, role: 'user', content: 'Read this', attachments: [doc('a.md')] });
+    const { store, backend, files, adding } = await withFiles(['/b.md'], [withDoc]);
+    files.finish('/b.md');
+    await adding;
+    const sending = store.send();
+    await settle();
+    backend.send.emit(ev.modelLoading(0.5));
+    expect(store.messages.at(-1)?.attachments).toEqual([doc('b.md')]);
+    backend.send.emit(ev.userSaved(msg({ id: 6, chatId: 1, role: 'user', attachments: [doc('b.md')] })));
+    backend.send.emit(ev.finished(msg({ id: 7, chatId: 1, role: 'assistant', content: 'Done.' })));
+    backend.send.resolve();
+    await sending;
+
+    store.startEdit(5);
+    store.editing!.text = '  ';
+    void store.saveEdit();
+    await settle();
+    expect(backend.api.editMessage).toHaveBeenCalledWith(1, 5, '', expect.any(Function));
+  });
+});
