@@ -27,6 +27,8 @@ pub enum AttachError {
     Damaged { name: String, reason: String },
     #[error("{name} is an image; images cannot be attached yet (documents can: text, Markdown, code, HTML, PDF, DOCX)")]
     Image { name: String },
+    #[error("{name} is a model, not a document: import it in Models → Library to chat with it")]
+    Model { name: String },
     #[error("{name} is {what}; attach the documents inside it instead")]
     Unsupported { name: String, what: String },
 }

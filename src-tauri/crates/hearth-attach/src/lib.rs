@@ -47,6 +47,10 @@ pub struct ReadFile {
 /// Reads the file at `path` as an attachment.
 pub fn read_file(path: &Path, limits: &Limits) -> Result<ReadFile, AttachError> {
     let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    // A model dropped on the chat is not read (it may be gigabytes).
+    if name.to_ascii_lowercase().ends_with(".gguf") {
+        return Err(AttachError::Model { name });
+    }
     let io = |source| AttachError::Io { name: name.clone(), source };
     let meta = std::fs::metadata(path).map_err(io)?;
     if !meta.is_file() {

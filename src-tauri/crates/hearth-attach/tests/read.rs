@@ -161,5 +161,7 @@ fn a_file_over_the_size_limit_is_not_read() {
     assert!(e.to_string().ends_with("is not a file"), "{e}");
     let e = read_file(&dir.path().join("gone.txt"), &Limits::default()).unwrap_err();
     assert!(e.to_string().starts_with("gone.txt could not be read"), "{e}");
+    let e = read_file(&dir.path().join("SmolLM2.Q4_1.gguf"), &Limits::default()).unwrap_err();
+    assert_eq!(e.to_string(), "SmolLM2.Q4_1.gguf is a model, not a document: import it in Models → Library to chat with it");
     assert!(Path::new(&path).exists());
 }

@@ -27,10 +27,11 @@ pub enum Section {
     Decoding,
     BusyCore,
     Tools,
+    Attach,
 }
 
 impl Section {
-    pub const ALL: [Section; 9] = [
+    pub const ALL: [Section; 10] = [
         Section::Speed,
         Section::Conversation,
         Section::Switch,
@@ -40,6 +41,7 @@ impl Section {
         Section::Decoding,
         Section::BusyCore,
         Section::Tools,
+        Section::Attach,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +55,7 @@ impl Section {
             Section::Decoding => "decoding",
             Section::BusyCore => "busy-core",
             Section::Tools => "tools",
+            Section::Attach => "attach",
         }
     }
 

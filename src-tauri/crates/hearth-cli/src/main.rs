@@ -10,6 +10,7 @@
 //!   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 mod args;
+mod attach_round;
 mod bench;
 mod bench_kit;
 mod busy_core;

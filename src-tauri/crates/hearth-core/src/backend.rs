@@ -289,7 +289,9 @@ pub enum PromptSource {
 pub enum BackendError {
     #[error("no model is loaded: pick one in the model list first")]
     NoModel,
-    #[error("the conversation is {tokens} tokens long but the model's context holds {n_ctx}; start a new chat or shorten your message")]
+    #[error(
+        "the conversation is {tokens} tokens long but the model's context holds {n_ctx}; start a new chat, shorten your message or attach less (or give the model a longer context in Settings)"
+    )]
     ContextOverflow { tokens: usize, n_ctx: u32 },
     #[error("{0}")]
     InvalidRequest(String),

@@ -16,6 +16,7 @@ use hearth_engine::bench::{RawSpeed, raw_llama_speed};
 use hearth_engine::{Engine, LoadParams};
 
 use crate::args::BenchArgs;
+use crate::attach_round::{self, AttachReport};
 use crate::bench_kit::{BenchError, N_BATCH, N_CTX, Section, TURN_REPLY_TOKENS, turn_in, user_turn};
 use crate::busy_core::{self, BusyCoreReport};
 use crate::check::{self, Baseline, CheckReport};
@@ -104,6 +105,8 @@ pub struct Report {
     pub busy_core: Option<BusyCoreReport>,
     #[serde(flatten)]
     pub tools: Option<ToolsReport>,
+    #[serde(flatten)]
+    pub attach: Option<AttachReport>,
     #[serde(flatten)]
     pub across: Across,
     /// With `--compare FILE`: each recorded figure against this run's.
@@ -200,6 +203,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         decoding: None,
         busy_core: None,
         tools: None,
+        attach: None,
         across: Across::default(),
         check: None,
     };
@@ -231,6 +235,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
             Section::Decoding => keep(&mut r.decoding, decoding_section(&args).await),
             Section::BusyCore => keep(&mut r.busy_core, busy_core::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
             Section::Tools => keep(&mut r.tools, tools_round::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
+            Section::Attach => keep(&mut r.attach, attach_round::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
         };
         let seconds = started.elapsed().as_secs_f64();
         report.section_seconds.push((section.name(), (seconds * 10.0).round() / 10.0));

@@ -85,6 +85,13 @@ pub fn print(r: &Report) {
             t.tool_round_overhead_ms, t.tool_round_one_ttft_ms, t.tool_round_read_tokens, t.tool_round_cached_ratio
         );
     }
+    if let Some(a) = &r.attach {
+        println!(
+            "\nA document attached ({} tokens): the next question's first token in {:.0} ms, × {:.2} a chat without one \
+             (it read {} tokens; the first question {:.0} ms)",
+            a.attach_document_tokens, a.attach_second_ttft_ms, a.attach_ttft_ratio, a.attach_second_read_tokens, a.attach_first_ttft_ms
+        );
+    }
     for failed in &r.failed_sections {
         println!("\nFAILED {}: {}", failed.section, failed.error);
         for (what, value) in [("server", &failed.server), ("request", &failed.request)] {
