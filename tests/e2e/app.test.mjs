@@ -1,6 +1,9 @@
 // End to end: the real Hearth binary in a real WebKit webview with the real SmolLM2 model and a
 // fresh data dir: the user's first journey (send, stop, regenerate, a setting, restart), then
 // the history tools. A screenshot per step lands in tests/e2e/output/.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
@@ -8,6 +11,29 @@ import { REPLY as reply, appUnderTest, nonEmpty, replyTextWith, replyWith, send,
 import { KEYS, Session } from "./webdriver.mjs";
 
 const ctx = appUnderTest("hearth-e2e-");
+
+/** A one-page PDF showing `text` in Helvetica, its cross-reference table counted as a writer does. */
+function pdfWithText(text) {
+  const stream = `BT /F1 12 Tf 72 700 Td (${text.replace(/[()\\]/g, "\\$&")}) Tj ET`;
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+  ];
+  let body = "%PDF-1.4\n";
+  const offsets = objects.map((object, i) => {
+    const at = body.length;
+    body += `${i + 1} 0 obj\n${object}\nendobj\n`;
+    return at;
+  });
+  const xref = body.length;
+  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  body += offsets.map((at) => `${String(at).padStart(10, "0")} 00000 n \n`).join("");
+  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(body, "latin1");
+}
 
 /** The one reply on show, once its data-status is `status`; returns it. */
 test("first start → default model → send → streamed reply → stop → regenerate → setting applies → restart keeps history", async () => {
@@ -126,6 +152,28 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await shot(session, "history-2-search");
     await session.click(hit);
     await session.waitFor('[data-testid="message"][data-role="user"]', { accept: (t) => t.includes("Name a fruit.") });
+
+    // Documents dropped on a new chat: a PDF is attached (its chip), a binary file is refused on
+    // its chip in words; the question goes with the PDF, which the sent message shows.
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    const files = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-files-"));
+    const pdf = path.join(files, "kettle.pdf");
+    fs.writeFileSync(pdf, pdfWithText("The Kettle K-9 holds 1.7 litres."));
+    fs.writeFileSync(path.join(files, "program.txt"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0]));
+    const drop = (paths) => session.cmd("POST", "/execute/async", {
+      script: "const done = arguments[arguments.length - 1]; window.__hearthDropPaths(arguments[0]).then(() => done(true), (e) => done(String(e)));",
+      args: [paths],
+    });
+    assert.equal(await drop([pdf, path.join(files, "program.txt")]), true);
+    await session.waitFor('[data-testid="composer-attachments"] [data-testid="attachment"][data-status="attached"]', { accept: (t) => t.includes("kettle.pdf") });
+    await session.waitFor('[data-testid="attachment"][data-status="refused"]', { accept: (t) => t.includes("program.txt looks like a binary file, not text") });
+    await shot(session, "attachments-1-composer");
+    await session.click(await session.waitFor('[data-testid="attachment"][data-status="refused"] [data-testid="attachment-remove"]'));
+    await send(session, "How much does it hold?");
+    await session.waitFor('[data-testid="message"][data-role="user"] [data-testid="message-attachments"]', { accept: (t) => t.includes("kettle.pdf") });
+    await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty });
+    await shot(session, "attachments-2-sent");
+    fs.rmSync(files, { recursive: true, force: true });
   } finally {
     await session.close();
   }

@@ -11,7 +11,7 @@ pub enum AttachError {
     },
     #[error("{name} is not a file")]
     NotAFile { name: String },
-    #[error("{name} is {} MB; files up to {} MB can be attached (Settings → Attachments)", mb(*bytes), mb(*limit))]
+    #[error("{name} is {} MB; files up to {} MB can be attached", mb(*bytes), mb(*limit))]
     TooLarge { name: String, bytes: u64, limit: u64 },
     #[error("{name} holds {chars} characters of text; up to {limit} can be attached")]
     TooMuchText { name: String, chars: u64, limit: u64 },

@@ -156,7 +156,7 @@ fn a_file_over_the_size_limit_is_not_read() {
     let path = dir.path().join("huge.txt");
     std::fs::File::create(&path).unwrap().set_len(2 << 30).unwrap();
     let e = read_file(&path, &Limits::default()).unwrap_err();
-    assert_eq!(e.to_string(), "huge.txt is 2048 MB; files up to 64 MB can be attached (Settings → Attachments)");
+    assert_eq!(e.to_string(), "huge.txt is 2048 MB; files up to 64 MB can be attached");
     let e = read_file(dir.path(), &Limits::default()).unwrap_err();
     assert!(e.to_string().ends_with("is not a file"), "{e}");
     let e = read_file(&dir.path().join("gone.txt"), &Limits::default()).unwrap_err();
