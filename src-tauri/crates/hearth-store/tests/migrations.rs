@@ -40,6 +40,8 @@ const SEEDS: &[(i64, &str)] = &[
     (5, TREE),
     // 0006 added token probabilities in a table of their own; old rows have none.
     (6, TREE),
+    // 0007 added a tool message's record (NULL for every other message).
+    (7, TREE),
 ];
 
 async fn database_at_version(path: &Path, version: i64) {
@@ -75,6 +77,8 @@ async fn every_earlier_schema_upgrades_with_its_data() {
         assert_eq!(parents, [None, Some(1), Some(2), Some(3)], "from version {version}");
         assert_eq!(path_shown[3].status, MessageStatus::Interrupted, "from version {version}");
         assert_eq!(path_shown[1].stats.as_ref().map(|s| s.completion_tokens), Some(7));
+        // Messages from before attachments carry none.
+        assert!(path_shown.iter().all(|m| m.attachments.is_empty()), "from version {version}");
         assert_eq!(store.list_chats().await.unwrap()[0].title, "Lighthouse");
         // Chats from before providers answer with the local model.
         assert_eq!(store.chat_target(1).await.unwrap(), hearth_core::ModelTarget::LOADED);
