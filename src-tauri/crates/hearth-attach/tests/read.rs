@@ -121,12 +121,7 @@ fn hostile_files_are_refused_in_words() {
     let bomb = zip_of(&[("word/document.xml", vec![b' '; 2 << 20])]);
     let cases: Vec<(&str, Vec<u8>, Limits, &str)> = vec![
         ("program.txt", b"\x7FELF\x02\x01\x01\0\0\0\0\0".to_vec(), Limits::default(), "program.txt looks like a binary file, not text"),
-        (
-            "noise.txt",
-            (0u8..=255).cycle().skip(1).take(4000).filter(|b| *b != 0).collect(),
-            Limits::default(),
-            "noise.txt looks like a binary file, not text",
-        ),
+        ("noise.txt", (1u8..=255).cycle().take(4000).collect(), Limits::default(), "noise.txt looks like a binary file, not text"),
         ("locked.pdf", pdf_bytes(encrypted), Limits::default(), "locked.pdf is encrypted with a password"),
         ("cut.pdf", whole[..whole.len() / 3].to_vec(), Limits::default(), "cut.pdf is damaged and cannot be read"),
         ("bomb.docx", bomb, small, "bomb.docx unpacks to more than 1.0 MB; it may be a zip bomb"),
