@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 mode="${1:-run}"
 
 packages=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
-          cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
+          libsqlite3-dev cmake clang libclang-dev pkg-config build-essential python3 python3-pip nodejs npm)
 if [ "$mode" = test ]; then
   # dbus + gnome-keyring: a real Secret Service keychain for the API-key tests. xdotool types into
   # GTK's open dialog; sudo installs the update test's package as tauri-plugin-updater does.

@@ -53,7 +53,8 @@ from_row! {
         pub stats: Option<String>,
         pub created_at: i64,
         pub parent_id: Option<i64>,
-        /// Comma-separated ids of the message and its siblings, oldest first.
+        /// Comma-separated ids of the message and its siblings, in no order (an aggregate's ORDER BY
+        /// needs SQLite 3.44; Debian 12 has 3.40).
         pub siblings: String,
         /// A tool message's record (JSON `ToolRun`); its role is stored as 'user'.
         pub tool: Option<String>,
@@ -65,7 +66,7 @@ from_row! {
 /// A message row with its siblings, selected `FROM messages AS m`.
 pub const MESSAGE_COLUMNS: &str =
     "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id, m.tool, m.attachments,
-    (SELECT group_concat(s.id, ',' ORDER BY s.id) FROM messages AS s
+    (SELECT group_concat(s.id, ',') FROM messages AS s
       WHERE s.chat_id = m.chat_id AND s.parent_id IS m.parent_id) AS siblings";
 
 impl TryFrom<MessageRow> for StoredMessage {
@@ -92,7 +93,8 @@ impl TryFrom<MessageRow> for StoredMessage {
             None => Vec::new(),
         };
         let siblings = r.siblings.split(',').map(str::parse).collect::<Result<Vec<i64>, _>>();
-        let siblings = siblings.map_err(|_| invalid("unreadable siblings"))?;
+        let mut siblings = siblings.map_err(|_| invalid("unreadable siblings"))?;
+        siblings.sort_unstable();
         Ok(StoredMessage {
             parent_id: r.parent_id,
             siblings,
