@@ -17,14 +17,16 @@ export HEARTH_LLAMA_SERVER="$PWD/target/llama-server-tests/bin/llama-server"
 export HEARTH_APP_BINARY="$PWD/target/debug/hearth"
 export HEARTH_TEST_MODEL="${HEARTH_TEST_MODEL:-$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 # The install test's packages: this very build in a .deb (a few seconds; nothing compiles), and
-# the update it finds: the same code with its version raised (the shell's crate built again,
-# TAURI_CONFIG), bundled and signed with the tests' key. Everything after runs the raised build.
+# the update it finds: the same code with its version raised (the shell's library and binary built
+# again, TAURI_CONFIG; not its tests, and with the features the workspace's build gave Tauri, so
+# that nothing else compiles), bundled and signed with the tests' key. Everything after runs the
+# raised build.
 packages="$PWD/target/e2e-packages"
 rm -rf "$packages" && mkdir -p "$packages"
 cp "$(PROFILE=debug BUNDLE_ONLY=1 BUNDLES=deb scripts/package.sh | tail -n 1)" "$packages/hearth-current.deb"
 version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
 next="${version%.*}.$((${version##*.} + 1))"
-TAURI_CONFIG="{\"version\":\"$next\"}" cargo build --workspace --all-targets --features "${HEARTH_CARGO_FEATURES:-tauri/custom-protocol}"
+TAURI_CONFIG="{\"version\":\"$next\"}" cargo build -p hearth --bin hearth --features "${HEARTH_CARGO_FEATURES:-tauri/custom-protocol} tauri/test"
 next_deb=$(PROFILE=debug BUNDLE_ONLY=1 BUNDLES=deb scripts/package.sh --config "{\"version\":\"$next\"}" | tail -n 1)
 cp "$next_deb" "$packages/hearth-next.deb"
 TAURI_SIGNING_PRIVATE_KEY_PASSWORD="" scripts/tauri.sh signer sign -f packaging/test-update-key/hearth-test.key -p "" --app-version "$next" "$packages/hearth-next.deb" >/dev/null

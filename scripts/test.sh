@@ -49,6 +49,10 @@ cargo fmt --all --check
 # --all-targets -- -D warnings`) gate this very build instead of a second, check-only pass over
 # every dependency; with the custom protocol the app embeds ui/dist, so scripts/e2e.sh finds it
 # built. Dependencies are compiled by rustc as before.
+# One fresh build, not an edit loop: incremental compilation's bookkeeping cost the workspace's
+# own crates ~40% more CPU (hearth-core: 8.8 s against 5.5). Every cargo call below shares the
+# setting (it is part of cargo's fingerprint); CARGO_INCREMENTAL=1 make test keeps it.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 clippy_driver=$(command -v clippy-driver || echo "$(rustc --print sysroot)/bin/clippy-driver")
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 export HEARTH_CARGO_FEATURES="tauri/custom-protocol"
