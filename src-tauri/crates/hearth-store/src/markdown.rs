@@ -29,6 +29,11 @@ fn write_chat(out: &mut String, chat: &ArchivedChat) {
     let path = path_on_show(chat);
     for message in &path {
         let _ = writeln!(out, "## {}\n\n{}\n", heading(message), message.content.trim_end());
+        if !message.attachments.is_empty() {
+            let files: Vec<String> =
+                message.attachments.iter().map(|file| format!("{} ({})", escape(&one_line(&file.name)), size(file.bytes))).collect();
+            let _ = writeln!(out, "*Attached: {}*\n", files.join(", "));
+        }
         if let Some(note) = status_note(message.status) {
             let _ = writeln!(out, "*{note}*\n");
         }
@@ -82,6 +87,28 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A file's name as plain text in Markdown: the characters that mark emphasis, code, links,
+/// HTML or tables escaped, so that a name such as `*x*`, `[a](b)` or `<img>` reads as it is.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\`*_[]<>|~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A file's size as people read it: bytes, KB or MB (1,000s, as file managers on Linux show).
+fn size(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} bytes"),
+        1_000..1_000_000 => format!("{:.1} KB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}
+
 fn quote(text: &str) -> String {
     text.trim_end().lines().map(|line| format!("> {line}")).collect::<Vec<_>>().join("\n")
 }
@@ -103,7 +130,15 @@ fn date(unix_ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::date;
+    use super::{date, escape, size};
+
+    #[test]
+    fn file_names_read_as_they_are_and_sizes_as_people_read_them() {
+        assert_eq!(escape("notes_v2 *final* [a](b) <img>.md"), r"notes\_v2 \*final\* \[a\](b) \<img\>.md");
+        for (bytes, expected) in [(93, "93 bytes"), (1_000, "1.0 KB"), (48_213, "48.2 KB"), (1_250_000, "1.2 MB")] {
+            assert_eq!(size(bytes), expected, "{bytes}");
+        }
+    }
 
     #[test]
     fn dates_are_utc_calendar_days() {

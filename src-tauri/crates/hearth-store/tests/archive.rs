@@ -316,7 +316,9 @@ async fn attached_files_travel_with_their_chat() {
     let texts = store.document_texts(&[&hash, &hash, &"00".repeat(32)]).await.unwrap();
     assert_eq!(texts.into_iter().collect::<Vec<_>>(), [(hash.clone(), content.text.clone())]);
 
-    let archive = serde_json::to_value(store.export(None).await.unwrap()).unwrap();
+    let exported = store.export(None).await.unwrap();
+    assert!(to_markdown(&exported).contains("## You\n\nHow much?\n\n*Attached: kettle.txt (28 bytes)*\n"), "{}", to_markdown(&exported));
+    let archive = serde_json::to_value(exported).unwrap();
     assert_eq!(archive["chats"][0]["messages"][0]["attachments"][0]["name"], "kettle.txt");
     let other = open(&dir, "b.db").await;
     let report = other.import(&archive.to_string(), |_| true).await.unwrap();
