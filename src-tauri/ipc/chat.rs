@@ -359,13 +359,19 @@ command! {
 }
 
 command! {
-    /// Reads ahead the message being typed in `chat_id`: the model prefills what will not
-    /// change of it in idle time, so a reply after Enter starts sooner (`still_typing`: sent
-    /// while keys still come, so its last word is left for later). A reply or a load takes over
-    /// at once; a remote chat ignores it.
-    pub async fn prefill_draft(chat_id: ChatId, draft: String, still_typing: bool, state: State<'_, AppState>) -> Result<(), IpcError> {
+    /// Reads ahead the message being typed in `chat_id`, with the files `attachments` it will
+    /// carry: the model prefills what will not change of it in idle time, so a reply after
+    /// Enter starts sooner (`still_typing`: sent while keys still come, so its last word is
+    /// left for later). A reply or a load takes over at once; a remote chat ignores it.
+    pub async fn prefill_draft(
+        chat_id: ChatId,
+        draft: String,
+        attachments: Vec<Attachment>,
+        still_typing: bool,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
         let sampling = state.chat_sampling(chat_id).await?;
-        Ok(state.chat.prefill(chat_id, &draft, still_typing, sampling).await?)
+        Ok(state.chat.prefill(chat_id, &draft, &attachments, still_typing, sampling).await?)
     }
 }
 

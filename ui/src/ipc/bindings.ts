@@ -959,12 +959,12 @@ export const commands = {
    */
   answerToolCall: (chatId: number, decision: Decision): Promise<null> => invoke<null>('answer_tool_call', { chatId, decision }),
   /**
-   * Reads ahead the message being typed in `chat_id`: the model prefills what will not
-   * change of it in idle time, so a reply after Enter starts sooner (`still_typing`: sent
-   * while keys still come, so its last word is left for later). A reply or a load takes over
-   * at once; a remote chat ignores it.
+   * Reads ahead the message being typed in `chat_id`, with the files `attachments` it will
+   * carry: the model prefills what will not change of it in idle time, so a reply after
+   * Enter starts sooner (`still_typing`: sent while keys still come, so its last word is
+   * left for later). A reply or a load takes over at once; a remote chat ignores it.
    */
-  prefillDraft: (chatId: number, draft: string, stillTyping: boolean): Promise<null> => invoke<null>('prefill_draft', { chatId, draft, stillTyping }),
+  prefillDraft: (chatId: number, draft: string, attachments: Array<Attachment>, stillTyping: boolean): Promise<null> => invoke<null>('prefill_draft', { chatId, draft, attachments, stillTyping }),
   /**
    * Saves a new version of user message `message_id` beside it and streams a reply to it.
    */

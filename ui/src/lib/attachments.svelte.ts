@@ -14,10 +14,13 @@ export class DraftAttachments {
   reading = $derived(stillReading(this.items));
 
   readonly #api: Pick<HearthApi, 'attachFile' | 'pickAttachments'>;
+  readonly #changed: () => void;
   #nextKey = 1;
 
-  constructor(api: Pick<HearthApi, 'attachFile' | 'pickAttachments'>) {
+  /** `changed`: the files the next message carries changed (one attached or removed). */
+  constructor(api: Pick<HearthApi, 'attachFile' | 'pickAttachments'>, changed: () => void = () => {}) {
     this.#api = api;
+    this.#changed = changed;
   }
 
   /**
@@ -42,7 +45,9 @@ export class DraftAttachments {
 
   /** Take a file off the message (or dismiss a refusal); one still being read is dropped when it arrives. */
   remove(key: number): void {
+    const wasAttached = this.items.some((item) => item.key === key && item.status === 'attached');
     this.items = this.items.filter((item) => item.key !== key);
+    if (wasAttached) this.#changed();
   }
 
   /** The attached files for the message being sent, which leave the composer with their chips. */
@@ -75,6 +80,7 @@ export class DraftAttachments {
     if (index < 0) return; // removed while it was read
     if (next) this.items[index] = next;
     else this.items.splice(index, 1);
+    if (next?.status === 'attached') this.#changed();
   }
 
   #attachedItem(attachment: Attachment, key = this.#nextKey++): PendingAttachment {

@@ -35,3 +35,8 @@ export function attachmentChip(attachment: Pick<Attachment, 'name' | 'bytes' | '
   const chars = `${attachment.chars.toLocaleString('en')} ${attachment.chars === 1 ? 'character' : 'characters'}`;
   return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · the model reads ${chars} of it` };
 }
+
+/** What the typing read-ahead compares drafts by: the text, and the files' hashes when there are any (blank: nothing to read ahead). */
+export function draftKey(text: string, files: readonly Pick<Attachment, 'hash'>[]): string {
+  return files.length === 0 ? text : `${files.map((file) => file.hash).join(',')}\n${text}`;
+}

@@ -13,7 +13,7 @@ import type {
 } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DraftAttachments } from './attachments.svelte';
-import { draftSendable } from './attachments';
+import { draftKey, draftSendable } from './attachments';
 import { animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
 import { errorMessage } from './format';
@@ -101,6 +101,8 @@ export class ChatStore {
 
   readonly #api: HearthApi;
   readonly #readAhead: DraftReadAhead;
+  /** The composer's text as last typed (what `draftTyped` was given). */
+  #typed = '';
   readonly #turns: TurnRunner;
   #loadToken = 0;
   #loading: Promise<void> = Promise.resolve();
@@ -108,8 +110,8 @@ export class ChatStore {
 
   constructor(api: HearthApi, frames: FrameScheduler = animationFrames, timers: Timers = browserTimers) {
     this.#api = api;
-    this.attachments = new DraftAttachments(api);
-    this.#readAhead = new DraftReadAhead((draft, stillTyping) => this.#prefillDraft(draft, stillTyping), timers);
+    this.attachments = new DraftAttachments(api, () => this.#readDraftAhead());
+    this.#readAhead = new DraftReadAhead((_draft, stillTyping) => this.#prefillDraft(stillTyping), timers);
     this.#turns = new TurnRunner(this, api, frames, (chatId, refresh) => this.#loadMessages(chatId, refresh));
   }
 
@@ -176,15 +178,22 @@ export class ChatStore {
    * reply is generated.
    */
   draftTyped(draft: string): void {
-    if (this.activeChatId === null || this.generatingHere) this.#readAhead.cancel();
-    else this.#readAhead.typed(draft);
+    this.#typed = draft;
+    this.#readDraftAhead();
   }
 
-  #prefillDraft(draft: string, stillTyping: boolean): void {
+  /** The draft as DraftReadAhead paces it: its text, and the files attached (a file attached before a word is typed is read at once). */
+  #readDraftAhead(): void {
+    if (this.activeChatId === null || this.generatingHere) this.#readAhead.cancel();
+    else this.#readAhead.typed(draftKey(this.#typed, this.attachments.attached));
+  }
+
+  #prefillDraft(stillTyping: boolean): void {
     const chatId = this.activeChatId;
     if (chatId === null || this.generating?.chatId === chatId) return;
+    const files = $state.snapshot(this.attachments.attached);
     // Only a head start: a failure changes nothing for the user.
-    this.#api.prefillDraft(chatId, draft, stillTyping).catch((e) => console.debug('draft not read ahead:', errorMessage(e)));
+    this.#api.prefillDraft(chatId, this.#typed, files, stillTyping).catch((e) => console.debug('draft not read ahead:', errorMessage(e)));
   }
 
   /** Show `chatId`; resolves once its messages are loaded (also when it already was the active chat). */
@@ -262,6 +271,7 @@ export class ChatStore {
     }
     const content = this.draft.trim();
     this.draft = '';
+    this.#typed = '';
     return this.#runTurn(chatId, { kind: 'send', content, attachments: this.attachments.take() });
   }
 

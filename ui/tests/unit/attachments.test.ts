@@ -142,6 +142,22 @@ describe('ChatStore with files', () => {
     return { ...t, files, adding };
   }
 
+  it('a file attached is read ahead at once, with the text typed so far; removing it reads the draft again', async () => {
+    const { store, backend, files, adding, timers } = await withFiles(['/a.md']);
+    const prefills = () => vi.mocked(backend.api.prefillDraft).mock.calls;
+    files.finish('/a.md');
+    await adding;
+    timers.advanceTo(1000);
+    expect(prefills()).toEqual([[1, '', [doc('a.md')], false]]);
+    store.draftTyped('Sum it up');
+    timers.advanceTo(2000);
+    expect(prefills().at(-1)).toEqual([1, 'Sum it up', [doc('a.md')], false]);
+    store.attachments.remove(store.attachments.items[0].key);
+    timers.advanceTo(3000);
+    expect(prefills().at(-1)).toEqual([1, 'Sum it up', [], false]);
+    expect(prefills()).toHaveLength(3);
+  });
+
   it('sends the files with the text, or alone, and clears the chips; not while one is still read', async () => {
     const { store, backend, files, adding } = await withFiles(['/a.md', '/b.md']);
     files.finish('/a.md');

@@ -175,7 +175,7 @@ describe('ChatStore: remote replies', () => {
 
 describe('ChatStore: reading the draft ahead', () => {
   const chats = () => [chat(1, 'Soup', 20), chat(2, 'Rust', 10)];
-  /** The prefill_draft calls so far: [chatId, draft, stillTyping]. */
+  /** The prefill_draft calls so far: [chatId, draft, files, stillTyping]. */
   const prefills = (backend: ReturnType<typeof fakeBackend>) => vi.mocked(backend.api.prefillDraft).mock.calls;
 
   it("hands the active chat's draft to prefill_draft, paced (see read-ahead.test.ts)", async () => {
@@ -185,7 +185,7 @@ describe('ChatStore: reading the draft ahead', () => {
     store.draftTyped('How long does');
     expect(prefills(backend)).toEqual([]);
     timers.advanceTo(1000);
-    expect(prefills(backend)).toEqual([[1, 'How long does', false]]);
+    expect(prefills(backend)).toEqual([[1, 'How long does', [], false]]);
   });
 
   it('a chat without messages is read ahead too; without a chat, nothing', async () => {
@@ -197,7 +197,7 @@ describe('ChatStore: reading the draft ahead', () => {
     await store.newChat();
     store.draftTyped('Hello there');
     timers.advanceTo(2000);
-    expect(prefills(backend)).toEqual([[100, 'Hello there', false]]);
+    expect(prefills(backend)).toEqual([[100, 'Hello there', [], false]]);
   });
 
   it('Enter drops the pending send, and nothing is read while the reply is generated', async () => {
@@ -214,7 +214,7 @@ describe('ChatStore: reading the draft ahead', () => {
     await settle();
     store.draftTyped('Thanks, and the sunset');
     timers.advanceTo(2000);
-    expect(prefills(backend)).toEqual([[1, 'Thanks, and the sunset', false]]);
+    expect(prefills(backend)).toEqual([[1, 'Thanks, and the sunset', [], false]]);
   });
 
   it('another chat opened drops the pending send; its own draft goes to it', async () => {
@@ -225,7 +225,7 @@ describe('ChatStore: reading the draft ahead', () => {
     expect(prefills(backend)).toEqual([]);
     store.draftTyped('about lifetimes');
     timers.advanceTo(2000);
-    expect(prefills(backend)).toEqual([[2, 'about lifetimes', false]]);
+    expect(prefills(backend)).toEqual([[2, 'about lifetimes', [], false]]);
   });
 
   it('a refused read-ahead is not shown: it was only a head start', async () => {

@@ -1,7 +1,7 @@
 // Shared by the ChatStore's tests (chat-store*.test.ts): a backend whose turn commands the test drives step
 // by step, chats and messages, the events a turn streams, and a store set up over them.
 import { vi } from 'vitest';
-import type { CallProgress, ChatEvent, ChatSummary, Decision, ModelInfo, ModelTarget, PendingCall, StoredMessage, TokenProbs } from '../../src/ipc/bindings';
+import type { Attachment, CallProgress, ChatEvent, ChatSummary, Decision, ModelInfo, ModelTarget, PendingCall, StoredMessage, TokenProbs } from '../../src/ipc/bindings';
 import type { HearthApi } from '../../src/ipc/client';
 import { ChatStore } from '../../src/lib/chat.svelte';
 import { fakeApi, manualFrames, virtualTimers } from './helpers';
@@ -66,7 +66,7 @@ export function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<num
     tokenProbs: vi.fn(async (_messageId: number) => [] as TokenProbs[]),
     stopGeneration: vi.fn(async () => null),
     answerToolCall: vi.fn(async (_chatId: number, _decision: Decision) => null),
-    prefillDraft: vi.fn(async (_chatId: number, _draft: string, _stillTyping: boolean) => null),
+    prefillDraft: vi.fn(async (_chatId: number, _draft: string, _files: Attachment[], _stillTyping: boolean) => null),
     activeModel: vi.fn(async () => (opts.model === undefined ? MODEL : opts.model)),
     switchBranch: vi.fn(async () => [] as StoredMessage[]),
     deleteMessage: vi.fn(async () => [] as StoredMessage[]),

@@ -238,19 +238,28 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     }
 
     /// Lets the backend read ahead while the user types `draft` in `chat` (see
-    /// [`ChatBackend::prefill`]): the conversation as a send of `draft` would give it
-    /// (`still_typing`: keys were still coming, so the draft's last word is not final). Does
-    /// nothing while the chat is generating or when the draft is blank.
-    pub async fn prefill(&self, chat: ChatId, draft: &str, still_typing: bool, sampling: SamplingParams) -> Result<(), TurnError> {
-        if draft.trim().is_empty() || self.active.lock().expect("active map poisoned").contains_key(&chat) {
+    /// [`ChatBackend::prefill`]): the conversation as a send of `draft` with `attachments` would
+    /// give it (`still_typing`: keys were still coming, so the draft's last word is not final).
+    /// Files attached before a word is typed are read at once. Does nothing while the chat is
+    /// generating or when there is neither text nor a file.
+    pub async fn prefill(
+        &self,
+        chat: ChatId,
+        draft: &str,
+        attachments: &[Attachment],
+        still_typing: bool,
+        sampling: SamplingParams,
+    ) -> Result<(), TurnError> {
+        if (draft.trim().is_empty() && attachments.is_empty()) || self.active.lock().expect("active map poisoned").contains_key(&chat) {
             return Ok(());
         }
+        check_attachments(attachments)?;
         let store = &*self.store;
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let history = store.messages(chat).await.map_err(boxed)?;
         let system = store.system_prompt(chat).await.map_err(boxed)?;
-        let mut messages = self.conversation(&system, &history, None).await?;
-        messages.push(ChatMessage::new(Role::User, draft));
+        let question = Question { parent: None, content: draft, attachments: attachments.to_vec() };
+        let messages = self.conversation(&system, &history, Some(&question)).await?;
         let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
         request.target = store.chat_target(chat).await.map_err(boxed)?;
         request.conversation = Some(chat);

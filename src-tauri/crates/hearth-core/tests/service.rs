@@ -277,8 +277,8 @@ async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_the
 #[tokio::test(start_paused = true)]
 async fn a_draft_is_read_ahead_only_while_the_chat_is_idle() {
     let f = fixture();
-    f.service.prefill(CHAT, "Half a thou", true, SamplingParams::default()).await.unwrap();
-    f.service.prefill(CHAT, "   ", false, SamplingParams::default()).await.unwrap();
+    f.service.prefill(CHAT, "Half a thou", &[], true, SamplingParams::default()).await.unwrap();
+    f.service.prefill(CHAT, "   ", &[], false, SamplingParams::default()).await.unwrap();
     let asked = f.backend.asked();
     assert_eq!(asked.len(), 1, "a blank draft is not sent");
     assert!(asked[0].prefill && asked[0].continue_last);
@@ -287,7 +287,7 @@ async fn a_draft_is_read_ahead_only_while_the_chat_is_idle() {
     f.backend.then(vec![Step::text(20, "…"), Step::Hang]);
     tokio::join!(send(&f, "Hello", &Seen::default()), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        f.service.prefill(CHAT, "Next question", false, SamplingParams::default()).await.unwrap();
+        f.service.prefill(CHAT, "Next question", &[], false, SamplingParams::default()).await.unwrap();
         f.service.stop(CHAT);
     })
     .0
@@ -357,6 +357,11 @@ async fn attached_documents_are_read_whole_before_the_question_at_every_turn() {
         assert_eq!(why, expected);
     }
     assert_eq!(f.store.path(CHAT).len(), saved);
+    // A file attached before a word is typed is read ahead at once, as a send would give it.
+    f.service.prefill(CHAT, "", &attached, false, SamplingParams::default()).await.unwrap();
+    let ahead = f.backend.asked().into_iter().last().unwrap();
+    assert!(ahead.prefill && !ahead.continue_last);
+    assert_eq!(ahead.messages.last().unwrap().content, document);
     let empty = f.service.run(CHAT, Turn::send(" "), SamplingParams::default(), |_| {}).await;
     assert!(matches!(empty, Err(TurnError::InvalidInput(why)) if why == "the message is empty"));
 }

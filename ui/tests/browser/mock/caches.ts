@@ -6,7 +6,7 @@
 // `readsAhead` only: whether a draft is read before Enter depends on the test machine's timing, which no other
 // test should). A file on disk is valid for one model and context, so a cache is kept under both.
 // Chats whose caches a restart left on disk for the model loaded at start: `cachesOnDisk` (chat ids).
-import type { CacheBudgets, ChatCacheUsage, ModelInfo, PromptSource } from '../../../src/ipc/bindings';
+import type { Attachment, CacheBudgets, ChatCacheUsage, ModelInfo, PromptSource } from '../../../src/ipc/bindings';
 import { CACHE_BUDGET_DEFAULTS } from './contract';
 import { findChat } from './history';
 import { argsRefused, type Handlers } from './ipc';
@@ -40,13 +40,14 @@ function makeLive(key: string) {
 /**
  * prefill_draft, as the engine has it: a local chat's conversation and the draft up to its last word are
  * read into the chat's cache (made the live one), unless a reply is under way or nothing of the draft is
- * settled yet (one word); the chat's next reply then says `typed`. Remote chats ignore it.
+ * settled yet (one word, and no file); the chat's next reply then says `typed`. Remote chats ignore it.
  */
-function prefillDraft(chatId: number, draft: string, stillTyping: boolean) {
+function prefillDraft(chatId: number, draft: string, attachments: Attachment[], stillTyping: boolean) {
   const chat = findChat(chatId);
   state.prefills.push({ chatId: chat.id, draft, stillTyping, at: performance.now() });
   if (!config.readsAhead || chat.model.kind === 'remote' || !state.model || state.generating.size > 0) return null;
-  if (!/\s/.test(draft.trimEnd())) return null;
+  // Attached files are settled at once; typed text once its first word is.
+  if (attachments.length === 0 && !/\s/.test(draft.trimEnd())) return null;
   const key = cacheKey(chat.id);
   makeLive(key);
   state.caches.typed = key;
