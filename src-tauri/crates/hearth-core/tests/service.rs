@@ -355,6 +355,11 @@ async fn attached_documents_are_read_whole_before_the_question_at_every_turn() {
         let refused = f.service.run(CHAT, Turn::Send { content: "Read it.", attachments: &files }, SamplingParams::default(), |_| {});
         let Err(TurnError::InvalidInput(why)) = refused.await else { panic!("{expected}: accepted") };
         assert_eq!(why, expected);
+        // Read ahead while typing, the same files are refused alike, and nothing is read.
+        let asked = f.backend.asked().len();
+        let ahead = f.service.prefill(CHAT, "Read it.", &files, false, SamplingParams::default()).await;
+        assert!(matches!(ahead, Err(TurnError::InvalidInput(why)) if why == expected), "{expected}: read ahead");
+        assert_eq!(f.backend.asked().len(), asked);
     }
     assert_eq!(f.store.path(CHAT).len(), saved);
     // A file attached before a word is typed is read ahead at once, as a send would give it.
