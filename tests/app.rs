@@ -435,6 +435,26 @@ fn chat_through_ipc_with_the_real_model() {
     let next = ask("Thanks.", Vec::new());
     assert!(next["stats"]["cachedTokens"].as_u64().unwrap() >= read_once, "the document was read again: {next}");
 
+    // A document too long for the model's context (73 KB; the test's model holds 1,024 tokens):
+    // the question is given the passages that best answer it, kept with it as the reply's
+    // sources, and read from the cache at the next turn.
+    let handbook = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/hearth-store/tests/data/retrieval/handbook.md");
+    let long = invoke(&window, "attach_file", json!({ "path": handbook })).unwrap();
+    let files: Vec<hearth_core::Attachment> = serde_json::from_value(json!([long])).unwrap();
+    let reading = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
+    let ask = |question: &str, files: Vec<hearth_core::Attachment>| {
+        run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), reading, question.into(), files.clone(), c, state.clone())))
+    };
+    let answer = ask("How long can I borrow a drill from the tool library?", files);
+    let saved = invoke(&window, "list_messages", json!({ "chatId": reading })).unwrap();
+    let passages = saved[0]["passages"].as_array().unwrap();
+    assert!(passages[0]["text"].as_str().unwrap().contains("Drills may be borrowed for up to five days"), "{passages:?}");
+    assert_eq!(passages[0]["name"], "handbook.md");
+    let read = answer["stats"]["promptTokens"].as_u64().unwrap();
+    assert!(read > 150 && read < 1024, "{answer}");
+    let next = ask("Thanks.", Vec::new());
+    assert!(next["stats"]["cachedTokens"].as_u64().unwrap() >= read, "the passages were read again: {next}");
+
     // Chats: system prompt reaches the model, rename, pin, search, delete.
     let prompted = invoke(&window, "set_system_prompt", json!({ "chatId": tree, "prompt": "Answer only with the word banana." })).unwrap();
     assert_eq!(prompted["systemPrompt"], "Answer only with the word banana.");

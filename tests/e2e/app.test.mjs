@@ -7,7 +7,7 @@ import path from "node:path";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { REPLY as reply, appUnderTest, nonEmpty, replyTextWith, replyWith, send, shot, sleep } from "./helpers.mjs";
+import { REPLY as reply, appUnderTest, nonEmpty, nthReply, replyTextWith, replyWith, send, shot, sleep } from "./helpers.mjs";
 import { KEYS, Session } from "./webdriver.mjs";
 
 const ctx = appUnderTest("hearth-e2e-");
@@ -174,6 +174,19 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty });
     await shot(session, "attachments-2-sent");
     fs.rmSync(files, { recursive: true, force: true });
+
+    // A document too long for the model's context: the question is given the passages that best
+    // answer it, and the reply lists them; one opens to its text.
+    const handbook = path.resolve(import.meta.dirname, "../../src-tauri/crates/hearth-store/tests/data/retrieval/handbook.md");
+    assert.equal(await drop([handbook]), true);
+    await session.waitFor('[data-testid="composer-attachments"] [data-testid="attachment"][data-status="attached"]', { accept: (t) => t.includes("handbook.md") });
+    await send(session, "How long can I borrow a drill from the tool library?");
+    await nthReply(session, 2, "complete");
+    const sources = await session.waitFor('[data-testid="sources"]', { accept: (t) => t.includes("from handbook.md") });
+    await session.click(await session.within(sources, "summary"));
+    await session.click(await session.waitFor('[data-testid="source"]'));
+    await session.waitFor('[data-testid="source-text"]', { accept: (t) => t.includes("Drills may be borrowed for up to five days") });
+    await shot(session, "attachments-3-sources");
   } finally {
     await session.close();
   }

@@ -441,6 +441,20 @@ fallback?: string, };
 
 export type OverflowPolicy = "stopAtLimit" | "truncateMiddle" | "rollingWindow";
 
+export type Passage = { 
+/**
+ * The document's hash ([`Attachment::hash`]).
+ */
+hash: string, 
+/**
+ * The document's name as attached.
+ */
+name: string, 
+/**
+ * Its place among the document's passages (0 = the first).
+ */
+ordinal: number, text: string, };
+
 export type PendingCall = { 
 /**
  * The reply that wrote the call, and the call's place among its calls.
@@ -844,7 +858,12 @@ toolCalls: Array<WrittenCall>,
  * The files a user message carries, in the order attached (the model reads their text
  * before the message's own).
  */
-attachments: Array<Attachment>, };
+attachments: Array<Attachment>, 
+/**
+ * The passages of its documents a user message was given in their place (they did not fit
+ * the model's context whole): what the reply to it read, its sources.
+ */
+passages: Array<Passage>, };
 
 export type Strategy = "sampling" | "consensus" | "beam";
 

@@ -29,11 +29,18 @@ export function refusalText(name: string, error: string): string {
   return name === '' || error.includes(name) ? error : `${name}: ${error}`;
 }
 
-/** An attached file's chip: its name, its size beside it ("12.4 KB"), and a tooltip saying how much of it the model reads. */
-export function attachmentChip(attachment: Pick<Attachment, 'name' | 'bytes' | 'chars'>): { label: string; detail: string; title: string } {
+/**
+ * An attached file's chip: its name, its size beside it ("12.4 KB"), and a tooltip saying how much of it the
+ * model reads — all of it, or (`byPassages`: a sent question's document too long for the context) passages.
+ */
+export function attachmentChip(
+  attachment: Pick<Attachment, 'name' | 'bytes' | 'chars'>,
+  byPassages = false,
+): { label: string; detail: string; title: string } {
   const size = formatBytes(attachment.bytes) || '0 B';
   const chars = `${attachment.chars.toLocaleString('en')} ${attachment.chars === 1 ? 'character' : 'characters'}`;
-  return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · the model reads ${chars} of it` };
+  const read = byPassages ? 'too long to read whole: the model was given the passages that best match the question' : `the model reads ${chars} of it`;
+  return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · ${read}` };
 }
 
 /** What the typing read-ahead compares drafts by: the text, and the files' hashes when there are any (blank: nothing to read ahead). */

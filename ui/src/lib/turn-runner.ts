@@ -336,6 +336,7 @@ export class TurnRunner {
       tool: null,
       toolCalls: [],
       attachments: [],
+      passages: [],
     };
   }
 

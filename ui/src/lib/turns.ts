@@ -97,6 +97,7 @@ export function withPendingSend(path: StoredMessage[], chatId: number, content: 
     tool: null,
     toolCalls: [],
     attachments,
+    passages: [],
   };
   return [...path, pending];
 }

@@ -1,10 +1,11 @@
 // Browser tests of documents attached to a message: picked through the paperclip (a chip each, being read, then
 // attached; removed before sending), dropped on the chat (its overlay, Tauri's events and the test hook), a file
 // the backend refuses (its reason in words, the text typed kept), sent with the message and shown on it, kept by
-// an edit. Run with `npm run test:browser` or `node --test tests/browser/attachments.test.mjs`.
+// an edit; a document too long to read whole: the reply's sources (the passages its question was given), opened
+// one by one as plain text. Run with `npm run test:browser` or `node --test tests/browser/attachments.test.mjs`.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, OUTPUT, TIMEOUT, inBothSchemes, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
+import { MODEL, OUTPUT, TIMEOUT, collectDialogs, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
 import { text } from './chat-helpers.mjs';
 
 useBrowser();
@@ -19,6 +20,23 @@ const CHAT = {
   messages: [
     { id: 11, chatId: 1, role: 'user', content: 'What should the review cover?', status: 'complete', createdAt: 1, model: null, stats: null },
     { id: 12, chatId: 1, role: 'assistant', content: 'Revenue, costs and the plan for next quarter.', status: 'complete', createdAt: 2, model: MODEL.name, stats: null },
+  ],
+};
+
+/** A chat whose question's document was too long to read whole: it was given 3 passages, the last with markup in it. */
+const HANDBOOK = { hash: 'ab'.repeat(32), name: 'handbook.md', kind: 'document', bytes: 480_000, chars: 471_000 };
+const passage = (ordinal, text) => ({ hash: HANDBOOK.hash, name: HANDBOOK.name, ordinal, text });
+const MARKUP = 'Write tags as text: <img src=x onerror=alert(1)> is shown, never run.';
+const PASSAGES = [
+  passage(11, 'Leave is booked in the HR portal at least two weeks ahead.\n\nYour manager approves it within three working days.'),
+  passage(3, 'Everyone has 25 days of paid leave a year, plus public holidays.'),
+  passage(27, MARKUP),
+];
+const SOURCED = {
+  chats: [{ id: 2, title: 'Handbook questions', updatedAt: 10 }],
+  messages: [
+    { id: 21, chatId: 2, role: 'user', content: 'How do I book leave?', status: 'complete', createdAt: 1, model: null, stats: null, attachments: [HANDBOOK], passages: PASSAGES },
+    { id: 22, chatId: 2, role: 'assistant', content: 'Book it in the HR portal two weeks ahead; your manager approves it.', status: 'complete', createdAt: 2, model: MODEL.name, stats: null },
   ],
 };
 
@@ -134,6 +152,56 @@ describe('Attachments', () => {
     });
   });
 
+  test('a document read by passages: the reply lists them as its sources, each shown as plain text on demand', { timeout: TIMEOUT }, async () => {
+    await withApp(SOURCED, async (page) => {
+      const dialogs = collectDialogs(page);
+      await page.getByTestId('chat-title').filter({ hasText: 'Handbook questions' }).waitFor();
+      const sources = lastAssistant(page).getByTestId('sources');
+      await sources.waitFor();
+      assert.equal(await page.getByTestId('sources').count(), 1, 'under the reply only');
+      assert.equal(await text(sources.getByTestId('sources-summary')), '3 passages from handbook.md');
+      // The question's chip says its document was not read whole.
+      const chipTitle = await lastUser(page).getByTestId('attachment').getAttribute('title');
+      assert.equal(chipTitle, 'handbook.md · 480.0 KB · too long to read whole: the model was given the passages that best match the question');
+
+      // Closed at first; opened, a button per passage, numbered from 1.
+      const buttons = sources.getByTestId('source');
+      assert.equal(await buttons.first().isVisible(), false);
+      await sources.getByTestId('sources-summary').click();
+      assert.deepEqual(await buttons.allTextContents().then((t) => t.map((s) => s.trim())), [
+        'handbook.md · passage 12',
+        'handbook.md · passage 4',
+        'handbook.md · passage 28',
+      ]);
+      const panel = sources.getByTestId('source-text');
+      assert.equal(await panel.count(), 0);
+
+      await buttons.nth(0).click();
+      assert.equal(await text(panel.getByTestId('source-title')), 'handbook.md · passage 12');
+      assert.equal(await text(panel.locator('blockquote')), PASSAGES[0].text);
+      assert.equal(await buttons.nth(0).getAttribute('aria-expanded'), 'true');
+
+      // Another switches the panel.
+      await buttons.nth(1).click();
+      assert.equal(await text(panel.getByTestId('source-title')), 'handbook.md · passage 4');
+      assert.equal(await text(panel.locator('blockquote')), PASSAGES[1].text);
+      assert.deepEqual(await Promise.all([0, 1, 2].map((i) => buttons.nth(i).getAttribute('aria-expanded'))), ['false', 'true', 'false']);
+
+      // Markup in a document is text.
+      await buttons.nth(2).click();
+      assert.equal(await text(panel.locator('blockquote')), MARKUP);
+      assert.equal(await panel.locator('img').count(), 0);
+
+      // Closed from the panel (by keyboard): the focus goes back to its button.
+      await panel.getByTestId('source-close').focus();
+      await page.keyboard.press('Enter');
+      await panel.waitFor({ state: 'detached' });
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'handbook.md · passage 28');
+      await page.waitForTimeout(300); // time for an <img> that made it into the page to fail and fire
+      assert.deepEqual(dialogs, []);
+    });
+  });
+
   test('screenshots: the composer with chips (read, being read, refused) and a sent message with files', { timeout: TIMEOUT }, async () => {
     await inBothSchemes({ ...CHAT, attachPick: [REPORT, NOTES] }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
@@ -152,6 +220,17 @@ describe('Attachments', () => {
       await page.getByTestId('chat-drop-overlay').waitFor();
       await shot(page, 'attachments-drop', { dir: OUTPUT, mouse: [300, 300] });
       await page.evaluate(() => window.__hearthMock.emit('tauri://drag-leave', null));
+    });
+  });
+
+  test('screenshots: a reply\'s sources, one passage open', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes(SOURCED, async (page) => {
+      const sources = lastAssistant(page).getByTestId('sources');
+      await sources.waitFor();
+      await sources.getByTestId('sources-summary').click();
+      await sources.getByTestId('source').first().click();
+      await sources.getByTestId('source-text').waitFor();
+      await shot(page, 'attachments-sources', { dir: OUTPUT, mouse: [300, 300] });
     });
   });
 });

@@ -127,9 +127,14 @@ table('refusalText: names the file once', ([name, error]: [string, string]) => r
   [['', 'Could not open the file dialog'], 'Could not open the file dialog'],
 ]);
 
-table('attachmentChip: the name, its size, and what the model reads of it', attachmentChip, [
-  [{ name: 'q3.md', bytes: 12_400, chars: 11_873 }, { label: 'q3.md', detail: '12.4 KB', title: 'q3.md · 12.4 KB · the model reads 11,873 characters of it' }],
-  [{ name: 'a', bytes: 0, chars: 1 }, { label: 'a', detail: '0 B', title: 'a · 0 B · the model reads 1 character of it' }],
+type ChipOf = Parameters<typeof attachmentChip>;
+table('attachmentChip: the name, its size, and what the model reads of it', ([file, byPassages]: ChipOf) => attachmentChip(file, byPassages), [
+  [[{ name: 'q3.md', bytes: 12_400, chars: 11_873 }], { label: 'q3.md', detail: '12.4 KB', title: 'q3.md · 12.4 KB · the model reads 11,873 characters of it' }],
+  [[{ name: 'a', bytes: 0, chars: 1 }], { label: 'a', detail: '0 B', title: 'a · 0 B · the model reads 1 character of it' }],
+  [
+    [{ name: 'handbook.md', bytes: 480_000, chars: 471_000 }, true],
+    { label: 'handbook.md', detail: '480.0 KB', title: 'handbook.md · 480.0 KB · too long to read whole: the model was given the passages that best match the question' },
+  ],
 ]);
 
 describe('ChatStore with files', () => {

@@ -14,7 +14,7 @@ export function chat(id: number, title: string, updatedAt: number, model: ModelT
 }
 
 export function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'chatId' | 'role'>): StoredMessage {
-  return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], tool: null, toolCalls: [], attachments: [], ...over };
+  return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], tool: null, toolCalls: [], attachments: [], passages: [], ...over };
 }
 
 export type TurnKind = 'send' | 'edit' | 'regenerate' | 'continue' | 'branch';

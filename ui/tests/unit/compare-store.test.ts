@@ -8,7 +8,7 @@ import { stats } from './reply-fixtures';
 import { BUILT_IN, DEFAULTS, RANGES, model, params } from './settings-fixtures';
 
 function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'role'>): StoredMessage {
-  return { chatId: 1, content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], tool: null, toolCalls: [], attachments: [], ...over };
+  return { chatId: 1, content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], tool: null, toolCalls: [], attachments: [], passages: [], ...over };
 }
 
 const STATS = stats();

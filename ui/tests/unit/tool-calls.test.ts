@@ -135,7 +135,7 @@ table('progressText', progressText, [
 ]);
 
 function message(id: number, role: StoredMessage['role'], tool: ToolRun | null = null): StoredMessage {
-  return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [id], tool, toolCalls: [], attachments: [] };
+  return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [id], tool, toolCalls: [], attachments: [], passages: [] };
 }
 const run = (over: Partial<ToolRun> = {}): ToolRun => ({ name: 'read_file', server: 'files', arguments: '{}', end: 'ran', isError: false, elapsedMs: 412, chars: 3, cut: false, ...over });
 

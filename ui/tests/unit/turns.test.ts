@@ -4,7 +4,7 @@ import { table } from './helpers';
 import { stats } from './reply-fixtures';
 
 function msg(id: number, role: StoredMessage['role'], siblings: number[] = [id]): StoredMessage {
-  return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: id - 1 || null, siblings, tool: null, toolCalls: [], attachments: [] };
+  return { id, chatId: 1, role, content: `m${id}`, status: 'complete', createdAt: 0, model: null, stats: null, parentId: id - 1 || null, siblings, tool: null, toolCalls: [], attachments: [], passages: [] };
 }
 
 const PATH = [msg(1, 'user'), msg(2, 'assistant'), msg(3, 'user', [3, 7]), msg(4, 'assistant')];

@@ -28,10 +28,11 @@ pub enum Section {
     BusyCore,
     Tools,
     Attach,
+    Retrieve,
 }
 
 impl Section {
-    pub const ALL: [Section; 10] = [
+    pub const ALL: [Section; 11] = [
         Section::Speed,
         Section::Conversation,
         Section::Switch,
@@ -42,6 +43,7 @@ impl Section {
         Section::BusyCore,
         Section::Tools,
         Section::Attach,
+        Section::Retrieve,
     ];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +58,7 @@ impl Section {
             Section::BusyCore => "busy-core",
             Section::Tools => "tools",
             Section::Attach => "attach",
+            Section::Retrieve => "retrieve",
         }
     }
 

@@ -22,6 +22,7 @@ mod devices;
 mod models;
 mod parallel;
 mod peer;
+mod retrieve_round;
 mod serve;
 mod switch;
 mod tools_round;

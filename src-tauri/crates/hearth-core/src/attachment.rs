@@ -1,9 +1,11 @@
 //! Files attached to a user message, and how a model reads them: each document whole, before the
-//! question, in a block that names it. The block is written the same way at every turn, so the
-//! tokens of a document read once stay in the chat's KV cache (the next question reads none of it
-//! again).
+//! question, in a block that names it — or, when the documents do not fit the model's context,
+//! the passages retrieved for the question, each naming its document. The blocks are written the
+//! same way at every turn, so the tokens read once stay in the chat's KV cache (the next question
+//! reads none of them again).
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -43,6 +45,90 @@ impl Attachment {
 /// The attached documents' texts by hash, as the store hands them to a turn.
 pub type DocumentTexts = HashMap<String, String>;
 
+/// A passage of an attached document, given to the model in place of the whole (the document did
+/// not fit): the reply's sources.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Passage {
+    /// The document's hash ([`Attachment::hash`]).
+    pub hash: String,
+    /// The document's name as attached.
+    pub name: String,
+    /// Its place among the document's passages (0 = the first).
+    pub ordinal: u32,
+    pub text: String,
+}
+
+/// How many passages a question is given from documents too long to read whole.
+pub const RETRIEVED_PASSAGES: usize = 5;
+
+/// About how long a passage is, in characters: a few paragraphs (a passage ends at a paragraph,
+/// line or sentence end where one is near).
+pub const PASSAGE_CHARS: usize = 1200;
+
+/// Tokens of the context kept for the rest of the conversation and the reply when deciding
+/// whether documents go in whole: this many, or a quarter of a smaller context.
+const CONTEXT_KEPT_TOKENS: u64 = 1024;
+
+/// Characters per token of a document, counted low (code and non-English text take more tokens
+/// per character than prose), so a document judged to fit does fit.
+const CHARS_PER_TOKEN_LOW: u64 = 3;
+
+/// The context assumed for a model whose context length is not known (a remote one).
+const UNKNOWN_CONTEXT_TOKENS: u32 = 32_768;
+
+/// The characters of documents (whole, or passages of them) one question is given for a model
+/// with a context of `context_tokens` (`None`: not known), leaving room for the conversation
+/// and the reply.
+pub fn document_budget(context_tokens: Option<u32>) -> u64 {
+    let context = u64::from(context_tokens.unwrap_or(UNKNOWN_CONTEXT_TOKENS));
+    (context - CONTEXT_KEPT_TOKENS.min(context / 4)) * CHARS_PER_TOKEN_LOW
+}
+
+/// Where `text` is cut into passages of about [`PASSAGE_CHARS`] characters: byte ranges that
+/// cover it in order, each ending at a paragraph break, else a line break, else a sentence's or
+/// word's end in its last third, else mid-word (on a character boundary).
+pub fn passage_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let rest = &text[start..];
+        if rest.len() <= PASSAGE_CHARS {
+            ranges.push(start..text.len());
+            break;
+        }
+        let mut limit = PASSAGE_CHARS;
+        while !rest.is_char_boundary(limit) {
+            limit -= 1;
+        }
+        let window = &rest[..limit];
+        let floor = limit / 3;
+        let cut = ["\n\n", "\n", ". ", "? ", "! ", " "]
+            .iter()
+            .find_map(|mark| window.rfind(mark).filter(|&at| at >= floor).map(|at| at + mark.len()))
+            .unwrap_or(limit);
+        ranges.push(start..start + cut);
+        start += cut;
+    }
+    ranges.retain(|r| !text[r.clone()].trim().is_empty());
+    ranges
+}
+
+/// A user message as the model reads it: the passages retrieved for it from its documents (each
+/// naming its document), then the question.
+pub fn with_passages(question: &str, passages: &[Passage]) -> String {
+    let mut content = String::new();
+    for passage in passages {
+        content += &format!(
+            "<passage document=\"{}\" number=\"{}\">\n{}\n</passage>\n\n",
+            escape_name(&passage.name),
+            passage.ordinal + 1,
+            passage.text.trim()
+        );
+    }
+    content + question
+}
+
 /// A user message as the model reads it: each attached document in a block naming it, then the
 /// question. A document whose text is missing from `texts` is left out (the turn checks first).
 pub fn with_documents(question: &str, attachments: &[Attachment], texts: &DocumentTexts) -> String {
@@ -81,6 +167,46 @@ mod tests {
     #[test]
     fn a_message_without_documents_is_its_question() {
         assert_eq!(with_documents("Hi", &[], &DocumentTexts::new()), "Hi");
+    }
+
+    #[test]
+    fn passages_come_first_each_naming_its_document() {
+        let passage = |ordinal, text: &str| Passage { hash: "a".into(), name: "guide.md".into(), ordinal, text: text.into() };
+        let content = with_passages("When?", &[passage(3, " In May.\n"), passage(0, "Intro")]);
+        assert_eq!(
+            content,
+            "<passage document=\"guide.md\" number=\"4\">\nIn May.\n</passage>\n\n<passage document=\"guide.md\" number=\"1\">\nIntro\n</passage>\n\nWhen?"
+        );
+    }
+
+    #[test]
+    fn passages_cover_the_text_and_end_at_natural_breaks() {
+        let paragraph = "A sentence of some length here. ".repeat(12);
+        let cases: Vec<(String, &str)> = vec![
+            (String::new(), "empty"),
+            ("short".into(), "short"),
+            (format!("{paragraph}\n\n").repeat(5), "paragraphs"),
+            ("word ".repeat(1000), "words"),
+            ("é".repeat(2000), "no breaks, two-byte characters"),
+        ];
+        for (text, what) in cases {
+            let ranges = passage_ranges(&text);
+            let joined: String = ranges.iter().map(|r| &text[r.clone()]).collect();
+            assert_eq!(joined.trim(), text.trim(), "{what}: passages cover the text");
+            for range in &ranges {
+                assert!(range.len() <= PASSAGE_CHARS, "{what}: {range:?} too long");
+            }
+            if what == "paragraphs" {
+                assert!(ranges.iter().all(|r| text[r.clone()].ends_with("\n\n")), "{what}: {ranges:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn documents_leave_room_for_the_conversation_and_the_reply() {
+        for (context, chars) in [(Some(1024), 2304), (Some(2048), 4608), (Some(4096), 9216), (Some(8192), 21_504), (None, 95_232)] {
+            assert_eq!(document_budget(context), chars, "{context:?}");
+        }
     }
 
     #[test]

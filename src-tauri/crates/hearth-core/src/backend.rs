@@ -27,6 +27,13 @@ pub trait ChatBackend: Send + Sync + 'static {
     fn prefill(&self, request: ReplyRequest) {
         let _ = request;
     }
+
+    /// The context length, in tokens, of the model that answers for `target`, where known (the
+    /// local engine's loaded model): whether attached documents go in whole depends on it.
+    fn context_tokens(&self, target: &ModelTarget) -> Option<u32> {
+        let _ = target;
+        None
+    }
 }
 
 pub struct ReplyRequest {
@@ -104,6 +111,13 @@ impl<L: ChatBackend, R: ChatBackend> ChatBackend for Switch<L, R> {
         match request.target {
             ModelTarget::Local { .. } => self.local.prefill(request),
             ModelTarget::Remote { .. } => self.remote.prefill(request),
+        }
+    }
+
+    fn context_tokens(&self, target: &ModelTarget) -> Option<u32> {
+        match target {
+            ModelTarget::Local { .. } => self.local.context_tokens(target),
+            ModelTarget::Remote { .. } => self.remote.context_tokens(target),
         }
     }
 }

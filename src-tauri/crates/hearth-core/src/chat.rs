@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{Attachment, ModelTarget, ReplyStats, ToolRun, WrittenCall};
+use crate::{Attachment, ModelTarget, Passage, ReplyStats, ToolRun, WrittenCall};
 
 pub type ChatId = i64;
 pub type MessageId = i64;
@@ -142,6 +142,10 @@ pub struct StoredMessage {
     /// before the message's own).
     #[serde(default)]
     pub attachments: Vec<Attachment>,
+    /// The passages of its documents a user message was given in their place (they did not fit
+    /// the model's context whole): what the reply to it read, its sources.
+    #[serde(default)]
+    pub passages: Vec<Passage>,
 }
 
 impl StoredMessage {

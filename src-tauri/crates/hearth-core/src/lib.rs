@@ -25,7 +25,10 @@ mod tool_stream;
 mod tools;
 mod transfer;
 
-pub use attachment::{Attachment, AttachmentKind, DocumentTexts, MAX_ATTACHMENTS, with_documents};
+pub use attachment::{
+    Attachment, AttachmentKind, DocumentTexts, MAX_ATTACHMENTS, PASSAGE_CHARS, Passage, RETRIEVED_PASSAGES, document_budget,
+    passage_ranges, with_documents, with_passages,
+};
 pub use backend::{
     BackendError, BeamHypothesis, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE,
     PromptSource, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,

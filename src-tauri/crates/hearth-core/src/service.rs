@@ -31,8 +31,8 @@ impl WindowPace for FixedPace {
 
 use crate::{
     Attachment, BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, DocumentTexts, FinishReason, GenEvent, MAX_ATTACHMENTS,
-    MessageId, MessageStatus, ModelTarget, OfferedTools, ReasoningClock, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams,
-    StoredMessage, TokenProbs, ToolResult, ToolRun, with_documents,
+    MessageId, MessageStatus, ModelTarget, OfferedTools, Passage, RETRIEVED_PASSAGES, ReasoningClock, ReplyRequest, ReplyStats,
+    ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs, ToolResult, ToolRun, document_budget, with_documents, with_passages,
 };
 
 mod plan;
@@ -71,15 +71,27 @@ pub trait HistoryStore: Send + Sync + 'static {
         model: Option<&str>,
     ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
 
-    /// Adds a user message carrying `attachments` (stored before, by hash) after `parent`, and
-    /// puts it on the path on show.
+    /// Adds a user message carrying `attachments` (stored before, by hash) and the `passages` of
+    /// them it was given after `parent`, and puts it on the path on show.
     fn append_question(
         &self,
         chat: ChatId,
         parent: Option<MessageId>,
         content: &str,
         attachments: &[Attachment],
+        passages: &[Passage],
     ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
+
+    /// The best `limit` passages for `query` among the stored documents `hashes`, best first
+    /// (their names left empty); when fewer match and `fill`, the documents' first passages fill
+    /// the rest.
+    fn passages(
+        &self,
+        hashes: &[&str],
+        query: &str,
+        limit: usize,
+        fill: bool,
+    ) -> impl Future<Output = Result<Vec<Passage>, Self::Error>> + Send;
 
     /// The text of each stored document among `hashes` (one not stored is missing from the map).
     fn document_texts(&self, hashes: &[&str]) -> impl Future<Output = Result<DocumentTexts, Self::Error>> + Send;
@@ -259,9 +271,10 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let history = store.messages(chat).await.map_err(boxed)?;
         let system = store.system_prompt(chat).await.map_err(boxed)?;
         let question = Question { parent: None, content: draft, attachments: attachments.to_vec() };
-        let messages = self.conversation(&system, &history, Some(&question)).await?;
+        let target = store.chat_target(chat).await.map_err(boxed)?;
+        let (messages, _) = self.conversation(&system, &history, Some(&question), &target).await?;
         let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
-        request.target = store.chat_target(chat).await.map_err(boxed)?;
+        request.target = target;
         request.conversation = Some(chat);
         request.continue_last = still_typing;
         self.backend.prefill(request);
@@ -323,7 +336,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         if let Some(partial) = &continued {
             history.push(partial.clone());
         }
-        let mut messages = self.conversation(&system, &history, plan.user.as_ref()).await?;
+        let (mut messages, passages) = self.conversation(&system, &history, plan.user.as_ref(), &target).await?;
         messages.extend(plan.results.iter().map(|r| ChatMessage::new(Role::Tool, r.content.clone())));
         let mut request = ReplyRequest::new(messages, sampling, turn.flag.clone());
         request.tools = tools;
@@ -337,7 +350,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         // took the request (nothing the user wrote is lost); before any of the reply is shown.
         let reply_parent = match plan.user {
             Some(question) => {
-                let saved = store.append_question(chat, question.parent, question.content, &question.attachments);
+                let saved = store.append_question(chat, question.parent, question.content, &question.attachments, &passages);
                 let user = saved.await.map_err(boxed)?;
                 on_event(TurnEvent::UserSaved(Box::new(user.clone())));
                 Some(user.id)
@@ -388,8 +401,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let plan = self.plan(chat, Turn::Regenerate { reply }).await?;
         let parent = plan.history.last().map(|m| m.id);
-        let messages = self.conversation(&store.system_prompt(chat).await.map_err(boxed)?, &plan.history, None).await?;
         let target = store.chat_target(chat).await.map_err(boxed)?;
+        let (messages, _) = self.conversation(&store.system_prompt(chat).await.map_err(boxed)?, &plan.history, None, &target).await?;
         let on_event = Mutex::new(on_event);
         let on_event = &on_event;
         let mut answers = Vec::new();
@@ -564,32 +577,109 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
 impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     /// The messages a backend should see: the chat's system prompt, then the history but replies
     /// that produced no text, then the new `question` if any; each user message with its
-    /// documents (a new question's document no longer stored is refused).
+    /// documents — whole, or the passages it was given — and the passages retrieved for the new
+    /// question (saved with it; see [`Self::retrieve`]): its documents go whole when they fit
+    /// `target`'s context. A new question's document no longer stored is refused.
     async fn conversation(
         &self,
         system: &str,
         history: &[StoredMessage],
         question: Option<&Question<'_>>,
-    ) -> Result<Vec<ChatMessage>, TurnError> {
+        target: &ModelTarget,
+    ) -> Result<(Vec<ChatMessage>, Vec<Passage>), TurnError> {
+        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
         let attached = question.map_or(&[][..], |q| &q.attachments[..]);
-        let hashes: Vec<&str> = history.iter().flat_map(|m| &m.attachments).chain(attached).map(|a| a.hash.as_str()).collect();
+        // The documents' share of the context, less what earlier turns were given of theirs.
+        let given: u64 = history.iter().map(document_chars).sum();
+        let budget = document_budget(self.backend.context_tokens(target)).saturating_sub(given);
+        let whole = attached.iter().map(|a| a.chars).sum::<u64>() <= budget;
+        let read_whole = history.iter().filter(|m| m.passages.is_empty()).flat_map(|m| &m.attachments);
+        let hashes: Vec<&str> = read_whole.chain(attached.iter().filter(|_| whole)).map(|a| a.hash.as_str()).collect();
         let texts = match hashes.is_empty() {
             true => DocumentTexts::new(),
-            false => self.store.document_texts(&hashes).await.map_err(|e| TurnError::Store(Box::new(e)))?,
+            false => self.store.document_texts(&hashes).await.map_err(boxed)?,
         };
-        if let Some(missing) = attached.iter().find(|a| !texts.contains_key(&a.hash)) {
+        if let Some(missing) = attached.iter().filter(|_| whole).find(|a| !texts.contains_key(&a.hash)) {
             return Err(TurnError::InvalidInput(format!("{} is no longer stored; attach it again", missing.name)));
         }
+        let retrieved = match question {
+            Some(q) => self.retrieve(history, q, whole, budget).await?,
+            None => Vec::new(),
+        };
         let system = (!system.trim().is_empty()).then(|| ChatMessage::new(Role::System, system));
         let history = history.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())).map(|m| {
             let mut message = m.to_chat_message();
-            if !m.attachments.is_empty() {
+            if !m.passages.is_empty() {
+                message.content = with_passages(&m.content, &m.passages);
+            } else if !m.attachments.is_empty() {
                 message.content = with_documents(&m.content, &m.attachments, &texts);
             }
             message
         });
-        let question = question.map(|q| ChatMessage::new(Role::User, with_documents(q.content, &q.attachments, &texts)));
-        Ok(system.into_iter().chain(history).chain(question).collect())
+        let question = question.map(|q| {
+            let content = match retrieved.is_empty() {
+                true => with_documents(q.content, &q.attachments, &texts),
+                false => with_passages(q.content, &retrieved),
+            };
+            ChatMessage::new(Role::User, content)
+        });
+        Ok((system.into_iter().chain(history).chain(question).collect(), retrieved))
+    }
+
+    /// The passages a new question is given: the best for its text among its own documents when
+    /// they are not read `whole`; a question without documents, among those earlier questions
+    /// were given passages of (a follow-up: only passages that match it). A question whose
+    /// documents go whole is given none, so a message with passages is one whose own documents
+    /// were not read whole. The best passages are kept while they fit `budget` characters (a
+    /// question's own documents always give their best one).
+    async fn retrieve(
+        &self,
+        history: &[StoredMessage],
+        question: &Question<'_>,
+        whole: bool,
+        budget: u64,
+    ) -> Result<Vec<Passage>, TurnError> {
+        let follow_up = question.attachments.is_empty();
+        let scope: Vec<&Attachment> = match (follow_up, whole) {
+            (false, true) => Vec::new(),
+            (false, false) => question.attachments.iter().collect(),
+            (true, _) => history.iter().filter(|m| !m.passages.is_empty()).flat_map(|m| &m.attachments).collect(),
+        };
+        let mut documents: Vec<&Attachment> = Vec::new();
+        for document in scope {
+            if !documents.iter().any(|d| d.hash == document.hash) {
+                documents.push(document);
+            }
+        }
+        if documents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let hashes: Vec<&str> = documents.iter().map(|d| d.hash.as_str()).collect();
+        let found = self.store.passages(&hashes, question.content, RETRIEVED_PASSAGES, !follow_up).await;
+        let mut passages = found.map_err(|e| TurnError::Store(Box::new(e)))?;
+        // A stored document always gives passages (its first, when none match).
+        if passages.is_empty() && !follow_up {
+            let name = &documents[0].name;
+            return Err(TurnError::InvalidInput(format!("{name} is no longer stored; attach it again")));
+        }
+        let mut used = 0;
+        passages.retain(|p| {
+            used += p.text.len() as u64;
+            used <= budget || (!follow_up && used == p.text.len() as u64)
+        });
+        for passage in &mut passages {
+            passage.name = documents.iter().find(|d| d.hash == passage.hash).map_or_else(String::new, |d| d.name.clone());
+        }
+        Ok(passages)
+    }
+}
+
+/// The characters of documents a message gave the model: the passages it was given, else its
+/// documents whole.
+fn document_chars(message: &StoredMessage) -> u64 {
+    match message.passages.is_empty() {
+        true => message.attachments.iter().map(|a| a.chars).sum(),
+        false => message.passages.iter().map(|p| p.text.len() as u64).sum(),
     }
 }
 

@@ -370,3 +370,65 @@ async fn attached_documents_are_read_whole_before_the_question_at_every_turn() {
     let empty = f.service.run(CHAT, Turn::send(" "), SamplingParams::default(), |_| {}).await;
     assert!(matches!(empty, Err(TurnError::InvalidInput(why)) if why == "the message is empty"));
 }
+
+/// A manual of ten paragraphs of about 1,180 characters, each on its own subject: too long to
+/// go whole in a 4,096-token context (room for 9,216 characters of documents).
+fn manual() -> String {
+    let subjects = [
+        "Filling: pour water up to the line marked MAX, never above it, with the lid closed.",
+        "Descaling: dissolve two spoons of citric acid in the water, boil, and rinse twice.",
+        "Warranty: the kettle is guaranteed for three years from the date on the receipt.",
+        "Cleaning: wipe the outside with a damp cloth; never put the base in water.",
+        "Safety: keep the cord away from the hob and out of the reach of children.",
+        "Storage: wind the cord under the base and keep the kettle somewhere dry.",
+        "Repairs: only an authorised service centre may open the base or the switch.",
+        "Recycling: at the end of its life take the kettle to an electrical waste point.",
+        "Noise: a rumble while heating is normal and comes from the element.",
+        "Lid: press the button on the handle to open it; it locks when closed.",
+    ];
+    subjects.iter().map(|s| format!("{s} {}\n\n", "More words on the same subject follow here. ".repeat(25))).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn documents_too_long_to_go_whole_give_the_question_passages_kept_with_it() {
+    let f = fixture();
+    f.backend.set_context_tokens(Some(4096));
+    let hash = "ab".repeat(32);
+    let text = manual();
+    f.store.keep_document(&hash, &text);
+    let file =
+        Attachment { hash, name: "manual.md".into(), kind: AttachmentKind::Document, bytes: text.len() as u64, chars: text.len() as u64 };
+    f.backend.then(words(1, 10)).then(words(1, 10)).then(words(1, 10)).then(words(1, 10));
+    let seen = Seen::default();
+    let turn = Turn::Send { content: "How does descaling work?", attachments: std::slice::from_ref(&file) };
+    f.service.run(CHAT, turn, SamplingParams::default(), seen.record()).await.unwrap();
+    let TurnEvent::UserSaved(user) = &seen.events()[0] else { panic!("{:?}", seen.events()) };
+    let best = &user.passages[0];
+    assert!(best.text.starts_with("Descaling:") && best.name == "manual.md" && best.ordinal > 0, "{best:?}");
+    assert!(user.passages.len() <= hearth_core::RETRIEVED_PASSAGES);
+    let asked = f.backend.asked()[0].messages.last().unwrap().content.clone();
+    assert!(asked.starts_with(&format!("<passage document=\"manual.md\" number=\"{}\">\nDescaling:", best.ordinal + 1)), "{asked}");
+    assert!(asked.ends_with("</passage>\n\nHow does descaling work?") && !asked.contains("<document"), "{asked}");
+    assert_eq!(f.store.path(CHAT)[0].passages, user.passages, "kept with the question");
+
+    // A follow-up without files is given passages of the same document that match it, within
+    // what the first question's passages left of the budget; the first question reads as before
+    // (its tokens stay cached).
+    send(&f, "What does the warranty cover?", &Seen::default()).await.unwrap();
+    let follow_up = f.backend.asked()[1].messages.clone();
+    assert_eq!(follow_up[1].content, asked);
+    assert!(follow_up[3].content.contains("\nWarranty:") && follow_up[3].content.ends_with("What does the warranty cover?"));
+    let given = &f.store.path(CHAT)[2].passages;
+    assert!(given[0].text.starts_with("Warranty:") && given.len() < user.passages.len(), "{given:?}");
+    // One with nothing to match is given nothing.
+    send(&f, "Thanks!", &Seen::default()).await.unwrap();
+    assert!(f.store.path(CHAT)[4].passages.is_empty());
+
+    // With a model whose context holds it, the same file goes whole.
+    f.backend.set_context_tokens(None);
+    let turn = Turn::Send { content: "Summarise it.", attachments: std::slice::from_ref(&file) };
+    f.service.run(CHAT, turn, SamplingParams::default(), |_| {}).await.unwrap();
+    let whole = f.backend.asked()[3].messages.last().unwrap().content.clone();
+    assert!(whole.starts_with("<document name=\"manual.md\">\nFilling:") && whole.ends_with("Summarise it."));
+    assert!(f.store.path(CHAT)[6].passages.is_empty());
+}

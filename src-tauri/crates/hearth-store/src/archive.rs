@@ -13,7 +13,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use hearth_core::{
-    Attachment, AttachmentKind, ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, ReplyStats, Role, SamplingParams,
+    Attachment, AttachmentKind, ChatId, ChatSummary, ImportReport, MessageStatus, ModelTarget, Passage, ReplyStats, Role, SamplingParams,
     SettingsScope, SkippedChat, ToolRun,
 };
 
@@ -90,6 +90,9 @@ pub struct ArchivedMessage {
     /// A user message's files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
+    /// The passages of its files a user message was given in their place.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passages: Vec<Passage>,
 }
 
 /// The whole file could not be imported.
@@ -130,6 +133,7 @@ from_row! {
         updated_at: i64,
         tool: Option<String>,
         attachments: Option<String>,
+        passages: Option<String>,
     }
 }
 
@@ -157,7 +161,7 @@ impl Store {
 
     async fn export_chat(&self, chat: ChatExportRow) -> Result<ArchivedChat, StoreError> {
         let rows: Vec<MessageExportRow> = sqlx::query_as(
-            "SELECT id, parent_id, role, content, status, model, stats, created_at, updated_at, tool, attachments
+            "SELECT id, parent_id, role, content, status, model, stats, created_at, updated_at, tool, attachments, passages
              FROM messages WHERE chat_id = ? ORDER BY id",
         )
         .bind(chat.id)
@@ -175,16 +179,13 @@ impl Store {
                     Role::User if tool.is_some() => Role::Tool,
                     role => role,
                 };
-                let attachments: Vec<Attachment> = r
-                    .attachments
-                    .as_deref()
-                    .map(serde_json::from_str)
-                    .transpose()
-                    .map_err(|_| invalid(r.id, "unreadable attachments"))?
-                    .unwrap_or_default();
+                let attachments: Vec<Attachment> =
+                    json_list(r.attachments.as_deref()).ok_or_else(|| invalid(r.id, "unreadable attachments"))?;
+                let passages: Vec<Passage> = json_list(r.passages.as_deref()).ok_or_else(|| invalid(r.id, "unreadable passages"))?;
                 Ok(ArchivedMessage {
                     id: place[&r.id],
                     attachments,
+                    passages,
                     parent: r
                         .parent_id
                         .map(|p| place.get(&p).copied().ok_or_else(|| invalid(r.id, "parent in another chat")))
@@ -294,8 +295,8 @@ impl Store {
             let status = if m.status == MessageStatus::Streaming { MessageStatus::Interrupted } else { m.status };
             let stats = m.stats.as_ref().map(serde_json::to_string).transpose().map_err(|e| StoreError::InvalidRow(e.to_string()))?;
             let new_id: i64 = sqlx::query_scalar(
-                "INSERT INTO messages (chat_id, parent_id, role, content, status, model, stats, created_at, updated_at, tool, attachments)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "INSERT INTO messages (chat_id, parent_id, role, content, status, model, stats, created_at, updated_at, tool, attachments, passages)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             )
             .bind(id)
             .bind(m.parent.map(|p| new_ids[&p]))
@@ -309,6 +310,7 @@ impl Store {
             .bind(m.updated_at)
             .bind(m.tool.as_ref().map(|t| serde_json::to_string(t).expect("tool record serializes")))
             .bind((!m.attachments.is_empty()).then(|| serde_json::to_string(&m.attachments).expect("attachments serialize")))
+            .bind((!m.passages.is_empty()).then(|| serde_json::to_string(&m.passages).expect("passages serialize")))
             .fetch_one(&mut *tx)
             .await?;
             new_ids.insert(m.id, new_id);
@@ -416,4 +418,9 @@ fn valid_settings(value: &Value) -> Result<String, String> {
 /// A content's name in the store: its SHA-256, lowercase hex.
 pub fn hex_sha256(data: &[u8]) -> String {
     Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A JSON list column: empty when NULL, `None` when unreadable.
+fn json_list<T: serde::de::DeserializeOwned>(json: Option<&str>) -> Option<Vec<T>> {
+    json.map_or(Some(Vec::new()), |json| serde_json::from_str(json).ok())
 }

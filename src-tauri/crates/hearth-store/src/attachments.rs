@@ -23,20 +23,27 @@ pub struct StoredContent {
 }
 
 impl Store {
-    /// Keeps a file's content under `hash` (the SHA-256 of `data`, lowercase hex); a content
-    /// stored before is kept as it was.
+    /// Keeps a file's content under `hash` (the SHA-256 of `data`, lowercase hex), a document
+    /// cut into passages for retrieval; a content stored before is kept as it was.
     pub async fn keep_attachment(&self, hash: &str, content: &StoredContent) -> Result<(), StoreError> {
         let kind = match content.kind {
             AttachmentKind::Document => "document",
         };
-        sqlx::query("INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING")
-            .bind(hash)
-            .bind(kind)
-            .bind(&content.data)
-            .bind(&content.text)
-            .bind(now_ms())
-            .execute(self.pool())
-            .await?;
+        let mut tx = self.write_transaction().await?;
+        let added = sqlx::query(
+            "INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+        )
+        .bind(hash)
+        .bind(kind)
+        .bind(&content.data)
+        .bind(&content.text)
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+        if added.rows_affected() == 1 {
+            crate::passages::index_document(&mut tx, hash, &content.text).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -59,6 +66,9 @@ impl Store {
         .bind(before)
         .execute(self.pool())
         .await?;
+        if done.rows_affected() > 0 {
+            sqlx::query("DELETE FROM passages WHERE hash NOT IN (SELECT hash FROM attachments)").execute(self.pool()).await?;
+        }
         Ok(done.rows_affected())
     }
 }

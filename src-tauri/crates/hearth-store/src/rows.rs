@@ -1,6 +1,6 @@
 //! Database rows and their conversion to domain types.
 
-use hearth_core::{Attachment, ChatSummary, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, ToolRun, written_calls};
+use hearth_core::{Attachment, ChatSummary, MessageStatus, ModelTarget, Passage, ReplyStats, Role, StoredMessage, ToolRun, written_calls};
 
 use crate::StoreError;
 
@@ -60,12 +60,14 @@ from_row! {
         pub tool: Option<String>,
         /// A user message's files (JSON `[Attachment]`).
         pub attachments: Option<String>,
+        /// The passages a user message was given (JSON `[Passage]`).
+        pub passages: Option<String>,
     }
 }
 
 /// A message row with its siblings, selected `FROM messages AS m`.
 pub const MESSAGE_COLUMNS: &str =
-    "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id, m.tool, m.attachments,
+    "m.id, m.chat_id, m.role, m.content, m.status, m.model, m.stats, m.created_at, m.parent_id, m.tool, m.attachments, m.passages,
     (SELECT group_concat(s.id, ',') FROM messages AS s
       WHERE s.chat_id = m.chat_id AND s.parent_id IS m.parent_id) AS siblings";
 
@@ -92,6 +94,10 @@ impl TryFrom<MessageRow> for StoredMessage {
             Some(json) => serde_json::from_str::<Vec<Attachment>>(json).map_err(|_| invalid("unreadable attachments"))?,
             None => Vec::new(),
         };
+        let passages = match &r.passages {
+            Some(json) => serde_json::from_str::<Vec<Passage>>(json).map_err(|_| invalid("unreadable passages"))?,
+            None => Vec::new(),
+        };
         let siblings = r.siblings.split(',').map(str::parse).collect::<Result<Vec<i64>, _>>();
         let mut siblings = siblings.map_err(|_| invalid("unreadable siblings"))?;
         siblings.sort_unstable();
@@ -109,6 +115,7 @@ impl TryFrom<MessageRow> for StoredMessage {
             tool,
             tool_calls,
             attachments,
+            passages,
         })
     }
 }

@@ -10,8 +10,8 @@ use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Mig
 use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
-    Attachment, ChatId, ChatSummary, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, SettingsScope,
-    StoredMessage, TokenProbs, ToolRun,
+    Attachment, ChatId, ChatSummary, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats, Role,
+    SettingsScope, StoredMessage, TokenProbs, ToolRun,
 };
 
 use crate::StoreError;
@@ -356,8 +356,13 @@ impl HistoryStore for Store {
         parent: Option<MessageId>,
         content: &str,
         attachments: &[Attachment],
+        passages: &[Passage],
     ) -> Result<StoredMessage, StoreError> {
-        self.insert_message(chat, parent, Role::User, content, MessageStatus::Complete, None, Extra::Attachments(attachments)).await
+        self.insert_message(chat, parent, Role::User, content, MessageStatus::Complete, None, Extra::Question(attachments, passages)).await
+    }
+
+    async fn passages(&self, hashes: &[&str], query: &str, limit: usize, fill: bool) -> Result<Vec<Passage>, StoreError> {
+        self.retrieve_passages(hashes, query, limit, fill).await
     }
 
     async fn document_texts(&self, hashes: &[&str]) -> Result<DocumentTexts, StoreError> {
@@ -485,7 +490,7 @@ async fn lock_history(path: &Path, shown: &str) -> Result<std::fs::File, StoreEr
 enum Extra<'a> {
     None,
     Tool(&'a ToolRun),
-    Attachments(&'a [Attachment]),
+    Question(&'a [Attachment], &'a [Passage]),
 }
 
 impl Store {
@@ -502,11 +507,15 @@ impl Store {
         model: Option<&str>,
         extra: Extra<'_>,
     ) -> Result<StoredMessage, StoreError> {
-        let (tool, attachments) = match extra {
-            Extra::None => (None, None),
-            Extra::Tool(run) => (Some(serde_json::to_string(run).expect("tool record serializes")), None),
-            Extra::Attachments([]) => (None, None),
-            Extra::Attachments(files) => (None, Some(serde_json::to_string(files).expect("attachments serialize"))),
+        let json_unless_empty = |list: String, empty: bool| (!empty).then_some(list);
+        let (tool, attachments, passages) = match extra {
+            Extra::None => (None, None, None),
+            Extra::Tool(run) => (Some(serde_json::to_string(run).expect("tool record serializes")), None, None),
+            Extra::Question(files, passages) => (
+                None,
+                json_unless_empty(serde_json::to_string(files).expect("attachments serialize"), files.is_empty()),
+                json_unless_empty(serde_json::to_string(passages).expect("passages serialize"), passages.is_empty()),
+            ),
         };
         let now = now_ms();
         let mut tx = self.write_transaction().await?;
@@ -518,8 +527,8 @@ impl Store {
             }
         }
         let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO messages (chat_id, parent_id, role, content, status, model, tool, attachments, created_at, updated_at)
-             SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM chats WHERE id = ? RETURNING id",
+            "INSERT INTO messages (chat_id, parent_id, role, content, status, model, tool, attachments, passages, created_at, updated_at)
+             SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM chats WHERE id = ? RETURNING id",
         )
         .bind(parent)
         .bind(if role == Role::Tool { Role::User.as_str() } else { role.as_str() })
@@ -528,6 +537,7 @@ impl Store {
         .bind(model)
         .bind(tool)
         .bind(attachments)
+        .bind(passages)
         .bind(now)
         .bind(now)
         .bind(chat)

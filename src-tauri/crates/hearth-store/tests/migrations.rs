@@ -42,7 +42,23 @@ const SEEDS: &[(i64, &str)] = &[
     (6, TREE),
     // 0007 added a tool message's record (NULL for every other message).
     (7, TREE),
+    // 0008 added attached files; a document stored then was never cut into passages.
+    (8, ATTACHED),
 ];
+
+/// Version 8's rows: the tree, its first question carrying a document.
+const ATTACHED: &str = concat!(
+    "INSERT INTO attachments (hash, kind, data, text, created_at) VALUES
+       ('abababababababababababababababababababababababababababababababab', 'document', x'4b', 'The keeper kept a ginger cat.', 1);",
+    "INSERT INTO chats (id, title, created_at, updated_at, current_leaf_id, title_source) VALUES (1, 'Lighthouse', 1, 3, NULL, 'user');
+     INSERT INTO messages (id, chat_id, parent_id, role, content, status, model, stats, created_at, updated_at, attachments) VALUES
+       (1, 1, NULL, 'user', 'Tell me about the lighthouse keeper', 'complete', NULL, NULL, 1, 1,
+        '[{\"hash\":\"abababababababababababababababababababababababababababababababab\",\"name\":\"keeper.md\",\"kind\":\"document\",\"bytes\":1,\"chars\":29}]'),
+       (2, 1, 1, 'assistant', 'He lived alone on the rock.', 'complete', 'SmolLM2', '{\"promptTokens\":9,\"cachedTokens\":0,\"completionTokens\":7,\"ttftMs\":12.5,\"decodeTps\":90.0}', 2, 2, NULL),
+       (3, 1, 2, 'user', 'And his cat?', 'complete', NULL, NULL, 3, 3, NULL),
+       (4, 1, 3, 'assistant', 'The cat watched the gulls', 'streaming', 'SmolLM2', NULL, 4, 4, NULL);
+     UPDATE chats SET current_leaf_id = 4 WHERE id = 1;"
+);
 
 async fn database_at_version(path: &Path, version: i64) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../migrations");
@@ -77,8 +93,16 @@ async fn every_earlier_schema_upgrades_with_its_data() {
         assert_eq!(parents, [None, Some(1), Some(2), Some(3)], "from version {version}");
         assert_eq!(path_shown[3].status, MessageStatus::Interrupted, "from version {version}");
         assert_eq!(path_shown[1].stats.as_ref().map(|s| s.completion_tokens), Some(7));
-        // Messages from before attachments carry none.
-        assert!(path_shown.iter().all(|m| m.attachments.is_empty()), "from version {version}");
+        // Messages from before attachments carry none; from before passages, no passages.
+        let attached = path_shown.iter().filter(|m| !m.attachments.is_empty()).count();
+        assert_eq!(attached, usize::from(version == 8), "from version {version}");
+        assert!(path_shown.iter().all(|m| m.passages.is_empty()), "from version {version}");
+        if version == 8 {
+            // A document stored before passages is cut into them when first retrieved from.
+            let hash = &path_shown[0].attachments[0].hash;
+            let found = store.retrieve_passages(&[hash], "Which cat?", 5, true).await.unwrap();
+            assert_eq!(found.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), ["The keeper kept a ginger cat."]);
+        }
         assert_eq!(store.list_chats().await.unwrap()[0].title, "Lighthouse");
         // Chats from before providers answer with the local model.
         assert_eq!(store.chat_target(1).await.unwrap(), hearth_core::ModelTarget::LOADED);

@@ -48,6 +48,7 @@ type Scripts = Arc<Mutex<VecDeque<Result<Vec<Step>, BackendError>>>>;
 pub struct ScriptedBackend {
     scripts: Scripts,
     asked: Arc<Mutex<Vec<Asked>>>,
+    context: Arc<Mutex<Option<u32>>>,
 }
 
 impl ScriptedBackend {
@@ -65,6 +66,11 @@ impl ScriptedBackend {
     pub fn then_refuse(&self, error: BackendError) -> &Self {
         self.scripts.lock().unwrap().push_back(Err(error));
         self
+    }
+
+    /// Says its model's context holds `tokens` (`None`: not known, as a remote model's).
+    pub fn set_context_tokens(&self, tokens: Option<u32>) {
+        *self.context.lock().unwrap() = tokens;
     }
 
     /// Every request so far, replies and read-aheads.
@@ -95,6 +101,10 @@ impl ChatBackend for ScriptedBackend {
 
     fn prefill(&self, request: ReplyRequest) {
         self.note(&request, true);
+    }
+
+    fn context_tokens(&self, _target: &hearth_core::ModelTarget) -> Option<u32> {
+        *self.context.lock().unwrap()
     }
 }
 

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use hearth_core::{
-    Attachment, ChatId, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, ReplyStats, Role, StoredMessage, TokenProbs,
-    ToolRun,
+    Attachment, ChatId, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats, Role, StoredMessage,
+    TokenProbs, ToolRun, passage_ranges,
 };
 use tokio::time::Instant;
 
@@ -201,6 +201,7 @@ impl HistoryStore for MemoryStore {
             tool: None,
             tool_calls: Vec::new(),
             attachments: Vec::new(),
+            passages: Vec::new(),
         };
         chats.messages.push(message.clone());
         chats.leaf.insert(chat, Some(id));
@@ -213,12 +214,35 @@ impl HistoryStore for MemoryStore {
         parent: Option<MessageId>,
         content: &str,
         attachments: &[Attachment],
+        passages: &[Passage],
     ) -> Result<StoredMessage, StoreFault> {
         let message = self.append_message(chat, parent, Role::User, content, MessageStatus::Complete, None).await?;
         let mut chats = self.chats.lock().unwrap();
         let stored = chats.messages.iter_mut().find(|m| m.id == message.id).expect("just added");
         stored.attachments = attachments.to_vec();
-        Ok(StoredMessage { attachments: attachments.to_vec(), ..message })
+        stored.passages = passages.to_vec();
+        Ok(StoredMessage { attachments: attachments.to_vec(), passages: passages.to_vec(), ..message })
+    }
+
+    /// Passages ranked by how many of the query's words they hold (the SQLite store ranks by
+    /// BM25), the documents' first passages filling the rest when `fill`.
+    async fn passages(&self, hashes: &[&str], query: &str, limit: usize, fill: bool) -> Result<Vec<Passage>, StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        let words: Vec<String> = query.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 3).map(str::to_lowercase).collect();
+        let mut all = Vec::new();
+        for hash in hashes {
+            let Some(text) = chats.documents.get(*hash) else { continue };
+            for (ordinal, range) in passage_ranges(text).into_iter().enumerate() {
+                let passage =
+                    Passage { hash: hash.to_string(), name: String::new(), ordinal: ordinal as u32, text: text[range].to_owned() };
+                let lower = passage.text.to_lowercase();
+                all.push((words.iter().filter(|w| lower.contains(w.as_str())).count(), passage));
+            }
+        }
+        let mut ranked: Vec<&(usize, Passage)> = all.iter().filter(|(score, _)| *score > 0).collect();
+        ranked.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+        let openings = all.iter().filter(|(score, p)| fill && *score == 0 && (p.ordinal as usize) < limit);
+        Ok(ranked.into_iter().chain(openings).take(limit).map(|(_, p)| p.clone()).collect())
     }
 
     async fn document_texts(&self, hashes: &[&str]) -> Result<DocumentTexts, StoreFault> {

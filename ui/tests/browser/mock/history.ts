@@ -25,6 +25,7 @@ export function initHistory() {
     m.tool ??= null;
     m.toolCalls ??= [];
     m.attachments ??= [];
+    m.passages ??= [];
     last.set(m.chatId, m.id);
     byId.set(m.id, m);
   }
@@ -124,7 +125,7 @@ export function store(m: Message) {
 
 /** Adds a message under `parentId` and shows its branch; the first user message titles the chat. */
 export function append(chat: Chat, parentId: number | null, fields: Pick<Message, 'role' | 'content'> & Partial<Message>) {
-  const m: Message = { id: state.nextId++, chatId: chat.id, parentId, status: 'complete', createdAt: now(), model: null, stats: null, tool: null, toolCalls: [], attachments: [], ...fields };
+  const m: Message = { id: state.nextId++, chatId: chat.id, parentId, status: 'complete', createdAt: now(), model: null, stats: null, tool: null, toolCalls: [], attachments: [], passages: [], ...fields };
   store(m);
   chat.leafId = m.id;
   chat.updatedAt = now();

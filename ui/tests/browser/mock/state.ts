@@ -125,8 +125,8 @@ export type MockConfig = {
   model?: ModelFile;
   load?: Partial<LoadParams>;
   chats?: (Pick<Chat, 'id' | 'title' | 'updatedAt'> & Partial<Chat>)[];
-  messages?: (Omit<Message, 'parentId' | 'tool' | 'toolCalls' | 'attachments'> &
-    Partial<Pick<Message, 'parentId' | 'tool' | 'toolCalls' | 'attachments'>> & { siblings?: number[] })[];
+  messages?: (Omit<Message, 'parentId' | 'tool' | 'toolCalls' | 'attachments' | 'passages'> &
+    Partial<Pick<Message, 'parentId' | 'tool' | 'toolCalls' | 'attachments' | 'passages'>> & { siblings?: number[] })[];
   replies?: Reply[];
   defaultReply?: Reply;
   reloadMs?: number;

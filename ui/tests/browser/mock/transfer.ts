@@ -39,7 +39,7 @@ function importChats(): ImportReport | null {
     let parentId: number | null = null;
     for (const [role, content] of c.messages ?? []) {
       const id: number = state.nextId++;
-      store({ id, chatId: chat.id, parentId, role, content, status: 'complete', createdAt: c.updatedAt, model: null, stats: null, tool: null, toolCalls: [], attachments: [] });
+      store({ id, chatId: chat.id, parentId, role, content, status: 'complete', createdAt: c.updatedAt, model: null, stats: null, tool: null, toolCalls: [], attachments: [], passages: [] });
       chat.leafId = parentId = id;
     }
     return summary(chat);

@@ -23,6 +23,7 @@ use crate::check::{self, Baseline, CheckReport};
 use crate::decoding::{self, DecodingReport};
 use crate::parallel::{self, ParallelReport};
 use crate::peer::{self, LlamaServer, PeerError};
+use crate::retrieve_round::{self, RetrieveReport};
 use crate::switch::{self, SwitchReport, SwitchServerReport, TypingReport};
 use crate::tools_round::{self, ToolsReport};
 
@@ -107,6 +108,8 @@ pub struct Report {
     pub tools: Option<ToolsReport>,
     #[serde(flatten)]
     pub attach: Option<AttachReport>,
+    #[serde(flatten)]
+    pub retrieve: Option<RetrieveReport>,
     #[serde(flatten)]
     pub across: Across,
     /// With `--compare FILE`: each recorded figure against this run's.
@@ -204,6 +207,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         busy_core: None,
         tools: None,
         attach: None,
+        retrieve: None,
         across: Across::default(),
         check: None,
     };
@@ -236,6 +240,7 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
             Section::BusyCore => keep(&mut r.busy_core, busy_core::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
             Section::Tools => keep(&mut r.tools, tools_round::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
             Section::Attach => keep(&mut r.attach, attach_round::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
+            Section::Retrieve => keep(&mut r.retrieve, retrieve_round::run().await.map_err(BenchError::from)),
         };
         let seconds = started.elapsed().as_secs_f64();
         report.section_seconds.push((section.name(), (seconds * 10.0).round() / 10.0));

@@ -92,6 +92,12 @@ pub fn print(r: &Report) {
             a.attach_document_tokens, a.attach_second_ttft_ms, a.attach_ttft_ratio, a.attach_second_read_tokens, a.attach_first_ttft_ms
         );
     }
+    if let Some(x) = &r.retrieve {
+        println!(
+            "\nRetrieval: a document indexed at {:.1} MB/s; a question over {} passages in {:.1} ms (p95; median {:.1} ms)",
+            x.index_mb_per_s, x.retrieve_passages, x.retrieve_p95_ms, x.retrieve_median_ms
+        );
+    }
     for failed in &r.failed_sections {
         println!("\nFAILED {}: {}", failed.section, failed.error);
         for (what, value) in [("server", &failed.server), ("request", &failed.request)] {

@@ -288,6 +288,12 @@ impl Engine {
 }
 
 impl ChatBackend for Engine {
+    /// The loaded model's (the chat's own model, when another, is loaded before its reply: its
+    /// context length is then taken as the loaded one's).
+    fn context_tokens(&self, _target: &hearth_core::ModelTarget) -> Option<u32> {
+        self.loaded().map(|model| model.n_ctx)
+    }
+
     fn start_reply(&self, request: ReplyRequest) -> Result<ReplyStream, BackendError> {
         self.start(request, false)
     }

@@ -1,0 +1,53 @@
+// A reply's sources (lib/sources.ts): the passages its question was given, and how they are named.
+import { describe, expect, it } from 'vitest';
+import type { Passage, StoredMessage } from '../../src/ipc/bindings';
+import { passageLabel, sourcesOf, sourcesSummary } from '../../src/lib/sources';
+import { table } from './helpers';
+
+const passage = (name: string, ordinal: number, hash = `hash-of-${name}`): Passage => ({ hash, name, ordinal, text: `${name} #${ordinal}` });
+const HANDBOOK = [passage('handbook.md', 11), passage('handbook.md', 0)];
+
+type Line = Pick<StoredMessage, 'id' | 'role' | 'parentId' | 'passages'>;
+const line = (id: number, role: Line['role'], parentId: number | null, passages: Passage[] = []): Line => ({ id, role, parentId, passages });
+
+/** A path: a question given passages and its reply, a tool round, a follow-up read whole and its reply. */
+const PATH = [
+  line(1, 'user', null, HANDBOOK),
+  line(2, 'assistant', 1),
+  line(3, 'tool', 2),
+  line(4, 'assistant', 3),
+  line(5, 'user', 4),
+  line(6, 'assistant', 5),
+];
+
+table('sourcesOf: the passages of the reply’s question', (id: number) => sourcesOf(PATH.find((m) => m.id === id)!, PATH), [
+  [2, HANDBOOK],
+  [1, []], // a question is no reply
+  [4, []], // its parent is a tool's result
+  [6, []], // a question read whole
+]);
+
+describe('sourcesOf', () => {
+  it('hands back the question’s own array or one shared empty one, so a list recomputing it changes nothing', () => {
+    expect(sourcesOf(PATH[1], PATH)).toBe(PATH[0].passages);
+    expect(sourcesOf(PATH[5], PATH)).toBe(PATH[4].passages);
+    expect(sourcesOf(PATH[3], PATH)).toBe(sourcesOf(line(7, 'assistant', null), PATH));
+  });
+
+  it('none when the question is not among the messages held', () => {
+    expect(sourcesOf(line(9, 'assistant', 8), PATH)).toEqual([]);
+  });
+});
+
+table('sourcesSummary: how many, from which document', sourcesSummary, [
+  [[passage('handbook.md', 3)], '1 passage from handbook.md'],
+  [HANDBOOK, '2 passages from handbook.md'],
+  [[...HANDBOOK, passage('faq.txt', 2)], '3 passages from 2 documents'],
+  // Two files of the same name are two documents.
+  [[passage('notes.md', 0, 'a'), passage('notes.md', 0, 'b')], '2 passages from 2 documents'],
+]);
+
+table('passageLabel: the document and the passage, numbered from 1', passageLabel, [
+  [passage('handbook.md', 11), 'handbook.md · passage 12'],
+  [passage('faq.txt', 0), 'faq.txt · passage 1'],
+]);
