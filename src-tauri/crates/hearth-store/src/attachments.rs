@@ -67,7 +67,7 @@ impl Store {
         .execute(self.pool())
         .await?;
         if done.rows_affected() > 0 {
-            sqlx::query("DELETE FROM passages WHERE hash NOT IN (SELECT hash FROM attachments)").execute(self.pool()).await?;
+            sqlx::query("DELETE FROM passages WHERE document NOT IN (SELECT hash FROM attachments)").execute(self.pool()).await?;
         }
         Ok(done.rows_affected())
     }

@@ -26,6 +26,12 @@ pub fn retrieval_query(question: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR "))
 }
 
+/// The FTS5 filter for passages of the documents `hashes` (hex, so quoted as they are).
+fn in_documents(hashes: &[&str]) -> String {
+    let quoted: Vec<String> = hashes.iter().map(|h| format!("\"{}\"", h.replace('"', ""))).collect();
+    format!("document : ({})", quoted.join(" OR "))
+}
+
 from_row! {
     struct PassageRow {
         hash: String,
@@ -43,7 +49,7 @@ impl From<PassageRow> for Passage {
 /// Cuts the document `hash` (text `text`) into passages and indexes them, in `tx`.
 pub(crate) async fn index_document(tx: &mut Transaction<'_, Sqlite>, hash: &str, text: &str) -> Result<(), StoreError> {
     for (ordinal, range) in passage_ranges(text).into_iter().enumerate() {
-        sqlx::query("INSERT INTO passages (text, hash, ordinal) VALUES (?, ?, ?)")
+        sqlx::query("INSERT INTO passages (text, document, ordinal) VALUES (?, ?, ?)")
             .bind(&text[range])
             .bind(hash)
             .bind(ordinal as i64)
@@ -80,16 +86,19 @@ impl Store {
     /// when fewer match and `fill`, the documents' first passages (in the order of `hashes`) fill
     /// the rest.
     pub async fn retrieve_passages(&self, hashes: &[&str], query: &str, limit: usize, fill: bool) -> Result<Vec<Passage>, StoreError> {
-        let hashes = serde_json::to_string(hashes).expect("hashes serialize");
-        self.index_missing(&hashes).await?;
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let listed = serde_json::to_string(hashes).expect("hashes serialize");
+        self.index_missing(&listed).await?;
+        let documents = in_documents(hashes);
         let mut found: Vec<Passage> = match retrieval_query(query) {
+            // The documents' filter is the index's: only their passages are ranked.
             Some(matching) => sqlx::query_as::<_, PassageRow>(
-                "SELECT hash, ordinal, text FROM passages
-                 WHERE passages MATCH ? AND hash IN (SELECT value FROM json_each(?))
-                 ORDER BY bm25(passages) LIMIT ?",
+                "SELECT document AS hash, ordinal, text FROM passages WHERE passages MATCH ?
+                 ORDER BY bm25(passages, 1.0, 0.0) LIMIT ?",
             )
-            .bind(matching)
-            .bind(&hashes)
+            .bind(format!("text : ({matching}) AND {documents}"))
             .bind(limit as i64)
             .fetch_all(self.pool())
             .await?
@@ -100,10 +109,11 @@ impl Store {
         };
         if fill && found.len() < limit {
             let openings: Vec<PassageRow> = sqlx::query_as(
-                "SELECT passages.hash, ordinal, text FROM passages JOIN json_each(?) AS wanted ON passages.hash = wanted.value
-                 WHERE ordinal < ? ORDER BY wanted.key, ordinal",
+                "SELECT document AS hash, ordinal, text FROM passages JOIN json_each(?) AS wanted ON document = wanted.value
+                 WHERE passages MATCH ? AND ordinal < ? ORDER BY wanted.key, ordinal",
             )
-            .bind(&hashes)
+            .bind(&listed)
+            .bind(&documents)
             .bind(limit as i64)
             .fetch_all(self.pool())
             .await?;
