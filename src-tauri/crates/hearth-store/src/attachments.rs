@@ -29,7 +29,6 @@ impl Store {
         let kind = match content.kind {
             AttachmentKind::Document => "document",
         };
-        let mut tx = self.write_transaction().await?;
         let added = sqlx::query(
             "INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
         )
@@ -38,12 +37,11 @@ impl Store {
         .bind(&content.data)
         .bind(&content.text)
         .bind(now_ms())
-        .execute(&mut *tx)
+        .execute(self.pool())
         .await?;
         if added.rows_affected() == 1 {
-            crate::passages::index_document(&mut tx, hash, &content.text).await?;
+            self.index_document(hash, &content.text).await?;
         }
-        tx.commit().await?;
         Ok(())
     }
 

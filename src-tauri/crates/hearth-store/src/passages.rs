@@ -2,7 +2,6 @@
 //! passages of a document too long to go whole that best answer a question.
 
 use hearth_core::{Passage, passage_ranges};
-use sqlx::{Sqlite, Transaction};
 
 use crate::{Store, StoreError};
 
@@ -46,23 +45,41 @@ impl From<PassageRow> for Passage {
     }
 }
 
-/// Cuts the document `hash` (text `text`) into passages and indexes them, in `tx`.
-pub(crate) async fn index_document(tx: &mut Transaction<'_, Sqlite>, hash: &str, text: &str) -> Result<(), StoreError> {
-    for (ordinal, range) in passage_ranges(text).into_iter().enumerate() {
-        sqlx::query("INSERT INTO passages (text, document, ordinal) VALUES (?, ?, ?)")
-            .bind(&text[range])
-            .bind(hash)
-            .bind(ordinal as i64)
-            .execute(&mut **tx)
-            .await?;
-    }
-    sqlx::query("UPDATE attachments SET indexed = 1 WHERE hash = ?").bind(hash).execute(&mut **tx).await?;
-    Ok(())
-}
+/// Passages written per transaction: the history's other writes (a streaming reply's flush) wait
+/// for one batch at most, not a whole document.
+const PASSAGES_PER_WRITE: usize = 256;
 
 impl Store {
+    /// Cuts the stored document `hash` (text `text`) into passages and indexes them, a batch per
+    /// transaction; marks it indexed at the end. A cut left unfinished (a crash) is begun again.
+    pub(crate) async fn index_document(&self, hash: &str, text: &str) -> Result<(), StoreError> {
+        let _one_at_a_time = self.indexing.lock().await;
+        let mut tx = self.write_transaction().await?;
+        let indexed: Option<bool> =
+            sqlx::query_scalar("SELECT indexed FROM attachments WHERE hash = ?").bind(hash).fetch_optional(&mut *tx).await?;
+        if indexed != Some(false) {
+            return Ok(());
+        }
+        sqlx::query("DELETE FROM passages WHERE passages MATCH ?").bind(in_documents(&[hash])).execute(&mut *tx).await?;
+        for (ordinal, range) in passage_ranges(text).into_iter().enumerate() {
+            if ordinal > 0 && ordinal % PASSAGES_PER_WRITE == 0 {
+                tx.commit().await?;
+                tx = self.write_transaction().await?;
+            }
+            sqlx::query("INSERT INTO passages (text, document, ordinal) VALUES (?, ?, ?)")
+                .bind(&text[range])
+                .bind(hash)
+                .bind(ordinal as i64)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query("UPDATE attachments SET indexed = 1 WHERE hash = ?").bind(hash).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Indexes the documents among `hashes` stored but not indexed yet (stored before passages
-    /// were, or imported).
+    /// were, imported, or cut off by a crash).
     async fn index_missing(&self, hashes: &str) -> Result<(), StoreError> {
         let missing: Vec<(String, String)> = sqlx::query_as(
             "SELECT hash, text FROM attachments WHERE indexed = 0 AND kind = 'document' AND hash IN (SELECT value FROM json_each(?))",
@@ -71,13 +88,7 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         for (hash, text) in missing {
-            let mut tx = self.write_transaction().await?;
-            let indexed: bool =
-                sqlx::query_scalar("SELECT indexed FROM attachments WHERE hash = ?").bind(&hash).fetch_one(&mut *tx).await?;
-            if !indexed {
-                index_document(&mut tx, &hash, &text).await?;
-            }
-            tx.commit().await?;
+            self.index_document(&hash, &text).await?;
         }
         Ok(())
     }
@@ -144,5 +155,32 @@ mod tests {
         for (question, expected) in cases {
             assert_eq!(retrieval_query(question).as_deref(), expected, "{question}");
         }
+    }
+
+    /// A cut cut off by a crash (some passages written, the document not marked indexed) is
+    /// begun again when the document is next retrieved from: every passage once.
+    #[tokio::test]
+    async fn an_unfinished_cut_is_begun_again() {
+        use hearth_core::AttachmentKind;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("hearth.db")).await.unwrap();
+        let text: String = (0..7000).map(|i| format!("Paragraph {i} about the harbour and its boats.\n\n")).collect();
+        let hash = "ab".repeat(32);
+        let content = crate::StoredContent { kind: AttachmentKind::Document, data: text.clone().into_bytes(), text: text.clone() };
+        store.keep_attachment(&hash, &content).await.unwrap();
+        let count = async || -> i64 {
+            sqlx::query_scalar("SELECT count(*) FROM passages WHERE passages MATCH ?")
+                .bind(in_documents(&[&hash]))
+                .fetch_one(store.pool())
+                .await
+                .unwrap()
+        };
+        let cut = passage_ranges(&text).len() as i64;
+        assert!(cut > PASSAGES_PER_WRITE as i64 && count().await == cut, "{cut} passages in more than one batch");
+        sqlx::query("UPDATE attachments SET indexed = 0").execute(store.pool()).await.unwrap();
+        sqlx::query("DELETE FROM passages WHERE ordinal >= 10").execute(store.pool()).await.unwrap();
+        let found = store.retrieve_passages(&[&hash], "Paragraph 6999", 5, true).await.unwrap();
+        assert!(found[0].text.contains("Paragraph 6999"), "{found:?}");
+        assert_eq!(count().await, cut);
     }
 }
