@@ -1,0 +1,128 @@
+//! The conversation a backend reads: the chat's messages, each user message with its documents
+//! whole or the passages it was given, and the passages retrieved for a new question.
+
+use super::{ChatService, HistoryStore, Question, TurnError};
+use crate::{
+    Attachment, ChatBackend, ChatMessage, DocumentTexts, MAX_ATTACHMENTS, ModelTarget, Passage, RETRIEVED_PASSAGES, Role, StoredMessage,
+    document_budget, with_documents, with_passages,
+};
+
+impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
+    /// The messages a backend should see: the chat's system prompt, then the history but replies
+    /// that produced no text, then the new `question` if any; each user message with its
+    /// documents — whole, or the passages it was given — and the passages retrieved for the new
+    /// question (saved with it; see [`Self::retrieve`]): its documents go whole when they fit
+    /// `target`'s context. A new question's document no longer stored is refused.
+    pub(super) async fn conversation(
+        &self,
+        system: &str,
+        history: &[StoredMessage],
+        question: Option<&Question<'_>>,
+        target: &ModelTarget,
+    ) -> Result<(Vec<ChatMessage>, Vec<Passage>), TurnError> {
+        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
+        let attached = question.map_or(&[][..], |q| &q.attachments[..]);
+        // The documents' share of the context, less what earlier turns were given of theirs.
+        let given: u64 = history.iter().map(document_chars).sum();
+        let budget = document_budget(self.backend.context_tokens(target)).saturating_sub(given);
+        let whole = attached.iter().map(|a| a.chars).sum::<u64>() <= budget;
+        let read_whole = history.iter().filter(|m| m.passages.is_empty()).flat_map(|m| &m.attachments);
+        let hashes: Vec<&str> = read_whole.chain(attached.iter().filter(|_| whole)).map(|a| a.hash.as_str()).collect();
+        let texts = match hashes.is_empty() {
+            true => DocumentTexts::new(),
+            false => self.store.document_texts(&hashes).await.map_err(boxed)?,
+        };
+        if let Some(missing) = attached.iter().filter(|_| whole).find(|a| !texts.contains_key(&a.hash)) {
+            return Err(TurnError::InvalidInput(format!("{} is no longer stored; attach it again", missing.name)));
+        }
+        let retrieved = match question {
+            Some(q) => self.retrieve(history, q, whole, budget).await?,
+            None => Vec::new(),
+        };
+        let system = (!system.trim().is_empty()).then(|| ChatMessage::new(Role::System, system));
+        let history = history.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())).map(|m| {
+            let mut message = m.to_chat_message();
+            if !m.passages.is_empty() {
+                message.content = with_passages(&m.content, &m.passages);
+            } else if !m.attachments.is_empty() {
+                message.content = with_documents(&m.content, &m.attachments, &texts);
+            }
+            message
+        });
+        let question = question.map(|q| {
+            let content = match retrieved.is_empty() {
+                true => with_documents(q.content, &q.attachments, &texts),
+                false => with_passages(q.content, &retrieved),
+            };
+            ChatMessage::new(Role::User, content)
+        });
+        Ok((system.into_iter().chain(history).chain(question).collect(), retrieved))
+    }
+
+    /// The passages a new question is given: the best for its text among its own documents when
+    /// they are not read `whole`; a question without documents, among those earlier questions
+    /// were given passages of (a follow-up: only passages that match it). A question whose
+    /// documents go whole is given none, so a message with passages is one whose own documents
+    /// were not read whole. The best passages are kept while they fit `budget` characters (a
+    /// question's own documents always give their best one).
+    async fn retrieve(
+        &self,
+        history: &[StoredMessage],
+        question: &Question<'_>,
+        whole: bool,
+        budget: u64,
+    ) -> Result<Vec<Passage>, TurnError> {
+        let follow_up = question.attachments.is_empty();
+        let scope: Vec<&Attachment> = match (follow_up, whole) {
+            (false, true) => Vec::new(),
+            (false, false) => question.attachments.iter().collect(),
+            (true, _) => history.iter().filter(|m| !m.passages.is_empty()).flat_map(|m| &m.attachments).collect(),
+        };
+        let mut documents: Vec<&Attachment> = Vec::new();
+        for document in scope {
+            if !documents.iter().any(|d| d.hash == document.hash) {
+                documents.push(document);
+            }
+        }
+        if documents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let hashes: Vec<&str> = documents.iter().map(|d| d.hash.as_str()).collect();
+        let found = self.store.passages(&hashes, question.content, RETRIEVED_PASSAGES, !follow_up).await;
+        let mut passages = found.map_err(|e| TurnError::Store(Box::new(e)))?;
+        // A stored document always gives passages (its first, when none match).
+        if passages.is_empty() && !follow_up {
+            let name = &documents[0].name;
+            return Err(TurnError::InvalidInput(format!("{name} is no longer stored; attach it again")));
+        }
+        let mut used = 0;
+        passages.retain(|p| {
+            used += p.text.len() as u64;
+            used <= budget || (!follow_up && used == p.text.len() as u64)
+        });
+        for passage in &mut passages {
+            passage.name = documents.iter().find(|d| d.hash == passage.hash).map_or_else(String::new, |d| d.name.clone());
+        }
+        Ok(passages)
+    }
+}
+
+/// The characters of documents a message gave the model: the passages it was given, else its
+/// documents whole.
+fn document_chars(message: &StoredMessage) -> u64 {
+    match message.passages.is_empty() {
+        true => message.attachments.iter().map(|a| a.chars).sum(),
+        false => message.passages.iter().map(|p| p.text.len() as u64).sum(),
+    }
+}
+
+/// A new question's files: at most `MAX_ATTACHMENTS`, each a stored content's hash.
+pub(super) fn check_attachments(attachments: &[Attachment]) -> Result<(), TurnError> {
+    if attachments.len() > MAX_ATTACHMENTS {
+        return Err(TurnError::InvalidInput(format!("a message carries at most {MAX_ATTACHMENTS} files, not {}", attachments.len())));
+    }
+    match attachments.iter().find(|a| !Attachment::is_hash(&a.hash)) {
+        Some(bad) => Err(TurnError::InvalidInput(format!("{} is not a stored attachment", bad.name))),
+        None => Ok(()),
+    }
+}
