@@ -2,20 +2,22 @@
 // model's context (the backend retrieves them and saves them with the question).
 import type { Passage, StoredMessage } from '../ipc/bindings';
 
-const NONE: readonly Passage[] = [];
-
 /**
- * The passages `reply` read: those of its question (its parent, a user message among `messages`);
- * none when the documents went whole or there were none. Always the question's own array (or one
- * shared empty one), so a list that recomputes it hands a message nothing new.
+ * The passages each reply read, by its id: those of its question (its parent, a user message);
+ * replies whose documents went whole, or had none, are left out. One pass over `messages`, so a
+ * list recomputes it once per change, not once per row. Each entry is the question's own array.
  */
-export function sourcesOf(
-  reply: Pick<StoredMessage, 'role' | 'parentId'>,
-  messages: readonly Pick<StoredMessage, 'id' | 'role' | 'passages'>[],
-): readonly Passage[] {
-  if (reply.role !== 'assistant' || reply.parentId === null) return NONE;
-  const question = messages.find((m) => m.id === reply.parentId);
-  return question?.role === 'user' ? question.passages : NONE;
+export function sourcesByReply(
+  messages: readonly Pick<StoredMessage, 'id' | 'role' | 'parentId' | 'passages'>[],
+): Map<number, readonly Passage[]> {
+  const questions = new Map<number, readonly Passage[]>();
+  for (const m of messages) if (m.role === 'user' && m.passages.length > 0) questions.set(m.id, m.passages);
+  const sources = new Map<number, readonly Passage[]>();
+  for (const m of messages) {
+    const passages = m.role === 'assistant' && m.parentId !== null ? questions.get(m.parentId) : undefined;
+    if (passages) sources.set(m.id, passages);
+  }
+  return sources;
 }
 
 /** The sources' summary: "5 passages from handbook.md", or "from 2 documents" (told apart by hash: two files may share a name). */

@@ -1,7 +1,7 @@
 // A reply's sources (lib/sources.ts): the passages its question was given, and how they are named.
 import { describe, expect, it } from 'vitest';
 import type { Passage, StoredMessage } from '../../src/ipc/bindings';
-import { passageLabel, sourcesOf, sourcesSummary } from '../../src/lib/sources';
+import { passageLabel, sourcesByReply, sourcesSummary } from '../../src/lib/sources';
 import { table } from './helpers';
 
 const passage = (name: string, ordinal: number, hash = `hash-of-${name}`): Passage => ({ hash, name, ordinal, text: `${name} #${ordinal}` });
@@ -20,22 +20,22 @@ const PATH = [
   line(6, 'assistant', 5),
 ];
 
-table('sourcesOf: the passages of the reply’s question', (id: number) => sourcesOf(PATH.find((m) => m.id === id)!, PATH), [
+table('sourcesByReply: the passages of the reply’s question', (id: number) => sourcesByReply(PATH).get(id) ?? [], [
   [2, HANDBOOK],
   [1, []], // a question is no reply
   [4, []], // its parent is a tool's result
   [6, []], // a question read whole
 ]);
 
-describe('sourcesOf', () => {
-  it('hands back the question’s own array or one shared empty one, so a list recomputing it changes nothing', () => {
-    expect(sourcesOf(PATH[1], PATH)).toBe(PATH[0].passages);
-    expect(sourcesOf(PATH[5], PATH)).toBe(PATH[4].passages);
-    expect(sourcesOf(PATH[3], PATH)).toBe(sourcesOf(line(7, 'assistant', null), PATH));
+describe('sourcesByReply', () => {
+  it('hands back the question’s own array and leaves out replies without sources, so a list recomputing it changes nothing', () => {
+    const sources = sourcesByReply(PATH);
+    expect(sources.get(2)).toBe(PATH[0].passages);
+    expect([...sources.keys()]).toEqual([2]);
   });
 
   it('none when the question is not among the messages held', () => {
-    expect(sourcesOf(line(9, 'assistant', 8), PATH)).toEqual([]);
+    expect(sourcesByReply([...PATH, line(9, 'assistant', 8)]).has(9)).toBe(false);
   });
 });
 
