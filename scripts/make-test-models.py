@@ -8,6 +8,11 @@
   between attention layers, whose state holds only the latest position.
 - tiny-llama.gguf: SmolLM2's own (llama) architecture, four small layers: an ordinary cache at a
   fraction of the work, for the GPU tests on lavapipe (which reads SmolLM2 at ~2 tokens a second).
+- vision/mmproj-hearth-test.gguf: a LLaVA-1.5 projector (llama.cpp's `mlp`: a CLIP ViT, then two
+  linear layers) whose output is SmolLM2's embedding width, so SmolLM2 beside it reads images
+  (`vision/` links the model beside its projector, as a vision model's repository holds them);
+  vision/mismatched/mmproj-tiny.gguf: the same projector for a 64-wide model, which SmolLM2
+  must refuse. 32×32 pixels in 8×8 patches: an image is 16 tokens.
 
 The weights are random (seeded): the replies are nonsense but deterministic, which is all the
 cache tests need — llama.cpp builds the real graphs and real caches for them. The tokenizer and
@@ -156,6 +161,53 @@ def llama(reader, path, rng):
     finish(writer)
 
 
+def projector(n_embd_text):
+    """A LLaVA-1.5 (`mlp`) projector writing `n_embd_text`-wide embeddings."""
+    def build(reader, path, rng):
+        image, patch, n_embd, n_ff, n_head, n_layer, hidden = 32, 8, 64, 128, 4, 2, 256
+        writer = gguf.GGUFWriter(str(path), "clip")
+        writer.add_name("hearth-test-mmproj")
+        writer.add_bool("clip.has_vision_encoder", True)
+        writer.add_string("clip.projector_type", "mlp")
+        writer.add_bool("clip.use_gelu", True)
+        v = "clip.vision."
+        writer.add_uint32(v + "image_size", image)
+        writer.add_uint32(v + "patch_size", patch)
+        writer.add_uint32(v + "embedding_length", n_embd)
+        writer.add_uint32(v + "feed_forward_length", n_ff)
+        writer.add_uint32(v + "projection_dim", n_embd_text)
+        writer.add_uint32(v + "attention.head_count", n_head)
+        writer.add_float32(v + "attention.layer_norm_epsilon", 1e-5)
+        writer.add_uint32(v + "block_count", n_layer)
+        writer.add_array(v + "image_mean", [0.5, 0.5, 0.5])
+        writer.add_array(v + "image_std", [0.5, 0.5, 0.5])
+        writer.add_uint32("hearth.test_model_version", VERSION)
+        n_pos = (image // patch) ** 2
+        writer.add_tensor("v.patch_embd.weight", tensor(rng, n_embd, 3, patch, patch, scale=(3 * patch * patch) ** -0.5))
+        writer.add_tensor("v.position_embd.weight", tensor(rng, n_pos, n_embd, scale=0.02).astype(np.float32))
+        writer.add_tensor("v.pre_ln.weight", ones(n_embd))
+        writer.add_tensor("v.pre_ln.bias", np.zeros(n_embd, dtype=np.float32))
+        for i in range(n_layer):
+            b = f"v.blk.{i}."
+            for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
+                writer.add_tensor(b + name + ".weight", tensor(rng, n_embd, n_embd))
+                writer.add_tensor(b + name + ".bias", np.zeros(n_embd, dtype=np.float32))
+            for norm in ("ln1", "ln2"):
+                writer.add_tensor(b + norm + ".weight", ones(n_embd))
+                writer.add_tensor(b + norm + ".bias", np.zeros(n_embd, dtype=np.float32))
+            writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
+            writer.add_tensor(b + "ffn_up.bias", np.zeros(n_ff, dtype=np.float32))
+            writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+            writer.add_tensor(b + "ffn_down.bias", np.zeros(n_embd, dtype=np.float32))
+        writer.add_tensor("mm.0.weight", tensor(rng, hidden, n_embd))
+        writer.add_tensor("mm.0.bias", np.zeros(hidden, dtype=np.float32))
+        # Scaled as the model's own embeddings are, so an image weighs like a few words.
+        writer.add_tensor("mm.2.weight", tensor(rng, n_embd_text, hidden, scale=0.02))
+        writer.add_tensor("mm.2.bias", np.zeros(n_embd_text, dtype=np.float32))
+        finish(writer)
+    return build
+
+
 def finish(writer):
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -170,7 +222,18 @@ def main():
         SWA_WINDOW = int(sys.argv[3])
     out.mkdir(parents=True, exist_ok=True)
     reader = gguf.GGUFReader(str(source))
-    for name, build in (("tiny-gemma3-swa.gguf", gemma3), ("tiny-lfm2-hybrid.gguf", lfm2), ("tiny-llama.gguf", llama)):
+    n_embd = int(reader.fields["llama.embedding_length"].contents())
+    (out / "vision" / "mismatched").mkdir(parents=True, exist_ok=True)
+    beside = out / "vision" / source.name
+    if not beside.exists():
+        beside.symlink_to(source.resolve())
+    for name, build in (
+        ("tiny-gemma3-swa.gguf", gemma3),
+        ("tiny-lfm2-hybrid.gguf", lfm2),
+        ("vision/mmproj-hearth-test.gguf", projector(n_embd)),
+        ("vision/mismatched/mmproj-tiny.gguf", projector(64)),
+        ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's
+    ):
         path = out / name
         partial = path.with_suffix(".partial")
         build(reader, partial, np.random.default_rng(7))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The vendored llama-cpp-2 (src-tauri/vendor/llama-cpp-2) is crates.io's 0.1.160 with Hearth's
-# patch (src-tauri/vendor/llama-cpp-2.patch: three wrappers and a lint line) applied. This script
+# patch (src-tauri/vendor/llama-cpp-2.patch: five wrappers and a lint line) applied. This script
 # rebuilds that from the two and checks the copy in the tree is exactly it, or writes it (--write,
 # for an upgrade: change VERSION and SHA256, refresh the patch, write). Needs crates.io.
 #   scripts/vendor-llama-cpp-2.sh           # check

@@ -396,7 +396,11 @@ fromMemory: boolean,
 /**
  * Where its layers are: the device, and how many of them are on a GPU.
  */
-offload: Offload, };
+offload: Offload, 
+/**
+ * The projector it reads images through (its file's path); `None`: text only.
+ */
+projector?: string, };
 
 export type ModelLoading = { 
 /**

@@ -107,6 +107,7 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
         ("an unknown field", hello(json!({ "functions": [] })), 400, Some("functions")),
         ("a missing model", hello(json!({ "model": "no-such-model" })), 404, Some("model")),
         ("several choices", hello(json!({ "n": 2 })), 400, Some("n")),
+        ("an image for a text model", image_question(&served.model, &hearth_testkit::images::gradient().data_url()), 400, None),
     ];
     for (name, body, status, param) in cases {
         let (got, error) = post(&served.base, body).await;
@@ -114,6 +115,9 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
         assert_eq!(error["error"]["type"], "invalid_request_error", "{name}");
         assert_eq!(error["error"]["param"].as_str(), param, "{name}: {error}");
         assert!(error["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}");
+        if name.contains("image") {
+            assert!(error["error"]["message"].as_str().unwrap().contains("this model cannot read images"), "{error}");
+        }
     }
     // What a web page can make a browser send: a name rebound to 127.0.0.1, a foreign origin (a
     // simple POST and a preflight), a body not declared JSON (no preflight needed for it).
@@ -201,6 +205,37 @@ async fn the_openai_client_and_hostile_requests_get_what_openai_would_give() {
         }
     }
     assert!(answered >= 64, "{answered} answered");
+}
+
+/// A question about an image, in OpenAI's content parts.
+fn image_question(model: &str, url: &str) -> String {
+    let parts = json!([{ "type": "image_url", "image_url": { "url": url } }, { "type": "text", "text": "What is in the picture?" }]);
+    json!({ "model": model, "max_tokens": 4, "temperature": 0, "messages": [{ "role": "user", "content": parts }] }).to_string()
+}
+
+/// A vision model (SmolLM2 beside the test projector) reads an image sent as a data URL (16
+/// tokens more than the question alone) and the same image again from its cache; a web URL is
+/// refused by name, fetched by no one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vision_model_reads_an_image_sent_as_a_data_url() {
+    let vision = model_path().parent().unwrap().join("vision/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hearth-cli"));
+    command.arg("serve").arg("--model").arg(&vision).args(["--ctx", "1024", "--threads", "2", "--port", "0"]);
+    let served = serve_command(command);
+    let image = hearth_testkit::images::gradient().data_url();
+    let (status, seen) = post(&served.base, image_question(&served.model, &image)).await;
+    assert_eq!(status, 200, "{seen}");
+    let text_only =
+        json!({ "model": served.model, "max_tokens": 4, "messages": [{ "role": "user", "content": "What is in the picture?" }] });
+    let (_, plain) = post(&served.base, text_only.to_string()).await;
+    let tokens = |reply: &Value| reply["usage"]["prompt_tokens"].as_u64().unwrap();
+    assert!(tokens(&seen) >= tokens(&plain) + 16, "{seen} vs {plain}");
+    let (_, again) = post(&served.base, image_question(&served.model, &image)).await;
+    assert_eq!(again["choices"][0]["message"]["content"], seen["choices"][0]["message"]["content"], "the same image, the same reply");
+
+    let (status, error) = post(&served.base, image_question(&served.model, "https://example.com/cat.png")).await;
+    assert_eq!((status, error["error"]["param"].as_str()), (400, Some("messages[0].content[0].image_url.url")), "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("fetches no images from the web"), "{error}");
 }
 
 /// The engine processes `served` has started and still runs (children of any of its threads).

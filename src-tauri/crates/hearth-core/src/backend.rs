@@ -397,6 +397,10 @@ pub struct ModelInfo {
     pub from_memory: bool,
     /// Where its layers are: the device, and how many of them are on a GPU.
     pub offload: Offload,
+    /// The projector it reads images through (its file's path); `None`: text only.
+    #[ts(optional)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projector: Option<String>,
 }
 
 /// Said of a model file that carries no chat template (and no template was chosen for it).

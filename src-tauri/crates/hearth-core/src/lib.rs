@@ -34,7 +34,7 @@ pub use backend::{
     PromptSource, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 pub use cache::CacheBudgets;
-pub use chat::{ChatId, ChatMessage, ChatSummary, MessageId, MessageStatus, Role, StoredMessage, read_tools_locally};
+pub use chat::{ChatId, ChatMessage, ChatSummary, ImageInput, MessageId, MessageStatus, Role, StoredMessage, read_tools_locally};
 pub use consensus::{Candidate, Consensus, MbrUtility, chrf};
 pub use devices::{BackendProblem, ComputeDevice, DeviceKind, DeviceReport, Offload};
 pub use draft::{DRAFT_PACE, DraftPace};

@@ -36,6 +36,12 @@ pub struct LoadParams {
     /// Other machines' devices, through llama.cpp's `rpc-server` on each ("host:port"): the
     /// layers are split over them and the local GPU by their free memory.
     pub rpc_servers: Vec<String>,
+    /// The multimodal projector (`mmproj-*.gguf`) that lets the model read images, chosen by
+    /// hand; `None`: the one beside the model file, if any. (Not in the window's settings yet:
+    /// the window relies on the one beside the model.)
+    #[ts(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -76,6 +82,7 @@ impl Default for LoadParams {
             chat_template: None,
             reuse_kv: true,
             rpc_servers: Vec::new(),
+            projector: None,
         }
     }
 }

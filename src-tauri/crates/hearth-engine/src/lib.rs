@@ -30,6 +30,7 @@ mod stop;
 mod template;
 mod threads;
 pub mod tools;
+mod vision;
 
 pub use hearth_core::{FlashAttention, KvType, LoadParams};
 pub use hearth_gguf::{GgufError, MetaValue, ValidatedGguf, validate};

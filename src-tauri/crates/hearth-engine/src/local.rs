@@ -20,6 +20,7 @@ use crate::devices::llama_backend;
 use crate::kept::{KeptModels, ModelId, Weights};
 use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
 use crate::session::{SEQUENCES, Session};
+use crate::vision::Projector;
 use hearth_gguf::{GgufError, ValidatedGguf};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
@@ -397,6 +398,28 @@ fn read_weights(backend: &LlamaBackend, load: &mut LoadRequest, plan: &crate::of
     }
 }
 
+/// The model's image projector (chosen, or found beside it), and what the user should know when
+/// one was found but cannot be used: the model then reads text only.
+fn load_projector(
+    params: &LoadParams,
+    model_path: &std::path::Path,
+    model: &LlamaModel,
+    threads: u32,
+    use_gpu: bool,
+) -> (Option<Projector>, Option<String>) {
+    let Some(path) = Projector::find(params.projector.as_deref(), model_path) else { return (None, None) };
+    match Projector::load(&path, model, threads, use_gpu) {
+        Ok(projector) => {
+            tracing::info!(projector = %path.display(), "the model reads images");
+            (Some(projector), None)
+        }
+        Err(e) => {
+            tracing::warn!(projector = %path.display(), error = %e, "projector refused");
+            (None, Some(format!("images cannot be read: {e}")))
+        }
+    }
+}
+
 /// Answers requests with one model until another load (or an unload, or quitting) is asked for.
 #[allow(clippy::too_many_arguments)]
 fn serve(
@@ -422,6 +445,8 @@ fn serve(
             return next_load(inbox, kv_config, kept, held);
         }
     };
+    let (projector, projector_notice) = load_projector(&params, &file.path, model, resolved.threads.batch, weights.offload.gpu_layers > 0);
+    let notice = (params.chat_template.is_none() && model.chat_template(None).is_err()).then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned());
     let info = ModelInfo {
         name: display_name(&file),
         path,
@@ -432,9 +457,13 @@ fn serve(
         n_threads: resolved.threads.decode,
         n_threads_batch: resolved.threads.batch,
         kv_bytes: Some(crate::load::kv_bytes(model, params.kv_cache_type, resolved.n_ctx)),
-        notice: (params.chat_template.is_none() && model.chat_template(None).is_err()).then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned()),
+        notice: match (notice, projector_notice) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        },
         from_memory,
         offload: weights.offload.clone(),
+        projector: projector.as_ref().map(|p| p.path.clone()),
     };
     tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, from_memory, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());
@@ -448,7 +477,7 @@ fn serve(
     } else {
         Some(KvMemory::new(kv_config.clone(), kv_memory::layout_key(&weights.id.content, &layout)))
     };
-    let mut session = Session::new(model, context, &params, resolved.threads, memory, SEQUENCES, resolved.swa_full);
+    let mut session = Session::new(model, context, &params, &resolved, memory, SEQUENCES, projector);
     session.interrupt_drafts_on(inbox.replies_waiting());
     let mut aside = None;
     // A load, unload or quit waits for the replies asked for before it.
@@ -528,7 +557,7 @@ fn aside_session<'s, 'm>(
         let context = model
             .new_context(backend, context_params)
             .map_err(|e| BackendError::Engine(format!("no memory for a second, small context: {e}")))?;
-        *aside = Some(Session::new(model, context, &small, resolved.threads, None, 1, resolved.swa_full));
+        *aside = Some(Session::new(model, context, &small, &resolved, None, 1, None));
     }
     Ok(aside.as_mut().expect("just created"))
 }

@@ -392,3 +392,57 @@ async fn a_reply_beside_another_reads_only_what_follows_the_opening_they_share()
     assert!(beside.stats.prompt_tokens - beside.stats.cached_tokens < 20, "{:?}", beside.stats);
     assert_eq!(beside.text, alone.text, "the shared cells are the very ones its own reading would give");
 }
+
+/// SmolLM2 beside the test projector (scripts/make-test-models.py) reads images: each is 16
+/// tokens of the prompt, its cells reused on the next turn like text, read again only from where
+/// another image stands in its place; the same image gives the same greedy reply. A projector
+/// made for another model, or none, leaves the model reading text, and an image is refused in
+/// words.
+#[tokio::test]
+async fn images_are_read_through_the_projector_beside_the_model_and_cached_like_text() {
+    use hearth_testkit::images::{checkerboard, gradient};
+    let _one = common::one_at_a_time().await;
+    let engine = common::spawn_engine();
+    let params = LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..LoadParams::default() };
+    let dir = model_path().parent().unwrap().join("vision");
+    let info = engine.load(&dir.join("SmolLM2-135M-Instruct.Q4_1.gguf"), params.clone()).await.expect("the model loads");
+    assert_eq!(info.projector.as_deref(), dir.join("mmproj-hearth-test.gguf").to_str(), "{:?}", info.notice);
+
+    let question = user("What is in the picture?");
+    let (_, plain) = common::chat_reply(&engine, 1, &question, greedy(8)).await;
+    let with = |image: hearth_core::ImageInput| {
+        let mut messages = question.clone();
+        messages[0].images = vec![image];
+        messages
+    };
+    let (answer, first) = common::chat_reply(&engine, 2, &with(gradient()), greedy(8)).await;
+    assert!(first.prompt_tokens >= plain.prompt_tokens + 16, "the image is read as 16 tokens: {first:?} vs {plain:?}");
+    assert_eq!(first.cached_tokens, 0);
+
+    let mut next = with(gradient());
+    next.push(ChatMessage::new(Role::Assistant, answer.clone()));
+    next.push(ChatMessage::new(Role::User, "And what colour is it?"));
+    let (_, second) = common::chat_reply(&engine, 2, &next, greedy(8)).await;
+    assert!(second.cached_tokens >= first.prompt_tokens, "the image's cells are reused: {second:?} after {first:?}");
+
+    next[0].images = vec![checkerboard()];
+    let (_, other) = common::chat_reply(&engine, 2, &next, greedy(8)).await;
+    // What comes before the image (the system prompt, the turn's opening) is less than the
+    // question alone with its turn.
+    assert!(other.cached_tokens < plain.prompt_tokens, "read again from the other image on: {other:?}");
+    assert_eq!(other.prompt_tokens, second.prompt_tokens);
+
+    let (again, _) = common::chat_reply(&engine, 3, &with(gradient()), greedy(8)).await;
+    assert_eq!(again, answer, "the same image, the same greedy reply");
+
+    let mismatched = LoadParams { projector: dir.join("mismatched/mmproj-tiny.gguf").to_str().map(String::from), ..params.clone() };
+    let info = engine.load(&dir.join("SmolLM2-135M-Instruct.Q4_1.gguf"), mismatched).await.expect("the model loads without it");
+    assert_eq!(info.projector, None);
+    let notice = info.notice.unwrap_or_default();
+    assert!(notice.contains("images cannot be read: mmproj-tiny.gguf cannot be read as this model's image projector"), "{notice}");
+    assert!(notice.contains("n_embd = 576") && notice.contains("n_embd = 64"), "llama.cpp's reason: {notice}");
+    let refused = common::reply_error(&engine, &with(gradient()), greedy(8)).await;
+    assert!(refused.contains("this model cannot read images"), "{refused}");
+    let after = reply(&engine, &question, greedy(4), None).await;
+    assert!(after.stats.completion_tokens > 0, "text is read as before");
+}

@@ -150,6 +150,13 @@ impl ValidatedGguf {
     }
 }
 
+/// Whether a file named `name` is a vision model's image projector (`mmproj-*.gguf`, as
+/// llama.cpp's converter names them), which is loaded beside its model, not chatted with.
+pub fn is_projector_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.starts_with("mmproj") && name.ends_with(".gguf")
+}
+
 /// Parses and checks the header of the GGUF file at `path`.
 pub fn validate(path: &Path) -> Result<ValidatedGguf, GgufError> {
     let shown = path.display().to_string();

@@ -162,7 +162,8 @@ impl Library {
 
 fn is_model_file(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    name.ends_with(".gguf") && crate::names::split_part(&name).is_none_or(|(index, _)| index == 1)
+    // A projector is loaded beside its model (the engine finds it), never on its own.
+    name.ends_with(".gguf") && !hearth_gguf::is_projector_name(&name) && crate::names::split_part(&name).is_none_or(|(index, _)| index == 1)
 }
 
 /// The files of a model: itself, or every part of a split model beside its first.

@@ -48,7 +48,10 @@ pub fn body(
     for turn in read {
         let (role, mut blocks) = match turn {
             CallTurn::Said(m) if m.role == Role::System => continue,
-            CallTurn::Said(m) => (m.role, vec![Block::Text(m.content.clone())]),
+            CallTurn::Said(m) => {
+                let images = m.images.iter().map(|image| Block::Image { media_type: image.media_type(), data: base64_of(&image.bytes) });
+                (m.role, images.chain([Block::Text(m.content.clone())]).collect())
+            }
             CallTurn::Calls { text, calls } => {
                 let mut blocks = vec![Block::Text(text)];
                 for (id, call) in calls {
@@ -179,6 +182,15 @@ enum Block {
         id: String,
         content: String,
     },
+    Image {
+        media_type: &'static str,
+        data: String,
+    },
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// A turn's content: its text alone as a string (as turns without tools always were), else blocks.
@@ -192,6 +204,9 @@ fn content(blocks: &[Block]) -> Value {
         Block::Text(text) => Some(json!({ "type": "text", "text": text })),
         Block::ToolUse { id, name, input } => Some(json!({ "type": "tool_use", "id": id, "name": name, "input": input })),
         Block::ToolResult { id, content } => Some(json!({ "type": "tool_result", "tool_use_id": id, "content": content })),
+        Block::Image { media_type, data } => {
+            Some(json!({ "type": "image", "source": { "type": "base64", "media_type": media_type, "data": data } }))
+        }
     });
     Value::Array(blocks.collect())
 }
@@ -540,5 +555,20 @@ mod tests {
         assert_eq!(read.content, "Let me look.");
         assert_eq!((read.calls[0].name.as_str(), read.calls[0].arguments.as_str()), ("find_item", r#"{"item": "kettle"}"#));
         assert_eq!((tally.finish, tally.done), (Some(FinishReason::EndOfTurn), true));
+    }
+
+    /// A user message's images go as base64 image blocks before its text.
+    #[test]
+    fn images_go_as_base64_blocks_before_the_text() {
+        let mut messages = vec![ChatMessage::new(Role::User, "What is this?")];
+        messages[0].images = vec![hearth_core::ImageInput::new(b"\xFF\xD8\xFFjpeg".to_vec())];
+        let b = body("claude", &messages, &SamplingParams::default(), false, None).unwrap();
+        assert_eq!(
+            b["messages"][0]["content"],
+            json!([
+                { "type": "image", "source": { "type": "base64", "media_type": "image/jpeg", "data": "/9j/anBlZw==" } },
+                { "type": "text", "text": "What is this?" }
+            ])
+        );
     }
 }

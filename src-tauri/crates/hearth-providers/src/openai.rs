@@ -145,7 +145,13 @@ fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
     call_turns(messages, "call")
         .into_iter()
         .map(|turn| match turn {
-            CallTurn::Said(m) => json!({ "role": m.role.as_str(), "content": m.content }),
+            CallTurn::Said(m) if m.images.is_empty() => json!({ "role": m.role.as_str(), "content": m.content }),
+            CallTurn::Said(m) => {
+                // Content parts: the images first, as the engine reads them, then the text.
+                let images = m.images.iter().map(|image| json!({ "type": "image_url", "image_url": { "url": image.data_url() } }));
+                let text = (!m.content.is_empty()).then(|| json!({ "type": "text", "text": m.content }));
+                json!({ "role": m.role.as_str(), "content": images.chain(text).collect::<Vec<_>>() })
+            }
             CallTurn::Calls { text, calls } => {
                 let calls: Vec<Value> = calls
                     .into_iter()
@@ -533,5 +539,21 @@ mod tests {
         let read = read_calls(&text);
         assert_eq!(read.calls.len(), 2);
         assert_eq!(read.content, "Let me look.");
+    }
+
+    /// A user message's images go as content parts before its text, each a data URL with its
+    /// media type read from the bytes.
+    #[test]
+    fn images_go_as_data_url_parts_before_the_text() {
+        let mut messages = vec![ChatMessage::new(Role::User, "What is this?")];
+        messages[0].images = vec![hearth_core::ImageInput::new(b"\x89PNG\r\n\x1a\nrest".to_vec())];
+        let b = body(&config(ProviderKind::OpenAi, true), "gpt", &messages, &SamplingParams::default(), false, 4096, None).unwrap();
+        assert_eq!(
+            b["messages"][0]["content"],
+            json!([
+                { "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBORw0KGgpyZXN0" } },
+                { "type": "text", "text": "What is this?" }
+            ])
+        );
     }
 }

@@ -11,6 +11,7 @@ use hearth_providers::llama_fields::LlamaField;
 
 use crate::error::ApiError;
 
+mod content;
 mod tools;
 
 #[derive(Debug, Deserialize)]
@@ -101,7 +102,7 @@ struct JsonSchemaFormat {
 #[derive(Debug, Deserialize)]
 pub struct WireMessage {
     role: String,
-    content: Option<Content>,
+    content: Option<content::Content>,
     /// A participant's name: OpenAI's models may read it; a chat template has nowhere to put it.
     name: Option<String>,
     /// An assistant's calls.
@@ -114,20 +115,6 @@ pub struct WireMessage {
     tool_call_id: Option<String>,
     #[serde(flatten)]
     unknown: Map<String, Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Content {
-    Text(String),
-    Parts(Vec<Part>),
-}
-
-#[derive(Debug, Deserialize)]
-struct Part {
-    #[serde(rename = "type")]
-    kind: String,
-    text: Option<String>,
 }
 
 /// OpenAI allows at most this many stop sequences; llama.cpp takes more, so we do too.
@@ -447,25 +434,7 @@ impl WireMessage {
         if self.tool_calls.is_some() && role != Role::Assistant {
             return Err(ApiError::invalid(Some(&param("tool_calls")), "only an assistant's message holds tool calls"));
         }
-        let content = match &self.content {
-            None => String::new(),
-            Some(Content::Text(text)) => text.clone(),
-            Some(Content::Parts(parts)) => {
-                let mut text = String::new();
-                for part in parts {
-                    match (part.kind.as_str(), &part.text) {
-                        ("text", Some(t)) => text.push_str(t),
-                        (kind, _) => {
-                            return Err(ApiError::invalid(
-                                Some(&param("content")),
-                                format!("a `{kind}` part cannot be read by this model: send text"),
-                            ));
-                        }
-                    }
-                }
-                text
-            }
-        };
+        let (content, images) = content::read(self.content.as_ref(), role == Role::User, &param("content"))?;
         let content = match (&self.tool_calls, self.role.as_str()) {
             (Some(calls), _) => tools::with_calls(content, calls, param)?,
             (None, _) => content,
@@ -477,7 +446,7 @@ impl WireMessage {
             Some(reasoning) => hearth_core::with_reasoning(reasoning, &content),
             None => content,
         };
-        Ok(ChatMessage::new(role, content))
+        Ok(ChatMessage { images, ..ChatMessage::new(role, content) })
     }
 }
 

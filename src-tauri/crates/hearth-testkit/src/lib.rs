@@ -12,6 +12,7 @@ mod backend;
 pub mod fake_hub;
 pub mod fake_provider;
 pub mod gguf;
+pub mod images;
 pub mod llama_programs;
 mod store;
 

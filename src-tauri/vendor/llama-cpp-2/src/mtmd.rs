@@ -355,6 +355,22 @@ impl MtmdContext {
     }
 }
 
+impl MtmdContext {
+    /// The embeddings the last [`MtmdContext::encode_chunk`] wrote for `chunk`: `n_tokens`
+    /// rows of the text model's embedding width (`n_embd`).
+    #[must_use]
+    pub fn output_embeddings(&mut self, chunk: &MtmdInputChunk<'_>, n_embd: usize) -> &[f32] {
+        let len = chunk.n_tokens() * n_embd;
+        let embd = unsafe { llama_cpp_sys_2::mtmd_get_output_embd(self.context.as_mut_ptr()) };
+        if embd.is_null() || len == 0 {
+            return &[];
+        }
+        // SAFETY: mtmd keeps `n_tokens × n_embd` floats for the chunk last encoded, until the
+        // next encode, which needs `&mut self`.
+        unsafe { std::slice::from_raw_parts(embd, len) }
+    }
+}
+
 impl Drop for MtmdContext {
     fn drop(&mut self) {
         unsafe { llama_cpp_sys_2::mtmd_free(self.context.as_mut_ptr()) }
@@ -794,6 +810,44 @@ impl MtmdInputChunks {
             )
         };
 
+        if result == 0 {
+            Ok(new_n_past)
+        } else {
+            Err(MtmdEvalError::EvalFailure(result))
+        }
+    }
+}
+
+impl MtmdInputChunk<'_> {
+    /// Evaluates this one chunk (`mtmd_helper_eval_chunk_single`): text is decoded; an image or
+    /// audio chunk is encoded, then its embeddings decoded at `n_past` in `seq_id`. Returns the
+    /// new `n_past`.
+    ///
+    /// # Errors
+    ///
+    /// Returns `MtmdEvalError::EvalFailure` if encoding or decoding fails.
+    pub fn eval(
+        &self,
+        mtmd_ctx: &mut MtmdContext,
+        llama_ctx: &mut LlamaContext,
+        n_past: llama_cpp_sys_2::llama_pos,
+        seq_id: llama_cpp_sys_2::llama_seq_id,
+        n_batch: i32,
+        logits_last: bool,
+    ) -> Result<llama_cpp_sys_2::llama_pos, MtmdEvalError> {
+        let mut new_n_past: llama_cpp_sys_2::llama_pos = 0;
+        let result = unsafe {
+            llama_cpp_sys_2::mtmd_helper_eval_chunk_single(
+                mtmd_ctx.context.as_mut_ptr(),
+                llama_ctx.context.as_mut_ptr(),
+                self.chunk.as_ptr(),
+                n_past,
+                seq_id,
+                n_batch,
+                logits_last,
+                &raw mut new_n_past,
+            )
+        };
         if result == 0 {
             Ok(new_n_past)
         } else {

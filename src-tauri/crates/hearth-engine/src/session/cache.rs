@@ -171,7 +171,7 @@ impl<'m> Session<'m> {
         let vocab = self.model.vocab();
         let mut bytes = 0;
         for (at, &token) in tokens.iter().enumerate().rev() {
-            bytes += vocab.token_to_piece(token, true, None).len();
+            bytes += crate::vision::piece(&vocab, token).len();
             if bytes >= tail {
                 return (bytes == tail).then_some(at);
             }
@@ -211,6 +211,9 @@ impl<'m> Session<'m> {
         if same == cached.len() || same == tokens.len() {
             return tokens; // Nothing spelled otherwise.
         }
+        if cached.iter().chain(&tokens).any(|&t| crate::vision::is_image(t)) {
+            return tokens; // An image has no spelling: the text around it is read as it is.
+        }
         let vocab = self.model.vocab();
         prefix::follow_cache(
             cached,
@@ -240,7 +243,7 @@ impl<'m> Session<'m> {
     /// change (see [`prefix::unsettled_bytes`]).
     pub(super) fn unsettled_tokens(&self, prompt: &str, message: &str, tokens: &[LlamaToken]) -> usize {
         let vocab = self.model.vocab();
-        prefix::tokens_writing_tail(tokens, prefix::unsettled_bytes(prompt, message), |token| vocab.token_to_piece(token, true, None))
+        prefix::tokens_writing_tail(tokens, prefix::unsettled_bytes(prompt, message), |token| crate::vision::piece(&vocab, token))
     }
 
     /// Keeps the longest prefix of `tokens` cached in `slot` and drops the rest of it; returns

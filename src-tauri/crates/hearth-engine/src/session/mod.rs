@@ -34,10 +34,11 @@ use crate::drafter::Drafter;
 use crate::idle_cores;
 use crate::interrupt::{self, DraftInterrupt};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
-use crate::load::Threads;
+use crate::load::{Resolved, Threads};
 use crate::prefix::{self, shared_prefix};
 use crate::sampler;
 use crate::threads::DecodeThreads;
+use crate::vision::{self, Projector, PromptImages};
 
 mod cache;
 mod prompt;
@@ -53,6 +54,8 @@ struct Fitted {
     tokens: Vec<LlamaToken>,
     dropped: usize,
     notice: Option<String>,
+    /// The images its image tokens stand for.
+    images: PromptImages,
 }
 
 /// KV sequences in one context: replies and consensus candidates written at once.
@@ -110,20 +113,25 @@ pub struct Session<'m> {
     interrupt: Option<Box<DraftInterrupt>>,
     /// The typist's pace and the drafts' reading pace: which thread count reads a draft.
     draft_threads: DraftThreads,
+    /// The model's image projector, when it reads images.
+    projector: Option<Projector>,
+    /// The images of the prompts in hand, by the token that stands for each (`vision`).
+    images: PromptImages,
 }
 
 impl<'m> Session<'m> {
     /// `n_seq`: the sequences `context` was created for (at most that many replies at once).
-    /// `threads`, `swa_full`: what `context` was created with (`load::context_params`).
+    /// `resolved`: what `context` was created with (`load::context_params`).
     pub fn new(
         model: &'m LlamaModel,
         context: LlamaContext<'m>,
         params: &LoadParams,
-        threads: Threads,
+        resolved: &Resolved,
         memory: Option<KvMemory>,
         n_seq: u32,
-        swa_full: bool,
+        projector: Option<Projector>,
     ) -> Self {
+        let (threads, swa_full) = (resolved.threads, resolved.swa_full);
         let n_batch = params.n_batch as usize;
         let slots = (0..n_seq.max(1) as i32).map(Slot::new).collect();
         let cut_back = CutBack::of(model);
@@ -156,6 +164,8 @@ impl<'m> Session<'m> {
             threads,
             interrupt: None,
             draft_threads: DraftThreads::default(),
+            projector,
+            images: PromptImages::default(),
         }
     }
 
@@ -186,9 +196,16 @@ impl<'m> Session<'m> {
     pub fn submit(&mut self, mut request: ReplyRequest, events: UnboundedSender<GenEvent>) {
         let asked_at = Instant::now();
         hearth_core::read_tools_locally(&mut request.messages);
+        if vision::has_images(&request.messages) {
+            // Drafts are text: neither a draft model nor the prompt's n-grams can write an image's tokens.
+            request.sampling.speculative = Speculative::Off;
+        }
         let fitted = self.fit_prompt(&request, self.n_ctx());
         let queued = match fitted.and_then(|fitted| self.load_drafter(&request).map(|()| fitted)) {
-            Ok(Fitted { tokens, dropped, notice }) => Queued { request, events, tokens, dropped, notice, asked_at, member: None },
+            Ok(Fitted { tokens, dropped, notice, images }) => {
+                self.images.0.extend(images.0);
+                Queued { request, events, tokens, dropped, notice, asked_at, member: None }
+            }
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
                 return;
@@ -252,6 +269,7 @@ impl<'m> Session<'m> {
         }
         let mut used = self.used_cells();
         let mut ended: Vec<(usize, FinishReason)> = Vec::new();
+        let mut failed: Vec<(usize, BackendError)> = Vec::new();
         let mut added: Vec<Vec<(usize, Vec<LlamaToken>)>> = self.running.iter().map(|_| Vec::new()).collect();
         self.batch.clear();
         let mut writers_after = writing;
@@ -289,8 +307,20 @@ impl<'m> Session<'m> {
             if decoder.prompt().is_empty() || !added[i].is_empty() || ended.iter().any(|(e, _)| *e == i) {
                 continue;
             }
-            let slot = &self.slots[decoder.lanes()[0]];
-            let chunk = decoder.take_prompt(slot.readable(room.min(decoder.prompt().len())));
+            let lane = decoder.lanes()[0];
+            if let Some(&image) = decoder.prompt().first().filter(|&&t| vision::is_image(t)) {
+                // An image is read on its own (its embeddings in a decode of their own), before
+                // this step's batch; the text after it, from the next step.
+                let slot = &mut self.slots[lane];
+                match read_image(self.projector.as_mut(), &self.images, &mut self.context, slot, image, self.n_batch) {
+                    Ok(n) => slot.extend(&decoder.take_prompt(n)),
+                    Err(error) => failed.push((i, error)),
+                }
+                continue;
+            }
+            let slot = &self.slots[lane];
+            let text = decoder.prompt().iter().take_while(|&&t| !vision::is_image(t)).count();
+            let chunk = decoder.take_prompt(slot.readable(room.min(text)));
             let read_all = decoder.prompt().is_empty();
             for (k, &token) in chunk.iter().enumerate() {
                 let logits = read_all && k + 1 == chunk.len();
@@ -331,22 +361,30 @@ impl<'m> Session<'m> {
                 ended.push((i, reason));
             }
         }
+        ended.extend(failed.iter().map(|(i, _)| (*i, FinishReason::Cancelled)));
         ended.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
         ended.dedup_by_key(|(i, _)| *i);
         for (i, reason) in ended {
             let decoder = self.running.remove(i);
+            let error = failed.iter().position(|(f, _)| *f == i).map(|at| failed.swap_remove(at).1);
             for (k, &lane) in decoder.lanes().iter().enumerate() {
                 // Only the first lane keeps its cells (the conversation's cache); the others held
-                // beams no one will continue.
-                if k > 0 {
+                // beams no one will continue — nor does a reply that failed part-way into its prompt.
+                if k > 0 || error.is_some() {
                     self.clear_slot(lane);
                 }
                 self.release(lane);
             }
-            decoder.finish(reason, self.model);
+            match error {
+                Some(error) => drop(decoder.events().send(GenEvent::Failed(error))),
+                None => decoder.finish(reason, self.model),
+            }
         }
         self.release_members();
         self.poll_groups();
+        if !self.is_busy() {
+            self.images.0.clear();
+        }
     }
 
     /// Lane `to` takes lane `from`'s cells (a beam forked): `seq_cp` tags cells, it copies nothing.
@@ -563,6 +601,26 @@ impl<'m> Session<'m> {
         }
         decoded
     }
+}
+
+/// Reads the image `token` stands for into `slot`'s sequence after what it holds (the caller
+/// notes its tokens there); returns how many it is.
+fn read_image(
+    projector: Option<&mut Projector>,
+    images: &PromptImages,
+    context: &mut LlamaContext<'_>,
+    slot: &Slot,
+    token: LlamaToken,
+    n_batch: usize,
+) -> Result<usize, BackendError> {
+    let (Some(chunk), Some(projector)) = (images.0.get(&token), projector) else {
+        return Err(BackendError::Engine("an image of the prompt was not kept for it".into()));
+    };
+    let n = projector.read(chunk, context, slot.cached.len(), slot.seq, n_batch)?;
+    if n != chunk.n_tokens() {
+        return Err(BackendError::Engine(format!("the image took {n} positions, not its {} tokens", chunk.n_tokens())));
+    }
+    Ok(n)
 }
 
 /// Whether a reply must come out the same each time it is asked for: greedy, or seeded.

@@ -163,6 +163,7 @@ mod fit {
     use hearth_core::OfferedTools;
 
     use super::super::*;
+    use crate::vision::{self, PromptImages};
 
     impl<'m> Session<'m> {
         /// The prompt's tokens, after leaving out earlier messages as the overflow policy allows so
@@ -176,7 +177,7 @@ mod fit {
                 return match tokens.len() {
                     0 => Err(BackendError::InvalidRequest("the prompt is empty".into())),
                     n if n + reserve <= n_ctx || (request.sampling.overflow == OverflowPolicy::StopAtLimit && n < n_ctx) => {
-                        Ok(Fitted { tokens, dropped: 0, notice: None })
+                        Ok(Fitted { tokens, dropped: 0, notice: None, images: PromptImages::default() })
                     }
                     n => Err(overflow(n)),
                 };
@@ -184,26 +185,26 @@ mod fit {
             let tools = request.tools.as_ref();
             let thinking = request.sampling.reasoning_budget != 0;
             let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, tools, thinking)?;
-            let tokens = self.tokenize(&text);
+            let (tokens, images) = self.tokenize_messages(&text, &request.messages)?;
             if tokens.len() + reserve <= n_ctx {
-                return Ok(Fitted { tokens, dropped: 0, notice });
+                return Ok(Fitted { tokens, dropped: 0, notice, images });
             }
             if request.sampling.overflow == OverflowPolicy::StopAtLimit {
                 // The prompt fits; the reply stops when the context is full.
-                return if tokens.len() < n_ctx { Ok(Fitted { tokens, dropped: 0, notice }) } else { Err(overflow(tokens.len())) };
+                return if tokens.len() < n_ctx { Ok(Fitted { tokens, dropped: 0, notice, images }) } else { Err(overflow(tokens.len())) };
             }
             let mut fitted = None;
             let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
                 let Ok(prompt) = self.prompt(messages, request.continue_last, tools, thinking) else { return false };
-                let candidate = self.tokenize(&prompt.text);
+                let Ok((candidate, images)) = self.tokenize_messages(&prompt.text, messages) else { return false };
                 let fits = candidate.len() + reserve <= n_ctx;
                 if fits {
-                    fitted = Some(candidate);
+                    fitted = Some((candidate, images));
                 }
                 fits
             });
             match (kept, fitted) {
-                (Some((_, dropped)), Some(tokens)) => Ok(Fitted { tokens, dropped, notice }),
+                (Some((_, dropped)), Some((tokens, images))) => Ok(Fitted { tokens, dropped, notice, images }),
                 _ => Err(overflow(tokens.len())),
             }
         }
@@ -233,15 +234,43 @@ mod fit {
             tools: Option<&OfferedTools>,
             thinking: bool,
         ) -> Result<Rendered, BackendError> {
+            if vision::has_images(messages) {
+                // Each image is a marker in the text, where the projector's tokens go.
+                return self.renderer.render(self.model, &vision::marked(messages), tools, thinking);
+            }
             self.renderer.render(self.model, messages, tools, thinking)
         }
 
+        /// The rendered prompt `text` of `messages` as tokens, their images (each a marker in
+        /// `text`) read through the model's projector: refused in words when it has none.
+        pub(in crate::session) fn tokenize_messages(
+            &self,
+            text: &str,
+            messages: &[ChatMessage],
+        ) -> Result<(Vec<LlamaToken>, PromptImages), BackendError> {
+            let images = vision::images_of(messages);
+            if images.is_empty() {
+                return Ok((self.tokenize(text), PromptImages::default()));
+            }
+            let Some(projector) = &self.projector else {
+                return Err(BackendError::InvalidRequest(
+                    "this model cannot read images: load a vision model, with its projector (mmproj-….gguf) beside it or chosen in its load settings"
+                        .into(),
+                ));
+            };
+            projector.tokenize(text, self.adds_bos(text), &images)
+        }
+
         pub(in crate::session) fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
+            self.model.vocab().tokenize(prompt.as_bytes(), self.adds_bos(prompt), true)
+        }
+
+        /// Whether `prompt` is read after a BOS token it does not write itself: templates usually
+        /// write it, and another would shift the model.
+        fn adds_bos(&self, prompt: &str) -> bool {
             let vocab = self.model.vocab();
-            // Templates usually write the BOS token themselves; adding another would shift the model.
             let bos = special_text(self.model, vocab.bos());
-            let add_bos = vocab.should_add_bos() && (bos.is_empty() || !prompt.starts_with(&bos));
-            vocab.tokenize(prompt.as_bytes(), add_bos, true)
+            vocab.should_add_bos() && (bos.is_empty() || !prompt.starts_with(&bos))
         }
     }
 }
@@ -250,7 +279,7 @@ mod fit {
 /// assistant's turn (DeepSeek-R1's and some Qwen3 templates do, to make the model reason).
 pub(super) fn opens_reasoning(model: &LlamaModel, prompt: &[LlamaToken]) -> bool {
     let vocab = model.vocab();
-    let tail: Vec<u8> = prompt[prompt.len().saturating_sub(8)..].iter().flat_map(|&t| vocab.token_to_piece(t, true, None)).collect();
+    let tail: Vec<u8> = prompt[prompt.len().saturating_sub(8)..].iter().flat_map(|&t| crate::vision::piece(&vocab, t)).collect();
     String::from_utf8_lossy(&tail).trim_end().ends_with(hearth_core::THINK_OPEN)
 }
 

@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{ReplyRequest, Role};
 
-use super::Session;
+use super::{Session, read_image};
+use crate::vision::{PromptImages, is_image};
 
 /// A draft is read ahead in chunks of 8 tokens first, then as many as the last chunk's pace reads
 /// in `DRAFT_CHUNK_TIME` (at most 64, never fewer than 8): a reply asked for meanwhile waits for
@@ -40,7 +41,8 @@ impl Session<'_> {
         let messages = &messages;
         let thinking = request.sampling.reasoning_budget != 0;
         let Ok(prompt) = self.prompt(messages, false, None, thinking).map(|rendered| rendered.text) else { return };
-        let tokens = self.tokenize(&prompt);
+        let Ok((tokens, images)) = self.tokenize_messages(&prompt, messages) else { return };
+        self.images = images;
         let n_ctx = self.context.n_ctx() as usize;
         if tokens.is_empty() || tokens.len() + (request.sampling.max_tokens as usize).min(n_ctx / 4) > n_ctx {
             return;
@@ -55,7 +57,10 @@ impl Session<'_> {
         let kept = self.reuse_prefix(slot, &tokens, true);
         self.borrow_prefix(slot, &tokens, kept);
         self.set_marks(slot, messages, false, &tokens);
-        let read_to = tokens.len() - if request.continue_last { self.unsettled_tokens(&prompt, &last.content, &tokens) } else { 0 };
+        let mut read_to = tokens.len() - if request.continue_last { self.unsettled_tokens(&prompt, &last.content, &tokens) } else { 0 };
+        while read_to > 0 && read_to < tokens.len() && is_image(tokens[read_to]) && tokens[read_to - 1] == tokens[read_to] {
+            read_to -= 1; // Not into an image: it is read whole or not at all.
+        }
         let suffix = tokens[self.slots[slot].cached.len().min(read_to)..read_to].to_vec();
         let reading = Instant::now();
         // A reply asked for meanwhile waits for the chunk being read (or stops it in its first
@@ -76,8 +81,23 @@ impl Session<'_> {
         let readers = if every_core { self.threads.batch } else { self.threads.draft() };
         self.context.set_n_threads(self.threads.decode as i32, readers as i32);
         while at < suffix.len() {
+            if is_image(suffix[at]) {
+                if preempted() {
+                    break;
+                }
+                let read =
+                    read_image(self.projector.as_mut(), &self.images, &mut self.context, &self.slots[slot], suffix[at], self.n_batch);
+                let Ok(n) = read else {
+                    self.clear_slot(slot); // Part of an image may be in its cells.
+                    break;
+                };
+                self.slots[slot].extend(&suffix[at..at + n]);
+                at += n;
+                continue;
+            }
+            let text = suffix[at..].iter().take_while(|&&t| !is_image(t)).count();
             let pace = self.draft_threads.chunk_pace(every_core);
-            let end = at + self.slots[slot].readable((at + chunk(pace)).min(suffix.len()) - at);
+            let end = at + self.slots[slot].readable((at + chunk(pace)).min(at + text) - at);
             let started = Instant::now();
             if let Some(interrupt) = &self.interrupt {
                 interrupt.arm(pace.map(|per_token| Duration::from_secs_f64(per_token * (end - at) as f64)));
@@ -109,5 +129,6 @@ impl Session<'_> {
             "draft read ahead"
         );
         self.typed = request.conversation;
+        self.images = PromptImages::default();
     }
 }

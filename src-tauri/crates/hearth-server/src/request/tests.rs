@@ -35,7 +35,28 @@ fn a_bad_request_is_refused_with_the_field_at_fault() {
         (&format!("{{{HELLO},\"max_tokens\":0}}"), Some("max_tokens")),
         (&format!("{{{HELLO},\"grammar\":\"root ::= x\",\"json_schema\":{{}}}}"), Some("grammar")),
         (r#"{"model":"m","messages":[{"role":"function","content":"x"}]}"#, Some("messages[0].role")),
-        (r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, Some("messages[0].content")),
+        (r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, Some("messages[0].content[0]")),
+        (r#"{"model":"m","messages":[{"role":"user","content":[{"type":"input_audio"}]}]}"#, Some("messages[0].content[0]")),
+        (
+            r#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"https://example.com/cat.png"}}]}]}"#,
+            Some("messages[0].content[1].image_url.url"),
+        ),
+        (
+            r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":"data:image/png,raw"}]}]}"#,
+            Some("messages[0].content[0].image_url.url"),
+        ),
+        (
+            r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:text/plain;base64,aGk="}}]}]}"#,
+            Some("messages[0].content[0].image_url.url"),
+        ),
+        (
+            r#"{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,%%%"}}]}]}"#,
+            Some("messages[0].content[0].image_url.url"),
+        ),
+        (
+            r#"{"model":"m","messages":[{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,aGk="}}]}]}"#,
+            Some("messages[0].content[0]"),
+        ),
         (r#"{"model":"m","messages":[{"role":"user","content":"x","tool_calls":[]}]}"#, Some("messages[0].tool_calls")),
         (r#"{"model":"m","messages":[]}"#, Some("messages")),
         // Tools: each refused by the field at fault.
@@ -250,4 +271,20 @@ fn hearth_field_names_are_spelled_as_on_the_wire() {
     {
         assert_eq!(wire_name(field), wire);
     }
+}
+
+/// An `image_url` part with a data URL is the image itself, shown with the user's message; the
+/// same bytes are the same image (its hash) whichever way the URL is written.
+#[test]
+fn a_data_url_image_goes_with_the_user_message() {
+    let body = r#"{"model":"m","messages":[{"role":"user","content":[
+        {"type":"image_url","image_url":{"url":"data:image/png;base64,aGVsbG8=","detail":"low"}},
+        {"type":"text","text":"What is this?"},
+        {"type":"image_url","image_url":"data:image/jpeg;base64,aGVsbG8="}]}]}"#;
+    let messages = parse(body).unwrap().messages().unwrap();
+    assert_eq!(messages[0].content, "What is this?");
+    assert_eq!(messages[0].images.len(), 2);
+    assert_eq!(messages[0].images[0].bytes, b"hello");
+    assert_eq!(messages[0].images[0], messages[0].images[1]);
+    assert_eq!(messages[0].images[0].hash, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
 }

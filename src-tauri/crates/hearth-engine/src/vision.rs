@@ -1,0 +1,303 @@
+//! Images read by a vision model through llama.cpp's multimodal library (mtmd): the projector
+//! (`mmproj-*.gguf`) that turns an image into embeddings the model reads like tokens, the tokens
+//! an image stands for in a prompt, and an image read into a KV sequence.
+//!
+//! In a prompt's token list an image is a run of one negative id per embedding it is read as
+//! ([`image_token`], from the image's hash): no real token is negative, the same image is the
+//! same run wherever it appears, so the cache's prefix comparison reuses an image's cells on the
+//! next turn exactly as it reuses text, and another image differs from its first cell on.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::mtmd::{
+    MtmdBitmap, MtmdContext, MtmdContextParams, MtmdInputChunk, MtmdInputChunkType, MtmdInputText, mtmd_default_marker,
+};
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::vocab::LlamaVocab;
+
+use hearth_core::{BackendError, ChatMessage, ImageInput};
+
+/// The largest image read, in pixels (an 8,000 × 6,000 photo is 48 million): a 30,000 × 30,000
+/// one would take 2.7 GB once decoded, before the projector shrinks it to its few hundred pixels.
+pub const MAX_IMAGE_PIXELS: u64 = 50_000_000;
+
+/// A model's projector, loaded beside it.
+pub(crate) struct Projector {
+    context: MtmdContext,
+    /// Its file, as the model's info names it.
+    pub path: String,
+}
+
+/// Why a projector could not be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProjectorError {
+    #[error("{name} cannot be read as this model's image projector: {reason}")]
+    Refused { name: String, reason: String },
+    #[error(
+        "{name} is a projector for a model that places image tokens in two dimensions (Qwen2-VL's M-RoPE); Hearth cannot read images with it yet"
+    )]
+    Mrope { name: String },
+    #[error("{name} reads no images (an audio projector)")]
+    NoVision { name: String },
+}
+
+impl Projector {
+    /// The projector to load: the one chosen, else the one beside the model file
+    /// (`mmproj*.gguf` in its folder, as vision models' repositories keep them), if any.
+    pub fn find(chosen: Option<&str>, model: &Path) -> Option<PathBuf> {
+        if let Some(chosen) = chosen {
+            return Some(PathBuf::from(chosen));
+        }
+        let folder = model.parent()?;
+        let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+            .ok()?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| path.file_name().and_then(|n| n.to_str()).is_some_and(hearth_gguf::is_projector_name))
+            .collect();
+        found.sort(); // The same one every time when a folder holds several (their precisions).
+        found.into_iter().next()
+    }
+
+    /// Loads `path` for `model`: refused when it does not fit the model (its embeddings' width
+    /// is not the model's), reads no images, or needs what Hearth cannot do yet.
+    pub fn load(path: &Path, model: &LlamaModel, threads: u32, use_gpu: bool) -> Result<Projector, ProjectorError> {
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let refused = |reason: String| ProjectorError::Refused { name: name.clone(), reason };
+        if !path.is_file() {
+            return Err(refused("the file is not there".into()));
+        }
+        let params = MtmdContextParams {
+            use_gpu,
+            print_timings: false,
+            n_threads: threads as i32,
+            media_marker: CString::new(mtmd_default_marker()).expect("the marker has no NUL"),
+            image_min_tokens: -1,
+            image_max_tokens: -1,
+        };
+        crate::llama_log::clear();
+        let context = MtmdContext::init_from_file(&path.to_string_lossy(), model, &params).map_err(|_| {
+            refused(crate::llama_log::last_error().unwrap_or_else(|| "llama.cpp gave no reason; the file may be damaged".into()))
+        })?;
+        if !context.support_vision() {
+            return Err(ProjectorError::NoVision { name });
+        }
+        if context.decode_use_mrope() {
+            return Err(ProjectorError::Mrope { name });
+        }
+        Ok(Projector { context, path: path.display().to_string() })
+    }
+
+    /// The prompt `text` (an image marker where each of `images` goes, in order) as tokens, each
+    /// image a run of [`image_token`]s, and the image chunks those runs stand for.
+    pub fn tokenize(&self, text: &str, add_bos: bool, images: &[&ImageInput]) -> Result<(Vec<LlamaToken>, PromptImages), BackendError> {
+        let bitmaps = images.iter().map(|image| self.bitmap(image)).collect::<Result<Vec<_>, _>>()?;
+        let input = MtmdInputText { text: text.to_owned(), add_special: add_bos, parse_special: true };
+        let chunks = self
+            .context
+            .tokenize(input, &bitmaps.iter().collect::<Vec<_>>())
+            .map_err(|e| BackendError::InvalidRequest(format!("the images could not be prepared for the model: {e}")))?;
+        let mut tokens = Vec::with_capacity(chunks.total_tokens());
+        let mut read = PromptImages::default();
+        for chunk in (0..chunks.len()).filter_map(|i| chunks.get(i)) {
+            match chunk.chunk_type() {
+                MtmdInputChunkType::Text => tokens.extend_from_slice(chunk.text_tokens().unwrap_or(&[])),
+                MtmdInputChunkType::Image => {
+                    let token = image_token(&chunk.id().unwrap_or_default());
+                    tokens.extend(std::iter::repeat_n(token, chunk.n_tokens()));
+                    let owned = chunk.copy().map_err(|e| BackendError::Engine(format!("an image chunk could not be kept: {e}")))?;
+                    read.0.insert(token, Arc::new(owned));
+                }
+                MtmdInputChunkType::Audio => return Err(BackendError::InvalidRequest("Hearth does not send audio to a model".into())),
+            }
+        }
+        if tokens.last().is_some_and(|&t| is_image(t)) {
+            // The reply's first token is sampled after text (the assistant's turn opening).
+            return Err(BackendError::InvalidRequest("a prompt cannot end with an image".into()));
+        }
+        Ok((tokens, read))
+    }
+
+    /// `image` decoded, refused in words when it is not an image the library reads or too large.
+    fn bitmap(&self, image: &ImageInput) -> Result<MtmdBitmap, BackendError> {
+        let short = &image.hash[..image.hash.len().min(12)];
+        let size = imagesize::blob_size(&image.bytes)
+            .map_err(|_| BackendError::InvalidRequest(format!("image {short} is not a PNG, JPEG, GIF or BMP the model can read")))?;
+        if size.width as u64 * size.height as u64 > MAX_IMAGE_PIXELS {
+            return Err(BackendError::InvalidRequest(format!(
+                "an image is {} × {} pixels; images up to {} megapixels can be read — scale it down first",
+                size.width,
+                size.height,
+                MAX_IMAGE_PIXELS / 1_000_000
+            )));
+        }
+        let mut bitmap = MtmdBitmap::from_buffer(&self.context, &image.bytes, false).map_err(|_| {
+            BackendError::InvalidRequest(format!("image {short} could not be decoded (damaged, or a format the model cannot read)"))
+        })?;
+        bitmap.set_id(&image.hash).map_err(|_| BackendError::InvalidRequest("an image's hash has a NUL".into()))?;
+        Ok(bitmap)
+    }
+
+    /// Encodes `chunk` and decodes its embeddings into sequence `seq` from position `n_past`;
+    /// returns how many positions it took.
+    pub fn read(
+        &mut self,
+        chunk: &MtmdInputChunk<'_>,
+        context: &mut LlamaContext<'_>,
+        n_past: usize,
+        seq: i32,
+        n_batch: usize,
+    ) -> Result<usize, BackendError> {
+        let end = chunk
+            .eval(&mut self.context, context, n_past as i32, seq, n_batch as i32, false)
+            .map_err(|e| BackendError::Engine(format!("the image could not be read: {e}")))?;
+        Ok(end as usize - n_past)
+    }
+
+    /// The embeddings the projector makes of `image` (what the model reads in its place).
+    #[cfg(test)]
+    pub fn embeddings(&mut self, image: &ImageInput, n_embd: usize) -> Result<Vec<f32>, BackendError> {
+        let (_, read) = self.tokenize(&format!("{}\n", mtmd_default_marker()), false, &[image])?;
+        let chunk = read.0.into_values().next().ok_or_else(|| BackendError::Engine("the image made no chunk".into()))?;
+        self.context.encode_chunk(&chunk).map_err(|e| BackendError::Engine(format!("the image could not be encoded: {e}")))?;
+        Ok(self.context.output_embeddings(&chunk, n_embd).to_vec())
+    }
+}
+
+/// The image chunks a prompt's image tokens stand for.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PromptImages(pub HashMap<LlamaToken, Arc<MtmdInputChunk<'static>>>);
+
+/// The token every position of an image is written as in a prompt: negative (no real token is),
+/// below -1 (llama.cpp's "no token"), from the image's hash.
+pub(crate) fn image_token(hash: &str) -> LlamaToken {
+    let mut h: u32 = 0x811c_9dc5; // FNV-1a
+    for byte in hash.bytes() {
+        h = (h ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+    }
+    LlamaToken(-2 - (h & 0x3fff_ffff) as i32)
+}
+
+pub(crate) fn is_image(token: LlamaToken) -> bool {
+    token.0 < -1
+}
+
+/// A token's text; an image's tokens have none (llama.cpp would abort on a negative id).
+pub(crate) fn piece(vocab: &LlamaVocab, token: LlamaToken) -> Vec<u8> {
+    if token.0 < 0 { Vec::new() } else { vocab.token_to_piece(token, true, None) }
+}
+
+/// Whether any message shows the model an image.
+pub(crate) fn has_images(messages: &[ChatMessage]) -> bool {
+    messages.iter().any(|m| !m.images.is_empty())
+}
+
+/// The messages with a marker before each message's text for each of its images, in order (as
+/// llama.cpp's server puts image parts), any marker a message's own text holds defused (it would
+/// stand for an image no one sent), and the images left out (they are the markers now).
+pub(crate) fn marked(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    let marker = mtmd_default_marker();
+    messages
+        .iter()
+        .map(|message| {
+            let marks: String = message.images.iter().map(|_| format!("{marker}\n")).collect();
+            let content = marks + &message.content.replace(marker, "<_media_>");
+            ChatMessage { content, images: Vec::new(), ..message.clone() }
+        })
+        .collect()
+}
+
+/// The images of `messages` in the order [`marked`] writes their markers.
+pub(crate) fn images_of(messages: &[ChatMessage]) -> Vec<&ImageInput> {
+    messages.iter().flat_map(|m| &m.images).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_testkit::images::{bmp_header, checkerboard, gradient, image};
+    use llama_cpp_2::model::params::LlamaModelParams;
+
+    /// The test model and the projectors made for it (scripts/make-test-models.py).
+    fn vision_dir() -> PathBuf {
+        let model = std::env::var("HEARTH_TEST_MODEL").expect("HEARTH_TEST_MODEL names the test model (scripts/test.sh sets it)");
+        Path::new(&model).parent().expect("the model is in a folder").join("vision")
+    }
+
+    fn smollm2() -> LlamaModel {
+        let backend = crate::devices::llama_backend().expect("llama.cpp starts");
+        let path = vision_dir().join("SmolLM2-135M-Instruct.Q4_1.gguf");
+        LlamaModel::load_from_file(backend, path, &LlamaModelParams::default().with_n_gpu_layers(0)).expect("the test model loads")
+    }
+
+    #[test]
+    fn the_projector_beside_a_model_reads_each_image_alike_and_one_for_another_model_is_refused() {
+        let model = smollm2();
+        let dir = vision_dir();
+        let found = Projector::find(None, &dir.join("SmolLM2-135M-Instruct.Q4_1.gguf")).expect("the projector beside the model");
+        assert_eq!(found, dir.join("mmproj-hearth-test.gguf"));
+        assert_eq!(Projector::find(None, &dir.join("..").join("tiny-llama.gguf")), None, "no projector beside it");
+
+        let mut projector = Projector::load(&found, &model, 2, false).expect("the projector fits SmolLM2");
+        let n_embd = model.n_embd() as usize;
+        let first = projector.embeddings(&gradient(), n_embd).unwrap();
+        assert_eq!(first.len(), 16 * n_embd, "32 × 32 pixels in 8 × 8 patches: 16 tokens");
+        assert!(first.iter().all(|x| x.is_finite()) && first.iter().any(|&x| x != 0.0));
+        assert_eq!(projector.embeddings(&gradient(), n_embd).unwrap(), first, "the same image, the same embeddings");
+        assert_ne!(projector.embeddings(&checkerboard(), n_embd).unwrap(), first);
+
+        let (tokens, images) = projector.tokenize("<__media__>\nWhat is this?", true, &[&gradient()]).unwrap();
+        let token = image_token(&gradient().hash);
+        assert_eq!(tokens.iter().filter(|&&t| t == token).count(), 16);
+        assert_eq!(images.0.len(), 1);
+        assert!(images.0.contains_key(&token));
+
+        let refused = |bytes: Vec<u8>| projector.tokenize("<__media__>\nhi", true, &[&image(bytes)]).unwrap_err().to_string();
+        assert!(
+            refused(bmp_header(30_000, 30_000)).contains("30000 × 30000 pixels; images up to 50 megapixels"),
+            "{}",
+            refused(bmp_header(30_000, 30_000))
+        );
+        assert!(refused(b"not an image at all".to_vec()).contains("is not a PNG, JPEG, GIF or BMP"));
+        // A PNG whose header is whole and whose pixels are not compressed data.
+        let mut damaged = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x20\0\0\0\x20\x08\x02\0\0\0\0\0\0\0".to_vec();
+        damaged.extend_from_slice(b"\0\0\0\x08IDATjunkjunk\0\0\0\0\0\0\0\0IEND\xaeB`\x82");
+        assert!(refused(damaged).contains("could not be decoded"));
+        let ends = projector.tokenize("hi <__media__>", false, &[&gradient()]).unwrap_err().to_string();
+        assert!(ends.contains("cannot end with an image"), "{ends}");
+
+        let wrong = Projector::load(&dir.join("mismatched/mmproj-tiny.gguf"), &model, 2, false).err().expect("a 64-wide projector");
+        let words = wrong.to_string();
+        assert!(words.starts_with("mmproj-tiny.gguf cannot be read as this model's image projector: "), "{words}");
+        let missing = Projector::load(&dir.join("mmproj-gone.gguf"), &model, 2, false).err().expect("no file");
+        assert!(missing.to_string().contains("the file is not there"));
+    }
+
+    #[test]
+    fn an_image_is_written_as_one_negative_token_of_its_own() {
+        let a = image_token("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+        let b = image_token("60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752");
+        assert!(is_image(a) && is_image(b));
+        assert_ne!(a, b);
+        assert_eq!(a, image_token("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"));
+        assert!(!is_image(LlamaToken(-1)) && !is_image(LlamaToken(0)));
+    }
+
+    #[test]
+    fn markers_go_before_the_text_in_the_images_order_and_typed_markers_are_defused() {
+        let image = |hash: &str| ImageInput { hash: hash.into(), bytes: vec![1] };
+        let mut messages =
+            vec![ChatMessage::new(hearth_core::Role::User, "what is <__media__>?"), ChatMessage::new(hearth_core::Role::User, "and this")];
+        messages[0].images = vec![image("a"), image("b")];
+        messages[1].images = vec![image("c")];
+        let marked = marked(&messages);
+        assert_eq!(images_of(&messages).iter().map(|i| i.hash.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(marked[0].content, "<__media__>\n<__media__>\nwhat is <_media_>?");
+        assert_eq!(marked[1].content, "<__media__>\nand this");
+        assert!(marked.iter().all(|m| m.images.is_empty()));
+    }
+}
