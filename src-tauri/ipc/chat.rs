@@ -16,8 +16,8 @@ use hearth_app::agent::{AgentEvent, Decision, PendingCall};
 use hearth_mcp::CallProgress;
 
 use crate::AppState;
-use crate::ipc::IpcError;
 use crate::ipc::contract::command;
+use crate::ipc::{IpcError, IpcErrorKind};
 
 /// The stream of one `send_message` call, in order: `modelLoading`* (only when the chat's model
 /// had to be loaded first), `userSaved`, `replyStarted`, `delta`*, then `finished` or `failed`.
@@ -154,6 +154,18 @@ command! {
     /// `send_message` is given to carry it. Refused in words: not text, too large, encrypted, ….
     pub async fn attach_file(path: String, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
         Ok(hearth_app::attachments::attach_file(&state.store, path.into(), Limits::default()).await?)
+    }
+}
+
+command! {
+    /// Reads a pasted file — its `name` and its bytes in base64 (`data`) — for the message being
+    /// written and stores its content, as `attach_file` does for a file on disk.
+    pub async fn attach_bytes(name: String, data: String, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.as_bytes())
+            .map_err(|e| IpcError::new(IpcErrorKind::File, format!("{name} was not sent whole ({e}); paste it again")))?;
+        Ok(hearth_app::attachments::attach_bytes(&state.store, name, bytes, Limits::default()).await?)
     }
 }
 

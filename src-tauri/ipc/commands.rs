@@ -7,6 +7,7 @@ pub const COMMANDS: &[&str] = &[
     "list_messages",
     "send_message",
     "attach_file",
+    "attach_bytes",
     "pick_attachments",
     "stop_generation",
     "answer_tool_call",

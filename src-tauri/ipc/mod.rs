@@ -48,6 +48,7 @@ register! {
     chat::list_messages,
     chat::send_message,
     chat::attach_file,
+    chat::attach_bytes,
     chat::pick_attachments,
     chat::stop_generation,
     chat::answer_tool_call,

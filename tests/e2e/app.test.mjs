@@ -7,10 +7,11 @@ import path from "node:path";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { REPLY as reply, appUnderTest, nonEmpty, nthReply, replyTextWith, replyWith, send, shot, sleep } from "./helpers.mjs";
+import { REPLY as reply, appUnderTest, bmp, nonEmpty, nthReply, replyTextWith, replyWith, send, shot, sleep, withProjector } from "./helpers.mjs";
 import { KEYS, Session } from "./webdriver.mjs";
 
-const ctx = appUnderTest("hearth-e2e-");
+// The default model with the test's projector beside it: it reads images too.
+const ctx = appUnderTest("hearth-e2e-", { prepare: withProjector });
 
 /** A one-page PDF showing `text` in Helvetica, its cross-reference table counted as a writer does. */
 function pdfWithText(text) {
@@ -187,6 +188,21 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.click(await session.waitFor('[data-testid="source"]'));
     await session.waitFor('[data-testid="source-text"]', { accept: (t) => t.includes("Drills may be borrowed for up to five days") });
     await shot(session, "attachments-3-sources");
+
+    // An image dropped on a new chat goes to the model, which reads it through its projector:
+    // the chip and the sent message name it, and the reply says how many tokens were read.
+    await session.click(await session.waitFor('[data-testid="new-chat"]'));
+    const images = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-e2e-images-"));
+    const picture = path.join(images, "sunset.bmp");
+    fs.writeFileSync(picture, bmp(64, 48, (x, y) => [200 + (x % 50), 80 + y, 40]));
+    assert.equal(await drop([picture]), true);
+    await session.waitFor('[data-testid="composer-attachments"] [data-testid="attachment"][data-status="attached"]', { accept: (t) => t.includes("sunset.bmp") });
+    await shot(session, "attachments-4-image");
+    await send(session, "What is in the picture?");
+    await session.waitFor('[data-testid="message"][data-role="user"] [data-testid="message-attachments"]', { accept: (t) => t.includes("sunset.bmp") });
+    await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty });
+    await shot(session, "attachments-5-image-sent");
+    fs.rmSync(images, { recursive: true, force: true });
   } finally {
     await session.close();
   }

@@ -136,6 +136,39 @@ export function dataDirWith(model, prefix) {
 }
 
 /**
+ * `dir`'s models folder with the test model and, beside it, the test's image projector
+ * (scripts/make-test-models.py): the default model then reads images.
+ */
+export function withProjector(dir, model) {
+  fs.mkdirSync(path.join(dir, "models"));
+  fs.symlinkSync(model, path.join(dir, "models", path.basename(model)));
+  const projector = path.join(path.dirname(model), "vision", "mmproj-hearth-test.gguf");
+  fs.symlinkSync(projector, path.join(dir, "models", path.basename(projector)));
+}
+
+/** A 24-bit BMP of `width` × `height` pixels, each `pixel(x, y)` as [r, g, b]. */
+export function bmp(width, height, pixel) {
+  const row = Math.ceil((width * 3) / 4) * 4;
+  const out = Buffer.alloc(54 + row * height);
+  out.write("BM", 0);
+  out.writeUInt32LE(out.length, 2);
+  out.writeUInt32LE(54, 10);
+  out.writeUInt32LE(40, 14);
+  out.writeInt32LE(width, 18);
+  out.writeInt32LE(height, 22);
+  out.writeUInt16LE(1, 26);
+  out.writeUInt16LE(24, 28);
+  out.writeUInt32LE(row * height, 34);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const [r, g, b] = pixel(x, height - 1 - y);
+      out.set([b, g, r], 54 + y * row + x * 3);
+    }
+  }
+  return out;
+}
+
+/**
  * The built app with a fresh data dir (prepared by `prepare(dir, model)`, by default the test
  * model in its models folder) behind its own tauri-driver: registers the file's before/after
  * hooks and returns { app, dataDir, driver }, filled in before the tests run.

@@ -13,7 +13,7 @@ bytes: number,
  */
 chars: number, };
 
-export type AttachmentKind = "document";
+export type AttachmentKind = "document" | "image";
 
 export type AvailableUpdate = { version: string, currentVersion: string, 
 /**
@@ -969,6 +969,11 @@ export const commands = {
    * `send_message` is given to carry it. Refused in words: not text, too large, encrypted, ….
    */
   attachFile: (path: string): Promise<Attachment> => invoke<Attachment>('attach_file', { path }),
+  /**
+   * Reads a pasted file — its `name` and its bytes in base64 (`data`) — for the message being
+   * written and stores its content, as `attach_file` does for a file on disk.
+   */
+  attachBytes: (name: string, data: string): Promise<Attachment> => invoke<Attachment>('attach_bytes', { name, data }),
   /**
    * Asks for files to attach in the system's open dialog; their paths, none when cancelled.
    */

@@ -2,10 +2,15 @@ import type { Attachment } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { attachedFiles, stillReading, type PendingAttachment } from './attachments';
 import { errorMessage, fileName } from './format';
+import { browserReader, pastedName, type PastedFileReader } from './pasted-files';
+
+/** What DraftAttachments asks of the backend. */
+type AttachApi = Pick<HearthApi, 'attachFile' | 'attachBytes' | 'pickAttachments'>;
 
 /**
- * The files attached to the message being typed (picked in the open dialog or dropped on the chat):
- * each read by the backend (`attachFile`), then sent with the message, or refused with why.
+ * The files attached to the message being typed (picked in the open dialog, dropped on the chat, or pasted):
+ * each read by the backend (`attachFile` from its path, `attachBytes` from a paste's bytes), then sent with
+ * the message, or refused with why. A pasted image's chip shows its thumbnail.
  */
 export class DraftAttachments {
   items = $state<PendingAttachment[]>([]);
@@ -13,14 +18,23 @@ export class DraftAttachments {
   attached = $derived(attachedFiles(this.items));
   reading = $derived(stillReading(this.items));
 
-  readonly #api: Pick<HearthApi, 'attachFile' | 'pickAttachments'>;
+  readonly #api: AttachApi;
   readonly #changed: () => void;
+  readonly #reader: PastedFileReader;
   #nextKey = 1;
+  /** Unnamed files pasted so far: what numbers their names (`pasted-image-1.png`, `-2`, …). */
+  #unnamed = 0;
+  /** The thumbnails of the files last taken, by hash: a send that saved nothing gives them back with their files. */
+  #takenPreviews = new Map<string, string>();
 
-  /** `changed`: the files the next message carries changed (one attached or removed). */
-  constructor(api: Pick<HearthApi, 'attachFile' | 'pickAttachments'>, changed: () => void = () => {}) {
+  /**
+   * `changed`: the files the next message carries changed (one attached or removed). `reader`: how a pasted
+   * file's bytes and thumbnail are read (the browser's way, but in unit tests).
+   */
+  constructor(api: AttachApi, changed: () => void = () => {}, reader: PastedFileReader = browserReader) {
     this.#api = api;
     this.#changed = changed;
+    this.#reader = reader;
   }
 
   /**
@@ -40,7 +54,21 @@ export class DraftAttachments {
 
   /** Attach the files at `paths`, each read in turn by the backend; resolves once all are attached or refused. */
   async add(paths: readonly string[]): Promise<void> {
-    await Promise.all(paths.map((path) => this.#attach(path)));
+    await Promise.all(paths.map((path) => this.#attach(fileName(path), () => this.#api.attachFile(path))));
+  }
+
+  /**
+   * Attach pasted files, each sent to the backend as its bytes (one without a name is named by its type:
+   * `pasted-image-1.png`); an image the backend takes gets its thumbnail. Resolves once all are attached or
+   * refused and the thumbnails drawn.
+   */
+  async paste(files: readonly File[]): Promise<void> {
+    await Promise.all(
+      files.map((file) => {
+        const name = file.name || pastedName(file.type, ++this.#unnamed);
+        return this.#attach(name, async () => this.#api.attachBytes(name, await this.#reader.base64(file)), file);
+      }),
+    );
   }
 
   /** Take a file off the message (or dismiss a refusal); one still being read is dropped when it arrives. */
@@ -53,24 +81,33 @@ export class DraftAttachments {
   /** The attached files for the message being sent, which leave the composer with their chips. */
   take(): Attachment[] {
     const files = $state.snapshot(this.attached);
+    this.#takenPreviews = new Map(
+      this.items.flatMap((item) => (item.status === 'attached' && item.preview ? [[item.attachment.hash, item.preview] as const] : [])),
+    );
     this.items = [];
     return files;
   }
 
-  /** A send that saved nothing gives its files back (before any attached since). */
+  /** A send that saved nothing gives its files back (before any attached since), with their thumbnails. */
   restore(files: readonly Attachment[]): void {
     const known = new Set(this.attached.map((a) => a.hash));
-    const back = files.filter((a) => !known.has(a.hash)).map((attachment) => this.#attachedItem(attachment));
+    const back = files
+      .filter((a) => !known.has(a.hash))
+      .map((attachment) => this.#attachedItem(attachment, this.#nextKey++, this.#takenPreviews.get(attachment.hash)));
     this.items = [...back, ...this.items];
   }
 
-  async #attach(path: string): Promise<void> {
+  /**
+   * One file's chip: being read (`read`, the backend's answer) until attached or refused; then, for an image
+   * the backend took whose bytes are here (`pasted`), its thumbnail. The thumbnail is drawn only after the
+   * backend read the image's header and took its size: a huge image is refused before it is decoded here.
+   */
+  async #attach(name: string, read: () => Promise<Attachment>, pasted?: Blob): Promise<void> {
     const key = this.#nextKey++;
-    const name = fileName(path);
     this.items.push({ key, status: 'reading', name });
     let next: PendingAttachment | null;
     try {
-      const attachment = await this.#api.attachFile(path);
+      const attachment = await read();
       // The same content twice is one file to the model: the first chip stands for both.
       next = this.attached.some((a) => a.hash === attachment.hash) ? null : this.#attachedItem(attachment, key);
     } catch (e) {
@@ -80,10 +117,19 @@ export class DraftAttachments {
     if (index < 0) return; // removed while it was read
     if (next) this.items[index] = next;
     else this.items.splice(index, 1);
-    if (next?.status === 'attached') this.#changed();
+    if (next?.status !== 'attached') return;
+    this.#changed();
+    if (pasted && next.attachment.kind === 'image') await this.#drawPreview(key, pasted);
   }
 
-  #attachedItem(attachment: Attachment, key = this.#nextKey++): PendingAttachment {
-    return { key, status: 'attached', name: attachment.name, attachment };
+  /** Shows the image's thumbnail on its chip once drawn, if the chip is still there (its image icon until then). */
+  async #drawPreview(key: number, image: Blob): Promise<void> {
+    const preview = await this.#reader.thumbnail(image);
+    const item = this.items.find((i) => i.key === key);
+    if (preview && item?.status === 'attached') item.preview = preview;
+  }
+
+  #attachedItem(attachment: Attachment, key: number, preview?: string): PendingAttachment {
+    return { key, status: 'attached', name: attachment.name, attachment, ...(preview ? { preview } : {}) };
   }
 }

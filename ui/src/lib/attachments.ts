@@ -1,12 +1,15 @@
 // Files attached to a message, as the composer holds them before it is sent (the store is
 // attachments.svelte.ts) and as a sent message shows them.
-import type { Attachment } from '../ipc/bindings';
+import type { Attachment, AttachmentKind, ModelInfo, ModelTarget } from '../ipc/bindings';
 import { formatBytes } from './format';
 
-/** A file in the composer: being read by the backend, attached, or refused (and why, in words). */
+/**
+ * A file in the composer: being read by the backend, attached, or refused (and why, in words). An attached
+ * image pasted has its thumbnail (`preview`, a `data:` URL) once drawn.
+ */
 export type PendingAttachment =
   | { key: number; status: 'reading'; name: string }
-  | { key: number; status: 'attached'; name: string; attachment: Attachment }
+  | { key: number; status: 'attached'; name: string; attachment: Attachment; preview?: string }
   | { key: number; status: 'refused'; name: string; error: string };
 
 /** The files read and stored, in order: what the next message carries. */
@@ -30,17 +33,38 @@ export function refusalText(name: string, error: string): string {
 }
 
 /**
- * An attached file's chip: its name, its size beside it ("12.4 KB"), and a tooltip saying how much of it the
- * model reads — all of it, or (`byPassages`: a sent question's document too long for the context) passages.
+ * An attached file's chip: its name, its size beside it ("12.4 KB"), its kind (the icon), and a tooltip saying
+ * what the model gets of it: an image is shown to it; a document is read, all of it, or (`byPassages`: a sent
+ * question's document too long for the context) by passages.
  */
 export function attachmentChip(
-  attachment: Pick<Attachment, 'name' | 'bytes' | 'chars'>,
+  attachment: Pick<Attachment, 'name' | 'kind' | 'bytes' | 'chars'>,
   byPassages = false,
-): { label: string; detail: string; title: string } {
+): { label: string; detail: string; title: string; kind: AttachmentKind } {
   const size = formatBytes(attachment.bytes) || '0 B';
   const chars = `${attachment.chars.toLocaleString('en')} ${attachment.chars === 1 ? 'character' : 'characters'}`;
-  const read = byPassages ? 'too long to read whole: the model was given the passages that best match the question' : `the model reads ${chars} of it`;
-  return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · ${read}` };
+  const read =
+    attachment.kind === 'image'
+      ? 'an image, shown to the model'
+      : byPassages
+        ? 'too long to read whole: the model was given the passages that best match the question'
+        : `the model reads ${chars} of it`;
+  return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · ${read}`, kind: attachment.kind };
+}
+
+/** What an attached image's chip says when the chat's model cannot look at it (the backend would refuse the send). */
+export const NO_VISION_WARNING = 'This model cannot read images — load a vision model (its mmproj-….gguf beside it)';
+
+/**
+ * The warning for images attached in a chat whose replies come from `target`, with `loaded` the local model
+ * loaded now: a local model without a projector reads text only. Null when it reads images, when the chat is
+ * remote (its provider says for itself), and when the loaded model is not the chat's (the chat's own is
+ * loaded before its reply, and what it reads is not known here until then).
+ */
+export function imageWarning(target: ModelTarget, loaded: Pick<ModelInfo, 'path' | 'projector'> | null): string | null {
+  if (target.kind !== 'local' || loaded === null) return null;
+  if (target.model !== null && target.model !== loaded.path) return null;
+  return loaded.projector ? null : NO_VISION_WARNING;
 }
 
 /** What the typing read-ahead compares drafts by: the text, and the files' hashes when there are any (blank: nothing to read ahead). */

@@ -1,8 +1,10 @@
-// Browser tests of documents attached to a message: picked through the paperclip (a chip each, being read, then
+// Browser tests of files attached to a message: picked through the paperclip (a chip each, being read, then
 // attached; removed before sending), dropped on the chat (its overlay, Tauri's events and the test hook), a file
 // the backend refuses (its reason in words, the text typed kept), sent with the message and shown on it, kept by
 // an edit; a document too long to read whole: the reply's sources (the passages its question was given), opened
-// one by one as plain text. Run with `npm run test:browser` or `node --test tests/browser/attachments.test.mjs`.
+// one by one as plain text; pasted files (a screenshot with its thumbnail under the app's CSP, sent and shown as an
+// image; a WebP refused; a model without a projector warned about). Run with `npm run test:browser` or
+// `node --test tests/browser/attachments.test.mjs`.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MODEL, OUTPUT, TIMEOUT, collectDialogs, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
@@ -47,6 +49,47 @@ const composerChips = (page) => page.getByTestId('composer-attachments').getByTe
 const chip = (page, name) => composerChips(page).filter({ hasText: name });
 const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) => c.cmd === cmd).map((c) => c.payload);
 const lastUser = (page) => page.locator('[data-testid="message"][data-role="user"]').last();
+
+/** A vision model: the harness's MODEL with its projector beside it. */
+const VISION = { ...MODEL, projector: '/home/me/models/mmproj-Llama-3.2-3B-F16.gguf' };
+/** A 1×1 WebP: refused by its header (refusals.json has the backend's words for exactly these bytes). */
+const WEBP = 'UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==';
+const NO_VISION = 'This model cannot read images — load a vision model (its mmproj-….gguf beside it)';
+
+/** A screenshot-like PNG (a window with a title bar and some content) drawn in the page, in base64. */
+const drawnPng = (page) =>
+  page.evaluate(() => {
+    const canvas = Object.assign(document.createElement('canvas'), { width: 320, height: 200 });
+    const g = canvas.getContext('2d');
+    g.fillStyle = '#2d6cdf';
+    g.fillRect(0, 0, 320, 200);
+    g.fillStyle = '#f4f1ec';
+    g.fillRect(40, 30, 240, 150);
+    g.fillStyle = '#e4570f';
+    g.fillRect(40, 30, 240, 22);
+    g.fillStyle = '#1d1b19';
+    for (let row = 0; row < 5; row++) g.fillRect(60, 70 + row * 20, 120 + ((row * 37) % 80), 8);
+    return canvas.toDataURL('image/png').split(',')[1];
+  });
+
+/**
+ * Pastes into the message box a clipboard holding `files` (each `{ name, type, base64 }`) and, when given, `text`, as
+ * the webview's paste event carries it; whether the app took the paste (its default prevented).
+ */
+const paste = (page, { files = [], text = null }) =>
+  page.evaluate(
+    ({ files, text }) => {
+      const data = new DataTransfer();
+      if (text !== null) data.setData('text/plain', text);
+      for (const f of files) data.items.add(new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name, { type: f.type }));
+      const box = document.querySelector('[data-testid="composer"]');
+      box.focus();
+      const event = new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true });
+      box.dispatchEvent(event);
+      return event.defaultPrevented;
+    },
+    { files, text },
+  );
 
 /** Waits for the reply to the message just sent to be saved. */
 async function replied(page) {
@@ -202,6 +245,90 @@ describe('Attachments', () => {
     });
   });
 
+  test('pasted: a screenshot is attached with its thumbnail, sent, and shown on the message as an image; a paste of text stays text', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHAT, model: VISION, attachDelayMs: 600 }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
+      // Text alone is the text box's: the app leaves the paste be.
+      assert.equal(await paste(page, { text: 'some copied words' }), false);
+
+      const png = await drawnPng(page);
+      assert.equal(await paste(page, { files: [{ name: '', type: 'image/png', base64: png }] }), true);
+      const shot = chip(page, 'pasted-image-1.png');
+      await shot.and(page.locator('[data-status="reading"]')).waitFor();
+      await shot.and(page.locator('[data-status="attached"]')).waitFor();
+      assert.equal(await shot.getAttribute('data-kind'), 'image');
+      assert.equal(await shot.getByTestId('attachment-warning').count(), 0, 'a vision model reads it');
+      // The thumbnail: a small data: URL the CSP allows (no blob: URL), drawn and loaded.
+      const thumbnail = shot.getByTestId('attachment-thumbnail');
+      await page.waitForFunction(() => document.querySelector('[data-testid="attachment-thumbnail"]')?.complete);
+      assert.match(await thumbnail.getAttribute('src'), /^data:image\/png;base64,/);
+      assert.equal(await thumbnail.evaluate((img) => img.naturalWidth), 48);
+      const [asked] = await callsOf(page, 'attach_bytes');
+      assert.deepEqual(asked, { name: 'pasted-image-1.png', data: png });
+      assert.equal((await callsOf(page, 'attach_bytes')).length, 1, 'the text paste attached nothing');
+      const image = await attachmentOf(page, '/pasted-image-1.png');
+      assert.deepEqual([image.kind, image.chars, image.bytes], ['image', 0, atob(png).length]);
+      assert.equal(await page.getByTestId('composer').inputValue(), '', 'nothing of the paste went into the text');
+      assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'composer');
+
+      await page.getByTestId('composer').fill('What is on this screen?');
+      await page.keyboard.press('Enter');
+      await page.getByTestId('composer-attachments').waitFor({ state: 'detached' });
+      await replied(page);
+      assert.deepEqual((await callsOf(page, 'send_message')).map((c) => c.attachments), [[image]]);
+      const sent = lastUser(page).getByTestId('message-attachments').getByTestId('attachment');
+      assert.equal(await sent.getAttribute('data-kind'), 'image');
+      assert.equal(await text(sent.getByTestId('attachment-label')), 'pasted-image-1.png');
+      assert.equal(await sent.getAttribute('title'), `pasted-image-1.png · ${await text(sent.getByTestId('attachment-detail'))} · an image, shown to the model`);
+      assert.equal(await sent.locator('svg').count(), 1, 'the image icon');
+    });
+  });
+
+  test('pasted: a WebP is refused in the backend\'s words on its own chip; the other file of the paste is attached', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHAT, model: VISION }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
+      await page.getByTestId('composer').fill('Compare these.');
+      const notes = Buffer.from('# Notes\n\nShip on Friday.').toString('base64');
+      await paste(page, { files: [{ name: 'cat.webp', type: 'image/webp', base64: WEBP }, { name: 'notes.md', type: 'text/markdown', base64: notes }] });
+      const refused = composerChips(page).and(page.locator('[data-status="refused"]'));
+      await refused.waitFor();
+      assert.equal(await text(refused), 'cat.webp is a WebP image, which models cannot read yet: save it as PNG or JPEG and attach that');
+      await chip(page, 'notes.md').and(page.locator('[data-status="attached"]')).waitFor();
+      assert.equal(await chip(page, 'notes.md').getAttribute('data-kind'), 'document');
+      assert.equal(await page.getByTestId('composer').inputValue(), 'Compare these.');
+      await refused.getByTestId('attachment-remove').click();
+      await refused.waitFor({ state: 'detached' });
+      assert.deepEqual(await composerChips(page).getByTestId('attachment-label').allTextContents(), ['notes.md']);
+    });
+  });
+
+  test('pasted into a chat whose model has no projector: the image\'s chip says so, and the send fails in the engine\'s words', { timeout: TIMEOUT }, async () => {
+    await withApp(CHAT, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
+      const notes = Buffer.from('Ship on Friday.').toString('base64');
+      await paste(page, { files: [{ name: 'board.png', type: 'image/png', base64: await drawnPng(page) }, { name: 'notes.txt', type: 'text/plain', base64: notes }] });
+      const board = chip(page, 'board.png').and(page.locator('[data-status="attached"]'));
+      await board.waitFor();
+      assert.equal(await text(board.getByTestId('attachment-warning')), NO_VISION);
+      assert.ok((await board.getAttribute('title')).endsWith(`an image, shown to the model\n${NO_VISION}`), 'and in its tooltip');
+      await chip(page, 'notes.txt').and(page.locator('[data-status="attached"]')).waitFor();
+      assert.equal(await chip(page, 'notes.txt').getByTestId('attachment-warning').count(), 0, 'documents are read by any model');
+
+      // Once the model reads images (its projector chosen, the model loaded again), the warning goes.
+      await page.evaluate((projector) => (window.__hearthMock.model.projector = projector), VISION.projector);
+      await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      await board.getByTestId('attachment-warning').waitFor({ state: 'detached' });
+      await page.evaluate(() => delete window.__hearthMock.model.projector);
+      await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      await board.getByTestId('attachment-warning').waitFor();
+
+      await page.getByTestId('send').click();
+      const banner = page.getByTestId('error-banner');
+      await banner.waitFor();
+      assert.match(await text(banner), /this model cannot read images: load a vision model, with its projector \(mmproj-….gguf\) beside it or chosen in its load settings/);
+    });
+  });
+
   test('screenshots: the composer with chips (read, being read, refused) and a sent message with files', { timeout: TIMEOUT }, async () => {
     await inBothSchemes({ ...CHAT, attachPick: [REPORT, NOTES] }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
@@ -220,6 +347,29 @@ describe('Attachments', () => {
       await page.getByTestId('chat-drop-overlay').waitFor();
       await shot(page, 'attachments-drop', { dir: OUTPUT, mouse: [300, 300] });
       await page.evaluate(() => window.__hearthMock.emit('tauri://drag-leave', null));
+    });
+  });
+
+  test('screenshots: a pasted screenshot\'s chip with its thumbnail, a refused WebP, a sent image; the warning of a model without a projector', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes({ ...CHAT, model: VISION }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
+      const png = await drawnPng(page);
+      await paste(page, { files: [{ name: 'dashboard.png', type: 'image/png', base64: png }] });
+      await chip(page, 'dashboard.png').getByTestId('attachment-thumbnail').waitFor();
+      await page.getByTestId('composer').fill('What stands out on this dashboard?');
+      await page.keyboard.press('Enter');
+      await replied(page);
+
+      await paste(page, { files: [{ name: '', type: 'image/png', base64: png }, { name: 'cat.webp', type: 'image/webp', base64: WEBP }] });
+      await chip(page, 'pasted-image-1.png').getByTestId('attachment-thumbnail').waitFor();
+      await composerChips(page).and(page.locator('[data-status="refused"]')).waitFor();
+      await page.getByTestId('composer').fill('And this one?');
+      await shot(page, 'attachments-paste', { dir: OUTPUT, mouse: [300, 300] });
+
+      await page.evaluate(() => delete window.__hearthMock.model.projector);
+      await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      await chip(page, 'pasted-image-1.png').getByTestId('attachment-warning').waitFor();
+      await shot(page, 'attachments-paste-no-vision', { dir: OUTPUT, mouse: [300, 300] });
     });
   });
 

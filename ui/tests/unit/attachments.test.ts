@@ -1,20 +1,28 @@
-// Files attached to the draft: the composer's chips (read, attached, refused, removed), what a send carries and
-// gives back when nothing was saved, and the rules on what can be sent.
+// Files attached to the draft: the composer's chips (read, attached, refused, removed), pasted files (named, read
+// as bytes, an image's thumbnail), what a send carries and gives back when nothing was saved, the rules on what can
+// be sent, and the warning on images a model cannot look at.
 import { describe, expect, it, vi } from 'vitest';
 import type { Attachment } from '../../src/ipc/bindings';
 import { DraftAttachments } from '../../src/lib/attachments.svelte';
-import { attachmentChip, draftSendable, refusalText, type PendingAttachment } from '../../src/lib/attachments';
+import { NO_VISION_WARNING, attachmentChip, draftSendable, imageWarning, refusalText, type PendingAttachment } from '../../src/lib/attachments';
+import type { PastedFileReader } from '../../src/lib/pasted-files';
 import { chat, ev, msg, settle, setup } from './chat-store-fixtures';
 import { fakeApi, table } from './helpers';
 
 const doc = (name: string, bytes = 1200): Attachment => ({ hash: `hash-of-${name}`, name, kind: 'document', bytes, chars: bytes - 200 });
+const image = (name: string, bytes = 48_000): Attachment => ({ hash: `hash-of-${name}`, name, kind: 'image', bytes, chars: 0 });
 
-/** A backend whose attach_file answers when the test says: `finish(path)` stores it, `refuse(path, message)` refuses it. */
+/**
+ * A backend whose attach_file (by path) and attach_bytes (by name) answer when the test says: `finish(path)` stores
+ * the file, `refuse(path, message)` refuses it.
+ */
 function fileBackend(picked: string[] = []) {
   const waiting = new Map<string, { resolve: (a: Attachment) => void; reject: (e: unknown) => void }>();
+  const answer = (key: string) => new Promise<Attachment>((resolve, reject) => waiting.set(key, { resolve, reject }));
   const api = fakeApi('the draft attachments', {
     pickAttachments: vi.fn(async () => picked),
-    attachFile: vi.fn((path: string) => new Promise<Attachment>((resolve, reject) => waiting.set(path, { resolve, reject }))),
+    attachFile: vi.fn(answer),
+    attachBytes: vi.fn((name: string) => answer(name)),
   });
   return {
     api,
@@ -104,6 +112,108 @@ describe('DraftAttachments', () => {
   });
 });
 
+/** Reads a pasted file's bytes as the browser would; its thumbnail names the blob's size (null: none can be drawn). */
+function fakeReader(thumbnails = true): PastedFileReader {
+  return {
+    base64: vi.fn(async (blob: Blob) => Buffer.from(await blob.arrayBuffer()).toString('base64')),
+    thumbnail: vi.fn(async (blob: Blob) => (thumbnails ? `data:image/png;base64,thumb-of-${blob.size}-bytes` : null)),
+  };
+}
+
+const pastedFile = (name: string, type: string, text = 'x'.repeat(10)) => new File([text], name, { type });
+const previews = (draft: DraftAttachments) => draft.items.map((i) => (i.status === 'attached' ? (i.preview ?? null) : i.status));
+
+describe('DraftAttachments.paste', () => {
+  it('sends each pasted file as its bytes; an unnamed one is named by its type and numbered', async () => {
+    const backend = fileBackend();
+    const draft = new DraftAttachments(backend.api, () => {}, fakeReader());
+    const files = [pastedFile('', 'image/png', 'png bytes'), pastedFile('notes.md', 'text/markdown', '# Notes'), pastedFile('', 'image/jpeg')];
+    const pasting = draft.paste(files);
+    await settle();
+    expect(chips(draft)).toEqual([['reading', 'pasted-image-1.png', undefined], ['reading', 'notes.md', undefined], ['reading', 'pasted-image-2.jpg', undefined]]);
+    expect(vi.mocked(backend.api.attachBytes).mock.calls).toEqual([
+      ['pasted-image-1.png', Buffer.from('png bytes').toString('base64')],
+      ['notes.md', Buffer.from('# Notes').toString('base64')],
+      ['pasted-image-2.jpg', Buffer.from('x'.repeat(10)).toString('base64')],
+    ]);
+    expect(backend.api.attachFile).not.toHaveBeenCalled();
+
+    backend.finish('pasted-image-1.png', image('pasted-image-1.png'));
+    backend.finish('notes.md');
+    backend.refuse('pasted-image-2.jpg', 'pasted-image-2.jpg is not an image that can be read (damaged, or cut short)');
+    await pasting;
+    expect(chips(draft)).toEqual([
+      ['attached', 'pasted-image-1.png', undefined],
+      ['attached', 'notes.md', undefined],
+      ['refused', 'pasted-image-2.jpg', 'pasted-image-2.jpg is not an image that can be read (damaged, or cut short)'],
+    ]);
+    // The next unnamed paste goes on counting.
+    void draft.paste([pastedFile('', 'application/pdf')]);
+    await settle();
+    expect(draft.items.at(-1)?.name).toBe('pasted-file-3.pdf');
+  });
+
+  it('an image the backend takes gets its thumbnail; a document, a refused file and an undrawable image get none', async () => {
+    const backend = fileBackend();
+    const reader = fakeReader();
+    const changed = vi.fn();
+    const draft = new DraftAttachments(backend.api, changed, reader);
+    const pasting = draft.paste([pastedFile('shot.png', 'image/png'), pastedFile('a.txt', 'text/plain'), pastedFile('cat.webp', 'image/webp')]);
+    await settle();
+    backend.finish('shot.png', image('shot.png'));
+    backend.finish('a.txt');
+    backend.refuse('cat.webp', 'cat.webp is a WebP image, which models cannot read yet: save it as PNG or JPEG and attach that');
+    await pasting;
+    expect(previews(draft)).toEqual(['data:image/png;base64,thumb-of-10-bytes', null, 'refused']);
+    // Drawn only for what the backend took as an image (it checked its size first).
+    expect(vi.mocked(reader.thumbnail).mock.calls.map(([blob]) => (blob as File).name)).toEqual(['shot.png']);
+    expect(changed).toHaveBeenCalledTimes(2);
+
+    const plain = new DraftAttachments(backend.api, () => {}, fakeReader(false));
+    const again = plain.paste([pastedFile('other.png', 'image/png')]);
+    await settle();
+    backend.finish('other.png', image('other.png'));
+    await again;
+    expect(previews(plain)).toEqual([null]);
+  });
+
+  it('a file that cannot be read here is refused on its chip; a chip removed before its thumbnail stays removed', async () => {
+    const backend = fileBackend();
+    const reader = fakeReader();
+    reader.base64 = vi.fn(() => Promise.reject(new Error('could not read the pasted file: NotReadableError')));
+    const draft = new DraftAttachments(backend.api, () => {}, reader);
+    await draft.paste([pastedFile('gone.png', 'image/png')]);
+    expect(chips(draft)).toEqual([['refused', 'gone.png', 'could not read the pasted file: NotReadableError']]);
+    expect(backend.api.attachBytes).not.toHaveBeenCalled();
+
+    const slow = fakeReader();
+    let draw: (url: string) => void = () => {};
+    slow.thumbnail = vi.fn(() => new Promise<string | null>((resolve) => (draw = resolve)));
+    const other = new DraftAttachments(backend.api, () => {}, slow);
+    const pasting = other.paste([pastedFile('shot.png', 'image/png')]);
+    await settle();
+    backend.finish('shot.png', image('shot.png'));
+    await settle();
+    other.remove(other.items[0].key);
+    draw('data:image/png;base64,late');
+    await pasting;
+    expect(other.items).toEqual([]);
+  });
+
+  it('a send that saved nothing gives the images back with their thumbnails', async () => {
+    const backend = fileBackend();
+    const draft = new DraftAttachments(backend.api, () => {}, fakeReader());
+    const pasting = draft.paste([pastedFile('shot.png', 'image/png')]);
+    await settle();
+    backend.finish('shot.png', image('shot.png'));
+    await pasting;
+    const sent = draft.take();
+    expect(sent).toEqual([image('shot.png')]);
+    draft.restore(sent);
+    expect(previews(draft)).toEqual(['data:image/png;base64,thumb-of-10-bytes']);
+  });
+});
+
 const item = (status: PendingAttachment['status']): PendingAttachment =>
   status === 'attached'
     ? { key: 1, status, name: 'a.md', attachment: doc('a.md') }
@@ -128,13 +238,39 @@ table('refusalText: names the file once', ([name, error]: [string, string]) => r
 ]);
 
 type ChipOf = Parameters<typeof attachmentChip>;
-table('attachmentChip: the name, its size, and what the model reads of it', ([file, byPassages]: ChipOf) => attachmentChip(file, byPassages), [
-  [[{ name: 'q3.md', bytes: 12_400, chars: 11_873 }], { label: 'q3.md', detail: '12.4 KB', title: 'q3.md · 12.4 KB · the model reads 11,873 characters of it' }],
-  [[{ name: 'a', bytes: 0, chars: 1 }], { label: 'a', detail: '0 B', title: 'a · 0 B · the model reads 1 character of it' }],
+table('attachmentChip: the name, its size, its kind, and what the model gets of it', ([file, byPassages]: ChipOf) => attachmentChip(file, byPassages), [
   [
-    [{ name: 'handbook.md', bytes: 480_000, chars: 471_000 }, true],
-    { label: 'handbook.md', detail: '480.0 KB', title: 'handbook.md · 480.0 KB · too long to read whole: the model was given the passages that best match the question' },
+    [{ name: 'q3.md', kind: 'document', bytes: 12_400, chars: 11_873 }],
+    { label: 'q3.md', detail: '12.4 KB', title: 'q3.md · 12.4 KB · the model reads 11,873 characters of it', kind: 'document' },
   ],
+  [[{ name: 'a', kind: 'document', bytes: 0, chars: 1 }], { label: 'a', detail: '0 B', title: 'a · 0 B · the model reads 1 character of it', kind: 'document' }],
+  [
+    [{ name: 'handbook.md', kind: 'document', bytes: 480_000, chars: 471_000 }, true],
+    {
+      label: 'handbook.md',
+      detail: '480.0 KB',
+      title: 'handbook.md · 480.0 KB · too long to read whole: the model was given the passages that best match the question',
+      kind: 'document',
+    },
+  ],
+  // An image is shown, not read: no characters, and never passages, whatever its message's documents were given.
+  [
+    [{ name: 'shot.png', kind: 'image', bytes: 48_000, chars: 0 }, true],
+    { label: 'shot.png', detail: '48.0 KB', title: 'shot.png · 48.0 KB · an image, shown to the model', kind: 'image' },
+  ],
+]);
+
+const LLAMA = '/models/llama.gguf';
+const loadedModel = (projector?: string) => ({ path: LLAMA, ...(projector ? { projector } : {}) });
+type WarningOf = Parameters<typeof imageWarning>;
+table('imageWarning: only for a local chat whose loaded model has no projector', ([target, loaded]: WarningOf) => imageWarning(target, loaded), [
+  [[{ kind: 'local', model: null }, loadedModel()], NO_VISION_WARNING],
+  [[{ kind: 'local', model: LLAMA }, loadedModel()], NO_VISION_WARNING],
+  [[{ kind: 'local', model: LLAMA }, loadedModel('/models/mmproj-llama-f16.gguf')], null],
+  // Another chat's model is loaded: this chat's own is loaded before its reply, and may read images.
+  [[{ kind: 'local', model: '/models/other.gguf' }, loadedModel()], null],
+  [[{ kind: 'local', model: null }, null], null],
+  [[{ kind: 'remote', provider: 'openai', model: 'gpt-4o' }, loadedModel()], null],
 ]);
 
 describe('ChatStore with files', () => {

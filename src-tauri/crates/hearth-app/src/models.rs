@@ -258,6 +258,8 @@ pub fn pick_model(chosen: Option<PathBuf>, models_dir: &Path) -> Option<PathBuf>
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "gguf") && p.is_file())
+        // A vision model's projector is loaded beside it, never chatted with.
+        .filter(|p| !p.file_name().and_then(|n| n.to_str()).is_some_and(hearth_gguf::is_projector_name))
         .collect();
     found.sort();
     found.into_iter().next()
@@ -277,6 +279,9 @@ mod tests {
             p
         };
         assert_eq!(pick_model(None, models), None);
+        touch("a-mmproj.gguf.txt");
+        touch("mmproj-a-vision-f16.gguf");
+        assert_eq!(pick_model(None, models), None, "a projector is no model");
         let other = touch("b-other.gguf");
         touch("notes.txt");
         assert_eq!(pick_model(None, models), Some(other.clone()));

@@ -25,8 +25,12 @@ pub enum AttachError {
     Encrypted { name: String },
     #[error("{name} is damaged and cannot be read: {reason}")]
     Damaged { name: String, reason: String },
-    #[error("{name} is an image; images cannot be attached yet (documents can: text, Markdown, code, HTML, PDF, DOCX)")]
-    Image { name: String },
+    #[error("{name} is not an image that can be read (damaged, or cut short)")]
+    ImageUnreadable { name: String },
+    #[error("{name} is {width} × {height} pixels; images up to {} megapixels can be attached — scale it down first", hearth_core::MAX_IMAGE_PIXELS / 1_000_000)]
+    ImageTooLarge { name: String, width: u64, height: u64 },
+    #[error("{name} is a WebP image, which models cannot read yet: save it as PNG or JPEG and attach that")]
+    WebP { name: String },
     #[error("{name} is a model, not a document: import it in Models → Library to chat with it")]
     Model { name: String },
     #[error("{name} is {what}; attach the documents inside it instead")]

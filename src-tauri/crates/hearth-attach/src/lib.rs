@@ -78,7 +78,8 @@ pub fn read_bytes(name: String, data: Vec<u8>, limits: &Limits) -> Result<ReadFi
         Format::Docx => docx::text(&name, &data, limits)?,
         Format::Html => html::text(&text::decode(&name, &data)?),
         Format::Text => text::decode(&name, &data)?,
-        Format::Image => return Err(AttachError::Image { name }),
+        Format::Image => return read_image(name, data),
+        Format::WebP => return Err(AttachError::WebP { name }),
         Format::Archive => return Err(AttachError::Unsupported { name, what: "an archive".into() }),
     };
     let text = text::tidy(&text);
@@ -89,9 +90,27 @@ pub fn read_bytes(name: String, data: Vec<u8>, limits: &Limits) -> Result<ReadFi
     if chars > limits.max_text_chars {
         return Err(AttachError::TooMuchText { name, chars, limit: limits.max_text_chars });
     }
-    let hash = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
-    let attachment = Attachment { hash, name, kind: AttachmentKind::Document, bytes: data.len() as u64, chars };
+    let attachment = Attachment { hash: hash_of(&data), name, kind: AttachmentKind::Document, bytes: data.len() as u64, chars };
     Ok(ReadFile { attachment, data, text })
+}
+
+/// An image for a vision model: kept as it is (the model's projector decodes and scales it),
+/// once its header says it is an image of a size that can be decoded.
+fn read_image(name: String, data: Vec<u8>) -> Result<ReadFile, AttachError> {
+    let size = imagesize::blob_size(&data).map_err(|_| AttachError::ImageUnreadable { name: name.clone() })?;
+    let (width, height) = (size.width as u64, size.height as u64);
+    if width * height > hearth_core::MAX_IMAGE_PIXELS {
+        return Err(AttachError::ImageTooLarge { name, width, height });
+    }
+    if width == 0 || height == 0 {
+        return Err(AttachError::ImageUnreadable { name });
+    }
+    let attachment = Attachment { hash: hash_of(&data), name, kind: AttachmentKind::Image, bytes: data.len() as u64, chars: 0 };
+    Ok(ReadFile { attachment, data, text: String::new() })
+}
+
+fn hash_of(data: &[u8]) -> String {
+    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// How a file is read: by what its first bytes say, then by its name.
@@ -101,7 +120,9 @@ enum Format {
     Docx,
     Html,
     Text,
+    /// PNG, JPEG, GIF (its first frame), BMP: what the engine's image reader takes.
     Image,
+    WebP,
     /// A zip that is not a DOCX.
     Archive,
 }
@@ -110,8 +131,10 @@ impl Format {
     fn of(name: &str, data: &[u8]) -> Format {
         let extension = name.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase()).unwrap_or_default();
         let image = [&b"\x89PNG"[..], b"\xFF\xD8\xFF", b"GIF87a", b"GIF89a"].iter().any(|magic| data.starts_with(magic))
-            || (data.len() >= 12 && &data[..4] == b"RIFF" && &data[8..12] == b"WEBP");
-        if data.starts_with(b"%PDF-") {
+            || (extension == "bmp" && data.starts_with(b"BM"));
+        if data.len() >= 12 && &data[..4] == b"RIFF" && &data[8..12] == b"WEBP" {
+            Format::WebP
+        } else if data.starts_with(b"%PDF-") {
             Format::Pdf
         } else if data.starts_with(b"PK\x03\x04") {
             if extension == "docx" { Format::Docx } else { Format::Archive }

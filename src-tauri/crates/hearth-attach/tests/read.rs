@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use hearth_attach::{AttachError, Limits, read_bytes, read_file};
+use hearth_core::AttachmentKind;
+use hearth_testkit::images::bmp_header;
 use lopdf::content::{Content, Operation};
 use lopdf::{Document, Object, Stream, dictionary};
 
@@ -132,7 +134,9 @@ fn hostile_files_are_refused_in_words() {
             "other.docx is damaged and cannot be read: it is a zip without a Word document inside",
         ),
         ("photos.zip", zip_of(&[("a.txt", b"a".to_vec())]), Limits::default(), "photos.zip is an archive"),
-        ("cat.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec(), Limits::default(), "cat.png is an image; images cannot be attached yet"),
+        ("cat.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec(), Limits::default(), "cat.png is not an image that can be read"),
+        ("huge.bmp", bmp_header(30_000, 30_000), Limits::default(), "huge.bmp is 30000 × 30000 pixels; images up to 50 megapixels"),
+        ("cat.webp", b"RIFF\x10\0\0\0WEBPVP8 ".to_vec(), Limits::default(), "cat.webp is a WebP image, which models cannot read yet"),
         ("empty.txt", b"  \n\n".to_vec(), Limits::default(), "empty.txt has no text to read"),
         ("long.txt", vec![b'a'; 2000], small, "long.txt holds 2000 characters of text; up to 1000 can be attached"),
     ];
@@ -159,4 +163,15 @@ fn a_file_over_the_size_limit_is_not_read() {
     let e = read_file(&dir.path().join("SmolLM2.Q4_1.gguf"), &Limits::default()).unwrap_err();
     assert_eq!(e.to_string(), "SmolLM2.Q4_1.gguf is a model, not a document: import it in Models → Library to chat with it");
     assert!(Path::new(&path).exists());
+}
+
+/// An image is kept as it is, for a vision model: its bytes, no text, under its hash.
+#[test]
+fn an_image_is_attached_as_it_is() {
+    let data = hearth_testkit::images::gradient().bytes;
+    let file = read_bytes("gradient.bmp".into(), data.clone(), &Limits::default()).unwrap();
+    assert_eq!(file.attachment.kind, AttachmentKind::Image);
+    assert_eq!((file.attachment.bytes, file.attachment.chars, file.text.as_str()), (data.len() as u64, 0, ""));
+    assert_eq!(file.attachment.hash, hearth_testkit::images::gradient().hash);
+    assert_eq!(file.data, data);
 }

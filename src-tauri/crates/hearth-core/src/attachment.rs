@@ -10,12 +10,18 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-/// What kind of file an attachment is (images later).
+/// What kind of file an attachment is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum AttachmentKind {
     Document,
+    /// An image, for a model that reads images (its text is none).
+    Image,
 }
+
+/// The largest image read, in pixels (an 8,000 × 6,000 photo is 48 million): a 30,000 × 30,000
+/// one would take 2.7 GB once decoded, before a projector shrinks it to its few hundred pixels.
+pub const MAX_IMAGE_PIXELS: u64 = 50_000_000;
 
 /// A file attached to a user message: stored once per content (`hash`, SHA-256 of its bytes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

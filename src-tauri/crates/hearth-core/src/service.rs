@@ -30,7 +30,7 @@ impl WindowPace for FixedPace {
 }
 
 use crate::{
-    Attachment, BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, DocumentTexts, FinishReason, GenEvent, MessageId,
+    Attachment, BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, DocumentTexts, FinishReason, GenEvent, ImageInput, MessageId,
     MessageStatus, ModelTarget, OfferedTools, Passage, ReasoningClock, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams,
     StoredMessage, TokenProbs, ToolResult, ToolRun,
 };
@@ -97,6 +97,9 @@ pub trait HistoryStore: Send + Sync + 'static {
 
     /// The text of each stored document among `hashes` (one not stored is missing from the map).
     fn document_texts(&self, hashes: &[&str]) -> impl Future<Output = Result<DocumentTexts, Self::Error>> + Send;
+
+    /// Each stored image among `hashes`, as a model is shown it (one not stored is missing).
+    fn images(&self, hashes: &[&str]) -> impl Future<Output = Result<Vec<ImageInput>, Self::Error>> + Send;
 
     /// Adds a tool's result after `parent` (the reply that called it, or the result before it),
     /// with its call's record, and puts it on the path on show.

@@ -432,3 +432,31 @@ async fn documents_too_long_to_go_whole_give_the_question_passages_kept_with_it(
     assert!(whole.starts_with("<document name=\"manual.md\">\nFilling:") && whole.ends_with("Summarise it."));
     assert!(f.store.path(CHAT)[6].passages.is_empty());
 }
+
+/// An image attached to a question is shown to the model with it (its bytes from the store, read
+/// as no text), and again with that message at every later turn, so its cells stay cached; one
+/// no longer stored is refused before anything is saved.
+#[tokio::test(start_paused = true)]
+async fn an_attached_image_goes_with_its_question_at_every_turn() {
+    let f = fixture();
+    let image = hearth_testkit::images::gradient();
+    f.store.keep_image(&image.hash, &image.bytes);
+    let file = Attachment { hash: image.hash.clone(), name: "gradient.bmp".into(), kind: AttachmentKind::Image, bytes: 3126, chars: 0 };
+    f.backend.then(words(1, 5)).then(words(1, 5));
+    let turn = Turn::Send { content: "What is this?", attachments: std::slice::from_ref(&file) };
+    f.service.run(CHAT, turn, SamplingParams::default(), |_| {}).await.unwrap();
+    let asked = f.backend.asked()[0].messages.last().unwrap().clone();
+    assert_eq!((asked.content.as_str(), asked.images.clone()), ("What is this?", vec![image.clone()]));
+    assert_eq!(f.store.path(CHAT)[0].attachments, std::slice::from_ref(&file));
+
+    send(&f, "And its colours?", &Seen::default()).await.unwrap();
+    let later = f.backend.asked()[1].messages.clone();
+    assert_eq!(later[1].images, [image], "the first question still shows it (after the system prompt)");
+    assert!(later[3].images.is_empty());
+
+    let gone = Attachment { hash: "cd".repeat(32), name: "gone.png".into(), ..file };
+    let turn = Turn::Send { content: "And this?", attachments: std::slice::from_ref(&gone) };
+    let error = f.service.run(CHAT, turn, SamplingParams::default(), |_| {}).await.unwrap_err();
+    assert!(error.to_string().contains("gone.png is no longer stored; attach it again"), "{error}");
+    assert_eq!(f.store.path(CHAT).len(), 4, "nothing saved");
+}

@@ -20,11 +20,7 @@ use llama_cpp_2::mtmd::{
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::vocab::LlamaVocab;
 
-use hearth_core::{BackendError, ChatMessage, ImageInput};
-
-/// The largest image read, in pixels (an 8,000 × 6,000 photo is 48 million): a 30,000 × 30,000
-/// one would take 2.7 GB once decoded, before the projector shrinks it to its few hundred pixels.
-pub const MAX_IMAGE_PIXELS: u64 = 50_000_000;
+use hearth_core::{BackendError, ChatMessage, ImageInput, MAX_IMAGE_PIXELS};
 
 /// A model's projector, loaded beside it.
 pub(crate) struct Projector {

@@ -281,13 +281,16 @@ impl Store {
         .await?;
         for (hash, file) in &chat.files {
             let data = BASE64.decode(&file.data).map_err(|e| StoreError::InvalidRow(e.to_string()))?;
-            sqlx::query("INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, 'document', ?, ?, ?) ON CONFLICT (hash) DO NOTHING")
-                .bind(hash)
-                .bind(data)
-                .bind(&file.text)
-                .bind(crate::store::now_ms())
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+            )
+            .bind(hash)
+            .bind(crate::attachments::kind_name(file.kind))
+            .bind(data)
+            .bind(&file.text)
+            .bind(crate::store::now_ms())
+            .execute(&mut *tx)
+            .await?;
         }
         let mut new_ids: HashMap<u32, i64> = HashMap::new();
         for m in &chat.messages {

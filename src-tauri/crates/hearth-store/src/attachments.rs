@@ -26,9 +26,7 @@ impl Store {
     /// Keeps a file's content under `hash` (the SHA-256 of `data`, lowercase hex), a document
     /// cut into passages for retrieval; a content stored before is kept as it was.
     pub async fn keep_attachment(&self, hash: &str, content: &StoredContent) -> Result<(), StoreError> {
-        let kind = match content.kind {
-            AttachmentKind::Document => "document",
-        };
+        let kind = kind_name(content.kind);
         let added = sqlx::query(
             "INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
         )
@@ -39,7 +37,7 @@ impl Store {
         .bind(now_ms())
         .execute(self.pool())
         .await?;
-        if added.rows_affected() == 1 {
+        if added.rows_affected() == 1 && content.kind == AttachmentKind::Document {
             self.index_document(hash, &content.text).await?;
         }
         Ok(())
@@ -47,9 +45,9 @@ impl Store {
 
     /// The content stored under `hash`, if any.
     pub async fn attachment(&self, hash: &str) -> Result<Option<StoredContent>, StoreError> {
-        let row: Option<(Vec<u8>, String)> =
-            sqlx::query_as("SELECT data, text FROM attachments WHERE hash = ?").bind(hash).fetch_optional(self.pool()).await?;
-        Ok(row.map(|(data, text)| StoredContent { kind: AttachmentKind::Document, data, text }))
+        let row: Option<(String, Vec<u8>, String)> =
+            sqlx::query_as("SELECT kind, data, text FROM attachments WHERE hash = ?").bind(hash).fetch_optional(self.pool()).await?;
+        Ok(row.map(|(kind, data, text)| StoredContent { kind: kind_of(&kind), data, text }))
     }
 
     /// Removes the contents no message refers to that were stored more than `age` ago (at open,
@@ -69,4 +67,15 @@ impl Store {
         }
         Ok(done.rows_affected())
     }
+}
+
+pub(crate) fn kind_name(kind: AttachmentKind) -> &'static str {
+    match kind {
+        AttachmentKind::Document => "document",
+        AttachmentKind::Image => "image",
+    }
+}
+
+pub(crate) fn kind_of(name: &str) -> AttachmentKind {
+    if name == "image" { AttachmentKind::Image } else { AttachmentKind::Document }
 }

@@ -10,8 +10,8 @@ use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Mig
 use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
-    Attachment, ChatId, ChatSummary, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats, Role,
-    SettingsScope, StoredMessage, TokenProbs, ToolRun,
+    Attachment, ChatId, ChatSummary, DocumentTexts, HistoryStore, ImageInput, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats,
+    Role, SettingsScope, StoredMessage, TokenProbs, ToolRun,
 };
 
 use crate::StoreError;
@@ -380,6 +380,21 @@ impl HistoryStore for Store {
             texts.extend(text.map(|text| (hash.to_string(), text)));
         }
         Ok(texts)
+    }
+
+    async fn images(&self, hashes: &[&str]) -> Result<Vec<ImageInput>, StoreError> {
+        let mut images: Vec<ImageInput> = Vec::new();
+        for hash in hashes {
+            if images.iter().any(|i| i.hash == *hash) {
+                continue;
+            }
+            let data: Option<Vec<u8>> = sqlx::query_scalar("SELECT data FROM attachments WHERE hash = ? AND kind = 'image'")
+                .bind(hash)
+                .fetch_optional(&self.pool)
+                .await?;
+            images.extend(data.map(|bytes| ImageInput { hash: hash.to_string(), bytes }));
+        }
+        Ok(images)
     }
 
     /// Adds a tool's result after `parent`, with its call's record.

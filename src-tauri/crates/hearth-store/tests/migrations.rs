@@ -44,6 +44,8 @@ const SEEDS: &[(i64, &str)] = &[
     (7, TREE),
     // 0008 added attached files; a document stored then was never cut into passages.
     (8, ATTACHED),
+    // 0009 added passages (an FTS5 table, a column each on attachments and messages), empty here.
+    (9, ATTACHED),
 ];
 
 /// Version 8's rows: the tree, its first question carrying a document.
@@ -95,14 +97,18 @@ async fn every_earlier_schema_upgrades_with_its_data() {
         assert_eq!(path_shown[1].stats.as_ref().map(|s| s.completion_tokens), Some(7));
         // Messages from before attachments carry none; from before passages, no passages.
         let attached = path_shown.iter().filter(|m| !m.attachments.is_empty()).count();
-        assert_eq!(attached, usize::from(version == 8), "from version {version}");
+        assert_eq!(attached, usize::from(version >= 8), "from version {version}");
         assert!(path_shown.iter().all(|m| m.passages.is_empty()), "from version {version}");
-        if version == 8 {
+        if version >= 8 {
             // A document stored before passages is cut into them when first retrieved from.
             let hash = &path_shown[0].attachments[0].hash;
             let found = store.retrieve_passages(&[hash], "Which cat?", 5, true).await.unwrap();
             assert_eq!(found.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), ["The keeper kept a ginger cat."]);
         }
+        // Images are kept beside documents (0010 widened the kinds the table takes).
+        let image = hearth_store::StoredContent { kind: hearth_core::AttachmentKind::Image, data: b"BM".to_vec(), text: String::new() };
+        store.keep_attachment(&"cd".repeat(32), &image).await.unwrap_or_else(|e| panic!("from version {version}: {e}"));
+        assert_eq!(store.attachment(&"cd".repeat(32)).await.unwrap(), Some(image));
         assert_eq!(store.list_chats().await.unwrap()[0].title, "Lighthouse");
         // Chats from before providers answer with the local model.
         assert_eq!(store.chat_target(1).await.unwrap(), hearth_core::ModelTarget::LOADED);

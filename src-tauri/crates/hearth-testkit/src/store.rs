@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use hearth_core::{
-    Attachment, ChatId, DocumentTexts, HistoryStore, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats, Role, StoredMessage,
-    TokenProbs, ToolRun, passage_ranges,
+    Attachment, ChatId, DocumentTexts, HistoryStore, ImageInput, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats, Role,
+    StoredMessage, TokenProbs, ToolRun, passage_ranges,
 };
 use tokio::time::Instant;
 
@@ -43,6 +43,8 @@ struct Chats {
     tokens: HashMap<MessageId, Vec<TokenProbs>>,
     /// Attached documents' texts by hash.
     documents: DocumentTexts,
+    /// Attached images' bytes by hash.
+    images: std::collections::HashMap<String, Vec<u8>>,
     writes: Vec<Write>,
     /// The next this many writes fail; `u32::MAX`: every write (a full disk).
     failing: u32,
@@ -61,6 +63,11 @@ impl MemoryStore {
     /// Keeps a document's text under `hash`, as attaching a file stores it.
     pub fn keep_document(&self, hash: &str, text: &str) {
         self.chats.lock().unwrap().documents.insert(hash.to_owned(), text.to_owned());
+    }
+
+    /// Keeps an image's bytes under `hash`, as attaching one stores it.
+    pub fn keep_image(&self, hash: &str, bytes: &[u8]) {
+        self.chats.lock().unwrap().images.insert(hash.to_owned(), bytes.to_vec());
     }
 
     /// A new empty chat.
@@ -248,6 +255,14 @@ impl HistoryStore for MemoryStore {
     async fn document_texts(&self, hashes: &[&str]) -> Result<DocumentTexts, StoreFault> {
         let chats = self.chats.lock().unwrap();
         Ok(hashes.iter().filter_map(|h| chats.documents.get(*h).map(|text| (h.to_string(), text.clone()))).collect())
+    }
+
+    async fn images(&self, hashes: &[&str]) -> Result<Vec<ImageInput>, StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        Ok(hashes
+            .iter()
+            .filter_map(|h| chats.images.get(*h).map(|bytes| ImageInput { hash: h.to_string(), bytes: bytes.clone() }))
+            .collect())
     }
 
     async fn append_tool_result(&self, chat: ChatId, parent: MessageId, content: &str, run: &ToolRun) -> Result<StoredMessage, StoreFault> {

@@ -1,6 +1,7 @@
-// Documents attached to user messages: attach_file reads a file and stores it once per content (here: its
-// name, as no file is read), pick_attachments is the open dialog (`attachPick`; [] when cancelled), and a
-// turn's files must have been stored first (checkAttachments), as hearth-core's check_attachments says.
+// Files attached to user messages: attach_file reads a file and stores it once per content (here: its name, as
+// no file is read), attach_bytes reads a pasted file's bytes (stored once per content), pick_attachments is the
+// open dialog (`attachPick`; [] when cancelled), and a turn's files must have been stored first
+// (checkAttachments), as hearth-core's check_attachments says.
 import type { Attachment } from '../../../src/ipc/bindings';
 import type { Handlers } from './ipc';
 import { state } from './state';
@@ -20,14 +21,49 @@ export function fakeHash(text: string): string {
   return hex.slice(0, 64);
 }
 
-/** The file's text as the model reads it, after `attachDelayMs`; binary files (`.bin`) are refused at once, as the backend words it. */
-async function attachFile(path: string): Promise<Attachment> {
-  const name = path.split(/[\\/]/).at(-1) ?? path;
+/** A file the backend reads as binary (here: a `.bin`), refused at once as it words it. */
+function refuseBinary(name: string) {
   if (/\.bin$/i.test(name)) throw ipcError('file', `${name} looks like a binary file, not text`);
+}
+
+/** Stores a file read, after `attachDelayMs` (the time the backend takes to read it). */
+async function stored(attachment: Attachment): Promise<Attachment> {
   await delay(state.attachDelayMs);
-  const attachment: Attachment = { hash: fakeHash(name), name, kind: 'document', bytes: path.length * 100, chars: path.length * 80 };
   state.attachments[attachment.hash] = attachment;
   return clone(attachment);
+}
+
+/** The file's text as the model reads it; binary files (`.bin`) are refused at once. */
+async function attachFile(path: string): Promise<Attachment> {
+  const name = path.split(/[\\/]/).at(-1) ?? path;
+  refuseBinary(name);
+  return stored({ hash: fakeHash(name), name, kind: 'document', bytes: path.length * 100, chars: path.length * 80 });
+}
+
+const startsWith = (bytes: Uint8Array, magic: string, at = 0) => [...magic].every((c, i) => bytes[at + i] === c.charCodeAt(0));
+
+/**
+ * What hearth-attach reads a file as: WebP (by its RIFF/WEBP header, or here its name), an image the engine reads
+ * (PNG, JPEG, GIF, BMP: by their first bytes, or here their names), else a document.
+ */
+function formatOf(name: string, bytes: Uint8Array): 'webp' | 'image' | 'document' {
+  if ((startsWith(bytes, 'RIFF') && startsWith(bytes, 'WEBP', 8)) || /\.webp$/i.test(name)) return 'webp';
+  const magic = ['\x89PNG', '\xFF\xD8\xFF', 'GIF87a', 'GIF89a'].some((m) => startsWith(bytes, m));
+  return magic || /\.(png|jpe?g|gif|bmp)$/i.test(name) ? 'image' : 'document';
+}
+
+/**
+ * A pasted file, its bytes in base64: an image is kept as it is (`chars` 0); WebP is refused in the backend's words
+ * (AttachError::WebP; refusals.json has the case the browser test pastes, checked against the real command); a
+ * document's text is its bytes as UTF-8. Stored once per content.
+ */
+async function attachBytes(name: string, data: string): Promise<Attachment> {
+  const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+  const format = formatOf(name, bytes);
+  if (format === 'webp') throw ipcError('file', `${name} is a WebP image, which models cannot read yet: save it as PNG or JPEG and attach that`);
+  if (format === 'image') return stored({ hash: fakeHash(data), name, kind: 'image', bytes: bytes.length, chars: 0 });
+  refuseBinary(name);
+  return stored({ hash: fakeHash(data), name, kind: 'document', bytes: bytes.length, chars: [...new TextDecoder().decode(bytes)].length });
 }
 
 /** A new question's files: at most MAX_ATTACHMENTS, each stored before. */
@@ -41,5 +77,6 @@ export function checkAttachments(attachments: Attachment[]) {
 
 export const attachmentCommands = {
   attachFile,
+  attachBytes,
   pickAttachments: () => clone(state.attachPick),
 } satisfies Partial<Handlers>;

@@ -17,7 +17,8 @@
  *   state.ts      the config a test passes and the state the tests read (`window.__hearthMock`)
  *   history.ts    chats and their history as a tree; transfer.ts export and import; search.ts search
  *   turns.ts      send, edit, regenerate, continue, branch, compare, stop, tool rounds (answer_tool_call); reply.ts how
- *                 a reply is written; attachments.ts the documents a message carries (attach_file, pick_attachments)
+ *                 a reply is written; attachments.ts the files a message carries (attach_file, attach_bytes,
+ *                 pick_attachments)
  *   inspector.ts  the token inspector's distributions
  *   sampling.ts   sampling settings per scope, presets; load.ts the loaded model's load settings
  *   caches.ts     chats' KV caches, their budgets, kept models, drafts read ahead

@@ -25,6 +25,7 @@ export function modelInfo(file: ModelFile, load: LoadParams): ModelInfo {
     kvBytes: nCtx * state.kvBytesPerToken,
     offload: clone(state.offload),
     ...(file.notice ? { notice: file.notice } : {}),
+    ...(file.projector ? { projector: file.projector } : {}),
   };
 }
 

@@ -98,8 +98,11 @@ export type ScriptedCall = {
   result?: { content: string; isError?: boolean; chars?: number; cut?: boolean; elapsedMs?: number };
 };
 
-/** A model file as the engine loads it (config.model: the harness's MODEL). */
-export type ModelFile = { name: string; path: string; sizeBytes: number; nCtxTrain?: number; notice?: string };
+/**
+ * A model file as the engine loads it (config.model: the harness's MODEL); `projector`: the mmproj file it reads
+ * images through, found beside it (none: it reads text only, and a turn with an image fails as the engine says).
+ */
+export type ModelFile = { name: string; path: string; sizeBytes: number; nCtxTrain?: number; notice?: string; projector?: string };
 
 /** A library entry as the backend keeps it; `loaded` is derived on the way out. */
 export type LibraryFile = Omit<LibraryModel, 'loaded'>;

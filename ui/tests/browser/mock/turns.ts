@@ -17,6 +17,12 @@ import { checkSamplingShape, getSampling } from './sampling';
 import { state, type Chat, type Message, type Reply, type ScriptedCall } from './state';
 import { clone, delay, ipcError } from './util';
 
+/** The engine's words for images sent to a model without a projector (hearth-engine's session/prompt.rs). */
+const NO_PROJECTOR = ipcError(
+  'invalidInput',
+  'this model cannot read images: load a vision model, with its projector (mmproj-….gguf) beside it or chosen in its load settings',
+);
+
 /** A user message: its text and the files it carries. */
 type Question = { content: string; attachments: Attachment[] };
 
@@ -74,6 +80,8 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
 
   let model = state.model?.name;
   let { text, failWith } = reply;
+  // The engine reads a question's images through the local model's projector, and refuses them without one.
+  if (!remote && !state.model?.projector && planned.user?.attachments.some((a) => a.kind === 'image')) [text, failWith] = ['', NO_PROJECTOR];
   if (remote) {
     try {
       const started = startRemote(remote);

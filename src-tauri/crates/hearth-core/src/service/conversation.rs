@@ -3,8 +3,8 @@
 
 use super::{ChatService, HistoryStore, Question, TurnError};
 use crate::{
-    Attachment, ChatBackend, ChatMessage, DocumentTexts, MAX_ATTACHMENTS, ModelTarget, Passage, RETRIEVED_PASSAGES, Role, StoredMessage,
-    document_budget, with_documents, with_passages,
+    Attachment, AttachmentKind, ChatBackend, ChatMessage, DocumentTexts, ImageInput, MAX_ATTACHMENTS, ModelTarget, Passage,
+    RETRIEVED_PASSAGES, Role, StoredMessage, document_budget, with_documents, with_passages,
 };
 
 impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
@@ -21,13 +21,14 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         target: &ModelTarget,
     ) -> Result<(Vec<ChatMessage>, Vec<Passage>), TurnError> {
         let boxed = |e: S::Error| TurnError::Store(Box::new(e));
-        let attached = question.map_or(&[][..], |q| &q.attachments[..]);
+        let attached_files = question.map_or(&[][..], |q| &q.attachments[..]);
+        let attached: Vec<&Attachment> = documents(attached_files).collect();
         // The documents' share of the context, less what earlier turns were given of theirs.
         let given: u64 = history.iter().map(document_chars).sum();
         let budget = document_budget(self.backend.context_tokens(target)).saturating_sub(given);
         let whole = attached.iter().map(|a| a.chars).sum::<u64>() <= budget;
-        let read_whole = history.iter().filter(|m| m.passages.is_empty()).flat_map(|m| &m.attachments);
-        let hashes: Vec<&str> = read_whole.chain(attached.iter().filter(|_| whole)).map(|a| a.hash.as_str()).collect();
+        let read_whole = history.iter().filter(|m| m.passages.is_empty()).flat_map(|m| documents(&m.attachments));
+        let hashes: Vec<&str> = read_whole.chain(attached.iter().copied().filter(|_| whole)).map(|a| a.hash.as_str()).collect();
         let texts = match hashes.is_empty() {
             true => DocumentTexts::new(),
             false => self.store.document_texts(&hashes).await.map_err(boxed)?,
@@ -35,6 +36,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         if let Some(missing) = attached.iter().filter(|_| whole).find(|a| !texts.contains_key(&a.hash)) {
             return Err(TurnError::InvalidInput(format!("{} is no longer stored; attach it again", missing.name)));
         }
+        let images = self.images(history, attached_files).await?;
         let retrieved = match question {
             Some(q) => self.retrieve(history, q, whole, budget).await?,
             None => Vec::new(),
@@ -47,6 +49,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             } else if !m.attachments.is_empty() {
                 message.content = with_documents(&m.content, &m.attachments, &texts);
             }
+            message.images = images_of(&m.attachments, &images);
             message
         });
         let question = question.map(|q| {
@@ -54,7 +57,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 true => with_documents(q.content, &q.attachments, &texts),
                 false => with_passages(q.content, &retrieved),
             };
-            ChatMessage::new(Role::User, content)
+            ChatMessage { images: images_of(&q.attachments, &images), ..ChatMessage::new(Role::User, content) }
         });
         Ok((system.into_iter().chain(history).chain(question).collect(), retrieved))
     }
@@ -72,11 +75,11 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         whole: bool,
         budget: u64,
     ) -> Result<Vec<Passage>, TurnError> {
-        let follow_up = question.attachments.is_empty();
+        let follow_up = documents(&question.attachments).next().is_none();
         let scope: Vec<&Attachment> = match (follow_up, whole) {
             (false, true) => Vec::new(),
-            (false, false) => question.attachments.iter().collect(),
-            (true, _) => history.iter().filter(|m| !m.passages.is_empty()).flat_map(|m| &m.attachments).collect(),
+            (false, false) => documents(&question.attachments).collect(),
+            (true, _) => history.iter().filter(|m| !m.passages.is_empty()).flat_map(|m| documents(&m.attachments)).collect(),
         };
         let mut documents: Vec<&Attachment> = Vec::new();
         for document in scope {
@@ -105,6 +108,34 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         }
         Ok(passages)
     }
+
+    /// The images the chat's messages and a new question's files show the model, read from the
+    /// store; one of the new question's no longer stored is refused.
+    async fn images(&self, history: &[StoredMessage], attached: &[Attachment]) -> Result<Vec<ImageInput>, TurnError> {
+        let wanted: Vec<&Attachment> =
+            history.iter().flat_map(|m| &m.attachments).chain(attached).filter(|a| a.kind == AttachmentKind::Image).collect();
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let hashes: Vec<&str> = wanted.iter().map(|a| a.hash.as_str()).collect();
+        let images = self.store.images(&hashes).await.map_err(|e| TurnError::Store(Box::new(e)))?;
+        if let Some(missing) =
+            attached.iter().filter(|a| a.kind == AttachmentKind::Image).find(|a| !images.iter().any(|i| i.hash == a.hash))
+        {
+            return Err(TurnError::InvalidInput(format!("{} is no longer stored; attach it again", missing.name)));
+        }
+        Ok(images)
+    }
+}
+
+/// A message's documents among its files (its images are shown, not read as text).
+fn documents(files: &[Attachment]) -> impl Iterator<Item = &Attachment> {
+    files.iter().filter(|a| a.kind == AttachmentKind::Document)
+}
+
+/// The images among `files`, from those read.
+fn images_of(files: &[Attachment], read: &[ImageInput]) -> Vec<ImageInput> {
+    files.iter().filter_map(|a| read.iter().find(|i| i.hash == a.hash).cloned()).collect()
 }
 
 /// The characters of documents a message gave the model: the passages it was given, else its
