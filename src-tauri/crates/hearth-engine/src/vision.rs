@@ -168,6 +168,28 @@ impl Projector {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct PromptImages(pub HashMap<LlamaToken, Arc<MtmdInputChunk<'static>>>);
 
+impl PromptImages {
+    /// Reads the image `token` stands for into sequence `seq` from position `n_past` (the
+    /// caller notes its tokens); returns how many it is.
+    pub fn read(
+        &self,
+        token: LlamaToken,
+        projector: Option<&mut Projector>,
+        context: &mut LlamaContext<'_>,
+        (n_past, seq): (usize, i32),
+        n_batch: usize,
+    ) -> Result<usize, BackendError> {
+        let (Some(chunk), Some(projector)) = (self.0.get(&token), projector) else {
+            return Err(BackendError::Engine("an image of the prompt was not kept for it".into()));
+        };
+        let n = projector.read(chunk, context, n_past, seq, n_batch)?;
+        if n != chunk.n_tokens() {
+            return Err(BackendError::Engine(format!("the image took {n} positions, not its {} tokens", chunk.n_tokens())));
+        }
+        Ok(n)
+    }
+}
+
 /// The token every position of an image is written as in a prompt: negative (no real token is),
 /// below -1 (llama.cpp's "no token"), from the image's hash.
 pub(crate) fn image_token(hash: &str) -> LlamaToken {

@@ -23,7 +23,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
     BackendError, CacheBudgets, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
-    SamplingParams, Speculative, Strategy, fit_context,
+    Speculative, Strategy, fit_context,
 };
 
 use crate::LoadParams;
@@ -31,7 +31,6 @@ use crate::checkpoints::{self, Checkpoint, Checkpoints, CutBack};
 use crate::decoding::{AfterDecode, BeamReply, Decoder, Fork, Group, Lane, LogitsAt, Member, Reply, Room, Written};
 use crate::draft_threads::DraftThreads;
 use crate::drafter::Drafter;
-use crate::idle_cores;
 use crate::interrupt::{self, DraftInterrupt};
 use crate::kv_memory::{ConversationId, KvMemory, SavedState};
 use crate::load::{Resolved, Threads};
@@ -41,6 +40,7 @@ use crate::threads::DecodeThreads;
 use crate::vision::{self, Projector, PromptImages};
 
 mod cache;
+mod decode;
 mod prompt;
 mod read_ahead;
 mod slot;
@@ -312,7 +312,7 @@ impl<'m> Session<'m> {
                 // An image is read on its own (its embeddings in a decode of their own), before
                 // this step's batch; the text after it, from the next step.
                 let slot = &mut self.slots[lane];
-                match read_image(self.projector.as_mut(), &self.images, &mut self.context, slot, image, self.n_batch) {
+                match self.images.read(image, self.projector.as_mut(), &mut self.context, (slot.cached.len(), slot.seq), self.n_batch) {
                     Ok(n) => slot.extend(&decoder.take_prompt(n)),
                     Err(error) => failed.push((i, error)),
                 }
@@ -578,52 +578,4 @@ impl<'m> Session<'m> {
             let _ = decoder.events().send(GenEvent::Failed(error.clone()));
         }
     }
-
-    /// Decodes the step's batch. A one-token step of a sampled reply runs on the thread count
-    /// `decode_threads` picks, and is timed for it; its batches read on every core unless the
-    /// chooser saw the core it would add taken. A greedy or seeded reply always reads and writes on
-    /// every core: llama.cpp's sums (flash attention's among them) depend on the thread count, so a
-    /// near-tie could otherwise go another way from one run to the next.
-    fn decode_step(&mut self) -> Result<(), DecodeError> {
-        let sampled = self.running.iter().all(|r| !reproducible(&r.request().sampling));
-        let tuned = sampled && self.batch.n_tokens() == 1;
-        let decode = if tuned { self.decode_threads.next() } else { self.decode_threads.most() };
-        let batch = if sampled { self.decode_threads.batch() } else { self.decode_threads.most() };
-        if (decode, batch) != (self.threads.decode, self.threads.batch) {
-            self.threads.decode = decode;
-            self.threads.batch = batch;
-            self.context.set_n_threads(decode as i32, batch as i32);
-        }
-        let started = Instant::now();
-        let decoded = self.context.decode(&mut self.batch);
-        if tuned {
-            self.decode_threads.record(started.elapsed(), idle_cores::read);
-        }
-        decoded
-    }
-}
-
-/// Reads the image `token` stands for into `slot`'s sequence after what it holds (the caller
-/// notes its tokens there); returns how many it is.
-fn read_image(
-    projector: Option<&mut Projector>,
-    images: &PromptImages,
-    context: &mut LlamaContext<'_>,
-    slot: &Slot,
-    token: LlamaToken,
-    n_batch: usize,
-) -> Result<usize, BackendError> {
-    let (Some(chunk), Some(projector)) = (images.0.get(&token), projector) else {
-        return Err(BackendError::Engine("an image of the prompt was not kept for it".into()));
-    };
-    let n = projector.read(chunk, context, slot.cached.len(), slot.seq, n_batch)?;
-    if n != chunk.n_tokens() {
-        return Err(BackendError::Engine(format!("the image took {n} positions, not its {} tokens", chunk.n_tokens())));
-    }
-    Ok(n)
-}
-
-/// Whether a reply must come out the same each time it is asked for: greedy, or seeded.
-fn reproducible(sampling: &SamplingParams) -> bool {
-    sampling.temperature <= 0.0 || sampling.seed.is_some()
 }

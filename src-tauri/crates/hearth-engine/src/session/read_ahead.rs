@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{ReplyRequest, Role};
 
-use super::{Session, read_image};
+use super::Session;
 use crate::vision::{PromptImages, is_image};
 
 /// A draft is read ahead in chunks of 8 tokens first, then as many as the last chunk's pace reads
@@ -85,8 +85,8 @@ impl Session<'_> {
                 if preempted() {
                     break;
                 }
-                let read =
-                    read_image(self.projector.as_mut(), &self.images, &mut self.context, &self.slots[slot], suffix[at], self.n_batch);
+                let cached = (self.slots[slot].cached.len(), self.slots[slot].seq);
+                let read = self.images.read(suffix[at], self.projector.as_mut(), &mut self.context, cached, self.n_batch);
                 let Ok(n) = read else {
                     self.clear_slot(slot); // Part of an image may be in its cells.
                     break;
