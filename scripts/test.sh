@@ -29,6 +29,13 @@ watchdog_pid=$!
 rust_build=""
 trap 'kill "$watchdog_pid" 2>/dev/null; [ -z "$rust_build" ] || kill -- -"$rust_build" 2>/dev/null; rm -rf "$keyring_home"' EXIT
 printf 'hearth-test' | XDG_DATA_HOME="$keyring_home" gnome-keyring-daemon --unlock --components=secrets >/dev/null
+# The daemon claims the Secret Service's name on the bus after it returns: until it has, a test's
+# call would have D-Bus start another keyring (activation), and a call beside that one fails.
+for _ in $(seq 100); do
+  dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && break
+  sleep 0.1
+done
 export HEARTH_TEST_MODEL="$PWD/target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 export HEARTH_TEST_PYTHON="$PWD/target/openai-venv/bin/python"
 

@@ -1,10 +1,20 @@
 //! API keys in the real OS keychain (the Secret Service: scripts/test.sh runs the tests inside a
 //! D-Bus session with an unlocked GNOME Keyring, as a desktop session has).
 
+use std::sync::{Mutex, MutexGuard};
+
 use hearth_providers::{KeySource, KeyStorage, KeyStore, Secret};
+
+/// One keychain test at a time: should the Secret Service not be running yet, the first call has
+/// D-Bus start it, and a call made beside that start fails (`NoStorageAccess`).
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 #[test]
 fn keys_go_to_the_keychain_and_never_to_the_file() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("keys.json");
     let store = KeyStore::new(&file);
@@ -31,6 +41,7 @@ fn keys_go_to_the_keychain_and_never_to_the_file() {
 /// to names of their own, and no provider is ever given them.
 #[test]
 fn secrets_kept_under_provider_names_move_to_their_own() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = KeyStore::new(dir.path().join("keys.json"));
     for (reserved, secret, value) in
