@@ -31,7 +31,7 @@ import glob, json, os, sys
 out, dest = sys.argv[1], sys.argv[2]
 root = os.getcwd()
 files = {"/usr/bin/hearth-cli": f"{out}/hearth-cli", "/usr/share/mime/packages/hearth-gguf.xml": f"{root}/packaging/gguf-mime.xml"}
-for lib in ("libllama.so", "libllama-common.so", "libggml.so", "libggml-base.so"):
+for lib in ("libllama.so", "libllama-common.so", "libmtmd.so", "libggml.so", "libggml-base.so"):
     files[f"/usr/lib/hearth/{lib}"] = f"{out}/{lib}"
 # The CPU's module, and a GPU's or RPC's where this machine built them (scripts/build-backend.sh).
 for folder in ("ggml-backends", "ggml-backends-vulkan", "ggml-backends-rpc"):
