@@ -294,7 +294,13 @@ reuseKv: boolean,
  * Other machines' devices, through llama.cpp's `rpc-server` on each ("host:port"): the
  * layers are split over them and the local GPU by their free memory.
  */
-rpcServers: Array<string>, };
+rpcServers: Array<string>, 
+/**
+ * The multimodal projector (`mmproj-*.gguf`) that lets the model read images, chosen by
+ * hand (the Model settings offer those beside the model: `ModelInfo::projectors`); `None`:
+ * the one beside the model file, if any.
+ */
+projector: string | null, };
 
 export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: LoadParams, 
 /**
@@ -400,7 +406,12 @@ offload: Offload,
 /**
  * The projector it reads images through (its file's path); `None`: text only.
  */
-projector?: string, };
+projector?: string, 
+/**
+ * The projectors beside the model file (`mmproj-*.gguf` in its folder), which its load
+ * settings offer.
+ */
+projectors: Array<string>, };
 
 export type ModelLoading = { 
 /**
@@ -598,7 +609,16 @@ reasoningMs?: number,
  */
 reasoningTokens?: number, };
 
-export type RepoQuant = { quant: string, files: Array<string>, sizeBytes: number, };
+export type RepoQuant = { quant: string, files: Array<string>, 
+/**
+ * The image projector (`mmproj-….gguf`) downloaded beside it, when the repository holds one:
+ * a vision model reads images through it ([`projector_for`]).
+ */
+projector: string | null, 
+/**
+ * What the download fetches: the model's files and its projector.
+ */
+sizeBytes: number, };
 
 export type RequestRecord = { 
 /**

@@ -53,7 +53,7 @@ export function attachmentChip(
 }
 
 /** What an attached image's chip says when the chat's model cannot look at it (the backend would refuse the send). */
-export const NO_VISION_WARNING = 'This model cannot read images — load a vision model (its mmproj-….gguf beside it)';
+export const NO_VISION_WARNING = 'This model cannot read images — load a vision model (its mmproj-….gguf beside it, or chosen in Settings → Model)';
 
 /**
  * The warning for images attached in a chat whose replies come from `target`, with `loaded` the local model

@@ -2,7 +2,7 @@
 // functions over plain values; the reactive store is in load-settings.svelte.ts.
 import type { ComputeDevice, LoadParams, ModelInfo } from '../ipc/bindings';
 import { LOAD_CHOICES } from '../ipc/contract';
-import type { FieldProblem } from './format';
+import { fileName, type FieldProblem } from './format';
 import { U32_MAX, deepEqual, formatNumber, type FieldInfo } from './settings';
 
 export type LoadKey = keyof LoadParams;
@@ -20,7 +20,9 @@ export type LoadControl =
   /** A list of "host:port", one a line. */
   | { kind: 'endpoints' }
   /** One of this machine's GPUs, or null for the first found. */
-  | { kind: 'device' };
+  | { kind: 'device' }
+  /** One of the image projectors beside the model file, or null for the one found there. */
+  | { kind: 'projector' };
 
 export type LoadFieldInfo = FieldInfo & { control: LoadControl };
 
@@ -93,6 +95,11 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
     help: "A Jinja template that lays out the conversation instead of the model's own; empty uses the model's.",
     control: { kind: 'template' },
   },
+  projector: {
+    label: 'Image projector',
+    help: "The projector (mmproj-….gguf) a vision model reads images through. Auto takes the one beside the model file; a folder holding several (their precisions) offers each here. One made for another model is refused, and the model then reads text only.",
+    control: { kind: 'projector' },
+  },
   rpcServers: {
     label: 'RPC servers',
     help: "Other machines' GPUs, each running llama.cpp's rpc-server: one host:port a line. The layers are split over them and this machine's GPU by their free memory. rpc-server trusts whoever reaches it: use it on a private network only.",
@@ -107,16 +114,24 @@ export function isLoadKey(key: string): key is LoadKey {
 }
 
 /** The fields whose "In use" is worth showing even when unchanged: what "auto" resolved to. */
-const RESOLVED: readonly LoadKey[] = ['nCtx', 'nThreads'];
+const RESOLVED: readonly LoadKey[] = ['nCtx', 'nThreads', 'projector'];
 
 /** A value as people read it: "auto", "none", "512", "on", "the model's own". */
 export function formatLoadValue<K extends LoadKey>(key: K, value: LoadParams[K]): string {
-  if (value === null) return key === 'chatTemplate' ? "none (the model's own)" : key === 'device' ? 'auto (the first GPU)' : 'auto';
+  if (value === null) return NULL_TEXT[key] ?? 'auto';
   if (typeof value === 'boolean') return value ? 'on' : 'off';
   if (typeof value === 'number') return key === 'nGpuLayers' && value === 0 ? 'none' : formatNumber(value);
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(', ');
+  if (key === 'projector') return fileName(String(value));
   return key === 'chatTemplate' ? 'override' : String(value);
 }
+
+/** What null means where it is not plain "auto". */
+const NULL_TEXT: Partial<Record<LoadKey, string>> = {
+  chatTemplate: "none (the model's own)",
+  device: 'auto (the first GPU)',
+  projector: 'auto (the one beside the model)',
+};
 
 /** What the loaded model uses for `key`, with automatic values resolved where the backend says. */
 export function inUse(key: LoadKey, model: ModelInfo): string {
@@ -130,6 +145,10 @@ export function inUse(key: LoadKey, model: ModelInfo): string {
     return auto ? `Auto (${used})` : used;
   }
   if (key === 'chatTemplate') return auto ? "The model's own" : 'Override';
+  if (key === 'projector') {
+    if (auto) return `Auto (${model.projector ? fileName(model.projector) : 'none beside the model: it reads text only'})`;
+    return model.projector ? fileName(model.projector) : 'None: the projector was refused, the model reads text only';
+  }
   const text = formatLoadValue(key, model.load[key]);
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -178,6 +197,20 @@ export function deviceOptions(devices: readonly ComputeDevice[], pinned: string 
 
 /** The choice that stands for null (the first GPU found); ggml names no device so. */
 export const AUTO_DEVICE = 'auto';
+
+/** The choice that stands for null (the projector beside the model); no path is so named. */
+export const AUTO_PROJECTOR = 'auto';
+
+/** The projector choices: auto, each projector beside the model (by file name), and one chosen that
+ *  is not among them, marked so. */
+export function projectorOptions(found: readonly string[], chosen: string | null): { value: string; label: string; title?: string }[] {
+  const options = [
+    { value: AUTO_PROJECTOR, label: 'Auto (the one beside the model)' },
+    ...found.map((path) => ({ value: path, label: fileName(path), title: path })),
+  ];
+  if (chosen !== null && !found.includes(chosen)) options.push({ value: chosen, label: `${fileName(chosen)} (not beside the model)`, title: chosen });
+  return options;
+}
 
 /** The endpoints in typed text: one a line (or separated by commas or spaces), blanks dropped. */
 export function endpointsValue(text: string): string[] {

@@ -51,10 +51,11 @@ const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) =>
 const lastUser = (page) => page.locator('[data-testid="message"][data-role="user"]').last();
 
 /** A vision model: the harness's MODEL with its projector beside it. */
-const VISION = { ...MODEL, projector: '/home/me/models/mmproj-Llama-3.2-3B-F16.gguf' };
+const VISION_PROJECTOR = '/home/me/models/mmproj-Llama-3.2-3B-F16.gguf';
+const VISION = { ...MODEL, projectors: [VISION_PROJECTOR] };
 /** A 1×1 WebP: refused by its header (refusals.json has the backend's words for exactly these bytes). */
 const WEBP = 'UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==';
-const NO_VISION = 'This model cannot read images — load a vision model (its mmproj-….gguf beside it)';
+const NO_VISION = 'This model cannot read images — load a vision model (its mmproj-….gguf beside it, or chosen in Settings → Model)';
 
 /** A screenshot-like PNG (a window with a title bar and some content) drawn in the page, in base64. */
 const drawnPng = (page) =>
@@ -315,7 +316,7 @@ describe('Attachments', () => {
       assert.equal(await chip(page, 'notes.txt').getByTestId('attachment-warning').count(), 0, 'documents are read by any model');
 
       // Once the model reads images (its projector chosen, the model loaded again), the warning goes.
-      await page.evaluate((projector) => (window.__hearthMock.model.projector = projector), VISION.projector);
+      await page.evaluate((projector) => (window.__hearthMock.model.projector = projector), VISION_PROJECTOR);
       await page.evaluate(() => window.dispatchEvent(new Event('focus')));
       await board.getByTestId('attachment-warning').waitFor({ state: 'detached' });
       await page.evaluate(() => delete window.__hearthMock.model.projector);

@@ -14,6 +14,7 @@ const SMOL_17 = 'bartowski/SmolLM2-1.7B-Instruct-GGUF';
 const QWEN = 'Qwen/Qwen2.5-7B-Instruct-GGUF';
 const GATED = 'meta-llama/Llama-3.2-1B-Instruct-GGUF';
 const BIG = 'unsloth/Llama-3.3-70B-Instruct-GGUF';
+const VISION = 'ggml-org/SmolVLM-256M-Instruct-GGUF';
 const GATED_MESSAGE =
   'meta-llama/Llama-3.2-1B-Instruct-GGUF is gated: accept its license on huggingface.co, then add your Hugging Face token in Models → Discover';
 const DISK_FULL = 'the download stopped: the disk is full (needs 1.1 GB more on /home). Free some space, then resume';
@@ -543,6 +544,25 @@ function rememberedDownloads() {
     }),
   ];
 }
+
+describe('Discover: a vision model', () => {
+  test('each quantization says its projector comes with it, and the download asks for the model alone', { timeout: TIMEOUT }, async () => {
+    await withApp({}, async (page) => {
+      await openModels(page, 'discover');
+      await search(page, 'smolvlm');
+      await openRepo(page, VISION);
+      const q8 = quant(page, VISION, 'Q8_0');
+      assert.equal(await text(q8.getByTestId('quant-projector')), 'with image projector');
+      assert.match(await q8.getByTestId('quant-projector').getAttribute('title'), /mmproj-SmolVLM-256M-Instruct-f16\.gguf/);
+      assert.equal(await text(q8.getByTestId('quant-size')), '365.1 MB', 'the projector is in the size');
+      assert.equal(await quant(page, QWEN, 'Q4_K_M').getByTestId('quant-projector').count(), 0);
+      await shot(page, 'models-vision-quant', { dir: OUTPUT, mouse: [300, 700] });
+      // Rust adds the projector to the download: the window asks for the model's files.
+      await q8.getByTestId('download-quant').click();
+      assert.deepEqual((await callsOf(page, 'start_download')).at(-1), { repo: VISION, quant: 'Q8_0', files: ['SmolVLM-256M-Instruct-Q8_0.gguf'] });
+    });
+  });
+});
 
 describe('Screenshots', () => {
   const options = (mouse = [300, 700]) => ({ dir: OUTPUT, mouse });

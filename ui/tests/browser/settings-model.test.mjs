@@ -245,6 +245,30 @@ describe('Settings scopes, presets and the Model group', () => {
     });
   });
 
+  test('model: the image projector is auto (the one beside the model) or one of those beside it, chosen by hand', { timeout: TIMEOUT }, async () => {
+    const f16 = '/home/me/models/mmproj-Llama-3.2-3B-F16.gguf';
+    const q8 = '/home/me/models/mmproj-Llama-3.2-3B-Q8_0.gguf';
+    await inBothSchemes({ model: { ...MODEL, projectors: [f16, q8] }, reloadMs: 300 }, async (page) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      const select = group.getByTestId('field-projector');
+      assert.deepEqual(await select.locator('option').allTextContents(), [
+        'Auto (the one beside the model)',
+        'mmproj-Llama-3.2-3B-F16.gguf',
+        'mmproj-Llama-3.2-3B-Q8_0.gguf',
+      ]);
+      assert.equal(await text(group.getByTestId('note-projector')), 'In use: Auto (mmproj-Llama-3.2-3B-F16.gguf)');
+      await select.selectOption(q8);
+      await page.waitForFunction((path) => window.__hearthMock.loadSaves.at(-1)?.projector === path, q8);
+      assert.equal(await text(group.getByTestId('note-projector')), 'In use until reload: Auto (mmproj-Llama-3.2-3B-F16.gguf)');
+      await group.getByTestId('setting-projector').scrollIntoViewIfNeeded();
+      await shot(page, 'settings-model-projector', { dir: OUTPUT });
+      await group.getByTestId('reload-model').click();
+      await group.getByTestId('reloaded').waitFor();
+      assert.equal(await text(group.getByTestId('note-projector')), 'In use: mmproj-Llama-3.2-3B-Q8_0.gguf');
+    });
+  });
+
   test('without a model the Model group says so and "This model" is off', { timeout: TIMEOUT }, async () => {
     await withApp({ model: null }, async (page) => {
       await openSettings(page);

@@ -10,6 +10,7 @@ import {
   inUse,
   isLoadKey,
   loadNote,
+  projectorOptions,
   templateValue,
   unfinishedLoadEdit,
   type AutoChoice,
@@ -55,6 +56,8 @@ table('formatLoadValue: the default shown next to a field', ([key, value]: [Load
   [['kvCacheType', 'q8_0'], 'q8_0'],
   [['chatTemplate', null], "none (the model's own)"],
   [['chatTemplate', '{{ x }}'], 'override'],
+  [['projector', null], 'auto (the one beside the model)'],
+  [['projector', '/m/mmproj-x-Q8_0.gguf'], 'mmproj-x-Q8_0.gguf'],
 ]);
 
 table('inUse: what the loaded model runs with, "auto" resolved', ([key, load, over]: [LoadKey, LoadParams, Partial<ModelInfo>?]) => inUse(key, model(load, over)), [
@@ -68,7 +71,35 @@ table('inUse: what the loaded model runs with, "auto" resolved', ([key, load, ov
   [['flashAttention', loadParams()], 'Auto'],
   [['useMlock', loadParams()], 'Off'],
   [['chatTemplate', loadParams()], "The model's own"],
+  [['projector', loadParams(), { projector: '/m/mmproj-x-f16.gguf' }], 'Auto (mmproj-x-f16.gguf)'],
+  [['projector', loadParams()], 'Auto (none beside the model: it reads text only)'],
+  [['projector', loadParams({ projector: '/m/mmproj-x-Q8_0.gguf' }), { projector: '/m/mmproj-x-Q8_0.gguf' }], 'mmproj-x-Q8_0.gguf'],
+  [['projector', loadParams({ projector: '/elsewhere/mmproj-y.gguf' })], 'None: the projector was refused, the model reads text only'],
 ]);
+
+table(
+  'projectorOptions: auto, each projector beside the model, and one chosen elsewhere, marked',
+  ([found, chosen]: [string[], string | null]) => projectorOptions(found, chosen).map((o) => [o.value, o.label]),
+  [
+    [[[], null], [['auto', 'Auto (the one beside the model)']]],
+    [
+      [['/m/mmproj-f16.gguf', '/m/mmproj-q8.gguf'], '/m/mmproj-q8.gguf'],
+      [
+        ['auto', 'Auto (the one beside the model)'],
+        ['/m/mmproj-f16.gguf', 'mmproj-f16.gguf'],
+        ['/m/mmproj-q8.gguf', 'mmproj-q8.gguf'],
+      ],
+    ],
+    [
+      [['/m/mmproj-f16.gguf'], '/o/mmproj-z.gguf'],
+      [
+        ['auto', 'Auto (the one beside the model)'],
+        ['/m/mmproj-f16.gguf', 'mmproj-f16.gguf'],
+        ['/o/mmproj-z.gguf', 'mmproj-z.gguf (not beside the model)'],
+      ],
+    ],
+  ],
+);
 
 table(
   'loadNote: what is in use until a reload, or what auto resolved to',

@@ -294,7 +294,7 @@ describe('LibraryStore', () => {
   });
 });
 
-const quant = (q: string, files = [`${q}.gguf`]): RepoQuant => ({ quant: q, files, sizeBytes: 1e9 });
+const quant = (q: string, files = [`${q}.gguf`]): RepoQuant => ({ quant: q, files, projector: null, sizeBytes: 1e9 });
 const estimate = (contextLength: number, over: Partial<FitEstimate> = {}): FitEstimate => ({
   facts: facts(),
   contextLength,

@@ -82,6 +82,7 @@ const fit = (over: Partial<FitEstimate> = {}): FitEstimate => ({
 const quant = (q: string, sizeBytes: number, parts = 1): RepoQuant => ({
   quant: q,
   files: Array.from({ length: parts }, (_, i) => `${q}-${i + 1}.gguf`),
+  projector: null,
   sizeBytes,
 });
 

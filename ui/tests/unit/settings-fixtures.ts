@@ -37,6 +37,7 @@ export function model(load: LoadParams = loadParams(), over: Partial<ModelInfo> 
     nThreadsBatch: load.nThreads ?? 8,
     fromMemory: false,
     offload: { backend: 'CPU', device: 'CPU', gpuLayers: 0, totalLayers: 30, label: 'On the CPU' },
+    projectors: [],
     ...over,
   };
 }

@@ -198,6 +198,7 @@ mod tests {
             from_memory: false,
             offload: hearth_core::Offload::cpu(30, "CPU"),
             projector: None,
+            projectors: Vec::new(),
         };
         loaded_ok(&store, &info).await.unwrap();
         assert_eq!(store.setting(ACTIVE_MODEL_KEY).await.unwrap().as_deref(), Some(path));

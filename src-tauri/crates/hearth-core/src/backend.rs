@@ -60,6 +60,10 @@ pub struct ReplyRequest {
     /// Tools the reply may call (local models: offered in the prompt, a started call kept valid
     /// by a grammar; the caller reads the calls out of the text with `read_calls`).
     pub tools: Option<crate::OfferedTools>,
+    /// More for a local model's chat template to read, as llama.cpp's server takes them
+    /// (`chat_template_kwargs`, gpt-oss's `reasoning_effort`); what the prompt itself sets
+    /// (`messages`, `tools`…) is not among them.
+    pub template_kwargs: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ReplyRequest {
@@ -75,6 +79,7 @@ impl ReplyRequest {
             top_probs: None,
             raw_prompt: None,
             tools: None,
+            template_kwargs: serde_json::Map::new(),
         }
     }
 }
@@ -401,6 +406,10 @@ pub struct ModelInfo {
     #[ts(optional)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projector: Option<String>,
+    /// The projectors beside the model file (`mmproj-*.gguf` in its folder), which its load
+    /// settings offer.
+    #[serde(default)]
+    pub projectors: Vec<String>,
 }
 
 /// Said of a model file that carries no chat template (and no template was chosen for it).

@@ -37,10 +37,8 @@ pub struct LoadParams {
     /// layers are split over them and the local GPU by their free memory.
     pub rpc_servers: Vec<String>,
     /// The multimodal projector (`mmproj-*.gguf`) that lets the model read images, chosen by
-    /// hand; `None`: the one beside the model file, if any. (Not in the window's settings yet:
-    /// the window relies on the one beside the model.)
-    #[ts(skip)]
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// hand (the Model settings offer those beside the model: `ModelInfo::projectors`); `None`:
+    /// the one beside the model file, if any.
     pub projector: Option<String>,
 }
 

@@ -464,6 +464,7 @@ fn serve(
         from_memory,
         offload: weights.offload.clone(),
         projector: projector.as_ref().map(|p| p.path.clone()),
+        projectors: Projector::beside(&file.path).iter().map(|p| p.display().to_string()).collect(),
     };
     tracing::info!(model = %info.name, n_ctx = info.n_ctx, threads = info.n_threads, threads_batch = info.n_threads_batch, from_memory, ?params, "model loaded");
     *loaded.lock().expect("engine state poisoned") = Some(info.clone());

@@ -46,17 +46,22 @@ impl Projector {
     /// The projector to load: the one chosen, else the one beside the model file
     /// (`mmproj*.gguf` in its folder, as vision models' repositories keep them), if any.
     pub fn find(chosen: Option<&str>, model: &Path) -> Option<PathBuf> {
-        if let Some(chosen) = chosen {
-            return Some(PathBuf::from(chosen));
+        match chosen {
+            Some(chosen) => Some(PathBuf::from(chosen)),
+            None => Projector::beside(model).into_iter().next(),
         }
-        let folder = model.parent()?;
-        let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
-            .ok()?
+    }
+
+    /// The projectors in the model file's folder, by name (the same first one every time when a
+    /// folder holds several, their precisions).
+    pub fn beside(model: &Path) -> Vec<PathBuf> {
+        let Some(Ok(entries)) = model.parent().map(std::fs::read_dir) else { return Vec::new() };
+        let mut found: Vec<PathBuf> = entries
             .filter_map(|entry| entry.ok().map(|e| e.path()))
             .filter(|path| path.file_name().and_then(|n| n.to_str()).is_some_and(hearth_gguf::is_projector_name))
             .collect();
-        found.sort(); // The same one every time when a folder holds several (their precisions).
-        found.into_iter().next()
+        found.sort();
+        found
     }
 
     /// Loads `path` for `model`: refused when it does not fit the model (its embeddings' width

@@ -4,8 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::names;
-
 #[derive(Debug, Clone)]
 pub struct HubCache {
     root: PathBuf,
@@ -71,8 +69,8 @@ impl HubCache {
         Ok(link)
     }
 
-    /// Every GGUF model in the cache: one entry per model (a split model's first part), only
-    /// files whose blob is complete.
+    /// Every GGUF model in the cache: one entry per model (a split model's first part; no
+    /// projector), only files whose blob is complete.
     pub fn gguf_files(&self) -> Vec<CachedFile> {
         let mut found = Vec::new();
         let Ok(repos) = std::fs::read_dir(&self.root) else { return found };
@@ -82,10 +80,8 @@ impl HubCache {
             let Ok(snapshots) = std::fs::read_dir(repo_dir.path().join("snapshots")) else { continue };
             for snapshot in snapshots.flatten() {
                 walk(&snapshot.path(), &mut |path| {
-                    let name = path.file_name().unwrap_or_default().to_string_lossy();
-                    let first_part = names::split_part(&name).is_none_or(|(index, _)| index == 1);
                     // `is_file` follows the link: a dangling one (blob deleted) is skipped.
-                    if name.ends_with(".gguf") && first_part && path.is_file() {
+                    if crate::library::is_model_file(path) && path.is_file() {
                         found.push(CachedFile { repo: repo.clone(), path: path.to_path_buf() });
                     }
                 });

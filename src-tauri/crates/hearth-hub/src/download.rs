@@ -227,6 +227,14 @@ impl Downloads {
             }
             planned.push(PlannedFile { path, size, sha256: sha256.to_ascii_lowercase() });
         }
+        // A vision model's projector comes with it, into the same snapshot: the engine finds it
+        // beside the model.
+        if let Some(projector) = files.first().and_then(|model| crate::search::projector_for(&listing, model))
+            && !planned.iter().any(|f| f.path == projector.path)
+            && let Some(sha256) = projector.sha256.as_ref().filter(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            planned.push(PlannedFile { path: projector.path.clone(), size: projector.size, sha256: sha256.to_ascii_lowercase() });
+        }
         let plan = Plan { commit, files: planned };
         let mut view = self.inner.new_view(&id, repo, quant, &plan, DownloadState::Queued);
         view.done_bytes = self.inner.bytes_on_disk(repo, &plan);

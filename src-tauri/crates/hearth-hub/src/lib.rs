@@ -23,7 +23,7 @@ pub use download::{Download, DownloadState, Downloads, RetryPolicy};
 pub use error::HubError;
 pub use fit::{FitEstimate, FitVerdict, Memory};
 pub use library::{ImportMode, Library, LibraryModel, ModelSource};
-pub use search::{HubRepo, RepoFile, RepoQuant, group_quants};
+pub use search::{HubRepo, RepoFile, RepoQuant, group_quants, projector_for};
 pub use starter::{Machine, StarterModel, starter};
 
 use std::sync::{Arc, RwLock};

@@ -160,7 +160,8 @@ impl Library {
     }
 }
 
-fn is_model_file(path: &Path) -> bool {
+/// Whether `path` is a model to list: a GGUF file (a split model's first part), not a projector.
+pub(crate) fn is_model_file(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     // A projector is loaded beside its model (the engine finds it), never on its own.
     name.ends_with(".gguf") && !hearth_gguf::is_projector_name(&name) && crate::names::split_part(&name).is_none_or(|(index, _)| index == 1)

@@ -33,6 +33,10 @@ pub struct RepoFile {
 pub struct RepoQuant {
     pub quant: String,
     pub files: Vec<String>,
+    /// The image projector (`mmproj-….gguf`) downloaded beside it, when the repository holds one:
+    /// a vision model reads images through it ([`projector_for`]).
+    pub projector: Option<String>,
+    /// What the download fetches: the model's files and its projector.
     #[ts(type = "number")]
     pub size_bytes: u64,
 }
@@ -101,11 +105,29 @@ fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// Whether `path` names an image projector rather than a model.
+fn is_projector(path: &str) -> bool {
+    hearth_gguf::is_projector_name(path.rsplit('/').next().unwrap_or(path))
+}
+
+/// The projector to fetch with the model at `model` (a path in the repository): one in the same
+/// folder before one elsewhere, then F16 (llama.cpp's vision models ship it so, and a quantized
+/// projector loses more than a quantized model), then by name.
+pub fn projector_for<'a>(files: &'a [RepoFile], model: &str) -> Option<&'a RepoFile> {
+    let folder = |path: &str| path.rsplit_once('/').map_or("", |(folder, _)| folder).to_owned();
+    let model_folder = folder(model);
+    files.iter().filter(|f| is_projector(&f.path)).min_by_key(|f| {
+        let name = f.path.to_ascii_lowercase();
+        (folder(&f.path) != model_folder, !(name.contains("f16") || name.contains("bf16")), f.path.clone())
+    })
+}
+
 /// Groups files by quantization; a split model's parts (`-0000N-of-0000M`) form one entry, and
-/// only complete sets count. Smallest first.
+/// only complete sets count; an image projector is not a model, but goes with each. Smallest
+/// first.
 pub fn group_quants(files: &[RepoFile]) -> Vec<RepoQuant> {
     let mut groups: Vec<RepoQuant> = Vec::new();
-    let mut sorted: Vec<&RepoFile> = files.iter().collect();
+    let mut sorted: Vec<&RepoFile> = files.iter().filter(|f| !is_projector(&f.path)).collect();
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
     for file in sorted {
         let part = names::split_part(&file.path);
@@ -119,7 +141,7 @@ pub fn group_quants(files: &[RepoFile]) -> Vec<RepoQuant> {
                 group.files.push(file.path.clone());
                 group.size_bytes += file.size;
             }
-            None => groups.push(RepoQuant { quant, files: vec![file.path.clone()], size_bytes: file.size }),
+            None => groups.push(RepoQuant { quant, files: vec![file.path.clone()], projector: None, size_bytes: file.size }),
         }
     }
     groups.retain(|g| match names::split_part(&g.files[0]) {
@@ -132,6 +154,12 @@ pub fn group_quants(files: &[RepoFile]) -> Vec<RepoQuant> {
     for group in &mut groups {
         if labels.iter().filter(|l| **l == group.quant).count() > 1 {
             group.quant = format!("{} ({})", group.quant, group.files[0].rsplit('/').next().unwrap_or(&group.files[0]));
+        }
+    }
+    for group in &mut groups {
+        if let Some(projector) = projector_for(files, &group.files[0]) {
+            group.projector = Some(projector.path.clone());
+            group.size_bytes += projector.size;
         }
     }
     groups.sort_by_key(|g| g.size_bytes);
@@ -166,5 +194,23 @@ mod tests {
         let got: Vec<(&str, usize, u64)> = groups.iter().map(|g| (g.quant.as_str(), g.files.len(), g.size_bytes)).collect();
         assert_eq!(got, [("Q4_K_M", 1, 400), ("Q8_0", 1, 800), ("F16", 2, 1600)]);
         assert_eq!(groups[2].files, ["F16/m-F16-00001-of-00002.gguf", "F16/m-F16-00002-of-00002.gguf"]);
+        assert!(groups.iter().all(|g| g.projector.is_none()));
+    }
+
+    /// A vision model's repository: its projectors are not quantizations; each model goes with
+    /// the one beside it, F16 first.
+    #[test]
+    fn each_model_goes_with_the_projector_beside_it() {
+        let files = [
+            file("v-Q4_K_M.gguf", 400),
+            file("mmproj-v-Q8_0.gguf", 30),
+            file("mmproj-v-f16.gguf", 60),
+            file("big/v-Q8_0.gguf", 800),
+            file("big/MMPROJ-v-Q8_0.gguf", 35),
+        ];
+        let groups = group_quants(&files);
+        let got: Vec<(&str, Option<&str>, u64)> = groups.iter().map(|g| (g.quant.as_str(), g.projector.as_deref(), g.size_bytes)).collect();
+        assert_eq!(got, [("Q4_K_M", Some("mmproj-v-f16.gguf"), 460), ("Q8_0", Some("big/MMPROJ-v-Q8_0.gguf"), 835)]);
+        assert_eq!(projector_for(&files[..1], "v-Q4_K_M.gguf"), None);
     }
 }

@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 const SMOL: &str = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";
 const SMOL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const BULK: &str = "hearth-test/bulk-GGUF";
+const VISION: &str = "hearth-test/vision-GGUF";
 const GATED: &str = "meta-llama/Llama-3.2-1B-Instruct-GGUF";
 
 fn model_bytes() -> Vec<u8> {
@@ -25,6 +26,12 @@ fn model_bytes() -> Vec<u8> {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
     });
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run scripts/fetch-model.sh target/test-data)", path.display()))
+}
+
+/// The test projector made for SmolLM2 (`scripts/make-test-models.py`).
+fn projector_bytes() -> Vec<u8> {
+    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/vision/mmproj-hearth-test.gguf");
+    std::fs::read(&model).unwrap_or_else(|e| panic!("{}: {e} (run scripts/setup.sh)", model.display()))
 }
 
 /// Bytes that look random (a generated "model" for transfer tests).
@@ -59,6 +66,17 @@ fn repos() -> Vec<FakeRepo> {
                 FakeFile::new("F16/bulk-F16-00001-of-00002.gguf", noise(1 << 20, 2)),
                 FakeFile::new("F16/bulk-F16-00002-of-00002.gguf", noise(700_000, 3)),
                 lying,
+            ],
+        },
+        FakeRepo {
+            id: VISION.into(),
+            gated: false,
+            downloads: 7,
+            likes: 1,
+            files: vec![
+                FakeFile::new("smol-vision-Q4_1.gguf", model_bytes()),
+                FakeFile::new("mmproj-smol-vision-Q8_0.gguf", noise(50_000, 5)),
+                FakeFile::new("mmproj-smol-vision-f16.gguf", projector_bytes()),
             ],
         },
         FakeRepo {
@@ -259,6 +277,37 @@ async fn a_stalled_connection_is_asked_again_after_the_idle_time() {
     assert_eq!(stalled.as_deref(), Some("the hub sent nothing of bulk.Q8_0.gguf for 2 s after 1048576 bytes"));
     let revisions = env.fake.revisions.lock().unwrap().clone();
     assert!(!revisions.is_empty() && revisions.iter().all(|r| r == COMMIT), "{revisions:?}");
+}
+
+/// A vision model's repository: the picker offers the model, not its projectors, and its
+/// download brings the projector beside it, where the engine finds it and reads images.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vision_model_downloads_with_its_projector_and_loads_with_it() {
+    let env = Env::new().await;
+    let quants = group_quants(&env.hub.repo_files(VISION).await.unwrap());
+    let projector = projector_bytes();
+    let listed: Vec<(&str, Option<&str>)> = quants.iter().map(|q| (q.quant.as_str(), q.projector.as_deref())).collect();
+    assert_eq!(listed, [("Q4_1", Some("mmproj-smol-vision-f16.gguf"))]);
+    assert_eq!(quants[0].size_bytes, (model_bytes().len() + projector.len()) as u64);
+
+    let downloads = env.downloads();
+    let started = downloads.start(VISION, "Q4_1", &quants[0].files).await.unwrap();
+    assert_eq!(started.total_bytes, quants[0].size_bytes, "the projector is part of the download");
+    let done = wait_until(&downloads, &started.id, finished).await;
+    assert_eq!(done.state, DownloadState::Done, "{done:?}");
+    let model = PathBuf::from(done.model_path.unwrap());
+    let beside = model.with_file_name("mmproj-smol-vision-f16.gguf");
+    assert_eq!(std::fs::read(&beside).unwrap(), projector);
+    assert!(!model.with_file_name("mmproj-smol-vision-Q8_0.gguf").exists(), "one projector, not every one");
+    let listed = env.library().list(None);
+    assert_eq!(listed.iter().filter(|m| m.repo.as_deref() == Some(VISION)).count(), 1, "the projector is no model: {listed:?}");
+
+    let engine = hearth_engine::LocalEngine::spawn();
+    let params = hearth_engine::LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..Default::default() };
+    let info = engine.load(&model, params).await.unwrap();
+    assert_eq!(info.projector.as_deref(), Some(beside.to_str().unwrap()), "{info:?}");
+    assert_eq!(info.projectors, [beside.display().to_string()], "what its load settings offer");
+    engine.shutdown();
 }
 
 /// Two downloads at once, one of them a split model's two parts.

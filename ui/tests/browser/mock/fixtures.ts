@@ -38,6 +38,7 @@ export const hubRepos = (): HubRepo[] => [
   { id: 'Qwen/Qwen2.5-7B-Instruct-GGUF', downloads: 301544, likes: 412, updatedAt: isoAgo(9 * DAY), gated: false },
   { id: 'meta-llama/Llama-3.2-1B-Instruct-GGUF', downloads: 88012, likes: 164, updatedAt: isoAgo(5 * HOUR), gated: true },
   { id: 'unsloth/Llama-3.3-70B-Instruct-GGUF', downloads: 1_204_410, likes: 98, updatedAt: isoAgo(2 * DAY), gated: false },
+  { id: 'ggml-org/SmolVLM-256M-Instruct-GGUF', downloads: 9_420, likes: 44, updatedAt: isoAgo(20 * DAY), gated: false },
 ];
 
 /** The welcome screen's recommendation, as hearth_hub::starter words it for a machine with a GPU of 8 GB free. */
@@ -63,38 +64,46 @@ export const HUB_MODELS: Record<string, HubModel> = {
   'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF': {
     facts: facts('llama', 134_515_008, null, 8192, 30), kvPerToken: 30 * 2 * 3 * 64 * 2, computeBytes: 0.04 * GB,
     quants: [
-      { quant: 'Q8_0', files: ['smollm2-135m-instruct-q8_0.gguf'], sizeBytes: 144_811_296 },
-      { quant: 'F16', files: split('smollm2-135m-instruct-f16', 2), sizeBytes: 270_897_952 },
-      { quant: 'Q4_1', files: ['smollm2-135m-instruct-q4_1.gguf'], sizeBytes: 98_402_592 },
+      { quant: 'Q8_0', files: ['smollm2-135m-instruct-q8_0.gguf'], projector: null, sizeBytes: 144_811_296 },
+      { quant: 'F16', files: split('smollm2-135m-instruct-f16', 2), projector: null, sizeBytes: 270_897_952 },
+      { quant: 'Q4_1', files: ['smollm2-135m-instruct-q4_1.gguf'], projector: null, sizeBytes: 98_402_592 },
     ],
   },
   'bartowski/SmolLM2-1.7B-Instruct-GGUF': {
     facts: facts('llama', 1_711_376_384, null, 8192, 24), kvPerToken: 24 * 2 * 32 * 64 * 2, computeBytes: 0.15 * GB,
     quants: [
-      { quant: 'Q8_0', files: ['SmolLM2-1.7B-Instruct-Q8_0.gguf'], sizeBytes: 1_820_414_944 },
-      { quant: 'Q4_K_M', files: ['SmolLM2-1.7B-Instruct-Q4_K_M.gguf'], sizeBytes: 1_055_609_824 },
+      { quant: 'Q8_0', files: ['SmolLM2-1.7B-Instruct-Q8_0.gguf'], projector: null, sizeBytes: 1_820_414_944 },
+      { quant: 'Q4_K_M', files: ['SmolLM2-1.7B-Instruct-Q4_K_M.gguf'], projector: null, sizeBytes: 1_055_609_824 },
     ],
   },
   'Qwen/Qwen2.5-7B-Instruct-GGUF': {
     facts: facts('qwen2', 7_615_616_512, null, 32768, 28), kvPerToken: 28 * 2 * 4 * 128 * 2, computeBytes: 0.3 * GB,
     quants: [
-      { quant: 'Q4_K_M', files: split('qwen2.5-7b-instruct-q4_k_m', 2), sizeBytes: 4_683_073_184 },
-      { quant: 'Q8_0', files: split('qwen2.5-7b-instruct-q8_0', 3), sizeBytes: 8_098_525_888 },
-      { quant: 'Q2_K', files: ['qwen2.5-7b-instruct-q2_k.gguf'], sizeBytes: 3_015_940_800 },
+      { quant: 'Q4_K_M', files: split('qwen2.5-7b-instruct-q4_k_m', 2), projector: null, sizeBytes: 4_683_073_184 },
+      { quant: 'Q8_0', files: split('qwen2.5-7b-instruct-q8_0', 3), projector: null, sizeBytes: 8_098_525_888 },
+      { quant: 'Q2_K', files: ['qwen2.5-7b-instruct-q2_k.gguf'], projector: null, sizeBytes: 3_015_940_800 },
     ],
   },
   'meta-llama/Llama-3.2-1B-Instruct-GGUF': {
     facts: facts('llama', 1_235_814_432, null, 131072, 16), kvPerToken: 16 * 2 * 8 * 64 * 2, computeBytes: 0.12 * GB,
     quants: [
-      { quant: 'Q4_K_M', files: ['Llama-3.2-1B-Instruct-Q4_K_M.gguf'], sizeBytes: 807_694_464 },
-      { quant: 'Q8_0', files: ['Llama-3.2-1B-Instruct-Q8_0.gguf'], sizeBytes: 1_321_083_008 },
+      { quant: 'Q4_K_M', files: ['Llama-3.2-1B-Instruct-Q4_K_M.gguf'], projector: null, sizeBytes: 807_694_464 },
+      { quant: 'Q8_0', files: ['Llama-3.2-1B-Instruct-Q8_0.gguf'], projector: null, sizeBytes: 1_321_083_008 },
     ],
   },
   'unsloth/Llama-3.3-70B-Instruct-GGUF': {
     facts: facts('llama', 70_553_706_496, null, 131072, 80), kvPerToken: 80 * 2 * 8 * 128 * 2, computeBytes: 1.1 * GB,
     quants: [
-      { quant: 'Q4_K_M', files: split('Llama-3.3-70B-Instruct-Q4_K_M', 2), sizeBytes: 42_520_395_584 },
-      { quant: 'F16', files: split('Llama-3.3-70B-Instruct-F16', 3), sizeBytes: 141_107_412_992 },
+      { quant: 'Q4_K_M', files: split('Llama-3.3-70B-Instruct-Q4_K_M', 2), projector: null, sizeBytes: 42_520_395_584 },
+      { quant: 'F16', files: split('Llama-3.3-70B-Instruct-F16', 3), projector: null, sizeBytes: 141_107_412_992 },
+    ],
+  },
+  // A vision model: each quantization comes with the repository's projector (its size included).
+  'ggml-org/SmolVLM-256M-Instruct-GGUF': {
+    facts: facts('llama', 162_826_560, null, 8192, 30), kvPerToken: 30 * 2 * 3 * 64 * 2, computeBytes: 0.05 * GB,
+    quants: [
+      { quant: 'Q8_0', files: ['SmolVLM-256M-Instruct-Q8_0.gguf'], projector: 'mmproj-SmolVLM-256M-Instruct-f16.gguf', sizeBytes: 365_064_256 },
+      { quant: 'F16', files: ['SmolVLM-256M-Instruct-f16.gguf'], projector: 'mmproj-SmolVLM-256M-Instruct-f16.gguf', sizeBytes: 515_473_088 },
     ],
   },
 };

@@ -18,6 +18,7 @@ const noModel = () => ipcError('noModel', 'no model is loaded');
 export function modelInfo(file: ModelFile, load: LoadParams): ModelInfo {
   const nCtxTrain = file.nCtxTrain ?? 8192;
   const nCtx = load.nCtx ?? Math.min(nCtxTrain, AUTO_CONTEXT_MAX);
+  const projector = load.projector ?? file.projectors?.[0];
   return {
     name: file.name, path: file.path, sizeBytes: file.sizeBytes, load: clone(load), fromMemory: false,
     nCtx, nCtxTrain, nThreads: load.nThreads ?? PHYSICAL_CORES,
@@ -25,7 +26,8 @@ export function modelInfo(file: ModelFile, load: LoadParams): ModelInfo {
     kvBytes: nCtx * state.kvBytesPerToken,
     offload: clone(state.offload),
     ...(file.notice ? { notice: file.notice } : {}),
-    ...(file.projector ? { projector: file.projector } : {}),
+    ...(projector ? { projector } : {}),
+    projectors: clone(file.projectors ?? []),
   };
 }
 

@@ -102,7 +102,8 @@ export type ScriptedCall = {
  * A model file as the engine loads it (config.model: the harness's MODEL); `projector`: the mmproj file it reads
  * images through, found beside it (none: it reads text only, and a turn with an image fails as the engine says).
  */
-export type ModelFile = { name: string; path: string; sizeBytes: number; nCtxTrain?: number; notice?: string; projector?: string };
+/** A model file; `projectors`: the projectors beside it, the first read with it unless one is chosen. */
+export type ModelFile = { name: string; path: string; sizeBytes: number; nCtxTrain?: number; notice?: string; projectors?: string[] };
 
 /** A library entry as the backend keeps it; `loaded` is derived on the way out. */
 export type LibraryFile = Omit<LibraryModel, 'loaded'>;
