@@ -8,6 +8,11 @@
   between attention layers, whose state holds only the latest position.
 - tiny-llama.gguf: SmolLM2's own (llama) architecture, four small layers: an ordinary cache at a
   fraction of the work, for the GPU tests on lavapipe (which reads SmolLM2 at ~2 tokens a second).
+- tiny-harmony.gguf: tiny-llama with gpt-oss's special tokens (`<|channel|>`, `<|message|>`,
+  `<|start|>`, `<|end|>`, `<|return|>`, `<|call|>`, `<|constrain|>`: seven of SmolLM2's unused
+  control tokens renamed) and a chat template in the shape of gpt-oss's
+  (src-tauri/crates/hearth-engine/tests/data/harmony.jinja): llama.cpp treats it as it treats
+  gpt-oss's vocabulary, so the engine reads its channels as it would gpt-oss's.
 - vision/mmproj-hearth-test.gguf: a LLaVA-1.5 projector (llama.cpp's `mlp`: a CLIP ViT, then two
   linear layers) whose output is SmolLM2's embedding width, so SmolLM2 beside it reads images
   (`vision/` links the model beside its projector, as a vision model's repository holds them);
@@ -31,18 +36,28 @@ SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chat
 # Small embeddings, so that what the layers read from the context outweighs the token itself in
 # the residual stream: a reply then depends on every cached cell (a wrong cache shows).
 EMBEDDING_SCALE = 0.1
-VERSION = 3
+VERSION = 4
+# SmolLM2's unused control tokens (ids 3–9: `<repo_name>`…`<issue_comment>`) renamed for
+# tiny-harmony.gguf.
+HARMONY_TOKENS = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"]
+HARMONY_TEMPLATE = Path(__file__).resolve().parent.parent / "src-tauri/crates/hearth-engine/tests/data/harmony.jinja"
 
 
-def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter) -> int:
-    """Copies every tokenizer.* field; returns the vocabulary's size."""
+def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=None, template=None) -> int:
+    """Copies every tokenizer.* field (`renamed`: token id → new text; `template`: the chat
+    template instead of the source's); returns the vocabulary's size."""
     n_vocab = 0
     for name, field in reader.fields.items():
         if not name.startswith("tokenizer."):
             continue
         kind = field.types[0]
-        if kind == gguf.GGUFValueType.ARRAY:
+        if name == "tokenizer.chat_template" and template is not None:
+            writer.add_string(name, template)
+        elif kind == gguf.GGUFValueType.ARRAY:
             values = [field.contents(i) for i in range(len(field.data))]
+            if name == "tokenizer.ggml.tokens":
+                for id, text in (renamed or {}).items():
+                    values[id] = text
             writer.add_array(name, values)
             if name == "tokenizer.ggml.tokens":
                 n_vocab = len(values)
@@ -141,7 +156,7 @@ def lfm2(reader, path, rng):
     finish(writer)
 
 
-def llama(reader, path, rng):
+def llama(reader, path, rng, renamed=None, template=None):
     arch = "llama"
     n_layer, n_embd, n_ff, n_head, n_head_kv = 4, 64, 128, 4, 2
     head_dim = n_embd // n_head
@@ -149,7 +164,7 @@ def llama(reader, path, rng):
     common(writer, arch, n_layer, n_embd, n_ff, n_head)
     writer.add_head_count_kv(n_head_kv)
     writer.add_rope_dimension_count(head_dim)
-    n_vocab = copy_tokenizer(reader, writer)
+    n_vocab = copy_tokenizer(reader, writer, renamed, template)
     # The output layer is the embeddings' (tied, as SmolLM2's).
     writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=EMBEDDING_SCALE))
     writer.add_tensor("output_norm.weight", ones(n_embd))
@@ -159,6 +174,11 @@ def llama(reader, path, rng):
         attention(writer, rng, b, n_embd, n_embd, n_head_kv * head_dim)
         feed_forward(writer, rng, b, n_embd, n_ff)
     finish(writer)
+
+
+def harmony(reader, path, rng):
+    renamed = {3 + i: text for i, text in enumerate(HARMONY_TOKENS)}
+    llama(reader, path, rng, renamed, HARMONY_TEMPLATE.read_text())
 
 
 def projector(n_embd_text):
@@ -232,6 +252,7 @@ def main():
         ("tiny-lfm2-hybrid.gguf", lfm2),
         ("vision/mmproj-hearth-test.gguf", projector(n_embd)),
         ("vision/mismatched/mmproj-tiny.gguf", projector(64)),
+        ("tiny-harmony.gguf", harmony),
         ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's
     ):
         path = out / name

@@ -221,13 +221,19 @@ again = client.chat.completions.create(
 )
 check(again.choices[0].message.content.strip() != "", f"a reply after a reasoned turn sent back: {again}")
 # Thinking off, as llama.cpp's server takes it (SmolLM2's template has no switch: the reply is as ever).
-for off in ({"chat_template_kwargs": {"enable_thinking": False}}, {"reasoning_effort": "none"}, {"reasoning_budget_tokens": 0}):
+# Other template variables and efforts reach the template, which here reads none of them.
+for off in (
+    {"chat_template_kwargs": {"enable_thinking": False}},
+    {"reasoning_effort": "none"},
+    {"reasoning_budget_tokens": 0},
+    {"reasoning_effort": "high", "chat_template_kwargs": {"add_vision_id": True}},
+):
     quiet = client.chat.completions.create(model=model, messages=greeting, max_tokens=4, temperature=0, extra_body=off)
     check(quiet.choices[0].message.content.strip() != "", f"{off}: a reply")
 for bad, param in [
     ({"reasoning_format": "sometimes"}, "reasoning_format"),
-    ({"reasoning_effort": "high"}, "reasoning_effort"),
-    ({"chat_template_kwargs": {"add_vision_id": True}}, "chat_template_kwargs.add_vision_id"),
+    ({"reasoning_effort": "extreme"}, "reasoning_effort"),
+    ({"chat_template_kwargs": {"messages": []}}, "chat_template_kwargs.messages"),
     ({"chat_template_kwargs": {"enable_thinking": "no"}}, "chat_template_kwargs.enable_thinking"),
     ({"reasoning_budget_tokens": -2}, "reasoning_budget_tokens"),
 ]:

@@ -238,6 +238,51 @@ async fn a_vision_model_reads_an_image_sent_as_a_data_url() {
     assert!(error["error"]["message"].as_str().unwrap().contains("fetches no images from the web"), "{error}");
 }
 
+/// gpt-oss's channels through the API (the tiny model with its special tokens, made by
+/// `scripts/make-test-models.py`): its analysis answered as `reasoning_content`, whole and
+/// streamed, its final as the content; its call to a function as `tool_calls`; an effort taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpt_oss_channels_come_back_as_reasoning_content_and_tool_calls() {
+    let harmony = model_path().with_file_name("tiny-harmony.gguf");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hearth-cli"));
+    command.arg("serve").arg("--model").arg(&harmony).args(["--ctx", "1024", "--threads", "2", "--port", "0"]);
+    let served = serve_command(command);
+    let grammar =
+        r#"root ::= <|channel|> "analysis" <|message|> "Easy sum." <|end|> <|start|> "assistant" <|channel|> "final" <|message|> "Four.""#;
+    let question = json!([{ "role": "user", "content": "What is 2 + 2?" }]);
+    let body = json!({ "model": served.model, "messages": question, "max_tokens": 40, "grammar": grammar, "reasoning_effort": "low" });
+    let (status, whole) = post(&served.base, body.to_string()).await;
+    assert_eq!(status, 200, "{whole}");
+    let message = &whole["choices"][0]["message"];
+    assert_eq!((message["reasoning_content"].as_str(), message["content"].as_str()), (Some("Easy sum."), Some("Four.")), "{whole}");
+
+    let mut body = body;
+    body["stream"] = true.into();
+    let events = client().post(format!("{}/chat/completions", served.base)).header("content-type", "application/json");
+    let events = events.body(body.to_string()).send().await.unwrap();
+    let events = events.text().await.unwrap();
+    let (mut reasoning, mut content) = (String::new(), String::new());
+    for line in events.lines().filter_map(|l| l.strip_prefix("data: ")).filter(|l| *l != "[DONE]") {
+        let chunk: Value = serde_json::from_str(line).unwrap();
+        let delta = &chunk["choices"][0]["delta"];
+        reasoning.push_str(delta["reasoning_content"].as_str().unwrap_or_default());
+        content.push_str(delta["content"].as_str().unwrap_or_default());
+    }
+    assert_eq!((reasoning.as_str(), content.as_str()), ("Easy sum.", "Four."), "{events}");
+
+    let weather = json!({ "type": "function", "function": { "name": "get_weather", "parameters": {
+        "type": "object", "properties": { "city": { "type": "string", "maxLength": 20 } }, "required": ["city"] } } });
+    let asked = json!({ "model": served.model, "messages": question, "max_tokens": 60, "tools": [weather], "tool_choice": "required" });
+    let (status, called) = post(&served.base, asked.to_string()).await;
+    assert_eq!(status, 200, "{called}");
+    let choice = &called["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls", "{called}");
+    let call = &choice["message"]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "get_weather", "{called}");
+    let arguments: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+    assert!(arguments["city"].is_string(), "{called}");
+}
+
 /// The engine processes `served` has started and still runs (children of any of its threads).
 fn engine_pids(served: &Served) -> Vec<String> {
     let tasks = std::fs::read_dir(format!("/proc/{}/task", served.child.id())).unwrap();

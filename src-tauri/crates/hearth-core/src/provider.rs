@@ -379,9 +379,10 @@ pub fn local_sampling_support(reasoning: ReasoningFormat) -> Vec<FieldSupport> {
         (budget.supported, budget.note) = match reasoning {
             ReasoningFormat::ThinkTags { switchable: true } => (true, "off also switches thinking off in the model's template".into()),
             ReasoningFormat::ThinkTags { switchable: false } => (true, "off closes the reasoning as soon as the model opens it".into()),
-            ReasoningFormat::Channels => {
-                (false, "this model reasons in gpt-oss's channels, which Hearth does not bound yet; it reasons as it does".into())
-            }
+            ReasoningFormat::Channels => (
+                true,
+                "gpt-oss always reasons: off closes its reasoning as soon as it opens; a budget also sets its reasoning effort".into(),
+            ),
             ReasoningFormat::None => (false, "this model's chat template has no reasoning: there is nothing to bound".into()),
         };
     }
@@ -514,11 +515,11 @@ mod tests {
     }
 
     #[test]
-    fn a_local_model_takes_a_reasoning_budget_only_where_it_reasons_in_think_tags() {
+    fn a_local_model_takes_a_reasoning_budget_only_where_it_reasons() {
         for (reasoning, supported) in [
             (ReasoningFormat::ThinkTags { switchable: true }, true),
             (ReasoningFormat::ThinkTags { switchable: false }, true),
-            (ReasoningFormat::Channels, false),
+            (ReasoningFormat::Channels, true),
             (ReasoningFormat::None, false),
         ] {
             let support = local_sampling_support(reasoning);

@@ -3,12 +3,14 @@
 //! The GGUF's own Jinja template is rendered with minijinja (llama.cpp's built-in renderer only
 //! recognises a fixed list of formats); llama.cpp's renderer is the fallback.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::Write;
 
-use minijinja::{Environment, ErrorKind};
+use minijinja::{Environment, ErrorKind, Value};
 use serde::Serialize;
 
-use hearth_core::ChatMessage;
+use hearth_core::{CALL_OPEN, ChatMessage, ReasoningFormat, Role, read_calls, reasoning_format, split_reasoning};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the model's chat template failed: {0}")]
@@ -26,12 +28,64 @@ pub struct ChatTemplate {
     env: Environment<'static>,
     bos_token: String,
     eos_token: String,
+    reasoning: ReasoningFormat,
 }
 
 #[derive(Serialize)]
 struct TemplateMessage<'a> {
     role: &'a str,
-    content: &'a str,
+    content: Cow<'a, str>,
+    /// A past reply's reasoning, apart from its answer, for a template that reads it so
+    /// (gpt-oss's); other templates read the reply's text as stored, its `<think>` block in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<&'a str>,
+    /// A past reply's calls, apart from its text, for gpt-oss's template (others read Hearth's
+    /// call blocks in the text, the format they were trained on or taught).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<Vec<Value>>,
+}
+
+impl<'a> TemplateMessage<'a> {
+    fn of(message: &'a ChatMessage, reasoning: ReasoningFormat) -> TemplateMessage<'a> {
+        let role = message.role.as_str();
+        if reasoning != ReasoningFormat::Channels || message.role != Role::Assistant {
+            return TemplateMessage { role, content: Cow::Borrowed(&message.content), thinking: None, tool_calls: None };
+        }
+        let parts = split_reasoning(&message.content);
+        if !parts.answer.contains(CALL_OPEN) {
+            return TemplateMessage { role, content: Cow::Borrowed(parts.answer), thinking: parts.reasoning, tool_calls: None };
+        }
+        let read = read_calls(parts.answer);
+        // The arguments in the order the model wrote them (minijinja's maps keep it), so that
+        // `tojson` writes them back as the cache holds them.
+        let calls = read.calls.iter().map(|call| {
+            let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+            minijinja::context! { type => "function", function => minijinja::context! { name => call.name, arguments => arguments } }
+        });
+        // gpt-oss's template takes a calling reply's reasoning or its words, not both.
+        let thinking = parts.reasoning.filter(|_| read.content.is_empty());
+        TemplateMessage { role, content: Cow::Owned(read.content), thinking, tool_calls: Some(calls.collect()) }
+    }
+}
+
+/// What a render reads besides the messages.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateInputs<'a> {
+    /// Tools offered, in the list shape OpenAI sends (`tools::template_tools`).
+    pub tools: Option<&'a [serde_json::Value]>,
+    /// Whether the model is to reason (`enable_thinking`), where its template takes that.
+    pub thinking: bool,
+    /// More variables (`chat_template_kwargs`); the ones the render sets itself win.
+    pub kwargs: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+pub(crate) static NO_KWARGS: std::sync::LazyLock<serde_json::Map<String, serde_json::Value>> =
+    std::sync::LazyLock::new(serde_json::Map::new);
+
+impl Default for TemplateInputs<'_> {
+    fn default() -> Self {
+        TemplateInputs { tools: None, thinking: true, kwargs: &NO_KWARGS }
+    }
 }
 
 /// What a template reads. `tools` only when offered: templates ask `tools is defined` as often
@@ -58,29 +112,35 @@ impl ChatTemplate {
         env.add_function("raise_exception", |msg: String| -> Result<String, minijinja::Error> {
             Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
         });
+        // Today's date in the system prompt (Llama 3.x's, gpt-oss's), as llama.cpp gives it.
+        env.add_function("strftime_now", |format: String| -> Result<String, minijinja::Error> {
+            let mut out = String::new();
+            write!(out, "{}", chrono::Local::now().format(&format))
+                .map_err(|_| minijinja::Error::new(ErrorKind::InvalidOperation, format!("strftime_now cannot write {format:?}")))?;
+            Ok(out)
+        });
         env.add_template_owned("chat", source.to_owned()).map_err(|e| TemplateError(e.to_string()))?;
-        Ok(ChatTemplate { env, bos_token: bos_token.into(), eos_token: eos_token.into() })
+        Ok(ChatTemplate { env, bos_token: bos_token.into(), eos_token: eos_token.into(), reasoning: reasoning_format(source) })
+    }
+
+    /// How the model this template is for reasons.
+    pub fn reasoning(&self) -> ReasoningFormat {
+        self.reasoning
     }
 
     /// The prompt for `messages`, ending with the opening of the assistant's turn.
     pub fn render(&self, messages: &[ChatMessage]) -> Result<String, TemplateError> {
-        self.render_with_tools(messages, None)
+        self.render_with(messages, TemplateInputs::default())
     }
 
     /// The same with `tools` offered, in the list shape OpenAI sends (`tools::template_tools`).
     pub fn render_with_tools(&self, messages: &[ChatMessage], tools: Option<&[serde_json::Value]>) -> Result<String, TemplateError> {
-        self.render_with(messages, tools, true)
+        self.render_with(messages, TemplateInputs { tools, ..TemplateInputs::default() })
     }
 
-    /// The same with the model asked to reason or not (`enable_thinking`), where its template
-    /// takes that.
-    pub fn render_with(
-        &self,
-        messages: &[ChatMessage],
-        tools: Option<&[serde_json::Value]>,
-        thinking: bool,
-    ) -> Result<String, TemplateError> {
-        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage { role: m.role.as_str(), content: &m.content }).collect();
+    /// The same with everything else a template may read.
+    pub fn render_with(&self, messages: &[ChatMessage], inputs: TemplateInputs<'_>) -> Result<String, TemplateError> {
+        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage::of(m, self.reasoning)).collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
         let mut out = CappedWriter(Vec::new());
         let context = TemplateContext {
@@ -88,9 +148,11 @@ impl ChatTemplate {
             add_generation_prompt: true,
             bos_token: &self.bos_token,
             eos_token: &self.eos_token,
-            tools,
-            enable_thinking: thinking,
+            tools: inputs.tools,
+            enable_thinking: inputs.thinking,
         };
+        // The last map wins: what the render sets over the request's variables.
+        let context = minijinja::value::merge_maps([Value::from_serialize(inputs.kwargs), Value::from_serialize(&context)]);
         let rendered = template.render_captured_to(context, &mut out);
         match rendered {
             Ok(_) => {}
@@ -206,5 +268,55 @@ mod tests {
         assert_eq!(t.render(&messages).unwrap(), "hi");
         let tools = [serde_json::json!({"type": "function", "function": {"name": "get_weather"}})];
         assert_eq!(t.render_with_tools(&messages, Some(&tools)).unwrap(), "[get_weather;]hi");
+    }
+
+    /// gpt-oss's shape (tests/data/harmony.jinja): a past reply's reasoning goes apart from its
+    /// answer, as `thinking`, and the template drops it; the request's variables reach the
+    /// template, never over what the render sets itself.
+    #[test]
+    fn a_channels_template_reads_past_reasoning_apart_and_the_requests_variables() {
+        let t = ChatTemplate::new(include_str!("../tests/data/harmony.jinja"), "", "").unwrap();
+        assert_eq!(t.reasoning(), ReasoningFormat::Channels);
+        let turns = [
+            ChatMessage::new(Role::User, "2+2?"),
+            ChatMessage::new(Role::Assistant, "<think>Easy.</think>Four."),
+            ChatMessage::new(Role::User, "3+3?"),
+        ];
+        let kwargs: serde_json::Map<_, _> =
+            serde_json::from_str(r#"{"reasoning_effort":"high","open_analysis":true,"messages":[],"add_generation_prompt":false}"#)
+                .unwrap();
+        let prompt = t.render_with(&turns, TemplateInputs { kwargs: &kwargs, ..TemplateInputs::default() }).unwrap();
+        assert!(prompt.contains("Reasoning: high"), "{prompt}");
+        assert!(prompt.contains("<|start|>assistant<|channel|>final<|message|>Four.<|end|>"), "{prompt}");
+        assert!(!prompt.contains("Easy."), "past reasoning dropped: {prompt}");
+        assert!(prompt.ends_with("<|start|>user<|message|>3+3?<|end|><|start|>assistant<|channel|>analysis<|message|>"), "{prompt}");
+        assert!(t.render(&turns).unwrap().contains("Reasoning: medium"));
+        // A calling reply: its calls apart, its result answering the function by name.
+        let calling = [
+            ChatMessage::new(Role::User, "Weather?"),
+            ChatMessage::new(
+                Role::Assistant,
+                "<think>Need it.</think><tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"unit\":\"C\",\"city\":\"Oslo\"}}\n</tool_call>",
+            ),
+            ChatMessage::new(Role::Tool, "12 degrees"),
+        ];
+        let prompt = t.render(&calling).unwrap();
+        let expected = "<|start|>user<|message|>Weather?<|end|><|start|>assistant<|channel|>analysis<|message|>Need it.<|end|>\
+                        <|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"unit\":\"C\",\"city\":\"Oslo\"}<|call|>\
+                        <|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>\"12 degrees\"<|end|><|start|>assistant";
+        assert!(prompt.ends_with(expected), "{prompt}");
+        // A template of another shape reads the reply as stored.
+        let plain = ChatTemplate::new("{% for m in messages %}{{ m.content }}|{% endfor %}", "", "").unwrap();
+        assert_eq!(plain.render(&turns).unwrap(), "2+2?|<think>Easy.</think>Four.|3+3?|");
+    }
+
+    #[test]
+    fn strftime_now_writes_the_date_as_python_does() {
+        let t = ChatTemplate::new("{{ strftime_now('%Y-%m-%d') }} {{ strftime_now('%d %b %Y') }}", "", "").unwrap();
+        let today = chrono::Local::now();
+        let expected = format!("{} {}", today.format("%Y-%m-%d"), today.format("%d %b %Y"));
+        assert_eq!(t.render(&[ChatMessage::new(Role::User, "hi")]).unwrap(), expected);
+        let bad = ChatTemplate::new("{{ strftime_now('%Q') }}", "", "").unwrap();
+        assert!(bad.render(&[ChatMessage::new(Role::User, "hi")]).unwrap_err().0.contains("strftime_now"));
     }
 }

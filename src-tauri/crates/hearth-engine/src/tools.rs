@@ -6,10 +6,14 @@
 //! format (the generic format, with a notice: a model not trained on it may follow it poorly).
 //! Either way the grammar is llama.cpp's JSON-schema grammar of the tools' calls, inside the
 //! blocks; with `auto` it is lazy, binding only once the model opens a block, as llama.cpp's
-//! server does, so a reply in words is left free.
+//! server does, so a reply in words is left free. A template that writes gpt-oss's channels
+//! (harmony) takes the tools too, and its model names the function in a message's header
+//! (`to=functions.NAME`), the arguments its body: the grammar keeps both to a tool's schema, and
+//! `hearth_core::harmony` reads the call into Hearth's block.
 
 use serde_json::{Value, json};
 
+use hearth_core::harmony::CALL_RECIPIENT;
 use hearth_core::{BackendError, CALL_CLOSE, CALL_OPEN, OfferedTools, ToolChoice, ToolSpec, call_block, check_tools};
 
 /// How a model is told of tools.
@@ -17,6 +21,9 @@ use hearth_core::{BackendError, CALL_CLOSE, CALL_OPEN, OfferedTools, ToolChoice,
 pub enum ToolFormat {
     /// The template reads `tools` and writes calls as `<tool_call>` blocks (Hermes, Qwen 2.5+).
     Hermes,
+    /// The template reads `tools` and writes gpt-oss's channels: a call is a message to
+    /// `functions.NAME`.
+    Harmony,
     /// The template knows no tools: a system message describes them.
     Generic,
 }
@@ -27,7 +34,16 @@ pub const GENERIC_NOTICE: &str = "This model's chat template knows no tools: Hea
 impl ToolFormat {
     /// The format a chat template's source says it knows.
     pub fn of_template(source: &str) -> ToolFormat {
-        if source.contains("tools") && source.contains(CALL_OPEN) { ToolFormat::Hermes } else { ToolFormat::Generic }
+        match source.contains("tools") {
+            true if source.contains(hearth_core::harmony::CHANNEL) => ToolFormat::Harmony,
+            true if source.contains(CALL_OPEN) => ToolFormat::Hermes,
+            _ => ToolFormat::Generic,
+        }
+    }
+
+    /// Whether the template is given the tools (else a system message describes them).
+    pub fn takes_tools(self) -> bool {
+        self != ToolFormat::Generic
     }
 }
 
@@ -65,8 +81,8 @@ pub const MAX_PARALLEL_CALLS: usize = 8;
 const CALL_RULE: &str = "hearth-tool-call";
 const BLOCK_RULE: &str = "hearth-tool-block";
 
-/// The grammar for `offered`: none when no call may be made (`none`, or no tools).
-pub fn grammar(offered: &OfferedTools) -> Result<Option<ToolGrammar>, BackendError> {
+/// The grammar for `offered` in `format`: none when no call may be made (`none`, or no tools).
+pub fn grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<ToolGrammar>, BackendError> {
     check_tools(&offered.tools, &offered.choice).map_err(|e| BackendError::InvalidRequest(e.to_string()))?;
     let callable: Vec<&ToolSpec> = match &offered.choice {
         ToolChoice::None => return Ok(None),
@@ -75,6 +91,9 @@ pub fn grammar(offered: &OfferedTools) -> Result<Option<ToolGrammar>, BackendErr
     };
     if callable.is_empty() {
         return Ok(None);
+    }
+    if format == ToolFormat::Harmony {
+        return harmony_grammar(&callable, offered.choice == ToolChoice::Auto).map(Some);
     }
     let call = llama_cpp_2::json_schema_to_grammar(&call_schema(&callable))
         .map_err(|e| BackendError::InvalidRequest(format!("the tools' parameters cannot be used as a grammar: {e}")))?;
@@ -87,6 +106,83 @@ pub fn grammar(offered: &OfferedTools) -> Result<Option<ToolGrammar>, BackendErr
     );
     let trigger = (offered.choice == ToolChoice::Auto).then_some(CALL_OPEN);
     Ok(Some(ToolGrammar { gbnf, trigger }))
+}
+
+/// One call, gpt-oss's way: the function named in the header, then its arguments, compact; the
+/// turn ends there (`<|call|>`). Bound from the first token (`required`, a named tool), it is
+/// written as gpt-oss's template writes a call back (`to=functions.NAME<|channel|>commentary
+/// json<|message|>`), so the next round's prompt is the cache's own tokens. Lazy for `auto`: bound
+/// from the recipient on, wherever the model put its channel (before the recipient, as gpt-oss
+/// is trained to, or after).
+fn harmony_grammar(tools: &[&ToolSpec], lazy: bool) -> Result<ToolGrammar, BackendError> {
+    let mut rules = Vec::new();
+    let mut calls = Vec::new();
+    for (i, tool) in tools.iter().enumerate() {
+        let arguments = llama_cpp_2::json_schema_to_grammar(&object_schema(&tool.parameters))
+            .map_err(|e| BackendError::InvalidRequest(format!("the parameters of {} cannot be used as a grammar: {e}", tool.name)))?;
+        let prefix = format!("hearth-t{i}-");
+        rules.push(prefix_rules(&compact(&arguments), &prefix));
+        calls.push(format!("{} {HARMONY_HEAD} {prefix}root", gbnf_literal(&tool.name)));
+    }
+    let commentary = gbnf_literal("<|channel|>commentary");
+    let message = gbnf_literal(hearth_core::harmony::MESSAGE);
+    let (before, head) = match lazy {
+        true => (format!("{commentary}? "), format!("{commentary}? \" \"? {}? \"json\"? {message}", gbnf_literal("<|constrain|>"))),
+        false => (String::new(), format!("{commentary} \" json\" {message}")),
+    };
+    let gbnf = format!(
+        "root ::= {before}{recipient} ({calls})\n{HARMONY_HEAD} ::= {head}\n{rules}",
+        recipient = gbnf_literal(CALL_RECIPIENT),
+        calls = calls.join(" | "),
+        rules = rules.join("\n"),
+    );
+    Ok(ToolGrammar { gbnf, trigger: lazy.then_some(CALL_RECIPIENT) })
+}
+
+const HARMONY_HEAD: &str = "hearth-harmony-head";
+
+/// `gbnf` with each of its rules' names prefixed by `prefix` where they are defined and used
+/// (never inside a string literal or a character class), so that several grammars live in one.
+fn prefix_rules(gbnf: &str, prefix: &str) -> String {
+    let names: std::collections::HashSet<&str> =
+        gbnf.lines().filter_map(|line| line.split_once(" ::=").map(|(name, _)| name.trim())).collect();
+    let mut out = String::with_capacity(gbnf.len() * 2);
+    let mut chars = gbnf.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '"' | '[' => {
+                let close = if c == '"' { '"' } else { ']' };
+                out.push(c);
+                while let Some((_, c)) = chars.next() {
+                    out.push(c);
+                    if c == '\\' {
+                        if let Some((_, escaped)) = chars.next() {
+                            out.push(escaped);
+                        }
+                    } else if c == close {
+                        break;
+                    }
+                }
+            }
+            c if c.is_ascii_alphanumeric() || c == '-' || c == '_' => {
+                let mut end = at + c.len_utf8();
+                while let Some(&(next, c)) = chars.peek() {
+                    if !(c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                        break;
+                    }
+                    end = next + c.len_utf8();
+                    chars.next();
+                }
+                let word = &gbnf[at..end];
+                if names.contains(word) {
+                    out.push_str(prefix);
+                }
+                out.push_str(word);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// One call of any of `tools`: `{"name": <its name>, "arguments": <its schema>}`, written as JSON
@@ -162,6 +258,42 @@ mod tests {
         let chatml =
             "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n'}}{% endfor %}";
         assert_eq!(ToolFormat::of_template(chatml), ToolFormat::Generic);
+        let harmony = include_str!("../tests/data/harmony.jinja");
+        assert_eq!(ToolFormat::of_template(harmony), ToolFormat::Harmony);
+    }
+
+    /// gpt-oss's calls: each tool's name with its own arguments' rules (named apart, so two
+    /// tools' grammars live in one), lazy from the recipient for `auto`.
+    #[test]
+    fn a_harmony_grammar_names_each_function_with_its_own_arguments() {
+        let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+        let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
+        let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::Harmony).unwrap().unwrap();
+        assert_eq!(auto.trigger, Some(" to=functions."));
+        assert!(auto.gbnf.starts_with(r#"root ::= "<|channel|>commentary"? " to=functions." ("get_weather" hearth-harmony-head hearth-t0-root | "get_time" hearth-harmony-head hearth-t1-root)"#), "{}", auto.gbnf);
+        let defined: Vec<&str> = auto.gbnf.lines().filter_map(|l| l.split_once(" ::=").map(|(name, _)| name)).collect();
+        let unique: std::collections::HashSet<_> = defined.iter().collect();
+        assert_eq!(unique.len(), defined.len(), "each rule once: {}", auto.gbnf);
+        assert!(defined.contains(&"hearth-t0-city-kv") || defined.iter().any(|d| d.starts_with("hearth-t0-")), "{}", auto.gbnf);
+        let required = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::Harmony).unwrap().unwrap();
+        assert_eq!(required.trigger, None);
+        assert!(
+            required.gbnf.starts_with(
+                "root ::= \" to=functions.\" (\"get_weather\" hearth-harmony-head hearth-t0-root)\n\
+                 hearth-harmony-head ::= \"<|channel|>commentary\" \" json\" \"<|message|>\"\n"
+            ),
+            "as gpt-oss's template writes it back: {}",
+            required.gbnf
+        );
+    }
+
+    #[test]
+    fn rules_are_renamed_outside_literals_and_classes() {
+        let gbnf = "root ::= \"{\" space item \"root\" [a-z\\]root]\nspace ::= \" \"?\nitem ::= root | space";
+        assert_eq!(
+            prefix_rules(gbnf, "p-"),
+            "p-root ::= \"{\" p-space p-item \"root\" [a-z\\]root]\np-space ::= \" \"?\np-item ::= p-root | p-space"
+        );
     }
 
     #[test]
@@ -182,7 +314,7 @@ mod tests {
         let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
         let both = || vec![weather.clone(), time.clone()];
 
-        let auto = grammar(&offered(both(), ToolChoice::Auto, false)).unwrap().unwrap();
+        let auto = grammar(&offered(both(), ToolChoice::Auto, false), ToolFormat::Hermes).unwrap().unwrap();
         assert_eq!(auto.trigger, Some("<tool_call>"));
         assert!(
             auto.gbnf.starts_with(
@@ -195,16 +327,16 @@ mod tests {
         assert!(auto.gbnf.lines().any(|l| l == "space ::= \"\""), "no room between tokens: {}", auto.gbnf);
         assert!(!auto.gbnf.lines().any(|l| l.starts_with("root ::= {") || l.contains(" root ")), "one root: {}", auto.gbnf);
 
-        let required = grammar(&offered(both(), ToolChoice::Required, true)).unwrap().unwrap();
+        let required = grammar(&offered(both(), ToolChoice::Required, true), ToolFormat::Hermes).unwrap().unwrap();
         assert_eq!(required.trigger, None);
         assert!(required.gbnf.starts_with("root ::= hearth-tool-block (\"\\n\" hearth-tool-block){0,7}\n"), "{}", required.gbnf);
 
-        let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false)).unwrap().unwrap();
+        let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false), ToolFormat::Generic).unwrap().unwrap();
         assert!(named.gbnf.contains("get_time") && !named.gbnf.contains("get_weather"), "{}", named.gbnf);
 
-        assert_eq!(grammar(&offered(both(), ToolChoice::None, false)).unwrap(), None);
-        assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false)).unwrap(), None);
-        let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false)).unwrap_err();
+        assert_eq!(grammar(&offered(both(), ToolChoice::None, false), ToolFormat::Hermes).unwrap(), None);
+        assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false), ToolFormat::Harmony).unwrap(), None);
+        let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false), ToolFormat::Harmony).unwrap_err();
         assert!(refused.to_string().contains("\"get_news\", which is not among the tools"), "{refused}");
     }
 

@@ -225,6 +225,78 @@ async fn load_settings_apply() {
     assert!(refused.unwrap_err().to_string().contains("quantized KV cache needs flash attention"));
 }
 
+/// gpt-oss's channels, on a tiny model with its special tokens and a template in its shape
+/// (`scripts/make-test-models.py`): what the model writes in `analysis` is the reply's leading
+/// reasoning block and `final` its answer; a budget closes the analysis and opens the answer; the
+/// budget's reasoning effort and the request's other variables reach the template; the next turn
+/// drops past reasoning and reuses the cache exactly up to where the reply began.
+#[tokio::test]
+async fn gpt_oss_channels_are_read_as_reasoning_and_bounded() {
+    let _one = common::one_at_a_time().await;
+    let engine = common::spawn_engine();
+    let path = model_path().with_file_name("tiny-harmony.gguf");
+    let params = LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() };
+    engine.load(&path, params.clone()).await.unwrap();
+    let question = user("What is 2 + 2?");
+    let ask = |messages: &[ChatMessage], sampling: SamplingParams, kwargs: serde_json::Value| {
+        let mut request = ReplyRequest::new(messages.to_vec(), sampling, CancelFlag::new());
+        request.conversation = Some(7);
+        request.template_kwargs = kwargs.as_object().cloned().unwrap_or_default();
+        let engine = engine.clone();
+        async move { common::reply_to(&engine, request, None).await }
+    };
+    let no_kwargs = serde_json::json!({});
+
+    // The model writes its channels (a grammar makes the random weights write them).
+    let grammar =
+        r#"root ::= <|channel|> "analysis" <|message|> "Easy sum." <|end|> <|start|> "assistant" <|channel|> "final" <|message|> "Four.""#;
+    let constrained = SamplingParams { constraint: Some(hearth_core::Constraint::Gbnf(grammar.into())), ..greedy(40) };
+    let written = ask(&question, constrained, no_kwargs.clone()).await;
+    assert_eq!(written.text, "<think>Easy sum.</think>Four.");
+    let thought = written.stats.reasoning_tokens.unwrap_or(0);
+    assert!(thought > 3 && thought < written.stats.completion_tokens, "{:?}", written.stats);
+
+    // The effort follows the budget in the system message: the same effort reuses the whole
+    // prompt, another is read again from there.
+    let budget = |tokens: i32| SamplingParams { reasoning_budget: tokens, ..greedy(12) };
+    let medium = ask(&question, budget(-1), no_kwargs.clone()).await;
+    let low = ask(&question, budget(100), no_kwargs.clone()).await;
+    assert!(low.stats.cached_tokens < 20, "low: the system message differs: {:?} after {:?}", low.stats, medium.stats);
+    let named = ask(&question, budget(100), serde_json::json!({"reasoning_effort": "medium"})).await;
+    assert!(named.stats.cached_tokens < 20, "an effort named by the request wins: {:?}", named.stats);
+    let same = ask(&question, budget(5000), no_kwargs.clone()).await;
+    assert!(same.stats.cached_tokens + 1 >= named.stats.prompt_tokens, "medium both times: {:?} after {:?}", same.stats, named.stats);
+
+    // The template opens the analysis (a variable of the request's): the reply reasons from its
+    // first token, and a budget of 3 closes it and makes the model answer.
+    let opened = serde_json::json!({"open_analysis": true, "reasoning_effort": "low"});
+    let free = ask(&question, budget(-1), opened.clone()).await;
+    assert!(free.text.starts_with("<think>") && free.stats.reasoning_tokens.is_some(), "{:?}", free.text);
+    let capped = ask(&question, budget(3), opened.clone()).await;
+    let parts = hearth_core::split_reasoning(&capped.text);
+    assert!(parts.closed && !parts.answer.is_empty(), "{:?}", capped.text);
+    let reasoned = parts.reasoning.unwrap_or_default();
+    assert!(
+        free.text["<think>".len()..].trim_start().starts_with(reasoned),
+        "the same reasoning up to the budget: {reasoned:?} in {:?}",
+        free.text
+    );
+    let thought = capped.stats.reasoning_tokens.unwrap_or(0);
+    assert!(thought > 3 && thought < capped.stats.completion_tokens, "three tokens and the closing: {:?}", capped.stats);
+
+    // The next turn: the template shows the past reply's answer alone (its text holds no
+    // channels, or the template refuses it), so the cache is kept up to the reply's channel.
+    let mut turns = question.clone();
+    turns.push(ChatMessage::new(Role::Assistant, capped.text.clone()));
+    turns.push(ChatMessage::new(Role::User, "And 3 + 3?"));
+    let second = ask(&turns, budget(3), opened.clone()).await;
+    let opened_at = capped.stats.prompt_tokens; // ends in "<|channel|>analysis<|message|>"
+    assert!((opened_at - 4..opened_at).contains(&second.stats.cached_tokens), "{:?} after {:?}", second.stats, capped.stats);
+    engine.load(&path, params).await.unwrap();
+    let fresh = ask(&turns, budget(3), opened).await;
+    assert_eq!((fresh.stats.cached_tokens, &fresh.text), (0, &second.text), "the same reply from an empty cache");
+}
+
 /// A reply cut short, then an edit of the last message and a regeneration leave the cache as if
 /// the conversation had gone straight there: the edited turn's greedy reply is the one an engine
 /// that never saw the first version gives, while the common prefix is reused. (The yardstick is a

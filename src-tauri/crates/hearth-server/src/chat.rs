@@ -249,6 +249,7 @@ async fn answer(state: &ServerState, body: &[u8], shape: Shape, entry: &mut Opti
     reply.logprobs = logprobs;
     reply.raw_prompt = raw_prompt;
     reply.tools = tools;
+    reply.template_kwargs = request.template_kwargs()?;
     let stream = state.engine.start_reply(reply)?;
     let stop = StopOnDrop(cancel);
     let mut events = stream.events;

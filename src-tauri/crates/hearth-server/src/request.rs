@@ -51,11 +51,12 @@ pub struct ChatRequest {
     /// llama.cpp's server's: whether a reply's leading reasoning block is answered apart as
     /// `reasoning_content` (`auto`, `deepseek`: the default) or left in the content (`none`).
     reasoning_format: Option<ReasoningFormat>,
-    /// llama.cpp's server's: values for the chat template; Hearth's templates take
-    /// `enable_thinking` (false: the reasoning budget is 0).
+    /// llama.cpp's server's: values for the chat template (`enable_thinking` false: the
+    /// reasoning budget is 0).
     chat_template_kwargs: Option<Map<String, Value>>,
-    /// OpenAI's; `"none"` asks the model not to reason (as llama.cpp's server reads it). A budget
-    /// in tokens is llama.cpp's `reasoning_budget_tokens`.
+    /// OpenAI's; `"none"` asks the model not to reason (as llama.cpp's server reads it), the others
+    /// reach a template that takes them (gpt-oss's). A budget in tokens is llama.cpp's
+    /// `reasoning_budget_tokens`.
     reasoning_effort: Option<String>,
     /// Anything else: llama.cpp's sampling fields (`hearth_providers::llama_fields`), taken out
     /// into `llama`; the rest refused by name.
@@ -119,6 +120,11 @@ pub struct WireMessage {
 
 /// OpenAI allows at most this many stop sequences; llama.cpp takes more, so we do too.
 const MAX_STOPS: usize = 16;
+/// The reasoning efforts OpenAI's API knows, besides "none".
+const REASONING_EFFORTS: [&str; 4] = ["minimal", "low", "medium", "high"];
+/// Template variables the request's own fields write.
+const SET_BY_THE_REQUEST: [&str; 6] = ["messages", "tools", "add_generation_prompt", "bos_token", "eos_token", "enable_thinking"];
+const MAX_TEMPLATE_KWARGS_BYTES: usize = 64 << 10;
 
 /// Caps on what a request holds besides its messages' text, each refused by name before any of
 /// it is stored, logged, shown in the window or handed to a sampler. Far above any real use.
@@ -275,36 +281,56 @@ impl ChatRequest {
     }
 
     /// Whether the model may reason, as `chat_template_kwargs.enable_thinking` and
-    /// `reasoning_effort` say; what Hearth cannot do with them is refused by name.
+    /// `reasoning_effort` say (`"none"`: not at all).
     fn thinking(&self) -> Result<bool, ApiError> {
         let mut thinking = true;
-        for (key, value) in self.chat_template_kwargs.iter().flatten() {
-            let param = format!("chat_template_kwargs.{key}");
-            match (key.as_str(), value) {
-                ("enable_thinking", Value::Bool(on)) => thinking &= *on,
-                ("enable_thinking", _) => return Err(ApiError::invalid(Some(&param), format!("`{param}` must be true or false"))),
-                _ => {
-                    return Err(ApiError::invalid(
-                        Some(&param),
-                        format!("`{param}` is not supported by Hearth's server: its chat templates take `enable_thinking`"),
-                    ));
-                }
+        match self.chat_template_kwargs.as_ref().and_then(|kwargs| kwargs.get("enable_thinking")) {
+            None => {}
+            Some(Value::Bool(on)) => thinking &= *on,
+            Some(_) => {
+                let param = "chat_template_kwargs.enable_thinking";
+                return Err(ApiError::invalid(Some(param), format!("`{param}` must be true or false")));
             }
         }
         match self.reasoning_effort.as_deref() {
             None => {}
             Some("none") => thinking = false,
+            Some(effort) if REASONING_EFFORTS.contains(&effort) => {}
             Some(other) => {
                 return Err(ApiError::invalid(
                     Some("reasoning_effort"),
                     format!(
-                        "reasoning_effort {other:?} is not supported by Hearth's server: \"none\" turns reasoning off; \
-                         `reasoning_budget_tokens` caps it in tokens"
+                        "reasoning_effort must be one of \"none\", {}, got {other:?}; `reasoning_budget_tokens` caps reasoning in tokens",
+                        REASONING_EFFORTS.map(|e| format!("{e:?}")).join(", ")
                     ),
                 ));
             }
         }
         Ok(thinking)
+    }
+
+    /// What the model's chat template reads besides the messages, as llama.cpp's server passes
+    /// it: `chat_template_kwargs` (its `enable_thinking` is the reasoning budget's), and
+    /// `reasoning_effort` for a template that takes it (gpt-oss's).
+    pub fn template_kwargs(&self) -> Result<Map<String, Value>, ApiError> {
+        let mut kwargs = self.chat_template_kwargs.clone().unwrap_or_default();
+        kwargs.remove("enable_thinking");
+        if let Some(key) = kwargs.keys().find(|key| SET_BY_THE_REQUEST.contains(&key.as_str())) {
+            let param = format!("chat_template_kwargs.{key}");
+            return Err(ApiError::invalid(Some(&param), format!("`{param}` is written from the request itself, never by a client")));
+        }
+        if serde_json::to_vec(&kwargs).map_or(0, |bytes| bytes.len()) > MAX_TEMPLATE_KWARGS_BYTES {
+            return Err(ApiError::invalid(
+                Some("chat_template_kwargs"),
+                format!("chat_template_kwargs may hold at most {} KiB", MAX_TEMPLATE_KWARGS_BYTES >> 10),
+            ));
+        }
+        match self.reasoning_effort.as_deref() {
+            None => {}
+            Some("none") => _ = kwargs.remove("reasoning_effort"),
+            Some(effort) => _ = kwargs.insert("reasoning_effort".into(), effort.into()),
+        }
+        Ok(kwargs)
     }
 
     /// Whether a reply's leading reasoning block is answered apart, as `reasoning_content`.

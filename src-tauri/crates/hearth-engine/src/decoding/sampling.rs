@@ -13,6 +13,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
+use hearth_core::harmony::{self, HarmonyStream};
 use hearth_core::{
     FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative, THINK_CLOSE, THINK_OPEN,
     TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
@@ -54,6 +55,8 @@ pub(crate) struct Reply {
     text: Utf8Stream,
     stops: StopFilter,
     outbox: Outbox,
+    /// A model that writes gpt-oss's channels: its text as Hearth stores replies.
+    harmony: Option<HarmonyStream>,
     /// The tokens of the reply's leading reasoning block (`stats.reasoning_tokens`).
     reasoning: ReasoningCounter,
     /// Tokens written in place of sampled ones: the closing of a reasoning block whose budget is
@@ -91,6 +94,7 @@ impl Reply {
             text: Utf8Stream::new(),
             stops,
             outbox: Outbox::new(),
+            harmony: None,
             reasoning: ReasoningCounter::default(),
             forced: VecDeque::new(),
             budget_closed: false,
@@ -117,7 +121,18 @@ impl Reply {
     /// so it is stored, shown and answered as a reply that opened the block itself.
     pub fn open_reasoning(&mut self) {
         self.reasoning.opened_by_prompt();
-        self.outbox.push(&format!("{THINK_OPEN}\n"), &self.events);
+        let opening = match &mut self.harmony {
+            Some(channels) => channels.push(harmony::ANALYSIS_OPENING),
+            None => format!("{THINK_OPEN}\n"),
+        };
+        self.outbox.push(&opening, &self.events);
+    }
+
+    /// The model writes gpt-oss's channels: its text is read into a leading reasoning block and
+    /// the answer (a reply continued, from where its text left off).
+    pub fn write_channels(&mut self) {
+        let continued = self.request.messages.last().filter(|_| self.request.continue_last).map(|m| m.content.as_str());
+        self.harmony = Some(HarmonyStream::continuing(continued));
     }
 
     /// Guesses up to `room` tokens to follow `cached` and `next` in sequence `seq` (nothing
@@ -223,13 +238,18 @@ impl Reply {
         }
         self.stats.completion_tokens += 1;
         let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, false, None)));
-        self.reasoning.token(&released.text);
+        let text = match &mut self.harmony {
+            Some(channels) => channels.push(&released.text),
+            None => released.text,
+        };
+        self.reasoning.token(&text);
         if self.reasoning_budget_spent() {
             // The block is closed as the model would close it, and it answers from there.
             self.budget_closed = true;
-            self.forced = vocab.tokenize(format!("\n{THINK_CLOSE}\n\n").as_bytes(), false, true).into();
+            let closing = if self.harmony.is_some() { harmony::ANALYSIS_TO_FINAL.to_owned() } else { format!("\n{THINK_CLOSE}\n\n") };
+            self.forced = vocab.tokenize(closing.as_bytes(), false, true).into();
         }
-        if !self.outbox.push(&released.text, &self.events) {
+        if !self.outbox.push(&text, &self.events) {
             return Some(FinishReason::Cancelled); // Nobody is listening any more.
         }
         if released.stopped {
@@ -308,13 +328,16 @@ impl Decoder for Reply {
     }
 
     fn finish(mut self: Box<Self>, reason: FinishReason, _model: &LlamaModel) {
-        let tail = match reason {
+        let mut tail = match reason {
             FinishReason::StopString => String::new(),
             _ => {
                 let flushed = self.stops.push(&self.text.finish()).text;
                 flushed + &self.stops.finish()
             }
         };
+        if let Some(channels) = &mut self.harmony {
+            tail = channels.push(&tail) + &channels.finish();
+        }
         self.outbox.push(&tail, &self.events);
         self.outbox.flush(&self.events);
         self.stats.reasoning_tokens = self.reasoning.tokens();

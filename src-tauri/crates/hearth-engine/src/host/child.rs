@@ -177,7 +177,7 @@ fn load(
             // The RPC servers' devices joined this process's: the app hears of them first.
             let _ = outbox.send(FromHost::Devices { report: crate::devices::report() });
         }
-        let _ = outbox.send(FromHost::Loaded { id, result });
+        let _ = outbox.send(FromHost::Loaded { id, result: result.map(Box::new) });
     });
 }
 

@@ -88,22 +88,36 @@ pub struct ReplySpec {
     pub raw_prompt: Option<String>,
     #[serde(default)]
     pub tools: Option<OfferedTools>,
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub template_kwargs: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ReplySpec {
     /// What of `request` crosses the pipe, and the cancel flag that stays on this side (its
     /// target is the engine it is sent to).
     pub fn of(request: ReplyRequest) -> (ReplySpec, CancelFlag) {
-        let ReplyRequest { messages, sampling, cancel, continue_last, target: _, conversation, logprobs, top_probs, raw_prompt, tools } =
-            request;
-        (ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt, tools }, cancel)
+        let ReplyRequest {
+            messages,
+            sampling,
+            cancel,
+            continue_last,
+            target: _,
+            conversation,
+            logprobs,
+            top_probs,
+            raw_prompt,
+            tools,
+            template_kwargs,
+        } = request;
+        (ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt, tools, template_kwargs }, cancel)
     }
 
     /// The request the engine process serves, stopped by its own `cancel` flag.
     pub fn into_request(self, cancel: CancelFlag) -> ReplyRequest {
-        let ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt, tools } = self;
+        let ReplySpec { messages, sampling, continue_last, conversation, logprobs, top_probs, raw_prompt, tools, template_kwargs } = self;
         ReplyRequest {
             continue_last,
+            template_kwargs,
             conversation,
             logprobs,
             top_probs,
@@ -127,7 +141,8 @@ pub enum FromHost {
     },
     Loaded {
         id: RequestId,
-        result: Result<ModelInfo, EngineError>,
+        /// Boxed: a model's description is many times the other frames' size.
+        result: Result<Box<ModelInfo>, EngineError>,
     },
     Event {
         id: RequestId,

@@ -231,7 +231,7 @@ impl<'m> Session<'m> {
         match messages.last() {
             Some(last) if last.role == Role::User && !continue_last && !last.content.is_empty() => self
                 // (Thinking or not changes only what follows the assistant's turn's opening.)
-                .render(std::slice::from_ref(last), None, true)
+                .render(std::slice::from_ref(last), PromptAsk::plain())
                 .ok()
                 .and_then(|prompt| prompt.text.rfind(&last.content).map(|at| prompt.text.len() - at))
                 .unwrap_or(usize::MAX),

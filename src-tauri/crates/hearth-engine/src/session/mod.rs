@@ -22,8 +22,8 @@ use llama_cpp_2::{DecodeError, LlamaStateSeqFlags};
 use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{
-    BackendError, CacheBudgets, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReplyRequest, ReplyStats, Role,
-    Speculative, Strategy, fit_context,
+    BackendError, CacheBudgets, ChatMessage, FinishReason, GenEvent, OverflowPolicy, PromptSource, ReasoningFormat, ReplyRequest,
+    ReplyStats, Role, Speculative, Strategy, fit_context,
 };
 
 use crate::LoadParams;
@@ -46,7 +46,7 @@ mod read_ahead;
 mod slot;
 mod strategies;
 
-use prompt::{Rendered, Renderer, opens_reasoning, special_text};
+use prompt::{PromptAsk, Rendered, Renderer, opens_reasoning, special_text};
 use slot::Slot;
 
 /// A prompt fitted to the context: its tokens, the messages left out, and how it was written.
@@ -192,10 +192,18 @@ impl<'m> Session<'m> {
         }
     }
 
+    /// Tool results as the model's template reads them: as the user's `<tool_response>` blocks,
+    /// but for gpt-oss's channels, whose template answers each call by name.
+    fn read_tools(&self, messages: &mut [ChatMessage]) {
+        if self.renderer.tool_format() != crate::tools::ToolFormat::Harmony {
+            hearth_core::read_tools_locally(messages);
+        }
+    }
+
     /// Queues a reply; [`Session::step`] serves it. A prompt that cannot fit fails at once.
     pub fn submit(&mut self, mut request: ReplyRequest, events: UnboundedSender<GenEvent>) {
         let asked_at = Instant::now();
-        hearth_core::read_tools_locally(&mut request.messages);
+        self.read_tools(&mut request.messages);
         if vision::has_images(&request.messages) {
             // Drafts are text: neither a draft model nor the prompt's n-grams can write an image's tokens.
             request.sampling.speculative = Speculative::Off;
@@ -489,7 +497,8 @@ impl<'m> Session<'m> {
 
     fn start(&mut self, slot: usize, queued: Queued) {
         let Queued { request, events, tokens, dropped, notice, asked_at, member } = queued;
-        let tools = match request.tools.as_ref().map(crate::tools::grammar).transpose() {
+        let format = self.renderer.tool_format();
+        let tools = match request.tools.as_ref().map(|offered| crate::tools::grammar(offered, format)).transpose() {
             Ok(tools) => tools.flatten(),
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
@@ -503,7 +512,8 @@ impl<'m> Session<'m> {
                 return;
             }
         };
-        let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens);
+        let reasoning = if request.raw_prompt.is_none() { self.renderer.reasoning() } else { ReasoningFormat::None };
+        let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens, reasoning);
         // A consensus candidate's logits come from its group's batch.
         let (prompt, stats, saved_logits) = self.take_prompt(slot, &request, tokens, dropped, notice, member.is_none());
         tracing::debug!(
@@ -515,6 +525,9 @@ impl<'m> Session<'m> {
         );
         self.slots[slot].busy = true;
         let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
+        if reasoning == ReasoningFormat::Channels {
+            reply.write_channels();
+        }
         if opens_reasoning {
             reply.open_reasoning();
         }

@@ -4,12 +4,14 @@
 //! author's `raise_exception`) gets the system prompt folded into the first user message, as LM
 //! Studio does, and that is said too.
 
+use std::borrow::Cow;
+
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
-use hearth_core::{BackendError, ChatMessage, OfferedTools, Role, ToolChoice};
+use hearth_core::{BackendError, ChatMessage, OfferedTools, ReasoningFormat, ReplyRequest, Role, ToolChoice, harmony};
 
-use crate::template::ChatTemplate;
+use crate::template::{ChatTemplate, NO_KWARGS, TemplateInputs};
 use crate::tools::{GENERIC_NOTICE, ToolFormat, generic_instructions, template_tools};
 
 pub(super) enum Renderer {
@@ -23,6 +25,34 @@ pub(super) enum Renderer {
 pub(super) struct Rendered {
     pub text: String,
     pub notice: Option<String>,
+}
+
+/// What a request asks of its prompt besides the messages.
+#[derive(Clone, Copy)]
+pub(super) struct PromptAsk<'a> {
+    pub tools: Option<&'a OfferedTools>,
+    /// The reasoning budget (`SamplingParams::reasoning_budget`): 0 asks the model not to reason.
+    pub budget: i32,
+    pub kwargs: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+impl<'a> PromptAsk<'a> {
+    pub fn of(request: &'a ReplyRequest) -> PromptAsk<'a> {
+        PromptAsk { tools: request.tools.as_ref(), budget: request.sampling.reasoning_budget, kwargs: &request.template_kwargs }
+    }
+
+    /// No tools, no budget, nothing more for the template.
+    pub fn plain() -> PromptAsk<'static> {
+        PromptAsk { tools: None, budget: -1, kwargs: &NO_KWARGS }
+    }
+
+    pub fn without_tools(self) -> PromptAsk<'a> {
+        PromptAsk { tools: None, ..self }
+    }
+
+    fn thinking(&self) -> bool {
+        self.budget != 0
+    }
 }
 
 const FALLBACK_FORMAT: &str = "the prompt was written in llama.cpp's built-in format for this model instead, which may not be the one it was trained on; choose another template in the Model settings";
@@ -55,26 +85,40 @@ impl Renderer {
         }
     }
 
-    /// The prompt for `messages`, with `tools` offered as the template knows them (else in the
-    /// generic format, said in the notice); `thinking`: whether the model is to reason, for a
-    /// template that takes it (`enable_thinking`).
-    pub fn render(
-        &self,
-        model: &LlamaModel,
-        messages: &[ChatMessage],
-        tools: Option<&OfferedTools>,
-        thinking: bool,
-    ) -> Result<Rendered, BackendError> {
-        let Some(tools) = tools.filter(|t| t.choice != ToolChoice::None && !t.tools.is_empty()) else {
-            return self.render_plain(model, messages, thinking);
+    /// How the model is told of tools and writes its calls.
+    pub fn tool_format(&self) -> ToolFormat {
+        match self {
+            Renderer::Jinja(_, format, _) => *format,
+            Renderer::Builtin { .. } => ToolFormat::Generic,
+        }
+    }
+
+    /// How the model reasons, by the template the prompt is written with.
+    pub fn reasoning(&self) -> ReasoningFormat {
+        match self {
+            Renderer::Jinja(jinja, ..) => jinja.reasoning(),
+            Renderer::Builtin { .. } => ReasoningFormat::None,
+        }
+    }
+
+    /// The prompt for `messages`, with the tools `ask`ed for offered as the template knows them
+    /// (else in the generic format, said in the notice), and the model asked to reason or not
+    /// where its template takes that (`enable_thinking`, gpt-oss's `reasoning_effort`).
+    pub fn render(&self, model: &LlamaModel, messages: &[ChatMessage], ask: PromptAsk<'_>) -> Result<Rendered, BackendError> {
+        let kwargs = self.kwargs(ask);
+        let inputs = TemplateInputs { tools: None, thinking: ask.thinking(), kwargs: &kwargs };
+        let Some(tools) = ask.tools.filter(|t| t.choice != ToolChoice::None && !t.tools.is_empty()) else {
+            return self.render_plain(model, messages, inputs);
         };
-        if let Renderer::Jinja(jinja, ToolFormat::Hermes, _) = self {
+        if let Renderer::Jinja(jinja, format, _) = self
+            && format.takes_tools()
+        {
             let text = jinja
-                .render_with(messages, Some(&template_tools(&tools.tools)), thinking)
+                .render_with(messages, TemplateInputs { tools: Some(&template_tools(&tools.tools)), ..inputs })
                 .map_err(|e| BackendError::Engine(e.to_string()))?;
             return Ok(Rendered { text, notice: None });
         }
-        let mut rendered = self.render_plain(model, &with_system(messages, &generic_instructions(&tools.tools)), thinking)?;
+        let mut rendered = self.render_plain(model, &with_system(messages, &generic_instructions(&tools.tools)), inputs)?;
         rendered.notice = Some(match rendered.notice {
             Some(notice) => format!("{GENERIC_NOTICE}. {notice}"),
             None => GENERIC_NOTICE.to_owned(),
@@ -82,13 +126,26 @@ impl Renderer {
         Ok(rendered)
     }
 
-    fn render_plain(&self, model: &LlamaModel, messages: &[ChatMessage], thinking: bool) -> Result<Rendered, BackendError> {
+    /// The template's variables from `ask`: gpt-oss's reasoning effort follows the budget unless
+    /// it is asked for by name.
+    fn kwargs<'a>(&self, ask: PromptAsk<'a>) -> Cow<'a, serde_json::Map<String, serde_json::Value>> {
+        let mut kwargs = Cow::Borrowed(ask.kwargs);
+        if self.reasoning() == ReasoningFormat::Channels
+            && !kwargs.contains_key("reasoning_effort")
+            && let Some(effort) = harmony::harmony_effort(ask.budget)
+        {
+            kwargs.to_mut().insert("reasoning_effort".into(), effort.into());
+        }
+        kwargs
+    }
+
+    fn render_plain(&self, model: &LlamaModel, messages: &[ChatMessage], inputs: TemplateInputs<'_>) -> Result<Rendered, BackendError> {
         let rendered = match self {
-            Renderer::Jinja(jinja, _, builtin) => match jinja.render_with(messages, None, thinking) {
+            Renderer::Jinja(jinja, _, builtin) => match jinja.render_with(messages, inputs) {
                 Ok(text) => Rendered { text, notice: None },
                 Err(error) => {
                     if let Some(folded) = fold_system(messages)
-                        && let Ok(text) = jinja.render_with(&folded, None, thinking)
+                        && let Ok(text) = jinja.render_with(&folded, inputs)
                     {
                         let notice = format!(
                             "The model's chat template refuses a system prompt ({}); it was put at the start of the first message instead",
@@ -160,9 +217,10 @@ pub(super) fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
 /// The prompt fitted to the context: rendered, tokenized, and earlier messages left out as the
 /// overflow policy allows.
 mod fit {
-    use hearth_core::OfferedTools;
+    use hearth_core::harmony;
 
     use super::super::*;
+    use super::PromptAsk;
     use crate::vision::{self, PromptImages};
 
     impl<'m> Session<'m> {
@@ -182,9 +240,8 @@ mod fit {
                     n => Err(overflow(n)),
                 };
             }
-            let tools = request.tools.as_ref();
-            let thinking = request.sampling.reasoning_budget != 0;
-            let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, tools, thinking)?;
+            let ask = PromptAsk::of(request);
+            let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, ask)?;
             let (tokens, images) = self.tokenize_messages(&text, &request.messages)?;
             if tokens.len() + reserve <= n_ctx {
                 return Ok(Fitted { tokens, dropped: 0, notice, images });
@@ -195,7 +252,7 @@ mod fit {
             }
             let mut fitted = None;
             let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
-                let Ok(prompt) = self.prompt(messages, request.continue_last, tools, thinking) else { return false };
+                let Ok(prompt) = self.prompt(messages, request.continue_last, ask) else { return false };
                 let Ok((candidate, images)) = self.tokenize_messages(&prompt.text, messages) else { return false };
                 let fits = candidate.len() + reserve <= n_ctx;
                 if fits {
@@ -210,35 +267,33 @@ mod fit {
         }
 
         /// The prompt for `messages`; when continuing, the unfinished reply is written after the
-        /// assistant's turn opens, so the model carries on from its last word.
+        /// assistant's turn opens (in gpt-oss's channels for a model that writes them), so the
+        /// model carries on from its last word.
         pub(in crate::session) fn prompt(
             &self,
             messages: &[ChatMessage],
             continue_last: bool,
-            tools: Option<&OfferedTools>,
-            thinking: bool,
+            ask: PromptAsk<'_>,
         ) -> Result<Rendered, BackendError> {
             match messages.split_last() {
                 Some((last, before)) if continue_last && last.role == Role::Assistant => {
-                    let mut rendered = self.render(before, tools, thinking)?;
-                    rendered.text.push_str(&last.content);
+                    let mut rendered = self.render(before, ask)?;
+                    match self.renderer.reasoning() {
+                        ReasoningFormat::Channels => rendered.text.push_str(&harmony::to_harmony(&last.content)),
+                        _ => rendered.text.push_str(&last.content),
+                    }
                     Ok(rendered)
                 }
-                _ => self.render(messages, tools, thinking),
+                _ => self.render(messages, ask),
             }
         }
 
-        pub(in crate::session) fn render(
-            &self,
-            messages: &[ChatMessage],
-            tools: Option<&OfferedTools>,
-            thinking: bool,
-        ) -> Result<Rendered, BackendError> {
+        pub(in crate::session) fn render(&self, messages: &[ChatMessage], ask: PromptAsk<'_>) -> Result<Rendered, BackendError> {
             if vision::has_images(messages) {
                 // Each image is a marker in the text, where the projector's tokens go.
-                return self.renderer.render(self.model, &vision::marked(messages), tools, thinking);
+                return self.renderer.render(self.model, &vision::marked(messages), ask);
             }
-            self.renderer.render(self.model, messages, tools, thinking)
+            self.renderer.render(self.model, messages, ask)
         }
 
         /// The rendered prompt `text` of `messages` as tokens, their images (each a marker in
@@ -276,11 +331,16 @@ mod fit {
 }
 
 /// Whether the prompt ends inside a reasoning block: its template opened `<think>` after the
-/// assistant's turn (DeepSeek-R1's and some Qwen3 templates do, to make the model reason).
-pub(super) fn opens_reasoning(model: &LlamaModel, prompt: &[LlamaToken]) -> bool {
+/// assistant's turn (DeepSeek-R1's and some Qwen3 templates do, to make the model reason), or
+/// gpt-oss's analysis channel.
+pub(super) fn opens_reasoning(model: &LlamaModel, prompt: &[LlamaToken], reasoning: ReasoningFormat) -> bool {
     let vocab = model.vocab();
     let tail: Vec<u8> = prompt[prompt.len().saturating_sub(8)..].iter().flat_map(|&t| crate::vision::piece(&vocab, t)).collect();
-    String::from_utf8_lossy(&tail).trim_end().ends_with(hearth_core::THINK_OPEN)
+    let tail = String::from_utf8_lossy(&tail);
+    match reasoning {
+        ReasoningFormat::Channels => tail.ends_with(harmony::ANALYSIS_OPENING),
+        _ => tail.trim_end().ends_with(hearth_core::THINK_OPEN),
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{ReplyRequest, Role};
 
-use super::Session;
+use super::{PromptAsk, Session};
 use crate::vision::{PromptImages, is_image};
 
 /// A draft is read ahead in chunks of 8 tokens first, then as many as the last chunk's pace reads
@@ -37,10 +37,9 @@ impl Session<'_> {
             return;
         }
         let mut messages = request.messages.clone();
-        hearth_core::read_tools_locally(&mut messages);
+        self.read_tools(&mut messages);
         let messages = &messages;
-        let thinking = request.sampling.reasoning_budget != 0;
-        let Ok(prompt) = self.prompt(messages, false, None, thinking).map(|rendered| rendered.text) else { return };
+        let Ok(prompt) = self.prompt(messages, false, PromptAsk::of(request).without_tools()).map(|rendered| rendered.text) else { return };
         let Ok((tokens, images)) = self.tokenize_messages(&prompt, messages) else { return };
         self.images = images;
         let n_ctx = self.context.n_ctx() as usize;

@@ -79,6 +79,10 @@ fn a_bad_request_is_refused_with_the_field_at_fault() {
             r#"{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{oops"}}]}]}"#,
             Some("messages[0].tool_calls[0].function.arguments"),
         ),
+        // Reasoning and the template's variables.
+        (&format!("{{{HELLO},\"reasoning_effort\":\"extreme\"}}"), Some("reasoning_effort")),
+        (&format!("{{{HELLO},\"chat_template_kwargs\":{{\"enable_thinking\":\"no\"}}}}"), Some("chat_template_kwargs.enable_thinking")),
+        (&format!("{{{HELLO},\"chat_template_kwargs\":{{\"messages\":[]}}}}"), Some("chat_template_kwargs.messages")),
     ];
     // Past a cap: refused by name, whatever the field holds.
     let long = "x".repeat(70 << 10);
@@ -99,17 +103,39 @@ fn a_bad_request_is_refused_with_the_field_at_fault() {
             "json_schema",
         ),
         (format!(r#"{{"model":"m","messages":[{{"role":"user","content":"hi","name":"{}"}}]}}"#, &long[..257]), "messages[0].name"),
+        (format!("{{{HELLO},\"chat_template_kwargs\":{{\"notes\":\"{long}\"}}}}"), "chat_template_kwargs"),
     ];
     let capped: Vec<(&str, Option<&str>)> = capped.iter().map(|(body, param)| (body.as_str(), Some(*param))).collect();
     let cases = [cases, &capped[..]].concat();
     let cases = &cases[..];
     for (body, param) in cases {
         let got = parse(body).and_then(|r| {
-            r.messages().and_then(|_| r.logprobs()).and_then(|_| r.tools()).and_then(|_| r.sampling(&SamplingParams::default()))
+            r.messages()
+                .and_then(|_| r.logprobs())
+                .and_then(|_| r.tools())
+                .and_then(|_| r.template_kwargs())
+                .and_then(|_| r.sampling(&SamplingParams::default()))
         });
         let error = got.expect_err(body);
         assert_eq!((error.status, error.param.as_deref()), (400, *param), "{body}: {error:?}");
         assert!(!error.message.is_empty());
+    }
+}
+
+/// `chat_template_kwargs` and `reasoning_effort` reach the template as llama.cpp's server passes
+/// them; turning reasoning off is the budget's.
+#[test]
+fn template_variables_and_reasoning_effort_reach_the_template() {
+    for (fields, kwargs, budget) in [
+        ("", json!({}), -1),
+        (r#","chat_template_kwargs":{"add_vision_id":true,"enable_thinking":false}"#, json!({"add_vision_id": true}), 0),
+        (r#","reasoning_effort":"high""#, json!({"reasoning_effort": "high"}), -1),
+        (r#","reasoning_effort":"none","chat_template_kwargs":{"reasoning_effort":"low"}"#, json!({}), 0),
+        (r#","reasoning_effort":"medium","chat_template_kwargs":{"reasoning_effort":"low"}"#, json!({"reasoning_effort": "medium"}), -1),
+    ] {
+        let request = parse(&format!("{{{HELLO}{fields}}}")).unwrap();
+        assert_eq!(Value::Object(request.template_kwargs().unwrap()), kwargs, "{fields}");
+        assert_eq!(request.sampling(&SamplingParams::default()).unwrap().reasoning_budget, budget, "{fields}");
     }
 }
 

@@ -23,7 +23,7 @@ impl Shared {
             FromHost::Loaded { id, result } => {
                 let Some(Pending::Load { reply, path, params, cancel, .. }) = state.pending.remove(&id) else { return };
                 // A cancel raised before the result arrived wins: the model is let go again.
-                let result = match result {
+                let result = match result.map(|info| *info) {
                     Ok(_) if cancel.is_cancelled() => {
                         let unload = self.id();
                         let (done, _) = oneshot::channel();

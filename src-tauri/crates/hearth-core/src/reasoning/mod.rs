@@ -13,6 +13,8 @@ use ts_rs::TS;
 
 use crate::chat::{ChatMessage, Role};
 
+pub mod harmony;
+
 pub const THINK_OPEN: &str = "<think>";
 pub const THINK_CLOSE: &str = "</think>";
 
@@ -373,7 +375,7 @@ mod tests {
     }
 
     fn cases() -> Vec<Case> {
-        serde_json::from_str(include_str!("../tests/data/reasoning_split.json")).unwrap()
+        serde_json::from_str(include_str!("../../tests/data/reasoning_split.json")).unwrap()
     }
 
     /// Templates written here in the shapes the families use (not their text): what each renders.
