@@ -19,6 +19,15 @@ use crate::stream::{EventError, Parser, Tally};
 /// The version of the API this speaks (sent as `anthropic-version`).
 pub const API_VERSION: &str = "2023-06-01";
 
+/// The beta that lets Claude think between tool calls, after each result, not only before its
+/// first call (sent as `anthropic-beta`).
+pub const INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
+
+/// The betas a request's `body` needs: interleaved thinking where it thinks with tools.
+pub fn betas(body: &Value) -> Option<&'static str> {
+    (body.get("thinking").is_some() && body.get("tools").is_some()).then_some(INTERLEAVED_THINKING)
+}
+
 pub fn body(
     model: &str,
     messages: &[ChatMessage],

@@ -203,8 +203,14 @@ impl Providers {
             ProviderKind::Anthropic => (endpoint(&config, "messages"), Box::new(anthropic::EventParser::default())),
             _ => (endpoint(&config, "chat/completions"), Box::new(openai::ChunkParser::default())),
         };
+        let mut post = authorized(self.inner.http.post(&url), &config, key.as_deref());
+        if config.kind == ProviderKind::Anthropic
+            && let Some(betas) = anthropic::betas(&body)
+        {
+            post = post.header("anthropic-beta", betas);
+        }
         let outgoing = stream::Outgoing {
-            request: authorized(self.inner.http.post(&url), &config, key.as_deref()).json(&body),
+            request: post.json(&body),
             url,
             provider: config.name.clone(),
             model,
