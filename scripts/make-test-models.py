@@ -13,6 +13,13 @@
   control tokens renamed) and a chat template in the shape of gpt-oss's
   (src-tauri/crates/hearth-engine/tests/data/harmony.jinja): llama.cpp treats it as it treats
   gpt-oss's vocabulary, so the engine reads its channels as it would gpt-oss's.
+- tiny-llama3.gguf: the same with Llama 3.x's special tokens (`<|start_header_id|>`,
+  `<|end_header_id|>`, `<|eot_id|>`, `<|eom_id|>`, `<|python_tag|>`) and a chat template in the
+  shape of Llama 3.1's (src-tauri/crates/hearth-engine/tests/data/llama3.jinja): its calls are
+  Llama 3.x's bare JSON.
+- tiny-mistral.gguf: the same with Mistral's control tokens (`[INST]`, `[TOOL_CALLS]`, `[ARGS]`…:
+  ten of SmolLM2's, ids 3–12) and a chat template in the shape of Mistral Small 3.2's
+  (src-tauri/crates/hearth-engine/tests/data/mistral.jinja): its calls are `[TOOL_CALLS]NAME[ARGS]{…}`.
 - vision/mmproj-hearth-test.gguf: a LLaVA-1.5 projector (llama.cpp's `mlp`: a CLIP ViT, then two
   linear layers) whose output is SmolLM2's embedding width, so SmolLM2 beside it reads images
   (`vision/` links the model beside its projector, as a vision model's repository holds them);
@@ -36,11 +43,19 @@ SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chat
 # Small embeddings, so that what the layers read from the context outweighs the token itself in
 # the residual stream: a reply then depends on every cached cell (a wrong cache shows).
 EMBEDDING_SCALE = 0.1
-VERSION = 4
+VERSION = 5
 # SmolLM2's unused control tokens (ids 3–9: `<repo_name>`…`<issue_comment>`) renamed for
 # tiny-harmony.gguf.
 HARMONY_TOKENS = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"]
-HARMONY_TEMPLATE = Path(__file__).resolve().parent.parent / "src-tauri/crates/hearth-engine/tests/data/harmony.jinja"
+TEMPLATES = Path(__file__).resolve().parent.parent / "src-tauri/crates/hearth-engine/tests/data"
+HARMONY_TEMPLATE = TEMPLATES / "harmony.jinja"
+# The same ids renamed for tiny-llama3.gguf.
+LLAMA3_TOKENS = ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"]
+LLAMA3_TEMPLATE = TEMPLATES / "llama3.jinja"
+# Ids 3–12 renamed for tiny-mistral.gguf.
+MISTRAL_TOKENS = ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+                  "[TOOL_CALLS]", "[ARGS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]"]
+MISTRAL_TEMPLATE = TEMPLATES / "mistral.jinja"
 
 
 def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=None, template=None) -> int:
@@ -176,9 +191,11 @@ def llama(reader, path, rng, renamed=None, template=None):
     finish(writer)
 
 
-def harmony(reader, path, rng):
-    renamed = {3 + i: text for i, text in enumerate(HARMONY_TOKENS)}
-    llama(reader, path, rng, renamed, HARMONY_TEMPLATE.read_text())
+def renamed_llama(tokens, template):
+    """tiny-llama with SmolLM2's unused control tokens renamed to `tokens`, and `template`."""
+    def build(reader, path, rng):
+        llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, template.read_text())
+    return build
 
 
 def projector(n_embd_text):
@@ -252,7 +269,9 @@ def main():
         ("tiny-lfm2-hybrid.gguf", lfm2),
         ("vision/mmproj-hearth-test.gguf", projector(n_embd)),
         ("vision/mismatched/mmproj-tiny.gguf", projector(64)),
-        ("tiny-harmony.gguf", harmony),
+        ("tiny-harmony.gguf", renamed_llama(HARMONY_TOKENS, HARMONY_TEMPLATE)),
+        ("tiny-llama3.gguf", renamed_llama(LLAMA3_TOKENS, LLAMA3_TEMPLATE)),
+        ("tiny-mistral.gguf", renamed_llama(MISTRAL_TOKENS, MISTRAL_TEMPLATE)),
         ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's
     ):
         path = out / name

@@ -62,7 +62,7 @@ if [ "$mode" = test ]; then
     target/openai-venv/bin/pip install --quiet --disable-pip-version-check openai==3.57.0 gguf==0.19.0 numpy==2.4.6
   fi
   if [ ! -f target/test-data/models/tiny-llama.gguf ] || [ scripts/make-test-models.py -nt target/test-data/models/tiny-llama.gguf ] \
-    || [ src-tauri/crates/hearth-engine/tests/data/harmony.jinja -nt target/test-data/models/tiny-llama.gguf ]; then
+    || [ -n "$(find src-tauri/crates/hearth-engine/tests/data -name '*.jinja' -newer target/test-data/models/tiny-llama.gguf)" ]; then
     target/openai-venv/bin/python scripts/make-test-models.py \
       target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models >/dev/null
   fi

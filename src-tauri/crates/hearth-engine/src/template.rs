@@ -10,7 +10,9 @@ use std::io::Write;
 use minijinja::{Environment, ErrorKind, Value};
 use serde::Serialize;
 
-use hearth_core::{CALL_OPEN, ChatMessage, ReasoningFormat, Role, read_calls, reasoning_format, split_reasoning};
+use hearth_core::{CALL_OPEN, ChatMessage, ReasoningFormat, ReplyParts, Role, read_calls, reasoning_format, split_reasoning};
+
+use crate::tools::ToolFormat;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the model's chat template failed: {0}")]
@@ -29,6 +31,7 @@ pub struct ChatTemplate {
     bos_token: String,
     eos_token: String,
     reasoning: ReasoningFormat,
+    tools: ToolFormat,
 }
 
 #[derive(Serialize)]
@@ -39,27 +42,32 @@ struct TemplateMessage<'a> {
     /// (gpt-oss's); other templates read the reply's text as stored, its `<think>` block in it.
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<&'a str>,
-    /// A past reply's calls, apart from its text, for gpt-oss's template (others read Hearth's
-    /// call blocks in the text, the format they were trained on or taught).
+    /// A past reply's calls, apart from its text, for a template that reads them so (gpt-oss's,
+    /// Llama 3.x's: `ToolFormat::reads_calls_apart`); others read Hearth's call blocks in the
+    /// text, the format they were trained on or taught.
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<Vec<Value>>,
 }
 
 impl<'a> TemplateMessage<'a> {
-    fn of(message: &'a ChatMessage, reasoning: ReasoningFormat) -> TemplateMessage<'a> {
+    fn of(message: &'a ChatMessage, reasoning: ReasoningFormat, tools: ToolFormat) -> TemplateMessage<'a> {
         let role = message.role.as_str();
-        if reasoning != ReasoningFormat::Channels || message.role != Role::Assistant {
-            return TemplateMessage { role, content: Cow::Borrowed(&message.content), thinking: None, tool_calls: None };
+        let plain = TemplateMessage { role, content: Cow::Borrowed(&message.content), thinking: None, tool_calls: None };
+        if message.role != Role::Assistant {
+            return plain;
         }
-        let parts = split_reasoning(&message.content);
-        if !parts.answer.contains(CALL_OPEN) {
-            return TemplateMessage { role, content: Cow::Borrowed(parts.answer), thinking: parts.reasoning, tool_calls: None };
+        let parts = match reasoning {
+            ReasoningFormat::Channels => split_reasoning(&message.content),
+            _ => ReplyParts { reasoning: None, answer: &message.content, closed: false },
+        };
+        if !tools.reads_calls_apart() || !parts.answer.contains(CALL_OPEN) {
+            return TemplateMessage { content: Cow::Borrowed(parts.answer), thinking: parts.reasoning, ..plain };
         }
         let read = read_calls(parts.answer);
-        // The arguments in the order the model wrote them (minijinja's maps keep it), so that
-        // `tojson` writes them back as the cache holds them.
+        // The arguments as the model wrote them: `tojson` writes them back as they were, so the
+        // cache holds the same tokens.
         let calls = read.calls.iter().map(|call| {
-            let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+            let arguments = RawJson::value(&call.arguments);
             minijinja::context! { type => "function", function => minijinja::context! { name => call.name, arguments => arguments } }
         });
         // gpt-oss's template takes a calling reply's reasoning or its words, not both.
@@ -109,6 +117,7 @@ impl ChatTemplate {
         env.set_fuel(Some(FUEL));
         minijinja_contrib::add_to_environment(&mut env);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_filter("tojson", tojson);
         env.add_function("raise_exception", |msg: String| -> Result<String, minijinja::Error> {
             Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
         });
@@ -120,12 +129,23 @@ impl ChatTemplate {
             Ok(out)
         });
         env.add_template_owned("chat", source.to_owned()).map_err(|e| TemplateError(e.to_string()))?;
-        Ok(ChatTemplate { env, bos_token: bos_token.into(), eos_token: eos_token.into(), reasoning: reasoning_format(source) })
+        Ok(ChatTemplate {
+            env,
+            bos_token: bos_token.into(),
+            eos_token: eos_token.into(),
+            reasoning: reasoning_format(source),
+            tools: ToolFormat::of_template(source),
+        })
     }
 
     /// How the model this template is for reasons.
     pub fn reasoning(&self) -> ReasoningFormat {
         self.reasoning
+    }
+
+    /// How the template offers tools and writes their calls.
+    pub fn tool_format(&self) -> ToolFormat {
+        self.tools
     }
 
     /// The prompt for `messages`, ending with the opening of the assistant's turn.
@@ -140,7 +160,7 @@ impl ChatTemplate {
 
     /// The same with everything else a template may read.
     pub fn render_with(&self, messages: &[ChatMessage], inputs: TemplateInputs<'_>) -> Result<String, TemplateError> {
-        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage::of(m, self.reasoning)).collect();
+        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage::of(m, self.reasoning, self.tools)).collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
         let mut out = CappedWriter(Vec::new());
         let context = TemplateContext {
@@ -177,6 +197,91 @@ impl ChatTemplate {
             return Err(TemplateError("it rendered an empty prompt; choose another template in the Model settings".into()));
         }
         Ok(prompt)
+    }
+}
+
+/// `tojson` as chat templates were written for (Hugging Face's and llama.cpp's renderers):
+/// Python's `json.dumps` layout (`", "` and `": "`; `indent` as it takes it), text as it is — not
+/// minijinja's, which is compact and escapes `<`, `>`, `&` and `'` for HTML, so that a model
+/// reads its tools as it was trained to and a call's arguments come back as written. A call's
+/// arguments ([`RawJson`]) are written as the model wrote them.
+fn tojson(value: &Value, indent: Option<Value>, kwargs: minijinja::value::Kwargs) -> Result<Value, minijinja::Error> {
+    if let Some(raw) = value.downcast_object_ref::<RawJson>() {
+        return Ok(Value::from_safe_string(raw.text.clone()));
+    }
+    let indent = match indent {
+        Some(indent) => Some(indent),
+        None => kwargs.get::<Option<Value>>("indent")?,
+    };
+    // Python's other arguments (`ensure_ascii`, `sort_keys`, `separators`) are taken and left:
+    // templates pass them rarely, and the text stays valid JSON.
+    for key in kwargs.args() {
+        let _: Value = kwargs.get(key)?;
+    }
+    let indentation = match &indent {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => Some(match v.as_str() {
+            Some(text) => text.to_owned(),
+            None => " ".repeat(usize::try_from(v.clone())?),
+        }),
+    };
+    let mut out = Vec::new();
+    let written = match &indentation {
+        Some(indentation) => {
+            let formatter = serde_json::ser::PrettyFormatter::with_indent(indentation.as_bytes());
+            value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, formatter))
+        }
+        None => value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, PythonFormatter)),
+    };
+    written.map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, "cannot serialize to JSON").with_source(e))?;
+    let text = String::from_utf8(out).map_err(|_| minijinja::Error::new(ErrorKind::InvalidOperation, "JSON that is not UTF-8"))?;
+    Ok(Value::from_safe_string(text))
+}
+
+/// Python's `json.dumps` separators: `", "` between items, `": "` after a key.
+struct PythonFormatter;
+
+impl serde_json::ser::Formatter for PythonFormatter {
+    fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { writer.write_all(b", ") }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { writer.write_all(b", ") }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+}
+
+/// A past call's arguments: read as the object they are, written by `tojson` as the text the
+/// model wrote.
+#[derive(Debug)]
+struct RawJson {
+    text: String,
+    value: Value,
+}
+
+impl RawJson {
+    fn value(text: &str) -> Value {
+        let value: Value = serde_json::from_str(text).unwrap_or_default();
+        Value::from_object(RawJson { text: text.to_owned(), value })
+    }
+}
+
+impl minijinja::value::Object for RawJson {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Map
+    }
+
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        self.value.get_item(key).ok().filter(|v| !v.is_undefined())
+    }
+
+    fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::Values(self.value.try_iter().map(Iterator::collect).unwrap_or_default())
     }
 }
 
@@ -308,6 +413,75 @@ mod tests {
         // A template of another shape reads the reply as stored.
         let plain = ChatTemplate::new("{% for m in messages %}{{ m.content }}|{% endfor %}", "", "").unwrap();
         assert_eq!(plain.render(&turns).unwrap(), "2+2?|<think>Easy.</think>Four.|3+3?|");
+    }
+
+    /// `tojson` writes what Hugging Face's renderer does (Python's `json.dumps`): its separators
+    /// and indentation, text as it is (no HTML escapes), keys in their order; a past call's
+    /// arguments as the model wrote them.
+    #[test]
+    fn tojson_writes_json_as_python_does() {
+        let cases = [
+            ("{{ v | tojson }}", r#"{"b": [1, 2], "a": "it's <x> & é"}"#),
+            ("{{ v | tojson(indent=2) }}", "{\n  \"b\": [\n    1,\n    2\n  ],\n  \"a\": \"it's <x> & é\"\n}"),
+            ("{{ v | tojson(2) }}", "{\n  \"b\": [\n    1,\n    2\n  ],\n  \"a\": \"it's <x> & é\"\n}"),
+            ("{{ v | tojson(ensure_ascii=False, sort_keys=False) }}", r#"{"b": [1, 2], "a": "it's <x> & é"}"#),
+            ("{{ v.b | tojson }}{{ {} | tojson }}{{ [] | tojson }}{{ none | tojson }}", "[1, 2]{}[]null"),
+        ];
+        let v: Value = serde_json::from_str(r#"{"b": [1, 2], "a": "it's <x> & é"}"#).unwrap();
+        for (source, expected) in cases {
+            let mut env = Environment::new();
+            env.add_filter("tojson", tojson);
+            let rendered = env.render_str(source, minijinja::context! { v => v.clone() }).unwrap();
+            assert_eq!(rendered, expected, "{source}");
+        }
+        let mut env = Environment::new();
+        env.add_filter("tojson", tojson);
+        let raw = RawJson::value(r#"{"z":"it's","a":1}"#);
+        let rendered = env.render_str("{{ a | tojson }}|{{ a.z }}|{{ a | length }}", minijinja::context! { a => raw }).unwrap();
+        assert_eq!(rendered, r#"{"z":"it's","a":1}|it's|2"#);
+    }
+
+    /// Llama 3.1's shape (tests/data/llama3.jinja) and Mistral Small 3.2's (mistral.jinja): a
+    /// past call is written back as its model wrote it, the arguments as they were (`tojson` keeps
+    /// their order), and the result in the template's own turn; replies in words stay text.
+    #[test]
+    fn a_template_that_reads_calls_apart_writes_them_back_as_its_model_wrote_them() {
+        let llama3 = "<|start_header_id|>assistant<|end_header_id|>\n\n{\"name\": \"get_weather\", \"parameters\": {\"unit\":\"C\",\"city\":\"Oslo\"}}<|eot_id|>\
+                      <|start_header_id|>ipython<|end_header_id|>\n\n\"12 degrees\"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+        let mistral = "[INST]Weather?[/INST]Looking.[TOOL_CALLS]get_weather[ARGS]{\"unit\":\"C\",\"city\":\"Oslo\"}</s>[TOOL_RESULTS]12 degrees[/TOOL_RESULTS]";
+        let cases = [
+            (include_str!("../tests/data/llama3.jinja"), ToolFormat::Llama3, "", llama3, "<|end_header_id|>\n\nHello!<|eot_id|>"),
+            (
+                include_str!("../tests/data/mistral.jinja"),
+                ToolFormat::Mistral,
+                "Looking.",
+                mistral,
+                "[INST]Hi[/INST]Hello!</s>[INST]Bye[/INST]",
+            ),
+        ];
+        for (source, format, words, expected, said_back) in cases {
+            let t = ChatTemplate::new(source, "", "</s>").unwrap();
+            assert_eq!(t.tool_format(), format);
+            let calling = [
+                ChatMessage::new(Role::User, "Weather?"),
+                ChatMessage::new(
+                    Role::Assistant,
+                    format!("{words}{}", hearth_core::call_block("get_weather", r#"{"unit":"C","city":"Oslo"}"#)),
+                ),
+                ChatMessage::new(Role::Tool, "12 degrees"),
+            ];
+            let tools = [serde_json::json!({"type": "function", "function": {"name": "get_weather"}})];
+            let prompt = t.render_with_tools(&calling, Some(&tools)).unwrap();
+            assert!(prompt.ends_with(expected), "{format:?}: {prompt}");
+            assert!(
+                prompt.contains("\"name\": \"get_weather\"") || prompt.contains("\"name\":\"get_weather\""),
+                "{format:?}: the tools listed: {prompt}"
+            );
+            let said =
+                [ChatMessage::new(Role::User, "Hi"), ChatMessage::new(Role::Assistant, "Hello!"), ChatMessage::new(Role::User, "Bye")];
+            let prompt = t.render(&said).unwrap();
+            assert!(prompt.contains(said_back), "{format:?}: {prompt}");
+        }
     }
 
     #[test]

@@ -9,12 +9,19 @@
 //! server does, so a reply in words is left free. A template that writes gpt-oss's channels
 //! (harmony) takes the tools too, and its model names the function in a message's header
 //! (`to=functions.NAME`), the arguments its body: the grammar keeps both to a tool's schema, and
-//! `hearth_core::harmony` reads the call into Hearth's block.
+//! `hearth_core::harmony` reads the call into Hearth's block. Llama 3.x's and Mistral's
+//! templates take the tools, and their models write a call as an opening, the function's name and
+//! its arguments (`{"name": "…", "parameters": {…}}`, `[TOOL_CALLS]NAME[ARGS]{…}`): kept to a
+//! tool's schema the same way, read by `hearth_core::NamedCallStream`. These templates read a
+//! past reply's calls and the tools' results apart from the text, and write them their way.
 
 use serde_json::{Value, json};
 
 use hearth_core::harmony::CALL_RECIPIENT;
-use hearth_core::{BackendError, CALL_CLOSE, CALL_OPEN, OfferedTools, ToolChoice, ToolSpec, call_block, check_tools};
+use hearth_core::{
+    BackendError, CALL_CLOSE, CALL_OPEN, CallSyntax, LLAMA3_CALLS, MISTRAL_CALLS, OfferedTools, ToolChoice, ToolSpec, call_block,
+    check_tools,
+};
 
 /// How a model is told of tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,9 +31,19 @@ pub enum ToolFormat {
     /// The template reads `tools` and writes gpt-oss's channels: a call is a message to
     /// `functions.NAME`.
     Harmony,
+    /// The template reads `tools` and writes a call as Llama 3.x does: the turn's whole text is
+    /// `{"name": "…", "parameters": {…}}`, one call a turn.
+    Llama3,
+    /// The template reads `tools` and writes calls as Mistral's recent models do (Mistral Small
+    /// 3.2, Magistral, Devstral): `[TOOL_CALLS]NAME[ARGS]{…}`, one after another.
+    Mistral,
     /// The template knows no tools: a system message describes them.
     Generic,
 }
+
+/// What tells a Llama 3.x template: the member its calls are written with, and its turns' header.
+const LLAMA3_PARAMETERS: &str = "\"parameters\": ";
+const LLAMA3_HEADER: &str = "<|start_header_id|>";
 
 /// Said with a reply whose model was offered tools in the generic format.
 pub const GENERIC_NOTICE: &str = "This model's chat template knows no tools: Hearth described them to it in a generic format, which a model not trained on it may follow poorly";
@@ -37,8 +54,26 @@ impl ToolFormat {
         match source.contains("tools") {
             true if source.contains(hearth_core::harmony::CHANNEL) => ToolFormat::Harmony,
             true if source.contains(CALL_OPEN) => ToolFormat::Hermes,
+            true if source.contains(LLAMA3_PARAMETERS) && source.contains(LLAMA3_HEADER) => ToolFormat::Llama3,
+            true if source.contains(MISTRAL_CALLS.open) && source.contains(MISTRAL_CALLS.between) => ToolFormat::Mistral,
             _ => ToolFormat::Generic,
         }
+    }
+
+    /// How its model writes a call around the function's name, where it is not a block.
+    pub fn call_syntax(self) -> Option<CallSyntax> {
+        match self {
+            ToolFormat::Llama3 => Some(LLAMA3_CALLS),
+            ToolFormat::Mistral => Some(MISTRAL_CALLS),
+            ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::Generic => None,
+        }
+    }
+
+    /// Whether the template reads a past reply's calls (`tool_calls`) and the tools' results
+    /// (`tool` messages) apart from the text, and writes them its own way; else both are text as
+    /// Hearth keeps them (call blocks, `<tool_response>` blocks in the user's turn).
+    pub fn reads_calls_apart(self) -> bool {
+        matches!(self, ToolFormat::Harmony | ToolFormat::Llama3 | ToolFormat::Mistral)
     }
 
     /// Whether the template is given the tools (else a system message describes them).
@@ -92,8 +127,14 @@ pub fn grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<Tool
     if callable.is_empty() {
         return Ok(None);
     }
+    let lazy = offered.choice == ToolChoice::Auto;
     if format == ToolFormat::Harmony {
-        return harmony_grammar(&callable, offered.choice == ToolChoice::Auto).map(Some);
+        return harmony_grammar(&callable, lazy).map(Some);
+    }
+    if let Some(syntax) = format.call_syntax() {
+        // Llama 3.x's template writes one call a turn back.
+        let parallel = offered.parallel && format != ToolFormat::Llama3;
+        return named_grammar(&callable, syntax, lazy, parallel).map(Some);
     }
     let call = llama_cpp_2::json_schema_to_grammar(&call_schema(&callable))
         .map_err(|e| BackendError::InvalidRequest(format!("the tools' parameters cannot be used as a grammar: {e}")))?;
@@ -104,8 +145,7 @@ pub fn grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<Tool
         open = gbnf_literal(CALL_OPEN),
         close = gbnf_literal(CALL_CLOSE),
     );
-    let trigger = (offered.choice == ToolChoice::Auto).then_some(CALL_OPEN);
-    Ok(Some(ToolGrammar { gbnf, trigger }))
+    Ok(Some(ToolGrammar { gbnf, trigger: lazy.then_some(CALL_OPEN) }))
 }
 
 /// One call, gpt-oss's way: the function named in the header, then its arguments, compact; the
@@ -115,6 +155,42 @@ pub fn grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<Tool
 /// from the recipient on, wherever the model put its channel (before the recipient, as gpt-oss
 /// is trained to, or after).
 fn harmony_grammar(tools: &[&ToolSpec], lazy: bool) -> Result<ToolGrammar, BackendError> {
+    let (calls, rules) = named_calls(tools, HARMONY_HEAD)?;
+    let commentary = gbnf_literal("<|channel|>commentary");
+    let message = gbnf_literal(hearth_core::harmony::MESSAGE);
+    let (before, head) = match lazy {
+        true => (format!("{commentary}? "), format!("{commentary}? \" \"? {}? \"json\"? {message}", gbnf_literal("<|constrain|>"))),
+        false => (String::new(), format!("{commentary} \" json\" {message}")),
+    };
+    let gbnf =
+        format!("root ::= {before}{recipient} ({calls})\n{HARMONY_HEAD} ::= {head}\n{rules}", recipient = gbnf_literal(CALL_RECIPIENT));
+    Ok(ToolGrammar { gbnf, trigger: lazy.then_some(CALL_RECIPIENT) })
+}
+
+const HARMONY_HEAD: &str = "hearth-harmony-head";
+
+/// Calls in a family's `syntax`, written as its template writes one back (Llama 3.x's: `{"name":
+/// "NAME", "parameters": ARGS}`; Mistral's: `[TOOL_CALLS]NAME[ARGS]ARGS`), the arguments compact
+/// as `tojson` writes them, so that the next round's prompt is the cache's own tokens; the turn
+/// ends after them. Lazy for `auto`: bound from the opening on.
+fn named_grammar(tools: &[&ToolSpec], syntax: CallSyntax, lazy: bool, parallel: bool) -> Result<ToolGrammar, BackendError> {
+    let (calls, rules) = named_calls(tools, NAMED_HEAD)?;
+    let close = if syntax.close.is_empty() { String::new() } else { format!(" {}", gbnf_literal(syntax.close)) };
+    let repeat = if parallel { format!("{{1,{MAX_PARALLEL_CALLS}}}") } else { String::new() };
+    let gbnf = format!(
+        "root ::= {NAMED_CALL}{repeat}\n{NAMED_CALL} ::= {open} ({calls}){close}\n{NAMED_HEAD} ::= {between}\n{rules}",
+        open = gbnf_literal(syntax.open),
+        between = gbnf_literal(syntax.between),
+    );
+    Ok(ToolGrammar { gbnf, trigger: lazy.then_some(syntax.open) })
+}
+
+const NAMED_CALL: &str = "hearth-named-call";
+const NAMED_HEAD: &str = "hearth-named-head";
+
+/// Each tool's name, then the rule `head`, then its arguments by its schema: the alternatives
+/// (`a | b`) and the rules they use, each tool's prefixed apart from the others'.
+fn named_calls(tools: &[&ToolSpec], head: &str) -> Result<(String, String), BackendError> {
     let mut rules = Vec::new();
     let mut calls = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
@@ -122,24 +198,10 @@ fn harmony_grammar(tools: &[&ToolSpec], lazy: bool) -> Result<ToolGrammar, Backe
             .map_err(|e| BackendError::InvalidRequest(format!("the parameters of {} cannot be used as a grammar: {e}", tool.name)))?;
         let prefix = format!("hearth-t{i}-");
         rules.push(prefix_rules(&compact(&arguments), &prefix));
-        calls.push(format!("{} {HARMONY_HEAD} {prefix}root", gbnf_literal(&tool.name)));
+        calls.push(format!("{} {head} {prefix}root", gbnf_literal(&tool.name)));
     }
-    let commentary = gbnf_literal("<|channel|>commentary");
-    let message = gbnf_literal(hearth_core::harmony::MESSAGE);
-    let (before, head) = match lazy {
-        true => (format!("{commentary}? "), format!("{commentary}? \" \"? {}? \"json\"? {message}", gbnf_literal("<|constrain|>"))),
-        false => (String::new(), format!("{commentary} \" json\" {message}")),
-    };
-    let gbnf = format!(
-        "root ::= {before}{recipient} ({calls})\n{HARMONY_HEAD} ::= {head}\n{rules}",
-        recipient = gbnf_literal(CALL_RECIPIENT),
-        calls = calls.join(" | "),
-        rules = rules.join("\n"),
-    );
-    Ok(ToolGrammar { gbnf, trigger: lazy.then_some(CALL_RECIPIENT) })
+    Ok((calls.join(" | "), rules.join("\n")))
 }
-
-const HARMONY_HEAD: &str = "hearth-harmony-head";
 
 /// `gbnf` with each of its rules' names prefixed by `prefix` where they are defined and used
 /// (never inside a string literal or a character class), so that several grammars live in one.
@@ -260,6 +322,39 @@ mod tests {
         assert_eq!(ToolFormat::of_template(chatml), ToolFormat::Generic);
         let harmony = include_str!("../tests/data/harmony.jinja");
         assert_eq!(ToolFormat::of_template(harmony), ToolFormat::Harmony);
+        let llama3 = include_str!("../tests/data/llama3.jinja");
+        assert_eq!(ToolFormat::of_template(llama3), ToolFormat::Llama3);
+        let mistral = include_str!("../tests/data/mistral.jinja");
+        assert_eq!(ToolFormat::of_template(mistral), ToolFormat::Mistral);
+        let formats = [ToolFormat::Hermes, ToolFormat::Harmony, ToolFormat::Llama3, ToolFormat::Mistral, ToolFormat::Generic];
+        let apart: Vec<bool> = formats.iter().map(|f| f.reads_calls_apart()).collect();
+        assert_eq!(apart, [false, true, true, true, false]);
+    }
+
+    /// Llama 3.x's call and Mistral's, as their templates write them back: the name, then the
+    /// arguments by that tool's schema; lazy from the opening for `auto`; Mistral's one after
+    /// another when parallel, Llama 3.x's one a turn.
+    #[test]
+    fn a_named_call_grammar_writes_calls_as_their_template_does() {
+        let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+        let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
+        let alternatives = "(\"get_weather\" hearth-named-head hearth-t0-root | \"get_time\" hearth-named-head hearth-t1-root)";
+        let cases = [
+            (ToolFormat::Llama3, "{\"name\": \"", "hearth-named-call\n", " \"}\"", "\"\\\", \\\"parameters\\\": \""),
+            (ToolFormat::Mistral, "[TOOL_CALLS]", "hearth-named-call{1,8}\n", "", "\"[ARGS]\""),
+        ];
+        for (format, open, root, close, between) in cases {
+            let auto = grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format).unwrap().unwrap();
+            assert_eq!(auto.trigger, Some(open), "{format:?}");
+            let expected = format!(
+                "root ::= {root}hearth-named-call ::= {} {alternatives}{close}\nhearth-named-head ::= {between}\n",
+                gbnf_literal(open)
+            );
+            assert!(auto.gbnf.starts_with(&expected), "{format:?}: {}\nexpected to start with\n{expected}", auto.gbnf);
+            let named = grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format).unwrap().unwrap();
+            assert_eq!(named.trigger, None, "{format:?}: bound from the first token");
+            assert!(named.gbnf.starts_with("root ::= hearth-named-call\n"), "{format:?}: one call: {}", named.gbnf);
+        }
     }
 
     /// gpt-oss's calls: each tool's name with its own arguments' rules (named apart, so two

@@ -258,53 +258,59 @@ async fn a_required_tool_call_is_valid_for_its_schema_every_time() {
     assert_eq!(read.calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect::<Vec<_>>(), [("get_time", "{}")], "{read:?}");
 }
 
-/// gpt-oss's calls (a tiny model with its special tokens and a template in its shape): the
-/// template is given the tools, the model names a function in a message's header and writes its
-/// arguments, kept valid for that function's schema by the grammar, over a seeded set — read as
-/// Hearth's calls. The next round reads the result alone: the call, as the template writes it
-/// back, is the cache's own tokens.
+/// Calls in a template's own format, each on a tiny model with its family's special tokens and a
+/// template in its shape: gpt-oss's (the model names a function in a message's header and writes
+/// its arguments), Llama 3.x's (the turn's whole text is `{"name": …, "parameters": …}`) and
+/// Mistral's (`[TOOL_CALLS]NAME[ARGS]{…}`). The
+/// template is given the tools; the grammar keeps the arguments valid for that function's schema
+/// over a seeded set, read as Hearth's calls. The next round reads the result alone: the call, as
+/// the template writes it back, is the cache's own tokens.
 #[tokio::test]
-async fn gpt_oss_calls_are_valid_and_a_round_reads_only_the_result() {
+async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_result() {
     let _one = common::one_at_a_time().await;
     let engine = common::spawn_engine();
-    let path = common::model_path().with_file_name("tiny-harmony.gguf");
-    engine.load(&path, hearth_engine::LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..Default::default() }).await.unwrap();
-    let asks = ["What is the weather in Paris tomorrow?", "What time is it?", "Umbrella in Lisbon?"];
-    for seed in 1..=6u32 {
-        let choice = if seed % 3 == 0 { ToolChoice::Named("get_weather".into()) } else { ToolChoice::Required };
-        let mut request = with_tools(asks[seed as usize % asks.len()], sampled(seed, 120), choice.clone(), false);
-        request.conversation = Some(i64::from(seed));
-        let first = reply_to(&engine, request, None).await;
-        assert_eq!(first.reason, FinishReason::EndOfTurn, "seed {seed}: the call ends the turn: {:?}", first.text);
-        assert_eq!(first.stats.template_notice, None, "seed {seed}: the template takes the tools");
-        let read = read_calls(&first.text);
-        assert_eq!((read.calls.len(), read.malformed.len(), read.content.as_str()), (1, 0, ""), "seed {seed}: {:?}", first.text);
-        let call = &read.calls[0];
-        check_arguments(&call.name, &call.arguments).unwrap_or_else(|why| panic!("seed {seed}: {call:?}: {why}"));
-        if let ToolChoice::Named(name) = &choice {
-            assert_eq!(&call.name, name, "seed {seed}");
-        }
+    for model in ["tiny-harmony.gguf", "tiny-llama3.gguf", "tiny-mistral.gguf"] {
+        let path = common::model_path().with_file_name(model);
+        engine.load(&path, hearth_engine::LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..Default::default() }).await.unwrap();
+        let asks = ["What is the weather in Paris tomorrow?", "What time is it?", "Umbrella in Lisbon?"];
+        for seed in 1..=6u32 {
+            let choice = if seed % 3 == 0 { ToolChoice::Named("get_weather".into()) } else { ToolChoice::Required };
+            let mut request = with_tools(asks[seed as usize % asks.len()], sampled(seed, 120), choice.clone(), false);
+            request.conversation = Some(i64::from(seed));
+            let first = reply_to(&engine, request, None).await;
+            assert_eq!(first.reason, FinishReason::EndOfTurn, "{model}, seed {seed}: the call ends the turn: {:?}", first.text);
+            assert_eq!(first.stats.template_notice, None, "{model}, seed {seed}: the template takes the tools");
+            let read = read_calls(&first.text);
+            assert_eq!(
+                (read.calls.len(), read.malformed.len(), read.content.as_str()),
+                (1, 0, ""),
+                "{model}, seed {seed}: {:?}",
+                first.text
+            );
+            let call = &read.calls[0];
+            check_arguments(&call.name, &call.arguments).unwrap_or_else(|why| panic!("{model}, seed {seed}: {call:?}: {why}"));
+            if let ToolChoice::Named(name) = &choice {
+                assert_eq!(&call.name, name, "{model}, seed {seed}");
+            }
 
-        // The next round: the call and its result in the history.
-        let mut request = with_tools(asks[seed as usize % asks.len()], sampled(seed, 8), ToolChoice::Auto, false);
-        request.conversation = Some(i64::from(seed));
-        request.messages.push(ChatMessage::new(Role::Assistant, first.text.clone()));
-        request.messages.push(ChatMessage::new(Role::Tool, "Sunny, 24 degrees."));
-        let second = reply_to(&engine, request, None).await;
-        let read_again = second.stats.prompt_tokens - second.stats.cached_tokens;
-        assert!(
-            second.stats.cached_tokens >= first.stats.prompt_tokens + first.stats.completion_tokens - 1 && read_again < 40,
-            "seed {seed}: only the result read again: {:?} after {:?} ({:?})",
-            second.stats,
-            first.stats,
-            first.text
-        );
+            // The next round: the call and its result in the history.
+            let mut request = with_tools(asks[seed as usize % asks.len()], sampled(seed, 8), ToolChoice::Auto, false);
+            request.conversation = Some(i64::from(seed));
+            request.messages.push(ChatMessage::new(Role::Assistant, first.text.clone()));
+            request.messages.push(ChatMessage::new(Role::Tool, "Sunny, 24 degrees."));
+            let second = reply_to(&engine, request, None).await;
+            let read_again = second.stats.prompt_tokens - second.stats.cached_tokens;
+            assert!(
+                second.stats.cached_tokens >= first.stats.prompt_tokens + first.stats.completion_tokens - 1 && read_again < 40,
+                "{model}, seed {seed}: only the result read again: {:?} after {:?} ({:?})",
+                second.stats,
+                first.stats,
+                first.text
+            );
+        }
     }
 }
 
-/// Offered with `auto`, the grammar binds only once the model opens a call: a reply in words is
-/// left free, and every reply that opens a call holds a valid one. Tools with a grammar of the
-/// user's own, or with `none`, or a named tool that is not offered: refused or left out in words.
 #[tokio::test]
 async fn an_offered_tool_binds_the_grammar_only_once_a_call_opens() {
     let _one = common::one_at_a_time().await;

@@ -230,7 +230,7 @@ fn push_answer(pieces: &mut Vec<ReplyPiece>, text: String) {
 }
 
 /// How much of `text`'s end may be the start of `tag`.
-fn partial_tag_len(text: &str, tag: &str) -> usize {
+pub(crate) fn partial_tag_len(text: &str, tag: &str) -> usize {
     (1..tag.len().min(text.len() + 1))
         .rev()
         .find(|&n| text.is_char_boundary(text.len() - n) && tag.starts_with(&text[text.len() - n..]))

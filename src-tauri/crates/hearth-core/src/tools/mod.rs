@@ -1,12 +1,18 @@
 //! Tools a model may call: what one is (its name, what it does, its arguments' JSON schema),
 //! how a request says whether to call one, and the calls a local model writes.
 //!
-//! A local model writes a call in its family's format; the one read here is Hermes/Qwen's, also
-//! the generic format Hearth teaches a model whose template knows no tools:
-//! `<tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>`, one block per call.
+//! A local model writes a call in its family's format; Hearth keeps Hermes/Qwen's, also the
+//! generic format it teaches a model whose template knows no tools:
+//! `<tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>`, one block per call. Other
+//! families' calls are read into it as they stream: Llama 3.x's bare JSON and Mistral's
+//! `[TOOL_CALLS]` ([`NamedCallStream`]), gpt-oss's channels (`crate::harmony`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+mod named_calls;
+
+pub use named_calls::{CallSyntax, LLAMA3_CALLS, MISTRAL_CALLS, NamedCallStream};
 
 /// Where a call opens and closes in the model's text.
 pub const CALL_OPEN: &str = "<tool_call>";
@@ -16,7 +22,16 @@ pub const CALL_CLOSE: &str = "</tool_call>";
 /// it, and a call sent back in the history is written the same, so that the next round's prompt
 /// starts with the tokens the cache holds. `arguments` is JSON text, as the model wrote it.
 pub fn call_block(name: &str, arguments: &str) -> String {
-    format!("{CALL_OPEN}\n{{\"name\":{},\"arguments\":{arguments}}}\n{CALL_CLOSE}", Value::String(name.to_owned()))
+    format!("{}{arguments}{}", call_block_start(name), call_block_end())
+}
+
+/// A call block up to its arguments, and after them: a block written as the arguments come.
+fn call_block_start(name: &str) -> String {
+    format!("{CALL_OPEN}\n{{\"name\":{},\"arguments\":", Value::String(name.to_owned()))
+}
+
+fn call_block_end() -> String {
+    format!("}}\n{CALL_CLOSE}")
 }
 
 /// The longest tool name OpenAI accepts; Hearth takes the same.

@@ -15,8 +15,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::harmony::{self, HarmonyStream};
 use hearth_core::{
-    FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative, THINK_CLOSE, THINK_OPEN,
-    TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
+    CallSyntax, FinishReason, GenEvent, MAX_TOP_LOGPROBS, NamedCallStream, ReasoningCounter, ReplyRequest, ReplyStats, Speculative,
+    THINK_CLOSE, THINK_OPEN, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -57,6 +57,12 @@ pub(crate) struct Reply {
     outbox: Outbox,
     /// A model that writes gpt-oss's channels: its text as Hearth stores replies.
     harmony: Option<HarmonyStream>,
+    /// A model that writes its calls around their names (Llama 3.x's, Mistral's): its text as
+    /// Hearth stores it.
+    named_calls: Option<NamedCallStream>,
+    /// Control tokens written as their text: the markers of the model's calls (Mistral's
+    /// `[TOOL_CALLS]`…), which llama.cpp writes as nothing, as llama.cpp's server preserves them.
+    preserved: Vec<LlamaToken>,
     /// The tokens of the reply's leading reasoning block (`stats.reasoning_tokens`).
     reasoning: ReasoningCounter,
     /// Tokens written in place of sampled ones: the closing of a reasoning block whose budget is
@@ -95,6 +101,8 @@ impl Reply {
             stops,
             outbox: Outbox::new(),
             harmony: None,
+            named_calls: None,
+            preserved: Vec::new(),
             reasoning: ReasoningCounter::default(),
             forced: VecDeque::new(),
             budget_closed: false,
@@ -133,6 +141,20 @@ impl Reply {
     pub fn write_channels(&mut self) {
         let continued = self.request.messages.last().filter(|_| self.request.continue_last).map(|m| m.content.as_str());
         self.harmony = Some(HarmonyStream::continuing(continued));
+    }
+
+    /// The model writes its calls in `syntax`: each is read into a call block (its markers that
+    /// are control tokens written as their text).
+    pub fn read_named_calls(&mut self, syntax: CallSyntax, model: &LlamaModel) {
+        self.named_calls = Some(NamedCallStream::new(syntax));
+        let vocab = model.vocab();
+        let markers = [syntax.open, syntax.between, syntax.close].into_iter().filter(|m| !m.is_empty());
+        self.preserved = markers
+            .filter_map(|marker| match vocab.tokenize(marker.as_bytes(), false, true)[..] {
+                [token] if vocab.is_control(token) => Some(token),
+                _ => None,
+            })
+            .collect();
     }
 
     /// Guesses up to `room` tokens to follow `cached` and `next` in sequence `seq` (nothing
@@ -237,10 +259,15 @@ impl Reply {
             self.outbox.logprob(logprob(logits, model, token, top));
         }
         self.stats.completion_tokens += 1;
-        let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, false, None)));
+        let special = self.preserved.contains(&token);
+        let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, special, None)));
         let text = match &mut self.harmony {
             Some(channels) => channels.push(&released.text),
             None => released.text,
+        };
+        let text = match &mut self.named_calls {
+            Some(calls) => calls.push(&text),
+            None => text,
         };
         self.reasoning.token(&text);
         if self.reasoning_budget_spent() {
@@ -337,6 +364,9 @@ impl Decoder for Reply {
         };
         if let Some(channels) = &mut self.harmony {
             tail = channels.push(&tail) + &channels.finish();
+        }
+        if let Some(calls) = &mut self.named_calls {
+            tail = calls.push(&tail) + &calls.finish();
         }
         self.outbox.push(&tail, &self.events);
         self.outbox.flush(&self.events);

@@ -193,9 +193,9 @@ impl<'m> Session<'m> {
     }
 
     /// Tool results as the model's template reads them: as the user's `<tool_response>` blocks,
-    /// but for gpt-oss's channels, whose template answers each call by name.
+    /// but for a template that reads them apart (gpt-oss's answers each call by name).
     fn read_tools(&self, messages: &mut [ChatMessage]) {
-        if self.renderer.tool_format() != crate::tools::ToolFormat::Harmony {
+        if !self.renderer.tool_format().reads_calls_apart() {
             hearth_core::read_tools_locally(messages);
         }
     }
@@ -512,6 +512,8 @@ impl<'m> Session<'m> {
                 return;
             }
         };
+        // Calls around a name (Llama 3.x's, Mistral's): read into Hearth's blocks when a call may be made.
+        let named_calls = tools.as_ref().and_then(|_| format.call_syntax());
         let reasoning = if request.raw_prompt.is_none() { self.renderer.reasoning() } else { ReasoningFormat::None };
         let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens, reasoning);
         // A consensus candidate's logits come from its group's batch.
@@ -527,6 +529,9 @@ impl<'m> Session<'m> {
         let mut reply = Reply::new(slot, request, events, prompt, sampler, stats, asked_at);
         if reasoning == ReasoningFormat::Channels {
             reply.write_channels();
+        }
+        if let Some(syntax) = named_calls {
+            reply.read_named_calls(syntax, self.model);
         }
         if opens_reasoning {
             reply.open_reasoning();

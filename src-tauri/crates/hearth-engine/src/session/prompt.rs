@@ -15,8 +15,8 @@ use crate::template::{ChatTemplate, NO_KWARGS, TemplateInputs};
 use crate::tools::{GENERIC_NOTICE, ToolFormat, generic_instructions, template_tools};
 
 pub(super) enum Renderer {
-    /// The template, the tools it knows, and llama.cpp's renderer as the fallback.
-    Jinja(Box<ChatTemplate>, ToolFormat, LlamaChatTemplate),
+    /// The template, and llama.cpp's renderer as the fallback.
+    Jinja(Box<ChatTemplate>, LlamaChatTemplate),
     /// llama.cpp's renderer; `why` it is used in place of the template, when that is news.
     Builtin { template: LlamaChatTemplate, why: Option<String> },
 }
@@ -77,7 +77,7 @@ impl Renderer {
         let bos = special_text(model, vocab.bos());
         let eos = special_text(model, vocab.eos());
         match ChatTemplate::new(&source, &bos, &eos) {
-            Ok(jinja) => Renderer::Jinja(Box::new(jinja), ToolFormat::of_template(&source), builtin),
+            Ok(jinja) => Renderer::Jinja(Box::new(jinja), builtin),
             Err(e) => {
                 tracing::warn!(error = %e, "chat template does not compile; using llama.cpp's renderer");
                 Renderer::Builtin { template: builtin, why: Some(format!("The chat template could not be read ({e}); {FALLBACK_FORMAT}")) }
@@ -88,7 +88,7 @@ impl Renderer {
     /// How the model is told of tools and writes its calls.
     pub fn tool_format(&self) -> ToolFormat {
         match self {
-            Renderer::Jinja(_, format, _) => *format,
+            Renderer::Jinja(jinja, _) => jinja.tool_format(),
             Renderer::Builtin { .. } => ToolFormat::Generic,
         }
     }
@@ -110,8 +110,8 @@ impl Renderer {
         let Some(tools) = ask.tools.filter(|t| t.choice != ToolChoice::None && !t.tools.is_empty()) else {
             return self.render_plain(model, messages, inputs);
         };
-        if let Renderer::Jinja(jinja, format, _) = self
-            && format.takes_tools()
+        if let Renderer::Jinja(jinja, _) = self
+            && jinja.tool_format().takes_tools()
         {
             let text = jinja
                 .render_with(messages, TemplateInputs { tools: Some(&template_tools(&tools.tools)), ..inputs })
@@ -141,7 +141,7 @@ impl Renderer {
 
     fn render_plain(&self, model: &LlamaModel, messages: &[ChatMessage], inputs: TemplateInputs<'_>) -> Result<Rendered, BackendError> {
         let rendered = match self {
-            Renderer::Jinja(jinja, _, builtin) => match jinja.render_with(messages, inputs) {
+            Renderer::Jinja(jinja, builtin) => match jinja.render_with(messages, inputs) {
                 Ok(text) => Rendered { text, notice: None },
                 Err(error) => {
                     if let Some(folded) = fold_system(messages)
