@@ -426,7 +426,11 @@ async fn both_apis_call_a_tool_and_read_its_result() {
         let sent = record.requests.lock().unwrap().last().cloned().unwrap();
         // Thinking with tools: Claude may think again after each result (interleaved thinking).
         let beta = record.headers.lock().unwrap().last().and_then(|h| h.get("anthropic-beta").cloned());
-        assert_eq!(beta.as_ref().is_some_and(|b| b == "interleaved-thinking-2025-05-14"), thinks, "{provider} {reasoning_budget}: {beta:?}");
+        assert_eq!(
+            beta.as_ref().is_some_and(|b| b == "interleaved-thinking-2025-05-14"),
+            thinks,
+            "{provider} {reasoning_budget}: {beta:?}"
+        );
         let messages = sent["messages"].as_array().unwrap();
         let (call, result) = (&messages[messages.len() - 2], &messages[messages.len() - 1]);
         match provider {
