@@ -170,6 +170,21 @@ async fn load_settings_apply() {
     let free = reply(&engine, &question, budget(-1), None).await;
     assert!(free.text.starts_with("<think>\n") && !free.text.contains("</think>"), "{:?}", free.text);
     assert_eq!(free.stats.reasoning_tokens, Some(free.stats.completion_tokens), "{:?}", free.stats);
+    // Continued (cut at its length): written on from its own text, the opening the prompt wrote
+    // not written twice — the cache's own tokens, and the text one longer reply gives.
+    let mut cut = question.clone();
+    cut.push(ChatMessage::new(Role::Assistant, free.text.clone()));
+    let mut going_on = ReplyRequest::new(cut, budget(-1), CancelFlag::new());
+    going_on.continue_last = true;
+    let more = common::reply_to(&engine, going_on, None).await;
+    assert!(
+        more.stats.cached_tokens + 1 >= free.stats.prompt_tokens + free.stats.completion_tokens,
+        "{:?} after {:?}",
+        more.stats,
+        free.stats
+    );
+    let longer = reply(&engine, &question, SamplingParams { max_tokens: 24, ..budget(-1) }, None).await;
+    assert_eq!(format!("{}{}", free.text, more.text), longer.text, "continued as one reply");
     // A budget of 3: the block is closed after three tokens, and the model answers.
     let capped = reply(&engine, &question, budget(3), None).await;
     let parts = hearth_core::split_reasoning(&capped.text);

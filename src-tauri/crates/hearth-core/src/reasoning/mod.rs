@@ -17,6 +17,9 @@ pub mod harmony;
 
 pub const THINK_OPEN: &str = "<think>";
 pub const THINK_CLOSE: &str = "</think>";
+/// How a reply opens its text when its prompt opened the reasoning block (DeepSeek-R1's template
+/// does): a block the reply is read to have opened itself.
+pub const THINK_OPENED: &str = "<think>\n";
 
 /// How a model writes its reasoning, read from its chat template (what the model was trained to
 /// write), never from its name.

@@ -16,7 +16,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use hearth_core::harmony::{self, HarmonyStream};
 use hearth_core::{
     CallSyntax, FinishReason, GenEvent, MAX_TOP_LOGPROBS, NamedCallStream, ReasoningCounter, ReplyRequest, ReplyStats, Speculative,
-    THINK_CLOSE, THINK_OPEN, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
+    THINK_CLOSE, THINK_OPENED, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -131,7 +131,7 @@ impl Reply {
         self.reasoning.opened_by_prompt();
         let opening = match &mut self.harmony {
             Some(channels) => channels.push(harmony::ANALYSIS_OPENING),
-            None => format!("{THINK_OPEN}\n"),
+            None => THINK_OPENED.to_owned(),
         };
         self.outbox.push(&opening, &self.events);
     }

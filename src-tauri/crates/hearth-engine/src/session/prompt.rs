@@ -217,10 +217,12 @@ pub(super) fn special_text(model: &LlamaModel, token: LlamaToken) -> String {
 /// The prompt fitted to the context: rendered, tokenized, and earlier messages left out as the
 /// overflow policy allows.
 mod fit {
-    use hearth_core::harmony;
+    use std::borrow::Cow;
+
+    use hearth_core::{THINK_OPENED, harmony};
 
     use super::super::*;
-    use super::PromptAsk;
+    use super::{PromptAsk, past_opened_reasoning};
     use crate::vision::{self, PromptImages};
 
     impl<'m> Session<'m> {
@@ -278,10 +280,11 @@ mod fit {
             match messages.split_last() {
                 Some((last, before)) if continue_last && last.role == Role::Assistant => {
                     let mut rendered = self.render(before, ask)?;
-                    match self.renderer.reasoning() {
-                        ReasoningFormat::Channels => rendered.text.push_str(&harmony::to_harmony(&last.content)),
-                        _ => rendered.text.push_str(&last.content),
-                    }
+                    let (written, opening) = match self.renderer.reasoning() {
+                        ReasoningFormat::Channels => (Cow::Owned(harmony::to_harmony(&last.content)), harmony::ANALYSIS_OPENING),
+                        _ => (Cow::Borrowed(last.content.as_str()), THINK_OPENED),
+                    };
+                    rendered.text.push_str(past_opened_reasoning(&rendered.text, &written, opening));
                     Ok(rendered)
                 }
                 _ => self.render(messages, ask),
@@ -330,6 +333,14 @@ mod fit {
     }
 }
 
+/// A continued reply's text (`written`, in the model's format) less the opening of its
+/// reasoning where the prompt wrote it already: a template that opens the block (DeepSeek-R1's)
+/// wrote it, and the reply's text opens with it too.
+fn past_opened_reasoning<'a>(prompt: &str, written: &'a str, opening: &str) -> &'a str {
+    let opened = prompt.trim_end().ends_with(opening.trim_end());
+    written.strip_prefix(opening).filter(|_| opened).unwrap_or(written)
+}
+
 /// Whether the prompt ends inside a reasoning block: its template opened `<think>` after the
 /// assistant's turn (DeepSeek-R1's and some Qwen3 templates do, to make the model reason), or
 /// gpt-oss's analysis channel.
@@ -346,6 +357,24 @@ pub(super) fn opens_reasoning(model: &LlamaModel, prompt: &[LlamaToken], reasoni
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reply continued after a prompt that opened its reasoning is written on from its own
+    /// text: the opening is the prompt's, not written twice.
+    #[test]
+    fn a_continued_reply_is_written_after_the_reasoning_its_prompt_opened() {
+        use hearth_core::THINK_OPENED;
+        let cases = [
+            ("<|User|>2+2?<|Assistant|><think>\n", "<think>\nHmm.", THINK_OPENED, "Hmm."),
+            ("<|User|>2+2?<|Assistant|><think>", "<think>\n\nHmm.", THINK_OPENED, "\nHmm."),
+            ("<|im_start|>assistant\n", "<think>\nHmm.", THINK_OPENED, "<think>\nHmm."),
+            ("<|im_start|>assistant\n", "Plain.", THINK_OPENED, "Plain."),
+            ("<|start|>assistant<|channel|>analysis<|message|>", "<|channel|>analysis<|message|>Sum", harmony::ANALYSIS_OPENING, "Sum"),
+            ("<|start|>assistant", "<|channel|>analysis<|message|>Sum", harmony::ANALYSIS_OPENING, "<|channel|>analysis<|message|>Sum"),
+        ];
+        for (prompt, written, opening, expected) in cases {
+            assert_eq!(past_opened_reasoning(prompt, written, opening), expected, "{prompt:?} + {written:?}");
+        }
+    }
 
     #[test]
     fn system_messages_go_to_the_start_of_the_first_user_message() {
