@@ -149,6 +149,12 @@ impl HarmonyStream {
         }
     }
 
+    /// Whether everything pushed so far is in the text given back: nothing is held (a marker
+    /// or a header in hand, a call's arguments).
+    pub fn is_settled(&self) -> bool {
+        self.held.is_empty() && self.call.is_none()
+    }
+
     /// What is still held back once the reply has ended: a half marker is text after all, a
     /// half header is not.
     pub fn finish(&mut self) -> String {

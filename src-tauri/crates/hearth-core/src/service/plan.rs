@@ -106,7 +106,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
 }
 
 /// The opening of a new version of `original`: its first `at` tokens' text, then the
-/// alternative `token` the inspector showed at `at`.
+/// alternative `token` the inspector showed at `at` — as the reply's text holds them (see
+/// [`Reading`]).
 fn branch_at(original: &StoredMessage, mut tokens: Vec<TokenProbs>, at: usize, token: i32) -> Result<Branch, TurnError> {
     let refuse = |why: &str| Err(TurnError::InvalidInput(why.into()));
     let Some(position) = tokens.get(at) else {
@@ -115,16 +116,185 @@ fn branch_at(original: &StoredMessage, mut tokens: Vec<TokenProbs>, at: usize, t
     let Some(alternative) = position.top.iter().find(|t| t.id == token).cloned() else {
         return refuse("that token was not among the alternatives at this position");
     };
-    // The tokens' texts spell the reply (a character split over tokens shows as U+FFFD in
-    // each piece: the opening is then taken from the reply itself).
-    let opening: String = tokens[..at].iter().map(|t| t.text.as_str()).collect();
-    let text = match original.content.starts_with(&opening) {
-        true => opening,
-        false if !opening.contains('\u{FFFD}') => return refuse("the reply's text no longer matches its tokens"),
-        false => return refuse("this position is inside a character written over several tokens; choose a neighbouring token"),
-    };
+    let content = &original.content;
+    // The reading under which the reply's text follows its tokens the furthest.
+    let (reading, reached) = READINGS
+        .iter()
+        .map(|&kind| (kind, Reading::new(kind).reach(content, &tokens)))
+        .max_by_key(|&(_, reached)| reached)
+        .unwrap_or((ReadingKind::Raw, 0));
+    if reached < at {
+        // A character split over tokens shows as U+FFFD in each piece.
+        let split = tokens[reached..=at.min(tokens.len() - 1)].iter().any(|t| t.text.contains('\u{FFFD}'));
+        return match split {
+            true => refuse("this position is inside a character written over several tokens; choose a neighbouring token"),
+            false => refuse("the reply's text no longer matches its tokens"),
+        };
+    }
+    let mut read = Reading::new(reading);
+    let mut text = read.opening();
+    for t in &tokens[..at] {
+        text.push_str(&read.push(&t.text));
+    }
+    text.push_str(&read.push(&alternative.text));
+    if !read.is_settled() {
+        return refuse(
+            "this position is inside a marker of the model's format (its channels or a tool call), not its text; choose a token in the text",
+        );
+    }
     let chosen = TokenProbs { id: alternative.id, text: alternative.text.clone(), p: alternative.p, ..position.clone() };
     tokens.truncate(at);
     tokens.push(chosen);
-    Ok(Branch { text: text + &alternative.text, model: original.model.clone(), tokens })
+    Ok(Branch { text, model: original.model.clone(), tokens })
+}
+
+/// How a reply's text was written from its tokens' texts, as the engine writes it: as they are;
+/// behind a reasoning block its prompt opened (written by no token: DeepSeek-R1's template opens
+/// it); read from gpt-oss's channels, also behind an analysis channel its prompt opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadingKind {
+    Raw,
+    OpenedThinking,
+    Channels,
+    OpenedChannels,
+}
+
+const READINGS: [ReadingKind; 4] = [ReadingKind::Raw, ReadingKind::OpenedThinking, ReadingKind::Channels, ReadingKind::OpenedChannels];
+
+struct Reading {
+    kind: ReadingKind,
+    channels: Option<crate::harmony::HarmonyStream>,
+}
+
+impl Reading {
+    fn new(kind: ReadingKind) -> Reading {
+        let channels = matches!(kind, ReadingKind::Channels | ReadingKind::OpenedChannels).then(crate::harmony::HarmonyStream::new);
+        Reading { kind, channels }
+    }
+
+    /// The text written before any token.
+    fn opening(&mut self) -> String {
+        match (self.kind, &mut self.channels) {
+            (ReadingKind::OpenedThinking, _) => crate::THINK_OPENED.to_owned(),
+            (ReadingKind::OpenedChannels, Some(channels)) => channels.push(crate::harmony::ANALYSIS_OPENING),
+            _ => String::new(),
+        }
+    }
+
+    fn push(&mut self, piece: &str) -> String {
+        match &mut self.channels {
+            Some(channels) => channels.push(piece),
+            None => piece.to_owned(),
+        }
+    }
+
+    fn is_settled(&self) -> bool {
+        self.channels.as_ref().is_none_or(crate::harmony::HarmonyStream::is_settled)
+    }
+
+    /// How many of `tokens` this reading finds in `content`: its text from them stays the
+    /// start of `content`.
+    fn reach(mut self, content: &str, tokens: &[TokenProbs]) -> usize {
+        let mut text = self.opening();
+        if !content.starts_with(&text) {
+            return 0;
+        }
+        for (i, token) in tokens.iter().enumerate() {
+            text.push_str(&self.push(&token.text));
+            if !content.starts_with(&text) {
+                return i;
+            }
+        }
+        tokens.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TokenAlternative;
+
+    fn tokens(texts: &[&str]) -> Vec<TokenProbs> {
+        let alternatives =
+            vec![TokenAlternative { id: 99, text: " X".into(), p: 0.1 }, TokenAlternative { id: 98, text: "<|end|>".into(), p: 0.1 }];
+        let token =
+            |(i, text): (usize, &&str)| TokenProbs { id: i as i32, text: (*text).into(), p: 0.5, entropy: 1.0, top: alternatives.clone() };
+        texts.iter().enumerate().map(token).collect()
+    }
+
+    /// A branch opens with the reply's own text up to the position, then the alternative — in
+    /// the form the reply's text was stored in; where it cannot, it is refused in words.
+    #[test]
+    fn a_branch_opens_as_the_reply_is_stored() {
+        // The reply's text, its tokens' texts, the position, and the branch's text or the words.
+        type Case<'a> = (&'a str, &'a [&'a str], usize, Result<&'a str, &'a str>);
+        let cases: &[Case] = &[
+            // Text as the tokens wrote it.
+            ("Hello there friend", &["Hello", " there", " friend"], 2, Ok("Hello there X")),
+            ("Hello there friend", &["Hello", " there", " friend"], 0, Ok(" X")),
+            // A stop string cut from the text, its tokens kept.
+            ("Hello there", &["Hello", " there", " STOP"], 1, Ok("Hello X")),
+            // A reasoning block the prompt opened (DeepSeek-R1's template).
+            ("<think>\nHmm.\n</think>\n\nFour.", &["Hmm", ".\n", "</think>", "\n\n", "Four", "."], 4, Ok("<think>\nHmm.\n</think>\n\n X")),
+            // gpt-oss's channels: read as the reply's text; the prompt may open the analysis.
+            (
+                "<think>Sum.</think>Four.",
+                &[
+                    "<|channel|>",
+                    "analysis",
+                    "<|message|>",
+                    "Sum",
+                    ".",
+                    "<|end|>",
+                    "<|start|>",
+                    "assistant",
+                    "<|channel|>",
+                    "final",
+                    "<|message|>",
+                    "Four",
+                    ".",
+                ],
+                4,
+                Ok("<think>Sum X"),
+            ),
+            (
+                "<think>Sum.</think>Four.",
+                &["Sum", ".", "<|end|>", "<|start|>", "assistant", "<|channel|>", "final", "<|message|>", "Four", "."],
+                1,
+                Ok("<think>Sum X"),
+            ),
+            (
+                "<think>Sum.</think>Four.",
+                &["<|channel|>", "analysis", "<|message|>", "Sum", ".", "<|end|>", "<|start|>", "assistant", "<|channel|>", "final"],
+                1,
+                Err("inside a marker"),
+            ),
+            // Edited since, or a character over several tokens.
+            ("Goodbye", &["Hello", " there"], 1, Err("no longer matches")),
+            ("Caf\u{e9} ok", &["Caf", "\u{FFFD}", "\u{FFFD}", " ok"], 2, Err("inside a character")),
+        ];
+        for (content, texts, at, expected) in cases {
+            let original = StoredMessage {
+                id: 2,
+                chat_id: 1,
+                role: Role::Assistant,
+                content: (*content).into(),
+                status: MessageStatus::Complete,
+                created_at: 0,
+                model: None,
+                stats: None,
+                parent_id: Some(1),
+                siblings: vec![2],
+                tool: None,
+                tool_calls: Vec::new(),
+                attachments: Vec::new(),
+                passages: Vec::new(),
+            };
+            let got = branch_at(&original, tokens(texts), *at, 99).map(|b| b.text).map_err(|e| e.to_string());
+            match expected {
+                Ok(text) => assert_eq!(got.as_deref(), Ok(*text), "{content:?} at {at}"),
+                Err(words) => assert!(got.as_ref().is_err_and(|e| e.contains(words)), "{content:?} at {at}: {got:?}"),
+            }
+        }
+    }
 }
