@@ -265,11 +265,17 @@ async fn gpt_oss_channels_are_read_as_reasoning_and_bounded() {
     // The model writes its channels (a grammar makes the random weights write them).
     let grammar =
         r#"root ::= <|channel|> "analysis" <|message|> "Easy sum." <|end|> <|start|> "assistant" <|channel|> "final" <|message|> "Four.""#;
-    let constrained = SamplingParams { constraint: Some(hearth_core::Constraint::Gbnf(grammar.into())), ..greedy(40) };
+    let written_sampling = |grammar: &str| SamplingParams { constraint: Some(hearth_core::Constraint::Gbnf(grammar.into())), ..greedy(40) };
+    let constrained = written_sampling(grammar);
     let written = ask(&question, constrained, no_kwargs.clone()).await;
     assert_eq!(written.text, "<think>Easy sum.</think>Four.");
     let thought = written.stats.reasoning_tokens.unwrap_or(0);
     assert!(thought > 3 && thought < written.stats.completion_tokens, "{:?}", written.stats);
+    // A beam search's reply is read the same (its best, and each of its hypotheses).
+    let searched = SamplingParams { strategy: hearth_core::Strategy::Beam, beam_width: 2, n_best: 2, ..written_sampling(grammar) };
+    let beamed = ask(&question, searched, no_kwargs.clone()).await;
+    assert_eq!(beamed.text, "<think>Easy sum.</think>Four.", "{:?}", beamed.stats.beams);
+    assert!(beamed.stats.beams.iter().flatten().all(|b| !b.text.contains("<|")), "{:?}", beamed.stats.beams);
 
     // The effort follows the budget in the system message: the same effort reuses the whole
     // prompt, another is read again from there.

@@ -14,6 +14,9 @@ use ts_rs::TS;
 use crate::chat::{ChatMessage, Role};
 
 pub mod harmony;
+mod reading;
+
+pub use reading::{TextReader, TextReading};
 
 pub const THINK_OPEN: &str = "<think>";
 pub const THINK_CLOSE: &str = "</think>";

@@ -2,7 +2,7 @@
 //! to add, or the unfinished reply to write on (continued, or branched at a token).
 
 use super::{ChatService, HistoryStore, TurnError};
-use crate::{Attachment, ChatBackend, ChatId, MessageId, MessageStatus, Role, StoredMessage, TokenProbs, ToolResult, Turn};
+use crate::{Attachment, ChatBackend, ChatId, MessageId, MessageStatus, Role, StoredMessage, TextReading, TokenProbs, ToolResult, Turn};
 
 /// What a turn starts from: the history before the reply, a user message to add (after which
 /// parent), or an unfinished reply to write on.
@@ -107,7 +107,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
 
 /// The opening of a new version of `original`: its first `at` tokens' text, then the
 /// alternative `token` the inspector showed at `at` — as the reply's text holds them (see
-/// [`Reading`]).
+/// [`TextReading`]).
 fn branch_at(original: &StoredMessage, mut tokens: Vec<TokenProbs>, at: usize, token: i32) -> Result<Branch, TurnError> {
     let refuse = |why: &str| Err(TurnError::InvalidInput(why.into()));
     let Some(position) = tokens.get(at) else {
@@ -118,11 +118,13 @@ fn branch_at(original: &StoredMessage, mut tokens: Vec<TokenProbs>, at: usize, t
     };
     let content = &original.content;
     // The reading under which the reply's text follows its tokens the furthest.
-    let (reading, reached) = READINGS
+    // (Reversed: of readings that reach as far, the first.)
+    let (reading, reached) = TextReading::ALL
         .iter()
-        .map(|&kind| (kind, Reading::new(kind).reach(content, &tokens)))
+        .rev()
+        .map(|&kind| (kind, reach(kind, content, &tokens)))
         .max_by_key(|&(_, reached)| reached)
-        .unwrap_or((ReadingKind::Raw, 0));
+        .unwrap_or((TextReading::Raw, 0));
     if reached < at {
         // A character split over tokens shows as U+FFFD in each piece.
         let split = tokens[reached..=at.min(tokens.len() - 1)].iter().any(|t| t.text.contains('\u{FFFD}'));
@@ -131,7 +133,7 @@ fn branch_at(original: &StoredMessage, mut tokens: Vec<TokenProbs>, at: usize, t
             false => refuse("the reply's text no longer matches its tokens"),
         };
     }
-    let mut read = Reading::new(reading);
+    let mut read = reading.reader();
     let mut text = read.opening();
     for t in &tokens[..at] {
         text.push_str(&read.push(&t.text));
@@ -148,65 +150,21 @@ fn branch_at(original: &StoredMessage, mut tokens: Vec<TokenProbs>, at: usize, t
     Ok(Branch { text, model: original.model.clone(), tokens })
 }
 
-/// How a reply's text was written from its tokens' texts, as the engine writes it: as they are;
-/// behind a reasoning block its prompt opened (written by no token: DeepSeek-R1's template opens
-/// it); read from gpt-oss's channels, also behind an analysis channel its prompt opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ReadingKind {
-    Raw,
-    OpenedThinking,
-    Channels,
-    OpenedChannels,
-}
-
-const READINGS: [ReadingKind; 4] = [ReadingKind::Raw, ReadingKind::OpenedThinking, ReadingKind::Channels, ReadingKind::OpenedChannels];
-
-struct Reading {
-    kind: ReadingKind,
-    channels: Option<crate::harmony::HarmonyStream>,
-}
-
-impl Reading {
-    fn new(kind: ReadingKind) -> Reading {
-        let channels = matches!(kind, ReadingKind::Channels | ReadingKind::OpenedChannels).then(crate::harmony::HarmonyStream::new);
-        Reading { kind, channels }
+/// How many of `tokens` `reading` finds in `content`: its text from them stays the start of
+/// `content`.
+fn reach(reading: TextReading, content: &str, tokens: &[TokenProbs]) -> usize {
+    let mut read = reading.reader();
+    let mut text = read.opening();
+    if !content.starts_with(&text) {
+        return 0;
     }
-
-    /// The text written before any token.
-    fn opening(&mut self) -> String {
-        match (self.kind, &mut self.channels) {
-            (ReadingKind::OpenedThinking, _) => crate::THINK_OPENED.to_owned(),
-            (ReadingKind::OpenedChannels, Some(channels)) => channels.push(crate::harmony::ANALYSIS_OPENING),
-            _ => String::new(),
-        }
-    }
-
-    fn push(&mut self, piece: &str) -> String {
-        match &mut self.channels {
-            Some(channels) => channels.push(piece),
-            None => piece.to_owned(),
-        }
-    }
-
-    fn is_settled(&self) -> bool {
-        self.channels.as_ref().is_none_or(crate::harmony::HarmonyStream::is_settled)
-    }
-
-    /// How many of `tokens` this reading finds in `content`: its text from them stays the
-    /// start of `content`.
-    fn reach(mut self, content: &str, tokens: &[TokenProbs]) -> usize {
-        let mut text = self.opening();
+    for (i, token) in tokens.iter().enumerate() {
+        text.push_str(&read.push(&token.text));
         if !content.starts_with(&text) {
-            return 0;
+            return i;
         }
-        for (i, token) in tokens.iter().enumerate() {
-            text.push_str(&self.push(&token.text));
-            if !content.starts_with(&text) {
-                return i;
-            }
-        }
-        tokens.len()
     }
+    tokens.len()
 }
 
 #[cfg(test)]

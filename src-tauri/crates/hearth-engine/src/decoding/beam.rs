@@ -15,7 +15,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
-use hearth_core::{BeamHypothesis, FinishReason, GenEvent, ReplyRequest, ReplyStats};
+use hearth_core::{BeamHypothesis, FinishReason, GenEvent, ReplyRequest, ReplyStats, TextReading};
 
 use super::{AfterDecode, Decoder, Lane, Room, Written};
 
@@ -196,6 +196,9 @@ pub(crate) struct BeamReply {
     /// Beam tokens decoded, and when the first was: the search's decode speed.
     decoded: u32,
     decoding_since: Option<Instant>,
+    /// How the replies' text is written from their tokens' (gpt-oss's channels read, a
+    /// reasoning block the prompt opened).
+    reading: TextReading,
 }
 
 impl BeamReply {
@@ -224,7 +227,13 @@ impl BeamReply {
             started,
             decoded: 0,
             decoding_since: None,
+            reading: TextReading::Raw,
         }
+    }
+
+    /// The replies' text is written from their tokens' text so (as a sampled reply's is).
+    pub fn read_as(&mut self, reading: TextReading) {
+        self.reading = reading;
     }
 
     /// After the batch is decoded: extends the beams, returns the forks to make. Nothing when
@@ -323,9 +332,10 @@ impl Decoder for BeamReply {
     fn finish(mut self: Box<Self>, reason: FinishReason, model: &LlamaModel) {
         let cancelled = reason == FinishReason::Cancelled;
         let vocab = model.vocab();
+        let reading = self.reading;
         let text = |tokens: &[LlamaToken]| {
             let bytes: Vec<u8> = tokens.iter().flat_map(|&t| vocab.token_to_piece(t, false, None)).collect();
-            String::from_utf8_lossy(&bytes).into_owned()
+            reading.read(&String::from_utf8_lossy(&bytes))
         };
         let best = self.search.best((self.request.sampling.n_best as usize).min(self.lanes.len()));
         let hypotheses: Vec<BeamHypothesis> = best

@@ -3,6 +3,7 @@
 //! with a lane per beam, all taken at once.
 
 use super::*;
+use hearth_core::TextReading;
 
 impl<'m> Session<'m> {
     /// Queues a consensus reply's first candidate; the others wait for it to read the prompt
@@ -83,6 +84,10 @@ impl<'m> Session<'m> {
                 return;
             }
         };
+        // The replies' text as a sampled reply's is written (`Session::start`).
+        let reasoning = if request.raw_prompt.is_none() { self.renderer.reasoning() } else { ReasoningFormat::None };
+        let opened = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens, reasoning);
+        let reading = TextReading::of(reasoning == ReasoningFormat::Channels, opened);
         let width = request.sampling.beam_width as usize;
         let mut others: Vec<usize> = (0..self.slots.len()).filter(|&i| i != slot && !self.slots[i].busy).collect();
         others.sort_by_key(|&i| (!self.slots[i].cached.is_empty(), self.slots[i].used_at));
@@ -96,7 +101,9 @@ impl<'m> Session<'m> {
             self.slots[lane].busy = true;
         }
         let max_tokens = request.sampling.max_tokens.min(self.beam_room(&request, prompt.len() + stats.cached_tokens as usize) as u32);
-        self.running.push(Box::new(BeamReply::new(request, events, lanes, prompt, constraints, max_tokens, stats, asked_at)));
+        let mut beam = BeamReply::new(request, events, lanes, prompt, constraints, max_tokens, stats, asked_at);
+        beam.read_as(reading);
+        self.running.push(Box::new(beam));
     }
 
     /// Tokens each beam may write when every lane holds the whole prompt (a shared opening is
