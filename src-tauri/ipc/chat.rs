@@ -84,6 +84,9 @@ pub struct ReplyStarted {
     #[ts(type = "number")]
     pub message_id: MessageId,
     pub model: String,
+    /// The text the reply starts from (a continued reply's, a branch's opening; empty for a new
+    /// reply): the deltas go on from it.
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -110,7 +113,7 @@ impl From<TurnEvent> for ChatEvent {
     fn from(event: TurnEvent) -> Self {
         match event {
             TurnEvent::UserSaved(message) => ChatEvent::UserSaved(MessageSaved { message: *message }),
-            TurnEvent::ReplyStarted { message_id, model } => ChatEvent::ReplyStarted(ReplyStarted { message_id, model }),
+            TurnEvent::ReplyStarted { message_id, model, text } => ChatEvent::ReplyStarted(ReplyStarted { message_id, model, text }),
             TurnEvent::Delta(text) => ChatEvent::Delta(TextDelta { text }),
         }
     }

@@ -11,8 +11,8 @@ export type MessageHandlers = {
   continueReply: (messageId: number) => void;
   /** The token inspector: a reply's tokens with their distributions (rejects with an IpcError). */
   tokenProbs: (messageId: number) => Promise<TokenProbs[]>;
-  /** A new version of the reply from its token `at`, taking alternative `token` there; `opening` is the text it starts with. */
-  branch: (messageId: number, at: number, token: number, opening: string) => void;
+  /** A new version of the reply from its token `at`, taking alternative `token` there. */
+  branch: (messageId: number, at: number, token: number) => void;
   /** Opens the Compare view: the reply's question answered again with 2–4 settings side by side. */
   compare: (messageId: number) => void;
   switchBranch: (messageId: number) => void;

@@ -541,7 +541,12 @@ export type RemoteModel = { id: string,
  */
 contextLength: number | null, };
 
-export type ReplyStarted = { messageId: number, model: string, };
+export type ReplyStarted = { messageId: number, model: string, 
+/**
+ * The text the reply starts from (a continued reply's, a branch's opening; empty for a new
+ * reply): the deltas go on from it.
+ */
+text: string, };
 
 export type ReplyStats = { 
 /**

@@ -305,11 +305,11 @@ export class ChatStore {
 
   /**
    * A new version of reply `messageId` that keeps its first `at` tokens, takes alternative `token` there and
-   * writes on; `opening` (those tokens' text and the alternative's) shows while it is written, as a
+   * writes on; its opening (as the backend wrote it: `replyStarted`) shows while it is written, as a
    * regenerated reply streams.
    */
-  branchReply(messageId: number, at: number, token: number, opening: string): Promise<boolean> {
-    return this.#turnOnActive({ kind: 'branch', messageId, at, token, opening });
+  branchReply(messageId: number, at: number, token: number): Promise<boolean> {
+    return this.#turnOnActive({ kind: 'branch', messageId, at, token });
   }
 
   /** Reply `messageId`'s tokens with the distribution each was drawn from (none: empty); rejects with an IpcError. */

@@ -61,16 +61,6 @@ export function formatEntropy(bits: number): string {
   return `${bits.toFixed(2)} bits`;
 }
 
-/** What a new version branched at token `at` with `alternative` opens with: the tokens before it, then it. */
-export function branchOpening(tokens: readonly Pick<TokenProbs, 'text'>[], at: number, alternative: Pick<TokenAlternative, 'text'>): string {
-  return (
-    tokens
-      .slice(0, at)
-      .map((t) => t.text)
-      .join('') + alternative.text
-  );
-}
-
 /**
  * Why a reply has no tokens to inspect, in words: beam search and consensus keep none; otherwise the
  * reasons it may be one of (the window cannot tell a provider's reply or an old one from its stats).

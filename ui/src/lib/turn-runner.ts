@@ -86,7 +86,7 @@ export class TurnRunner {
       messageId: null,
       model: null,
       remote: chat.chats.find((c) => c.id === chatId)?.model.kind === 'remote',
-      text: turn.kind === 'continue' ? (original?.content ?? '') : turn.kind === 'branch' ? turn.opening : '',
+      text: turn.kind === 'continue' ? (original?.content ?? '') : '',
       replySiblings: newReplyVersion(turn) ? (original?.siblings ?? []) : [],
       replyParent: newReplyVersion(turn) ? (original?.parentId ?? null) : null,
       userSaved: false,
@@ -195,6 +195,7 @@ export class TurnRunner {
         if (this.#chat.generating?.stopping) void this.#api.stopGeneration(stream.chatId);
         stream.messageId = event.data.messageId;
         stream.model = event.data.model;
+        stream.text = event.data.text;
         this.#upsert(stream.chatId, this.#liveReply(stream));
         break;
       }

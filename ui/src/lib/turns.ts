@@ -9,9 +9,9 @@ export type TurnRequest =
   | { kind: 'continue'; messageId: number }
   /**
    * A new version of reply `messageId` that keeps its first `at` tokens, takes alternative `token` there and
-   * writes on; `opening` is that text (the kept tokens' and the alternative's), shown until the reply is saved.
+   * writes on (its opening, as the backend wrote it, comes with `replyStarted`).
    */
-  | { kind: 'branch'; messageId: number; at: number; token: number; opening: string };
+  | { kind: 'branch'; messageId: number; at: number; token: number };
 
 /** The id of the reply shown before the backend named it (`replyStarted`). */
 export const PENDING_REPLY_ID = -1;

@@ -103,7 +103,7 @@ export const settle = () => new Promise((r) => setTimeout(r, 0));
 export const ev = {
   modelLoading: (fraction: number, path = MODEL.path, name = MODEL.name): ChatEvent => ({ event: 'modelLoading', data: { path, name, fraction } }),
   userSaved: (m: StoredMessage): ChatEvent => ({ event: 'userSaved', data: { message: m } }),
-  replyStarted: (messageId: number, model = MODEL.name): ChatEvent => ({ event: 'replyStarted', data: { messageId, model } }),
+  replyStarted: (messageId: number, model = MODEL.name, text = ''): ChatEvent => ({ event: 'replyStarted', data: { messageId, model, text } }),
   delta: (text: string): ChatEvent => ({ event: 'delta', data: { text } }),
   finished: (m: StoredMessage): ChatEvent => ({ event: 'finished', data: { message: m } }),
   failed: (message: string, m: StoredMessage | null = null): ChatEvent => ({

@@ -56,7 +56,7 @@ describe('ChatStore: the message tree', () => {
     void store.continueReply(4);
     expect(backend.api.continueReply).toHaveBeenCalledWith(1, 4, expect.any(Function));
     expect(ids(store)).toEqual([1, 2, 3, 4]);
-    backend.send.emit(ev.replyStarted(4));
+    backend.send.emit(ev.replyStarted(4, undefined, 'Once upon'));
     expect(store.messages[3]).toMatchObject({ id: 4, content: 'Once upon', status: 'streaming' });
     backend.send.emit(ev.delta(' a time'));
     clock.tick();
@@ -70,12 +70,12 @@ describe('ChatStore: the message tree', () => {
 
   it('branch: the reply leaves, and its new version streams on from the kept tokens and the alternative', async () => {
     const { store, backend, clock } = await treeSetup();
-    void store.branchReply(4, 2, 1017, 'Once upon a');
+    void store.branchReply(4, 2, 1017);
     expect(backend.api.branchReply).toHaveBeenCalledWith(1, 4, 2, 1017, expect.any(Function));
     expect(store.busy).toBe(true);
     expect(ids(store)).toEqual([1, 2, 3]);
-    backend.send.emit(ev.replyStarted(8));
-    // The opening shows at once (the deltas carry only what is written after it), beside the version it came from.
+    backend.send.emit(ev.replyStarted(8, undefined, 'Once upon a'));
+    // The opening, as the backend wrote it, shows at once (the deltas carry only what is written after it), beside the version it came from.
     expect(store.messages.at(-1)).toMatchObject({ id: 8, content: 'Once upon a', status: 'streaming', parentId: 3, siblings: [4, 8] });
     backend.send.emit(ev.delta(' dragon'));
     clock.tick();
@@ -91,7 +91,7 @@ describe('ChatStore: the message tree', () => {
 
   it('branch: a refusal puts the path back and says why', async () => {
     const { store, backend } = await treeSetup();
-    const running = store.branchReply(4, 9, 5, 'x');
+    const running = store.branchReply(4, 9, 5);
     backend.send.reject({ kind: 'invalidInput', message: 'that token was not among the alternatives at this position' });
     await expect(running).resolves.toBe(false);
     expect(ids(store)).toEqual([1, 2, 3, 4]);
@@ -110,7 +110,7 @@ describe('ChatStore: the message tree', () => {
   it('continue: a failure with nothing saved keeps the text and marks it failed', async () => {
     const { store, backend } = await treeSetup({ status: 'interrupted' });
     void store.continueReply(4);
-    backend.send.emit(ev.replyStarted(4));
+    backend.send.emit(ev.replyStarted(4, undefined, 'Once upon'));
     backend.send.emit(ev.failed('The model crashed'));
     expect(store.messages[3]).toMatchObject({ id: 4, content: 'Once upon', status: 'failed' });
     expect(store.error).toBe('The model crashed');
@@ -148,7 +148,7 @@ describe('ChatStore: the message tree', () => {
     const attempts = await Promise.all([
       store.regenerate(4),
       store.continueReply(4),
-      store.branchReply(4, 1, 5, 'x'),
+      store.branchReply(4, 1, 5),
       store.saveEdit(),
       store.switchBranch(2),
       store.deleteMessage(4),

@@ -17,7 +17,7 @@ const QUESTION = msg({ id: 11, role: 'user', content: 'Plan one day in Lisbon.' 
 const REPLY = msg({ id: 12, role: 'assistant', content: 'Start in the Alfama.', parentId: 11 });
 
 const ev = {
-  started: (column: number, messageId: number): CompareEvent => ({ column, event: { event: 'replyStarted', data: { messageId, model: 'Tiny' } } }),
+  started: (column: number, messageId: number): CompareEvent => ({ column, event: { event: 'replyStarted', data: { messageId, model: 'Tiny', text: '' } } }),
   delta: (column: number, text: string): CompareEvent => ({ column, event: { event: 'delta', data: { text } } }),
   finished: (column: number, m: StoredMessage): CompareEvent => ({ column, event: { event: 'finished', data: { message: m } } }),
   failed: (column: number, message: string, m: StoredMessage | null = null): CompareEvent => ({

@@ -1,7 +1,6 @@
-import type { ReplyStats, TokenProbs } from '../../src/ipc/bindings';
+import type { ReplyStats } from '../../src/ipc/bindings';
 import {
   TINT_LEVELS,
-  branchOpening,
   formatEntropy,
   formatPercent,
   isEnd,
@@ -76,21 +75,6 @@ table('formatEntropy: how spread the choice was', formatEntropy, [
   [3, '3.00 bits'],
   [Number.NaN, '–'],
 ]);
-
-const TOKENS: Pick<TokenProbs, 'text'>[] = [{ text: 'Start' }, { text: ' in' }, { text: ' the' }, { text: '\n' }, { text: '' }];
-table(
-  'branchOpening: the kept tokens, then the alternative',
-  ([at, text]: [number, string]) => branchOpening(TOKENS, at, { text }),
-  [
-    [[0, 'Begin'], 'Begin'],
-    [[2, ' a'], 'Start in a'],
-    [[3, ' Alfama'], 'Start in the Alfama'],
-    [[4, ' and'], 'Start in the\n and'],
-    // The end of the turn as the alternative: the reply ends there.
-    [[1, ''], 'Start'],
-  ],
-);
-
 
 table('noTokensReason: why a reply has no tokens to inspect', (s: ReplyStats | null) => noTokensReason(s).split(':')[0].split('.')[0], [
   [stats({ beams: [{ text: 'x', logprob: -1, score: -1, tokens: 1 }] }), 'This reply was found by beam search, which keeps no token probabilities'],

@@ -25,8 +25,8 @@ table('pathDuringTurn: what stays on screen while a turn starts', during, [
   [{ kind: 'edit', messageId: 1, content: 'first' }, { ids: [PENDING_USER_ID], pending: { siblings: [1, PENDING_USER_ID], content: 'first' } }],
   [{ kind: 'edit', messageId: 99, content: 'gone' }, { ids: [1, 2, 3, 4], pending: undefined }],
   // A branch is a new version of the reply, as a regeneration is: it appears with replyStarted.
-  [{ kind: 'branch', messageId: 4, at: 3, token: 1017, opening: 'm4 a' }, { ids: [1, 2, 3], pending: undefined }],
-  [{ kind: 'branch', messageId: 2, at: 0, token: 7, opening: 'So' }, { ids: [1], pending: undefined }],
+  [{ kind: 'branch', messageId: 4, at: 3, token: 1017 }, { ids: [1, 2, 3], pending: undefined }],
+  [{ kind: 'branch', messageId: 2, at: 0, token: 7 }, { ids: [1], pending: undefined }],
 ]);
 
 table(
@@ -43,7 +43,7 @@ table('addsSibling', addsSibling, [
   [{ kind: 'edit', messageId: 1, content: 'x' }, true],
   [{ kind: 'regenerate', messageId: 2 }, true],
   [{ kind: 'continue', messageId: 2 }, false],
-  [{ kind: 'branch', messageId: 2, at: 1, token: 5, opening: 'x' }, true],
+  [{ kind: 'branch', messageId: 2, at: 1, token: 5 }, true],
 ]);
 
 table('newReplyVersion: a new version of a reply beside it', newReplyVersion, [
@@ -51,7 +51,7 @@ table('newReplyVersion: a new version of a reply beside it', newReplyVersion, [
   [{ kind: 'edit', messageId: 1, content: 'x' }, false],
   [{ kind: 'regenerate', messageId: 2 }, true],
   [{ kind: 'continue', messageId: 2 }, false],
-  [{ kind: 'branch', messageId: 2, at: 1, token: 5, opening: 'x' }, true],
+  [{ kind: 'branch', messageId: 2, at: 1, token: 5 }, true],
 ]);
 
 type Reply = Pick<StoredMessage, 'role' | 'status' | 'stats'>;

@@ -159,9 +159,13 @@ impl<'a> Turn<'a> {
 pub enum TurnEvent {
     /// Boxed: the other events, sent many times a turn, stay small.
     UserSaved(Box<StoredMessage>),
+    /// The reply is saved and being written: its id, the model writing it, and the text it
+    /// starts from (a continued reply's, a branch's opening; empty for a new reply), which the
+    /// deltas go on from.
     ReplyStarted {
         message_id: MessageId,
         model: String,
+        text: String,
     },
     Delta(String),
 }
@@ -379,7 +383,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                 .await
                 .map_err(boxed)?,
         };
-        on_event(TurnEvent::ReplyStarted { message_id: reply.id, model: stream.model.clone() });
+        on_event(TurnEvent::ReplyStarted { message_id: reply.id, model: stream.model.clone(), text: reply.content.clone() });
         self.stream_into(reply, stream, tokens, &mut on_event).await
     }
 
@@ -430,7 +434,9 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             answers.push(async move {
                 let result = match started {
                     Ok((message, stream)) => {
-                        tell(ColumnEvent::Turn(TurnEvent::ReplyStarted { message_id: message.id, model: stream.model.clone() }));
+                        let started =
+                            TurnEvent::ReplyStarted { message_id: message.id, model: stream.model.clone(), text: message.content.clone() };
+                        tell(ColumnEvent::Turn(started));
                         self.stream_into(message, stream, Vec::new(), &mut |event| tell(ColumnEvent::Turn(event))).await
                     }
                     Err(error) => Err(error),

@@ -130,7 +130,7 @@ export async function writeReply(w: Writing): Promise<boolean> {
   assistant.model = model ?? null;
 
   await delay(reply.ttftMs ?? 40);
-  send({ event: 'replyStarted', data: { messageId: assistant.id, model: model! } });
+  send({ event: 'replyStarted', data: { messageId: assistant.id, model: model!, text: opening } });
   const started = performance.now();
   let tokens = 0;
   // Consensus runs on the local engine only: its candidates are written out of sight, then the chosen one arrives whole.
