@@ -5,68 +5,11 @@
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BROKEN, HF, MODEL, MODELS_DIR, OUTPUT, PHI, QWEN_05, TIMEOUT, TINY, inBothSchemes, mockState, shot, useBrowser, withApp } from './harness.mjs';
+import { BROKEN, MODEL, MODELS_DIR, OUTPUT, PHI, QWEN_05, TIMEOUT, TINY, mockState, shot, useBrowser, withApp } from './harness.mjs';
+import { BIG, BROKEN_ERROR, DISK_FULL, GATED, GATED_MESSAGE, KEY_FILE, OUT_OF_MEMORY, QWEN, SMOL, SMOL_17, callsOf, checkFit, download, downloadOf, mock, openModels, openRepo, progressOf, quant, rememberedDownloads, repo, row, search, stateOf, text } from './models-helpers.mjs';
 
 useBrowser();
 
-const SMOL = 'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF';
-const SMOL_17 = 'bartowski/SmolLM2-1.7B-Instruct-GGUF';
-const QWEN = 'Qwen/Qwen2.5-7B-Instruct-GGUF';
-const GATED = 'meta-llama/Llama-3.2-1B-Instruct-GGUF';
-const BIG = 'unsloth/Llama-3.3-70B-Instruct-GGUF';
-const VISION = 'ggml-org/SmolVLM-256M-Instruct-GGUF';
-const GATED_MESSAGE =
-  'meta-llama/Llama-3.2-1B-Instruct-GGUF is gated: accept its license on huggingface.co, then add your Hugging Face token in Models → Discover';
-const DISK_FULL = 'the download stopped: the disk is full (needs 1.1 GB more on /home). Free some space, then resume';
-const BROKEN_ERROR = 'broken.gguf is truncated: it ends at byte 4096 but its header needs at least byte 70231; download it again';
-const KEY_FILE = {
-  kind: 'file',
-  path: '/home/me/.local/share/hearth/provider-keys.json',
-  reason: 'The keychain did not answer: org.freedesktop.secrets was not provided by any .service files.',
-};
-const OUT_OF_MEMORY = {
-  kind: 'engine',
-  message: 'llama.cpp could not allocate the model (out of memory: 2.4 GB asked, 1.1 GB free); the model that was loaded stays loaded',
-};
-
-const text = async (locator) => (await locator.textContent()).trim();
-const callsOf = async (page, cmd) => (await mockState(page)).calls.filter((c) => c.cmd === cmd).map((c) => c.payload);
-const mock = (page, key) => page.evaluate((k) => window.__hearthMock[k], key);
-const repo = (page, id) => page.locator(`[data-testid="hub-repo"][data-repo="${id}"]`);
-const quant = (page, id, q) => repo(page, id).locator(`[data-testid="hub-quant"][data-quant="${q}"]`);
-const download = (page, id) => page.locator(`[data-testid="download"][data-id="${id}"]`);
-const row = (page, path) => page.locator(`[data-testid="library-model"][data-path="${path}"]`);
-const downloadOf = (page, quantName) => page.locator('[data-testid="download"]').filter({ hasText: quantName });
-
-async function openModels(page, tab = 'library') {
-  await page.getByTestId('open-models').click();
-  await page.getByTestId('models-panel').waitFor();
-  await page.getByTestId(`models-tab-${tab}`).click();
-  await page.getByTestId(`models-tab-${tab}`).and(page.locator('[aria-selected="true"]')).waitFor();
-}
-
-async function search(page, query, { enter = true } = {}) {
-  await page.getByTestId('hub-search').fill(query);
-  if (enter) await page.getByTestId('hub-search').press('Enter');
-  else await page.getByTestId('hub-search-go').click();
-  await page.getByTestId('hub-found').filter({ hasText: `for “${query}”` }).waitFor();
-}
-
-async function openRepo(page, id) {
-  await repo(page, id).getByTestId('open-repo').click();
-  // Read: its quantizations, or why not.
-  await repo(page, id).locator('[data-testid="hub-quant"], [data-testid="repo-error"]').first().waitFor();
-}
-
-/** Check the fit of `q` and wait for the verdict `verdict`. */
-async function checkFit(page, id, q, verdict) {
-  await quant(page, id, q).getByTestId('check-fit').click();
-  await quant(page, id, q).getByTestId('fit-verdict').filter({ hasText: verdict }).waitFor();
-  await quant(page, id, q).locator('[data-testid="fit"][data-status="done"]').waitFor();
-}
-
-const progressOf = async (card) => Number(await card.getByTestId('download-progress').getAttribute('aria-valuenow'));
-const stateOf = (card, state) => card.and(card.page().locator(`[data-state="${state}"]`)).waitFor({ timeout: 15_000 });
 
 describe('Discover: search Hugging Face, check the fit, download', () => {
   test('search → open a repo → fit verdicts → download with progress → pause, resume → done → load', { timeout: 2 * TIMEOUT }, async () => {
@@ -521,84 +464,6 @@ describe('Ways in, empty states, keyboard', () => {
       await page.getByTestId('open-models').click();
       await page.getByTestId('models-tab-discover').and(page.locator('[aria-selected="true"]')).waitFor();
       await page.getByTestId('hub-empty').filter({ hasText: 'nothing like this' }).waitFor();
-    });
-  });
-});
-
-/** Downloads as the backend would list them after a restart, in each state. */
-function rememberedDownloads() {
-  const d = (id, repo, q, file, state, doneBytes, totalBytes, over = {}) => ({
-    id, repo, quant: q, files: [file], state, doneBytes, totalBytes, bytesPerSecond: 0, etaSeconds: null, attempt: 1, maxAttempts: 8,
-    retryInS: null, error: null, modelPath: null, ...over,
-  });
-  return [
-    d('dl-old-1', QWEN, 'Q4_K_M', 'qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf', 'running', 1_236_000_000, 4_683_073_184, {
-      bytesPerSecond: 23.4e6, etaSeconds: 147,
-    }),
-    d('dl-old-2', SMOL_17, 'Q4_K_M', 'SmolLM2-1.7B-Instruct-Q4_K_M.gguf', 'retrying', 402_000_000, 1_055_609_824, { attempt: 2, retryInS: 30 }),
-    d('dl-old-3', GATED, 'Q8_0', 'Llama-3.2-1B-Instruct-Q8_0.gguf', 'paused', 640_000_000, 1_321_083_008),
-    d('dl-old-4', SMOL, 'Q4_1', 'smollm2-135m-instruct-q4_1.gguf', 'verifying', 98_402_592, 98_402_592),
-    d('dl-old-5', SMOL_17, 'Q8_0', 'SmolLM2-1.7B-Instruct-Q8_0.gguf', 'failed', 910_207_472, 1_820_414_944, { error: DISK_FULL }),
-    d('dl-old-6', SMOL, 'Q8_0', 'smollm2-135m-instruct-q8_0.gguf', 'done', 144_811_296, 144_811_296, {
-      modelPath: `${HF}/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF/snapshots/5b9e1a4c0f3e2d7c8a6b4e1f9d2c3a7b8e6f0d1c/smollm2-135m-instruct-q8_0.gguf`,
-    }),
-  ];
-}
-
-describe('Discover: a vision model', () => {
-  test('each quantization says its projector comes with it, and the download asks for the model alone', { timeout: TIMEOUT }, async () => {
-    await withApp({}, async (page) => {
-      await openModels(page, 'discover');
-      await search(page, 'smolvlm');
-      await openRepo(page, VISION);
-      const q8 = quant(page, VISION, 'Q8_0');
-      assert.equal(await text(q8.getByTestId('quant-projector')), 'with image projector');
-      assert.match(await q8.getByTestId('quant-projector').getAttribute('title'), /mmproj-SmolVLM-256M-Instruct-f16\.gguf/);
-      assert.equal(await text(q8.getByTestId('quant-size')), '365.1 MB', 'the projector is in the size');
-      assert.equal(await quant(page, QWEN, 'Q4_K_M').getByTestId('quant-projector').count(), 0);
-      await shot(page, 'models-vision-quant', { dir: OUTPUT, mouse: [300, 700] });
-      // Rust adds the projector to the download: the window asks for the model's files.
-      await q8.getByTestId('download-quant').click();
-      assert.deepEqual((await callsOf(page, 'start_download')).at(-1), { repo: VISION, quant: 'Q8_0', files: ['SmolVLM-256M-Instruct-Q8_0.gguf'] });
-    });
-  });
-});
-
-describe('Screenshots', () => {
-  const options = (mouse = [300, 700]) => ({ dir: OUTPUT, mouse });
-
-  test('discover, fit, downloads, library (light and dark)', { timeout: 4 * TIMEOUT }, async () => {
-    await inBothSchemes({ freeRamBytes: 3.5e9 }, async (page) => {
-      await openModels(page, 'discover');
-      await search(page, 'instruct');
-      await shot(page, `models-discover`, options());
-
-      await openRepo(page, QWEN);
-      await checkFit(page, QWEN, 'Q2_K', 'Fits in memory');
-      await checkFit(page, QWEN, 'Q4_K_M', 'Fits with 24 of 28 layers on GPU');
-      await checkFit(page, QWEN, 'Q8_0', 'Too large for this machine');
-      await repo(page, QWEN).evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await shot(page, `models-fit`, options());
-    });
-
-    await inBothSchemes({ downloads: rememberedDownloads() }, async (page) => {
-      await openModels(page, 'downloads');
-      await download(page, 'dl-old-6').waitFor();
-      await shot(page, `models-downloads`, options());
-    });
-
-    await inBothSchemes({ loadStepMs: 2000 }, async (page) => {
-      await openModels(page);
-      await row(page, BROKEN).waitFor();
-      await row(page, PHI).getByTestId('load-model').click();
-      await page.waitForFunction(
-        (path) => Number(document.querySelector(`[data-path="${path}"] [data-testid="load-progress"]`)?.getAttribute('aria-valuenow')) >= 15,
-        PHI,
-      );
-      await shot(page, `models-library`, options());
-      await row(page, TINY).scrollIntoViewIfNeeded();
-      await row(page, BROKEN).scrollIntoViewIfNeeded();
-      await shot(page, `models-library-end`, options());
     });
   });
 });
