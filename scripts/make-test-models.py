@@ -43,7 +43,7 @@ SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chat
 # Small embeddings, so that what the layers read from the context outweighs the token itself in
 # the residual stream: a reply then depends on every cached cell (a wrong cache shows).
 EMBEDDING_SCALE = 0.1
-VERSION = 5
+VERSION = 6
 # SmolLM2's unused control tokens (ids 3–9: `<repo_name>`…`<issue_comment>`) renamed for
 # tiny-harmony.gguf.
 HARMONY_TOKENS = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"]
@@ -56,6 +56,12 @@ LLAMA3_TEMPLATE = TEMPLATES / "llama3.jinja"
 MISTRAL_TOKENS = ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
                   "[TOOL_CALLS]", "[ARGS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]"]
 MISTRAL_TEMPLATE = TEMPLATES / "mistral.jinja"
+# Ids 3–13 renamed for tiny-deepseek.gguf and tiny-deepseek-r1.gguf.
+DEEPSEEK_TOKENS = ["<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",
+                   "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>",
+                   "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"]
+DEEPSEEK_TEMPLATE = TEMPLATES / "deepseek.jinja"
+DEEPSEEK_R1_TEMPLATE = TEMPLATES / "deepseek-r1.jinja"
 
 
 def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=None, template=None) -> int:
@@ -194,7 +200,7 @@ def llama(reader, path, rng, renamed=None, template=None):
 def renamed_llama(tokens, template):
     """tiny-llama with SmolLM2's unused control tokens renamed to `tokens`, and `template`."""
     def build(reader, path, rng):
-        llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, template.read_text())
+        llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, template.read_text(encoding="utf-8"))
     return build
 
 
@@ -272,6 +278,8 @@ def main():
         ("tiny-harmony.gguf", renamed_llama(HARMONY_TOKENS, HARMONY_TEMPLATE)),
         ("tiny-llama3.gguf", renamed_llama(LLAMA3_TOKENS, LLAMA3_TEMPLATE)),
         ("tiny-mistral.gguf", renamed_llama(MISTRAL_TOKENS, MISTRAL_TEMPLATE)),
+        ("tiny-deepseek.gguf", renamed_llama(DEEPSEEK_TOKENS, DEEPSEEK_TEMPLATE)),
+        ("tiny-deepseek-r1.gguf", renamed_llama(DEEPSEEK_TOKENS, DEEPSEEK_R1_TEMPLATE)),
         ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's
     ):
         path = out / name

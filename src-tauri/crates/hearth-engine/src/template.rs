@@ -64,10 +64,14 @@ impl<'a> TemplateMessage<'a> {
             return TemplateMessage { content: Cow::Borrowed(parts.answer), thinking: parts.reasoning, ..plain };
         }
         let read = read_calls(parts.answer);
-        // The arguments as the model wrote them: `tojson` writes them back as they were, so the
-        // cache holds the same tokens.
+        // The arguments as the model wrote them: `tojson` writes them back as they were (a
+        // template that joins them to strings is given their text), so the cache holds the same
+        // tokens.
         let calls = read.calls.iter().map(|call| {
-            let arguments = RawJson::value(&call.arguments);
+            let arguments = match tools.takes_arguments_as_text() {
+                true => Value::from(call.arguments.as_str()),
+                false => RawJson::value(&call.arguments),
+            };
             minijinja::context! { type => "function", function => minijinja::context! { name => call.name, arguments => arguments } }
         });
         // gpt-oss's template takes a calling reply's reasoning or its words, not both.
@@ -441,9 +445,10 @@ mod tests {
         assert_eq!(rendered, r#"{"z":"it's","a":1}|it's|2"#);
     }
 
-    /// Llama 3.1's shape (tests/data/llama3.jinja) and Mistral Small 3.2's (mistral.jinja): a
-    /// past call is written back as its model wrote it, the arguments as they were (`tojson` keeps
-    /// their order), and the result in the template's own turn; replies in words stay text.
+    /// Llama 3.1's shape (tests/data/llama3.jinja), Mistral Small 3.2's (mistral.jinja) and
+    /// DeepSeek's (deepseek*.jinja): a past call is written back as its model wrote it, the
+    /// arguments as they were (`tojson` keeps their order; DeepSeek's join their text), and the
+    /// result in the template's own turn; replies in words stay text.
     #[test]
     fn a_template_that_reads_calls_apart_writes_them_back_as_its_model_wrote_them() {
         let llama3 = "<|start_header_id|>assistant<|end_header_id|>\n\n{\"name\": \"get_weather\", \"parameters\": {\"unit\":\"C\",\"city\":\"Oslo\"}}<|eot_id|>\
@@ -458,6 +463,23 @@ mod tests {
                 mistral,
                 "[INST]Hi[/INST]Hello!</s>[INST]Bye[/INST]",
             ),
+            (
+                include_str!("../tests/data/deepseek.jinja"),
+                ToolFormat::DeepSeek,
+                "Looking.",
+                "<｜User｜>Weather?<｜Assistant｜>Looking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\
+                 {\"unit\":\"C\",\"city\":\"Oslo\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜></s><｜tool▁output▁begin｜>12 degrees<｜tool▁output▁end｜>",
+                "<｜User｜>Hi<｜Assistant｜>Hello!</s><｜User｜>Bye<｜Assistant｜>",
+            ),
+            (
+                include_str!("../tests/data/deepseek-r1.jinja"),
+                ToolFormat::DeepSeekR1,
+                "",
+                "<｜User｜>Weather?<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n\
+                 {\"unit\":\"C\",\"city\":\"Oslo\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜></s>\
+                 <｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>12 degrees<｜tool▁output▁end｜><｜tool▁outputs▁end｜>",
+                "<｜User｜>Hi<｜Assistant｜>Hello!</s><｜User｜>Bye<｜Assistant｜>",
+            ),
         ];
         for (source, format, words, expected, said_back) in cases {
             let t = ChatTemplate::new(source, "", "</s>").unwrap();
@@ -470,13 +492,11 @@ mod tests {
                 ),
                 ChatMessage::new(Role::Tool, "12 degrees"),
             ];
-            let tools = [serde_json::json!({"type": "function", "function": {"name": "get_weather"}})];
+            let tools = [serde_json::json!({"type": "function", "function": {"name": "get_weather", "description": "", "parameters": {}}})];
             let prompt = t.render_with_tools(&calling, Some(&tools)).unwrap();
             assert!(prompt.ends_with(expected), "{format:?}: {prompt}");
-            assert!(
-                prompt.contains("\"name\": \"get_weather\"") || prompt.contains("\"name\":\"get_weather\""),
-                "{format:?}: the tools listed: {prompt}"
-            );
+            // The tools listed before the conversation.
+            assert!(prompt.find("get_weather") < prompt.find("Weather?"), "{format:?}: the tools listed: {prompt}");
             let said =
                 [ChatMessage::new(Role::User, "Hi"), ChatMessage::new(Role::Assistant, "Hello!"), ChatMessage::new(Role::User, "Bye")];
             let prompt = t.render(&said).unwrap();

@@ -11,16 +11,17 @@
 //! (`to=functions.NAME`), the arguments its body: the grammar keeps both to a tool's schema, and
 //! `hearth_core::harmony` reads the call into Hearth's block. Llama 3.x's and Mistral's
 //! templates take the tools, and their models write a call as an opening, the function's name and
-//! its arguments (`{"name": "…", "parameters": {…}}`, `[TOOL_CALLS]NAME[ARGS]{…}`): kept to a
-//! tool's schema the same way, read by `hearth_core::NamedCallStream`. These templates read a
-//! past reply's calls and the tools' results apart from the text, and write them their way.
+//! its arguments (`{"name": "…", "parameters": {…}}`, `[TOOL_CALLS]NAME[ARGS]{…}`); DeepSeek's
+//! likewise, a turn's calls between two markers: kept to a tool's schema the same way, read by
+//! `hearth_core::NamedCallStream`. These templates read a past reply's calls and the tools'
+//! results apart from the text, and write them their way.
 
 use serde_json::{Value, json};
 
 use hearth_core::harmony::CALL_RECIPIENT;
 use hearth_core::{
-    BackendError, CALL_CLOSE, CALL_OPEN, CallSyntax, LLAMA3_CALLS, MISTRAL_CALLS, OfferedTools, ToolChoice, ToolSpec, call_block,
-    check_tools,
+    BackendError, CALL_CLOSE, CALL_OPEN, CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, LLAMA3_CALLS, MISTRAL_CALLS, OfferedTools,
+    ToolChoice, ToolSpec, call_block, check_tools,
 };
 
 /// How a model is told of tools.
@@ -37,6 +38,13 @@ pub enum ToolFormat {
     /// The template reads `tools` and writes calls as Mistral's recent models do (Mistral Small
     /// 3.2, Magistral, Devstral): `[TOOL_CALLS]NAME[ARGS]{…}`, one after another.
     Mistral,
+    /// The template reads `tools` and writes calls as DeepSeek V3.1 and V3.2 do: a turn's calls
+    /// between `<｜tool▁calls▁begin｜>` and `<｜tool▁calls▁end｜>`, each
+    /// `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`; the arguments are text to it.
+    DeepSeek,
+    /// As [`ToolFormat::DeepSeek`], each call as DeepSeek R1 (0528) and V3 (0324) write it: its
+    /// type, its name, and the arguments in a fenced JSON block.
+    DeepSeekR1,
     /// The template knows no tools: a system message describes them.
     Generic,
 }
@@ -44,6 +52,8 @@ pub enum ToolFormat {
 /// What tells a Llama 3.x template: the member its calls are written with, and its turns' header.
 const LLAMA3_PARAMETERS: &str = "\"parameters\": ";
 const LLAMA3_HEADER: &str = "<|start_header_id|>";
+/// What tells DeepSeek R1's calls from V3.1's: the arguments' fence.
+const DEEPSEEK_FENCE: &str = "```json";
 
 /// Said with a reply whose model was offered tools in the generic format.
 pub const GENERIC_NOTICE: &str = "This model's chat template knows no tools: Hearth described them to it in a generic format, which a model not trained on it may follow poorly";
@@ -53,6 +63,8 @@ impl ToolFormat {
     pub fn of_template(source: &str) -> ToolFormat {
         match source.contains("tools") {
             true if source.contains(hearth_core::harmony::CHANNEL) => ToolFormat::Harmony,
+            true if source.contains(DEEPSEEK_CALLS.around.0) && source.contains(DEEPSEEK_FENCE) => ToolFormat::DeepSeekR1,
+            true if source.contains(DEEPSEEK_CALLS.around.0) => ToolFormat::DeepSeek,
             true if source.contains(CALL_OPEN) => ToolFormat::Hermes,
             true if source.contains(LLAMA3_PARAMETERS) && source.contains(LLAMA3_HEADER) => ToolFormat::Llama3,
             true if source.contains(MISTRAL_CALLS.open) && source.contains(MISTRAL_CALLS.between) => ToolFormat::Mistral,
@@ -65,15 +77,23 @@ impl ToolFormat {
         match self {
             ToolFormat::Llama3 => Some(LLAMA3_CALLS),
             ToolFormat::Mistral => Some(MISTRAL_CALLS),
+            ToolFormat::DeepSeek => Some(DEEPSEEK_CALLS),
+            ToolFormat::DeepSeekR1 => Some(DEEPSEEK_R1_CALLS),
             ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::Generic => None,
         }
+    }
+
+    /// Whether the template writes a past call's arguments as the text they are (DeepSeek's join
+    /// them to strings); others take the object (and `tojson` writes it back as it was written).
+    pub fn takes_arguments_as_text(self) -> bool {
+        matches!(self, ToolFormat::DeepSeek | ToolFormat::DeepSeekR1)
     }
 
     /// Whether the template reads a past reply's calls (`tool_calls`) and the tools' results
     /// (`tool` messages) apart from the text, and writes them its own way; else both are text as
     /// Hearth keeps them (call blocks, `<tool_response>` blocks in the user's turn).
     pub fn reads_calls_apart(self) -> bool {
-        matches!(self, ToolFormat::Harmony | ToolFormat::Llama3 | ToolFormat::Mistral)
+        !matches!(self, ToolFormat::Hermes | ToolFormat::Generic)
     }
 
     /// Whether the template is given the tools (else a system message describes them).
@@ -170,19 +190,22 @@ fn harmony_grammar(tools: &[&ToolSpec], lazy: bool) -> Result<ToolGrammar, Backe
 const HARMONY_HEAD: &str = "hearth-harmony-head";
 
 /// Calls in a family's `syntax`, written as its template writes one back (Llama 3.x's: `{"name":
-/// "NAME", "parameters": ARGS}`; Mistral's: `[TOOL_CALLS]NAME[ARGS]ARGS`), the arguments compact
-/// as `tojson` writes them, so that the next round's prompt is the cache's own tokens; the turn
-/// ends after them. Lazy for `auto`: bound from the opening on.
+/// "NAME", "parameters": ARGS}`; Mistral's: `[TOOL_CALLS]NAME[ARGS]ARGS`; DeepSeek's between their
+/// markers), the arguments compact as `tojson` writes them, so that the next round's prompt is
+/// the cache's own tokens; the turn ends after them. Lazy for `auto`: bound from the first marker
+/// on.
 fn named_grammar(tools: &[&ToolSpec], syntax: CallSyntax, lazy: bool, parallel: bool) -> Result<ToolGrammar, BackendError> {
     let (calls, rules) = named_calls(tools, NAMED_HEAD)?;
-    let close = if syntax.close.is_empty() { String::new() } else { format!(" {}", gbnf_literal(syntax.close)) };
+    let literal = |marker: &str| if marker.is_empty() { String::new() } else { format!(" {}", gbnf_literal(marker)) };
     let repeat = if parallel { format!("{{1,{MAX_PARALLEL_CALLS}}}") } else { String::new() };
+    let (before, after) = (literal(syntax.around.0), literal(syntax.around.1));
     let gbnf = format!(
-        "root ::= {NAMED_CALL}{repeat}\n{NAMED_CALL} ::= {open} ({calls}){close}\n{NAMED_HEAD} ::= {between}\n{rules}",
+        "root ::={before} {NAMED_CALL}{repeat}{after}\n{NAMED_CALL} ::= {open} ({calls}){close}\n{NAMED_HEAD} ::= {between}\n{rules}",
         open = gbnf_literal(syntax.open),
+        close = literal(syntax.close),
         between = gbnf_literal(syntax.between),
     );
-    Ok(ToolGrammar { gbnf, trigger: lazy.then_some(syntax.open) })
+    Ok(ToolGrammar { gbnf, trigger: lazy.then_some(syntax.first()) })
 }
 
 const NAMED_CALL: &str = "hearth-named-call";
@@ -326,34 +349,49 @@ mod tests {
         assert_eq!(ToolFormat::of_template(llama3), ToolFormat::Llama3);
         let mistral = include_str!("../tests/data/mistral.jinja");
         assert_eq!(ToolFormat::of_template(mistral), ToolFormat::Mistral);
-        let formats = [ToolFormat::Hermes, ToolFormat::Harmony, ToolFormat::Llama3, ToolFormat::Mistral, ToolFormat::Generic];
+        let deepseek = include_str!("../tests/data/deepseek.jinja");
+        assert_eq!(ToolFormat::of_template(deepseek), ToolFormat::DeepSeek);
+        let deepseek_r1 = include_str!("../tests/data/deepseek-r1.jinja");
+        assert_eq!(ToolFormat::of_template(deepseek_r1), ToolFormat::DeepSeekR1);
+        let formats =
+            [ToolFormat::Hermes, ToolFormat::Harmony, ToolFormat::Llama3, ToolFormat::Mistral, ToolFormat::DeepSeek, ToolFormat::Generic];
         let apart: Vec<bool> = formats.iter().map(|f| f.reads_calls_apart()).collect();
-        assert_eq!(apart, [false, true, true, true, false]);
+        assert_eq!(apart, [false, true, true, true, true, false]);
     }
 
-    /// Llama 3.x's call and Mistral's, as their templates write them back: the name, then the
-    /// arguments by that tool's schema; lazy from the opening for `auto`; Mistral's one after
-    /// another when parallel, Llama 3.x's one a turn.
+    /// Llama 3.x's call, Mistral's and DeepSeek's, as their templates write them back: the name,
+    /// then the arguments by that tool's schema; lazy from the first marker for `auto`; Mistral's
+    /// and DeepSeek's one after another when parallel (DeepSeek's between their markers), Llama
+    /// 3.x's one a turn.
     #[test]
     fn a_named_call_grammar_writes_calls_as_their_template_does() {
         let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
         let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
         let alternatives = "(\"get_weather\" hearth-named-head hearth-t0-root | \"get_time\" hearth-named-head hearth-t1-root)";
         let cases = [
-            (ToolFormat::Llama3, "{\"name\": \"", "hearth-named-call\n", " \"}\"", "\"\\\", \\\"parameters\\\": \""),
-            (ToolFormat::Mistral, "[TOOL_CALLS]", "hearth-named-call{1,8}\n", "", "\"[ARGS]\""),
+            (ToolFormat::Llama3, "{\"name\": \"", "", " hearth-named-call\n", " \"}\"", "\"\\\", \\\"parameters\\\": \""),
+            (ToolFormat::Mistral, "[TOOL_CALLS]", "", " hearth-named-call{1,8}\n", "", "\"[ARGS]\""),
+            (
+                ToolFormat::DeepSeek,
+                "<｜tool▁call▁begin｜>",
+                "<｜tool▁calls▁begin｜>",
+                " \"<｜tool▁calls▁begin｜>\" hearth-named-call{1,8} \"<｜tool▁calls▁end｜>\"\n",
+                " \"<｜tool▁call▁end｜>\"",
+                "\"<｜tool▁sep｜>\"",
+            ),
         ];
-        for (format, open, root, close, between) in cases {
+        for (format, open, first, root, close, between) in cases {
             let auto = grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format).unwrap().unwrap();
-            assert_eq!(auto.trigger, Some(open), "{format:?}");
+            assert_eq!(auto.trigger, Some(if first.is_empty() { open } else { first }), "{format:?}");
             let expected = format!(
-                "root ::= {root}hearth-named-call ::= {} {alternatives}{close}\nhearth-named-head ::= {between}\n",
+                "root ::={root}hearth-named-call ::= {} {alternatives}{close}\nhearth-named-head ::= {between}\n",
                 gbnf_literal(open)
             );
             assert!(auto.gbnf.starts_with(&expected), "{format:?}: {}\nexpected to start with\n{expected}", auto.gbnf);
             let named = grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format).unwrap().unwrap();
             assert_eq!(named.trigger, None, "{format:?}: bound from the first token");
-            assert!(named.gbnf.starts_with("root ::= hearth-named-call\n"), "{format:?}: one call: {}", named.gbnf);
+            let one = format!("root ::={}", root.replace("{1,8}", ""));
+            assert!(named.gbnf.starts_with(&one), "{format:?}: one call: {}", named.gbnf);
         }
     }
 

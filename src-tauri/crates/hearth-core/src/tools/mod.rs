@@ -4,15 +4,16 @@
 //! A local model writes a call in its family's format; Hearth keeps Hermes/Qwen's, also the
 //! generic format it teaches a model whose template knows no tools:
 //! `<tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>`, one block per call. Other
-//! families' calls are read into it as they stream: Llama 3.x's bare JSON and Mistral's
-//! `[TOOL_CALLS]` ([`NamedCallStream`]), gpt-oss's channels (`crate::harmony`).
+//! families' calls are read into it as they stream: Llama 3.x's bare JSON, Mistral's
+//! `[TOOL_CALLS]` and DeepSeek's markers ([`NamedCallStream`]), gpt-oss's channels
+//! (`crate::harmony`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod named_calls;
 
-pub use named_calls::{CallSyntax, LLAMA3_CALLS, MISTRAL_CALLS, NamedCallStream};
+pub use named_calls::{CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, LLAMA3_CALLS, MISTRAL_CALLS, NamedCallStream};
 
 /// Where a call opens and closes in the model's text.
 pub const CALL_OPEN: &str = "<tool_call>";

@@ -1,8 +1,10 @@
 //! Calls a model family writes as an opening, the function's name, a separator and the arguments'
-//! JSON object (and maybe a closing): Llama 3.x's `{"name": "NAME", "parameters": {…}}`, Mistral's
-//! `[TOOL_CALLS]NAME[ARGS]{…}`. Read into Hearth's call blocks as the model writes them — the
-//! arguments as they come, so a call streams as any model's — and the rest of Hearth reads them
-//! as any model's.
+//! JSON object (and maybe a closing), maybe all of a turn's calls between two markers: Llama
+//! 3.x's `{"name": "NAME", "parameters": {…}}`, Mistral's `[TOOL_CALLS]NAME[ARGS]{…}`,
+//! DeepSeek's `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…
+//! <｜tool▁calls▁end｜>`. Read into Hearth's call blocks as the model writes them — the arguments
+//! as they come, so a call streams as any model's — and the rest of Hearth reads them as any
+//! model's.
 
 use super::{call_block_end, call_block_start};
 use crate::reasoning::partial_tag_len;
@@ -15,12 +17,41 @@ pub struct CallSyntax {
     pub between: &'static str,
     /// After the object (nothing, for Mistral).
     pub close: &'static str,
+    /// Before a turn's calls, and after them (nothing, for most families): dropped.
+    pub around: (&'static str, &'static str),
+}
+
+impl CallSyntax {
+    /// The syntax's markers, each written once or more in a turn's calls.
+    pub fn markers(&self) -> impl Iterator<Item = &'static str> {
+        [self.open, self.between, self.close, self.around.0, self.around.1].into_iter().filter(|m| !m.is_empty())
+    }
+
+    /// What the model writes first to call (what binds a lazy grammar).
+    pub fn first(&self) -> &'static str {
+        if self.around.0.is_empty() { self.open } else { self.around.0 }
+    }
 }
 
 /// Llama 3.x's call, the turn's whole text, as its template writes one back.
-pub const LLAMA3_CALLS: CallSyntax = CallSyntax { open: "{\"name\": \"", between: "\", \"parameters\": ", close: "}" };
+pub const LLAMA3_CALLS: CallSyntax = CallSyntax { open: "{\"name\": \"", between: "\", \"parameters\": ", close: "}", around: NOTHING };
 /// Mistral's (Mistral Small 3.2, Magistral, Devstral): one after another, each after its marker.
-pub const MISTRAL_CALLS: CallSyntax = CallSyntax { open: "[TOOL_CALLS]", between: "[ARGS]", close: "" };
+pub const MISTRAL_CALLS: CallSyntax = CallSyntax { open: "[TOOL_CALLS]", between: "[ARGS]", close: "", around: NOTHING };
+/// DeepSeek V3.1's and V3.2's: the name, then the arguments, between the calls' markers.
+pub const DEEPSEEK_CALLS: CallSyntax =
+    CallSyntax {
+        open: "<｜tool▁call▁begin｜>", between: "<｜tool▁sep｜>", close: "<｜tool▁call▁end｜>", around: DEEPSEEK_AROUND
+    };
+/// DeepSeek R1's (0528) and V3's (0324): the call's type, the name, then the arguments in a
+/// fenced JSON block.
+pub const DEEPSEEK_R1_CALLS: CallSyntax = CallSyntax {
+    open: "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+    between: "\n```json\n",
+    close: "\n```<｜tool▁call▁end｜>",
+    around: DEEPSEEK_AROUND,
+};
+const DEEPSEEK_AROUND: (&str, &str) = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>");
+const NOTHING: (&str, &str) = ("", "");
 
 /// The longest name read before the text is given up as no call (and the most room before the
 /// arguments' object).
@@ -109,16 +140,24 @@ impl NamedCallStream {
 
     /// Reads `c`, the last character of `held`.
     fn read(&mut self, c: char, out: &mut String) {
-        let CallSyntax { open, between, close } = self.syntax;
+        let CallSyntax { open, between, close, around } = self.syntax;
         match self.state {
             State::Text if self.held.ends_with(open) => {
                 out.extend(self.held.drain(..self.held.len() - open.len()));
                 self.state = State::Name;
             }
-            State::Text => {
-                let keep = partial_tag_len(&self.held, open);
-                out.extend(self.held.drain(..self.held.len() - keep));
-            }
+            State::Text => match [around.0, around.1].into_iter().find(|m| !m.is_empty() && self.held.ends_with(m)) {
+                // The markers around the calls: dropped (the calls are blocks of their own).
+                Some(marker) => {
+                    out.extend(self.held.drain(..self.held.len() - marker.len()));
+                    self.held.clear();
+                }
+                None => {
+                    let openings = [open, around.0, around.1].into_iter().filter(|m| !m.is_empty());
+                    let keep = openings.map(|m| partial_tag_len(&self.held, m)).max().unwrap_or(0);
+                    out.extend(self.held.drain(..self.held.len() - keep));
+                }
+            },
             State::Name if self.held.ends_with(between) && self.held.len() >= open.len() + between.len() => {
                 let name_end = self.held.len() - between.len();
                 match is_name(&self.held[open.len()..name_end]) {
@@ -249,6 +288,28 @@ mod tests {
             // A name that is no name, and an opening with no call after it.
             (MISTRAL_CALLS, "[TOOL_CALLS]not a name[ARGS]{}", "[TOOL_CALLS]not a name[ARGS]{}".into()),
             (MISTRAL_CALLS, "[TOOL_CALLS][TOOL_CALLS]f[ARGS]{}", format!("[TOOL_CALLS]{}", block("f", "{}"))),
+            // DeepSeek's: the markers around the calls dropped, words before them kept.
+            (
+                DEEPSEEK_CALLS,
+                "Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\":\"Oslo\"}<｜tool▁call▁end｜>\
+                 <｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+                format!("Sure.{}{}", block("get_weather", r#"{"city":"Oslo"}"#), block("get_time", "{}")),
+            ),
+            (
+                DEEPSEEK_R1_CALLS,
+                "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\":\"Oslo\"}\n```\
+                 <｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+                block("get_weather", r#"{"city":"Oslo"}"#),
+            ),
+            // A fence that is not the call's closing: what follows is text.
+            (
+                DEEPSEEK_R1_CALLS,
+                "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n``` and so",
+                format!("{}\n``` and so", block("f", "{}")),
+            ),
+            // Cut off after the opening marker: nothing of a call, nothing lost but the marker.
+            (DEEPSEEK_CALLS, "A.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "A.<｜tool▁call▁begin｜>".into()),
+            (DEEPSEEK_CALLS, "x <｜tool▁calls no marker", "x <｜tool▁calls no marker".into()),
         ];
         for (syntax, text, expected) in &cases {
             for size in [1, 3, 7, 1000] {

@@ -148,13 +148,8 @@ impl Reply {
     pub fn read_named_calls(&mut self, syntax: CallSyntax, model: &LlamaModel) {
         self.named_calls = Some(NamedCallStream::new(syntax));
         let vocab = model.vocab();
-        let markers = [syntax.open, syntax.between, syntax.close].into_iter().filter(|m| !m.is_empty());
-        self.preserved = markers
-            .filter_map(|marker| match vocab.tokenize(marker.as_bytes(), false, true)[..] {
-                [token] if vocab.is_control(token) => Some(token),
-                _ => None,
-            })
-            .collect();
+        let tokens = syntax.markers().flat_map(|marker| vocab.tokenize(marker.as_bytes(), false, true));
+        self.preserved = tokens.filter(|&token| vocab.is_control(token)).collect();
     }
 
     /// Guesses up to `room` tokens to follow `cached` and `next` in sequence `seq` (nothing
