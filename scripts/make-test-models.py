@@ -52,6 +52,8 @@ HARMONY_TEMPLATE = TEMPLATES / "harmony.jinja"
 # The same ids renamed for tiny-llama3.gguf.
 LLAMA3_TOKENS = ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"]
 LLAMA3_TEMPLATE = TEMPLATES / "llama3.jinja"
+# And for tiny-functionary.gguf (Llama 3.1's tokens).
+FUNCTIONARY_TEMPLATE = TEMPLATES / "functionary.jinja"
 # Ids 3–12 renamed for tiny-mistral.gguf.
 MISTRAL_TOKENS = ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
                   "[TOOL_CALLS]", "[ARGS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]"]
@@ -278,6 +280,7 @@ def main():
         ("tiny-harmony.gguf", renamed_llama(HARMONY_TOKENS, HARMONY_TEMPLATE)),
         ("tiny-llama3.gguf", renamed_llama(LLAMA3_TOKENS, LLAMA3_TEMPLATE)),
         ("tiny-mistral.gguf", renamed_llama(MISTRAL_TOKENS, MISTRAL_TEMPLATE)),
+        ("tiny-functionary.gguf", renamed_llama(LLAMA3_TOKENS, FUNCTIONARY_TEMPLATE)),
         ("tiny-deepseek.gguf", renamed_llama(DEEPSEEK_TOKENS, DEEPSEEK_TEMPLATE)),
         ("tiny-deepseek-r1.gguf", renamed_llama(DEEPSEEK_TOKENS, DEEPSEEK_R1_TEMPLATE)),
         ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's

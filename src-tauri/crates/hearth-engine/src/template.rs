@@ -445,9 +445,9 @@ mod tests {
         assert_eq!(rendered, r#"{"z":"it's","a":1}|it's|2"#);
     }
 
-    /// Llama 3.1's shape (tests/data/llama3.jinja), Mistral Small 3.2's (mistral.jinja) and
-    /// DeepSeek's (deepseek*.jinja): a past call is written back as its model wrote it, the
-    /// arguments as they were (`tojson` keeps their order; DeepSeek's join their text), and the
+    /// Llama 3.1's shape (tests/data/llama3.jinja), Mistral Small 3.2's (mistral.jinja),
+    /// Functionary v3.1's (functionary.jinja) and DeepSeek's (deepseek*.jinja): a past call is written back as its model wrote it, the
+    /// arguments as they were (`tojson` keeps their order; Functionary's and DeepSeek's join their text), and the
     /// result in the template's own turn; replies in words stay text.
     #[test]
     fn a_template_that_reads_calls_apart_writes_them_back_as_its_model_wrote_them() {
@@ -462,6 +462,14 @@ mod tests {
                 "Looking.",
                 mistral,
                 "[INST]Hi[/INST]Hello!</s>[INST]Bye[/INST]",
+            ),
+            (
+                include_str!("../tests/data/functionary.jinja"),
+                ToolFormat::Functionary,
+                "Looking.",
+                "<|start_header_id|>assistant<|end_header_id|>\n\nLooking.<function=get_weather>{\"unit\":\"C\",\"city\":\"Oslo\"}</function>\
+                 <|eom_id|><|start_header_id|>ipython<|end_header_id|>\n\n12 degrees<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+                "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>",
             ),
             (
                 include_str!("../tests/data/deepseek.jinja"),

@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 
 use hearth_core::harmony::CALL_RECIPIENT;
 use hearth_core::{
-    BackendError, CALL_CLOSE, CALL_OPEN, CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, LLAMA3_CALLS, MISTRAL_CALLS, OfferedTools,
-    ToolChoice, ToolSpec, call_block, check_tools,
+    BackendError, CALL_CLOSE, CALL_OPEN, CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS, MISTRAL_CALLS,
+    OfferedTools, ToolChoice, ToolSpec, call_block, check_tools,
 };
 
 /// How a model is told of tools.
@@ -38,6 +38,10 @@ pub enum ToolFormat {
     /// The template reads `tools` and writes calls as Mistral's recent models do (Mistral Small
     /// 3.2, Magistral, Devstral): `[TOOL_CALLS]NAME[ARGS]{…}`, one after another.
     Mistral,
+    /// The template reads `tools` and writes calls as Functionary v3.1 does (and Llama 3.1 its
+    /// custom tools): `<function=NAME>{…}</function>`, one after another; the arguments are text
+    /// to it.
+    Functionary,
     /// The template reads `tools` and writes calls as DeepSeek V3.1 and V3.2 do: a turn's calls
     /// between `<｜tool▁calls▁begin｜>` and `<｜tool▁calls▁end｜>`, each
     /// `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`; the arguments are text to it.
@@ -66,6 +70,7 @@ impl ToolFormat {
             true if source.contains(DEEPSEEK_CALLS.around.0) && source.contains(DEEPSEEK_FENCE) => ToolFormat::DeepSeekR1,
             true if source.contains(DEEPSEEK_CALLS.around.0) => ToolFormat::DeepSeek,
             true if source.contains(CALL_OPEN) => ToolFormat::Hermes,
+            true if source.contains(FUNCTIONARY_CALLS.open) && source.contains(FUNCTIONARY_CALLS.close) => ToolFormat::Functionary,
             true if source.contains(LLAMA3_PARAMETERS) && source.contains(LLAMA3_HEADER) => ToolFormat::Llama3,
             true if source.contains(MISTRAL_CALLS.open) && source.contains(MISTRAL_CALLS.between) => ToolFormat::Mistral,
             _ => ToolFormat::Generic,
@@ -77,16 +82,17 @@ impl ToolFormat {
         match self {
             ToolFormat::Llama3 => Some(LLAMA3_CALLS),
             ToolFormat::Mistral => Some(MISTRAL_CALLS),
+            ToolFormat::Functionary => Some(FUNCTIONARY_CALLS),
             ToolFormat::DeepSeek => Some(DEEPSEEK_CALLS),
             ToolFormat::DeepSeekR1 => Some(DEEPSEEK_R1_CALLS),
             ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::Generic => None,
         }
     }
 
-    /// Whether the template writes a past call's arguments as the text they are (DeepSeek's join
-    /// them to strings); others take the object (and `tojson` writes it back as it was written).
+    /// Whether the template writes a past call's arguments as the text they are (Functionary's
+    /// and DeepSeek's join them to strings); others take the object (and `tojson` writes it back as it was written).
     pub fn takes_arguments_as_text(self) -> bool {
-        matches!(self, ToolFormat::DeepSeek | ToolFormat::DeepSeekR1)
+        matches!(self, ToolFormat::Functionary | ToolFormat::DeepSeek | ToolFormat::DeepSeekR1)
     }
 
     /// Whether the template reads a past reply's calls (`tool_calls`) and the tools' results
@@ -349,6 +355,8 @@ mod tests {
         assert_eq!(ToolFormat::of_template(llama3), ToolFormat::Llama3);
         let mistral = include_str!("../tests/data/mistral.jinja");
         assert_eq!(ToolFormat::of_template(mistral), ToolFormat::Mistral);
+        let functionary = include_str!("../tests/data/functionary.jinja");
+        assert_eq!(ToolFormat::of_template(functionary), ToolFormat::Functionary);
         let deepseek = include_str!("../tests/data/deepseek.jinja");
         assert_eq!(ToolFormat::of_template(deepseek), ToolFormat::DeepSeek);
         let deepseek_r1 = include_str!("../tests/data/deepseek-r1.jinja");

@@ -261,7 +261,7 @@ async fn a_required_tool_call_is_valid_for_its_schema_every_time() {
 /// Calls in a template's own format, each on a tiny model with its family's special tokens and a
 /// template in its shape: gpt-oss's (the model names a function in a message's header and writes
 /// its arguments), Llama 3.x's (the turn's whole text is `{"name": …, "parameters": …}`),
-/// Mistral's (`[TOOL_CALLS]NAME[ARGS]{…}`) and DeepSeek's two (V3.1's and R1's, between their
+/// Mistral's (`[TOOL_CALLS]NAME[ARGS]{…}`), Functionary's (`<function=NAME>{…}</function>`) and DeepSeek's two (V3.1's and R1's, between their
 /// markers). The template is given the tools; the grammar keeps the arguments valid for that function's schema
 /// over a seeded set, read as Hearth's calls. The next round reads the result alone: the call, as
 /// the template writes it back, is the cache's own tokens.
@@ -269,7 +269,15 @@ async fn a_required_tool_call_is_valid_for_its_schema_every_time() {
 async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_result() {
     let _one = common::one_at_a_time().await;
     let engine = common::spawn_engine();
-    for model in ["tiny-harmony.gguf", "tiny-llama3.gguf", "tiny-mistral.gguf", "tiny-deepseek.gguf", "tiny-deepseek-r1.gguf"] {
+    let models = [
+        "tiny-harmony.gguf",
+        "tiny-llama3.gguf",
+        "tiny-mistral.gguf",
+        "tiny-functionary.gguf",
+        "tiny-deepseek.gguf",
+        "tiny-deepseek-r1.gguf",
+    ];
+    for model in models {
         let path = common::model_path().with_file_name(model);
         engine.load(&path, hearth_engine::LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..Default::default() }).await.unwrap();
         let asks = ["What is the weather in Paris tomorrow?", "What time is it?", "Umbrella in Lisbon?"];

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod named_calls;
 
-pub use named_calls::{CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, LLAMA3_CALLS, MISTRAL_CALLS, NamedCallStream};
+pub use named_calls::{CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS, MISTRAL_CALLS, NamedCallStream};
 
 /// Where a call opens and closes in the model's text.
 pub const CALL_OPEN: &str = "<tool_call>";

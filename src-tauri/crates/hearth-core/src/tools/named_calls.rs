@@ -1,7 +1,7 @@
 //! Calls a model family writes as an opening, the function's name, a separator and the arguments'
 //! JSON object (and maybe a closing), maybe all of a turn's calls between two markers: Llama
 //! 3.x's `{"name": "NAME", "parameters": {…}}`, Mistral's `[TOOL_CALLS]NAME[ARGS]{…}`,
-//! DeepSeek's `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…
+//! Functionary's `<function=NAME>{…}</function>`, DeepSeek's `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…
 //! <｜tool▁calls▁end｜>`. Read into Hearth's call blocks as the model writes them — the arguments
 //! as they come, so a call streams as any model's — and the rest of Hearth reads them as any
 //! model's.
@@ -37,6 +37,8 @@ impl CallSyntax {
 pub const LLAMA3_CALLS: CallSyntax = CallSyntax { open: "{\"name\": \"", between: "\", \"parameters\": ", close: "}", around: NOTHING };
 /// Mistral's (Mistral Small 3.2, Magistral, Devstral): one after another, each after its marker.
 pub const MISTRAL_CALLS: CallSyntax = CallSyntax { open: "[TOOL_CALLS]", between: "[ARGS]", close: "", around: NOTHING };
+/// Functionary v3.1's (and Llama 3.1's custom tools'): one after another.
+pub const FUNCTIONARY_CALLS: CallSyntax = CallSyntax { open: "<function=", between: ">", close: "</function>", around: NOTHING };
 /// DeepSeek V3.1's and V3.2's: the name, then the arguments, between the calls' markers.
 pub const DEEPSEEK_CALLS: CallSyntax =
     CallSyntax {
@@ -288,6 +290,13 @@ mod tests {
             // A name that is no name, and an opening with no call after it.
             (MISTRAL_CALLS, "[TOOL_CALLS]not a name[ARGS]{}", "[TOOL_CALLS]not a name[ARGS]{}".into()),
             (MISTRAL_CALLS, "[TOOL_CALLS][TOOL_CALLS]f[ARGS]{}", format!("[TOOL_CALLS]{}", block("f", "{}"))),
+            // Functionary's: words, calls one after another; a tag of another kind is text.
+            (
+                FUNCTIONARY_CALLS,
+                r#"On it.<function=get_weather>{"city":"Oslo"}</function><function=get_time>{}</function>"#,
+                format!("On it.{}{}", block("get_weather", r#"{"city":"Oslo"}"#), block("get_time", "{}")),
+            ),
+            (FUNCTIONARY_CALLS, "<functions> and <function=a b>{}</function>", "<functions> and <function=a b>{}</function>".into()),
             // DeepSeek's: the markers around the calls dropped, words before them kept.
             (
                 DEEPSEEK_CALLS,
