@@ -240,6 +240,21 @@ command! {
 }
 
 command! {
+    /// Runs the tool calls of reply `message_id` again: each waits for the user's word
+    /// (`toolApproval`, its arguments to edit), and the results are a new version after the reply,
+    /// which the model then answers; streamed like a send.
+    pub async fn rerun_tool_calls<R: Runtime>(
+        app: AppHandle<R>,
+        chat_id: ChatId,
+        message_id: MessageId,
+        on_event: Channel<ChatEvent>,
+        state: State<'_, AppState>,
+    ) -> Result<(), IpcError> {
+        run_agent(&app, &state, chat_id, Start::Rerun(message_id), &on_event).await
+    }
+}
+
+command! {
     /// Reply `message_id`'s tokens, each with the distribution it was drawn from (empty when
     /// none were kept: a remote reply, one written before, or with the inspector off).
     pub async fn token_probs(message_id: MessageId, state: State<'_, AppState>) -> Result<Vec<TokenProbs>, IpcError> {
@@ -284,6 +299,22 @@ async fn run_turn<R: Runtime>(
     turn: Turn<'_>,
     on_event: &Channel<ChatEvent>,
 ) -> Result<(), IpcError> {
+    run_agent(app, state, chat_id, Start::Turn(turn), on_event).await
+}
+
+/// How a turn with tools starts: a reply to write, or a past reply's calls to run again.
+enum Start<'a> {
+    Turn(Turn<'a>),
+    Rerun(MessageId),
+}
+
+async fn run_agent<R: Runtime>(
+    app: &AppHandle<R>,
+    state: &AppState,
+    chat_id: ChatId,
+    start: Start<'_>,
+    on_event: &Channel<ChatEvent>,
+) -> Result<(), IpcError> {
     // Stamps for following a turn's first token from Enter to the page (RUST_LOG=…=debug).
     tracing::debug!(chat_id, "turn asked");
     let emit = |event: ChatEvent| {
@@ -297,7 +328,13 @@ async fn run_turn<R: Runtime>(
     };
     state.prepare_chat_model(chat_id, progress).await.map_err(|e| IpcError::from(e).concerning("model"))?;
     let sampling = state.chat_sampling(chat_id).await?;
-    match state.turn_with_tools(chat_id, turn, sampling, hearth_app::agent::window_tool_choice(), |e| emit(e.into())).await {
+    let outcome = match start {
+        Start::Turn(turn) => {
+            state.turn_with_tools(chat_id, turn, sampling, hearth_app::agent::window_tool_choice(), |e| emit(e.into())).await
+        }
+        Start::Rerun(reply) => state.rerun_tool_calls(chat_id, reply, sampling, |e| emit(e.into())).await,
+    };
+    match outcome {
         Ok(message) => {
             emit(ChatEvent::Finished(MessageSaved { message }));
             // After the reply, never before it: the title waits its turn on the engine.

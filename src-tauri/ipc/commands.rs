@@ -11,6 +11,7 @@ pub const COMMANDS: &[&str] = &[
     "pick_attachments",
     "stop_generation",
     "answer_tool_call",
+    "rerun_tool_calls",
     "prefill_draft",
     "edit_message",
     "regenerate_reply",

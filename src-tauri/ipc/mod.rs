@@ -52,6 +52,7 @@ register! {
     chat::pick_attachments,
     chat::stop_generation,
     chat::answer_tool_call,
+    chat::rerun_tool_calls,
     chat::prefill_draft,
     chat::edit_message,
     chat::regenerate_reply,

@@ -2,7 +2,8 @@
 // reference filesystem server from npm, a kitchen server with a slow tool and one that fails at
 // start (tests/mcp/hostile.mjs) — and shows each one's state. In a chat the model's call waits
 // for the user: the approval shows the arguments, edited and allowed the tool runs and its
-// result shows and feeds the reply; denied, nothing runs; Stop ends a slow tool. The tiny test
+// result shows and feeds the reply; run again with new arguments, its result is a new version the
+// reply answers; denied, nothing runs; Stop ends a slow tool. The tiny test
 // model never chooses to call, so HEARTH_TEST_TOOL_CHOICE=required makes the first reply of a
 // turn call under the tools' grammar (the flow after that is the app's own). Screenshots in
 // the light and the dark theme.
@@ -143,6 +144,15 @@ test("MCP servers in Settings → Tools; a call allowed, one denied, one stopped
     await lastReplyDone(session);
     await sleep(300);
     await shot(session, "tools-03-result-light");
+
+    // Run again, the arguments edited once more: the result is a new version, which the model answers.
+    await session.press(await session.waitFor('[data-testid="rerun-tool-calls"]'));
+    card = await approval(session);
+    assert.match(await script(session, "return arguments[0].value", element(await session.within(card, '[data-testid="tool-approval-arguments"]'))), /notes\.txt/);
+    await answerRound(session, allowWith(session, { path: path.join(filesDir, "notes.txt"), head: 1 }));
+    const again = await session.waitFor(`${TOOL_RESULT}[data-end="ran"]`, { timeoutMs: 60_000 });
+    assert.equal(await session.text(await session.within(again, '[data-testid="branch-position"]')), "2/2");
+    await lastReplyDone(session);
 
     // Denied: nothing runs; the model is told.
     await send(session, "Read it once more.");

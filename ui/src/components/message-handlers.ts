@@ -17,6 +17,8 @@ export type MessageHandlers = {
   compare: (messageId: number) => void;
   switchBranch: (messageId: number) => void;
   remove: (messageId: number) => void;
+  /** Runs the calls of reply `messageId` again (each asked about, its arguments editable): a new version of their results. */
+  rerunToolCalls: (messageId: number) => void;
   /** The user's word on call `index` of reply `messageId`, which the backend waits for (a tool call's approval). */
   answerToolCall: (messageId: number, index: number, decision: Decision) => void;
   /** A remote reply failed for want of a (valid) API key: the Providers settings fix it. */

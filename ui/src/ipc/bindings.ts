@@ -1012,6 +1012,12 @@ export const commands = {
    */
   answerToolCall: (chatId: number, decision: Decision): Promise<null> => invoke<null>('answer_tool_call', { chatId, decision }),
   /**
+   * Runs the tool calls of reply `message_id` again: each waits for the user's word
+   * (`toolApproval`, its arguments to edit), and the results are a new version after the reply,
+   * which the model then answers; streamed like a send.
+   */
+  rerunToolCalls: (chatId: number, messageId: number, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('rerun_tool_calls', { chatId, messageId, onEvent: new Channel<ChatEvent>(onEvent) }),
+  /**
    * Reads ahead the message being typed in `chat_id`, with the files `attachments` it will
    * carry: the model prefills what will not change of it in idle time, so a reply after
    * Enter starts sooner (`still_typing`: sent while keys still come, so its last word is

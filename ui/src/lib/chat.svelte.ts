@@ -312,6 +312,11 @@ export class ChatStore {
     return this.#turnOnActive({ kind: 'branch', messageId, at, token });
   }
 
+  /** Run the tool calls of reply `messageId` again, each asked about with its arguments to edit; the model answers the new results. */
+  rerunToolCalls(messageId: number): Promise<boolean> {
+    return this.#turnOnActive({ kind: 'rerun', messageId });
+  }
+
   /** Reply `messageId`'s tokens with the distribution each was drawn from (none: empty); rejects with an IpcError. */
   tokenProbs(messageId: number): Promise<TokenProbs[]> {
     return this.#api.tokenProbs(messageId);

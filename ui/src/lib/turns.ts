@@ -11,7 +11,12 @@ export type TurnRequest =
    * A new version of reply `messageId` that keeps its first `at` tokens, takes alternative `token` there and
    * writes on (its opening, as the backend wrote it, comes with `replyStarted`).
    */
-  | { kind: 'branch'; messageId: number; at: number; token: number };
+  | { kind: 'branch'; messageId: number; at: number; token: number }
+  /**
+   * The tool calls of reply `messageId` run again, each asked about with its arguments to edit: the results are a
+   * new version after the reply, which the model answers.
+   */
+  | { kind: 'rerun'; messageId: number };
 
 /** The id of the reply shown before the backend named it (`replyStarted`). */
 export const PENDING_REPLY_ID = -1;
@@ -36,12 +41,14 @@ export function startTurn(api: HearthApi, chatId: number, turn: TurnRequest, onE
       return api.continueReply(chatId, turn.messageId, onEvent);
     case 'branch':
       return api.branchReply(chatId, turn.messageId, turn.at, turn.token, onEvent);
+    case 'rerun':
+      return api.rerunToolCalls(chatId, turn.messageId, onEvent);
   }
 }
 
-/** Edits, regenerations and branches add a sibling, so the path is read again when they end. */
+/** Edits, regenerations, branches and re-run calls add a sibling, so the path is read again when they end. */
 export function addsSibling(turn: TurnRequest): boolean {
-  return turn.kind === 'edit' || newReplyVersion(turn);
+  return turn.kind === 'edit' || turn.kind === 'rerun' || newReplyVersion(turn);
 }
 
 /** A new version of a reply beside it (regenerated, or branched from one of its tokens). */
@@ -52,12 +59,14 @@ export function newReplyVersion(turn: TurnRequest): turn is Extract<TurnRequest,
 /**
  * The path to show while `turn` starts: an edit, a regeneration or a branch replaces the message it acts
  * on and everything after it (an edit by the new text, as the newest of its versions; a new version of
- * a reply appears with `replyStarted`).
+ * a reply appears with `replyStarted`); calls run again keep their reply, and what came after it goes
+ * (their new results and the answer to them follow).
  */
 export function pathDuringTurn(path: StoredMessage[], turn: TurnRequest): StoredMessage[] {
-  if (turn.kind !== 'edit' && !newReplyVersion(turn)) return path;
+  if (turn.kind !== 'edit' && turn.kind !== 'rerun' && !newReplyVersion(turn)) return path;
   const index = path.findIndex((m) => m.id === turn.messageId);
   if (index < 0) return path;
+  if (turn.kind === 'rerun') return path.slice(0, index + 1);
   const kept = path.slice(0, index);
   if (turn.kind === 'edit') {
     const original = path[index];

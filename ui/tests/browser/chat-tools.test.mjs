@@ -389,4 +389,44 @@ describe('Tools in a chat', () => {
       assert.equal(await text(lastAssistant(page).getByTestId('round-limit')), NOTICE);
     });
   });
+
+  test('Run again: a past call asked about anew with the arguments it ran with, edited; its result a new version the model answers', { timeout: 2 * TIMEOUT }, async () => {
+    const quick = { runMs: 40, progress: [], result: { content: NOTES } };
+    const AGAIN = 'From the 2025 notes: you fly on Saturday.';
+    await inBothSchemes({ ...CHAT, replies: [...readRound(quick), { text: AGAIN }] }, async (page) => {
+      await ask(page, 'When do I fly to Lisbon?');
+      const card = page.getByTestId('tool-approval');
+      await card.waitFor();
+      assert.equal(await page.getByTestId('rerun-tool-calls').count(), 0, 'not while the call is asked about');
+      await card.getByTestId('tool-approval-arguments').fill(EDITED_ARGS);
+      await card.getByTestId('tool-allow').click();
+      await messages(page).nth(3).and(page.locator('[data-status="complete"]')).waitFor({ timeout: 15_000 });
+      const caller = messages(page).nth(1);
+      const callerId = Number(await caller.getAttribute('data-message-id'));
+
+      // Run again: the card comes back, with the arguments the call last ran with (the user's edit), to edit again.
+      await caller.getByTestId('rerun-tool-calls').click();
+      await card.waitFor();
+      assert.equal(await card.getByTestId('tool-approval-arguments').inputValue(), EDITED_ARGS);
+      assert.deepEqual(await messages(page).evaluateAll((els) => els.map((e) => e.dataset.role)), ['user', 'assistant'], 'what followed the calls goes');
+      const again = '{\n  "path": "/home/me/notes/trip-2025.md"\n}';
+      await card.getByTestId('tool-approval-arguments').fill(again);
+      await card.getByTestId('tool-allow').click();
+
+      // The new result, a version beside the first, and the model's answer to it.
+      await messages(page).nth(3).and(page.locator('[data-status="complete"]')).waitFor({ timeout: 15_000 });
+      assert.equal(await text(lastAssistant(page).getByTestId('message-content')), AGAIN);
+      const result = toolRows(page);
+      await result.getByTestId('branch-position').filter({ hasText: '2/2' }).waitFor();
+      const calls = (await mockState(page)).calls.filter((c) => c.cmd === 'rerun_tool_calls').map((c) => c.payload);
+      assert.deepEqual(calls.map(({ chatId, messageId }) => ({ chatId, messageId })), [{ chatId: 1, messageId: callerId }]);
+      assert.deepEqual((await decisions(page, 2))[1], { chatId: 1, decision: { decision: 'allow', arguments: again } });
+      await shot(page, 'chat-tool-rerun', { dir: OUTPUT });
+
+      // The first version is still there: the result it ran with, and the answer to it.
+      await result.getByTestId('branch-prev').click();
+      await result.getByTestId('branch-position').filter({ hasText: '1/2' }).waitFor();
+      await lastAssistant(page).getByTestId('message-content').filter({ hasText: 'From your notes' }).waitFor();
+    });
+  });
 });

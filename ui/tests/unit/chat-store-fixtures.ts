@@ -17,7 +17,7 @@ export function msg(over: Partial<StoredMessage> & Pick<StoredMessage, 'id' | 'c
   return { content: '', status: 'complete', createdAt: 0, model: null, stats: null, parentId: null, siblings: [over.id], tool: null, toolCalls: [], attachments: [], passages: [], ...over };
 }
 
-export type TurnKind = 'send' | 'edit' | 'regenerate' | 'continue' | 'branch';
+export type TurnKind = 'send' | 'edit' | 'regenerate' | 'continue' | 'branch' | 'rerun';
 /** A turn command in flight: the test emits its events and settles it. */
 export type PendingTurn = {
   kind: TurnKind;
@@ -63,6 +63,7 @@ export function fakeBackend(opts: { chats?: ChatSummary[]; messages?: Record<num
     regenerateReply: turn('regenerate'),
     continueReply: turn('continue'),
     branchReply: turn('branch'),
+    rerunToolCalls: turn('rerun'),
     tokenProbs: vi.fn(async (_messageId: number) => [] as TokenProbs[]),
     stopGeneration: vi.fn(async () => null),
     answerToolCall: vi.fn(async (_chatId: number, _decision: Decision) => null),

@@ -27,6 +27,9 @@ table('pathDuringTurn: what stays on screen while a turn starts', during, [
   // A branch is a new version of the reply, as a regeneration is: it appears with replyStarted.
   [{ kind: 'branch', messageId: 4, at: 3, token: 1017 }, { ids: [1, 2, 3], pending: undefined }],
   [{ kind: 'branch', messageId: 2, at: 0, token: 7 }, { ids: [1], pending: undefined }],
+  // Calls run again keep their reply; their results and the answer to them follow.
+  [{ kind: 'rerun', messageId: 2 }, { ids: [1, 2], pending: undefined }],
+  [{ kind: 'rerun', messageId: 99 }, { ids: [1, 2, 3, 4], pending: undefined }],
 ]);
 
 table(
@@ -44,6 +47,7 @@ table('addsSibling', addsSibling, [
   [{ kind: 'regenerate', messageId: 2 }, true],
   [{ kind: 'continue', messageId: 2 }, false],
   [{ kind: 'branch', messageId: 2, at: 1, token: 5 }, true],
+  [{ kind: 'rerun', messageId: 2 }, true],
 ]);
 
 table('newReplyVersion: a new version of a reply beside it', newReplyVersion, [
@@ -52,6 +56,7 @@ table('newReplyVersion: a new version of a reply beside it', newReplyVersion, [
   [{ kind: 'regenerate', messageId: 2 }, true],
   [{ kind: 'continue', messageId: 2 }, false],
   [{ kind: 'branch', messageId: 2, at: 1, token: 5 }, true],
+  [{ kind: 'rerun', messageId: 2 }, false],
 ]);
 
 type Reply = Pick<StoredMessage, 'role' | 'status' | 'stats'>;

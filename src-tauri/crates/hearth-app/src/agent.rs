@@ -4,13 +4,14 @@
 //! only those results (the rest of the prompt is in the KV cache). Rounds are capped (the chat's
 //! `maxToolRounds`; the reply where they ran out says so in its stats); Stop ends a
 //! running call (the server is told) and the loop. A tool's output never approves a call: only
-//! the window's answer does.
+//! the window's answer does. A past reply's calls can be run again, their arguments edited: the
+//! results become a new version beside the earlier ones, and the model answers them.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use hearth_core::{
-    ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, ReplyStats, SamplingParams, StoredMessage, ToolChoice, ToolResult,
+    ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, ReplyStats, Role, SamplingParams, StoredMessage, ToolChoice, ToolResult,
     ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
 };
 use hearth_mcp::{CallOptions, CallProgress, CancellationToken, McpError, McpHub, McpServerState};
@@ -185,7 +186,56 @@ impl App {
         let _unregister = Unregister { agent: &self.agent, chat };
 
         let offered = toolbox.offered().map(|tools| OfferedTools { choice: first, ..tools });
-        let mut reply = self.chat.run_with_tools(chat, turn, sampling.clone(), offered, |e| on_event(AgentEvent::Turn(e))).await?;
+        let reply = self.chat.run_with_tools(chat, turn, sampling.clone(), offered, |e| on_event(AgentEvent::Turn(e))).await?;
+        self.call_rounds(chat, reply, Rounds { toolbox: &toolbox, stop: &stop, sampling, rerun: None }, &mut on_event).await
+    }
+
+    /// Runs the calls of `reply`, a past reply of `chat`, again: each waits for the user's word
+    /// with its arguments to edit (a tool allowed for the session too; the arguments it last ran
+    /// with on the path shown, else the model's), and the results are
+    /// saved after the reply as a new version beside the earlier ones (the chat then shows it);
+    /// the model answers them, in rounds as [`Self::turn_with_tools`]. Returns the last reply.
+    /// Refused while a turn runs in the chat, for a reply that called nothing, and when no tool
+    /// server is ready.
+    pub async fn rerun_tool_calls(
+        &self,
+        chat: ChatId,
+        reply: MessageId,
+        sampling: SamplingParams,
+        mut on_event: impl FnMut(AgentEvent) + Send,
+    ) -> Result<StoredMessage, TurnError> {
+        let caller = self.store.message(reply).await.map_err(|e| TurnError::Store(Box::new(e)))?;
+        if caller.chat_id != chat || caller.tool_calls.is_empty() {
+            return Err(TurnError::InvalidInput(format!("message {reply} is not a reply of this chat that called tools")));
+        }
+        if caller.status == MessageStatus::Streaming || self.agent.stops.lock().expect("stops poisoned").contains_key(&chat) {
+            return Err(TurnError::Busy);
+        }
+        let toolbox = ToolBox::gather(self.tools.hub()).await;
+        if toolbox.is_empty() {
+            return Err(TurnError::InvalidInput("no tool server is ready: switch one on in Settings → Tools".into()));
+        }
+        let shown = self.store.messages(chat).await.map_err(|e| TurnError::Store(Box::new(e)))?;
+        let results = shown.iter().skip_while(|m| m.id != reply).skip(1).take_while(|m| m.role == Role::Tool);
+        let last_arguments = results.filter_map(|m| m.tool.as_ref().map(|run| run.arguments.clone())).collect();
+        let stop = CancellationToken::new();
+        self.agent.stops.lock().expect("stops poisoned").insert(chat, stop.clone());
+        let _unregister = Unregister { agent: &self.agent, chat };
+        let caller = StoredMessage { status: MessageStatus::Complete, ..caller };
+        let rounds = Rounds { toolbox: &toolbox, stop: &stop, sampling, rerun: Some(last_arguments) };
+        self.call_rounds(chat, caller, rounds, &mut on_event).await
+    }
+
+    /// The rounds after `reply`: its calls run (each allowed by the user), the model reads their
+    /// results, until a reply calls none, Stop, or the chat's cap on rounds.
+    async fn call_rounds(
+        &self,
+        chat: ChatId,
+        mut reply: StoredMessage,
+        rounds: Rounds<'_>,
+        on_event: &mut (impl FnMut(AgentEvent) + Send),
+    ) -> Result<StoredMessage, TurnError> {
+        let Rounds { toolbox, stop, sampling, mut rerun } = rounds;
         for round in 1u32.. {
             if reply.status != MessageStatus::Complete || reply.tool_calls.is_empty() || toolbox.is_empty() || stop.is_cancelled() {
                 return Ok(reply);
@@ -201,7 +251,7 @@ impl App {
                 return Ok(reply);
             }
             on_event(AgentEvent::RoundFinished(Box::new(reply.clone())));
-            let results = self.run_calls(chat, &reply, &toolbox, &stop, &mut on_event).await;
+            let results = self.run_calls(chat, &reply, toolbox, stop, rerun.take().as_deref(), on_event).await;
             if stop.is_cancelled() {
                 // What ran is kept; no reply reads it now (the next message will).
                 let mut last = reply.clone();
@@ -221,13 +271,16 @@ impl App {
         unreachable!("the loop returns")
     }
 
-    /// Each call of `reply`, in order: asked, run (or not), its result fitted to the budget.
+    /// Each call of `reply`, in order: asked, run (or not), its result fitted to the budget. A
+    /// re-run (`rerun`: the arguments each call last ran with) asks even about a tool allowed
+    /// for the session, offering those arguments.
     async fn run_calls(
         &self,
         chat: ChatId,
         reply: &StoredMessage,
         toolbox: &ToolBox,
         stop: &CancellationToken,
+        rerun: Option<&[String]>,
         on_event: &mut (impl FnMut(AgentEvent) + Send),
     ) -> Vec<ToolResult> {
         let mut results = Vec::new();
@@ -252,9 +305,10 @@ impl App {
                 continue;
             };
             let key = (route.server.clone(), route.tool.clone());
-            let allowed = self.agent.always.lock().expect("always poisoned").contains(&key);
+            let allowed = rerun.is_none() && self.agent.always.lock().expect("always poisoned").contains(&key);
+            let offered = rerun.and_then(|last| last.get(index as usize)).unwrap_or(&call.arguments);
             let arguments = if allowed {
-                Some(call.arguments.clone())
+                Some(offered.clone())
             } else {
                 let (tx, rx) = oneshot::channel();
                 self.agent.waiting.lock().expect("approvals poisoned").insert(chat, tx);
@@ -264,7 +318,7 @@ impl App {
                     server: route.server.clone(),
                     tool: route.tool.clone(),
                     description: route.description.clone(),
-                    arguments: call.arguments.clone(),
+                    arguments: offered.clone(),
                     read_only: route.read_only,
                 }));
                 let decision = tokio::select! {
@@ -280,14 +334,14 @@ impl App {
                     Some(Decision::Deny) => None,
                     None => {
                         let words = "The user stopped before this tool ran.".to_owned();
-                        results.push(finish(words, record(Some(&route.server), &call.arguments, ToolRunEnd::Stopped)));
+                        results.push(finish(words, record(Some(&route.server), offered, ToolRunEnd::Stopped)));
                         break;
                     }
                 }
             };
             let Some(arguments) = arguments else {
                 let words = "The user declined to run this tool.".to_owned();
-                results.push(finish(words, record(Some(&route.server), &call.arguments, ToolRunEnd::Denied)));
+                results.push(finish(words, record(Some(&route.server), offered, ToolRunEnd::Denied)));
                 continue;
             };
             let Ok(value) = serde_json::from_str::<serde_json::Value>(&arguments) else {
@@ -326,6 +380,16 @@ impl App {
         }
         results
     }
+}
+
+/// What the rounds after a reply run with.
+struct Rounds<'a> {
+    toolbox: &'a ToolBox,
+    stop: &'a CancellationToken,
+    sampling: SamplingParams,
+    /// A re-run: the first round's calls are asked about, even a tool allowed for the session,
+    /// offering the arguments each last ran with (by the call's place; the model's past them).
+    rerun: Option<Vec<String>>,
 }
 
 /// The result as the model reads it: cut to [`RESULT_BUDGET`], its full length recorded.

@@ -2,6 +2,7 @@
 //! (tests/mcp/hostile.mjs kitchen, written with the official SDK): the reply's call waits for the
 //! user's word with its arguments; allowed, it runs and its result is saved after the reply, and
 //! the next round reads only that result (the rest is in the KV cache); denied, the model is told;
+//! a past reply's calls run again with edited arguments become a new version of its results;
 //! Stop during a slow tool ends the call (the server is told) and the turn; a model that calls
 //! without end (a remote stand-in) is stopped at the chat's cap on rounds, which its last reply keeps.
 
@@ -127,6 +128,36 @@ async fn a_turn_with_tools_on_the_real_model() {
     assert!(read <= 40, "round two read {read} of {} tokens: only the result's turn should be read", stats.prompt_tokens);
     assert_eq!(last.id, path.last().unwrap().id);
     assert_eq!(last.status, MessageStatus::Complete);
+
+    // Run again, the arguments edited once more: asked even about a tool allowed before, with the
+    // arguments it last ran with; the new result is a version beside the first, and the model's
+    // answer to it reads only the result.
+    let (first_result, caller_id) = (path[2].clone(), path[1].id);
+    let refused = app.rerun_tool_calls(chat, path[0].id, SamplingParams::default(), |_| {}).await.unwrap_err();
+    assert_eq!(refused.to_string(), format!("message {} is not a reply of this chat that called tools", path[0].id));
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let rerun = {
+        let app = app.clone();
+        let sampling = SamplingParams { seed: Some(7), temperature: 0.0, max_tokens: 64, repeat_penalty: 1.3, ..SamplingParams::default() };
+        tokio::spawn(async move { app.rerun_tool_calls(chat, caller_id, sampling, |e| drop(tx.send(e))).await.expect("the re-run runs") })
+    };
+    let AgentEvent::RoundFinished(again) = next_step(&mut events).await else { panic!("the calls are run again") };
+    assert_eq!(again.id, caller_id);
+    let AgentEvent::Approval(pending) = next_step(&mut events).await else { panic!("the call waits for the user") };
+    assert_eq!(pending.arguments, r#"{"item":"kettle"}"#, "the arguments it last ran with");
+    assert!(app.agent.answer(chat, Decision::Allow { arguments: r#"{"item":"teapot"}"#.into() }));
+    assert!(matches!(next_step(&mut events).await, AgentEvent::Running { index: 0, .. }));
+    let AgentEvent::Turn(TurnEvent::UserSaved(result)) = next_step(&mut events).await else { panic!("the result is saved") };
+    assert_eq!((result.content.as_str(), result.parent_id), ("The teapot is in the left cupboard.", Some(caller_id)));
+    deny_the_rest(&app, chat, &mut events).await;
+    let last = rerun.await.unwrap();
+    let path = app.store.messages(chat).await.unwrap();
+    assert_eq!((path[2].id, &path[2].siblings), (result.id, &vec![first_result.id, result.id]), "a new version, on show");
+    assert_eq!(path[3].parent_id, Some(result.id));
+    let stats = path[3].stats.as_ref().expect("the model answered the new result");
+    let read = stats.prompt_tokens - stats.cached_tokens;
+    assert!(read <= 40, "the re-run's answer read {read} of {} tokens: only the result should be read", stats.prompt_tokens);
+    assert_eq!(last.id, path.last().unwrap().id);
 
     // Denied: nothing runs, and the model is told so.
     let (turn, mut events) = start_turn(&app, chat, "And the kettle again?", ToolChoice::Named("find_item".into()));

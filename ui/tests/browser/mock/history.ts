@@ -98,7 +98,8 @@ function pathTo(id: number) {
   return path.reverse();
 }
 
-const shownPath = (chat: Chat) => (chat.leafId === null ? [] : withSiblings(pathTo(chat.leafId)));
+/** The path a chat shows: from its first message to its leaf. */
+export const shownPath = (chat: Chat) => (chat.leafId === null ? [] : withSiblings(pathTo(chat.leafId)));
 
 /** Follows the newest child down from `id`. */
 function newestLeaf(id: number) {

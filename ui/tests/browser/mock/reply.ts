@@ -198,6 +198,8 @@ export async function writeReply(w: Writing): Promise<boolean> {
   }
   assistant.status = gen.stop ? 'stopped' : 'complete';
   assistant.toolCalls = assistant.status === 'complete' ? clone((reply.calls ?? []).map((c) => c.call)) : [];
+  // What its calls do when they run (again: rerun_tool_calls).
+  if (assistant.toolCalls.length > 0) state.callScripts.set(assistant.id, clone(reply.calls!));
   const calling = w.round !== undefined && assistant.toolCalls.length > 0;
   if (calling && w.round! <= sampling.maxToolRounds) {
     send({ event: 'roundFinished', data: { message: decorate(assistant) } });

@@ -348,6 +348,8 @@ function initialState(config: MockConfig) {
     toolWaiting: new Map<number, (decision: Decision | null) => void>(),
     /** Tools allowed for the session ("server/tool"): their calls are not asked about. */
     toolsAllowed: [] as string[],
+    /** The scripts of the calls each reply made (by its id), which run again as they did (rerun_tool_calls). */
+    callScripts: new Map<number, ScriptedCall[]>(),
     /** The loads a turn made without progress (the window did not load the chat's model first). */
     /** The files turns loaded before their replies (reported on their events). */
     turnLoads: [] as string[],

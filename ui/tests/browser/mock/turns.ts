@@ -7,14 +7,14 @@
 import type { Attachment, ChatEvent, CompareEvent, Decision, IpcError, SamplingParams, TokenProbs, ToolRun, ToolRunEnd } from '../../../src/ipc/bindings';
 import { checkAttachments } from './attachments';
 import { takeCache } from './caches';
-import { append, decorate, findChat, messageById, messageOf } from './history';
+import { append, decorate, findChat, messageById, messageOf, shownPath } from './history';
 import { tokenProbsOf } from './inspector';
 import { argsRefused, checkErrorKind, type Handlers, type Sink } from './ipc';
 import { prepareChatModel } from './loading';
 import { startRemote } from './providers';
 import { writeReply } from './reply';
 import { checkSamplingShape, getSampling } from './sampling';
-import { state, type Chat, type Message, type Reply, type ScriptedCall } from './state';
+import { state, type Chat, type Message, type ScriptedCall } from './state';
 import { clone, delay, ipcError } from './util';
 
 /** The engine's words for images sent to a model without a projector (hearth-engine's session/prompt.rs). */
@@ -111,9 +111,38 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
   let calling = await writeReply({
     cmd, chat, assistant, model, reply, text, failWith, sampling, remote, gen, promptSource, planTokens: planned.tokens, send, beforeEnd, round,
   });
-  let [caller, script]: [Message, Reply] = [assistant, reply];
-  while (calling) {
-    const results = await runCalls(chat.id, caller, script.calls ?? [], gen, send);
+  if (calling) await callRounds({ cmd, chat, caller: assistant, scripts: reply.calls ?? [], model, sampling, gen, send, beforeEnd, round: round! });
+  events.end();
+  return null;
+}
+
+/** What the rounds after a reply that called run with (see callRounds). */
+type Rounds = {
+  cmd: string;
+  chat: Chat;
+  caller: Message;
+  scripts: ScriptedCall[];
+  model: string | undefined;
+  sampling: SamplingParams;
+  gen: { stop: boolean };
+  send: (event: ChatEvent) => void;
+  beforeEnd: () => void;
+  round: number;
+  /** A re-run: the arguments each call last ran with, offered when it is asked about (a tool allowed for the session too). */
+  rerun?: string[];
+};
+
+/**
+ * The rounds after `caller` (its `roundFinished` sent), as hearth-app's agent loop goes: its calls run (runCalls), their
+ * results are saved after it, and the next reply (the next of `replies`, else `defaultReply`) reads them; until a reply
+ * calls none, Stop, or the chat's rounds.
+ */
+async function callRounds(r: Rounds): Promise<void> {
+  const { cmd, chat, model, sampling, gen, send, beforeEnd } = r;
+  let [caller, scripts, round, rerun] = [r.caller, r.scripts, r.round, r.rerun];
+  for (let calling = true; calling; ) {
+    const results = await runCalls(chat.id, caller, scripts, gen, send, rerun);
+    rerun = undefined;
     let parent = caller.id;
     const saveResults = () => {
       for (const r of results) {
@@ -131,14 +160,49 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
     }
     await delay(5);
     saveResults();
-    script = state.replies.shift() ?? state.defaultReply;
+    const script = state.replies.shift() ?? state.defaultReply;
     caller = append(chat, parent, { role: 'assistant', content: '', status: 'streaming', model: model ?? null });
-    round! += 1;
+    scripts = script.calls ?? [];
+    round += 1;
     calling = await writeReply({
-      cmd, chat, assistant: caller, model, reply: script, text: script.text, failWith: script.failWith, sampling, remote, gen,
+      cmd, chat, assistant: caller, model, reply: script, text: script.text, failWith: script.failWith, sampling, remote: null, gen,
       promptSource: 'live', planTokens: [], send, beforeEnd, round,
     });
   }
+}
+
+/**
+ * rerun_tool_calls, as hearth-app's App::rerun_tool_calls: the calls of reply `messageId` (as its script scripted them)
+ * run again, each asked about with the arguments it last ran with on the path shown (else the model's), even a tool
+ * allowed for the session; their results are saved after the reply, beside the earlier ones, and the model answers them.
+ * Refused in the backend's words: a turn running, a message that is no reply that called, no tool server ready.
+ */
+async function rerunToolCalls(chatId: number, messageId: number, events: Sink<ChatEvent>) {
+  const cmd = 'rerun_tool_calls';
+  const chat = findChat(chatId);
+  const caller = messageById(messageId);
+  if (!caller || caller.chatId !== chatId || caller.toolCalls.length === 0) {
+    throw ipcError('invalidInput', `message ${messageId} is not a reply of this chat that called tools`);
+  }
+  if (state.generating.size > 0) throw ipcError('busy', 'this chat is already generating a reply; wait for it or press Stop');
+  const scripts = state.callScripts.get(caller.id);
+  if (!scripts?.length) throw ipcError('invalidInput', 'no tool server is ready: switch one on in Settings → Tools');
+  await prepareChatModel(chat, events);
+  // The results after it on the path shown: the arguments each call last ran with.
+  const path = shownPath(chat);
+  const at = path.findIndex((m) => m.id === caller.id);
+  const after = at < 0 ? [] : path.slice(at + 1);
+  const others = after.findIndex((m) => m.role !== 'tool');
+  const lastRan = others < 0 ? after : after.slice(0, others);
+  const gen = { stop: false };
+  state.generating.set(chat.id, gen);
+  const send = (event: ChatEvent) => events.send(event);
+  await delay(5);
+  send({ event: 'roundFinished', data: { message: decorate(caller) } });
+  const sampling = getSampling({ kind: 'chat', id: chat.id }).current;
+  const rerun = lastRan.flatMap((m) => (m.tool ? [m.tool.arguments] : []));
+  const beforeEnd = () => state.generating.delete(chat.id);
+  await callRounds({ cmd, chat, caller, scripts, model: state.model?.name, sampling, gen, send, beforeEnd, round: 1, rerun });
   events.end();
   return null;
 }
@@ -154,20 +218,20 @@ const STOPPED = 'The user stopped this tool.';
  * `progress` over `runMs`, then its `result`) with the arguments the user answered with. Resolves to the results,
  * in order, with their records; Stop ends the calls (a call stopped is recorded so).
  */
-async function runCalls(chatId: number, caller: Message, scripts: ScriptedCall[], gen: { stop: boolean }, send: (event: ChatEvent) => void) {
+async function runCalls(chatId: number, caller: Message, scripts: ScriptedCall[], gen: { stop: boolean }, send: (event: ChatEvent) => void, rerun?: string[]) {
   const results: { content: string; run: ToolRun }[] = [];
   for (const [index, script] of scripts.entries()) {
     if (gen.stop) break;
     const { call, server } = script;
     const record = (end: ToolRunEnd, content: string, args: string, over: Partial<ToolRun> = {}) =>
       results.push({ content, run: { name: call.name, server, arguments: args, end, isError: end !== 'ran', elapsedMs: 0, chars: [...content].length, cut: false, ...over } });
-    let args = call.arguments;
+    let args = rerun?.[index] ?? call.arguments;
     const key = `${server}/${call.name}`;
-    if (!state.toolsAllowed.includes(key)) {
+    if (rerun || !state.toolsAllowed.includes(key)) {
       const asked = new Promise<Decision | null>((resolve) => state.toolWaiting.set(chatId, resolve));
       send({
         event: 'toolApproval',
-        data: { reply: caller.id, index, server, tool: call.name, description: script.description ?? '', arguments: call.arguments, readOnly: script.readOnly ?? false },
+        data: { reply: caller.id, index, server, tool: call.name, description: script.description ?? '', arguments: args, readOnly: script.readOnly ?? false },
       });
       const decision = await asked;
       if (decision === null) {
@@ -295,6 +359,7 @@ export const turnCommands = {
   branchReply: (chatId, messageId, at, token, events) =>
     runTurn('branch_reply', chatId, events, (chat) => branchPlan(chat, messageId, at, token)),
   compareReplies,
+  rerunToolCalls,
   answerToolCall,
   stopGeneration: (chatId) => {
     const gen = state.generating.get(chatId);
