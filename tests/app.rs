@@ -420,10 +420,9 @@ fn chat_through_ipc_with_the_real_model() {
         run(&|c| tauri::async_runtime::block_on(send_message(handle.clone(), reading, question.into(), files.clone(), c, state.clone())))
     };
     // Attached before a word is typed, the file is read ahead (as the composer asks after a
-    // pause): the question then finds the document in the chat's cache. (~60 tokens, read in
-    // well under a second; the send would stop a read-ahead still under way.)
+    // pause; the command answers once it is read): the question then finds the document in the
+    // chat's cache.
     invoke(&window, "prefill_draft", json!({ "chatId": reading, "draft": "", "attachments": [file], "stillTyping": false })).unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(3));
     let answer = ask("What is the secret code word?", files.clone());
     // (Greedy; the tiny model names what only the document says.)
     assert!(answer["content"].as_str().unwrap().contains("K-9"), "{answer}");

@@ -414,7 +414,8 @@ command! {
     /// Reads ahead the message being typed in `chat_id`, with the files `attachments` it will
     /// carry: the model prefills what will not change of it in idle time, so a reply after
     /// Enter starts sooner (`still_typing`: sent while keys still come, so its last word is
-    /// left for later). A reply or a load takes over at once; a remote chat ignores it.
+    /// left for later). A reply or a load takes over at once; a remote chat ignores it. Answers
+    /// once the read-ahead ended (the window need not wait for it).
     pub async fn prefill_draft(
         chat_id: ChatId,
         draft: String,

@@ -2,7 +2,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, mpsc, oneshot};
 use ts_rs::TS;
 
 use crate::{ChatId, ChatMessage, LoadParams, ModelTarget, Offload, ProviderError, SamplingParams};
@@ -23,9 +23,11 @@ pub trait ChatBackend: Send + Sync + 'static {
 
     /// Reads ahead what the user is still typing: `request` is the conversation with the draft
     /// as its last user message. A backend with a KV cache prefills the part that will not
-    /// change, in idle time, giving way to any other request at once; others do nothing.
-    fn prefill(&self, request: ReplyRequest) {
+    /// change, in idle time, giving way to any other request at once; others do nothing. The
+    /// returned [`ReadAhead`] ends when it is done (or given up); it need not be awaited.
+    fn prefill(&self, request: ReplyRequest) -> ReadAhead {
         let _ = request;
+        ReadAhead::ended()
     }
 
     /// The context length, in tokens, of the model that answers for `target`, where known (the
@@ -112,7 +114,7 @@ impl<L: ChatBackend, R: ChatBackend> ChatBackend for Switch<L, R> {
         }
     }
 
-    fn prefill(&self, request: ReplyRequest) {
+    fn prefill(&self, request: ReplyRequest) -> ReadAhead {
         match request.target {
             ModelTarget::Local { .. } => self.local.prefill(request),
             ModelTarget::Remote { .. } => self.remote.prefill(request),
@@ -123,6 +125,38 @@ impl<L: ChatBackend, R: ChatBackend> ChatBackend for Switch<L, R> {
         match target {
             ModelTarget::Local { .. } => self.local.context_tokens(target),
             ModelTarget::Remote { .. } => self.remote.context_tokens(target),
+        }
+    }
+}
+
+/// The end of a read-ahead ([`ChatBackend::prefill`]): it comes once the backend has read what
+/// it will of the draft, given it up for another request, or found nothing to read.
+#[derive(Debug)]
+pub struct ReadAhead(Option<oneshot::Receiver<()>>);
+
+impl ReadAhead {
+    /// A read-ahead with nothing to do.
+    pub fn ended() -> ReadAhead {
+        ReadAhead(None)
+    }
+
+    /// A read-ahead under way, and what ends it (sent, or dropped).
+    pub fn started() -> (oneshot::Sender<()>, ReadAhead) {
+        let (end, ended) = oneshot::channel();
+        (end, ReadAhead(Some(ended)))
+    }
+
+    /// Waits for its end.
+    pub async fn finished(self) {
+        if let Some(ended) = self.0 {
+            let _ = ended.await;
+        }
+    }
+
+    /// Waits for its end on a thread that is not the async runtime's.
+    pub fn wait(self) {
+        if let Some(ended) = self.0 {
+            let _ = ended.blocking_recv();
         }
     }
 }

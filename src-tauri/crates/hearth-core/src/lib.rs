@@ -31,7 +31,7 @@ pub use attachment::{
 };
 pub use backend::{
     BackendError, BeamHypothesis, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE,
-    PromptSource, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
+    PromptSource, ReadAhead, ReplyRequest, ReplyStats, ReplyStream, Switch, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 pub use cache::CacheBudgets;
 pub use chat::{ChatId, ChatMessage, ChatSummary, ImageInput, MessageId, MessageStatus, Role, StoredMessage, read_tools_locally};

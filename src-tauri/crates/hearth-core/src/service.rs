@@ -181,7 +181,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     /// [`ChatBackend::prefill`]): the conversation as a send of `draft` with `attachments` would
     /// give it (`still_typing`: keys were still coming, so the draft's last word is not final).
     /// Files attached before a word is typed are read at once. Does nothing while the chat is
-    /// generating or when there is neither text nor a file.
+    /// generating or when there is neither text nor a file. Returns once the read-ahead ended
+    /// (read, or given up for a reply).
     pub async fn prefill(
         &self,
         chat: ChatId,
@@ -205,7 +206,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         request.target = target;
         request.conversation = Some(chat);
         request.continue_last = still_typing;
-        self.backend.prefill(request);
+        self.backend.prefill(request).finished().await;
         Ok(())
     }
 

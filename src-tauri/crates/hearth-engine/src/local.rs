@@ -12,7 +12,8 @@ use llama_cpp_2::model::LlamaModel;
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{
-    BackendError, CacheBudgets, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReplyRequest, ReplyStats, ReplyStream,
+    BackendError, CacheBudgets, CancelFlag, ChatBackend, FinishReason, GenEvent, ModelInfo, ReadAhead, ReplyRequest, ReplyStats,
+    ReplyStream,
 };
 
 use crate::LoadParams;
@@ -245,8 +246,10 @@ impl ChatBackend for LocalEngine {
         self.send(|events| Request::Aside { request, events })
     }
 
-    fn prefill(&self, request: ReplyRequest) {
-        let _ = self.requests.send(Request::Prefill(request));
+    fn prefill(&self, request: ReplyRequest) -> ReadAhead {
+        let (end, ahead) = ReadAhead::started();
+        let _ = self.requests.send(Request::Prefill(request, end));
+        ahead
     }
 }
 
@@ -517,7 +520,10 @@ fn serve(
                 held.kept_models.store(kept.bytes(), Ordering::Relaxed);
                 session.set_cache_budgets(budgets);
             }
-            Some(Request::Prefill(request)) => session.prefill_draft(&request, || inbox.has_waiting()),
+            Some(Request::Prefill(request, end)) => {
+                session.prefill_draft(&request, || inbox.has_waiting());
+                let _ = end.send(());
+            }
             Some(Request::Aside { request, events }) => {
                 if request.cancel.is_cancelled() {
                     let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
@@ -576,7 +582,7 @@ fn next_load(inbox: &Inbox, kv_config: &mut KvConfig, kept: &mut KeptModels<Llam
                 kept.set_budget(kv_config.models_budget);
                 kv_memory::trim_disk(kv_config);
             }
-            Ok(Request::Prefill(_)) => {}
+            Ok(Request::Prefill(..)) => {}
             Ok(Request::Generate { events, .. } | Request::Aside { events, .. }) => {
                 let _ = events.send(GenEvent::Failed(BackendError::NoModel));
             }

@@ -112,8 +112,7 @@ async fn keeps_its_prefix(name: &str, long: bool) {
         draft.push(user(&message[..typed]));
         let mut request = ReplyRequest::new(draft, SamplingParams::greedy(12), CancelFlag::new());
         request.conversation = Some(1);
-        engine.prefill(request);
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        engine.prefill(request).finished().await;
     }
     let mut typed = edited.clone();
     typed.push(ChatMessage::new(Role::Assistant, edited_answer.clone()));

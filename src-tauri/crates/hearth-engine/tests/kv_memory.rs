@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use hearth_core::{
-    CacheBudgets, CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReplyRequest, ReplyStats, Role, SamplingParams,
+    CacheBudgets, CancelFlag, ChatBackend, ChatMessage, GenEvent, PromptSource, ReadAhead, ReplyRequest, ReplyStats, Role, SamplingParams,
     TokenLogprob,
 };
 use hearth_engine::{Engine, HeldMemory, HostProgram, LoadParams};
@@ -195,13 +195,16 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     // Another chat answers meanwhile: the draft brings chat 1's cache back too.
     reply(&engine, 2, &[ChatMessage::new(Role::User, "Name three colours.")]).await;
     let message = "Now tell me about its craters, its mountains and the dark seas people saw from Earth.";
-    for (typed, then_typing_for) in [(12, 300), (40, 300), (message.len() - 5, 3000)] {
+    for (typed, then_typing_for) in [(12, Some(300)), (40, Some(300)), (message.len() - 5, None)] {
         let mut draft = history.clone();
         draft.push(ChatMessage::new(Role::User, &message[..typed]));
-        read_ahead(&engine, 1, draft);
-        // The user types on; the last pause is long enough for a loaded machine to read ahead
-        // (a reply sent sooner would take over, as it should).
-        tokio::time::sleep(std::time::Duration::from_millis(then_typing_for)).await;
+        let ahead = read_ahead(&engine, 1, draft);
+        // The user types on; then pauses until the draft is read ahead (a reply sent sooner
+        // would take over, as it should).
+        match then_typing_for {
+            Some(ms) => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
+            None => ahead.finished().await,
+        }
     }
     history.push(ChatMessage::new(Role::User, message));
     let sent = history.clone();
@@ -214,9 +217,8 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     // second time either.
     history.push(ChatMessage::new(Role::Assistant, answer));
     history.push(ChatMessage::new(Role::User, "And what about its far side?"));
-    read_ahead(&engine, 1, history.clone());
-    read_ahead(&engine, 1, history.clone());
-    tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
+    read_ahead(&engine, 1, history.clone()).finished().await;
+    read_ahead(&engine, 1, history.clone()).finished().await;
     let (kept, paused) = first_token(&engine, &history).await;
     assert_eq!(paused.prompt_source, PromptSource::Typed, "{paused:?}");
     assert_eq!(paused.prompt_tokens - paused.cached_tokens, 0, "{paused:?}");
@@ -235,8 +237,7 @@ async fn a_draft_read_while_typing_leaves_little_to_prefill_at_enter() {
     // "assistant" spelled in two) are left.
     history.push(ChatMessage::new(Role::Assistant, "It is never seen from Earth."));
     history.push(ChatMessage::new(Role::User, "Why is that so, and who first saw its far side?"));
-    send_ahead(&engine, 1, history.clone(), true);
-    tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
+    send_ahead(&engine, 1, history.clone(), true).finished().await;
     let (_, typing_on) = reply(&engine, 1, &history).await;
     assert_eq!(typing_on.prompt_source, PromptSource::Typed, "{typing_on:?}");
     assert_eq!(typing_on.prompt_tokens - typing_on.cached_tokens, 2 + 6, "{typing_on:?}");
@@ -281,16 +282,16 @@ async fn first_token(engine: &Engine, messages: &[ChatMessage]) -> (TokenLogprob
 }
 
 /// Hands `messages`, the last a draft being typed, to the engine to read ahead (after a pause).
-fn read_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>) {
-    send_ahead(engine, conversation, messages, false);
+fn read_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>) -> ReadAhead {
+    send_ahead(engine, conversation, messages, false)
 }
 
 /// … sent while keys still come (`still_typing`) or after a pause.
-fn send_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>, still_typing: bool) {
+fn send_ahead(engine: &Engine, conversation: i64, messages: Vec<ChatMessage>, still_typing: bool) -> ReadAhead {
     let mut request = ReplyRequest::new(messages, seeded(), CancelFlag::new());
     request.conversation = Some(conversation);
     request.continue_last = still_typing;
-    engine.prefill(request);
+    engine.prefill(request)
 }
 
 /// Waits (at most 10 s) until the engine reports `bytes` of chats' caches in RAM.

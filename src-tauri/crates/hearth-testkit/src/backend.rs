@@ -99,8 +99,9 @@ impl ChatBackend for ScriptedBackend {
         Ok(ReplyStream { model: "scripted".into(), events: receiver })
     }
 
-    fn prefill(&self, request: ReplyRequest) {
+    fn prefill(&self, request: ReplyRequest) -> hearth_core::ReadAhead {
         self.note(&request, true);
+        hearth_core::ReadAhead::ended()
     }
 
     fn context_tokens(&self, _target: &hearth_core::ModelTarget) -> Option<u32> {

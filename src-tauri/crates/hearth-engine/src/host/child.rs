@@ -93,8 +93,13 @@ pub fn serve_stdio() -> i32 {
             ToHost::Usage { id } => {
                 let _ = outbox.send(FromHost::Usage { id, held: engine.held_memory() });
             }
-            ToHost::Prefill { spec } => {
-                engine.prefill(spec.into_request(CancelFlag::new()));
+            ToHost::Prefill { id, spec } => {
+                let ahead = engine.prefill(spec.into_request(CancelFlag::new()));
+                let outbox = outbox.clone();
+                thread::spawn(move || {
+                    ahead.wait();
+                    let _ = outbox.send(FromHost::Prefilled { id });
+                });
             }
             ToHost::Cancel { id } => {
                 if let Some(flag) = cancels.lock().expect("cancel map poisoned").get(&id) {

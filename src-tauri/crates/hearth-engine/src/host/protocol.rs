@@ -42,8 +42,9 @@ pub enum ToHost {
     Unload {
         id: RequestId,
     },
-    /// Read ahead a draft the user is typing; nothing comes back.
+    /// Read ahead a draft the user is typing; `Prefilled` comes back when it ended.
     Prefill {
+        id: RequestId,
         spec: ReplySpec,
     },
     /// Drop a conversation's KV cache in RAM and on disk (its chat was deleted).
@@ -155,6 +156,10 @@ pub enum FromHost {
     /// for the fit estimate, and a process that dies before sending them died loading them).
     Devices {
         report: DeviceReport,
+    },
+    /// The read-ahead `id` ended (read, or given up).
+    Prefilled {
+        id: RequestId,
     },
     Usage {
         id: RequestId,

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use hearth_core::{
-    BackendError, CacheBudgets, CancelFlag, ChatBackend, DeviceReport, FinishReason, GenEvent, LoadParams, ModelInfo, ReplyRequest,
-    ReplyStats, ReplyStream,
+    BackendError, CacheBudgets, CancelFlag, ChatBackend, DeviceReport, FinishReason, GenEvent, LoadParams, ModelInfo, ReadAhead,
+    ReplyRequest, ReplyStats, ReplyStream,
 };
 use hearth_gguf::ValidatedGguf;
 
@@ -94,6 +94,8 @@ enum Pending {
     },
     Unload(oneshot::Sender<()>),
     Usage(oneshot::Sender<HeldMemory>),
+    /// A read-ahead: ended when the engine says so, or dropped with the process.
+    Prefill(oneshot::Sender<()>),
 }
 
 impl Engine {
@@ -302,12 +304,16 @@ impl ChatBackend for Engine {
         self.start(request, true)
     }
 
-    fn prefill(&self, request: ReplyRequest) {
+    fn prefill(&self, request: ReplyRequest) -> ReadAhead {
         let mut state = self.shared.lock();
         state.last_used = Some(Instant::now());
-        if let (Some(host), Some(_)) = (&state.host, &state.loaded) {
-            let _ = host.send(&ToHost::Prefill { spec: ReplySpec::of(request).0 });
+        let (Some(host), Some(_)) = (&state.host, &state.loaded) else { return ReadAhead::ended() };
+        let id = self.shared.id();
+        let (end, ahead) = ReadAhead::started();
+        if host.send(&ToHost::Prefill { id, spec: ReplySpec::of(request).0 }).is_ok() {
+            state.pending.insert(id, Pending::Prefill(end));
         }
+        ahead
     }
 }
 
@@ -477,7 +483,7 @@ impl Shared {
                 Pending::Unload(done) => {
                     let _ = done.send(());
                 }
-                Pending::Usage(_) => {}
+                Pending::Usage(_) | Pending::Prefill(_) => {}
             }
         }
         if quitting {
@@ -547,7 +553,7 @@ impl Shared {
                 Pending::Load { reply: Some(reply), .. } => {
                     let _ = reply.send(Err(EngineError::Gone));
                 }
-                Pending::Load { reply: None, .. } | Pending::Usage(_) => {}
+                Pending::Load { reply: None, .. } | Pending::Usage(_) | Pending::Prefill(_) => {}
                 Pending::Unload(done) => {
                     let _ = done.send(());
                 }

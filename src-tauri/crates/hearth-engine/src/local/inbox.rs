@@ -30,8 +30,8 @@ pub(super) enum Request {
     /// Drop the kept weights of the model at this path (its file is being deleted).
     Release(std::path::PathBuf),
     /// Read ahead a draft the user is typing (see [`hearth_core::ChatBackend::prefill`]); given up the
-    /// moment another request arrives.
-    Prefill(ReplyRequest),
+    /// moment another request arrives. The sender ends it (sent, or dropped unread).
+    Prefill(ReplyRequest, oneshot::Sender<()>),
     /// The user's budgets for chats' caches, in force at once.
     CacheBudgets(CacheBudgets),
     /// End the engine thread (after the request in hand).

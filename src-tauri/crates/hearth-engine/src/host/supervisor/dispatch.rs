@@ -76,6 +76,11 @@ impl Shared {
                 }
             }
             FromHost::Devices { report } => state.record_devices(report),
+            FromHost::Prefilled { id } => {
+                if let Some(Pending::Prefill(end)) = state.pending.remove(&id) {
+                    let _ = end.send(());
+                }
+            }
             FromHost::Usage { id, held } => {
                 if let Some(Pending::Usage(reply)) = state.pending.remove(&id) {
                     let _ = reply.send(held);
