@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
-    Implementation, ProgressNotificationParam, ProgressToken, ResourceContents, ServerResult, Tool,
+    Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -82,8 +82,11 @@ struct Client {
 }
 
 impl ClientHandler for Client {
+    /// The handshake names the newest protocol that has one (rmcp's default, 2026-07-28, moved
+    /// the lifecycle out of `initialize`; servers and the conformance suite expect 2025-11-25).
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(ClientCapabilities::default(), Implementation::new("Hearth", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {

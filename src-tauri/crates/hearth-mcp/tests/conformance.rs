@@ -31,8 +31,9 @@ fn the_conformance_suites_client_scenarios() {
         "the conformance suite differs from its baseline:\n{summary}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    // What must pass does: tools are listed and called, SSE streams resumed as the server asks.
-    for scenario in ["tools_call", "sse-retry"] {
+    // What must pass does: the handshake, tools listed and called, SSE streams resumed as the
+    // server asks.
+    for scenario in ["initialize", "tools_call", "sse-retry"] {
         assert!(summary.contains(&format!("✓ {scenario}:")), "{scenario} passes:\n{summary}");
     }
 }
