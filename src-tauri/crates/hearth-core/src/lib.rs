@@ -48,8 +48,8 @@ pub use provider::{
 };
 pub use reasoning::{
     ANTHROPIC_THINKING_MIN, REASONING_EFFORTS, ReasoningClock, ReasoningCounter, ReasoningFormat, ReasoningStream, ReasoningWriter,
-    ReplyParts, ReplyPiece, THINK_CLOSE, THINK_OPEN, THINK_OPENED, TextReader, TextReading, anthropic_thinking_budget, drop_past_reasoning,
-    harmony, reasoning_effort, reasoning_format, split_reasoning, with_reasoning,
+    ReplyParts, ReplyPiece, THINK_CLOSE, THINK_CLOSING, THINK_OPEN, THINK_OPENED, TextReader, TextReading, anthropic_thinking_budget,
+    drop_past_reasoning, harmony, reasoning_effort, reasoning_format, split_reasoning, with_reasoning,
 };
 pub use sampling::{
     BiasTarget, Constraint, FieldRange, LogitBias, Mirostat, Preset, SamplerStage, SamplingError, SamplingParams, Speculative, Strategy,

@@ -376,20 +376,12 @@ fn local_only(field: &str) -> bool {
 pub fn local_sampling_support(reasoning: ReasoningFormat) -> Vec<FieldSupport> {
     let mut support = sampling_support(None);
     if let Some(budget) = support.iter_mut().find(|s| s.field == "reasoningBudget") {
-        // A beam search ranks whole replies by their likelihood: it closes no block early.
-        const NOT_UNDER_BEAMS: &str = "; beam search does not bound it (the template is still told)";
         (budget.supported, budget.note) = match reasoning {
-            ReasoningFormat::ThinkTags { switchable: true } => {
-                (true, format!("off also switches thinking off in the model's template{NOT_UNDER_BEAMS}"))
-            }
-            ReasoningFormat::ThinkTags { switchable: false } => {
-                (true, format!("off closes the reasoning as soon as the model opens it{NOT_UNDER_BEAMS}"))
-            }
+            ReasoningFormat::ThinkTags { switchable: true } => (true, "off also switches thinking off in the model's template".into()),
+            ReasoningFormat::ThinkTags { switchable: false } => (true, "off closes the reasoning as soon as the model opens it".into()),
             ReasoningFormat::Channels => (
                 true,
-                format!(
-                    "gpt-oss always reasons: off closes its reasoning as soon as it opens; a budget also sets its reasoning effort{NOT_UNDER_BEAMS}"
-                ),
+                "gpt-oss always reasons: off closes its reasoning as soon as it opens; a budget also sets its reasoning effort".into(),
             ),
             ReasoningFormat::None => (false, "this model's chat template has no reasoning: there is nothing to bound".into()),
         };

@@ -32,12 +32,18 @@ pub struct ChatTemplate {
     eos_token: String,
     reasoning: ReasoningFormat,
     tools: ToolFormat,
+    /// Whether it reads the tools offered (`tools`); DeepSeek's, as shipped, write calls but list
+    /// no tools.
+    lists_tools: bool,
 }
 
 #[derive(Serialize)]
 struct TemplateMessage<'a> {
     role: &'a str,
-    content: Cow<'a, str>,
+    /// None (null) for a reply that only called, for templates that ask `content is none`
+    /// (DeepSeek's write a calling reply's words as a turn of their own when there are any);
+    /// others take the empty text (gpt-oss's looks into it).
+    content: Option<Cow<'a, str>>,
     /// A past reply's reasoning, apart from its answer, for a template that reads it so
     /// (gpt-oss's); other templates read the reply's text as stored, its `<think>` block in it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,7 +58,7 @@ struct TemplateMessage<'a> {
 impl<'a> TemplateMessage<'a> {
     fn of(message: &'a ChatMessage, reasoning: ReasoningFormat, tools: ToolFormat) -> TemplateMessage<'a> {
         let role = message.role.as_str();
-        let plain = TemplateMessage { role, content: Cow::Borrowed(&message.content), thinking: None, tool_calls: None };
+        let plain = TemplateMessage { role, content: Some(Cow::Borrowed(&message.content)), thinking: None, tool_calls: None };
         if message.role != Role::Assistant {
             return plain;
         }
@@ -61,8 +67,13 @@ impl<'a> TemplateMessage<'a> {
             _ => ReplyParts { reasoning: None, answer: &message.content, closed: false },
         };
         if !tools.reads_calls_apart() || !parts.answer.contains(CALL_OPEN) {
-            return TemplateMessage { content: Cow::Borrowed(parts.answer), thinking: parts.reasoning, ..plain };
+            return TemplateMessage { content: Some(Cow::Borrowed(parts.answer)), thinking: parts.reasoning, ..plain };
         }
+        // A calling reply's reasoning is not written back (gpt-oss's is, as `thinking`).
+        let parts = match reasoning {
+            ReasoningFormat::Channels => parts,
+            _ => ReplyParts { reasoning: None, ..split_reasoning(&message.content) },
+        };
         let read = read_calls(parts.answer);
         // The arguments as the model wrote them: `tojson` writes them back as they were (a
         // template that joins them to strings is given their text), so the cache holds the same
@@ -76,7 +87,11 @@ impl<'a> TemplateMessage<'a> {
         });
         // gpt-oss's template takes a calling reply's reasoning or its words, not both.
         let thinking = parts.reasoning.filter(|_| read.content.is_empty());
-        TemplateMessage { role, content: Cow::Owned(read.content), thinking, tool_calls: Some(calls.collect()) }
+        let content = match read.content.trim().is_empty() && tools.calls_without_words_are_null() {
+            true => None,
+            false => Some(Cow::Owned(read.content)),
+        };
+        TemplateMessage { role, content, thinking, tool_calls: Some(calls.collect()) }
     }
 }
 
@@ -139,7 +154,14 @@ impl ChatTemplate {
             eos_token: eos_token.into(),
             reasoning: reasoning_format(source),
             tools: ToolFormat::of_template(source),
+            lists_tools: crate::tools::reads_tools(source),
         })
+    }
+
+    /// Whether the template lists the tools offered; else they are described in a system
+    /// message (in the template's own call format where it has one).
+    pub fn lists_tools(&self) -> bool {
+        self.lists_tools && self.tools.takes_tools()
     }
 
     /// How the model this template is for reasons.
@@ -475,18 +497,20 @@ mod tests {
                 include_str!("../tests/data/deepseek.jinja"),
                 ToolFormat::DeepSeek,
                 "Looking.",
-                "<｜User｜>Weather?<｜Assistant｜>Looking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\
+                "<｜User｜>Weather?<｜Assistant｜></think>Looking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\
                  {\"unit\":\"C\",\"city\":\"Oslo\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜></s><｜tool▁output▁begin｜>12 degrees<｜tool▁output▁end｜>",
-                "<｜User｜>Hi<｜Assistant｜>Hello!</s><｜User｜>Bye<｜Assistant｜>",
+                "<｜User｜>Hi<｜Assistant｜></think>Hello!</s><｜User｜>Bye<｜Assistant｜><think>",
             ),
             (
                 include_str!("../tests/data/deepseek-r1.jinja"),
                 ToolFormat::DeepSeekR1,
-                "",
+                // A reply that reasoned, then called: its reasoning is not written back, its
+                // content is none (no turn of words).
+                "<think>\nLook it up.\n</think>\n\n",
                 "<｜User｜>Weather?<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n\
                  {\"unit\":\"C\",\"city\":\"Oslo\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜></s>\
                  <｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>12 degrees<｜tool▁output▁end｜><｜tool▁outputs▁end｜>",
-                "<｜User｜>Hi<｜Assistant｜>Hello!</s><｜User｜>Bye<｜Assistant｜>",
+                "<｜User｜>Hi<｜Assistant｜>Hello!</s><｜User｜>Bye<｜Assistant｜><think>\n",
             ),
         ];
         for (source, format, words, expected, said_back) in cases {
@@ -503,8 +527,13 @@ mod tests {
             let tools = [serde_json::json!({"type": "function", "function": {"name": "get_weather", "description": "", "parameters": {}}})];
             let prompt = t.render_with_tools(&calling, Some(&tools)).unwrap();
             assert!(prompt.ends_with(expected), "{format:?}: {prompt}");
-            // The tools listed before the conversation.
-            assert!(prompt.find("get_weather") < prompt.find("Weather?"), "{format:?}: the tools listed: {prompt}");
+            // The tools listed before the conversation, where the template lists them (DeepSeek's,
+            // as shipped, do not: Hearth describes them in a system message).
+            let deepseek = matches!(format, ToolFormat::DeepSeek | ToolFormat::DeepSeekR1);
+            assert_eq!(t.lists_tools(), !deepseek, "{format:?}");
+            if t.lists_tools() {
+                assert!(prompt.find("get_weather") < prompt.find("Weather?"), "{format:?}: the tools listed: {prompt}");
+            }
             let said =
                 [ChatMessage::new(Role::User, "Hi"), ChatMessage::new(Role::Assistant, "Hello!"), ChatMessage::new(Role::User, "Bye")];
             let prompt = t.render(&said).unwrap();

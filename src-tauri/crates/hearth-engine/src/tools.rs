@@ -65,10 +65,11 @@ pub const GENERIC_NOTICE: &str = "This model's chat template knows no tools: Hea
 impl ToolFormat {
     /// The format a chat template's source says it knows.
     pub fn of_template(source: &str) -> ToolFormat {
-        match source.contains("tools") {
+        // DeepSeek's templates, as shipped, write calls back but list no tools (`lists_tools`).
+        match reads_tools(source) {
+            _ if source.contains(DEEPSEEK_CALLS.around.0) && source.contains(DEEPSEEK_FENCE) => ToolFormat::DeepSeekR1,
+            _ if source.contains(DEEPSEEK_CALLS.around.0) => ToolFormat::DeepSeek,
             true if source.contains(hearth_core::harmony::CHANNEL) => ToolFormat::Harmony,
-            true if source.contains(DEEPSEEK_CALLS.around.0) && source.contains(DEEPSEEK_FENCE) => ToolFormat::DeepSeekR1,
-            true if source.contains(DEEPSEEK_CALLS.around.0) => ToolFormat::DeepSeek,
             true if source.contains(CALL_OPEN) => ToolFormat::Hermes,
             true if source.contains(FUNCTIONARY_CALLS.open) && source.contains(FUNCTIONARY_CALLS.close) => ToolFormat::Functionary,
             true if source.contains(LLAMA3_PARAMETERS) && source.contains(LLAMA3_HEADER) => ToolFormat::Llama3,
@@ -87,6 +88,12 @@ impl ToolFormat {
             ToolFormat::DeepSeekR1 => Some(DEEPSEEK_R1_CALLS),
             ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::Generic => None,
         }
+    }
+
+    /// Whether a calling reply with no words is given to the template with its content null
+    /// (DeepSeek's ask `content is none`; gpt-oss's looks into the text).
+    pub fn calls_without_words_are_null(self) -> bool {
+        matches!(self, ToolFormat::DeepSeek | ToolFormat::DeepSeekR1)
     }
 
     /// Whether the template writes a past call's arguments as the text they are (Functionary's
@@ -108,6 +115,20 @@ impl ToolFormat {
     }
 }
 
+/// Whether a template's source reads the variable `tools` (not in its comments, not as part of
+/// another name such as `tool_calls`).
+pub fn reads_tools(source: &str) -> bool {
+    let mut code = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(at) = rest.find("{#") {
+        code.push_str(&rest[..at]);
+        rest = rest[at..].find("#}").map_or("", |end| &rest[at + end + 2..]);
+    }
+    code.push_str(rest);
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices("tools").any(|(at, word)| !code[..at].ends_with(is_name) && !code[at + word.len()..].starts_with(is_name))
+}
+
 /// The tools as OpenAI lists them: the shape chat templates read.
 pub fn template_tools(tools: &[ToolSpec]) -> Vec<Value> {
     tools
@@ -116,13 +137,20 @@ pub fn template_tools(tools: &[ToolSpec]) -> Vec<Value> {
         .collect()
 }
 
-/// The system message that offers `tools` to a model whose template knows none.
-pub fn generic_instructions(tools: &[ToolSpec]) -> String {
+/// The system message that offers `tools` to a model whose template lists none: a call is
+/// written in the family's `syntax` where the template has one, else in Hearth's generic block.
+pub fn tool_instructions(tools: &[ToolSpec], syntax: Option<CallSyntax>) -> String {
     let listed: Vec<String> = template_tools(tools).iter().map(Value::to_string).collect();
+    let (name, arguments) = ("<tool name>", "<the arguments as a JSON object>");
+    let example = match syntax {
+        Some(CallSyntax { open, between, close, around: (before, after) }) => {
+            format!("{before}{open}{name}{between}{arguments}{close}{after}")
+        }
+        None => call_block(name, arguments),
+    };
     format!(
-        "You can call these tools:\n<tools>\n{}\n</tools>\n\nTo call one, answer with only:\n{}\nOtherwise, answer in words.",
+        "You can call these tools:\n<tools>\n{}\n</tools>\n\nTo call one, answer with only:\n{example}\nOtherwise, answer in words.",
         listed.join("\n"),
-        call_block("<tool name>", "<the arguments as a JSON object>"),
     )
 }
 
@@ -143,7 +171,22 @@ const CALL_RULE: &str = "hearth-tool-call";
 const BLOCK_RULE: &str = "hearth-tool-block";
 
 /// The grammar for `offered` in `format`: none when no call may be made (`none`, or no tools).
-pub fn grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<ToolGrammar>, BackendError> {
+/// After a prompt that opened the reply's reasoning (`<think>`, DeepSeek-R1's templates), a call
+/// the reply must make closes the reasoning first: else it would be written inside it.
+pub fn grammar(offered: &OfferedTools, format: ToolFormat, reasoning_opened: bool) -> Result<Option<ToolGrammar>, BackendError> {
+    let grammar = calls_grammar(offered, format)?;
+    Ok(grammar.map(|grammar| match grammar.trigger {
+        None if reasoning_opened => {
+            let calls = rename_root(&grammar.gbnf, CALLS_RULE);
+            ToolGrammar { gbnf: format!("root ::= {} {CALLS_RULE}\n{calls}", gbnf_literal(hearth_core::THINK_CLOSING)), trigger: None }
+        }
+        _ => grammar,
+    }))
+}
+
+const CALLS_RULE: &str = "hearth-calls";
+
+fn calls_grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<ToolGrammar>, BackendError> {
     check_tools(&offered.tools, &offered.choice).map_err(|e| BackendError::InvalidRequest(e.to_string()))?;
     let callable: Vec<&ToolSpec> = match &offered.choice {
         ToolChoice::None => return Ok(None),
@@ -158,8 +201,9 @@ pub fn grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<Tool
         return harmony_grammar(&callable, lazy).map(Some);
     }
     if let Some(syntax) = format.call_syntax() {
-        // Llama 3.x's template writes one call a turn back.
-        let parallel = offered.parallel && format != ToolFormat::Llama3;
+        // Llama 3.x's template writes one call a turn back; R1's writes each after the first on
+        // a line of its own, which the calls' grammar does not write.
+        let parallel = offered.parallel && !matches!(format, ToolFormat::Llama3 | ToolFormat::DeepSeekR1);
         return named_grammar(&callable, syntax, lazy, parallel).map(Some);
     }
     let call = llama_cpp_2::json_schema_to_grammar(&call_schema(&callable))
@@ -357,6 +401,9 @@ mod tests {
         assert_eq!(ToolFormat::of_template(mistral), ToolFormat::Mistral);
         let functionary = include_str!("../tests/data/functionary.jinja");
         assert_eq!(ToolFormat::of_template(functionary), ToolFormat::Functionary);
+        // Read, not merely named: a comment or another name (`tool_calls`) is no reading.
+        assert!(reads_tools("{% if tools %}x{% endif %}") && reads_tools("{{ tools|length }}"));
+        assert!(!reads_tools("{# the tools #}{{ message.tool_calls }}{{ my_tools }}{{ toolset }}"));
         let deepseek = include_str!("../tests/data/deepseek.jinja");
         assert_eq!(ToolFormat::of_template(deepseek), ToolFormat::DeepSeek);
         let deepseek_r1 = include_str!("../tests/data/deepseek-r1.jinja");
@@ -389,18 +436,34 @@ mod tests {
             ),
         ];
         for (format, open, first, root, close, between) in cases {
-            let auto = grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format).unwrap().unwrap();
+            let auto = grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format, false).unwrap().unwrap();
             assert_eq!(auto.trigger, Some(if first.is_empty() { open } else { first }), "{format:?}");
             let expected = format!(
                 "root ::={root}hearth-named-call ::= {} {alternatives}{close}\nhearth-named-head ::= {between}\n",
                 gbnf_literal(open)
             );
             assert!(auto.gbnf.starts_with(&expected), "{format:?}: {}\nexpected to start with\n{expected}", auto.gbnf);
-            let named = grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format).unwrap().unwrap();
+            let named =
+                grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format, false).unwrap().unwrap();
             assert_eq!(named.trigger, None, "{format:?}: bound from the first token");
             let one = format!("root ::={}", root.replace("{1,8}", ""));
             assert!(named.gbnf.starts_with(&one), "{format:?}: one call: {}", named.gbnf);
         }
+    }
+
+    /// After a prompt that opened `<think>` (R1's), a call that must be made closes the
+    /// reasoning first; a lazy grammar waits for its trigger and needs no closing.
+    #[test]
+    fn a_required_call_after_opened_reasoning_closes_it_first() {
+        let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}}));
+        let required =
+            grammar(&offered(vec![weather.clone()], ToolChoice::Required, false), ToolFormat::DeepSeekR1, true).unwrap().unwrap();
+        assert_eq!(required.trigger, None);
+        let closing = gbnf_literal(hearth_core::THINK_CLOSING);
+        assert!(required.gbnf.starts_with(&format!("root ::= {closing} {CALLS_RULE}\n{CALLS_RULE} ::=")), "{}", required.gbnf);
+        assert_eq!(required.gbnf.lines().filter(|l| l.starts_with("root ::=")).count(), 1, "one root: {}", required.gbnf);
+        let auto = grammar(&offered(vec![weather], ToolChoice::Auto, false), ToolFormat::DeepSeekR1, true).unwrap().unwrap();
+        assert!(auto.trigger.is_some() && !auto.gbnf.contains("think"), "{}", auto.gbnf);
     }
 
     /// gpt-oss's calls: each tool's name with its own arguments' rules (named apart, so two
@@ -409,14 +472,14 @@ mod tests {
     fn a_harmony_grammar_names_each_function_with_its_own_arguments() {
         let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
         let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
-        let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::Harmony).unwrap().unwrap();
+        let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::Harmony, false).unwrap().unwrap();
         assert_eq!(auto.trigger, Some(" to=functions."));
         assert!(auto.gbnf.starts_with(r#"root ::= "<|channel|>commentary"? " to=functions." ("get_weather" hearth-harmony-head hearth-t0-root | "get_time" hearth-harmony-head hearth-t1-root)"#), "{}", auto.gbnf);
         let defined: Vec<&str> = auto.gbnf.lines().filter_map(|l| l.split_once(" ::=").map(|(name, _)| name)).collect();
         let unique: std::collections::HashSet<_> = defined.iter().collect();
         assert_eq!(unique.len(), defined.len(), "each rule once: {}", auto.gbnf);
         assert!(defined.contains(&"hearth-t0-city-kv") || defined.iter().any(|d| d.starts_with("hearth-t0-")), "{}", auto.gbnf);
-        let required = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::Harmony).unwrap().unwrap();
+        let required = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::Harmony, false).unwrap().unwrap();
         assert_eq!(required.trigger, None);
         assert!(
             required.gbnf.starts_with(
@@ -439,7 +502,7 @@ mod tests {
 
     #[test]
     fn the_generic_instructions_list_every_tool_and_the_block_format() {
-        let text = generic_instructions(&[tool("get_weather", json!({"type": "object"})), tool("get_time", json!({}))]);
+        let text = tool_instructions(&[tool("get_weather", json!({"type": "object"})), tool("get_time", json!({}))], None);
         let listed = text.split("<tools>\n").nth(1).and_then(|rest| rest.split("\n</tools>").next()).unwrap();
         let listed: Vec<Value> = listed.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(listed.len(), 2, "{text}");
@@ -447,6 +510,10 @@ mod tests {
         assert_eq!(listed[0]["function"]["description"], "get_weather does things");
         assert_eq!(listed[1]["function"]["parameters"], json!({}));
         assert!(text.contains("<tool_call>\n{\"name\":\"<tool name>\",\"arguments\":"), "{text}");
+        // A family's own format, where the template writes calls but lists no tools.
+        let deepseek = tool_instructions(&[tool("get_time", json!({}))], ToolFormat::DeepSeek.call_syntax());
+        let example = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜><tool name><｜tool▁sep｜><the arguments as a JSON object><｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        assert!(deepseek.contains(example), "{deepseek}");
     }
 
     #[test]
@@ -455,7 +522,7 @@ mod tests {
         let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
         let both = || vec![weather.clone(), time.clone()];
 
-        let auto = grammar(&offered(both(), ToolChoice::Auto, false), ToolFormat::Hermes).unwrap().unwrap();
+        let auto = grammar(&offered(both(), ToolChoice::Auto, false), ToolFormat::Hermes, false).unwrap().unwrap();
         assert_eq!(auto.trigger, Some("<tool_call>"));
         assert!(
             auto.gbnf.starts_with(
@@ -468,16 +535,16 @@ mod tests {
         assert!(auto.gbnf.lines().any(|l| l == "space ::= \"\""), "no room between tokens: {}", auto.gbnf);
         assert!(!auto.gbnf.lines().any(|l| l.starts_with("root ::= {") || l.contains(" root ")), "one root: {}", auto.gbnf);
 
-        let required = grammar(&offered(both(), ToolChoice::Required, true), ToolFormat::Hermes).unwrap().unwrap();
+        let required = grammar(&offered(both(), ToolChoice::Required, true), ToolFormat::Hermes, false).unwrap().unwrap();
         assert_eq!(required.trigger, None);
         assert!(required.gbnf.starts_with("root ::= hearth-tool-block (\"\\n\" hearth-tool-block){0,7}\n"), "{}", required.gbnf);
 
-        let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false), ToolFormat::Generic).unwrap().unwrap();
+        let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false), ToolFormat::Generic, false).unwrap().unwrap();
         assert!(named.gbnf.contains("get_time") && !named.gbnf.contains("get_weather"), "{}", named.gbnf);
 
-        assert_eq!(grammar(&offered(both(), ToolChoice::None, false), ToolFormat::Hermes).unwrap(), None);
-        assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false), ToolFormat::Harmony).unwrap(), None);
-        let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false), ToolFormat::Harmony).unwrap_err();
+        assert_eq!(grammar(&offered(both(), ToolChoice::None, false), ToolFormat::Hermes, false).unwrap(), None);
+        assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false), ToolFormat::Harmony, false).unwrap(), None);
+        let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false), ToolFormat::Harmony, false).unwrap_err();
         assert!(refused.to_string().contains("\"get_news\", which is not among the tools"), "{refused}");
     }
 

@@ -197,6 +197,20 @@ async fn load_settings_apply() {
         "the same reasoning up to the budget: {reasoned:?} in {:?}",
         free.text
     );
+    // A beam search is bound the same: each beam closes its block at the budget, and the best
+    // reply's reasoning is counted.
+    let searched = SamplingParams { strategy: hearth_core::Strategy::Beam, beam_width: 2, n_best: 2, ..budget(3) };
+    let beamed = reply(&engine, &question, searched, None).await;
+    let parts = hearth_core::split_reasoning(&beamed.text);
+    assert!(parts.closed && parts.reasoning.is_some(), "{:?}", beamed.text);
+    let thought = beamed.stats.reasoning_tokens.unwrap_or(0);
+    assert!(thought > 3 && thought <= beamed.stats.completion_tokens, "three tokens and the closing: {:?}", beamed.stats);
+    let hypotheses = beamed.stats.beams.iter().flatten();
+    assert!(
+        hypotheses.clone().count() == 2 && hypotheses.clone().all(|b| hearth_core::split_reasoning(&b.text).closed),
+        "{:?}",
+        beamed.stats.beams
+    );
     // Off: the template is told (enable_thinking false), and the reply has no reasoning.
     let off = reply(&engine, &question, budget(0), None).await;
     assert!(!off.text.contains("<think>") && off.stats.reasoning_tokens.is_none(), "{:?} {:?}", off.text, off.stats);

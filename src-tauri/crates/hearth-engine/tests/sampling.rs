@@ -4,7 +4,7 @@ mod common;
 
 use hearth_core::{
     BiasTarget, CancelFlag, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, OfferedTools, ReplyRequest, Role, SamplerStage,
-    SamplingParams, ToolChoice, ToolSpec, read_calls,
+    SamplingParams, ToolChoice, ToolSpec, read_calls, split_reasoning,
 };
 use serde_json::{Value, json};
 
@@ -281,14 +281,22 @@ async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_re
         let path = common::model_path().with_file_name(model);
         engine.load(&path, hearth_engine::LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..Default::default() }).await.unwrap();
         let asks = ["What is the weather in Paris tomorrow?", "What time is it?", "Umbrella in Lisbon?"];
+        // DeepSeek V3.1 calls in its non-thinking mode (no reasoning budget); R1's template always
+        // opens the reasoning, which a call that must be made closes first, and drops it from the
+        // calling turn written back: that turn is read again.
+        let budget = if model == "tiny-deepseek.gguf" { 0 } else { -1 };
+        let rewritten = model == "tiny-deepseek-r1.gguf";
         for seed in 1..=6u32 {
             let choice = if seed % 3 == 0 { ToolChoice::Named("get_weather".into()) } else { ToolChoice::Required };
             let mut request = with_tools(asks[seed as usize % asks.len()], sampled(seed, 120), choice.clone(), false);
             request.conversation = Some(i64::from(seed));
+            request.sampling.reasoning_budget = budget;
             let first = reply_to(&engine, request, None).await;
             assert_eq!(first.reason, FinishReason::EndOfTurn, "{model}, seed {seed}: the call ends the turn: {:?}", first.text);
             assert_eq!(first.stats.template_notice, None, "{model}, seed {seed}: the template takes the tools");
-            let read = read_calls(&first.text);
+            let parts = split_reasoning(&first.text);
+            assert!(parts.reasoning.is_none_or(|r| r.trim().is_empty()), "{model}, seed {seed}: {:?}", first.text);
+            let read = read_calls(parts.answer);
             assert_eq!(
                 (read.calls.len(), read.malformed.len(), read.content.as_str()),
                 (1, 0, ""),
@@ -304,12 +312,17 @@ async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_re
             // The next round: the call and its result in the history.
             let mut request = with_tools(asks[seed as usize % asks.len()], sampled(seed, 8), ToolChoice::Auto, false);
             request.conversation = Some(i64::from(seed));
+            request.sampling.reasoning_budget = budget;
             request.messages.push(ChatMessage::new(Role::Assistant, first.text.clone()));
             request.messages.push(ChatMessage::new(Role::Tool, "Sunny, 24 degrees."));
             let second = reply_to(&engine, request, None).await;
             let read_again = second.stats.prompt_tokens - second.stats.cached_tokens;
+            let (cached_at_least, at_most) = match rewritten {
+                true => (first.stats.prompt_tokens - 8, 40 + first.stats.completion_tokens),
+                false => (first.stats.prompt_tokens + first.stats.completion_tokens - 1, 40),
+            };
             assert!(
-                second.stats.cached_tokens >= first.stats.prompt_tokens + first.stats.completion_tokens - 1 && read_again < 40,
+                second.stats.cached_tokens >= cached_at_least && read_again < at_most,
                 "{model}, seed {seed}: only the result read again: {:?} after {:?} ({:?})",
                 second.stats,
                 first.stats,

@@ -66,7 +66,7 @@ enum State {
 
 /// Turns gpt-oss's streamed text into the reply's text as Hearth stores it, piece by piece. What
 /// may yet be a marker is held back until it is known, so no piece of one is ever shown.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct HarmonyStream {
     state: State,
     held: String,

@@ -23,6 +23,9 @@ pub const THINK_CLOSE: &str = "</think>";
 /// How a reply opens its text when its prompt opened the reasoning block (DeepSeek-R1's template
 /// does): a block the reply is read to have opened itself.
 pub const THINK_OPENED: &str = "<think>\n";
+/// How a reasoning block is closed for the model (its budget spent, a call it must make): as
+/// reasoning models close theirs, the answer after a blank line.
+pub const THINK_CLOSING: &str = "\n</think>\n\n";
 
 /// How a model writes its reasoning, read from its chat template (what the model was trained to
 /// write), never from its name.
@@ -116,7 +119,7 @@ pub enum ReplyPiece {
 
 /// Reads a reply's reasoning apart from its answer as it streams. What may yet turn out to be a
 /// tag (`<thi`, `</thin`) is held back until it is known, so no piece of a tag is ever shown.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ReasoningStream {
     state: StreamState,
     held: String,
@@ -291,7 +294,7 @@ impl ReasoningClock {
 
 /// Counts the tokens of a reply's reasoning block as they are written (the tokens that wrote its
 /// tags included).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ReasoningCounter {
     stream: ReasoningStream,
     /// Tokens written while the reply might still open a block.

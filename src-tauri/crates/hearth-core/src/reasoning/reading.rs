@@ -47,7 +47,7 @@ impl TextReading {
 }
 
 /// A reply's text, written piece by piece as its tokens come.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TextReader {
     reading: TextReading,
     channels: Option<HarmonyStream>,

@@ -17,6 +17,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::{BeamHypothesis, FinishReason, GenEvent, ReplyRequest, ReplyStats, TextReading};
 
+use super::beam_reasoning::BeamReasoning;
 use super::{AfterDecode, Decoder, Lane, Room, Written};
 
 /// A partial reply being followed.
@@ -199,6 +200,10 @@ pub(crate) struct BeamReply {
     /// How the replies' text is written from their tokens' (gpt-oss's channels read, a
     /// reasoning block the prompt opened).
     reading: TextReading,
+    /// The reasoning budget, and each live beam's reasoning under it (in `search.live`'s order;
+    /// empty without a budget).
+    budget: Option<u32>,
+    reasoning: Vec<BeamReasoning>,
 }
 
 impl BeamReply {
@@ -215,6 +220,7 @@ impl BeamReply {
     ) -> Self {
         let s = &request.sampling;
         let search = Search::new(lanes.len(), f64::from(s.length_penalty), s.early_stopping, max_tokens.max(1) as usize);
+        let budget = BeamReasoning::budget(&request);
         BeamReply {
             request,
             events,
@@ -228,12 +234,17 @@ impl BeamReply {
             decoded: 0,
             decoding_since: None,
             reading: TextReading::Raw,
+            reasoning: budget.map(|_| BeamReasoning::new(TextReading::Raw)).into_iter().collect(),
+            budget,
         }
     }
 
     /// The replies' text is written from their tokens' text so (as a sampled reply's is).
     pub fn read_as(&mut self, reading: TextReading) {
         self.reading = reading;
+        for beam in &mut self.reasoning {
+            *beam = BeamReasoning::new(reading);
+        }
     }
 
     /// After the batch is decoded: extends the beams, returns the forks to make. Nothing when
@@ -243,14 +254,33 @@ impl BeamReply {
             return Vec::new();
         }
         let per_beam = 2 * self.lanes.len();
+        // A beam whose reasoning budget is spent writes its closing: Hearth's tokens, not the
+        // model's choice, so they cost the beam nothing.
+        let forced = |beam: usize| self.reasoning.get(beam).and_then(BeamReasoning::forced);
         let candidates: Vec<Vec<(LlamaToken, f64)>> = self
             .logits_at
             .iter()
             .zip(self.constraints.iter_mut())
-            .map(|(&at, constraint)| likeliest(context, at, constraint.as_mut(), per_beam))
+            .enumerate()
+            .map(|(beam, (&at, constraint))| match forced(beam) {
+                Some(token) => vec![(token, 0.0)],
+                None => likeliest(context, at, constraint.as_mut(), per_beam),
+            })
             .collect();
         let vocab = model.vocab();
         let forks = self.search.advance(&candidates, |t| vocab.is_eog(t));
+        if self.budget.is_some() {
+            self.reasoning = self
+                .search
+                .live
+                .iter()
+                .map(|beam| {
+                    let mut own = self.reasoning[beam.parent].clone();
+                    own.push(*beam.tokens.last().expect("a new beam has its token"), model, self.budget);
+                    own
+                })
+                .collect();
+        }
         // Each new beam's constraint state: its parent's, with its new token accepted.
         self.constraints = self
             .search
@@ -352,6 +382,7 @@ impl Decoder for BeamReply {
             reason = FinishReason::Cancelled;
         }
         self.stats.completion_tokens = best.first().map_or(0, |f| f.tokens.len() as u32);
+        self.stats.reasoning_tokens = best.first().and_then(|f| BeamReasoning::count(reading, &f.tokens, model));
         // The reply appears when the search ends: that is its time to first token.
         self.stats.ttft_ms = self.started.elapsed().as_secs_f64() * 1000.0;
         self.stats.beams = Some(hypotheses);

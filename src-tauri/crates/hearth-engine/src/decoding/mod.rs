@@ -22,6 +22,7 @@ use hearth_core::{FinishReason, GenEvent, ReplyRequest};
 use crate::drafter::Drafter;
 
 pub(crate) mod beam;
+mod beam_reasoning;
 pub(crate) mod consensus;
 pub(crate) mod sampling;
 

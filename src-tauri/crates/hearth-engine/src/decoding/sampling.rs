@@ -16,7 +16,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use hearth_core::harmony::{self, HarmonyStream};
 use hearth_core::{
     CallSyntax, FinishReason, GenEvent, MAX_TOP_LOGPROBS, NamedCallStream, ReasoningCounter, ReplyRequest, ReplyStats, Speculative,
-    THINK_CLOSE, THINK_OPENED, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
+    THINK_CLOSING, THINK_OPENED, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -268,7 +268,7 @@ impl Reply {
         if self.reasoning_budget_spent() {
             // The block is closed as the model would close it, and it answers from there.
             self.budget_closed = true;
-            let closing = if self.harmony.is_some() { harmony::ANALYSIS_TO_FINAL.to_owned() } else { format!("\n{THINK_CLOSE}\n\n") };
+            let closing = if self.harmony.is_some() { harmony::ANALYSIS_TO_FINAL } else { THINK_CLOSING };
             self.forced = vocab.tokenize(closing.as_bytes(), false, true).into();
         }
         if !self.outbox.push(&text, &self.events) {

@@ -498,7 +498,10 @@ impl<'m> Session<'m> {
     fn start(&mut self, slot: usize, queued: Queued) {
         let Queued { request, events, tokens, dropped, notice, asked_at, member } = queued;
         let format = self.renderer.tool_format();
-        let tools = match request.tools.as_ref().map(|offered| crate::tools::grammar(offered, format)).transpose() {
+        let reasoning = if request.raw_prompt.is_none() { self.renderer.reasoning() } else { ReasoningFormat::None };
+        let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens, reasoning);
+        let think_opened = opens_reasoning && reasoning != ReasoningFormat::Channels;
+        let tools = match request.tools.as_ref().map(|offered| crate::tools::grammar(offered, format, think_opened)).transpose() {
             Ok(tools) => tools.flatten(),
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
@@ -514,8 +517,6 @@ impl<'m> Session<'m> {
         };
         // Calls around a name (Llama 3.x's, Mistral's): read into Hearth's blocks when a call may be made.
         let named_calls = tools.as_ref().and_then(|_| format.call_syntax());
-        let reasoning = if request.raw_prompt.is_none() { self.renderer.reasoning() } else { ReasoningFormat::None };
-        let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens, reasoning);
         // A consensus candidate's logits come from its group's batch.
         let (prompt, stats, saved_logits) = self.take_prompt(slot, &request, tokens, dropped, notice, member.is_none());
         tracing::debug!(

@@ -12,7 +12,7 @@ use llama_cpp_2::token::LlamaToken;
 use hearth_core::{BackendError, ChatMessage, OfferedTools, ReasoningFormat, ReplyRequest, Role, ToolChoice, harmony};
 
 use crate::template::{ChatTemplate, NO_KWARGS, TemplateInputs};
-use crate::tools::{GENERIC_NOTICE, ToolFormat, generic_instructions, template_tools};
+use crate::tools::{GENERIC_NOTICE, ToolFormat, template_tools, tool_instructions};
 
 pub(super) enum Renderer {
     /// The template, and llama.cpp's renderer as the fallback.
@@ -110,15 +110,20 @@ impl Renderer {
         let Some(tools) = ask.tools.filter(|t| t.choice != ToolChoice::None && !t.tools.is_empty()) else {
             return self.render_plain(model, messages, inputs);
         };
-        if let Renderer::Jinja(jinja, _) = self
-            && jinja.tool_format().takes_tools()
-        {
-            let text = jinja
-                .render_with(messages, TemplateInputs { tools: Some(&template_tools(&tools.tools)), ..inputs })
-                .map_err(|e| BackendError::Engine(e.to_string()))?;
-            return Ok(Rendered { text, notice: None });
+        if let Renderer::Jinja(jinja, _) = self {
+            if jinja.lists_tools() {
+                let text = jinja
+                    .render_with(messages, TemplateInputs { tools: Some(&template_tools(&tools.tools)), ..inputs })
+                    .map_err(|e| BackendError::Engine(e.to_string()))?;
+                return Ok(Rendered { text, notice: None });
+            }
+            // It writes calls its own way but lists no tools (DeepSeek's as shipped): they are
+            // described to the model in that way, which it was trained on.
+            if let Some(syntax) = jinja.tool_format().call_syntax() {
+                return self.render_plain(model, &with_system(messages, &tool_instructions(&tools.tools, Some(syntax))), inputs);
+            }
         }
-        let mut rendered = self.render_plain(model, &with_system(messages, &generic_instructions(&tools.tools)), inputs)?;
+        let mut rendered = self.render_plain(model, &with_system(messages, &tool_instructions(&tools.tools, None)), inputs)?;
         rendered.notice = Some(match rendered.notice {
             Some(notice) => format!("{GENERIC_NOTICE}. {notice}"),
             None => GENERIC_NOTICE.to_owned(),
