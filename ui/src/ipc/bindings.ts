@@ -1021,7 +1021,8 @@ export const commands = {
    * Reads ahead the message being typed in `chat_id`, with the files `attachments` it will
    * carry: the model prefills what will not change of it in idle time, so a reply after
    * Enter starts sooner (`still_typing`: sent while keys still come, so its last word is
-   * left for later). A reply or a load takes over at once; a remote chat ignores it.
+   * left for later). A reply or a load takes over at once; a remote chat ignores it. Answers
+   * once the read-ahead ended (the window need not wait for it).
    */
   prefillDraft: (chatId: number, draft: string, attachments: Array<Attachment>, stillTyping: boolean): Promise<null> => invoke<null>('prefill_draft', { chatId, draft, attachments, stillTyping }),
   /**
