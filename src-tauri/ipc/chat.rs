@@ -7,8 +7,8 @@ use ts_rs::TS;
 
 use hearth_attach::Limits;
 use hearth_core::{
-    Attachment, ChatId, ChatSummary, ColumnEvent, HistoryStore, MessageId, SamplingParams, SearchHit, StoredMessage, TokenProbs, Turn,
-    TurnError, TurnEvent,
+    Attachment, AttachmentLimits, ChatId, ChatSummary, ColumnEvent, HistoryStore, MessageId, SamplingParams, SearchHit, StoredMessage,
+    TokenProbs, Turn, TurnError, TurnEvent,
 };
 
 use hearth_app::ModelLoading;
@@ -156,7 +156,8 @@ command! {
     /// Reads the file at `path` for the message being written and stores its content; what
     /// `send_message` is given to carry it. Refused in words: not text, too large, encrypted, ….
     pub async fn attach_file(path: String, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
-        Ok(hearth_app::attachments::attach_file(&state.store, path.into(), Limits::default()).await?)
+        let limits = Limits::from(state.settings.attachment_limits().await?);
+        Ok(hearth_app::attachments::attach_file(&state.store, path.into(), limits).await?)
     }
 }
 
@@ -168,7 +169,24 @@ command! {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(data.as_bytes())
             .map_err(|e| IpcError::new(IpcErrorKind::File, format!("{name} was not sent whole ({e}); paste it again")))?;
-        Ok(hearth_app::attachments::attach_bytes(&state.store, name, bytes, Limits::default()).await?)
+        let limits = Limits::from(state.settings.attachment_limits().await?);
+        Ok(hearth_app::attachments::attach_bytes(&state.store, name, bytes, limits).await?)
+    }
+}
+
+command! {
+    /// The limits on attached files (Settings → Attachments).
+    pub async fn get_attachment_limits(state: State<'_, AppState>) -> Result<AttachmentLimits, IpcError> {
+        Ok(state.settings.attachment_limits().await?)
+    }
+}
+
+command! {
+    /// Saves the limits on attached files; the next file attached is read within them. Out of
+    /// range values are refused with the field and its range.
+    pub async fn set_attachment_limits(limits: AttachmentLimits, state: State<'_, AppState>) -> Result<AttachmentLimits, IpcError> {
+        state.settings.set_attachment_limits(&limits).await?;
+        Ok(limits)
     }
 }
 

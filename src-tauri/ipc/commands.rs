@@ -9,6 +9,8 @@ pub const COMMANDS: &[&str] = &[
     "attach_file",
     "attach_bytes",
     "pick_attachments",
+    "get_attachment_limits",
+    "set_attachment_limits",
     "stop_generation",
     "answer_tool_call",
     "rerun_tool_calls",

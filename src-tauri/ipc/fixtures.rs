@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use hearth_core::{
-    CacheBudgets, DRAFT_PACE, DraftPace, FieldRange, FieldSupport, FlashAttention, KvType, LoadParams, LogitBias, Preset, ProviderConfig,
-    ProviderKind, SamplerStage, SamplingParams, sampling_support,
+    AttachmentLimits, CacheBudgets, DRAFT_PACE, DraftPace, FieldRange, FieldSupport, FlashAttention, KvType, LoadParams, LogitBias, Preset,
+    ProviderConfig, ProviderKind, SamplerStage, SamplingParams, sampling_support,
 };
 
 use crate::ipc::contract::{CommandContract, WireArg, camel_case};
@@ -40,6 +40,8 @@ struct ContractData {
     fit_context_fallback: u32,
     cache_budget_defaults: CacheBudgets,
     cache_budget_ranges: &'static [FieldRange],
+    attachment_limit_defaults: AttachmentLimits,
+    attachment_limit_ranges: &'static [FieldRange],
     server_defaults: hearth_app::ServerSettings,
     server_ranges: &'static [FieldRange],
     default_providers: Vec<ProviderConfig>,
@@ -145,6 +147,8 @@ pub fn contract_data() -> String {
         fit_context_fallback: hearth_gguf::ASSUMED_CONTEXT_LENGTH,
         cache_budget_defaults: CacheBudgets::default(),
         cache_budget_ranges: CacheBudgets::ranges(),
+        attachment_limit_defaults: AttachmentLimits::default(),
+        attachment_limit_ranges: AttachmentLimits::ranges(),
         server_defaults: hearth_app::ServerSettings::default(),
         server_ranges: hearth_app::ServerSettings::ranges(),
         default_providers: hearth_app::default_providers(),

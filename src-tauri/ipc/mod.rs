@@ -50,6 +50,8 @@ register! {
     chat::attach_file,
     chat::attach_bytes,
     chat::pick_attachments,
+    chat::get_attachment_limits,
+    chat::set_attachment_limits,
     chat::stop_generation,
     chat::answer_tool_call,
     chat::rerun_tool_calls,

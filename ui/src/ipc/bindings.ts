@@ -15,6 +15,16 @@ chars: number, };
 
 export type AttachmentKind = "document" | "image";
 
+export type AttachmentLimits = { 
+/**
+ * The largest file read, in megabytes.
+ */
+maxFileMb: number, 
+/**
+ * The largest image, in megapixels: at most what the engine reads ([`MAX_IMAGE_PIXELS`]).
+ */
+maxImageMegapixels: number, };
+
 export type AvailableUpdate = { version: string, currentVersion: string, 
 /**
  * The release notes, as plain text.
@@ -605,6 +615,12 @@ templateNotice?: string,
  */
 toolRoundLimit?: number, 
 /**
+ * Tokens of the question this reply answers as the model read it: its text with the documents
+ * (whole) or passages written into it, and its images. Counted by a local model; none for a
+ * round of tool results.
+ */
+questionTokens?: number, 
+/**
  * How long the reply reasoned: from its first text to the end of its leading reasoning block
  * (`hearth_core::split_reasoning`), in milliseconds.
  */
@@ -1003,6 +1019,15 @@ export const commands = {
    * Asks for files to attach in the system's open dialog; their paths, none when cancelled.
    */
   pickAttachments: (): Promise<Array<string>> => invoke<Array<string>>('pick_attachments'),
+  /**
+   * The limits on attached files (Settings → Attachments).
+   */
+  getAttachmentLimits: (): Promise<AttachmentLimits> => invoke<AttachmentLimits>('get_attachment_limits'),
+  /**
+   * Saves the limits on attached files; the next file attached is read within them. Out of
+   * range values are refused with the field and its range.
+   */
+  setAttachmentLimits: (limits: AttachmentLimits): Promise<AttachmentLimits> => invoke<AttachmentLimits>('set_attachment_limits', { limits }),
   /**
    * Stops the reply being written in the chat, or the tool running (or waiting to be allowed).
    */

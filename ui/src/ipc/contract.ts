@@ -2,6 +2,8 @@
 // src-tauri/ipc/fixtures.rs): read from there, never restated here. Named imports, so the build
 // keeps only these entries of the file.
 import {
+  attachmentLimitDefaults,
+  attachmentLimitRanges,
   cacheBudgetDefaults,
   cacheBudgetRanges,
   draftPace,
@@ -18,7 +20,7 @@ import {
   toolCallMarks,
   windowPace,
 } from './contract.json';
-import type { CacheBudgets, FieldRange, FlashAttention, KvType, ProviderKind, SamplerStage, ServerSettings } from './bindings';
+import type { AttachmentLimits, CacheBudgets, FieldRange, FlashAttention, KvType, ProviderKind, SamplerStage, ServerSettings } from './bindings';
 
 /** llama.cpp's order of the sampler stages; also the list of every stage. */
 export const SAMPLER_STAGES: readonly SamplerStage[] = samplerStageOrder as SamplerStage[];
@@ -58,6 +60,12 @@ export const CACHE_BUDGET_DEFAULTS: Readonly<CacheBudgets> = cacheBudgetDefaults
 
 /** The ranges CacheBudgets::validate enforces, with their words. */
 export const CACHE_BUDGET_RANGES: readonly FieldRange[] = cacheBudgetRanges;
+
+/** The limits on attached files on first start (AttachmentLimits::default). */
+export const ATTACHMENT_LIMIT_DEFAULTS: Readonly<AttachmentLimits> = attachmentLimitDefaults;
+
+/** The ranges AttachmentLimits::validate enforces, with their words. */
+export const ATTACHMENT_LIMIT_RANGES: readonly FieldRange[] = attachmentLimitRanges;
 
 /** The local OpenAI-compatible server's settings on first start (ServerSettings::default): off, on 127.0.0.1 only. */
 export const SERVER_DEFAULTS: Readonly<ServerSettings> = serverDefaults;

@@ -52,6 +52,26 @@ export function attachmentChip(
   return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · ${read}`, kind: attachment.kind };
 }
 
+/**
+ * What a sent message with files says of how the model read it, `tokens` in all: its documents whole (they stay in
+ * the chat's cache: the next question reads none of them again), or the passages retrieved for it, or its images.
+ */
+export function readCaption(
+  tokens: number,
+  files: readonly Pick<Attachment, 'kind'>[],
+  byPassages: boolean,
+): { text: string; title: string } {
+  const count = `${tokens.toLocaleString('en')} ${tokens === 1 ? 'token' : 'tokens'}`;
+  const documents = files.some((file) => file.kind === 'document');
+  const how = !documents ? 'Read with its images' : byPassages ? 'Read by passages' : 'Read whole';
+  const what = !documents
+    ? 'its words and its images'
+    : byPassages
+      ? 'its words and the passages retrieved for it'
+      : 'its words and its documents, whole — kept in the chat’s cache, so the next question reads none of them again';
+  return { text: `${how} · ${count}`, title: `The model read this message as ${count}: ${what}` };
+}
+
 /** What an attached image's chip says when the chat's model cannot look at it (the backend would refuse the send). */
 export const NO_VISION_WARNING = 'This model cannot read images — load a vision model (its mmproj-….gguf beside it, or chosen in Settings → Model)';
 

@@ -20,6 +20,22 @@ export function sourcesByReply(
   return sources;
 }
 
+/**
+ * How many tokens each question was read as (its words with its documents or passages, and its images), by the
+ * question's id: counted by the local model that answered it (its reply's stats). A question whose reply was not
+ * counted (remote, or not written yet) is left out; of two replies held, the first counted wins.
+ */
+export function readTokensByQuestion(
+  messages: readonly Pick<StoredMessage, 'role' | 'parentId' | 'stats'>[],
+): Map<number, number> {
+  const read = new Map<number, number>();
+  for (const m of messages) {
+    const tokens = m.stats?.questionTokens;
+    if (m.role === 'assistant' && m.parentId !== null && tokens !== undefined && !read.has(m.parentId)) read.set(m.parentId, tokens);
+  }
+  return read;
+}
+
 /** The sources' summary: "5 passages from handbook.md", or "from 2 documents" (told apart by hash: two files may share a name). */
 export function sourcesSummary(passages: readonly Pick<Passage, 'hash' | 'name'>[]): string {
   const count = `${passages.length} ${passages.length === 1 ? 'passage' : 'passages'}`;

@@ -3,12 +3,14 @@
 // the backend refuses (its reason in words, the text typed kept), sent with the message and shown on it, kept by
 // an edit; a document too long to read whole: the reply's sources (the passages its question was given), opened
 // one by one as plain text; pasted files (a screenshot with its thumbnail under the app's CSP, sent and shown as an
-// image; a WebP refused; a model without a projector warned about). Run with `npm run test:browser` or
+// image; a WebP refused; a model without a projector warned about); the count of tokens the model read a question
+// as; the limits on attached files in Settings. Run with `npm run test:browser` or
 // `node --test tests/browser/attachments.test.mjs`.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MODEL, OUTPUT, TIMEOUT, collectDialogs, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
-import { text } from './chat-helpers.mjs';
+import { openSettings, text } from './chat-helpers.mjs';
+import { CONTRACT } from '../contract.mjs';
 
 useBrowser();
 
@@ -101,7 +103,7 @@ async function replied(page) {
 
 describe('Attachments', () => {
   test('picked through the paperclip: read, one removed, sent with the text and shown on the message; an edit keeps them', { timeout: TIMEOUT }, async () => {
-    await withApp({ ...CHAT, attachPick: [REPORT, NOTES], attachDelayMs: 1500 }, async (page) => {
+    await withApp({ ...CHAT, attachPick: [REPORT, NOTES], attachDelayMs: 1500, replies: [{ text: 'Revenue rose.', questionTokens: 1234 }] }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
       await page.getByTestId('attach').click();
       // Each file has its chip while it is read; Send waits for them.
@@ -131,6 +133,8 @@ describe('Attachments', () => {
       assert.equal(await text(sent.getByTestId('message-content')), 'Summarise the report.');
       assert.deepEqual(await sent.getByTestId('message-attachments').getByTestId('attachment-label').allTextContents(), ['q3-report.md']);
       assert.equal(await sent.getByTestId('attachment-remove').count(), 0);
+      // The reply's count of the question, said under its files.
+      assert.equal(await text(sent.getByTestId('message-read-tokens')), 'Read whole · 1,234 tokens');
       const saved = await page.evaluate(() => window.__hearthMock.messages.find((m) => m.content === 'Summarise the report.'));
       assert.deepEqual(saved.attachments, [report]);
 
@@ -331,7 +335,7 @@ describe('Attachments', () => {
   });
 
   test('screenshots: the composer with chips (read, being read, refused) and a sent message with files', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes({ ...CHAT, attachPick: [REPORT, NOTES] }, async (page) => {
+    await inBothSchemes({ ...CHAT, attachPick: [REPORT, NOTES], replies: [{ text: 'Revenue rose 12%; the notes agree.', questionTokens: 2345 }] }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
       await page.getByTestId('attach').click();
       await page.waitForFunction(() => document.querySelectorAll('[data-testid="attachment"][data-status="attached"]').length === 2);
@@ -382,6 +386,48 @@ describe('Attachments', () => {
       await sources.getByTestId('source').first().click();
       await sources.getByTestId('source-text').waitFor();
       await shot(page, 'attachments-sources', { dir: OUTPUT, mouse: [300, 300] });
+    });
+  });
+});
+
+describe('Settings → Attachments', () => {
+  const limitsOf = (page) => page.evaluate(() => window.__hearthMock.attachmentLimits);
+  const boxes = { maxFileMb: 'limit-file', maxImageMegapixels: 'limit-image' };
+  const refusedWords = { maxFileMb: 'the largest file', maxImageMegapixels: 'the largest image' };
+  for (const range of CONTRACT.attachmentLimitRanges) {
+    test(`${range.key} out of its range is refused in words, its box marked; fixed, it is saved`, { timeout: TIMEOUT }, async () => {
+      await withApp({}, async (page) => {
+        await openSettings(page);
+        const group = page.getByTestId('attachment-limits');
+        const box = group.getByTestId(boxes[range.key]);
+        await box.scrollIntoViewIfNeeded();
+        assert.equal(await box.inputValue(), String(CONTRACT.attachmentLimitDefaults[range.key]));
+        await box.fill(String(range.max + 1));
+        await box.press('Enter');
+        const error = group.getByTestId('attachment-limits-error');
+        await error.waitFor();
+        assert.equal(await text(error), `Not saved: ${refusedWords[range.key]} must be ${range.text}`);
+        assert.equal(await box.getAttribute('aria-invalid'), 'true');
+        assert.deepEqual(await limitsOf(page), CONTRACT.attachmentLimitDefaults);
+
+        await box.fill(String(range.max));
+        await box.press('Enter');
+        await error.waitFor({ state: 'detached' });
+        assert.equal(await box.getAttribute('aria-invalid'), 'false');
+        assert.deepEqual(await limitsOf(page), { ...CONTRACT.attachmentLimitDefaults, [range.key]: range.max });
+      });
+    });
+  }
+
+  test('artefacts to look at: the Attachments group (light and dark)', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes({}, async (page) => {
+      await openSettings(page);
+      const group = page.getByTestId('attachment-limits');
+      await group.getByTestId('limit-file').fill('512');
+      await group.getByTestId('limit-file').press('Enter');
+      await page.waitForFunction(() => window.__hearthMock.attachmentLimits.maxFileMb === 512);
+      await group.evaluate((el) => el.scrollIntoView({ block: 'end' }));
+      await shot(page, 'settings-attachments', { dir: OUTPUT });
     });
   });
 });

@@ -4,7 +4,15 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Attachment } from '../../src/ipc/bindings';
 import { DraftAttachments } from '../../src/lib/attachments.svelte';
-import { NO_VISION_WARNING, attachmentChip, draftSendable, imageWarning, refusalText, type PendingAttachment } from '../../src/lib/attachments';
+import {
+  NO_VISION_WARNING,
+  attachmentChip,
+  draftSendable,
+  imageWarning,
+  readCaption,
+  refusalText,
+  type PendingAttachment,
+} from '../../src/lib/attachments';
 import type { PastedFileReader } from '../../src/lib/pasted-files';
 import { chat, ev, msg, settle, setup } from './chat-store-fixtures';
 import { fakeApi, table } from './helpers';
@@ -236,6 +244,24 @@ table('refusalText: names the file once', ([name, error]: [string, string]) => r
   [['big.txt', 'the file is larger than 10 MB'], 'big.txt: the file is larger than 10 MB'],
   [['', 'Could not open the file dialog'], 'Could not open the file dialog'],
 ]);
+
+type CaptionOf = Parameters<typeof readCaption>;
+const DOC = { kind: 'document' as const };
+const IMAGE = { kind: 'image' as const };
+table('readCaption: how the model read a sent message with files, in tokens', ([tokens, files, byPassages]: CaptionOf) => readCaption(tokens, files, byPassages).text, [
+  [[2345, [DOC], false], 'Read whole · 2,345 tokens'],
+  [[812, [DOC, IMAGE], true], 'Read by passages · 812 tokens'],
+  [[22, [IMAGE], false], 'Read with its images · 22 tokens'],
+  [[1, [DOC], false], 'Read whole · 1 token'],
+]);
+
+describe('readCaption', () => {
+  it('says in its tooltip that documents read whole are not read again', () => {
+    expect(readCaption(2345, [DOC], false).title).toBe(
+      'The model read this message as 2,345 tokens: its words and its documents, whole — kept in the chat’s cache, so the next question reads none of them again',
+    );
+  });
+});
 
 type ChipOf = Parameters<typeof attachmentChip>;
 table('attachmentChip: the name, its size, its kind, and what the model gets of it', ([file, byPassages]: ChipOf) => attachmentChip(file, byPassages), [

@@ -1,7 +1,7 @@
 // A reply's sources (lib/sources.ts): the passages its question was given, and how they are named.
 import { describe, expect, it } from 'vitest';
 import type { Passage, StoredMessage } from '../../src/ipc/bindings';
-import { passageLabel, sourcesByReply, sourcesSummary } from '../../src/lib/sources';
+import { passageLabel, readTokensByQuestion, sourcesByReply, sourcesSummary } from '../../src/lib/sources';
 import { table } from './helpers';
 
 const passage = (name: string, ordinal: number, hash = `hash-of-${name}`): Passage => ({ hash, name, ordinal, text: `${name} #${ordinal}` });
@@ -36,6 +36,30 @@ describe('sourcesByReply', () => {
 
   it('none when the question is not among the messages held', () => {
     expect(sourcesByReply([...PATH, line(9, 'assistant', 8)]).has(9)).toBe(false);
+  });
+});
+
+describe('readTokensByQuestion: each question’s tokens, as its reply counted them', () => {
+  type Counted = Pick<StoredMessage, 'id' | 'role' | 'parentId' | 'stats'>;
+  const stats = (questionTokens?: number) => ({ promptTokens: 900, cachedTokens: 0, completionTokens: 4, ttftMs: 1, decodeTps: 1, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' as const, draftedTokens: 0, acceptedTokens: 0, questionTokens });
+  const counted = (id: number, role: Counted['role'], parentId: number | null, tokens?: number): Counted => ({ id, role, parentId, stats: role === 'assistant' ? stats(tokens) : null });
+  const path = [
+    counted(1, 'user', null),
+    counted(2, 'assistant', 1, 2345), // the question, with its document whole
+    counted(3, 'tool', 2),
+    counted(4, 'assistant', 3), // a round of results: no question
+    counted(5, 'user', 4),
+    counted(6, 'assistant', 5), // remote: not counted
+    counted(7, 'user', 6),
+    counted(8, 'assistant', 7, 12),
+    counted(9, 'assistant', 7, 14), // another reply held for the same question: the first counted wins
+  ];
+
+  it('maps each counted question to its tokens and leaves the others out', () => {
+    expect([...readTokensByQuestion(path)]).toEqual([
+      [1, 2345],
+      [7, 12],
+    ]);
   });
 });
 

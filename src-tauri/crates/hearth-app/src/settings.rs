@@ -1,5 +1,6 @@
 //! The settings the user saves, in the history database: sampling per scope (chat > model >
-//! global > defaults), presets, provider configurations and each model's load settings.
+//! global > defaults), presets, provider configurations, each model's load settings, and the
+//! limits on attached files.
 //! Values saved by another version that no longer parse or validate count as unset: defaults
 //! are safer than a guess.
 
@@ -7,7 +8,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use ts_rs::TS;
 
-use hearth_core::{CacheBudgets, FieldError, LoadParams, Preset, ProviderConfig, ProviderKind, SamplingParams, SettingsScope};
+use hearth_core::{
+    AttachmentLimits, CacheBudgets, FieldError, LoadParams, Preset, ProviderConfig, ProviderKind, SamplingParams, SettingsScope,
+};
 use hearth_store::{Store, StoreError};
 
 use crate::ServerSettings;
@@ -18,6 +21,8 @@ const PRESETS_KEY: &str = "presets";
 const PROVIDERS_KEY: &str = "providers";
 /// Settings key of the budgets for chats' KV caches.
 const CACHE_BUDGETS_KEY: &str = "cache-budgets";
+/// Settings key of the limits on attached files.
+const ATTACHMENT_LIMITS_KEY: &str = "attachment-limits";
 /// Settings key of the OpenAI-compatible server's settings.
 const SERVER_KEY: &str = "server";
 /// Settings key of the MCP servers (JSON list; their environment and headers are in the keychain).
@@ -160,6 +165,16 @@ impl Settings {
         Ok(self.write(CACHE_BUDGETS_KEY, budgets).await?)
     }
 
+    /// The limits on attached files; the defaults until the user sets them.
+    pub async fn attachment_limits(&self) -> Result<AttachmentLimits, StoreError> {
+        Ok(self.read::<AttachmentLimits>(ATTACHMENT_LIMITS_KEY).await?.filter(|l| l.validate().is_ok()).unwrap_or_default())
+    }
+
+    pub async fn set_attachment_limits(&self, limits: &AttachmentLimits) -> Result<(), SettingsError> {
+        limits.validate()?;
+        Ok(self.write(ATTACHMENT_LIMITS_KEY, limits).await?)
+    }
+
     /// The server's settings; off on loopback until the user changes them.
     pub async fn server(&self) -> Result<ServerSettings, StoreError> {
         Ok(self.read::<ServerSettings>(SERVER_KEY).await?.filter(|s| s.validate().is_ok()).unwrap_or_default())
@@ -235,6 +250,12 @@ mod tests {
         let small = CacheBudgets { ram_mb: 0, disk_mb: 10, unload_idle_minutes: 30, models_ram_mb: 512 };
         settings.set_cache_budgets(&small).await.unwrap();
         assert_eq!(settings.cache_budgets().await.unwrap(), small);
+        let err = settings.set_attachment_limits(&AttachmentLimits { max_file_mb: 0, ..AttachmentLimits::default() }).await;
+        assert!(matches!(err, Err(SettingsError::Invalid(FieldError { ref field, .. })) if field == "maxFileMb"), "{err:?}");
+        assert_eq!(settings.attachment_limits().await.unwrap(), AttachmentLimits::default(), "nothing refused is saved");
+        let larger = AttachmentLimits { max_file_mb: 512, max_image_megapixels: 12 };
+        settings.set_attachment_limits(&larger).await.unwrap();
+        assert_eq!(settings.attachment_limits().await.unwrap(), larger);
         settings.save_preset("Mine", temp(0.1)).await.unwrap();
         assert_eq!(settings.presets().await.unwrap().last().map(|p| (p.name.as_str(), p.built_in)), Some(("Mine", false)));
     }

@@ -11,7 +11,7 @@ pub enum AttachError {
     },
     #[error("{name} is not a file")]
     NotAFile { name: String },
-    #[error("{name} is {} MB; files up to {} MB can be attached", mb(*bytes), mb(*limit))]
+    #[error("{name} is {} MB; files up to {} MB can be attached ({LIMITS_SET})", mb(*bytes), mb(*limit))]
     TooLarge { name: String, bytes: u64, limit: u64 },
     #[error("{name} holds {chars} characters of text; up to {limit} can be attached")]
     TooMuchText { name: String, chars: u64, limit: u64 },
@@ -27,8 +27,8 @@ pub enum AttachError {
     Damaged { name: String, reason: String },
     #[error("{name} is not an image that can be read (damaged, or cut short)")]
     ImageUnreadable { name: String },
-    #[error("{name} is {width} × {height} pixels; images up to {} megapixels can be attached — scale it down first", hearth_core::MAX_IMAGE_PIXELS / 1_000_000)]
-    ImageTooLarge { name: String, width: u64, height: u64 },
+    #[error("{name} is {width} × {height} pixels; images up to {} megapixels can be attached — scale it down first ({LIMITS_SET})", limit / 1_000_000)]
+    ImageTooLarge { name: String, width: u64, height: u64, limit: u64 },
     #[error("{name} is a WebP image, which models cannot read yet: save it as PNG or JPEG and attach that")]
     WebP { name: String },
     #[error("{name} is a model, not a document: import it in Models → Library to chat with it")]
@@ -36,6 +36,9 @@ pub enum AttachError {
     #[error("{name} is {what}; attach the documents inside it instead")]
     Unsupported { name: String, what: String },
 }
+
+/// Where the user changes the limits.
+const LIMITS_SET: &str = "the limit is set in Settings → Sampling & model → Attachments";
 
 fn mb(bytes: u64) -> String {
     let mb = bytes as f64 / (1 << 20) as f64;

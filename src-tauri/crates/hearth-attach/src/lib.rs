@@ -12,7 +12,7 @@ mod text;
 use std::io::Read;
 use std::path::Path;
 
-use hearth_core::{Attachment, AttachmentKind};
+use hearth_core::{Attachment, AttachmentKind, AttachmentLimits};
 use sha2::{Digest, Sha256};
 
 pub use error::AttachError;
@@ -26,11 +26,31 @@ pub struct Limits {
     pub max_unpacked_bytes: u64,
     /// The most text kept of one file.
     pub max_text_chars: u64,
+    /// The largest image, in pixels.
+    pub max_image_pixels: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_file_bytes: 64 << 20, max_unpacked_bytes: 256 << 20, max_text_chars: 16 << 20 }
+        Limits::from(AttachmentLimits::default())
+    }
+}
+
+/// Floors of the limits that follow the largest file: what a 64 MB file may unpack to and hold.
+const MIN_UNPACKED_BYTES: u64 = 256 << 20;
+const MIN_TEXT_CHARS: u64 = 16 << 20;
+
+impl From<AttachmentLimits> for Limits {
+    /// The user's limits; what a file may unpack to and the text kept of it follow the largest
+    /// file (a plain text file holds about as many characters as bytes).
+    fn from(limits: AttachmentLimits) -> Self {
+        let file = limits.max_file_bytes();
+        Limits {
+            max_file_bytes: file,
+            max_unpacked_bytes: MIN_UNPACKED_BYTES.max(4 * file),
+            max_text_chars: MIN_TEXT_CHARS.max(file),
+            max_image_pixels: limits.max_image_pixels(),
+        }
     }
 }
 
@@ -78,7 +98,7 @@ pub fn read_bytes(name: String, data: Vec<u8>, limits: &Limits) -> Result<ReadFi
         Format::Docx => docx::text(&name, &data, limits)?,
         Format::Html => html::text(&text::decode(&name, &data)?),
         Format::Text => text::decode(&name, &data)?,
-        Format::Image => return read_image(name, data),
+        Format::Image => return read_image(name, data, limits.max_image_pixels),
         Format::WebP => return Err(AttachError::WebP { name }),
         Format::Archive => return Err(AttachError::Unsupported { name, what: "an archive".into() }),
     };
@@ -96,11 +116,11 @@ pub fn read_bytes(name: String, data: Vec<u8>, limits: &Limits) -> Result<ReadFi
 
 /// An image for a vision model: kept as it is (the model's projector decodes and scales it),
 /// once its header says it is an image of a size that can be decoded.
-fn read_image(name: String, data: Vec<u8>) -> Result<ReadFile, AttachError> {
+fn read_image(name: String, data: Vec<u8>, max_pixels: u64) -> Result<ReadFile, AttachError> {
     let size = imagesize::blob_size(&data).map_err(|_| AttachError::ImageUnreadable { name: name.clone() })?;
     let (width, height) = (size.width as u64, size.height as u64);
-    if width * height > hearth_core::MAX_IMAGE_PIXELS {
-        return Err(AttachError::ImageTooLarge { name, width, height });
+    if width * height > max_pixels {
+        return Err(AttachError::ImageTooLarge { name, width, height, limit: max_pixels });
     }
     if width == 0 || height == 0 {
         return Err(AttachError::ImageUnreadable { name });

@@ -105,7 +105,7 @@ fn a_file_is_named_by_its_content_hash() {
 /// Each hostile file, and what the user is told.
 #[test]
 fn hostile_files_are_refused_in_words() {
-    let small = Limits { max_file_bytes: 1 << 20, max_unpacked_bytes: 1 << 20, max_text_chars: 1000 };
+    let small = Limits { max_file_bytes: 1 << 20, max_unpacked_bytes: 1 << 20, max_text_chars: 1000, max_image_pixels: 1_000_000 };
     let mut encrypted = pdf(&["secret"]);
     let id = Object::string_literal(&b"0123456789abcdef"[..]);
     encrypted.trailer.set("ID", vec![id.clone(), id]);
@@ -136,6 +136,13 @@ fn hostile_files_are_refused_in_words() {
         ("photos.zip", zip_of(&[("a.txt", b"a".to_vec())]), Limits::default(), "photos.zip is an archive"),
         ("cat.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec(), Limits::default(), "cat.png is not an image that can be read"),
         ("huge.bmp", bmp_header(30_000, 30_000), Limits::default(), "huge.bmp is 30000 × 30000 pixels; images up to 50 megapixels"),
+        // The user's lower limit (Settings → Attachments), said with where it is set.
+        (
+            "photo.bmp",
+            bmp_header(2000, 1000),
+            small,
+            "photo.bmp is 2000 × 1000 pixels; images up to 1 megapixels can be attached — scale it down first (the limit is set in Settings",
+        ),
         ("cat.webp", b"RIFF\x10\0\0\0WEBPVP8 ".to_vec(), Limits::default(), "cat.webp is a WebP image, which models cannot read yet"),
         ("empty.txt", b"  \n\n".to_vec(), Limits::default(), "empty.txt has no text to read"),
         ("long.txt", vec![b'a'; 2000], small, "long.txt holds 2000 characters of text; up to 1000 can be attached"),
@@ -155,7 +162,13 @@ fn a_file_over_the_size_limit_is_not_read() {
     let path = dir.path().join("huge.txt");
     std::fs::File::create(&path).unwrap().set_len(2 << 30).unwrap();
     let e = read_file(&path, &Limits::default()).unwrap_err();
-    assert_eq!(e.to_string(), "huge.txt is 2048 MB; files up to 64 MB can be attached");
+    assert_eq!(
+        e.to_string(),
+        "huge.txt is 2048 MB; files up to 64 MB can be attached (the limit is set in Settings → Sampling & model → Attachments)"
+    );
+    // A user who allows larger files: what a file may unpack to and hold follows.
+    let larger = Limits::from(hearth_core::AttachmentLimits { max_file_mb: 4096 / 2, ..Default::default() });
+    assert_eq!((larger.max_file_bytes, larger.max_unpacked_bytes, larger.max_text_chars), (2 << 30, 8 << 30, 2 << 30));
     let e = read_file(dir.path(), &Limits::default()).unwrap_err();
     assert!(e.to_string().ends_with("is not a file"), "{e}");
     let e = read_file(&dir.path().join("gone.txt"), &Limits::default()).unwrap_err();

@@ -10,6 +10,9 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::sampling::whole;
+use crate::{FieldError, FieldRange};
+
 /// What kind of file an attachment is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -22,6 +25,59 @@ pub enum AttachmentKind {
 /// The largest image read, in pixels (an 8,000 × 6,000 photo is 48 million): a 30,000 × 30,000
 /// one would take 2.7 GB once decoded, before a projector shrinks it to its few hundred pixels.
 pub const MAX_IMAGE_PIXELS: u64 = 50_000_000;
+
+/// How large a file a message may carry, as the user sets it (Settings → Attachments): a larger
+/// one is refused in words that say where to change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AttachmentLimits {
+    /// The largest file read, in megabytes.
+    pub max_file_mb: u32,
+    /// The largest image, in megapixels: at most what the engine reads ([`MAX_IMAGE_PIXELS`]).
+    pub max_image_megapixels: u32,
+}
+
+impl Default for AttachmentLimits {
+    fn default() -> Self {
+        AttachmentLimits { max_file_mb: 64, max_image_megapixels: (MAX_IMAGE_PIXELS / 1_000_000) as u32 }
+    }
+}
+
+/// The largest file a user may allow: 2 GB, read into memory whole.
+const MAX_FILE_MB: u32 = 2048;
+
+const ATTACHMENT_RANGES: &[FieldRange] = &[
+    whole("maxFileMb", 1.0, MAX_FILE_MB as f64, "between 1 and 2048 MB"),
+    whole("maxImageMegapixels", 1.0, (MAX_IMAGE_PIXELS / 1_000_000) as f64, "between 1 and 50 megapixels"),
+];
+
+impl AttachmentLimits {
+    pub fn ranges() -> &'static [FieldRange] {
+        ATTACHMENT_RANGES
+    }
+
+    pub fn max_file_bytes(&self) -> u64 {
+        u64::from(self.max_file_mb) << 20
+    }
+
+    pub fn max_image_pixels(&self) -> u64 {
+        u64::from(self.max_image_megapixels) * 1_000_000
+    }
+
+    pub fn validate(&self) -> Result<(), FieldError> {
+        for range in ATTACHMENT_RANGES {
+            let (value, label) = match range.key {
+                "maxFileMb" => (self.max_file_mb, "the largest file"),
+                "maxImageMegapixels" => (self.max_image_megapixels, "the largest image"),
+                _ => continue, // A range without a check here fails the_ranges_are_what_validate_enforces.
+            };
+            if !(range.min..=range.max).contains(&f64::from(value)) {
+                return Err(FieldError::new(range.key, format!("{label} must be {}", range.text)));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// A file attached to a user message: stored once per content (`hash`, SHA-256 of its bytes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -155,6 +211,23 @@ fn escape_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limits_ranges_are_what_validate_enforces() {
+        for range in AttachmentLimits::ranges() {
+            for (value, ok) in [(range.min, true), (range.max, true), (range.max + 1.0, false), (range.min - 1.0, false)] {
+                let mut json = serde_json::to_value(AttachmentLimits::default()).unwrap();
+                json[range.key] = serde_json::json!(value as u64);
+                let limits: AttachmentLimits = serde_json::from_value(json).unwrap();
+                assert_eq!(limits.validate().is_ok(), ok, "{} = {value}: {:?}", range.key, limits.validate());
+                if !ok {
+                    assert_eq!(limits.validate().unwrap_err().field, range.key);
+                }
+            }
+        }
+        let parsed: AttachmentLimits = serde_json::from_str(r#"{"maxFileMb":2}"#).unwrap();
+        assert_eq!((parsed.max_file_bytes(), parsed.max_image_pixels()), (2 << 20, MAX_IMAGE_PIXELS), "missing fields take defaults");
+    }
 
     fn doc(hash: &str, name: &str) -> Attachment {
         Attachment { hash: hash.into(), name: name.into(), kind: AttachmentKind::Document, bytes: 1, chars: 1 }

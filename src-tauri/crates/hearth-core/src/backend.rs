@@ -293,6 +293,12 @@ pub struct ReplyStats {
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_round_limit: Option<u32>,
+    /// Tokens of the question this reply answers as the model read it: its text with the documents
+    /// (whole) or passages written into it, and its images. Counted by a local model; none for a
+    /// round of tool results.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question_tokens: Option<u32>,
     /// How long the reply reasoned: from its first text to the end of its leading reasoning block
     /// (`hearth_core::split_reasoning`), in milliseconds.
     #[ts(optional)]

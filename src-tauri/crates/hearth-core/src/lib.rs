@@ -26,8 +26,8 @@ mod tools;
 mod transfer;
 
 pub use attachment::{
-    Attachment, AttachmentKind, DocumentTexts, MAX_ATTACHMENTS, MAX_IMAGE_PIXELS, PASSAGE_CHARS, Passage, RETRIEVED_PASSAGES,
-    document_budget, passage_ranges, with_documents, with_passages,
+    Attachment, AttachmentKind, AttachmentLimits, DocumentTexts, MAX_ATTACHMENTS, MAX_IMAGE_PIXELS, PASSAGE_CHARS, Passage,
+    RETRIEVED_PASSAGES, document_budget, passage_ranges, with_documents, with_passages,
 };
 pub use backend::{
     BackendError, BeamHypothesis, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE,

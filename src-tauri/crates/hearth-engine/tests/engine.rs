@@ -524,6 +524,10 @@ async fn images_are_read_through_the_projector_beside_the_model_and_cached_like_
     };
     let (answer, first) = common::chat_reply(&engine, 2, &with(gradient()), greedy(8)).await;
     assert!(first.prompt_tokens >= plain.prompt_tokens + 16, "the image is read as 16 tokens: {first:?} vs {plain:?}");
+    // The question's own count, as its message shows it: its words, and the image's 16 tokens.
+    let words = plain.question_tokens.expect("a question is counted");
+    assert!(words > 0 && words < plain.prompt_tokens, "{plain:?}");
+    assert_eq!(first.question_tokens, Some(words + 16), "{first:?}");
     assert_eq!(first.cached_tokens, 0);
 
     let mut next = with(gradient());

@@ -316,6 +316,8 @@ async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_re
             request.messages.push(ChatMessage::new(Role::Assistant, first.text.clone()));
             request.messages.push(ChatMessage::new(Role::Tool, "Sunny, 24 degrees."));
             let second = reply_to(&engine, request, None).await;
+            assert!(first.stats.question_tokens.is_some(), "{model}, seed {seed}: the question is counted");
+            assert_eq!(second.stats.question_tokens, None, "{model}, seed {seed}: a round of results is no question");
             let read_again = second.stats.prompt_tokens - second.stats.cached_tokens;
             let (cached_at_least, at_most) = match rewritten {
                 true => (first.stats.prompt_tokens - 8, 40 + first.stats.completion_tokens),

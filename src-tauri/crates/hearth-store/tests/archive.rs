@@ -38,6 +38,7 @@ async fn history(store: &Store) {
             "The model's chat template refuses a system prompt (no system); it was put at the start of the first message instead".into(),
         ),
         tool_round_limit: Some(3),
+        question_tokens: Some(27),
         reasoning_ms: Some(1234.5),
         reasoning_tokens: Some(42),
         reasoning_signature: Some("EqQBCgIYAhIM".into()),

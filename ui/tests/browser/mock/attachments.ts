@@ -2,8 +2,9 @@
 // no file is read), attach_bytes reads a pasted file's bytes (stored once per content), pick_attachments is the
 // open dialog (`attachPick`; [] when cancelled), and a turn's files must have been stored first
 // (checkAttachments), as hearth-core's check_attachments says.
-import type { Attachment } from '../../../src/ipc/bindings';
-import type { Handlers } from './ipc';
+import type { Attachment, AttachmentLimits } from '../../../src/ipc/bindings';
+import { ATTACHMENT_LIMIT_DEFAULTS } from './contract';
+import { checkU32Fields, type Handlers } from './ipc';
 import { state } from './state';
 import { clone, delay, ipcError } from './util';
 
@@ -79,4 +80,10 @@ export const attachmentCommands = {
   attachFile,
   attachBytes,
   pickAttachments: () => clone(state.attachPick),
+  getAttachmentLimits: () => clone(state.attachmentLimits),
+  /** Saved after AttachmentLimits' serde check; what AttachmentLimits::validate refuses is in refusals.json. */
+  setAttachmentLimits: (limits: AttachmentLimits) => {
+    state.attachmentLimits = checkU32Fields('set_attachment_limits', 'limits', limits, ATTACHMENT_LIMIT_DEFAULTS);
+    return clone(state.attachmentLimits);
+  },
 } satisfies Partial<Handlers>;

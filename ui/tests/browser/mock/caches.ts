@@ -9,9 +9,9 @@
 import type { Attachment, CacheBudgets, ChatCacheUsage, ModelInfo, PromptSource } from '../../../src/ipc/bindings';
 import { CACHE_BUDGET_DEFAULTS } from './contract';
 import { findChat } from './history';
-import { argsRefused, type Handlers } from './ipc';
+import { checkU32Fields, type Handlers } from './ipc';
 import { config, state, type KeptIn } from './state';
-import { clone, isU32 } from './util';
+import { clone } from './util';
 
 const MB = 2 ** 20;
 
@@ -93,16 +93,9 @@ function keepWithinBudgets() {
   fitKeptModels();
 }
 
-/** CacheBudgets' serde check (a plain string error, like Tauri's); what CacheBudgets::validate refuses is in refusals.json. */
+/** Saves the budgets after CacheBudgets' serde check; what CacheBudgets::validate refuses is in refusals.json. */
 function setCacheBudgets(b: CacheBudgets) {
-  const problems: string[] = [];
-  if (!b || typeof b !== 'object') problems.push('budgets is not an object');
-  else {
-    for (const key of Object.keys(b)) if (!(key in CACHE_BUDGET_DEFAULTS)) problems.push(`unknown field ${key}`);
-    for (const key of Object.keys(CACHE_BUDGET_DEFAULTS) as (keyof CacheBudgets)[]) if (!isU32(b[key])) problems.push(`${key} is not a u32: ${b[key]}`);
-  }
-  if (problems.length > 0) argsRefused('set_chat_cache_budgets', 'budgets', problems);
-  state.cacheBudgets = clone(b);
+  state.cacheBudgets = checkU32Fields('set_chat_cache_budgets', 'budgets', b, CACHE_BUDGET_DEFAULTS);
   keepWithinBudgets();
   return cacheUsage();
 }

@@ -3,6 +3,7 @@
 // restated by hand. (Read from the JSON itself, not through the window's src/ipc/contract.ts: the mock stands
 // for the backend.)
 import {
+  attachmentLimitDefaults,
   autoContextMax,
   cacheBudgetDefaults,
   commands,
@@ -23,6 +24,7 @@ import {
   windowPace,
 } from '../../../src/ipc/contract.json';
 import type {
+  AttachmentLimits,
   CacheBudgets,
   FieldRange,
   FieldSupport,
@@ -46,6 +48,8 @@ export const PROVIDER_KIND_FACTS: Readonly<
 > = providerKinds;
 /** CacheBudgets::default, in MB. */
 export const CACHE_BUDGET_DEFAULTS: Readonly<CacheBudgets> = cacheBudgetDefaults;
+/** AttachmentLimits::default. */
+export const ATTACHMENT_LIMIT_DEFAULTS: Readonly<AttachmentLimits> = attachmentLimitDefaults;
 /** ServerSettings::default. */
 export const SERVER_DEFAULTS: Readonly<ServerSettings> = serverDefaults;
 /** The ranges ServerSettings::validate enforces (the port), with their words. */

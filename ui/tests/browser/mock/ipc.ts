@@ -11,7 +11,7 @@ import type { CacheBudgets, Commands, LoadParams, SamplingParams, SettingsScope 
 import { COMMAND_ARGS, ERROR_KINDS, type ArgSpec } from './contract';
 import { recordedRefusal } from './refusals';
 import { state } from './state';
-import { clone, delay } from './util';
+import { clone, delay, isU32 } from './util';
 
 /** What the mock sends to one of the window's channels. */
 export interface Sink<T> {
@@ -38,6 +38,21 @@ export type TauriCommands = Record<string, (payload: Record<string, unknown>) =>
 export function argsRefused(cmd: string, arg: string, problems: string[]): never {
   state.contractErrors.push(...problems.map((p) => `${cmd}: ${p}`));
   throw `invalid args \`${arg}\` for command \`${cmd}\`: ${problems[0]}`;
+}
+
+/**
+ * Serde's check of a struct of u32 fields with defaults (`#[serde(default)]`, so every field is optional in JSON but
+ * the window sends all): an object, no unknown field, each a u32. What its `validate` refuses is in refusals.json.
+ */
+export function checkU32Fields<T extends object>(cmd: string, arg: string, value: T, defaults: Readonly<T>): T {
+  const problems: string[] = [];
+  if (!value || typeof value !== 'object') problems.push(`${arg} is not an object`);
+  else {
+    for (const key of Object.keys(value)) if (!(key in defaults)) problems.push(`unknown field ${key}`);
+    for (const key of Object.keys(defaults) as (keyof T)[]) if (!isU32(value[key])) problems.push(`${String(key)} is not a u32: ${value[key]}`);
+  }
+  if (problems.length > 0) argsRefused(cmd, arg, problems);
+  return clone(value);
 }
 
 /** An IpcError the mock answers with must be of a kind the backend has. */

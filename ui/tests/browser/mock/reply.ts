@@ -173,6 +173,7 @@ export async function writeReply(w: Writing): Promise<boolean> {
     ttftMs: reply.ttftMs ?? 40, decodeTps: tokens / seconds, droppedMessages: reply.droppedMessages ?? 0,
     cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false), promptSource, draftedTokens: drafts.drafted, acceptedTokens: drafts.accepted,
     ...(reply.templateNotice ? { templateNotice: reply.templateNotice } : {}),
+    ...(reply.questionTokens !== undefined && !remote ? { questionTokens: reply.questionTokens } : {}),
     ...(consensus && !gen.stop ? { consensus } : {}),
     ...(beams && !gen.stop ? { beams } : {}),
   };

@@ -3,6 +3,7 @@
 // (read and changed there through page.evaluate, so the parts always read it through `state`).
 import type {
   Attachment,
+  AttachmentLimits,
   AvailableUpdate,
   BeamHypothesis,
   CacheBudgets,
@@ -35,7 +36,7 @@ import type {
   UpdateSettings,
   WrittenCall,
 } from '../../../src/ipc/bindings';
-import { CACHE_BUDGET_DEFAULTS, DEFAULT_PROVIDERS, DEFAULT_SAMPLING, SERVER_DEFAULTS } from './contract';
+import { ATTACHMENT_LIMIT_DEFAULTS, CACHE_BUDGET_DEFAULTS, DEFAULT_PROVIDERS, DEFAULT_SAMPLING, SERVER_DEFAULTS } from './contract';
 import { DEFAULT_REPLY, DEVICES, DOWNLOAD_TROUBLE, GB, OFFLOAD, REMOTE_MODELS, STARTER, defaultLibrary, hubRepos } from './fixtures';
 import { clone } from './util';
 
@@ -67,6 +68,8 @@ export type Reply = {
   droppedMessages?: number;
   cutAtLimit?: boolean;
   templateNotice?: string;
+  /** The question's tokens as the local model read it, with its files (the engine counts them). */
+  questionTokens?: number;
   /** A consensus reply's candidates (else made up around its text). */
   candidates?: Candidate[];
   /** A beam search's best replies, best first (else made up around its text). */
@@ -278,6 +281,8 @@ function initialState(config: MockConfig) {
     /** The budgets for the caches (MB of 2^20 bytes) and the idle minutes, and those of every set_chat_cache_budgets call. */
     cacheBudgets: clone(config.cacheBudgets ?? CACHE_BUDGET_DEFAULTS) as CacheBudgets,
     budgetSaves: [] as CacheBudgets[],
+    /** The limits on attached files (`set_attachment_limits`; the mock's attach_file reads no file against them). */
+    attachmentLimits: clone(ATTACHMENT_LIMIT_DEFAULTS) as AttachmentLimits,
     /** Models kept in memory after another was loaded, the least recently used first. */
     keptModels: [] as { path: string; sizeBytes: number }[],
     /** The token inspector's data the engine kept, by reply id (see tokenProbsOf). */

@@ -52,10 +52,20 @@ use slot::Slot;
 /// A prompt fitted to the context: its tokens, the messages left out, and how it was written.
 struct Fitted {
     tokens: Vec<LlamaToken>,
-    dropped: usize,
-    notice: Option<String>,
+    facts: PromptFacts,
     /// The images its image tokens stand for.
     images: PromptImages,
+}
+
+/// What fitting a prompt tells its reply's stats.
+#[derive(Clone, Default)]
+struct PromptFacts {
+    /// Earlier messages left out so that the reply has room.
+    dropped: usize,
+    /// How the prompt was written, if the chat template could not be used as it is.
+    notice: Option<String>,
+    /// Tokens of the question as the model reads it (`ReplyStats::question_tokens`).
+    question_tokens: Option<u32>,
 }
 
 /// KV sequences in one context: replies and consensus candidates written at once.
@@ -71,9 +81,7 @@ struct Queued {
     request: ReplyRequest,
     events: UnboundedSender<GenEvent>,
     tokens: Vec<LlamaToken>,
-    dropped: usize,
-    /// How the prompt was written, if the chat template could not be used as it is.
-    notice: Option<String>,
+    facts: PromptFacts,
     asked_at: Instant,
     /// A consensus reply's candidate.
     member: Option<Member>,
@@ -203,6 +211,8 @@ impl<'m> Session<'m> {
     /// Queues a reply; [`Session::step`] serves it. A prompt that cannot fit fails at once.
     pub fn submit(&mut self, mut request: ReplyRequest, events: UnboundedSender<GenEvent>) {
         let asked_at = Instant::now();
+        // Asked before tool results are written as the user's (for templates that read them so).
+        let asks = request.raw_prompt.is_none() && !request.continue_last && request.messages.last().is_some_and(|m| m.role == Role::User);
         self.read_tools(&mut request.messages);
         if vision::has_images(&request.messages) {
             // Drafts are text: neither a draft model nor the prompt's n-grams can write an image's tokens.
@@ -210,9 +220,11 @@ impl<'m> Session<'m> {
         }
         let fitted = self.fit_prompt(&request, self.n_ctx());
         let queued = match fitted.and_then(|fitted| self.load_drafter(&request).map(|()| fitted)) {
-            Ok(Fitted { tokens, dropped, notice, images }) => {
+            Ok(Fitted { tokens, mut facts, images }) => {
+                facts.question_tokens =
+                    request.messages.last().filter(|_| asks).and_then(|question| self.question_tokens(question, &images));
                 self.images.0.extend(images.0);
-                Queued { request, events, tokens, dropped, notice, asked_at, member: None }
+                Queued { request, events, tokens, facts, asked_at, member: None }
             }
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
@@ -496,7 +508,7 @@ impl<'m> Session<'m> {
     }
 
     fn start(&mut self, slot: usize, queued: Queued) {
-        let Queued { request, events, tokens, dropped, notice, asked_at, member } = queued;
+        let Queued { request, events, tokens, facts, asked_at, member } = queued;
         let format = self.renderer.tool_format();
         let reasoning = if request.raw_prompt.is_none() { self.renderer.reasoning() } else { ReasoningFormat::None };
         let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens, reasoning);
@@ -518,7 +530,7 @@ impl<'m> Session<'m> {
         // Calls around a name (Llama 3.x's, Mistral's): read into Hearth's blocks when a call may be made.
         let named_calls = tools.as_ref().and_then(|_| format.call_syntax());
         // A consensus candidate's logits come from its group's batch.
-        let (prompt, stats, saved_logits) = self.take_prompt(slot, &request, tokens, dropped, notice, member.is_none());
+        let (prompt, stats, saved_logits) = self.take_prompt(slot, &request, tokens, facts, member.is_none());
         tracing::debug!(
             since_asked_ms = asked_at.elapsed().as_secs_f64() * 1000.0,
             prompt_tokens = stats.prompt_tokens,
@@ -550,8 +562,7 @@ impl<'m> Session<'m> {
         slot: usize,
         request: &ReplyRequest,
         tokens: Vec<LlamaToken>,
-        dropped: usize,
-        notice: Option<String>,
+        facts: PromptFacts,
         whole: bool,
     ) -> (Vec<LlamaToken>, ReplyStats, Option<Vec<f32>>) {
         // Two replies of one conversation at once: the second keeps no cache for it.
@@ -572,8 +583,9 @@ impl<'m> Session<'m> {
             prompt_tokens: tokens.len() as u32,
             cached_tokens: cached_tokens as u32,
             prompt_source: if cached_tokens == 0 { PromptSource::New } else { source },
-            dropped_messages: dropped as u32,
-            template_notice: notice,
+            dropped_messages: facts.dropped as u32,
+            template_notice: facts.notice,
+            question_tokens: facts.question_tokens,
             ..ReplyStats::default()
         };
         (tokens[cached_tokens..].to_vec(), stats, saved_logits)

@@ -242,7 +242,7 @@ mod fit {
                 return match tokens.len() {
                     0 => Err(BackendError::InvalidRequest("the prompt is empty".into())),
                     n if n + reserve <= n_ctx || (request.sampling.overflow == OverflowPolicy::StopAtLimit && n < n_ctx) => {
-                        Ok(Fitted { tokens, dropped: 0, notice: None, images: PromptImages::default() })
+                        Ok(Fitted { tokens, facts: PromptFacts::default(), images: PromptImages::default() })
                     }
                     n => Err(overflow(n)),
                 };
@@ -250,12 +250,13 @@ mod fit {
             let ask = PromptAsk::of(request);
             let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, ask)?;
             let (tokens, images) = self.tokenize_messages(&text, &request.messages)?;
+            let facts = |dropped| PromptFacts { dropped, notice: notice.clone(), question_tokens: None };
             if tokens.len() + reserve <= n_ctx {
-                return Ok(Fitted { tokens, dropped: 0, notice, images });
+                return Ok(Fitted { tokens, facts: facts(0), images });
             }
             if request.sampling.overflow == OverflowPolicy::StopAtLimit {
                 // The prompt fits; the reply stops when the context is full.
-                return if tokens.len() < n_ctx { Ok(Fitted { tokens, dropped: 0, notice, images }) } else { Err(overflow(tokens.len())) };
+                return if tokens.len() < n_ctx { Ok(Fitted { tokens, facts: facts(0), images }) } else { Err(overflow(tokens.len())) };
             }
             let mut fitted = None;
             let kept = fit_context(&request.messages, request.sampling.overflow, |messages| {
@@ -268,9 +269,23 @@ mod fit {
                 fits
             });
             match (kept, fitted) {
-                (Some((_, dropped)), Some((tokens, images))) => Ok(Fitted { tokens, dropped, notice, images }),
+                (Some((_, dropped)), Some((tokens, images))) => Ok(Fitted { tokens, facts: facts(dropped), images }),
                 _ => Err(overflow(tokens.len())),
             }
+        }
+
+        /// Tokens of `question` (the user's message the prompt ends with) as the model reads it: its
+        /// text with the documents or passages written into it, and its images (`images`, the
+        /// prompt's).
+        pub(in crate::session) fn question_tokens(&self, question: &ChatMessage, images: &PromptImages) -> Option<u32> {
+            let text = self.model.vocab().tokenize(question.content.as_bytes(), false, false).len();
+            let pictures: usize = question
+                .images
+                .iter()
+                .filter_map(|image| images.0.get(&vision::image_token(&image.hash)))
+                .map(|chunk| chunk.n_tokens())
+                .sum();
+            u32::try_from(text + pictures).ok()
         }
 
         /// The prompt for `messages`; when continuing, the unfinished reply is written after the

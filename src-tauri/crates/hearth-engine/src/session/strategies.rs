@@ -9,7 +9,7 @@ impl<'m> Session<'m> {
     /// Queues a consensus reply's first candidate; the others wait for it to read the prompt
     /// (see [`Session::release_members`]). Refused when the candidates cannot all have room.
     pub(super) fn submit_consensus(&mut self, queued: Queued) {
-        let Queued { request, events, tokens, dropped, notice, asked_at, .. } = queued;
+        let Queued { request, events, tokens, facts, asked_at, .. } = queued;
         let at_once = (request.sampling.mbr_candidates as usize).min(self.slots.len());
         // Each candidate's cells are counted in full (a shared opening too): room is never overestimated.
         let room = (self.n_ctx() / at_once).saturating_sub(tokens.len() + 1);
@@ -31,7 +31,7 @@ impl<'m> Session<'m> {
         self.groups.push(group);
         for (index, (request, events)) in members.into_iter().enumerate() {
             let member = Some(Member { group: id, index });
-            let queued = Queued { request, events, tokens: tokens.clone(), dropped, notice: notice.clone(), asked_at, member };
+            let queued = Queued { request, events, tokens: tokens.clone(), facts: facts.clone(), asked_at, member };
             if index == 0 { self.queued.push_back(queued) } else { self.waiting_members.push(queued) }
         }
     }
@@ -71,7 +71,7 @@ impl<'m> Session<'m> {
     /// Starts a beam search in `slot` (its first lane, which reads the prompt) and `width - 1`
     /// other idle slots, emptied.
     pub(super) fn start_beam(&mut self, slot: usize, queued: Queued) {
-        let Queued { request, events, tokens, dropped, notice, asked_at, .. } = queued;
+        let Queued { request, events, tokens, facts, asked_at, .. } = queued;
         if request.tools.as_ref().is_some_and(|t| t.choice != hearth_core::ToolChoice::None && !t.tools.is_empty()) {
             let refused = BackendError::InvalidRequest("a beam search cannot call tools: choose sampling to offer them".into());
             let _ = events.send(GenEvent::Failed(refused));
@@ -95,7 +95,7 @@ impl<'m> Session<'m> {
         for &lane in &others {
             self.park(lane);
         }
-        let (prompt, stats, _) = self.take_prompt(slot, &request, tokens, dropped, notice, false);
+        let (prompt, stats, _) = self.take_prompt(slot, &request, tokens, facts, false);
         let lanes: Vec<usize> = std::iter::once(slot).chain(others).collect();
         for &lane in &lanes {
             self.slots[lane].busy = true;
