@@ -14,7 +14,7 @@ use common::{invoke, recording_channel, start_app, until_event};
 use hearth_core::ExportFormat;
 use hearth_shell::AppState;
 use hearth_shell::ipc::chat::{
-    branch_reply, compare_replies, continue_reply, edit_message, regenerate_reply, send_message, stop_generation,
+    attach_file, branch_reply, compare_replies, continue_reply, edit_message, regenerate_reply, send_message, stop_generation,
 };
 
 fn names(events: &[Value]) -> Vec<&str> {
@@ -406,14 +406,26 @@ fn chat_through_ipc_with_the_real_model() {
     let attached = tempfile::tempdir().unwrap();
     let document = attached.path().join("kettle.md");
     std::fs::write(&document, "# The Kettle K-9\n\nThe Kettle K-9 holds 1.7 litres of water.\nIts secret code word is PELICAN.\n").unwrap();
-    let file = invoke(&window, "attach_file", json!({ "path": document })).unwrap();
+    let file = invoke(&window, "attach_file", json!({ "path": document, "onProgress": "__CHANNEL__:9" })).unwrap();
     assert_eq!((file["name"].as_str(), file["kind"].as_str(), file["bytes"].as_u64()), (Some("kettle.md"), Some("document"), Some(93)));
     std::fs::write(attached.path().join("program.txt"), b"\x7FELF\x02\x01\x01\0\0\0").unwrap();
-    let refused = invoke(&window, "attach_file", json!({ "path": attached.path().join("program.txt") })).unwrap_err();
+    let refused =
+        invoke(&window, "attach_file", json!({ "path": attached.path().join("program.txt"), "onProgress": "__CHANNEL__:9" })).unwrap_err();
     assert_eq!(
         (refused["kind"].as_str(), refused["message"].as_str()),
         (Some("file"), Some("program.txt looks like a binary file, not text"))
     );
+    // A long document (~1,000 passages) says over its channel how much of it is indexed, in order.
+    let log = attached.path().join("harbour.log");
+    std::fs::write(
+        &log,
+        (0..20_000).map(|i| format!("Line {i}: the harbour master logged a boat at berth {}.\n\n", i % 40)).collect::<String>(),
+    )
+    .unwrap();
+    let (channel, told) = recording_channel();
+    tauri::async_runtime::block_on(attach_file(log.display().to_string(), channel, state.clone())).unwrap();
+    let shares: Vec<f64> = told.lock().unwrap().iter().map(|p| p["indexed"].as_f64().unwrap()).collect();
+    assert!(shares.len() >= 2 && shares.windows(2).all(|w| w[0] < w[1] && w[1] < 1.0), "{shares:?}");
     let reading = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
     let files: Vec<hearth_core::Attachment> = serde_json::from_value(json!([file])).unwrap();
     let ask = |question: &str, files: Vec<hearth_core::Attachment>| {
@@ -438,7 +450,7 @@ fn chat_through_ipc_with_the_real_model() {
     // the question is given the passages that best answer it, kept with it as the reply's
     // sources, and read from the cache at the next turn.
     let handbook = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/hearth-store/tests/data/retrieval/handbook.md");
-    let long = invoke(&window, "attach_file", json!({ "path": handbook })).unwrap();
+    let long = invoke(&window, "attach_file", json!({ "path": handbook, "onProgress": "__CHANNEL__:9" })).unwrap();
     let files: Vec<hearth_core::Attachment> = serde_json::from_value(json!([long])).unwrap();
     let reading = invoke(&window, "create_chat", json!({})).unwrap()["id"].as_i64().unwrap();
     let ask = |question: &str, files: Vec<hearth_core::Attachment>| {

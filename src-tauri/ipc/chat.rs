@@ -13,6 +13,7 @@ use hearth_core::{
 
 use hearth_app::ModelLoading;
 use hearth_app::agent::{AgentEvent, Decision, PendingCall};
+use hearth_app::attachments::{AttachProgress, OnProgress};
 use hearth_mcp::CallProgress;
 
 use crate::AppState;
@@ -154,24 +155,37 @@ command! {
 
 command! {
     /// Reads the file at `path` for the message being written and stores its content; what
-    /// `send_message` is given to carry it. Refused in words: not text, too large, encrypted, ….
-    pub async fn attach_file(path: String, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
+    /// `send_message` is given to carry it. A long document tells over `on_progress` how much of
+    /// it is indexed. Refused in words: not text, too large, encrypted, ….
+    pub async fn attach_file(path: String, on_progress: Channel<AttachProgress>, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
         let limits = Limits::from(state.settings.attachment_limits().await?);
-        Ok(hearth_app::attachments::attach_file(&state.store, path.into(), limits).await?)
+        Ok(hearth_app::attachments::attach_file(&state.store, path.into(), limits, told(on_progress)).await?)
     }
 }
 
 command! {
     /// Reads a pasted file — its `name` and its bytes in base64 (`data`) — for the message being
     /// written and stores its content, as `attach_file` does for a file on disk.
-    pub async fn attach_bytes(name: String, data: String, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
+    pub async fn attach_bytes(
+        name: String,
+        data: String,
+        on_progress: Channel<AttachProgress>,
+        state: State<'_, AppState>,
+    ) -> Result<Attachment, IpcError> {
         use base64::Engine as _;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(data.as_bytes())
             .map_err(|e| IpcError::new(IpcErrorKind::File, format!("{name} was not sent whole ({e}); paste it again")))?;
         let limits = Limits::from(state.settings.attachment_limits().await?);
-        Ok(hearth_app::attachments::attach_bytes(&state.store, name, bytes, limits).await?)
+        Ok(hearth_app::attachments::attach_bytes(&state.store, name, bytes, limits, told(on_progress)).await?)
     }
+}
+
+/// A file's progress, told over its command's channel (a closed window's is dropped).
+fn told(channel: Channel<AttachProgress>) -> OnProgress {
+    Box::new(move |progress| {
+        let _ = channel.send(progress);
+    })
 }
 
 command! {

@@ -174,7 +174,7 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.waitFor('[data-testid="message"][data-role="user"] [data-testid="message-attachments"]', { accept: (t) => t.includes("kettle.pdf") });
     await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty });
     // The engine's count of the question with its PDF, said under the file.
-    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => /^Read whole · \d+ tokens$/.test(t.trim()) });
+    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => /^Read whole · [\d,]+ tokens$/.test(t.trim()) });
     await shot(session, "attachments-2-sent");
     fs.rmSync(files, { recursive: true, force: true });
 
@@ -189,7 +189,7 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.click(await session.within(sources, "summary"));
     await session.click(await session.waitFor('[data-testid="source"]'));
     await session.waitFor('[data-testid="source-text"]', { accept: (t) => t.includes("Drills may be borrowed for up to five days") });
-    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => /^Read by passages · \d+ tokens$/.test(t.trim()) });
+    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => /^Read by passages · [\d,]+ tokens$/.test(t.trim()) });
     await shot(session, "attachments-3-sources");
 
     // An image dropped on a new chat goes to the model, which reads it through its projector:
@@ -205,7 +205,7 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.waitFor('[data-testid="message"][data-role="user"] [data-testid="message-attachments"]', { accept: (t) => t.includes("sunset.bmp") });
     await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty });
     // The projector reads the image as 16 tokens, counted with the question's words.
-    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => Number(/^Read with its images · (\d+) tokens$/.exec(t.trim())?.[1]) > 16 });
+    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => Number(/^Read with its images · ([\d,]+) tokens$/.exec(t.trim())?.[1].replace(/,/g, "")) > 16 });
     await shot(session, "attachments-5-image-sent");
     fs.rmSync(images, { recursive: true, force: true });
   } finally {

@@ -3,6 +3,12 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 
+export type AttachProgress = { 
+/**
+ * The share of its text indexed, 0 to 1.
+ */
+indexed: number, };
+
 export type Attachment = { hash: string, name: string, kind: AttachmentKind, 
 /**
  * The file's size in bytes.
@@ -1007,14 +1013,15 @@ export const commands = {
   sendMessage: (chatId: number, content: string, attachments: Array<Attachment>, onEvent: (message: ChatEvent) => void): Promise<null> => invoke<null>('send_message', { chatId, content, attachments, onEvent: new Channel<ChatEvent>(onEvent) }),
   /**
    * Reads the file at `path` for the message being written and stores its content; what
-   * `send_message` is given to carry it. Refused in words: not text, too large, encrypted, ….
+   * `send_message` is given to carry it. A long document tells over `on_progress` how much of
+   * it is indexed. Refused in words: not text, too large, encrypted, ….
    */
-  attachFile: (path: string): Promise<Attachment> => invoke<Attachment>('attach_file', { path }),
+  attachFile: (path: string, onProgress: (message: AttachProgress) => void): Promise<Attachment> => invoke<Attachment>('attach_file', { path, onProgress: new Channel<AttachProgress>(onProgress) }),
   /**
    * Reads a pasted file — its `name` and its bytes in base64 (`data`) — for the message being
    * written and stores its content, as `attach_file` does for a file on disk.
    */
-  attachBytes: (name: string, data: string): Promise<Attachment> => invoke<Attachment>('attach_bytes', { name, data }),
+  attachBytes: (name: string, data: string, onProgress: (message: AttachProgress) => void): Promise<Attachment> => invoke<Attachment>('attach_bytes', { name, data, onProgress: new Channel<AttachProgress>(onProgress) }),
   /**
    * Asks for files to attach in the system's open dialog; their paths, none when cancelled.
    */

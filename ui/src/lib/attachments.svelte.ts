@@ -1,4 +1,4 @@
-import type { Attachment } from '../ipc/bindings';
+import type { AttachProgress, Attachment } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { attachedFiles, stillReading, type PendingAttachment } from './attachments';
 import { errorMessage, fileName } from './format';
@@ -54,7 +54,7 @@ export class DraftAttachments {
 
   /** Attach the files at `paths`, each read in turn by the backend; resolves once all are attached or refused. */
   async add(paths: readonly string[]): Promise<void> {
-    await Promise.all(paths.map((path) => this.#attach(fileName(path), () => this.#api.attachFile(path))));
+    await Promise.all(paths.map((path) => this.#attach(fileName(path), (indexed) => this.#api.attachFile(path, indexed))));
   }
 
   /**
@@ -66,7 +66,7 @@ export class DraftAttachments {
     await Promise.all(
       files.map((file) => {
         const name = file.name || pastedName(file.type, ++this.#unnamed);
-        return this.#attach(name, async () => this.#api.attachBytes(name, await this.#reader.base64(file)), file);
+        return this.#attach(name, async (indexed) => this.#api.attachBytes(name, await this.#reader.base64(file), indexed), file);
       }),
     );
   }
@@ -98,16 +98,21 @@ export class DraftAttachments {
   }
 
   /**
-   * One file's chip: being read (`read`, the backend's answer) until attached or refused; then, for an image
+   * One file's chip: being read (`read`, the backend's answer; it tells how much of a long document is
+   * indexed as it goes) until attached or refused; then, for an image
    * the backend took whose bytes are here (`pasted`), its thumbnail. The thumbnail is drawn only after the
    * backend read the image's header and took its size: a huge image is refused before it is decoded here.
    */
-  async #attach(name: string, read: () => Promise<Attachment>, pasted?: Blob): Promise<void> {
+  async #attach(name: string, read: (indexed: (progress: AttachProgress) => void) => Promise<Attachment>, pasted?: Blob): Promise<void> {
     const key = this.#nextKey++;
     this.items.push({ key, status: 'reading', name });
+    const indexed = ({ indexed }: AttachProgress) => {
+      const item = this.items.find((i) => i.key === key);
+      if (item?.status === 'reading') item.indexed = indexed;
+    };
     let next: PendingAttachment | null;
     try {
-      const attachment = await read();
+      const attachment = await read(indexed);
       // The same content twice is one file to the model: the first chip stands for both.
       next = this.attached.some((a) => a.hash === attachment.hash) ? null : this.#attachedItem(attachment, key);
     } catch (e) {

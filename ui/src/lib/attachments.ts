@@ -4,11 +4,12 @@ import type { Attachment, AttachmentKind, ModelInfo, ModelTarget } from '../ipc/
 import { formatBytes } from './format';
 
 /**
- * A file in the composer: being read by the backend, attached, or refused (and why, in words). An attached
- * image pasted has its thumbnail (`preview`, a `data:` URL) once drawn.
+ * A file in the composer: being read by the backend (a long document's share indexed for search so far in
+ * `indexed`, 0 to 1), attached, or refused (and why, in words). An attached image pasted has its thumbnail
+ * (`preview`, a `data:` URL) once drawn.
  */
 export type PendingAttachment =
-  | { key: number; status: 'reading'; name: string }
+  | { key: number; status: 'reading'; name: string; indexed?: number }
   | { key: number; status: 'attached'; name: string; attachment: Attachment; preview?: string }
   | { key: number; status: 'refused'; name: string; error: string };
 
@@ -25,6 +26,11 @@ export function stillReading(items: readonly PendingAttachment[]): boolean {
 /** A draft can be sent once it has text or a file, and no file is still being read. */
 export function draftSendable(text: string, items: readonly PendingAttachment[]): boolean {
   return (text.trim().length > 0 || attachedFiles(items).length > 0) && !stillReading(items);
+}
+
+/** What a file's chip says while the backend reads it: "Reading…", then how much of a long document is indexed for search. */
+export function readingDetail(indexed: number | undefined): string {
+  return indexed === undefined ? 'Reading…' : `Indexing ${Math.floor(Math.min(Math.max(indexed, 0), 1) * 100)}%`;
 }
 
 /** Why a file was refused, naming it (the backend's words usually do already). */

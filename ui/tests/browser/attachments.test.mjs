@@ -152,6 +152,19 @@ describe('Attachments', () => {
     });
   });
 
+  test('a long document says how much of it is indexed while it is read, then is attached', { timeout: TIMEOUT }, async () => {
+    await withApp({ ...CHAT, attachPick: [REPORT], attachDelayMs: 2400, attachIndexSteps: 3 }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
+      await page.getByTestId('attach').click();
+      const detail = chip(page, 'q3-report.md').getByTestId('attachment-detail');
+      await page.waitForFunction(() => document.querySelector('[data-testid="attachment-detail"]')?.textContent?.includes('Indexing 50%'));
+      assert.equal(await chip(page, 'q3-report.md').getAttribute('data-status'), 'reading');
+      await shot(page, 'attachments-indexing', { dir: OUTPUT, mouse: [300, 300] });
+      await chip(page, 'q3-report.md').and(page.locator('[data-status="attached"]')).waitFor();
+      assert.equal(await text(detail), '3.1 KB');
+    });
+  });
+
   test('dropped on the chat: the overlay while dragging, attached by Tauri\'s drop and the hook, sent without text', { timeout: TIMEOUT }, async () => {
     await withApp(CHAT, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
@@ -269,7 +282,7 @@ describe('Attachments', () => {
       assert.match(await thumbnail.getAttribute('src'), /^data:image\/png;base64,/);
       assert.equal(await thumbnail.evaluate((img) => img.naturalWidth), 48);
       const [asked] = await callsOf(page, 'attach_bytes');
-      assert.deepEqual(asked, { name: 'pasted-image-1.png', data: png });
+      assert.deepEqual([asked.name, asked.data], ['pasted-image-1.png', png]);
       assert.equal((await callsOf(page, 'attach_bytes')).length, 1, 'the text paste attached nothing');
       const image = await attachmentOf(page, '/pasted-image-1.png');
       assert.deepEqual([image.kind, image.chars, image.bytes], ['image', 0, atob(png).length]);

@@ -2,7 +2,7 @@
 // as bytes, an image's thumbnail), what a send carries and gives back when nothing was saved, the rules on what can
 // be sent, and the warning on images a model cannot look at.
 import { describe, expect, it, vi } from 'vitest';
-import type { Attachment } from '../../src/ipc/bindings';
+import type { AttachProgress, Attachment } from '../../src/ipc/bindings';
 import { DraftAttachments } from '../../src/lib/attachments.svelte';
 import {
   NO_VISION_WARNING,
@@ -10,6 +10,7 @@ import {
   draftSendable,
   imageWarning,
   readCaption,
+  readingDetail,
   refusalText,
   type PendingAttachment,
 } from '../../src/lib/attachments';
@@ -26,14 +27,20 @@ const image = (name: string, bytes = 48_000): Attachment => ({ hash: `hash-of-${
  */
 function fileBackend(picked: string[] = []) {
   const waiting = new Map<string, { resolve: (a: Attachment) => void; reject: (e: unknown) => void }>();
-  const answer = (key: string) => new Promise<Attachment>((resolve, reject) => waiting.set(key, { resolve, reject }));
+  const progress = new Map<string, (p: AttachProgress) => void>();
+  const answer = (key: string, indexed: (p: AttachProgress) => void) => {
+    progress.set(key, indexed);
+    return new Promise<Attachment>((resolve, reject) => waiting.set(key, { resolve, reject }));
+  };
   const api = fakeApi('the draft attachments', {
     pickAttachments: vi.fn(async () => picked),
     attachFile: vi.fn(answer),
-    attachBytes: vi.fn((name: string) => answer(name)),
+    attachBytes: vi.fn((name: string, _data: string, indexed: (p: AttachProgress) => void) => answer(name, indexed)),
   });
   return {
     api,
+    /** The backend tells how much of the file is indexed. */
+    indexed: (path: string, indexed: number) => progress.get(path)!({ indexed }),
     finish: (path: string, attachment = doc(path.split('/').at(-1)!)) => waiting.get(path)!.resolve(attachment),
     refuse: (path: string, message: string) => waiting.get(path)!.reject({ kind: 'invalidInput', message }),
   };
@@ -61,6 +68,20 @@ describe('DraftAttachments', () => {
     ]);
     expect(draft.reading).toBe(false);
     expect(draft.attached.map((a) => a.name)).toEqual(['notes.md', 'plan.pdf']);
+  });
+
+  it('a long document being read says how much of it is indexed', async () => {
+    const backend = fileBackend(['/docs/manual.txt']);
+    const draft = new DraftAttachments(backend.api);
+    await draft.pick();
+    const detail = () => draft.items.map((i) => (i.status === 'reading' ? readingDetail(i.indexed) : i.status));
+    expect(detail()).toEqual(['Reading…']);
+    backend.indexed('/docs/manual.txt', 0.456);
+    expect(detail()).toEqual(['Indexing 45%']);
+    backend.finish('/docs/manual.txt');
+    await settle();
+    backend.indexed('/docs/manual.txt', 1); // late: the chip is attached
+    expect(detail()).toEqual(['attached']);
   });
 
   it('a cancelled dialog attaches nothing; a dialog that fails says so', async () => {
@@ -139,7 +160,7 @@ describe('DraftAttachments.paste', () => {
     const pasting = draft.paste(files);
     await settle();
     expect(chips(draft)).toEqual([['reading', 'pasted-image-1.png', undefined], ['reading', 'notes.md', undefined], ['reading', 'pasted-image-2.jpg', undefined]]);
-    expect(vi.mocked(backend.api.attachBytes).mock.calls).toEqual([
+    expect(vi.mocked(backend.api.attachBytes).mock.calls.map(([name, data]) => [name, data])).toEqual([
       ['pasted-image-1.png', Buffer.from('png bytes').toString('base64')],
       ['notes.md', Buffer.from('# Notes').toString('base64')],
       ['pasted-image-2.jpg', Buffer.from('x'.repeat(10)).toString('base64')],
@@ -253,6 +274,14 @@ table('readCaption: how the model read a sent message with files, in tokens', ([
   [[812, [DOC, IMAGE], true], 'Read by passages · 812 tokens'],
   [[22, [IMAGE], false], 'Read with its images · 22 tokens'],
   [[1, [DOC], false], 'Read whole · 1 token'],
+]);
+
+table('readingDetail: reading, then the share of a long document indexed', readingDetail, [
+  [undefined, 'Reading…'],
+  [0, 'Indexing 0%'],
+  [0.999, 'Indexing 99%'],
+  [1, 'Indexing 100%'],
+  [1.5, 'Indexing 100%'],
 ]);
 
 describe('readCaption', () => {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use hearth_core::AttachmentKind;
 
+use crate::passages::Indexed;
 use crate::store::now_ms;
 use crate::{Store, StoreError};
 
@@ -26,6 +27,12 @@ impl Store {
     /// Keeps a file's content under `hash` (the SHA-256 of `data`, lowercase hex), a document
     /// cut into passages for retrieval; a content stored before is kept as it was.
     pub async fn keep_attachment(&self, hash: &str, content: &StoredContent) -> Result<(), StoreError> {
+        self.keep_attachment_telling(hash, content, &|_| {}).await
+    }
+
+    /// As [`Store::keep_attachment`], telling `indexed` how much of a long document is indexed as
+    /// it goes (a batch of passages at a time).
+    pub async fn keep_attachment_telling(&self, hash: &str, content: &StoredContent, indexed: Indexed<'_>) -> Result<(), StoreError> {
         let kind = kind_name(content.kind);
         let added = sqlx::query(
             "INSERT INTO attachments (hash, kind, data, text, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
@@ -38,7 +45,7 @@ impl Store {
         .execute(self.pool())
         .await?;
         if added.rows_affected() == 1 && content.kind == AttachmentKind::Document {
-            self.index_document(hash, &content.text).await?;
+            self.index_document(hash, &content.text, indexed).await?;
         }
         Ok(())
     }

@@ -37,6 +37,6 @@ pub use archive::{Archive, ArchivedChat, ArchivedFile, ArchivedMessage, ImportEr
 pub use attachments::StoredContent;
 pub use error::StoreError;
 pub use markdown::to_markdown;
-pub use passages::retrieval_query;
+pub use passages::{Indexed, retrieval_query};
 pub use search::fts_query;
 pub use store::Store;

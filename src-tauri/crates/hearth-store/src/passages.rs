@@ -45,25 +45,30 @@ impl From<PassageRow> for Passage {
     }
 }
 
+/// Told the share of a document's text indexed so far (0 to 1), after each batch.
+pub type Indexed<'a> = &'a (dyn Fn(f64) + Send + Sync);
+
 /// Passages written per transaction: the history's other writes (a streaming reply's flush) wait
 /// for one batch at most, not a whole document.
 const PASSAGES_PER_WRITE: usize = 256;
 
 impl Store {
     /// Cuts the stored document `hash` (text `text`) into passages and indexes them, a batch per
-    /// transaction; marks it indexed at the end. A cut left unfinished (a crash) is begun again.
-    pub(crate) async fn index_document(&self, hash: &str, text: &str) -> Result<(), StoreError> {
+    /// transaction, telling `indexed` the share of the text indexed after each; marks it indexed at
+    /// the end. A cut left unfinished (a crash) is begun again.
+    pub(crate) async fn index_document(&self, hash: &str, text: &str, indexed: Indexed<'_>) -> Result<(), StoreError> {
         let _one_at_a_time = self.indexing.lock().await;
         let mut tx = self.write_transaction().await?;
-        let indexed: Option<bool> =
+        let done: Option<bool> =
             sqlx::query_scalar("SELECT indexed FROM attachments WHERE hash = ?").bind(hash).fetch_optional(&mut *tx).await?;
-        if indexed != Some(false) {
+        if done != Some(false) {
             return Ok(());
         }
         sqlx::query("DELETE FROM passages WHERE passages MATCH ?").bind(in_documents(&[hash])).execute(&mut *tx).await?;
         for (ordinal, range) in passage_ranges(text).into_iter().enumerate() {
             if ordinal > 0 && ordinal % PASSAGES_PER_WRITE == 0 {
                 tx.commit().await?;
+                indexed(range.start as f64 / text.len() as f64);
                 tx = self.write_transaction().await?;
             }
             sqlx::query("INSERT INTO passages (text, document, ordinal) VALUES (?, ?, ?)")
@@ -88,7 +93,7 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         for (hash, text) in missing {
-            self.index_document(&hash, &text).await?;
+            self.index_document(&hash, &text, &|_| {}).await?;
         }
         Ok(())
     }
@@ -155,6 +160,32 @@ mod tests {
         for (question, expected) in cases {
             assert_eq!(retrieval_query(question).as_deref(), expected, "{question}");
         }
+    }
+
+    /// A long document tells how much of it is indexed after each batch, in order; a short one
+    /// (one batch) tells nothing; a document stored before is not indexed again.
+    #[tokio::test]
+    async fn a_long_document_tells_how_much_is_indexed() {
+        use hearth_core::{AttachmentKind, passage_ranges};
+        use std::sync::Mutex;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("hearth.db")).await.unwrap();
+        let told = |text: &str, hash: &str| {
+            let store = store.clone();
+            let (text, hash) = (text.to_owned(), hash.to_owned());
+            async move {
+                let seen = Mutex::new(Vec::new());
+                let content = crate::StoredContent { kind: AttachmentKind::Document, data: text.clone().into_bytes(), text };
+                store.keep_attachment_telling(&hash, &content, &|share| seen.lock().unwrap().push(share)).await.unwrap();
+                seen.into_inner().unwrap()
+            }
+        };
+        let long: String = (0..7000).map(|i| format!("Paragraph {i} about the harbour and its boats.\n\n")).collect();
+        let shares = told(&long, &"ab".repeat(32)).await;
+        assert_eq!(shares.len(), (passage_ranges(&long).len() - 1) / PASSAGES_PER_WRITE, "{shares:?}");
+        assert!(shares.windows(2).all(|w| w[0] < w[1]) && shares.iter().all(|s| (0.0..1.0).contains(s)), "{shares:?}");
+        assert_eq!(told("A short note.", &"cd".repeat(32)).await, Vec::<f64>::new());
+        assert_eq!(told(&long, &"ab".repeat(32)).await, Vec::<f64>::new(), "stored before: not indexed again");
     }
 
     /// A cut cut off by a crash (some passages written, the document not marked indexed) is

@@ -2,9 +2,9 @@
 // no file is read), attach_bytes reads a pasted file's bytes (stored once per content), pick_attachments is the
 // open dialog (`attachPick`; [] when cancelled), and a turn's files must have been stored first
 // (checkAttachments), as hearth-core's check_attachments says.
-import type { Attachment, AttachmentLimits } from '../../../src/ipc/bindings';
+import type { AttachProgress, Attachment, AttachmentLimits } from '../../../src/ipc/bindings';
 import { ATTACHMENT_LIMIT_DEFAULTS } from './contract';
-import { checkU32Fields, type Handlers } from './ipc';
+import { checkU32Fields, type Handlers, type Sink } from './ipc';
 import { state } from './state';
 import { clone, delay, ipcError } from './util';
 
@@ -27,18 +27,26 @@ function refuseBinary(name: string) {
   if (/\.bin$/i.test(name)) throw ipcError('file', `${name} looks like a binary file, not text`);
 }
 
-/** Stores a file read, after `attachDelayMs` (the time the backend takes to read it). */
-async function stored(attachment: Attachment): Promise<Attachment> {
-  await delay(state.attachDelayMs);
+/**
+ * Stores a file read, after `attachDelayMs` (the time the backend takes to read it); a document is indexed
+ * meanwhile, said over `indexed` in `attachIndexSteps` steps (none: indexed in one go, as a short one is).
+ */
+async function stored(attachment: Attachment, indexed: Sink<AttachProgress>): Promise<Attachment> {
+  const steps = attachment.kind === 'document' ? state.attachIndexSteps : 0;
+  for (let step = 1; step <= steps; step++) {
+    await delay(state.attachDelayMs / (steps + 1));
+    indexed.send({ indexed: step / (steps + 1) });
+  }
+  await delay(state.attachDelayMs / (steps + 1));
   state.attachments[attachment.hash] = attachment;
   return clone(attachment);
 }
 
 /** The file's text as the model reads it; binary files (`.bin`) are refused at once. */
-async function attachFile(path: string): Promise<Attachment> {
+async function attachFile(path: string, indexed: Sink<AttachProgress>): Promise<Attachment> {
   const name = path.split(/[\\/]/).at(-1) ?? path;
   refuseBinary(name);
-  return stored({ hash: fakeHash(name), name, kind: 'document', bytes: path.length * 100, chars: path.length * 80 });
+  return stored({ hash: fakeHash(name), name, kind: 'document', bytes: path.length * 100, chars: path.length * 80 }, indexed);
 }
 
 const startsWith = (bytes: Uint8Array, magic: string, at = 0) => [...magic].every((c, i) => bytes[at + i] === c.charCodeAt(0));
@@ -58,13 +66,14 @@ function formatOf(name: string, bytes: Uint8Array): 'webp' | 'image' | 'document
  * (AttachError::WebP; refusals.json has the case the browser test pastes, checked against the real command); a
  * document's text is its bytes as UTF-8. Stored once per content.
  */
-async function attachBytes(name: string, data: string): Promise<Attachment> {
+async function attachBytes(name: string, data: string, indexed: Sink<AttachProgress>): Promise<Attachment> {
   const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
   const format = formatOf(name, bytes);
   if (format === 'webp') throw ipcError('file', `${name} is a WebP image, which models cannot read yet: save it as PNG or JPEG and attach that`);
-  if (format === 'image') return stored({ hash: fakeHash(data), name, kind: 'image', bytes: bytes.length, chars: 0 });
+  if (format === 'image') return stored({ hash: fakeHash(data), name, kind: 'image', bytes: bytes.length, chars: 0 }, indexed);
   refuseBinary(name);
-  return stored({ hash: fakeHash(data), name, kind: 'document', bytes: bytes.length, chars: [...new TextDecoder().decode(bytes)].length });
+  const chars = [...new TextDecoder().decode(bytes)].length;
+  return stored({ hash: fakeHash(data), name, kind: 'document', bytes: bytes.length, chars }, indexed);
 }
 
 /** A new question's files: at most MAX_ATTACHMENTS, each stored before. */

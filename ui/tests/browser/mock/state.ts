@@ -177,6 +177,8 @@ export type MockConfig = {
   /** The files pick_attachments' open dialog picks ([]: it is cancelled), and how long attach_file takes to read one. */
   attachPick?: string[];
   attachDelayMs?: number;
+  /** How many times a document attached says how much of it is indexed while it is read (0: none, as a short one). */
+  attachIndexSteps?: number;
   /** Hugging Face cannot be reached: every hub command fails as a network error. */
   hubOffline?: boolean;
   /** What starter_model answers (the welcome screen's recommendation). */
@@ -342,6 +344,7 @@ function initialState(config: MockConfig) {
     /** The files pick_attachments' open dialog picks ([]: cancelled); how long attach_file reads one. */
     attachPick: clone(config.attachPick ?? ['/home/me/Documents/notes.md', '/home/me/Documents/budget.csv']) as string[],
     attachDelayMs: config.attachDelayMs ?? 40,
+    attachIndexSteps: config.attachIndexSteps ?? 0,
     /** The attachments attach_file stored, by hash (a message's must be there). */
     attachments: {} as Record<string, Attachment>,
     /** The MCP servers with their states (tools.ts), and how each one's start goes, by name. */
