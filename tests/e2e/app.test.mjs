@@ -7,7 +7,21 @@ import path from "node:path";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { REPLY as reply, appUnderTest, bmp, nonEmpty, nthReply, replyTextWith, replyWith, send, shot, sleep, withProjector } from "./helpers.mjs";
+import {
+  REPLY as reply,
+  appUnderTest,
+  bmp,
+  nonEmpty,
+  nthReply,
+  pasteImage,
+  replyTextWith,
+  replyWith,
+  send,
+  shot,
+  sleep,
+  thumbnailDrawn,
+  withProjector,
+} from "./helpers.mjs";
 import { KEYS, Session } from "./webdriver.mjs";
 
 // The default model with the test's projector beside it: it reads images too.
@@ -208,6 +222,16 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => Number(/^Read with its images · ([\d,]+) tokens$/.exec(t.trim())?.[1].replace(/,/g, "")) > 16 });
     await shot(session, "attachments-5-image-sent");
     fs.rmSync(images, { recursive: true, force: true });
+
+    // A screenshot pasted into the message box in the real window: named by its type, its chip
+    // shows its thumbnail (a data: URL the app's CSP allows), and it goes with the next question.
+    assert.equal(await pasteImage(session), true, "the app takes a pasted image");
+    await session.waitFor('[data-testid="composer-attachments"] [data-testid="attachment"][data-status="attached"]', { accept: (t) => t.includes("pasted-image-1.png") });
+    await thumbnailDrawn(session);
+    await shot(session, "attachments-6-pasted");
+    await send(session, "And this one?");
+    await nthReply(session, 2, "complete");
+    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => Number(/^Read with its images · ([\d,]+) tokens$/.exec(t.trim())?.[1].replace(/,/g, "")) > 16 });
   } finally {
     await session.close();
   }

@@ -146,6 +146,38 @@ export function withProjector(dir, model) {
   fs.symlinkSync(projector, path.join(dir, "models", path.basename(projector)));
 }
 
+/**
+ * Pastes a screenshot-like PNG (drawn in the page) into the message box, as the webview's paste
+ * event carries a copied image; true when the app took the paste.
+ */
+export function pasteImage(session) {
+  const script = `
+    const canvas = Object.assign(document.createElement("canvas"), { width: 96, height: 64 });
+    const g = canvas.getContext("2d");
+    g.fillStyle = "#2d6cdf"; g.fillRect(0, 0, 96, 64);
+    g.fillStyle = "#f4f1ec"; g.fillRect(12, 10, 72, 44);
+    g.fillStyle = "#e4570f"; g.fillRect(12, 10, 72, 8);
+    const bytes = Uint8Array.from(atob(canvas.toDataURL("image/png").split(",")[1]), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], "", { type: "image/png" }));
+    const box = document.querySelector('[data-testid="composer"]');
+    box.focus();
+    const event = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+    box.dispatchEvent(event);
+    return event.defaultPrevented;`;
+  return session.cmd("POST", "/execute/sync", { script, args: [] });
+}
+
+/** Waits until the composer's image chip shows its thumbnail, drawn (under the app's CSP). */
+export async function thumbnailDrawn(session) {
+  const deadline = Date.now() + 20_000;
+  const drawn = 'const img = document.querySelector(\'[data-testid="attachment-thumbnail"]\'); return !!img && img.complete && img.naturalWidth > 0;';
+  while (!(await session.cmd("POST", "/execute/sync", { script: drawn, args: [] }))) {
+    assert.ok(Date.now() < deadline, "the pasted image's thumbnail is drawn");
+    await sleep(100);
+  }
+}
+
 /** A 24-bit BMP of `width` × `height` pixels, each `pixel(x, y)` as [r, g, b]. */
 export function bmp(width, height, pixel) {
   const row = Math.ceil((width * 3) / 4) * 4;

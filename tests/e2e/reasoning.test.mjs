@@ -3,14 +3,16 @@
 // (one that opens a <think> block and reads enable_thinking, the shape Qwen3's has) makes it a
 // reasoning model: after the reload the budget is offered, a budget streams the reasoning live
 // into its open block, which closes when the model is made to answer, and 0 switches thinking off.
+// Then a screenshot pasted into the chat: the dark theme's image chat.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { appUnderTest, nthReply, send, shot, sleep } from "./helpers.mjs";
+import { appUnderTest, nthReply, pasteImage, send, shot, sleep, thumbnailDrawn, withProjector } from "./helpers.mjs";
 import { KEYS, Session } from "./webdriver.mjs";
 
 // In the dark theme (the providers test shows a remote model's reasoning in the light one).
-const ctx = appUnderTest("hearth-e2e-reasoning-", { env: { GTK_THEME: "Adwaita:dark" } });
+// The model reads images too (its projector beside it): an image chat in the dark theme.
+const ctx = appUnderTest("hearth-e2e-reasoning-", { env: { GTK_THEME: "Adwaita:dark" }, prepare: withProjector });
 
 const TEMPLATE =
   "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n" +
@@ -96,6 +98,14 @@ test("a local model reasons where its template does: the budget offered, reasoni
     assert.equal(blocks.length, 0, "no reasoning block");
     assert.match(await session.text(await session.within(plain, '[data-testid="message-content"]')), /\w/);
     await shot(session, "reasoning-04-off");
+
+    // A screenshot pasted in the dark theme: its thumbnail on the chip, then on the sent message.
+    assert.equal(await pasteImage(session), true, "the app takes a pasted image");
+    await thumbnailDrawn(session);
+    await send(session, "What is in this screenshot?");
+    await nthReply(session, 4, "complete");
+    await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => t.trim().startsWith("Read with its images") });
+    await shot(session, "reasoning-05-image-dark");
   } catch (e) {
     await shot(session, "reasoning-failed");
     throw e;
