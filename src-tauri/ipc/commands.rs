@@ -86,6 +86,7 @@ pub const COMMANDS: &[&str] = &[
     "save_tool_servers",
     "add_tool_servers",
     "restart_tool_server",
+    "sign_in_tool_server",
     "stop_tool_server",
     "watch_tool_servers",
 ];

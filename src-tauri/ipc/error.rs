@@ -2,6 +2,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use hearth_app::attachments::AttachFailure;
+use hearth_app::mcp_sign_in::SignInError;
 use hearth_app::{ChatModelError, LoadError, SettingsError};
 use hearth_core::{BackendError, FieldError, ProviderError, SamplingError, TurnError};
 use hearth_engine::EngineError;
@@ -170,6 +171,19 @@ impl From<AttachFailure> for IpcError {
             AttachFailure::File(e) => IpcError::new(IpcErrorKind::File, e),
             AttachFailure::Store(e) => e.into(),
         }
+    }
+}
+
+impl From<SignInError> for IpcError {
+    fn from(e: SignInError) -> Self {
+        let kind = match e {
+            SignInError::Settings(e) => return e.into(),
+            SignInError::Unknown(_) => IpcErrorKind::NotFound,
+            SignInError::NotHttp(_) | SignInError::Page(_) => IpcErrorKind::InvalidInput,
+            SignInError::Browser(_) => IpcErrorKind::File,
+            SignInError::TimedOut | SignInError::Mcp(_) => IpcErrorKind::Network,
+        };
+        IpcError::new(kind, e)
     }
 }
 

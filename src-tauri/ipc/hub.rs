@@ -174,12 +174,7 @@ command! {
             return Err(HubError::NotInLibrary { path: path.display().to_string() }.into());
         }
         let folder = path.parent().unwrap_or(&path).to_path_buf();
-        let opener = if cfg!(target_os = "macos") { "open" } else if cfg!(windows) { "explorer" } else { "xdg-open" };
-        std::process::Command::new(opener)
-            .arg(&folder)
-            .spawn()
-            .map(drop)
-            .map_err(|e| IpcError::new(IpcErrorKind::File, format!("could not open {}: {e}", folder.display())))
+        crate::ipc::open_with_system(folder.as_os_str()).map_err(|e| IpcError::new(IpcErrorKind::File, format!("could not open {}: {e}", folder.display())))
     }
 }
 

@@ -127,6 +127,19 @@ register! {
     tools::save_tool_servers,
     tools::add_tool_servers,
     tools::restart_tool_server,
+    tools::sign_in_tool_server,
     tools::stop_tool_server,
     tools::watch_tool_servers,
+}
+
+/// Opens `target` (a folder, a web page) with the system's own program for it.
+pub(crate) fn open_with_system(target: &std::ffi::OsStr) -> Result<(), String> {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    std::process::Command::new(opener).arg(target).spawn().map(drop).map_err(|e| e.to_string())
 }

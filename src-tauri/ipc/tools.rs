@@ -1,5 +1,6 @@
 //! Settings → Tools: the user's MCP servers — added by form or by pasting `mcpServers` JSON, each
-//! with its state (starting, ready with its tools, failed with its stderr), restarted or stopped.
+//! with its state (starting, ready with its tools, failed with its stderr, asking to sign in),
+//! restarted, stopped, or signed in to.
 
 use tauri::State;
 use tauri::ipc::Channel;
@@ -37,6 +38,15 @@ command! {
     /// Starts the server again (a failure shows in its state, with its stderr).
     pub async fn restart_tool_server(name: String, state: State<'_, AppState>) -> Result<Vec<McpServerStatus>, IpcError> {
         Ok(state.tools.restart(&name).await?)
+    }
+}
+
+command! {
+    /// Signs in to server `name`, which asked to (OAuth): its sign-in page opens in the system's
+    /// browser; once the user has signed in there, the server starts again with the token (kept
+    /// in the keychain). Answers when the sign-in is done, failed, or given up after 5 minutes.
+    pub async fn sign_in_tool_server(name: String, state: State<'_, AppState>) -> Result<Vec<McpServerStatus>, IpcError> {
+        Ok(state.tools.sign_in(&name, |page| crate::ipc::open_with_system(std::ffi::OsStr::new(page))).await?)
     }
 }
 

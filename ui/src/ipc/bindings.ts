@@ -342,7 +342,7 @@ enabled: boolean,
  */
 disabledTools: Array<string>, };
 
-export type McpServerState = { "state": "off" } | { "state": "idle" } | { "state": "starting" } | { "state": "ready", tools: Array<McpTool>, } | { "state": "failed", message: string, stderr: Array<string>, };
+export type McpServerState = { "state": "off" } | { "state": "idle" } | { "state": "starting" } | { "state": "ready", tools: Array<McpTool>, } | { "state": "signIn" } | { "state": "failed", message: string, stderr: Array<string>, };
 
 export type McpServerStatus = { config: McpServerConfig, state: McpServerState, };
 
@@ -1300,6 +1300,12 @@ export const commands = {
    * Starts the server again (a failure shows in its state, with its stderr).
    */
   restartToolServer: (name: string): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('restart_tool_server', { name }),
+  /**
+   * Signs in to server `name`, which asked to (OAuth): its sign-in page opens in the system's
+   * browser; once the user has signed in there, the server starts again with the token (kept
+   * in the keychain). Answers when the sign-in is done, failed, or given up after 5 minutes.
+   */
+  signInToolServer: (name: string): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('sign_in_tool_server', { name }),
   /**
    * Stops the server; it starts again when a chat needs its tools.
    */

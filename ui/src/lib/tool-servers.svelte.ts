@@ -5,16 +5,16 @@ import { withServer, withTool } from './tool-servers';
 
 /**
  * What the user did that can fail, each with its own last error: reading the list, a switch or a
- * removal (`save`), the add or edit form (`put`), pasted JSON (`paste`), a restart, a stop.
+ * removal (`save`), the add or edit form (`put`), pasted JSON (`paste`), a restart, a stop, a sign-in.
  */
-export type ToolAction = 'load' | 'save' | 'put' | 'paste' | 'restart' | 'stop';
+export type ToolAction = 'load' | 'save' | 'put' | 'paste' | 'restart' | 'stop' | 'signIn';
 
 /** Why an action failed, in the backend's words; `server`: the server it was about, if one. */
 export type ToolError = { message: string; server: string | null };
 
 /**
  * Settings → Tools: the user's MCP servers and where each stands (off, starts when needed, starting,
- * ready with its tools, failed with its stderr), kept current by the backend's `watchToolServers`.
+ * ready with its tools, failed with its stderr, asking to sign in), kept current by the backend's `watchToolServers`.
  * Every change saves the whole list (`saveToolServers`); pasted `mcpServers` JSON is added by the
  * backend (`addToolServers`). Environment and header values are secrets: they come and go with the
  * configs, and are never logged.
@@ -26,10 +26,10 @@ export class ToolServersStore {
   loaded = $state(false);
   /** A change (a save, a paste) is under way. */
   saving = $state(false);
-  /** Servers whose restart or stop is under way. */
+  /** Servers whose restart, stop or sign-in is under way. */
   busy = $state<string[]>([]);
   /** The last error of each action; the next success of that action clears it. */
-  errors = $state<Record<ToolAction, ToolError | null>>({ load: null, save: null, put: null, paste: null, restart: null, stop: null });
+  errors = $state<Record<ToolAction, ToolError | null>>({ load: null, save: null, put: null, paste: null, restart: null, stop: null, signIn: null });
 
   readonly #api: HearthApi;
   #watching: Promise<void> | null = null;
@@ -134,11 +134,16 @@ export class ToolServersStore {
     return this.#serverAction('stop', name, () => this.#api.stopToolServer(name));
   }
 
+  /** Sign in to a server that asked: its sign-in page opens in the browser; resolves once the user is done there. */
+  signIn(name: string): Promise<boolean> {
+    return this.#serverAction('signIn', name, () => this.#api.signInToolServer(name));
+  }
+
   clearError(action: ToolAction): void {
     this.errors[action] = null;
   }
 
-  async #serverAction(action: 'restart' | 'stop', name: string, request: () => Promise<McpServerStatus[]>): Promise<boolean> {
+  async #serverAction(action: 'restart' | 'stop' | 'signIn', name: string, request: () => Promise<McpServerStatus[]>): Promise<boolean> {
     this.busy = [...this.busy, name];
     try {
       this.servers = await request();

@@ -107,7 +107,7 @@ export function transportText(transport: McpTransport): string {
 }
 
 /** The state's badge: its words, and a tone for its colour. */
-export function stateBadge(state: McpServerState): { text: string; tone: 'off' | 'idle' | 'busy' | 'ok' | 'failed' } {
+export function stateBadge(state: McpServerState): { text: string; tone: 'off' | 'idle' | 'busy' | 'ok' | 'ask' | 'failed' } {
   switch (state.state) {
     case 'off':
       return { text: 'Off', tone: 'off' };
@@ -117,6 +117,8 @@ export function stateBadge(state: McpServerState): { text: string; tone: 'off' |
       return { text: 'Starting…', tone: 'busy' };
     case 'ready':
       return { text: `Ready · ${state.tools.length} ${state.tools.length === 1 ? 'tool' : 'tools'}`, tone: 'ok' };
+    case 'signIn':
+      return { text: 'Sign-in needed', tone: 'ask' };
     case 'failed':
       return { text: 'Failed', tone: 'failed' };
   }

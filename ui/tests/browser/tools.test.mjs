@@ -1,7 +1,8 @@
 // Browser tests of Settings → Tools: MCP servers added from pasted mcpServers JSON, one that starts and
 // lists its tools, one that fails with its stderr (text, never HTML), a tool switched off (saved in the
 // config's disabledTools while the server keeps running), a refused paste in the backend's words, a
-// server added with the form (its headers masked), switched off, stopped, edited and removed.
+// server added with the form (its headers masked), switched off, stopped, edited and removed; a server that
+// asks to sign in (OAuth), signed in to, and a sign-in that fails.
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -232,6 +233,48 @@ describe('Settings → Tools', () => {
       await tracker.waitFor({ state: 'detached' });
       assert.deepEqual((await callsOf(page, 'save_tool_servers')).at(-1).servers.map((c) => c.name), ['files']);
       await assertFits(page);
+    });
+  });
+
+  test('a server that asks to sign in: Sign in opens the browser, and once signed in it starts with its token', { timeout: 2 * TIMEOUT }, async () => {
+    const linear = {
+      config: { name: 'linear', transport: { kind: 'http', url: 'https://mcp.linear.example/mcp', headers: {} }, enabled: true, disabledTools: [] },
+      state: { state: 'signIn' },
+    };
+    const tools = [{ ...READ_FILE, name: 'list_issues', title: 'List issues', readOnly: true }];
+    await inBothSchemes({ toolServers: [linear], toolScripts: { linear: { signIn: true, signInMs: 1200, tools } } }, async (page) => {
+      await openTools(page);
+      const server = row(page, 'linear');
+      await server.waitFor();
+      assert.equal(await text(server.getByTestId('tool-server-state')), 'Sign-in needed');
+      assert.match(await text(server.getByTestId('tool-server-sign-in')), /asks you to sign in: Hearth opens its sign-in page in your browser/);
+      await shot(page, 'settings-tools-sign-in', { dir: OUTPUT });
+
+      await server.getByTestId('tool-server-sign-in-button').click();
+      await server.getByText('Finish signing in in your browser…').waitFor();
+      assert.equal(await server.getByTestId('tool-server-sign-in-button').isDisabled(), true, 'one sign-in at a time');
+      await server.and(page.locator('[data-state="ready"]')).waitFor();
+      assert.equal(await text(server.getByTestId('tool-server-state')), 'Ready · 1 tool');
+      assert.deepEqual((await callsOf(page, 'sign_in_tool_server')).map((p) => p.name), ['linear']);
+      const saved = (await mockServers(page)).find((s) => s.config.name === 'linear');
+      assert.deepEqual(Object.keys(saved.config.transport.headers), ['Authorization'], 'the token is kept with its headers');
+    });
+  });
+
+  test('a sign-in that fails says why, in the backend\'s words, and can be tried again', { timeout: TIMEOUT }, async () => {
+    const linear = {
+      config: { name: 'linear', transport: { kind: 'http', url: 'https://mcp.linear.example/mcp', headers: {} }, enabled: true, disabledTools: [] },
+      state: { state: 'signIn' },
+    };
+    const script = { signIn: true, signInMs: 100, signInFailed: 'no sign-in came back within 5 minutes; sign in again' };
+    await inBothSchemes({ toolServers: [linear], toolScripts: { linear: script } }, async (page) => {
+      await openTools(page);
+      const server = row(page, 'linear');
+      await server.getByTestId('tool-server-sign-in-button').click();
+      const error = server.getByTestId('tool-server-action-error');
+      await error.waitFor();
+      assert.equal(await text(error), 'Not done: signing in failed: no sign-in came back within 5 minutes; sign in again');
+      assert.equal(await server.getByTestId('tool-server-sign-in-button').isDisabled(), false);
     });
   });
 });

@@ -119,6 +119,7 @@ describe('what a row shows', () => {
       [{ state: 'ready', tools: [tool] }, 'Ready · 1 tool', 'ok'],
       [{ state: 'ready', tools: [tool, { ...tool, name: 'u' }] }, 'Ready · 2 tools', 'ok'],
       [{ state: 'ready', tools: [] }, 'Ready · 0 tools', 'ok'],
+      [{ state: 'signIn' }, 'Sign-in needed', 'ask'],
       [{ state: 'failed', message: 'it stopped', stderr: [] }, 'Failed', 'failed'],
     ];
     for (const [state, text, tone] of cases) expect(stateBadge(state)).toEqual({ text, tone });

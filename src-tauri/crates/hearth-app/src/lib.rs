@@ -7,6 +7,7 @@ pub mod agent;
 pub mod attachments;
 mod chat_model;
 pub mod log_file;
+pub mod mcp_sign_in;
 pub mod model_memory;
 mod models;
 pub mod opened_files;

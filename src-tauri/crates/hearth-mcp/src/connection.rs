@@ -151,7 +151,9 @@ pub async fn connect(transport: &McpTransport, start_within: Duration, trace: &m
             let transport = StreamableHttpClientTransport::from_config(config);
             match tokio::time::timeout(start_within, client.serve(transport)).await {
                 Ok(Ok(service)) => (service, None),
-                Ok(Err(e)) if e.auth_challenge().is_some() || e.to_string().contains("Auth required") => return Err(McpError::SignIn),
+                Ok(Err(e)) if e.auth_challenge().is_some() || e.to_string().contains("Auth required") => {
+                    return Err(McpError::SignIn { challenge: e.auth_challenge().unwrap_or_default().to_owned() });
+                }
                 Ok(Err(e)) => return Err(McpError::Handshake(e.to_string())),
                 Err(_) => return Err(McpError::NoAnswer(start_within)),
             }
@@ -267,8 +269,8 @@ fn content_text(block: &ContentBlock) -> String {
 }
 
 fn call_error(error: ServiceError) -> McpError {
-    if error.auth_challenge().is_some() {
-        return McpError::SignIn;
+    if let Some(challenge) = error.auth_challenge() {
+        return McpError::SignIn { challenge: challenge.to_owned() };
     }
     match error {
         ServiceError::McpError(data) => McpError::Refused(data.message.into_owned()),

@@ -43,6 +43,8 @@ pub enum McpServerState {
     Ready {
         tools: Vec<McpTool>,
     },
+    /// It asks the user to sign in (OAuth) before it can be used.
+    SignIn,
     /// It could not start, or it died: why, and the last lines it wrote to stderr.
     Failed {
         message: String,
@@ -63,6 +65,10 @@ enum Phase {
     Ready {
         connection: Arc<Connection>,
         trace: Trace,
+    },
+    /// It asked to sign in, with `challenge` (its `WWW-Authenticate` header).
+    SignIn {
+        challenge: String,
     },
     /// `by`: the session that died, when one did (a start that failed has none).
     Failed {
@@ -97,6 +103,15 @@ impl McpHub {
         let hub = Self { inner: Arc::new(Inner { slots: Mutex::new(Vec::new()), timeouts, changed: watch::channel(0).0 }) };
         *hub.inner.slots.lock().expect("slots poisoned") = configs.into_iter().map(new_slot).collect();
         hub
+    }
+
+    /// What server `name` asked to sign in with (its `WWW-Authenticate` header), when it asked.
+    pub fn sign_in_challenge(&self, name: &str) -> Option<String> {
+        let slot = self.slots().into_iter().find(|s| s.config.name == name)?;
+        match &*slot.phase.lock().expect("phase poisoned") {
+            Phase::SignIn { challenge } => Some(challenge.clone()),
+            _ => None,
+        }
     }
 
     /// Told at every change of a server's state (a counter: read [`Self::statuses`] then).
@@ -225,6 +240,7 @@ impl McpHub {
         let running = match &*slot.phase.lock().expect("phase poisoned") {
             Phase::Ready { connection, .. } => Some(connection.clone()),
             Phase::Failed { message, .. } => return Err(McpError::Failed { server: slot.config.name.clone(), message: message.clone() }),
+            Phase::SignIn { challenge } => return Err(McpError::SignIn { challenge: challenge.clone() }),
             Phase::Idle | Phase::Starting => None,
         };
         if let Some(connection) = running {
@@ -244,6 +260,11 @@ impl McpHub {
                 slot.set(Phase::Ready { connection: connection.clone(), trace: trace.clone() });
                 self.watch_exit(slot, &connection, &trace);
                 Ok(connection)
+            }
+            Err(McpError::SignIn { challenge }) => {
+                tracing::info!(server = slot.config.name, "MCP server asks to sign in");
+                slot.set(Phase::SignIn { challenge: challenge.clone() });
+                Err(McpError::SignIn { challenge })
             }
             Err(error) => {
                 let (message, stderr) = words(&error.to_string(), &trace, self.inner.timeouts.exit_grace).await;
@@ -309,6 +330,7 @@ impl Slot {
             Phase::Starting => McpServerState::Starting,
             Phase::Ready { connection, .. } => McpServerState::Ready { tools: connection.tools().to_vec() },
             Phase::Failed { message, stderr, .. } => McpServerState::Failed { message: message.clone(), stderr: stderr.clone() },
+            Phase::SignIn { .. } => McpServerState::SignIn,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Hearth's MCP client, on the official Rust SDK (rmcp): servers started over stdio or reached
 //! over Streamable HTTP, each supervised by [`McpHub`] (started lazily, its state and its
 //! failure's words kept, restarted on demand, stopped at quit), their tools listed and called with
-//! progress and cancellation.
+//! progress and cancellation; one that asks to sign in is signed in to with OAuth ([`oauth`]).
 //!
 //! The crate knows nothing of chats or approval: the app decides which call runs; this crate runs
 //! it and says what happened.
@@ -9,6 +9,7 @@
 mod config;
 mod connection;
 mod hub;
+pub mod oauth;
 mod stdio;
 
 use std::time::Duration;
@@ -25,10 +26,11 @@ pub enum McpError {
     Spawn { command: String, why: String },
     #[error("the server did not complete MCP's handshake: {0}")]
     Handshake(String),
-    #[error(
-        "the server asks to sign in (OAuth), which Hearth's MCP client does not do yet; if it takes a token, add it as an Authorization header"
-    )]
-    SignIn,
+    /// `challenge`: its `WWW-Authenticate` header, what signing in starts from (`oauth::sign_in`).
+    #[error("the server asks to sign in (OAuth): sign in to it, or add a token it takes as an Authorization header")]
+    SignIn { challenge: String },
+    #[error("signing in failed: {0}")]
+    SignInFailed(String),
     #[error("the server did not answer within {} s", .0.as_secs())]
     NoAnswer(Duration),
     #[error("{0:?} is not a header Hearth can send")]

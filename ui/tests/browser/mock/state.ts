@@ -125,7 +125,18 @@ export type ImportFile = {
  * How an MCP server's start goes in the mock (tools.ts): after `startMs` it is ready with `tools`, or it
  * failed with `failed`'s message and stderr lines. A server without one starts with no tools.
  */
-export type ToolScript = { startMs?: number; tools?: McpTool[]; failed?: { message: string; stderr: string[] } };
+/**
+ * How a server's start goes (after `startMs`: ready with `tools`, or `failed`); `signIn`: it asks to sign in (OAuth)
+ * until the user has, which takes them `signInMs` in the browser, or fails with `signInFailed`'s words.
+ */
+export type ToolScript = {
+  startMs?: number;
+  tools?: McpTool[];
+  failed?: { message: string; stderr: string[] };
+  signIn?: boolean;
+  signInMs?: number;
+  signInFailed?: string;
+};
 
 /** What a test sets up (every field optional; the harness adds `model`). */
 export type MockConfig = {

@@ -1,13 +1,13 @@
 // Settings → Tools' MCP servers, as src-tauri/ipc/tools.rs and hearth-mcp's hub answer them: the list with
 // each server's state (`toolServers`), saved whole; pasted `mcpServers` JSON added; a restart that goes
 // starting → ready with its tools or → failed with its stderr as the test scripted it (`toolScripts`, by name);
-// a stop; and the watch channel, sent the whole list at every change. The mock checks nothing the backend
+// a stop; a sign-in (OAuth) to a server that asks; and the watch channel, sent the whole list at every change. The mock checks nothing the backend
 // checks: a test that wants a refusal names it (`failNext`). It keeps only what the scenarios rely on: a
 // server whose process is unchanged (only its switches for tools changed) keeps running through a save.
 import type { McpServerConfig, McpServerStatus, McpTransport } from '../../../src/ipc/bindings';
 import type { Handlers, Sink } from './ipc';
 import { state } from './state';
-import { clone, delay, refuse } from './util';
+import { clone, delay, ipcError, refuse } from './util';
 
 /** How long a start takes when the script does not say. */
 const START_MS = 300;
@@ -78,11 +78,32 @@ async function restart(name: string) {
   const now = state.toolServers.find((s) => s.config.name === name);
   if (starts.get(name) !== start || !now) return list();
   starts.delete(name);
+  const signedIn = Object.keys(headersOf(now.config)).some((h) => h.toLowerCase() === 'authorization');
   now.state = script.failed
     ? { state: 'failed', message: script.failed.message, stderr: [...script.failed.stderr] }
-    : { state: 'ready', tools: clone(script.tools ?? []) };
+    : script.signIn && !signedIn
+      ? { state: 'signIn' }
+      : { state: 'ready', tools: clone(script.tools ?? []) };
   notify();
   return list();
+}
+
+const headersOf = (config: McpServerConfig): Record<string, string> => (config.transport.kind === 'http' ? config.transport.headers : {});
+
+/**
+ * The user signs in in the browser (`signInMs`): the token is kept with the server's headers (its value hidden, as
+ * the backend sends saved secrets) and the server starts again; or the sign-in fails in `signInFailed`'s words.
+ */
+async function signIn(name: string) {
+  const server = find(name);
+  if (server.config.transport.kind !== 'http') {
+    throw ipcError('invalidInput', `${JSON.stringify(name)} is started as a program, which does not sign in: give it its token in its environment`);
+  }
+  const script = state.toolScripts[name] ?? {};
+  await delay(script.signInMs ?? START_MS);
+  if (script.signInFailed) throw ipcError('network', `signing in failed: ${script.signInFailed}`);
+  server.config.transport.headers = { ...server.config.transport.headers, Authorization: '' };
+  return restart(name);
 }
 
 function stop(name: string) {
@@ -102,6 +123,7 @@ export const toolCommands = {
   },
   restartToolServer: restart,
   stopToolServer: async (name) => stop(name),
+  signInToolServer: signIn,
   watchToolServers: (onUpdate) => {
     watchers.push(onUpdate);
     return null;

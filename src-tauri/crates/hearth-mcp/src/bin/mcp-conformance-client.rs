@@ -1,12 +1,23 @@
 //! The MCP conformance suite's client under test (`@modelcontextprotocol/conformance client`,
 //! run by tests/conformance.rs; not part of the app): Hearth's MCP client reaches the scenario's server at the URL
 //! given last, lists its tools and calls each with arguments made from its schema, as a chat's
-//! tool round would. Exits non-zero, with the error in words, when the server cannot be used.
+//! tool round would. A server that asks to sign in is signed in to (`hearth_mcp::oauth`, as the
+//! app does, the sign-in page followed here instead of shown in a browser) and used with its token;
+//! a server that asks again (more scopes) is signed in to again, three times at most. Exits
+//! non-zero, with the error in words, when the server cannot be used.
 
 use std::collections::BTreeMap;
 
-use hearth_mcp::{CallOptions, McpHub, McpServerConfig, McpTransport, Timeouts};
+use hearth_mcp::oauth::{OAuthClient, bearer, sign_in};
+use hearth_mcp::{CallOptions, McpError, McpHub, McpServerConfig, McpTransport, Timeouts};
 use serde_json::{Map, Value, json};
+
+/// Where the sign-in page redirects: never reached here (the redirect is read, not followed).
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// Hearth's client metadata document, as the suite names the client's.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Sign-ins tried before giving up (a server that always asks again).
+const MOST_SIGN_INS: usize = 3;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -14,25 +25,66 @@ async fn main() -> std::process::ExitCode {
         eprintln!("usage: mcp-conformance-client <server url>");
         return std::process::ExitCode::FAILURE;
     };
-    let config = McpServerConfig {
-        name: "conformance".into(),
-        transport: McpTransport::Http { url, headers: BTreeMap::new() },
-        enabled: true,
-        disabled_tools: Vec::new(),
-    };
-    let hub = McpHub::new(vec![config], Timeouts::default());
-    let code = match run(&hub).await {
+    let mut headers = BTreeMap::new();
+    let hub = McpHub::new(vec![config(&url, &headers)], Timeouts::default());
+    let mut result = run(&hub).await;
+    for _ in 0..MOST_SIGN_INS {
+        let Err(McpError::SignIn { challenge }) = &result else { break };
+        let token = match sign_in(&url, Some(challenge.as_str()), &client(), REDIRECT_URI, follow).await {
+            Ok(token) => token,
+            Err(error) => {
+                result = Err(error);
+                break;
+            }
+        };
+        headers.extend([bearer(&token)]);
+        hub.set_configs(vec![config(&url, &headers)]).await;
+        result = run(&hub).await;
+    }
+    hub.stop_all().await;
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");
             std::process::ExitCode::FAILURE
         }
-    };
-    hub.stop_all().await;
-    code
+    }
 }
 
-async fn run(hub: &McpHub) -> Result<(), hearth_mcp::McpError> {
+fn config(url: &str, headers: &BTreeMap<String, String>) -> McpServerConfig {
+    McpServerConfig {
+        name: "conformance".into(),
+        transport: McpTransport::Http { url: url.into(), headers: headers.clone() },
+        enabled: true,
+        disabled_tools: Vec::new(),
+    }
+}
+
+/// Hearth as the suite's scenarios know their client: a pre-registered one where the scenario
+/// gives it (`MCP_CONFORMANCE_CONTEXT`), and its metadata document's address.
+fn client() -> OAuthClient {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default();
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(String::from);
+    OAuthClient { client_id: text("client_id"), client_secret: text("client_secret"), metadata_url: Some(CLIENT_METADATA_URL.into()) }
+}
+
+/// The sign-in page, followed as a browser would up to its redirect, which is read (the
+/// suite's authorization server approves at once).
+async fn follow(page: String) -> Result<String, McpError> {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| McpError::SignInFailed(e.to_string()))?;
+    let answer = http.get(&page).send().await.map_err(|e| McpError::SignInFailed(e.to_string()))?;
+    answer
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|location| location.to_str().ok())
+        .map(String::from)
+        .ok_or_else(|| McpError::SignInFailed(format!("the sign-in page answered {} without a redirect", answer.status())))
+}
+
+async fn run(hub: &McpHub) -> Result<(), McpError> {
     for tool in hub.tools("conformance").await? {
         let arguments = example_of(&tool.input_schema);
         let outcome = hub.call("conformance", &tool.name, arguments, &CallOptions::default()).await?;
@@ -40,7 +92,6 @@ async fn run(hub: &McpHub) -> Result<(), hearth_mcp::McpError> {
     }
     Ok(())
 }
-
 /// Arguments that fit a schema: each property given a value of its type.
 fn example_of(schema: &Value) -> Value {
     let mut arguments = Map::new();

@@ -1,0 +1,145 @@
+//! Signing the user in to an MCP server that asks (OAuth, `hearth_mcp::oauth`): its sign-in page
+//! opened in the system's browser, the redirect it ends with caught on loopback — a listener on
+//! 127.0.0.1 for this one sign-in, as RFC 8252 has native apps do — and the token kept with the
+//! server's headers, in the keychain, before the server is started again with it.
+
+use std::time::Duration;
+
+use axum::extract::{RawQuery, State};
+use axum::response::Html;
+use axum::routing::get;
+use hearth_mcp::oauth::{OAuthClient, bearer, sign_in};
+use hearth_mcp::{McpError, McpServerStatus, McpTransport};
+use tokio::sync::mpsc;
+
+use crate::SettingsError;
+use crate::tool_servers::ToolServers;
+
+/// How long the user has to sign in in the browser.
+pub const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
+
+/// Why signing in to a server did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum SignInError {
+    #[error("no MCP server is named {0:?}")]
+    Unknown(String),
+    #[error("{0:?} is started as a program, which does not sign in: give it its token in its environment")]
+    NotHttp(String),
+    #[error("the sign-in page is not a web address Hearth opens: {0}")]
+    Page(String),
+    #[error("the browser could not be opened: {0}")]
+    Browser(String),
+    #[error("no sign-in came back within {} minutes; sign in again", SIGN_IN_WAIT.as_secs() / 60)]
+    TimedOut,
+    #[error(transparent)]
+    Mcp(#[from] McpError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+}
+
+impl ToolServers {
+    /// Signs the user in to server `name` (over HTTP), which asked to: `open` shows its sign-in
+    /// page (the system's browser); the token it gives is kept as the server's `Authorization`
+    /// header (in the keychain) and the server starts again with it (a failure shows in its state).
+    pub async fn sign_in(&self, name: &str, open: impl FnOnce(&str) -> Result<(), String>) -> Result<Vec<McpServerStatus>, SignInError> {
+        let statuses = self.statuses();
+        let config =
+            statuses.iter().find(|s| s.config.name == name).map(|s| s.config.clone()).ok_or_else(|| SignInError::Unknown(name.into()))?;
+        let McpTransport::Http { url, .. } = &config.transport else { return Err(SignInError::NotHttp(name.into())) };
+        let challenge = self.hub().sign_in_challenge(name);
+        let (redirect_uri, mut redirected, listener) = catch_redirect(name).await?;
+        let authorize = |page: String| async move {
+            check_page(&page).map_err(|e| McpError::SignInFailed(e.to_string()))?;
+            open(&page).map_err(|e| McpError::SignInFailed(SignInError::Browser(e).to_string()))?;
+            match tokio::time::timeout(SIGN_IN_WAIT, redirected.recv()).await {
+                Ok(Some(redirect)) => Ok(redirect),
+                _ => Err(McpError::SignInFailed(SignInError::TimedOut.to_string())),
+            }
+        };
+        let token = sign_in(url, challenge.as_deref(), &OAuthClient::default(), &redirect_uri, authorize).await;
+        listener.abort();
+        let token = token?;
+        let configs = statuses
+            .into_iter()
+            .map(|status| {
+                let mut config = status.config;
+                if config.name == name
+                    && let McpTransport::Http { headers, .. } = &mut config.transport
+                {
+                    headers.extend([bearer(&token)]);
+                }
+                config
+            })
+            .collect();
+        tracing::info!(server = name, "signed in to an MCP server");
+        self.save(configs).await?;
+        Ok(self.restart(name).await.map_err(SettingsError::from)?)
+    }
+}
+
+/// A listener on loopback for the sign-in's redirect: its address (`/callback` on a port of its
+/// own), what it caught (the whole redirect address), and its task.
+async fn catch_redirect(name: &str) -> Result<(String, mpsc::Receiver<String>, tokio::task::JoinHandle<()>), SignInError> {
+    let socket = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| McpError::SignInFailed(e.to_string()))?;
+    let port = socket.local_addr().map_err(|e| McpError::SignInFailed(e.to_string()))?.port();
+    let base = format!("http://127.0.0.1:{port}/callback");
+    let (caught, redirected) = mpsc::channel(1);
+    let page = Html(format!(
+        "<!doctype html><meta charset=utf-8><title>Hearth</title><p style=\"font: 16px system-ui; margin: 3em\">Hearth has your sign-in to {}. You can close this tab.</p>",
+        escape(name)
+    ));
+    let app = axum::Router::new()
+        .route(
+            "/callback",
+            get(move |State((caught, base)): State<(mpsc::Sender<String>, String)>, RawQuery(query): RawQuery| {
+                let page = page.clone();
+                async move {
+                    let _ = caught.try_send(format!("{base}?{}", query.unwrap_or_default()));
+                    page
+                }
+            }),
+        )
+        .with_state((caught, base.clone()));
+    let listener = tokio::spawn(async move {
+        let _ = axum::serve(socket, app).await;
+    });
+    Ok((base, redirected, listener))
+}
+
+/// Only a web page is opened: an authorization server's metadata names the page, and a crafted
+/// one must not open a file or another program's link.
+fn check_page(page: &str) -> Result<(), SignInError> {
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+        .iter()
+        .any(|l| page.strip_prefix(l).is_some_and(|rest| rest.starts_with([':', '/'])));
+    match page.starts_with("https://") || loopback {
+        true => Ok(()),
+        false => Err(SignInError::Page(page.chars().take(120).collect())),
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_web_pages_are_opened() {
+        let cases = [
+            ("https://auth.example.com/authorize?x=1", true),
+            ("http://127.0.0.1:8123/authorize", true),
+            ("http://localhost/authorize", true),
+            ("http://localhost.evil.com/authorize", false),
+            ("http://auth.example.com/authorize", false),
+            ("file:///etc/passwd", false),
+            ("javascript:alert(1)", false),
+            ("vscode://open", false),
+        ];
+        for (page, opened) in cases {
+            assert_eq!(check_page(page).is_ok(), opened, "{page}");
+        }
+    }
+}

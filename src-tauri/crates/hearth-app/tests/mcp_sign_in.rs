@@ -1,0 +1,105 @@
+//! Signing in to an MCP server that asks (OAuth), on real parts: the server is
+//! tests/mcp/oauth.mjs (its own authorization server, over real HTTP on 127.0.0.1), Hearth's
+//! redirect listener is a real loopback socket, and the "browser" loads the sign-in page and
+//! follows its redirect as a browser does. The token lands in the key store, and the server then
+//! lists its tools.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hearth_app::mcp_sign_in::SignInError;
+use hearth_app::{Settings, ToolServers};
+use hearth_mcp::{McpError, McpServerConfig, McpServerState, McpTransport};
+use hearth_providers::{KeyStore, Secret};
+
+fn http(name: &str, url: &str) -> McpServerConfig {
+    McpServerConfig {
+        name: name.into(),
+        transport: McpTransport::Http { url: url.into(), headers: Default::default() },
+        enabled: true,
+        disabled_tools: Vec::new(),
+    }
+}
+
+/// tests/mcp/oauth.mjs on a free port, once it listens.
+async fn oauth_server() -> (tokio::process::Child, String) {
+    let servers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/mcp");
+    assert!(servers.join("node_modules").is_dir(), "the MCP test servers are missing: run scripts/setup.sh test");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = tokio::process::Command::new("node")
+        .arg("oauth.mjs")
+        .current_dir(&servers)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs tests/mcp/oauth.mjs");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(Instant::now() < deadline, "tests/mcp/oauth.mjs did not listen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[tokio::test]
+async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
+    let (_server, url) = oauth_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap();
+    let keys = Arc::new(KeyStore::new(dir.path().join("keys.json")));
+    let tools = ToolServers::open(Settings::new(store), keys.clone()).await.unwrap();
+    let program = McpServerConfig {
+        name: "local".into(),
+        transport: McpTransport::Stdio { command: "node".into(), args: vec!["x.mjs".into()], env: Default::default(), cwd: None },
+        enabled: true,
+        disabled_tools: Vec::new(),
+    };
+    tools.save(vec![http("tracker", &url), program]).await.unwrap();
+
+    // Asked for its tools, it asks to sign in; Settings shows that.
+    let asked = tools.hub().tools("tracker").await.unwrap_err();
+    assert!(matches!(&asked, McpError::SignIn { challenge } if challenge.contains("resource_metadata=")), "{asked:?}");
+    assert_eq!(tools.statuses()[0].state, McpServerState::SignIn);
+
+    // Hostile and mistaken asks are refused in words, nothing opened.
+    let refused = |name: &'static str| {
+        let tools = tools.clone();
+        async move { tools.sign_in(name, |page| panic!("nothing is opened for {name}: {page}")).await.unwrap_err() }
+    };
+    assert!(matches!(refused("nobody").await, SignInError::Unknown(_)));
+    let program = refused("local").await;
+    assert_eq!(program.to_string(), "\"local\" is started as a program, which does not sign in: give it its token in its environment");
+
+    // The browser loads the sign-in page; the server approves at once and redirects to Hearth's
+    // loopback listener, which shows its page.
+    let (shown, seen) = tokio::sync::oneshot::channel();
+    let statuses = tools
+        .sign_in("tracker", move |page| {
+            let page = page.to_owned();
+            tokio::spawn(async move {
+                let answer = reqwest::get(&page).await.expect("the browser loads the page");
+                let _ = shown.send((answer.url().to_string(), answer.text().await.unwrap_or_default()));
+            });
+            Ok(())
+        })
+        .await
+        .expect("signed in");
+    let (landed, page) = seen.await.unwrap();
+    assert!(landed.starts_with("http://127.0.0.1:") && landed.contains("/callback?code="), "{landed}");
+    assert!(page.contains("Hearth has your sign-in to tracker. You can close this tab."), "{page}");
+    match &statuses[0].state {
+        McpServerState::Ready { tools } => assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["whoami"]),
+        other => panic!("the server starts with its token: {other:?}"),
+    }
+    let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+
+    // The token is a secret: in the key store, not in the saved settings.
+    let kept = keys.secret(Secret::McpServer("tracker")).unwrap().unwrap_or_default();
+    assert!(kept.contains("Bearer token-"), "{kept}");
+    let saved = std::fs::read(dir.path().join("hearth.db")).unwrap();
+    assert!(!String::from_utf8_lossy(&saved).contains("Bearer token-"), "no token in the history file");
+}

@@ -1,0 +1,86 @@
+// An MCP server over Streamable HTTP that asks to sign in (OAuth 2.1 as MCP's authorization spec
+// has it), for Hearth's sign-in tests: it is its own authorization server — protected resource
+// and authorization server metadata, dynamic client registration, an authorization page that
+// approves at once (the "user" signs in by loading it) and redirects with a code, a token
+// endpoint that checks PKCE — and serves one tool, `whoami`, to a request with a token it issued.
+//   PORT=8123 node oauth.mjs
+import { createHash, randomBytes } from "node:crypto";
+import express from "express";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+
+const port = Number(process.env.PORT ?? 8123);
+const base = `http://127.0.0.1:${port}`;
+const codes = new Map(); // code → { challenge, redirectUri, clientId }
+const tokens = new Set();
+const clients = new Set();
+const random = () => randomBytes(16).toString("hex");
+
+const app = express();
+app.use(express.urlencoded({ extended: false }));
+app.use(express.json());
+
+const resource = { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: ["tools"] };
+app.get("/.well-known/oauth-protected-resource/mcp", (_, res) => res.json(resource));
+app.get("/.well-known/oauth-protected-resource", (_, res) => res.json(resource));
+app.get("/.well-known/oauth-authorization-server", (_, res) =>
+  res.json({
+    issuer: base,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    registration_endpoint: `${base}/register`,
+    response_types_supported: ["code"],
+    grant_types_supported: ["authorization_code", "refresh_token"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none"],
+    scopes_supported: ["tools"],
+  }),
+);
+
+app.post("/register", (req, res) => {
+  const clientId = `client-${random()}`;
+  clients.add(clientId);
+  res.status(201).json({ ...req.body, client_id: clientId, token_endpoint_auth_method: "none" });
+});
+
+app.get("/authorize", (req, res) => {
+  const { client_id: clientId, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: method, state } = req.query;
+  if (!clients.has(clientId) || method !== "S256" || !challenge || !redirectUri) {
+    return res.status(400).send("a bad authorization request");
+  }
+  const code = random();
+  codes.set(code, { challenge, redirectUri, clientId });
+  const back = new URL(redirectUri);
+  back.searchParams.set("code", code);
+  if (state) back.searchParams.set("state", state);
+  res.redirect(302, back.toString());
+});
+
+app.post("/token", (req, res) => {
+  const { grant_type: grant, code, code_verifier: verifier, redirect_uri: redirectUri } = req.body;
+  const issued = codes.get(code);
+  codes.delete(code);
+  const proof = verifier && createHash("sha256").update(verifier).digest("base64url");
+  if (grant !== "authorization_code" || !issued || proof !== issued.challenge || redirectUri !== issued.redirectUri) {
+    return res.status(400).json({ error: "invalid_grant" });
+  }
+  const token = `token-${random()}`;
+  tokens.add(token);
+  res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, scope: "tools" });
+});
+
+app.all("/mcp", async (req, res) => {
+  const token = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+  if (!tokens.has(token)) {
+    res.set("WWW-Authenticate", `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp", scope="tools"`);
+    return res.status(401).json({ error: "invalid_token" });
+  }
+  const server = new McpServer({ name: "signed-in", version: "1.0.0" });
+  server.registerTool("whoami", { description: "Says who is signed in" }, async () => ({ content: [{ type: "text", text: "a signed-in user" }] }));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on("close", () => transport.close());
+  await server.connect(transport);
+  await transport.handleRequest(req, res, req.body);
+});
+
+app.listen(port, "127.0.0.1", () => console.error(`listening on ${base}`));
