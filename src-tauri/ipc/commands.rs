@@ -87,6 +87,8 @@ pub const COMMANDS: &[&str] = &[
     "add_tool_servers",
     "restart_tool_server",
     "sign_in_tool_server",
+    "watch_tool_questions",
+    "answer_tool_question",
     "stop_tool_server",
     "watch_tool_servers",
 ];

@@ -5,6 +5,8 @@
 use tauri::State;
 use tauri::ipc::Channel;
 
+use hearth_app::PendingQuestion;
+use hearth_mcp::questions::Answer;
 use hearth_mcp::{McpServerConfig, McpServerStatus};
 
 use crate::AppState;
@@ -69,5 +71,30 @@ command! {
                 }
             }
         });
+    }
+}
+
+command! {
+    /// Sends the MCP servers' questions waiting for the user (elicitation) over `on_update` now,
+    /// and again at every change (asked, answered, withdrawn).
+    pub fn watch_tool_questions(on_update: Channel<Vec<PendingQuestion>>, state: State<'_, AppState>) {
+        let questions = state.questions.clone();
+        let mut changes = questions.subscribe();
+        let _ = on_update.send(questions.pending());
+        tauri::async_runtime::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if on_update.send(questions.pending()).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+command! {
+    /// Answers question `id`: the form sent (what it asked, of its types; fields left out take
+    /// the server's defaults), declined, or dismissed.
+    pub fn answer_tool_question(id: u64, answer: Answer, state: State<'_, AppState>) -> Result<(), IpcError> {
+        Ok(state.questions.answer(id, answer)?)
     }
 }

@@ -3,7 +3,8 @@
 // start (tests/mcp/hostile.mjs) — and shows each one's state. In a chat the model's call waits
 // for the user: the approval shows the arguments, edited and allowed the tool runs and its
 // result shows and feeds the reply; run again with new arguments, its result is a new version the
-// reply answers; denied, nothing runs; Stop ends a slow tool. The tiny test
+// reply answers; denied, nothing runs; Stop ends a slow tool; a server's question mid-call
+// (elicitation) opens over the window and its answer reaches the tool. The tiny test
 // model never chooses to call, so HEARTH_TEST_TOOL_CHOICE=required makes the first reply of a
 // turn call under the tools' grammar (the flow after that is the app's own). Screenshots in
 // the light and the dark theme.
@@ -211,6 +212,52 @@ test("the same in the dark theme: Settings → Tools, an approval, a result", as
     await lastReplyDone(session);
     await sleep(300);
     await shot(session, "tools-03-result-dark");
+
+    // A server that asks mid-call: its question opens over the window; the answer reaches it.
+    await openTools(session);
+    await session.press(await session.waitFor('[data-testid="paste-tool-servers"]'));
+    const bistro = { mcpServers: { bistro: { command: "node", args: ["hostile.mjs", "asks"], cwd: MCP_DIR } } };
+    await setValue(session, await session.waitFor('[data-testid="tool-paste"] textarea'), JSON.stringify(bistro));
+    await session.press(await session.waitFor('[data-testid="tool-paste-add"]'));
+    await session.waitFor(serverCss("bistro", "ready"), { timeoutMs: 60_000 });
+    await session.press(await session.within(await session.waitFor(serverCss("files")), '[data-testid="tool-server-enabled"]'));
+    await session.waitFor(serverCss("files", "off"));
+    await closeSettings(session);
+    await send(session, "Book a table for tonight.");
+    const card = await approval(session);
+    assert.match(await session.text(await session.within(card, '[data-testid="tool-approval-title"]')), /book_table/);
+    // Each call of the round allowed (the model may write more than one), each question answered,
+    // until the call's result shows.
+    const bookedRow = async () => {
+      try {
+        for (const row of await session.findAll(TOOL_RESULT)) if ((await session.text(row)).includes("book_table")) return row;
+      } catch {
+        // The list re-rendered while it was read: look again.
+      }
+      return null;
+    };
+    let asked = 0;
+    let booked = null;
+    for (const deadline = Date.now() + 120_000; !(booked = await bookedRow()); await sleep(200)) {
+      assert.ok(Date.now() < deadline, "the call ran with its question answered");
+      const [allow] = await session.findAll('[data-testid="tool-approval"] [data-testid="tool-allow"]');
+      if (allow) await session.press(allow).catch(() => {});
+      const [question] = await session.findAll('[data-testid="tool-question"]');
+      if (!question) continue;
+      assert.match(await session.text(await session.within(question, '[data-testid="tool-question-message"]')), /the bistro needs:/);
+      await session.type(await session.within(question, '[data-testid="question-field"][data-field="name"] [data-testid="question-input"]'), "Ada");
+      if (asked === 0) {
+        await sleep(300);
+        await shot(session, "tools-04-question-dark");
+      }
+      await session.press(await session.within(question, '[data-testid="tool-question-send"]'));
+      asked += 1;
+      await sleep(300);
+    }
+    assert.ok(asked > 0, "the server asked its question");
+    await session.press(await session.within(booked, '[data-testid="tool-result-toggle"]'));
+    await session.waitFor('[data-testid="tool-result-content"]', { accept: (t) => t.includes("Booked for Ada: 2 guests, inside.") });
+    await lastReplyDone(session);
   } finally {
     await session.close();
   }

@@ -7,6 +7,8 @@
 //   node hostile.mjs exit       complains on stderr and exits with status 2 at start
 //   node hostile.mjs kitchen    two plain tools for a chat's agent loop: find_item, and slow_search
 //                               (answers after 60 s unless cancelled)
+//   node hostile.mjs asks       book_table, which asks the user for the booking's details mid-call
+//                               (elicitation) and answers with what it was given
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -31,6 +33,32 @@ if (mode === "silent") {
     console.log("starting up... (this line is not MCP)");
   }
   const server = new McpServer({ name: "hostile", version: "1.0.0" });
+  if (mode === "asks") {
+    server.registerTool(
+      "book_table",
+      { description: "Books a table at the bistro", inputSchema: { when: z.string() } },
+      async ({ when }) => {
+        const answer = await server.server.elicitInput({
+          message: `To book the table for ${when}, the bistro needs:`,
+          requestedSchema: {
+            type: "object",
+            properties: {
+              name: { type: "string", title: "Your name" },
+              guests: { type: "integer", title: "Guests", minimum: 1, maximum: 8, default: 2 },
+              terrace: { type: "boolean", title: "On the terrace", default: false },
+            },
+            required: ["name"],
+          },
+        });
+        const { name, guests, terrace } = answer.content ?? {};
+        const text =
+          answer.action === "accept" ? `Booked for ${name}: ${guests} guests, ${terrace ? "on the terrace" : "inside"}.` : `The booking was ${answer.action}d.`;
+        return { content: [{ type: "text", text }] };
+      },
+    );
+    await server.connect(new StdioServerTransport());
+    await new Promise(() => {});
+  }
   if (mode === "kitchen") {
     server.registerTool(
       "find_item",

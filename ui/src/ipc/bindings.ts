@@ -3,6 +3,8 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 
+export type Answer = { "action": "accept", content: Record<string, string | number | boolean | string[]>, } | { "action": "decline" } | { "action": "cancel" };
+
 export type AttachProgress = { 
 /**
  * The share of its text indexed, 0 to 1.
@@ -140,6 +142,8 @@ model: ModelTarget,
  */
 modelName: string | null, };
 
+export type ChoiceOption = { value: string, label: string, };
+
 export type CompareEvent = { column: number, event: ChatEvent, };
 
 export type ComputeDevice = { 
@@ -199,6 +203,8 @@ export type FailedReply = { error: IpcError,
  * The partial reply as saved, if one had started.
  */
 message: StoredMessage | null, };
+
+export type FieldKind = { "kind": "text", format: string | null, minLength: number | null, maxLength: number | null, } | { "kind": "number", integer: boolean, minimum: number | null, maximum: number | null, } | { "kind": "boolean" } | { "kind": "choice", options: Array<ChoiceOption>, } | { "kind": "choices", options: Array<ChoiceOption>, minItems: number | null, maxItems: number | null, };
 
 export type FieldRange = { 
 /**
@@ -504,6 +510,16 @@ arguments: string,
  */
 readOnly: boolean, };
 
+export type PendingQuestion = { 
+/**
+ * What `answer_tool_question` names it by.
+ */
+id: number, 
+/**
+ * The server asking, by its name in Settings → Tools.
+ */
+server: string, message: string, fields: Array<QuestionField>, };
+
 export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
 
 export type PromptSource = "new" | "live" | "ram" | "disk" | "typed";
@@ -548,6 +564,16 @@ export type ProviderView = { config: ProviderConfig,
  * `None`: no key saved.
  */
 key: KeyStorage | null, };
+
+export type QuestionField = { 
+/**
+ * Its key in the answer.
+ */
+name: string, title: string | null, description: string | null, required: boolean, kind: FieldKind, 
+/**
+ * The server's default, of the field's kind.
+ */
+default: string | number | boolean | string[] | null, };
 
 export type ReasoningFormat = { "kind": "none" } | { "kind": "thinkTags", switchable: boolean, } | { "kind": "channels" };
 
@@ -1306,6 +1332,16 @@ export const commands = {
    * in the keychain). Answers when the sign-in is done, failed, or given up after 5 minutes.
    */
   signInToolServer: (name: string): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('sign_in_tool_server', { name }),
+  /**
+   * Sends the MCP servers' questions waiting for the user (elicitation) over `on_update` now,
+   * and again at every change (asked, answered, withdrawn).
+   */
+  watchToolQuestions: (onUpdate: (message: Array<PendingQuestion>) => void): Promise<null> => invoke<null>('watch_tool_questions', { onUpdate: new Channel<Array<PendingQuestion>>(onUpdate) }),
+  /**
+   * Answers question `id`: the form sent (what it asked, of its types; fields left out take
+   * the server's defaults), declined, or dismissed.
+   */
+  answerToolQuestion: (id: number, answer: Answer): Promise<null> => invoke<null>('answer_tool_question', { id, answer }),
   /**
    * Stops the server; it starts again when a chat needs its tools.
    */

@@ -2,7 +2,7 @@
 // lists its tools, one that fails with its stderr (text, never HTML), a tool switched off (saved in the
 // config's disabledTools while the server keeps running), a refused paste in the backend's words, a
 // server added with the form (its headers masked), switched off, stopped, edited and removed; a server that
-// asks to sign in (OAuth), signed in to, and a sign-in that fails.
+// asks to sign in (OAuth), signed in to, and a sign-in that fails; a server's question mid-call (elicitation).
 // Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -275,6 +275,55 @@ describe('Settings → Tools', () => {
       await error.waitFor();
       assert.equal(await text(error), 'Not done: signing in failed: no sign-in came back within 5 minutes; sign in again');
       assert.equal(await server.getByTestId('tool-server-sign-in-button').isDisabled(), false);
+    });
+  });
+
+  test('a server\'s question mid-call: its form with its defaults, checked as typed, sent; another declined', { timeout: 2 * TIMEOUT }, async () => {
+    const fields = [
+      { name: 'name', title: 'Your name', description: 'As on your card', required: true, kind: { kind: 'text', format: null, minLength: null, maxLength: null }, default: null },
+      { name: 'email', title: 'Email', description: null, required: false, kind: { kind: 'text', format: 'email', minLength: null, maxLength: null }, default: null },
+      { name: 'guests', title: 'Guests', description: null, required: false, kind: { kind: 'number', integer: true, minimum: 1, maximum: 8 }, default: 2 },
+      { name: 'table', title: 'Table', description: null, required: false, kind: { kind: 'choice', options: [{ value: 'in', label: 'Inside' }, { value: 'out', label: 'Terrace' }] }, default: 'in' },
+      { name: 'notify', title: 'Text me when it is ready', description: null, required: false, kind: { kind: 'boolean' }, default: true },
+    ];
+    const questions = [
+      { id: 7, server: 'bistro', message: 'To book the table, the restaurant needs:\n<b>not bold</b>', fields },
+      { id: 8, server: 'bistro', message: 'Add a dessert?', fields: [] },
+    ];
+    await inBothSchemes({ toolQuestions: questions }, async (page) => {
+      const dialog = page.getByTestId('tool-question');
+      await dialog.waitFor();
+      assert.equal(await text(dialog.getByTestId('tool-question-server')), 'bistro');
+      assert.equal(await dialog.getByTestId('tool-question-message').innerText(), 'To book the table, the restaurant needs:\n<b>not bold</b>', 'the server\'s words, as text');
+      assert.equal(await text(dialog.getByTestId('tool-question-more')), '1 more after this');
+      const input = (name) => dialog.locator(`[data-field="${name}"] [data-testid="question-input"]`);
+      assert.equal(await input('guests').inputValue(), '2');
+      assert.equal(await input('table').inputValue(), 'in');
+      assert.equal(await input('notify').isChecked(), true);
+
+      // Checked as typed: a required field left empty, a number out of its range.
+      await input('guests').fill('12');
+      await input('guests').blur();
+      assert.equal(await text(dialog.locator('[data-field="guests"] [data-testid="question-problem"]')), 'At most 8');
+      await dialog.getByTestId('tool-question-send').click();
+      assert.equal(await text(dialog.locator('[data-field="name"] [data-testid="question-problem"]')), 'Required');
+      assert.equal(await mockState(page).then((m) => m.calls.filter((c) => c.cmd === 'answer_tool_question').length), 0, 'nothing sent that does not fit');
+      await shot(page, 'tool-question', { dir: OUTPUT });
+
+      await input('name').fill('Ada Lovelace');
+      await input('email').fill('ada@example.com');
+      await input('guests').fill('4');
+      await input('table').selectOption('out');
+      await dialog.getByTestId('tool-question-send').click();
+      await dialog.getByTestId('tool-question-message').filter({ hasText: 'Add a dessert?' }).waitFor();
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="tool-question"]').length === 1); // the first one's fade
+      await dialog.getByTestId('tool-question-decline').click();
+      await dialog.waitFor({ state: 'detached' });
+      const answers = await page.evaluate(() => window.__hearthMock.questionAnswers);
+      assert.deepEqual(answers, [
+        { id: 7, answer: { action: 'accept', content: { name: 'Ada Lovelace', email: 'ada@example.com', guests: 4, table: 'out', notify: true } } },
+        { id: 8, answer: { action: 'decline' } },
+      ]);
     });
   });
 });

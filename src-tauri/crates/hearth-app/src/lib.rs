@@ -15,6 +15,7 @@ mod server;
 mod server_models;
 mod settings;
 mod titles;
+mod tool_questions;
 mod tool_servers;
 pub mod window_pace;
 
@@ -34,6 +35,7 @@ pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
 pub use server::{ServerControl, ServerSettings, ServerStatus};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};
 pub use titles::title_chat;
+pub use tool_questions::{PendingQuestion, ToolQuestions};
 pub use tool_servers::ToolServers;
 
 /// The folder under the data dir where chats' KV caches are kept.
@@ -111,6 +113,8 @@ pub struct App {
     pub server: ServerControl,
     /// The user's MCP servers (Settings → Tools), each started when first needed.
     pub tools: ToolServers,
+    /// The servers' questions to the user mid-call, waiting for the window.
+    pub questions: ToolQuestions,
     /// Turns with tools in flight: approvals asked of the window, Stop.
     pub agent: agent::Agent,
 }
@@ -143,6 +147,8 @@ impl App {
         let server_models = ServerModels { library: library.clone(), models: models.clone() };
         let server = ServerControl::new(engine.clone(), Arc::new(server_models), keys.clone(), store.clone());
         let tools = ToolServers::open(settings.clone(), keys.clone()).await?;
+        let questions = ToolQuestions::default();
+        tools.hub().set_asker(questions.asker());
         Ok(App {
             paths,
             chat,
@@ -157,6 +163,7 @@ impl App {
             library,
             server,
             tools,
+            questions,
             agent: agent::Agent::default(),
         })
     }

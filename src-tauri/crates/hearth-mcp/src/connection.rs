@@ -5,11 +5,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
-    Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents, ServerResult, Tool,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents, ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -21,6 +23,7 @@ use ts_rs::TS;
 
 use crate::McpError;
 use crate::config::McpTransport;
+use crate::questions::{Answer, Asker, Question, fields_of, with_defaults};
 use crate::stdio::{self, Leftovers, Stopper};
 
 /// A step of a running call, as the server tells it.
@@ -76,17 +79,47 @@ impl Default for CallOptions {
 
 type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<CallProgress>>>>;
 
-/// Hearth's side of the protocol: who it is, and where progress goes.
+/// Hearth's side of the protocol: who it is, where progress goes, and who answers the server's
+/// questions (none: it is told Hearth asks none, and a question is declined).
 struct Client {
     progress: ProgressRoutes,
+    /// The server's name, and who asks the user its questions.
+    asker: Option<(String, Asker)>,
 }
 
 impl ClientHandler for Client {
     /// The handshake names the newest protocol that has one (rmcp's default, 2026-07-28, moved
     /// the lifecycle out of `initialize`; servers and the conformance suite expect 2025-11-25).
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("Hearth", env!("CARGO_PKG_VERSION")))
+        let mut capabilities = ClientCapabilities::default();
+        if self.asker.is_some() {
+            capabilities.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
+        ClientConfig::new(capabilities, Implementation::new("Hearth", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    /// A question for the user (a form): asked in the window; what is sent back fits the form,
+    /// with the defaults of the fields left out. Questions by link are declined (Hearth opens no
+    /// page a server names mid-call).
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (ElicitRequestParams::FormElicitationParams { message, requested_schema, .. }, Some((server, asker))) = (request, &self.asker)
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let fields = fields_of(&serde_json::to_value(&requested_schema).unwrap_or_default());
+        let answer = asker(Question { server: server.clone(), message, fields: fields.clone() }).await;
+        Ok(match answer {
+            Answer::Accept { content } => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(with_defaults(&fields, &content)))
+            }
+            Answer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            Answer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -117,9 +150,14 @@ pub struct Trace {
 /// Starts (stdio) or reaches (HTTP) a server, initializes the session within `start_within` and
 /// lists its tools. `trace` is filled as soon as a process exists, so a failure can be told with
 /// what it wrote.
-pub async fn connect(transport: &McpTransport, start_within: Duration, trace: &mut Trace) -> Result<Connection, McpError> {
+pub async fn connect(
+    transport: &McpTransport,
+    asker: Option<(String, Asker)>,
+    start_within: Duration,
+    trace: &mut Trace,
+) -> Result<Connection, McpError> {
     let progress = ProgressRoutes::default();
-    let client = Client { progress: progress.clone() };
+    let client = Client { progress: progress.clone(), asker };
     let (service, process) = match transport {
         McpTransport::Stdio { command, args, env, cwd } => {
             let process = stdio::spawn(command, args, env, cwd.as_deref())

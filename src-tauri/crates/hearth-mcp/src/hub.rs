@@ -14,6 +14,7 @@ use ts_rs::TS;
 use crate::McpError;
 use crate::config::McpServerConfig;
 use crate::connection::{self, CallOptions, Connection, McpTool, ToolOutcome, Trace};
+use crate::questions::Asker;
 use crate::stdio::describe_exit;
 
 /// How long a server may take.
@@ -88,6 +89,8 @@ struct Slot {
 struct Inner {
     slots: Mutex<Vec<Arc<Slot>>>,
     timeouts: Timeouts,
+    /// Who asks the user the servers' questions (none: they are declined).
+    asker: Mutex<Option<Asker>>,
     /// Bumped at every change of a server's state.
     changed: watch::Sender<u64>,
 }
@@ -100,9 +103,17 @@ pub struct McpHub {
 
 impl McpHub {
     pub fn new(configs: Vec<McpServerConfig>, timeouts: Timeouts) -> Self {
-        let hub = Self { inner: Arc::new(Inner { slots: Mutex::new(Vec::new()), timeouts, changed: watch::channel(0).0 }) };
+        let hub = Self {
+            inner: Arc::new(Inner { slots: Mutex::new(Vec::new()), timeouts, asker: Mutex::new(None), changed: watch::channel(0).0 }),
+        };
         *hub.inner.slots.lock().expect("slots poisoned") = configs.into_iter().map(new_slot).collect();
         hub
+    }
+
+    /// Servers started from now on may ask the user questions mid-call (MCP elicitation), through
+    /// `asker`.
+    pub fn set_asker(&self, asker: Asker) {
+        *self.inner.asker.lock().expect("asker poisoned") = Some(asker);
     }
 
     /// What server `name` asked to sign in with (its `WWW-Authenticate` header), when it asked.
@@ -252,7 +263,8 @@ impl McpHub {
         slot.set(Phase::Starting);
         self.bump();
         let mut trace = Trace::default();
-        let started = connection::connect(&slot.config.transport, self.inner.timeouts.start, &mut trace).await;
+        let asker = self.inner.asker.lock().expect("asker poisoned").clone().map(|asker| (slot.config.name.clone(), asker));
+        let started = connection::connect(&slot.config.transport, asker, self.inner.timeouts.start, &mut trace).await;
         let result = match started {
             Ok(connection) => {
                 let connection = Arc::new(connection);

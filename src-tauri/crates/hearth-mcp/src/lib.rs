@@ -1,7 +1,8 @@
 //! Hearth's MCP client, on the official Rust SDK (rmcp): servers started over stdio or reached
 //! over Streamable HTTP, each supervised by [`McpHub`] (started lazily, its state and its
 //! failure's words kept, restarted on demand, stopped at quit), their tools listed and called with
-//! progress and cancellation; one that asks to sign in is signed in to with OAuth ([`oauth`]).
+//! progress and cancellation; one that asks to sign in is signed in to with OAuth ([`oauth`]); a
+//! server's questions to the user mid-call (elicitation) go to the app's asker ([`questions`]).
 //!
 //! The crate knows nothing of chats or approval: the app decides which call runs; this crate runs
 //! it and says what happened.
@@ -10,6 +11,7 @@ mod config;
 mod connection;
 mod hub;
 pub mod oauth;
+pub mod questions;
 mod stdio;
 
 use std::time::Duration;

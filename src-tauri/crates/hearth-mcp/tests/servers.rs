@@ -287,3 +287,45 @@ async fn servers_are_killed_at_quit_without_the_runtime() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A server's question mid-call (elicitation), on the reference server: its tool is offered only
+/// to a client that answers questions; the form is asked of the user (here an asker that fills
+/// two fields), and the server gets the answer with the defaults of the fields left out; a
+/// declined question is said to the server as declined.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_question_is_asked_and_answered() {
+    use hearth_mcp::questions::{Answer, FieldKind, Question};
+    use std::sync::{Arc, Mutex};
+
+    let plain = McpHub::new(vec![stdio("everything", &[&everything_js(), "stdio"])], Timeouts::default());
+    let tools = plain.tools("everything").await.expect("it starts");
+    assert!(!tools.iter().any(|t| t.name == "trigger-elicitation-request"), "no questions for a client that answers none");
+    plain.stop_all().await;
+
+    let asked: Arc<Mutex<Vec<Question>>> = Arc::default();
+    let seen = asked.clone();
+    let hub = McpHub::new(vec![stdio("everything", &[&everything_js(), "stdio"])], Timeouts::default());
+    hub.set_asker(Arc::new(move |question| {
+        seen.lock().unwrap().push(question);
+        let answer = match seen.lock().unwrap().len() {
+            1 => Answer::Accept {
+                content: json!({"name": "Ada Lovelace", "integer": 7, "color": "not asked for"}).as_object().unwrap().clone(),
+            },
+            _ => Answer::Decline,
+        };
+        Box::pin(async move { answer })
+    }));
+    let outcome = text_of(hub.call("everything", "trigger-elicitation-request", json!({}), &CallOptions::default()).await);
+    let question = asked.lock().unwrap()[0].clone();
+    assert_eq!((question.server.as_str(), question.message.as_str()), ("everything", "Please provide inputs for the following fields:"));
+    let email = question.fields.iter().find(|f| f.name == "email").expect("the email field");
+    assert!(matches!(&email.kind, FieldKind::Text { format: Some(f), .. } if f == "email"));
+    assert!(question.fields.iter().any(|f| f.name == "titledMultipleSelectEnum" && matches!(f.kind, FieldKind::Choices { .. })));
+    assert!(outcome.contains("- Name: Ada Lovelace") && outcome.contains("- Favorite Integer: 7"), "{outcome}");
+    assert!(outcome.contains("- Favorite Number: 3.14"), "the default of a field left out: {outcome}");
+    assert!(!outcome.contains("not asked for"), "nothing the form did not ask for: {outcome}");
+
+    let declined = text_of(hub.call("everything", "trigger-elicitation-request", json!({}), &CallOptions::default()).await);
+    assert!(declined.contains("User declined to provide the requested information"), "{declined}");
+    hub.stop_all().await;
+}

@@ -2,6 +2,7 @@
 // backend keeps (MockState), shared by every part of the mock and exposed to the tests as `window.__hearthMock`
 // (read and changed there through page.evaluate, so the parts always read it through `state`).
 import type {
+  Answer,
   Attachment,
   AttachmentLimits,
   AvailableUpdate,
@@ -22,6 +23,7 @@ import type {
   McpTool,
   ModelInfo,
   Offload,
+  PendingQuestion,
   Preset,
   ProviderView,
   RemoteModel,
@@ -208,6 +210,8 @@ export type MockConfig = {
   /** Settings → Tools: the MCP servers saved, and how each one's start goes, by name. */
   toolServers?: McpServerStatus[];
   toolScripts?: Record<string, ToolScript>;
+  /** The MCP servers' questions waiting for the user at start (elicitation). */
+  toolQuestions?: PendingQuestion[];
 };
 
 /** Where a kept cache is: put away in RAM, or spilled to a file. */
@@ -361,6 +365,9 @@ function initialState(config: MockConfig) {
     /** The MCP servers with their states (tools.ts), and how each one's start goes, by name. */
     toolServers: clone(config.toolServers ?? []) as McpServerStatus[],
     toolScripts: clone(config.toolScripts ?? {}) as Record<string, ToolScript>,
+    /** The servers' questions waiting, oldest first, and every answer given (`answer_tool_question`). */
+    toolQuestions: clone(config.toolQuestions ?? []) as PendingQuestion[],
+    questionAnswers: [] as { id: number; answer: Answer }[],
     /** Every answer_tool_call the backend took, in order. */
     toolDecisions: [] as { chatId: number; decision: Decision }[],
     /** chatId -> what wakes the call that waits for the user's word (answer_tool_call's decision, or null at Stop). */

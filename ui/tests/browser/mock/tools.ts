@@ -1,10 +1,11 @@
 // Settings → Tools' MCP servers, as src-tauri/ipc/tools.rs and hearth-mcp's hub answer them: the list with
 // each server's state (`toolServers`), saved whole; pasted `mcpServers` JSON added; a restart that goes
 // starting → ready with its tools or → failed with its stderr as the test scripted it (`toolScripts`, by name);
-// a stop; a sign-in (OAuth) to a server that asks; and the watch channel, sent the whole list at every change. The mock checks nothing the backend
+// a stop; a sign-in (OAuth) to a server that asks; the servers' questions to the user (`toolQuestions`) and their
+// answers (`questionAnswers`); and the watch channel, sent the whole list at every change. The mock checks nothing the backend
 // checks: a test that wants a refusal names it (`failNext`). It keeps only what the scenarios rely on: a
 // server whose process is unchanged (only its switches for tools changed) keeps running through a save.
-import type { McpServerConfig, McpServerStatus, McpTransport } from '../../../src/ipc/bindings';
+import type { Answer, McpServerConfig, McpServerStatus, McpTransport, PendingQuestion } from '../../../src/ipc/bindings';
 import type { Handlers, Sink } from './ipc';
 import { state } from './state';
 import { clone, delay, ipcError, refuse } from './util';
@@ -13,6 +14,7 @@ import { clone, delay, ipcError, refuse } from './util';
 const START_MS = 300;
 
 const watchers: Sink<McpServerStatus[]>[] = [];
+const questionWatchers: Sink<PendingQuestion[]>[] = [];
 /** Each server's start under way, by name: a stop or a change makes it moot. */
 const starts = new Map<string, number>();
 let nextStart = 1;
@@ -114,6 +116,16 @@ function stop(name: string) {
   return list();
 }
 
+/** Answers a question waiting (as ToolQuestions::answer): one withdrawn or answered before is refused in its words. */
+function answerQuestion(id: number, answer: Answer) {
+  const at = state.toolQuestions.findIndex((q) => q.id === id);
+  if (at < 0) throw refuse('id', 'this question was withdrawn: the call that asked it has ended');
+  state.toolQuestions.splice(at, 1);
+  state.questionAnswers.push({ id, answer: clone(answer) });
+  for (const w of questionWatchers) w.send(clone(state.toolQuestions));
+  return null;
+}
+
 export const toolCommands = {
   listToolServers: () => list(),
   saveToolServers: async (servers) => save(servers),
@@ -124,6 +136,12 @@ export const toolCommands = {
   restartToolServer: restart,
   stopToolServer: async (name) => stop(name),
   signInToolServer: signIn,
+  watchToolQuestions: (onUpdate) => {
+    questionWatchers.push(onUpdate);
+    onUpdate.send(clone(state.toolQuestions));
+    return null;
+  },
+  answerToolQuestion: answerQuestion,
   watchToolServers: (onUpdate) => {
     watchers.push(onUpdate);
     return null;

@@ -3,12 +3,15 @@
 //! given last, lists its tools and calls each with arguments made from its schema, as a chat's
 //! tool round would. A server that asks to sign in is signed in to (`hearth_mcp::oauth`, as the
 //! app does, the sign-in page followed here instead of shown in a browser) and used with its token;
-//! a server that asks again (more scopes) is signed in to again, three times at most. Exits
+//! a server that asks again (more scopes) is signed in to again, three times at most. A server's
+//! question mid-call is answered as a user who sends its form as it came. Exits
 //! non-zero, with the error in words, when the server cannot be used.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use hearth_mcp::oauth::{OAuthClient, bearer, sign_in};
+use hearth_mcp::questions::Answer;
 use hearth_mcp::{CallOptions, McpError, McpHub, McpServerConfig, McpTransport, Timeouts};
 use serde_json::{Map, Value, json};
 
@@ -27,6 +30,8 @@ async fn main() -> std::process::ExitCode {
     };
     let mut headers = BTreeMap::new();
     let hub = McpHub::new(vec![config(&url, &headers)], Timeouts::default());
+    // A server's question is answered as a user who sends its form as it came: its defaults.
+    hub.set_asker(Arc::new(|_question| Box::pin(async { Answer::Accept { content: Map::new() } })));
     let mut result = run(&hub).await;
     for _ in 0..MOST_SIGN_INS {
         let Err(McpError::SignIn { challenge }) = &result else { break };
