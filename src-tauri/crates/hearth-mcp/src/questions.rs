@@ -87,12 +87,13 @@ pub enum Answer {
 /// Asks the user a server's question; answers when they have.
 pub type Asker = Arc<dyn Fn(Question) -> Pin<Box<dyn Future<Output = Answer> + Send>> + Send + Sync>;
 
-/// The fields a requested schema (a flat object of primitive properties) asks for, in its order;
-/// a property of another shape is left out.
+/// The fields a requested schema (a flat object of primitive properties) asks for: the required
+/// first, then the others (the schema's order is not kept on the way: by name); a property of
+/// another shape is left out.
 pub fn fields_of(schema: &Value) -> Vec<QuestionField> {
     let required: Vec<&str> = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Vec::new() };
-    properties
+    let mut fields: Vec<QuestionField> = properties
         .iter()
         .filter_map(|(name, property)| {
             let text = |key: &str| property.get(key).and_then(Value::as_str).map(String::from);
@@ -107,7 +108,9 @@ pub fn fields_of(schema: &Value) -> Vec<QuestionField> {
                 default,
             })
         })
-        .collect()
+        .collect();
+    fields.sort_by_key(|field| !field.required);
+    fields
 }
 
 fn kind_of(property: &Value) -> Option<FieldKind> {
@@ -189,7 +192,7 @@ mod tests {
             "tags": {"type": "array", "maxItems": 2, "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]}, "default": ["a"]},
         }, "required": ["name"]});
         let fields = fields_of(&schema);
-        assert_eq!(fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["age", "name", "score", "status", "tags", "verified"]);
+        assert_eq!(fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["name", "age", "score", "status", "tags", "verified"]);
         assert!(matches!(&fields[4].kind, FieldKind::Choices { options, max_items: Some(2), .. } if options[1].label == "B"));
         assert!(fields.iter().find(|f| f.name == "name").is_some_and(|f| f.required && f.description.as_deref() == Some("User name")));
         let status = fields.iter().find(|f| f.name == "status").unwrap();

@@ -1,7 +1,7 @@
 //! Where each reply's KV cache lives: the slot a prompt goes to, room made by parking idle chats'
 //! caches (RAM, then disk) and restoring them, the prefix a new prompt keeps (cut back to a
 //! checkpoint where the model cannot drop cells freely) or borrows from another slot, and the
-//! checkpoints taken on the way.
+//! checkpoints taken on the way; what a reply's prompt takes of it (`take_prompt`).
 
 use super::*;
 
@@ -367,5 +367,42 @@ impl<'m> Session<'m> {
     pub(super) fn holds_exactly(&self, slot: usize) -> bool {
         let Slot { seq, cached, .. } = &self.slots[slot];
         i64::from(self.context.kv_cache_seq_pos_max(*seq)) + 1 == cached.len() as i64
+    }
+
+    /// Makes `slot` hold as much of `tokens` as any cache has (its conversation's, another
+    /// slot's opening); returns the tokens left to read, the reply's first stats and — when
+    /// `whole` allows it and all of them are cached with the logits after them — those logits.
+    pub(super) fn take_prompt(
+        &mut self,
+        slot: usize,
+        request: &ReplyRequest,
+        tokens: Vec<LlamaToken>,
+        facts: PromptFacts,
+        whole: bool,
+    ) -> (Vec<LlamaToken>, ReplyStats, Option<Vec<f32>>) {
+        // Two replies of one conversation at once: the second keeps no cache for it.
+        let conversation = request.conversation.filter(|c| !self.slots.iter().any(|s| s.busy && s.owner == Some(*c)));
+        let source = match self.switch_to(slot, conversation, &tokens) {
+            PromptSource::Live if conversation.is_some() && self.typed == conversation => PromptSource::Typed,
+            source => source,
+        };
+        if self.typed == conversation {
+            self.typed = None;
+        }
+        let tokens = if self.reuse_kv { self.follow_cache(slot, &request.messages, request.continue_last, tokens) } else { tokens };
+        let kept = self.reuse_prefix(slot, &tokens, whole);
+        let cached_tokens = self.borrow_prefix(slot, &tokens, kept);
+        let saved_logits = if cached_tokens == tokens.len() { self.slots[slot].tail_logits.take() } else { None };
+        self.set_marks(slot, &request.messages, request.continue_last, &tokens);
+        let stats = ReplyStats {
+            prompt_tokens: tokens.len() as u32,
+            cached_tokens: cached_tokens as u32,
+            prompt_source: if cached_tokens == 0 { PromptSource::New } else { source },
+            dropped_messages: facts.dropped as u32,
+            template_notice: facts.notice,
+            question_tokens: facts.question_tokens,
+            ..ReplyStats::default()
+        };
+        (tokens[cached_tokens..].to_vec(), stats, saved_logits)
     }
 }
