@@ -52,7 +52,10 @@ impl ToolServers {
             check_page(&page).map_err(|e| McpError::SignInFailed(e.to_string()))?;
             open(&page).map_err(|e| McpError::SignInFailed(SignInError::Browser(e).to_string()))?;
             match tokio::time::timeout(SIGN_IN_WAIT, redirected.recv()).await {
-                Ok(Some(redirect)) => Ok(redirect),
+                Ok(Some(redirect)) => match refusal(&redirect) {
+                    Some(why) => Err(McpError::SignInFailed(why)),
+                    None => Ok(redirect),
+                },
                 _ => Err(McpError::SignInFailed(SignInError::TimedOut.to_string())),
             }
         };
@@ -106,6 +109,19 @@ async fn catch_redirect(name: &str) -> Result<(String, mpsc::Receiver<String>, t
     Ok((base, redirected, listener))
 }
 
+/// Why the sign-in page sent the user back without a code (RFC 6749's `error`, with its
+/// description when it gave one), if it did.
+fn refusal(redirect: &str) -> Option<String> {
+    let query = url::Url::parse(redirect).ok()?;
+    let param = |key: &str| query.query_pairs().find(|(k, _)| k == key).map(|(_, v)| v.into_owned());
+    let error = param("error")?;
+    let words = if error == "access_denied" { "the sign-in was refused".to_owned() } else { format!("the server answered {error}") };
+    Some(match param("error_description") {
+        Some(description) => format!("{words}: {}", description.chars().take(200).collect::<String>()),
+        None => words,
+    })
+}
+
 /// Only a web page is opened: an authorization server's metadata names the page, and a crafted
 /// one must not open a file or another program's link.
 fn check_page(page: &str) -> Result<(), SignInError> {
@@ -125,6 +141,17 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_sign_in_says_so() {
+        let at = "http://127.0.0.1:5000/callback";
+        assert_eq!(refusal(&format!("{at}?code=abc&state=x")), None);
+        assert_eq!(refusal(&format!("{at}?error=access_denied&state=x")).as_deref(), Some("the sign-in was refused"));
+        assert_eq!(
+            refusal(&format!("{at}?error=invalid_scope&error_description=Unknown+scope+tools")).as_deref(),
+            Some("the server answered invalid_scope: Unknown scope tools")
+        );
+    }
 
     #[test]
     fn only_web_pages_are_opened() {
