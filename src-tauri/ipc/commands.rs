@@ -8,6 +8,8 @@ pub const COMMANDS: &[&str] = &[
     "send_message",
     "attach_file",
     "attach_bytes",
+    "get_embedding_model",
+    "set_embedding_model",
     "pick_attachments",
     "get_attachment_limits",
     "set_attachment_limits",

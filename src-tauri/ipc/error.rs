@@ -1,6 +1,7 @@
 use serde::Serialize;
 use ts_rs::TS;
 
+use hearth_app::EmbeddingModelError;
 use hearth_app::attachments::AttachFailure;
 use hearth_app::mcp_sign_in::SignInError;
 use hearth_app::{ChatModelError, LoadError, SettingsError};
@@ -170,6 +171,15 @@ impl From<AttachFailure> for IpcError {
         match e {
             AttachFailure::File(e) => IpcError::new(IpcErrorKind::File, e),
             AttachFailure::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<EmbeddingModelError> for IpcError {
+    fn from(e: EmbeddingModelError) -> Self {
+        match e {
+            EmbeddingModelError::Refused(_) | EmbeddingModelError::Unreadable { .. } => IpcError::new(IpcErrorKind::File, e),
+            EmbeddingModelError::Store(e) => e.into(),
         }
     }
 }

@@ -49,6 +49,8 @@ register! {
     chat::send_message,
     chat::attach_file,
     chat::attach_bytes,
+    chat::get_embedding_model,
+    chat::set_embedding_model,
     chat::pick_attachments,
     chat::get_attachment_limits,
     chat::set_attachment_limits,

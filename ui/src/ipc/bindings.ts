@@ -386,7 +386,11 @@ contextLength: number | null, layers: number | null, hasChatTemplate: boolean,
 /**
  * How the model reasons, as its chat template says.
  */
-reasoning: ReasoningFormat, };
+reasoning: ReasoningFormat, 
+/**
+ * An embedding model (its tokens pooled into one vector, for retrieval), not one to chat with.
+ */
+embedding: boolean, };
 
 export type ModelInfo = { name: string, path: string, sizeBytes: number, 
 /**
@@ -1048,6 +1052,16 @@ export const commands = {
    * written and stores its content, as `attach_file` does for a file on disk.
    */
   attachBytes: (name: string, data: string, onProgress: (message: AttachProgress) => void): Promise<Attachment> => invoke<Attachment>('attach_bytes', { name, data, onProgress: new Channel<AttachProgress>(onProgress) }),
+  /**
+   * The embedding model that ranks retrieved passages by meaning too (Settings →
+   * Attachments); none: by their words alone.
+   */
+  getEmbeddingModel: (): Promise<string | null> => invoke<string | null>('get_embedding_model'),
+  /**
+   * Chooses the embedding model at `path` (`null`: none) once the engine has embedded a word
+   * with it; a file that is no embedding model, or that llama.cpp refuses, is refused in words.
+   */
+  setEmbeddingModel: (path: string | null): Promise<string | null> => invoke<string | null>('set_embedding_model', { path }),
   /**
    * Asks for files to attach in the system's open dialog; their paths, none when cancelled.
    */

@@ -1,6 +1,7 @@
 import type { AttachmentLimits } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { ATTACHMENT_LIMIT_DEFAULTS } from '../ipc/contract';
+import { EmbeddingModelStore } from './embedding-model.svelte';
 import { errorFields, errorMessage } from './format';
 
 export type LimitKey = keyof AttachmentLimits;
@@ -18,6 +19,9 @@ export class AttachmentLimitsStore {
   /** The limits `error` is about (the backend's `IpcError.field`), to mark their boxes. */
   errorKeys = $state<LimitKey[]>([]);
 
+  /** The embedding model that ranks retrieved passages by meaning too (the same group of Settings). */
+  readonly embedding: EmbeddingModelStore;
+
   readonly #api: HearthApi;
   /** What is in force, for a box to go back to after a failure that is not about it. */
   #saved: AttachmentLimits | null = null;
@@ -26,10 +30,11 @@ export class AttachmentLimitsStore {
 
   constructor(api: HearthApi) {
     this.#api = api;
+    this.embedding = new EmbeddingModelStore(api);
   }
 
-  load(): Promise<void> {
-    return this.#ask(() => this.#api.getAttachmentLimits());
+  async load(): Promise<void> {
+    await Promise.all([this.#ask(() => this.#api.getAttachmentLimits()), this.embedding.load()]);
   }
 
   /** Save the limits; the next file attached is read within them. */

@@ -432,6 +432,57 @@ describe('Settings → Attachments', () => {
     });
   }
 
+  /** A library with two embedding models (one whose file the backend cannot read) beside the chat model. */
+  const embedder = (name, sizeBytes, layers) => ({
+    path: `/home/me/models/${name}.gguf`, name, source: 'modelsFolder', repo: null, sizeBytes, error: null,
+    facts: { architecture: 'bert', parameters: 22_565_376, quantization: 'F16', contextLength: 512, layers, hasChatTemplate: false, reasoning: { kind: 'none' }, embedding: true },
+  });
+  const MINILM = embedder('all-MiniLM-L6-v2.f16', 45_828_576, 6);
+  const NOMIC = embedder('nomic-embed-text-v1.5.Q8_0', 146_146_432, 12);
+  const EMBEDDING_LIBRARY = [
+    { path: MODEL.path, name: MODEL.name, source: 'linked', repo: null, sizeBytes: MODEL.sizeBytes, facts: null, error: null },
+    MINILM,
+    NOMIC,
+  ];
+
+  test('search by meaning: an embedding model is chosen from the library; one the backend refuses says why and nothing changes', { timeout: TIMEOUT }, async () => {
+    await withApp({ library: EMBEDDING_LIBRARY }, async (page) => {
+      await openSettings(page);
+      const group = page.getByTestId('attachment-limits');
+      const select = group.getByTestId('embedding-model');
+      await select.scrollIntoViewIfNeeded();
+      const options = await select.locator('option').allTextContents();
+      assert.deepEqual(options, ['Off (words alone)', MINILM.name, NOMIC.name], 'only embedding models are offered');
+      assert.equal(await select.inputValue(), '');
+
+      await select.selectOption(MINILM.path);
+      await group.getByTestId('embedding-model-note').filter({ hasText: 'Checking the model' }).waitFor();
+      await page.waitForFunction((path) => window.__hearthMock.embeddingModel === path, MINILM.path);
+      await page.waitForFunction(() => !document.querySelector('[data-testid="embedding-model"]').disabled);
+
+      await select.selectOption(NOMIC.path);
+      const error = group.getByTestId('embedding-model-error');
+      await error.waitFor();
+      assert.match(await text(error), /^Search by meaning: \/home\/me\/models\/nomic-embed-text-v1\.5\.Q8_0\.gguf cannot be read: /);
+      assert.equal(await page.evaluate(() => window.__hearthMock.embeddingModel), MINILM.path, 'the refused model is not chosen');
+      assert.equal(await select.inputValue(), MINILM.path, 'the box shows what is in force');
+
+      await select.selectOption('');
+      await error.waitFor({ state: 'detached' });
+      assert.equal(await page.evaluate(() => window.__hearthMock.embeddingModel), null);
+    });
+  });
+
+  test('artefacts to look at: search by meaning chosen (light and dark)', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes({ library: EMBEDDING_LIBRARY, embeddingModel: MINILM.path }, async (page) => {
+      await openSettings(page);
+      const group = page.getByTestId('attachment-limits');
+      await page.waitForFunction((path) => document.querySelector('[data-testid="embedding-model"]')?.value === path, MINILM.path);
+      await group.evaluate((el) => el.scrollIntoView({ block: 'end' }));
+      await shot(page, 'settings-attachments-meaning', { dir: OUTPUT });
+    });
+  });
+
   test('artefacts to look at: the Attachments group (light and dark)', { timeout: TIMEOUT }, async () => {
     await inBothSchemes({}, async (page) => {
       await openSettings(page);

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use hearth_attach::{AttachError, Limits};
-use hearth_core::Attachment;
+use hearth_core::{Attachment, AttachmentKind, Embedder, embed_passages};
 use hearth_store::{Store, StoreError, StoredContent};
 use serde::Serialize;
 use ts_rs::TS;
@@ -20,6 +20,9 @@ pub struct AttachProgress {
     pub indexed: f64,
 }
 
+/// The share of a document's indexing told for its words when its passages are embedded too.
+const WORDS_SHARE: f64 = 0.2;
+
 /// Told each [`AttachProgress`] of a file being attached.
 pub type OnProgress = Box<dyn Fn(AttachProgress) + Send + Sync>;
 
@@ -32,26 +35,34 @@ pub enum AttachFailure {
     Store(#[from] StoreError),
 }
 
-/// Reads the file at `path` and stores its content; returns what the message will carry.
-pub async fn attach_file(store: &Store, path: PathBuf, limits: Limits, progress: OnProgress) -> Result<Attachment, AttachFailure> {
-    keep(store, move || hearth_attach::read_file(&path, &limits), progress).await
+/// Reads the file at `path` and stores its content (a document's passages given their vectors
+/// by `embedder`'s model, if one is chosen); returns what the message will carry.
+pub async fn attach_file(
+    store: &Store,
+    embedder: &dyn Embedder,
+    path: PathBuf,
+    limits: Limits,
+    progress: OnProgress,
+) -> Result<Attachment, AttachFailure> {
+    keep(store, embedder, move || hearth_attach::read_file(&path, &limits), progress).await
 }
 
 /// Reads a file's bytes (pasted, so with no path) named `name` and stores its content.
 pub async fn attach_bytes(
     store: &Store,
-    name: String,
-    data: Vec<u8>,
+    embedder: &dyn Embedder,
+    (name, data): (String, Vec<u8>),
     limits: Limits,
     progress: OnProgress,
 ) -> Result<Attachment, AttachFailure> {
-    keep(store, move || hearth_attach::read_bytes(name, data, &limits), progress).await
+    keep(store, embedder, move || hearth_attach::read_bytes(name, data, &limits), progress).await
 }
 
 /// Reads a file off the async threads with `read` and stores what it holds, telling `progress`
 /// how much of a long document is indexed.
 async fn keep(
     store: &Store,
+    embedder: &dyn Embedder,
     read: impl FnOnce() -> Result<hearth_attach::ReadFile, AttachError> + Send + 'static,
     progress: OnProgress,
 ) -> Result<Attachment, AttachFailure> {
@@ -59,7 +70,18 @@ async fn keep(
         .await
         .map_err(|e| AttachError::Io { name: "the file".into(), source: std::io::Error::other(e) })??;
     let content = StoredContent { kind: read.attachment.kind, data: read.data, text: read.text };
-    store.keep_attachment_telling(&read.attachment.hash, &content, &|indexed| progress(AttachProgress { indexed })).await?;
+    let hash = &read.attachment.hash;
+    let by_meaning = content.kind == AttachmentKind::Document && embedder.model().is_some();
+    // Words index fast, meaning slowly: with a model the share told is a fifth words.
+    let words = if by_meaning { WORDS_SHARE } else { 1.0 };
+    store.keep_attachment_telling(hash, &content, &|indexed| progress(AttachProgress { indexed: indexed * words })).await?;
+    if by_meaning {
+        let told = |done: f64| progress(AttachProgress { indexed: words + (1.0 - words) * done });
+        if let Err(e) = embed_passages(store, embedder, &[hash], &told).await {
+            // Its passages are embedded when first asked about, or ranked by words alone.
+            tracing::warn!(error = %e, "a document's passages were not embedded");
+        }
+    }
     tracing::info!(bytes = read.attachment.bytes, chars = read.attachment.chars, "a file was attached");
     Ok(read.attachment)
 }

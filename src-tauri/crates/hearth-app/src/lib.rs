@@ -8,6 +8,7 @@ pub mod attachments;
 mod chat_model;
 pub mod log_file;
 pub mod mcp_sign_in;
+mod meaning;
 pub mod model_memory;
 mod models;
 pub mod opened_files;
@@ -31,6 +32,7 @@ use hearth_store::{Store, StoreError};
 use crate::server_models::ServerModels;
 
 pub use chat_model::{ChatModelError, IDLE_CHECK, ModelLoading};
+pub use meaning::{EmbeddingModel, EmbeddingModelError};
 pub use models::{DEFAULT_MODEL_FILE, LoadError, Models, pick_model};
 pub use server::{ServerControl, ServerSettings, ServerStatus};
 pub use settings::{ResolvedSampling, Settings, SettingsError, default_providers};
@@ -117,6 +119,8 @@ pub struct App {
     pub questions: ToolQuestions,
     /// Turns with tools in flight: approvals asked of the window, Stop.
     pub agent: agent::Agent,
+    /// The embedding model that ranks retrieved passages by meaning too, if one is chosen.
+    pub embedding: EmbeddingModel,
 }
 
 impl App {
@@ -134,7 +138,9 @@ impl App {
         let providers = Providers::new(keys.clone(), Timeouts::default(), &HubOptions::default());
         providers.set_configs(settings.providers().await?);
         let backend = Switch::new(Arc::new(engine.clone()), Arc::new(providers.clone()));
-        let chat = ChatService::new(Arc::new(backend), Arc::new(store.clone()));
+        let mut chat = ChatService::new(Arc::new(backend), Arc::new(store.clone()));
+        let embedding = EmbeddingModel::open(engine.clone(), settings.clone()).await?;
+        chat.set_embedder(Arc::new(embedding.clone()));
         let token = keys.secret(Secret::HubToken).unwrap_or_else(|e| {
             tracing::warn!(error = %e, "the Hugging Face token could not be read");
             None
@@ -165,6 +171,7 @@ impl App {
             tools,
             questions,
             agent: agent::Agent::default(),
+            embedding,
         })
     }
 

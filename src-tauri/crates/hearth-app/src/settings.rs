@@ -25,6 +25,8 @@ const CACHE_BUDGETS_KEY: &str = "cache-budgets";
 const ATTACHMENT_LIMITS_KEY: &str = "attachment-limits";
 /// Settings key of the OpenAI-compatible server's settings.
 const SERVER_KEY: &str = "server";
+/// Settings key of the embedding model chosen for retrieval by meaning (a path; none: unset).
+const EMBEDDING_MODEL_KEY: &str = "embedding-model";
 /// Settings key of the MCP servers (JSON list; their environment and headers are in the keychain).
 const MCP_SERVERS_KEY: &str = "mcp-servers";
 
@@ -173,6 +175,15 @@ impl Settings {
     pub async fn set_attachment_limits(&self, limits: &AttachmentLimits) -> Result<(), SettingsError> {
         limits.validate()?;
         Ok(self.write(ATTACHMENT_LIMITS_KEY, limits).await?)
+    }
+
+    /// The embedding model chosen for retrieval by meaning, if any.
+    pub async fn embedding_model(&self) -> Result<Option<String>, StoreError> {
+        Ok(self.read::<Option<String>>(EMBEDDING_MODEL_KEY).await?.flatten())
+    }
+
+    pub async fn set_embedding_model(&self, path: Option<&str>) -> Result<(), StoreError> {
+        self.write(EMBEDDING_MODEL_KEY, &path).await
     }
 
     /// The server's settings; off on loopback until the user changes them.

@@ -91,7 +91,7 @@ pub async fn run() -> Result<RetrieveReport, String> {
     for _ in 0..QUESTIONS {
         let question = format!("What does the {} say about {} and {}?", words.word(), words.word(), words.word());
         let started = Instant::now();
-        let found = store.retrieve_passages(&[&hash], &question, hearth_core::RETRIEVED_PASSAGES, true).await;
+        let found = store.retrieve_passages(&[&hash], &question, None, hearth_core::RETRIEVED_PASSAGES, true).await;
         times.push(started.elapsed().as_secs_f64() * 1000.0);
         if found.map_err(|e| format!("retrieval failed: {e}"))?.len() != hearth_core::RETRIEVED_PASSAGES {
             return Err(format!("{question:?} found fewer than {} passages", hearth_core::RETRIEVED_PASSAGES));

@@ -13,6 +13,7 @@ mod draft;
 mod field;
 mod last_lines;
 mod load;
+mod meaning;
 mod overflow;
 mod provider;
 mod reasoning;
@@ -41,6 +42,9 @@ pub use draft::{DRAFT_PACE, DraftPace};
 pub use field::FieldError;
 pub use last_lines::{KEPT_LINES, LastLines};
 pub use load::{FlashAttention, KvType, LoadParams};
+pub use meaning::{
+    EmbedError, Embedded, Embedder, Meaning, MeaningError, PASSAGES_PER_EMBED, PassageMeaning, closeness, embed_passages, fuse_rankings,
+};
 pub use overflow::{OverflowPolicy, fit_context};
 pub use provider::{
     FieldSupport, ModelTarget, ProviderConfig, ProviderError, ProviderKind, SAMPLING_FIELDS, local_sampling_support, model_name,

@@ -29,8 +29,8 @@ impl WindowPace for FixedPace {
 }
 
 use crate::{
-    Attachment, BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, FinishReason, GenEvent, MessageId, MessageStatus, OfferedTools,
-    ReasoningClock, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs, ToolResult,
+    Attachment, BackendError, CancelFlag, ChatBackend, ChatId, ChatMessage, Embedder, FinishReason, GenEvent, MessageId, MessageStatus,
+    OfferedTools, ReasoningClock, ReplyRequest, ReplyStats, ReplyStream, Role, SamplingParams, StoredMessage, TokenProbs, ToolResult,
 };
 
 mod conversation;
@@ -124,6 +124,8 @@ pub struct ChatService<B, S> {
     flush_every: Duration,
     pace: Arc<dyn WindowPace>,
     active: Mutex<HashMap<ChatId, CancelFlag>>,
+    /// The embedding model that ranks passages by meaning too, if any.
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
@@ -132,7 +134,13 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     }
 
     pub fn with_flush_interval(backend: Arc<B>, store: Arc<S>, flush_every: Duration) -> Self {
-        ChatService { backend, store, flush_every, pace: Arc::new(FixedPace), active: Mutex::new(HashMap::new()) }
+        ChatService { backend, store, flush_every, pace: Arc::new(FixedPace), active: Mutex::new(HashMap::new()), embedder: None }
+    }
+
+    /// Ranks retrieved passages by meaning too, with the embedding model `embedder` says (by
+    /// their words alone until set, or while it names none).
+    pub fn set_embedder(&mut self, embedder: Arc<dyn Embedder>) {
+        self.embedder = Some(embedder);
     }
 
     /// How often replies' text is handed on (`FixedPace` until set).

@@ -389,6 +389,72 @@ fn manual() -> String {
     subjects.iter().map(|s| format!("{s} {}\n\n", "More words on the same subject follow here. ".repeat(25))).collect()
 }
 
+/// An embedding model as a stand-in: one dimension per subject, known by its words (the real
+/// model is tested in the app's tests); `fails` plays a model that cannot be read.
+struct Subjects {
+    fails: bool,
+}
+
+impl hearth_core::Embedder for Subjects {
+    fn model(&self) -> Option<String> {
+        Some("subjects".into())
+    }
+
+    fn embed(
+        &self,
+        texts: Vec<String>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<hearth_core::Embedded, hearth_core::EmbedError>> + Send + '_>> {
+        const SUBJECTS: [&[&str]; 3] = [&["repair", "fix", "mend"], &["warrant", "guarantee", "broke"], &["cord", "cable"]];
+        let fails = self.fails;
+        Box::pin(async move {
+            if fails {
+                return Err(hearth_core::EmbedError("the model crashed".into()));
+            }
+            let vectors = texts
+                .iter()
+                .map(|text| {
+                    let text = text.to_lowercase();
+                    let mut v: Vec<f32> = SUBJECTS.iter().map(|words| words.iter().filter(|w| text.contains(*w)).count() as f32).collect();
+                    v.push(0.1);
+                    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    v.iter().map(|x| x / norm).collect()
+                })
+                .collect();
+            Ok(hearth_core::Embedded { model: "subjects".into(), vectors })
+        })
+    }
+}
+
+/// With an embedding model, a question that shares no telling word with its answer ("fix" for
+/// repairs) is given the passage that answers it, every passage embedded first;
+/// a model that fails leaves words alone to rank them, and the turn goes on.
+#[tokio::test(start_paused = true)]
+async fn an_embedding_model_finds_passages_worded_apart_and_one_that_fails_costs_nothing() {
+    for fails in [false, true] {
+        let (backend, store) = (ScriptedBackend::new(), MemoryStore::new());
+        store.chat(CHAT, "");
+        let mut service = ChatService::with_flush_interval(Arc::new(backend.clone()), Arc::new(store.clone()), FLUSH);
+        service.set_embedder(Arc::new(Subjects { fails }));
+        backend.set_context_tokens(Some(4096));
+        let (hash, text) = ("cd".repeat(32), manual());
+        store.keep_document(&hash, &text);
+        let file = Attachment {
+            hash,
+            name: "manual.md".into(),
+            kind: AttachmentKind::Document,
+            bytes: text.len() as u64,
+            chars: text.len() as u64,
+        };
+        backend.then(words(1, 10));
+        let turn = Turn::Send { content: "Who may fix it when it stops heating?", attachments: std::slice::from_ref(&file) };
+        service.run(CHAT, turn, SamplingParams::default(), |_| {}).await.unwrap();
+        let given = &store.path(CHAT)[0].passages;
+        assert!(!given.is_empty(), "{fails}");
+        let found = given.iter().any(|p| p.text.starts_with("Repairs:"));
+        assert_eq!(found, !fails, "fails {fails}: {:?}", given.iter().map(|p| &p.text[..12]).collect::<Vec<_>>());
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn documents_too_long_to_go_whole_give_the_question_passages_kept_with_it() {
     let f = fixture();

@@ -12,6 +12,7 @@ mod decoding;
 pub mod devices;
 mod draft_threads;
 mod drafter;
+mod embed;
 pub mod host;
 mod idle_cores;
 mod interrupt;

@@ -111,7 +111,7 @@ impl LocalEngine {
     /// Validates the file at `path` and loads it, replacing the current model (kept in memory if
     /// the budget for other models allows, see [`crate::kept`]).
     pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
-        let file = validate_off_thread(path).await?;
+        let file = validate_chat_model(path).await?;
         self.load_validated(file, params).await
     }
 
@@ -228,10 +228,16 @@ impl ChatBackend for LocalEngine {
     }
 }
 
-/// The header check, on a blocking thread (it reads the file).
-pub(crate) async fn validate_off_thread(path: &Path) -> Result<ValidatedGguf, EngineError> {
+/// The header check, on a blocking thread (it reads the file); an embedding model is no model to
+/// chat with.
+pub(crate) async fn validate_chat_model(path: &Path) -> Result<ValidatedGguf, EngineError> {
     let path = path.to_path_buf();
-    Ok(tokio::task::spawn_blocking(move || hearth_gguf::validate(&path)).await.map_err(|_| EngineError::Gone)??)
+    let file = tokio::task::spawn_blocking(move || hearth_gguf::validate(&path)).await.map_err(|_| EngineError::Gone)??;
+    if file.is_embedding_model() {
+        let reason = "it is an embedding model, which finds passages by meaning and cannot chat: choose it in Settings → Sampling & model → Attachments";
+        return Err(EngineError::Load { path: file.path.display().to_string(), reason: reason.into() });
+    }
+    Ok(file)
 }
 
 /// What ended the service of one model.

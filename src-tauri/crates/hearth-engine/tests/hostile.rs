@@ -151,3 +151,54 @@ async fn a_grammar_that_must_end_while_end_of_turn_is_banned() {
     assert_eq!(done.text, "yes");
     assert_eq!(done.reason, hearth_core::FinishReason::EndOfTurn);
 }
+
+/// An embedding model (all-MiniLM-L6-v2, converted by setup.sh) embeds texts in the engine
+/// process beside the chat model: vectors of unit length, the same text the same vector, texts
+/// alike in meaning closer than texts apart (worded apart from each other). What cannot embed
+/// — a chat model, a file that is not there, a damaged one — is refused in words, and the
+/// engine and its chat model live on.
+#[tokio::test]
+async fn an_embedding_model_embeds_and_other_files_are_refused() {
+    let embedding = model_path().parent().unwrap().join("embedding/all-MiniLM-L6-v2.f16.gguf");
+    assert!(embedding.exists(), "{} is missing: run scripts/setup.sh test", embedding.display());
+    let engine = spawn_engine();
+    engine.load(&model_path(), LoadParams { n_ctx: Some(1024), n_threads: Some(2), ..LoadParams::default() }).await.unwrap();
+    let texts = [
+        "What are the yearly membership fees?",
+        "Annual dues are forty pounds for adults.",
+        "Boil the kettle before making tea.",
+        "What are the yearly membership fees?",
+        "",
+    ];
+    let vectors = engine.embed(&embedding, texts.iter().map(|t| t.to_string()).collect()).await.unwrap();
+    assert_eq!(vectors.len(), texts.len());
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    for v in &vectors {
+        assert_eq!(v.len(), 384);
+        assert!((dot(v, v) - 1.0).abs() < 1e-4, "unit length");
+    }
+    assert_eq!(vectors[0], vectors[3], "the same text, the same vector (in one batch)");
+    let (near, far) = (dot(&vectors[0], &vectors[1]), dot(&vectors[0], &vectors[2]));
+    assert!(near > far + 0.2, "fees ~ dues {near}, fees ~ kettle {far}");
+    // Alone, as in another batch, a text gets the vector it got among others.
+    let alone = engine.embed(&embedding, vec![texts[1].to_string()]).await.unwrap();
+    assert!(dot(&alone[0], &vectors[1]) > 0.999, "{}", dot(&alone[0], &vectors[1]));
+
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("damaged.gguf");
+    std::fs::write(&damaged, &std::fs::read(&embedding).unwrap()[..4096]).unwrap();
+    let cases =
+        [(model_path(), "it is not an embedding model"), (dir.path().join("missing.gguf"), "missing.gguf"), (damaged, "damaged.gguf")];
+    for (path, words) in cases {
+        let refused = engine.embed(&path, vec!["Hello".into()]).await.expect_err(words).to_string();
+        assert!(refused.contains(words), "{refused:?} should say {words:?}");
+    }
+    assert!(engine.last_crash().is_none(), "{:?}", engine.last_crash());
+    let after = reply(&engine, &user("Say hi."), greedy(4), None).await;
+    assert!(after.stats.completion_tokens > 0, "the chat model still answers");
+    assert_eq!(engine.embed(&embedding, Vec::new()).await.unwrap(), Vec::<Vec<f32>>::new());
+    // Loaded to chat with, it is refused in words; the chat model stays.
+    let refused = engine.load(&embedding, LoadParams::default()).await.unwrap_err().to_string();
+    assert!(refused.contains("it is an embedding model") && refused.contains("Attachments"), "{refused}");
+    assert!(reply(&engine, &user("Say hi."), greedy(4), None).await.stats.completion_tokens > 0, "the chat model stays");
+}

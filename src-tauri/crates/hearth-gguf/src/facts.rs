@@ -26,6 +26,8 @@ pub struct ModelFacts {
     pub has_chat_template: bool,
     /// How the model reasons, as its chat template says.
     pub reasoning: ReasoningFormat,
+    /// An embedding model (its tokens pooled into one vector, for retrieval), not one to chat with.
+    pub embedding: bool,
 }
 
 /// The numbers a KV-cache and compute-buffer estimate needs.
@@ -52,7 +54,17 @@ impl ValidatedGguf {
             layers: self.arch_u32("block_count"),
             has_chat_template: self.str("tokenizer.chat_template").is_some_and(|t| !t.trim().is_empty()),
             reasoning: self.str("tokenizer.chat_template").map_or(ReasoningFormat::None, reasoning_format),
+            embedding: self.is_embedding_model(),
         }
+    }
+
+    /// Whether the model pools its tokens into one vector (llama.cpp's `pooling_type`, any but
+    /// none) or reads them all at once (non-causal attention): an encoder for embeddings.
+    pub fn is_embedding_model(&self) -> bool {
+        let arch = self.architecture().unwrap_or_default();
+        let pools = self.int(&format!("{arch}.pooling_type")).is_some_and(|t| t > 0);
+        let encoder = matches!(self.metadata.get(&format!("{arch}.attention.causal")), Some(MetaValue::Bool(false)));
+        pools || encoder
     }
 
     /// The model's shape, when its metadata says enough (transformers with attention do).

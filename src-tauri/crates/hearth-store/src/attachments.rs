@@ -71,6 +71,7 @@ impl Store {
         .await?;
         if done.rows_affected() > 0 {
             sqlx::query("DELETE FROM passages WHERE document NOT IN (SELECT hash FROM attachments)").execute(self.pool()).await?;
+            sqlx::query("DELETE FROM passage_meanings WHERE document NOT IN (SELECT hash FROM attachments)").execute(self.pool()).await?;
         }
         Ok(done.rows_affected())
     }

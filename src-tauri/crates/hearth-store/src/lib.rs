@@ -28,6 +28,7 @@ mod attachments;
 mod error;
 mod header;
 mod markdown;
+mod meanings;
 mod passages;
 mod rows;
 mod search;

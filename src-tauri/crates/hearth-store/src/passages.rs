@@ -1,7 +1,7 @@
 //! Attached documents cut into passages and indexed (FTS5, BM25 ranking) for retrieval: the
 //! passages of a document too long to go whole that best answer a question.
 
-use hearth_core::{Passage, passage_ranges};
+use hearth_core::{Meaning, Passage, fuse_rankings, passage_ranges};
 
 use crate::{Store, StoreError};
 
@@ -26,13 +26,13 @@ pub fn retrieval_query(question: &str) -> Option<String> {
 }
 
 /// The FTS5 filter for passages of the documents `hashes` (hex, so quoted as they are).
-fn in_documents(hashes: &[&str]) -> String {
+pub(crate) fn in_documents(hashes: &[&str]) -> String {
     let quoted: Vec<String> = hashes.iter().map(|h| format!("\"{}\"", h.replace('"', ""))).collect();
     format!("document : ({})", quoted.join(" OR "))
 }
 
 from_row! {
-    struct PassageRow {
+    pub(crate) struct PassageRow {
         hash: String,
         ordinal: i64,
         text: String,
@@ -44,6 +44,9 @@ impl From<PassageRow> for Passage {
         Passage { hash: r.hash, name: String::new(), ordinal: r.ordinal as u32, text: r.text }
     }
 }
+
+/// Candidates each ranking offers when words and meaning are fused.
+const FUSED_CANDIDATES: usize = 50;
 
 /// Told the share of a document's text indexed so far (0 to 1), after each batch.
 pub type Indexed<'a> = &'a (dyn Fn(f64) + Send + Sync);
@@ -85,7 +88,7 @@ impl Store {
 
     /// Indexes the documents among `hashes` stored but not indexed yet (stored before passages
     /// were, imported, or cut off by a crash).
-    async fn index_missing(&self, hashes: &str) -> Result<(), StoreError> {
+    pub(crate) async fn index_missing(&self, hashes: &str) -> Result<(), StoreError> {
         let missing: Vec<(String, String)> = sqlx::query_as(
             "SELECT hash, text FROM attachments WHERE indexed = 0 AND kind = 'document' AND hash IN (SELECT value FROM json_each(?))",
         )
@@ -98,30 +101,56 @@ impl Store {
         Ok(())
     }
 
-    /// The best `limit` passages for `query` among the stored documents `hashes`, best first;
-    /// when fewer match and `fill`, the documents' first passages (in the order of `hashes`) fill
-    /// the rest.
-    pub async fn retrieve_passages(&self, hashes: &[&str], query: &str, limit: usize, fill: bool) -> Result<Vec<Passage>, StoreError> {
+    /// The best `limit` passages for `query` among the stored documents `hashes`, best first:
+    /// by BM25, fused with their closeness to `meaning` when given (see `meanings`); when fewer
+    /// match and `fill`, the documents' first passages (in the order of `hashes`) fill the rest.
+    pub async fn retrieve_passages(
+        &self,
+        hashes: &[&str],
+        query: &str,
+        meaning: Option<&Meaning>,
+        limit: usize,
+        fill: bool,
+    ) -> Result<Vec<Passage>, StoreError> {
         if hashes.is_empty() {
             return Ok(Vec::new());
         }
         let listed = serde_json::to_string(hashes).expect("hashes serialize");
         self.index_missing(&listed).await?;
         let documents = in_documents(hashes);
-        let mut found: Vec<Passage> = match retrieval_query(query) {
+        // Each ranking offers more candidates than are kept when they are fused.
+        let candidates = if meaning.is_some() { limit.max(FUSED_CANDIDATES) } else { limit };
+        let by_words: Vec<Passage> = match retrieval_query(query) {
             // The documents' filter is the index's: only their passages are ranked.
             Some(matching) => sqlx::query_as::<_, PassageRow>(
                 "SELECT document AS hash, ordinal, text FROM passages WHERE passages MATCH ?
                  ORDER BY bm25(passages, 1.0, 0.0) LIMIT ?",
             )
             .bind(format!("text : ({matching}) AND {documents}"))
-            .bind(limit as i64)
+            .bind(candidates as i64)
             .fetch_all(self.pool())
             .await?
             .into_iter()
             .map(Passage::from)
             .collect(),
             None => Vec::new(),
+        };
+        let mut found = match meaning {
+            Some(meaning) => {
+                let place = |p: &Passage| (p.hash.clone(), p.ordinal);
+                let by_meaning = self.closest_passages(hashes, meaning, candidates).await?;
+                let words: Vec<(String, u32)> = by_words.iter().map(place).collect();
+                let fused = fuse_rankings(&words, &by_meaning);
+                let mut found = Vec::with_capacity(limit);
+                for (hash, ordinal) in fused.into_iter().take(limit) {
+                    match by_words.iter().find(|p| p.hash == hash && p.ordinal == ordinal) {
+                        Some(passage) => found.push(passage.clone()),
+                        None => found.extend(self.passage(&hash, ordinal).await?),
+                    }
+                }
+                found
+            }
+            None => by_words,
         };
         if fill && found.len() < limit {
             let openings: Vec<PassageRow> = sqlx::query_as(
@@ -210,7 +239,7 @@ mod tests {
         assert!(cut > PASSAGES_PER_WRITE as i64 && count().await == cut, "{cut} passages in more than one batch");
         sqlx::query("UPDATE attachments SET indexed = 0").execute(store.pool()).await.unwrap();
         sqlx::query("DELETE FROM passages WHERE ordinal >= 10").execute(store.pool()).await.unwrap();
-        let found = store.retrieve_passages(&[&hash], "Paragraph 6999", 5, true).await.unwrap();
+        let found = store.retrieve_passages(&[&hash], "Paragraph 6999", None, 5, true).await.unwrap();
         assert!(found[0].text.contains("Paragraph 6999"), "{found:?}");
         assert_eq!(count().await, cut);
     }

@@ -10,8 +10,8 @@ use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Mig
 use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 use hearth_core::{
-    Attachment, ChatId, ChatSummary, DocumentTexts, HistoryStore, ImageInput, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats,
-    Role, SettingsScope, StoredMessage, TokenProbs, ToolRun,
+    Attachment, ChatId, ChatSummary, DocumentTexts, HistoryStore, ImageInput, Meaning, MessageId, MessageStatus, ModelTarget, Passage,
+    PassageMeaning, ReplyStats, Role, SettingsScope, StoredMessage, TokenProbs, ToolRun,
 };
 
 use crate::StoreError;
@@ -363,8 +363,23 @@ impl HistoryStore for Store {
         self.insert_message(chat, parent, Role::User, content, MessageStatus::Complete, None, Extra::Question(attachments, passages)).await
     }
 
-    async fn passages(&self, hashes: &[&str], query: &str, limit: usize, fill: bool) -> Result<Vec<Passage>, StoreError> {
-        self.retrieve_passages(hashes, query, limit, fill).await
+    async fn passages(
+        &self,
+        hashes: &[&str],
+        query: &str,
+        meaning: Option<&Meaning>,
+        limit: usize,
+        fill: bool,
+    ) -> Result<Vec<Passage>, StoreError> {
+        self.retrieve_passages(hashes, query, meaning, limit, fill).await
+    }
+
+    async fn passages_without_meaning(&self, hashes: &[&str], model: &str, limit: usize) -> Result<(Vec<Passage>, u64), StoreError> {
+        Store::passages_without_meaning(self, hashes, model, limit).await
+    }
+
+    async fn keep_meanings(&self, model: &str, meanings: &[PassageMeaning]) -> Result<(), StoreError> {
+        Store::keep_meanings(self, model, meanings).await
     }
 
     async fn document_texts(&self, hashes: &[&str]) -> Result<DocumentTexts, StoreError> {

@@ -46,6 +46,8 @@ const SEEDS: &[(i64, &str)] = &[
     (8, ATTACHED),
     // 0009 added passages (an FTS5 table, a column each on attachments and messages), empty here.
     (9, ATTACHED),
+    // 0010 added images (a kind of attachment, nothing else); 0011 passages' vectors, none here.
+    (10, ATTACHED),
 ];
 
 /// Version 8's rows: the tree, its first question carrying a document.
@@ -102,7 +104,7 @@ async fn every_earlier_schema_upgrades_with_its_data() {
         if version >= 8 {
             // A document stored before passages is cut into them when first retrieved from.
             let hash = &path_shown[0].attachments[0].hash;
-            let found = store.retrieve_passages(&[hash], "Which cat?", 5, true).await.unwrap();
+            let found = store.retrieve_passages(&[hash], "Which cat?", None, 5, true).await.unwrap();
             assert_eq!(found.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), ["The keeper kept a ginger cat."]);
         }
         // Images are kept beside documents (0010 widened the kinds the table takes).

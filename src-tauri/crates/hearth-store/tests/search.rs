@@ -107,7 +107,7 @@ async fn questions_are_given_the_passages_that_answer_them() {
     let mut missed = Vec::new();
     for q in &questions {
         let at = text.find(&q.answer).unwrap_or_else(|| panic!("{:?} is not in the handbook", q.answer));
-        let passages = store.retrieve_passages(&[&hash], &q.question, 5, true).await.unwrap();
+        let passages = store.retrieve_passages(&[&hash], &q.question, None, 5, true).await.unwrap();
         assert_eq!(passages.len(), 5, "{}", q.question);
         // The answer lies in (or starts or ends in) a retrieved passage.
         let found = passages.iter().any(|p| {
@@ -125,10 +125,10 @@ async fn questions_are_given_the_passages_that_answer_them() {
 
     // Questions with nothing to match, or FTS5's operators, get the document's opening.
     for hostile in ["", "?!", "\"unbalanced", "NEAR(a b) AND OR NOT *", "what is it", "x^y -z ✓"] {
-        let passages = store.retrieve_passages(&[&hash], hostile, 3, true).await.unwrap();
+        let passages = store.retrieve_passages(&[&hash], hostile, None, 3, true).await.unwrap();
         assert!(!passages.is_empty() && passages.len() <= 3, "{hostile:?}: {passages:?}");
     }
-    assert_eq!(store.retrieve_passages(&[&"00".repeat(32)], "fees", 5, true).await.unwrap(), [], "no such document");
+    assert_eq!(store.retrieve_passages(&[&"00".repeat(32)], "fees", None, 5, true).await.unwrap(), [], "no such document");
     // A follow-up question (`fill` false) with nothing to match is given nothing.
-    assert_eq!(store.retrieve_passages(&[&hash], "Thanks, what is it?", 5, false).await.unwrap(), []);
+    assert_eq!(store.retrieve_passages(&[&hash], "Thanks, what is it?", None, 5, false).await.unwrap(), []);
 }

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use hearth_core::{
-    Attachment, ChatId, DocumentTexts, HistoryStore, ImageInput, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats, Role,
-    StoredMessage, TokenProbs, ToolRun, passage_ranges,
+    Attachment, ChatId, DocumentTexts, HistoryStore, ImageInput, Meaning, MessageId, MessageStatus, ModelTarget, Passage, PassageMeaning,
+    ReplyStats, Role, StoredMessage, TokenProbs, ToolRun, closeness, fuse_rankings, passage_ranges,
 };
 use tokio::time::Instant;
 
@@ -45,6 +45,8 @@ struct Chats {
     documents: DocumentTexts,
     /// Attached images' bytes by hash.
     images: std::collections::HashMap<String, Vec<u8>>,
+    /// Passages' vectors: (document, ordinal, model) → vector.
+    meanings: HashMap<(String, u32, String), Vec<f32>>,
     writes: Vec<Write>,
     /// The next this many writes fail; `u32::MAX`: every write (a full disk).
     failing: u32,
@@ -232,8 +234,16 @@ impl HistoryStore for MemoryStore {
     }
 
     /// Passages ranked by how many of the query's words they hold (the SQLite store ranks by
-    /// BM25), the documents' first passages filling the rest when `fill`.
-    async fn passages(&self, hashes: &[&str], query: &str, limit: usize, fill: bool) -> Result<Vec<Passage>, StoreFault> {
+    /// BM25), fused with their closeness to `meaning` as the SQLite store fuses them, the
+    /// documents' first passages filling the rest when `fill`.
+    async fn passages(
+        &self,
+        hashes: &[&str],
+        query: &str,
+        meaning: Option<&Meaning>,
+        limit: usize,
+        fill: bool,
+    ) -> Result<Vec<Passage>, StoreFault> {
         let chats = self.chats.lock().unwrap();
         let words: Vec<String> = query.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 3).map(str::to_lowercase).collect();
         let mut all = Vec::new();
@@ -248,8 +258,50 @@ impl HistoryStore for MemoryStore {
         }
         let mut ranked: Vec<&(usize, Passage)> = all.iter().filter(|(score, _)| *score > 0).collect();
         ranked.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+        if let Some(meaning) = meaning {
+            let mut close: Vec<(f32, &Passage)> = all
+                .iter()
+                .filter_map(|(_, p)| {
+                    let vector = chats.meanings.get(&(p.hash.clone(), p.ordinal, meaning.model.clone()))?;
+                    Some((closeness(vector, &meaning.vector), p))
+                })
+                .collect();
+            close.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let words: Vec<&Passage> = ranked.iter().map(|(_, p)| p).collect();
+            let meant: Vec<&Passage> = close.into_iter().map(|(_, p)| p).collect();
+            return Ok(fuse_rankings(&words, &meant).into_iter().take(limit).cloned().collect());
+        }
         let openings = all.iter().filter(|(score, p)| fill && *score == 0 && (p.ordinal as usize) < limit);
         Ok(ranked.into_iter().chain(openings).take(limit).map(|(_, p)| p.clone()).collect())
+    }
+
+    async fn passages_without_meaning(&self, hashes: &[&str], model: &str, limit: usize) -> Result<(Vec<Passage>, u64), StoreFault> {
+        let chats = self.chats.lock().unwrap();
+        let mut missing = Vec::new();
+        for hash in hashes {
+            let Some(text) = chats.documents.get(*hash) else { continue };
+            for (ordinal, range) in passage_ranges(text).into_iter().enumerate() {
+                if !chats.meanings.contains_key(&(hash.to_string(), ordinal as u32, model.to_owned())) {
+                    missing.push(Passage {
+                        hash: hash.to_string(),
+                        name: String::new(),
+                        ordinal: ordinal as u32,
+                        text: text[range].to_owned(),
+                    });
+                }
+            }
+        }
+        let left = missing.len() as u64;
+        missing.truncate(limit);
+        Ok((missing, left))
+    }
+
+    async fn keep_meanings(&self, model: &str, meanings: &[PassageMeaning]) -> Result<(), StoreFault> {
+        let mut chats = self.chats.lock().unwrap();
+        for m in meanings {
+            chats.meanings.insert((m.hash.clone(), m.ordinal, model.to_owned()), m.vector.clone());
+        }
+        Ok(())
     }
 
     async fn document_texts(&self, hashes: &[&str]) -> Result<DocumentTexts, StoreFault> {

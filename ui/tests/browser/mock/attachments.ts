@@ -95,4 +95,11 @@ export const attachmentCommands = {
     state.attachmentLimits = checkU32Fields('set_attachment_limits', 'limits', limits, ATTACHMENT_LIMIT_DEFAULTS);
     return clone(state.attachmentLimits);
   },
+  getEmbeddingModel: () => state.embeddingModel,
+  /** Chosen as the backend chooses once its engine has embedded a word; the files it refuses are in refusals.json. */
+  setEmbeddingModel: async (path: string | null) => {
+    await delay(state.embedCheckMs);
+    state.embeddingModel = path;
+    return state.embeddingModel;
+  },
 } satisfies Partial<Handlers>;

@@ -29,8 +29,8 @@ export const OFFLOAD: Offload = { backend: 'CPU', device: 'AMD EPYC', gpuLayers:
 
 export const facts = (
   architecture: string, parameters: number, quantization: string | null, contextLength: number, layers: number, hasChatTemplate = true,
-  reasoning: ModelFacts['reasoning'] = { kind: 'none' },
-): ModelFacts => ({ architecture, parameters, quantization, contextLength, layers, hasChatTemplate, reasoning });
+  reasoning: ModelFacts['reasoning'] = { kind: 'none' }, embedding = false,
+): ModelFacts => ({ architecture, parameters, quantization, contextLength, layers, hasChatTemplate, reasoning, embedding });
 
 export const hubRepos = (): HubRepo[] => [
   { id: 'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF', downloads: 48211, likes: 37, updatedAt: isoAgo(3 * DAY + HOUR), gated: false },

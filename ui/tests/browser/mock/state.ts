@@ -192,6 +192,9 @@ export type MockConfig = {
   attachDelayMs?: number;
   /** How many times a document attached says how much of it is indexed while it is read (0: none, as a short one). */
   attachIndexSteps?: number;
+  /** The embedding model chosen at start (a path), and how long choosing one is checked (ms). */
+  embeddingModel?: string | null;
+  embedCheckMs?: number;
   /** Hugging Face cannot be reached: every hub command fails as a network error. */
   hubOffline?: boolean;
   /** What starter_model answers (the welcome screen's recommendation). */
@@ -300,6 +303,8 @@ function initialState(config: MockConfig) {
     budgetSaves: [] as CacheBudgets[],
     /** The limits on attached files (`set_attachment_limits`; the mock's attach_file reads no file against them). */
     attachmentLimits: clone(ATTACHMENT_LIMIT_DEFAULTS) as AttachmentLimits,
+    /** The embedding model chosen for search by meaning (a path); null: words alone. */
+    embeddingModel: (config.embeddingModel ?? null) as string | null,
     /** Models kept in memory after another was loaded, the least recently used first. */
     keptModels: [] as { path: string; sizeBytes: number }[],
     /** The token inspector's data the engine kept, by reply id (see tokenProbsOf). */
@@ -360,6 +365,7 @@ function initialState(config: MockConfig) {
     attachPick: clone(config.attachPick ?? ['/home/me/Documents/notes.md', '/home/me/Documents/budget.csv']) as string[],
     attachDelayMs: config.attachDelayMs ?? 40,
     attachIndexSteps: config.attachIndexSteps ?? 0,
+    embedCheckMs: config.embedCheckMs ?? 150,
     /** The attachments attach_file stored, by hash (a message's must be there). */
     attachments: {} as Record<string, Attachment>,
     /** The MCP servers with their states (tools.ts), and how each one's start goes, by name. */

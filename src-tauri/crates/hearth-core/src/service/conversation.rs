@@ -3,8 +3,8 @@
 
 use super::{ChatService, HistoryStore, Question, TurnError};
 use crate::{
-    Attachment, AttachmentKind, ChatBackend, ChatMessage, DocumentTexts, ImageInput, MAX_ATTACHMENTS, ModelTarget, Passage,
-    RETRIEVED_PASSAGES, Role, StoredMessage, document_budget, with_documents, with_passages,
+    Attachment, AttachmentKind, ChatBackend, ChatMessage, DocumentTexts, ImageInput, MAX_ATTACHMENTS, Meaning, MeaningError, ModelTarget,
+    Passage, RETRIEVED_PASSAGES, Role, StoredMessage, document_budget, embed_passages, with_documents, with_passages,
 };
 
 impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
@@ -91,7 +91,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             return Ok(Vec::new());
         }
         let hashes: Vec<&str> = documents.iter().map(|d| d.hash.as_str()).collect();
-        let found = self.store.passages(&hashes, question.content, RETRIEVED_PASSAGES, !follow_up).await;
+        let meaning = self.meaning(&hashes, question.content).await?;
+        let found = self.store.passages(&hashes, question.content, meaning.as_ref(), RETRIEVED_PASSAGES, !follow_up).await;
         let mut passages = found.map_err(|e| TurnError::Store(Box::new(e)))?;
         // A stored document always gives passages (its first, when none match).
         if passages.is_empty() && !follow_up {
@@ -107,6 +108,27 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
             passage.name = documents.iter().find(|d| d.hash == passage.hash).map_or_else(String::new, |d| d.name.clone());
         }
         Ok(passages)
+    }
+
+    /// The meaning of `question` by the embedding model the user chose, with every passage of the
+    /// documents `hashes` given its vector first; `None` without a model, or when the model
+    /// fails (said in the log; the passages are then ranked by their words alone, as without one).
+    async fn meaning(&self, hashes: &[&str], question: &str) -> Result<Option<Meaning>, TurnError> {
+        let Some(embedder) = self.embedder.as_deref() else { return Ok(None) };
+        let embedded = async {
+            let Some(model) = embed_passages(&*self.store, embedder, hashes, &|_| {}).await? else { return Ok(None) };
+            let asked = embedder.embed(vec![question.to_owned()]).await?;
+            let vector = asked.vectors.into_iter().next().filter(|_| asked.model == model);
+            Ok(vector.map(|vector| Meaning { model, vector }))
+        };
+        match embedded.await {
+            Ok(meaning) => Ok(meaning),
+            Err(MeaningError::Store(e)) => Err(TurnError::Store(e)),
+            Err(MeaningError::Embed(e)) => {
+                tracing::warn!(error = %e, "passages ranked by their words alone: the embedding model failed");
+                Ok(None)
+            }
+        }
     }
 
     /// The images the chat's messages and a new question's files show the model, read from the

@@ -4,8 +4,8 @@ use std::error::Error as StdError;
 use std::future::Future;
 
 use crate::{
-    Attachment, ChatId, DocumentTexts, ImageInput, MessageId, MessageStatus, ModelTarget, Passage, ReplyStats, Role, StoredMessage,
-    TokenProbs, ToolRun,
+    Attachment, ChatId, DocumentTexts, ImageInput, Meaning, MessageId, MessageStatus, ModelTarget, Passage, PassageMeaning, ReplyStats,
+    Role, StoredMessage, TokenProbs, ToolRun,
 };
 
 /// Where chats are kept. Implemented by hearth-store over SQLite.
@@ -49,15 +49,29 @@ pub trait HistoryStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<StoredMessage, Self::Error>> + Send;
 
     /// The best `limit` passages for `query` among the stored documents `hashes`, best first
-    /// (their names left empty); when fewer match and `fill`, the documents' first passages fill
-    /// the rest.
+    /// (their names left empty): by its words, and by its `meaning` too when given (the two
+    /// rankings fused, passages without a vector of that model ranked by words alone); when
+    /// fewer match and `fill`, the documents' first passages fill the rest.
     fn passages(
         &self,
         hashes: &[&str],
         query: &str,
+        meaning: Option<&Meaning>,
         limit: usize,
         fill: bool,
     ) -> impl Future<Output = Result<Vec<Passage>, Self::Error>> + Send;
+
+    /// Up to `limit` passages of the documents `hashes` without a vector of the embedding model
+    /// `model` (names left empty), and how many such passages there are in all.
+    fn passages_without_meaning(
+        &self,
+        hashes: &[&str],
+        model: &str,
+        limit: usize,
+    ) -> impl Future<Output = Result<(Vec<Passage>, u64), Self::Error>> + Send;
+
+    /// Keeps passages' vectors by the embedding model `model`.
+    fn keep_meanings(&self, model: &str, meanings: &[PassageMeaning]) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
     /// The text of each stored document among `hashes` (one not stored is missing from the map).
     fn document_texts(&self, hashes: &[&str]) -> impl Future<Output = Result<DocumentTexts, Self::Error>> + Send;

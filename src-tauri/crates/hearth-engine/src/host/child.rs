@@ -65,6 +65,7 @@ pub fn serve_stdio() -> i32 {
     let _ = thread::Builder::new().name("engine-devices".into()).spawn(move || {
         let _ = devices_outbox.send(FromHost::Devices { report: crate::devices::report() });
     });
+    let embeds = spawn_embedder(outbox.clone());
     let cancels: Arc<Mutex<HashMap<RequestId, CancelFlag>>> = Arc::default();
     let mut requests = FrameReader::new(std::io::stdin().lock());
     let status = loop {
@@ -92,6 +93,9 @@ pub fn serve_stdio() -> i32 {
             ToHost::CacheBudgets { budgets } => engine.set_cache_budgets(budgets),
             ToHost::Usage { id } => {
                 let _ = outbox.send(FromHost::Usage { id, held: engine.held_memory() });
+            }
+            ToHost::Embed { id, model, texts } => {
+                let _ = embeds.send((id, model, texts));
             }
             ToHost::Prefill { id, spec } => {
                 let ahead = engine.prefill(spec.into_request(CancelFlag::new()));
@@ -217,6 +221,22 @@ fn relay_reply(
         }
         cancels.lock().expect("cancel map poisoned").remove(&id);
     });
+}
+
+/// The thread that embeds texts, beside the engine thread (a question's vector need not wait for
+/// a reply to end), one request at a time.
+fn spawn_embedder(outbox: Sender<FromHost>) -> Sender<(RequestId, std::path::PathBuf, Vec<String>)> {
+    let (embeds, requests) = mpsc::channel::<(RequestId, std::path::PathBuf, Vec<String>)>();
+    thread::Builder::new()
+        .name("engine-embed".into())
+        .spawn(move || {
+            let mut embedder = crate::embed::Embedder::new();
+            for (id, model, texts) in requests {
+                let _ = outbox.send(FromHost::Embedded { id, result: embedder.embed(&model, &texts) });
+            }
+        })
+        .expect("cannot spawn the embedding thread");
+    embeds
 }
 
 /// One thread owns the pipe, so frames never interleave. If the app is gone, so is the point of

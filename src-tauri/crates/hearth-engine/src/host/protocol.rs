@@ -64,6 +64,13 @@ pub enum ToHost {
     Usage {
         id: RequestId,
     },
+    /// The vectors of `texts` by the embedding model at `model` (on a thread of its own, beside
+    /// replies).
+    Embed {
+        id: RequestId,
+        model: PathBuf,
+        texts: Vec<String>,
+    },
     /// Finish the request in hand and exit.
     Quit,
     /// Test-only: die as llama.cpp does on a failed assertion (honoured only when the engine
@@ -166,6 +173,10 @@ pub enum FromHost {
         /// Chats' caches kept in RAM (the live chat's is in the context, not counted) and models
         /// kept after another was loaded.
         held: HeldMemory,
+    },
+    Embedded {
+        id: RequestId,
+        result: Result<Vec<Vec<f32>>, EngineError>,
     },
 }
 

@@ -28,12 +28,13 @@ use process_end::{Exit, read_replies, spawn_stderr_reader};
 
 mod devices;
 mod dispatch;
+mod embed;
 mod host_process;
 mod process_end;
 mod watchdog;
 use super::backoff::{CrashStreak, waiting_words};
 use super::protocol::{FrameError, FrameWriter, ReplySpec, RequestId, ToHost, encode};
-use crate::local::{Progress, validate_off_thread};
+use crate::local::{Progress, validate_chat_model};
 use crate::{EngineError, HeldMemory};
 
 /// Handle to the supervised engine process. Cloning is cheap; the process ends when the last
@@ -94,6 +95,10 @@ enum Pending {
     },
     Unload(oneshot::Sender<()>),
     Usage(oneshot::Sender<HeldMemory>),
+    Embed {
+        reply: oneshot::Sender<Result<Vec<Vec<f32>>, EngineError>>,
+        model: PathBuf,
+    },
     /// A read-ahead: ended when the engine says so, or dropped with the process.
     Prefill(oneshot::Sender<()>),
 }
@@ -151,7 +156,7 @@ impl Engine {
 
     /// Validates the file at `path` and loads it, replacing the current model.
     pub async fn load(&self, path: &Path, params: LoadParams) -> Result<ModelInfo, EngineError> {
-        let file = validate_off_thread(path).await?;
+        let file = validate_chat_model(path).await?;
         self.load_validated(file, params).await
     }
 
@@ -169,7 +174,7 @@ impl Engine {
         progress: impl FnMut(f32) + Send + 'static,
         cancel: CancelFlag,
     ) -> Result<ModelInfo, EngineError> {
-        let file = validate_off_thread(path).await?;
+        let file = validate_chat_model(path).await?;
         self.submit_load(file.path, params, Some(Box::new(progress)), cancel).await
     }
 
@@ -483,6 +488,9 @@ impl Shared {
                 Pending::Unload(done) => {
                     let _ = done.send(());
                 }
+                Pending::Embed { reply, model } => {
+                    let _ = reply.send(Err(EngineError::Crashed { path: model.display().to_string(), cause: told.clone() }));
+                }
                 Pending::Usage(_) | Pending::Prefill(_) => {}
             }
         }
@@ -551,6 +559,9 @@ impl Shared {
                     let _ = events.send(GenEvent::Finished { reason: FinishReason::Cancelled, stats: ReplyStats::default() });
                 }
                 Pending::Load { reply: Some(reply), .. } => {
+                    let _ = reply.send(Err(EngineError::Gone));
+                }
+                Pending::Embed { reply, .. } => {
                     let _ = reply.send(Err(EngineError::Gone));
                 }
                 Pending::Load { reply: None, .. } | Pending::Usage(_) | Pending::Prefill(_) => {}

@@ -26,6 +26,9 @@ pub enum EngineError {
     /// A device the load settings name cannot be used (an RPC server that does not answer).
     #[error("{0}")]
     Device(String),
+    /// An embedding model could not read texts (or is none).
+    #[error("{path} cannot embed texts: {reason}")]
+    Embed { path: String, reason: String },
     #[error("benchmark failed: {0}")]
     Bench(String),
 }

@@ -81,6 +81,11 @@ impl Shared {
                     let _ = end.send(());
                 }
             }
+            FromHost::Embedded { id, result } => {
+                if let Some(Pending::Embed { reply, .. }) = state.pending.remove(&id) {
+                    let _ = reply.send(result);
+                }
+            }
             FromHost::Usage { id, held } => {
                 if let Some(Pending::Usage(reply)) = state.pending.remove(&id) {
                     let _ = reply.send(held);
