@@ -451,6 +451,7 @@ describe('Settings → Attachments', () => {
       const group = page.getByTestId('attachment-limits');
       const select = group.getByTestId('embedding-model');
       await select.scrollIntoViewIfNeeded();
+      await select.locator('option').nth(2).waitFor({ state: 'attached' });
       const options = await select.locator('option').allTextContents();
       assert.deepEqual(options, ['Off (words alone)', MINILM.name, NOMIC.name], 'only embedding models are offered');
       assert.equal(await select.inputValue(), '');

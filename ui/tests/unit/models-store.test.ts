@@ -139,6 +139,7 @@ const facts = (over: Partial<ModelFacts> = {}): ModelFacts => ({
   layers: 16,
   hasChatTemplate: true,
   reasoning: { kind: 'none' },
+  embedding: false,
   ...over,
 });
 const model = (path: string, over: Partial<LibraryModel> = {}): LibraryModel => ({

@@ -63,6 +63,7 @@ const facts = (over: Partial<ModelFacts> = {}): ModelFacts => ({
   layers: 30,
   hasChatTemplate: true,
   reasoning: { kind: 'none' },
+  embedding: false,
   ...over,
 });
 
