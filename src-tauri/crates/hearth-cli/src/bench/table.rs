@@ -94,8 +94,14 @@ pub fn print(r: &Report) {
     }
     if let Some(x) = &r.retrieve {
         println!(
-            "\nRetrieval: a document indexed at {:.1} MB/s; a question over {} passages in {:.1} ms (p95; median {:.1} ms)",
-            x.index_mb_per_s, x.retrieve_passages, x.retrieve_p95_ms, x.retrieve_median_ms
+            "\nRetrieval: a document indexed at {:.1} MB/s; a question over {} passages in {:.1} ms (p95; median {:.1} ms), \
+             by words and meaning {:.1} ms (p95; median {:.1} ms)",
+            x.index_mb_per_s,
+            x.retrieve_passages,
+            x.retrieve_p95_ms,
+            x.retrieve_median_ms,
+            x.retrieve_meaning_p95_ms,
+            x.retrieve_meaning_median_ms
         );
     }
     for failed in &r.failed_sections {
