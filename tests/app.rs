@@ -408,6 +408,18 @@ fn chat_through_ipc_with_the_real_model() {
     std::fs::write(&document, "# The Kettle K-9\n\nThe Kettle K-9 holds 1.7 litres of water.\nIts secret code word is PELICAN.\n").unwrap();
     let file = invoke(&window, "attach_file", json!({ "path": document, "onProgress": "__CHANNEL__:9" })).unwrap();
     assert_eq!((file["name"].as_str(), file["kind"].as_str(), file["bytes"].as_u64()), (Some("kettle.md"), Some("document"), Some(93)));
+    // A pasted image's bytes come back for a sent message's thumbnail; a document's do not.
+    const CHECKERS: &str =
+        "iVBORw0KGgoAAAANSUhEUgAAAAwAAAAMCAIAAADZF8uwAAAAHUlEQVR4nGN4Es6PhnRz7qMhhiGrCFMIU9uQVQQARojGkea0qYEAAAAASUVORK5CYII=";
+    let image =
+        invoke(&window, "attach_bytes", json!({ "name": "checkers.png", "data": CHECKERS, "onProgress": "__CHANNEL__:9" })).unwrap();
+    assert_eq!(image["kind"], "image");
+    assert_eq!(invoke(&window, "get_attached_image", json!({ "hash": image["hash"] })).unwrap(), CHECKERS);
+    let not_image = invoke(&window, "get_attached_image", json!({ "hash": file["hash"] })).unwrap_err();
+    assert_eq!(
+        (not_image["kind"].as_str(), not_image["message"].as_str().map(|m| m.ends_with("is a document, not an image"))),
+        (Some("invalidInput"), Some(true))
+    );
     std::fs::write(attached.path().join("program.txt"), b"\x7FELF\x02\x01\x01\0\0\0").unwrap();
     let refused =
         invoke(&window, "attach_file", json!({ "path": attached.path().join("program.txt"), "onProgress": "__CHANNEL__:9" })).unwrap_err();

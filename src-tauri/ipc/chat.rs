@@ -181,6 +181,17 @@ command! {
     }
 }
 
+command! {
+    /// The bytes, in base64, of the image attached under `hash`, for the window to draw a sent
+    /// message's thumbnail; `null` for an image too large to draw one from (its chip keeps the
+    /// icon). A document's hash, or one nothing is stored under, is refused in words.
+    pub async fn get_attached_image(hash: String, state: State<'_, AppState>) -> Result<Option<String>, IpcError> {
+        use base64::Engine as _;
+        let bytes = hearth_app::attachments::image_preview(&state.store, &hash).await?;
+        Ok(bytes.map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes)))
+    }
+}
+
 /// A file's progress, told over its command's channel (a closed window's is dropped).
 fn told(channel: Channel<AttachProgress>) -> OnProgress {
     Box::new(move |progress| {

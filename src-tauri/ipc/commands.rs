@@ -8,6 +8,7 @@ pub const COMMANDS: &[&str] = &[
     "send_message",
     "attach_file",
     "attach_bytes",
+    "get_attached_image",
     "get_embedding_model",
     "set_embedding_model",
     "pick_attachments",

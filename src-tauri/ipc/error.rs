@@ -2,7 +2,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use hearth_app::EmbeddingModelError;
-use hearth_app::attachments::AttachFailure;
+use hearth_app::attachments::{AttachFailure, PreviewError};
 use hearth_app::mcp_sign_in::SignInError;
 use hearth_app::{ChatModelError, LoadError, SettingsError};
 use hearth_core::{BackendError, FieldError, ProviderError, SamplingError, TurnError};
@@ -171,6 +171,16 @@ impl From<AttachFailure> for IpcError {
         match e {
             AttachFailure::File(e) => IpcError::new(IpcErrorKind::File, e),
             AttachFailure::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<PreviewError> for IpcError {
+    fn from(e: PreviewError) -> Self {
+        match e {
+            PreviewError::NotAHash(_) | PreviewError::NotAnImage(_) => IpcError::new(IpcErrorKind::InvalidInput, e),
+            PreviewError::Unknown(_) => IpcError::new(IpcErrorKind::NotFound, e),
+            PreviewError::Store(e) => e.into(),
         }
     }
 }

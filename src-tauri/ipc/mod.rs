@@ -49,6 +49,7 @@ register! {
     chat::send_message,
     chat::attach_file,
     chat::attach_bytes,
+    chat::get_attached_image,
     chat::get_embedding_model,
     chat::set_embedding_model,
     chat::pick_attachments,

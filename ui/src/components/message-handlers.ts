@@ -1,7 +1,7 @@
 import { getContext, setContext } from 'svelte';
 import type { Decision, TokenProbs } from '../ipc/bindings';
 
-/** What a message's buttons ask for; App wires them to the ChatStore. */
+/** What a message's buttons ask for, and what it shows that the ChatStore draws (thumbnails); App wires them. */
 export type MessageHandlers = {
   startEdit: (messageId: number) => void;
   editText: (text: string) => void;
@@ -23,6 +23,8 @@ export type MessageHandlers = {
   answerToolCall: (messageId: number, index: number, decision: Decision) => void;
   /** A remote reply failed for want of a (valid) API key: the Providers settings fix it. */
   openProviderSettings: () => void;
+  /** A sent image's thumbnail (a `data:` URL) once drawn; undefined until then, or when none can be. */
+  thumbnail: (hash: string) => string | undefined;
 };
 
 const UNFOLLOW = Symbol('unfollow');

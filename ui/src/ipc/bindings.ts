@@ -1053,6 +1053,12 @@ export const commands = {
    */
   attachBytes: (name: string, data: string, onProgress: (message: AttachProgress) => void): Promise<Attachment> => invoke<Attachment>('attach_bytes', { name, data, onProgress: new Channel<AttachProgress>(onProgress) }),
   /**
+   * The bytes, in base64, of the image attached under `hash`, for the window to draw a sent
+   * message's thumbnail; `null` for an image too large to draw one from (its chip keeps the
+   * icon). A document's hash, or one nothing is stored under, is refused in words.
+   */
+  getAttachedImage: (hash: string): Promise<string | null> => invoke<string | null>('get_attached_image', { hash }),
+  /**
    * The embedding model that ranks retrieved passages by meaning too (Settings →
    * Attachments); none: by their words alone.
    */

@@ -88,6 +88,11 @@ export class DraftAttachments {
     return files;
   }
 
+  /** The thumbnails of the files last taken, by hash (the sent message's chips show them). */
+  get takenPreviews(): ReadonlyMap<string, string> {
+    return this.#takenPreviews;
+  }
+
   /** A send that saved nothing gives its files back (before any attached since), with their thumbnails. */
   restore(files: readonly Attachment[]): void {
     const known = new Set(this.attached.map((a) => a.hash));

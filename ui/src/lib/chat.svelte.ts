@@ -13,6 +13,7 @@ import type {
 } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DraftAttachments } from './attachments.svelte';
+import { SentThumbnails } from './sent-thumbnails.svelte';
 import { draftKey, draftSendable } from './attachments';
 import { animationFrames, type FrameScheduler } from './batcher';
 import { chatAfterRemoval, replaceChat, sortChats } from './chat-list';
@@ -76,6 +77,8 @@ export class ChatStore {
   draft = $state('');
   /** The files the draft carries (the composer's chips). */
   readonly attachments: DraftAttachments;
+  /** The thumbnails on sent messages' image chips. */
+  readonly thumbnails: SentThumbnails;
   editing = $state<Editing | null>(null);
   error = $state<string | null>(null);
   /** The kind of the IPC error in `error`, when it was one (the banner offers what to do about some). */
@@ -111,6 +114,7 @@ export class ChatStore {
   constructor(api: HearthApi, frames: FrameScheduler = animationFrames, timers: Timers = browserTimers) {
     this.#api = api;
     this.attachments = new DraftAttachments(api, () => this.#readDraftAhead());
+    this.thumbnails = new SentThumbnails(api);
     this.#readAhead = new DraftReadAhead((_draft, stillTyping) => this.#prefillDraft(stillTyping), timers);
     this.#turns = new TurnRunner(this, api, frames, (chatId, refresh) => this.#loadMessages(chatId, refresh));
   }
@@ -272,7 +276,9 @@ export class ChatStore {
     const content = this.draft.trim();
     this.draft = '';
     this.#typed = '';
-    return this.#runTurn(chatId, { kind: 'send', content, attachments: this.attachments.take() });
+    const attachments = this.attachments.take();
+    this.thumbnails.keep(this.attachments.takenPreviews);
+    return this.#runTurn(chatId, { kind: 'send', content, attachments });
   }
 
   startEdit(messageId: number): void {

@@ -3,7 +3,7 @@
 // the backend refuses (its reason in words, the text typed kept), sent with the message and shown on it, kept by
 // an edit; a document too long to read whole: the reply's sources (the passages its question was given), opened
 // one by one as plain text; pasted files (a screenshot with its thumbnail under the app's CSP, sent and shown as an
-// image; a WebP refused; a model without a projector warned about); the count of tokens the model read a question
+// image with it; a sent image's thumbnail drawn from the backend's bytes in a chat opened again; a WebP refused; a model without a projector warned about); the count of tokens the model read a question
 // as; the limits on attached files in Settings. Run with `npm run test:browser` or
 // `node --test tests/browser/attachments.test.mjs`.
 import { describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { MODEL, OUTPUT, TIMEOUT, collectDialogs, inBothSchemes, lastAssistant, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
 import { openSettings, text } from './chat-helpers.mjs';
 import { CONTRACT } from '../contract.mjs';
+import { openModels, row } from './models-helpers.mjs';
 
 useBrowser();
 
@@ -42,6 +43,21 @@ const SOURCED = {
     { id: 21, chatId: 2, role: 'user', content: 'How do I book leave?', status: 'complete', createdAt: 1, model: null, stats: null, attachments: [HANDBOOK], passages: PASSAGES },
     { id: 22, chatId: 2, role: 'assistant', content: 'Book it in the HR portal two weeks ahead; your manager approves it.', status: 'complete', createdAt: 2, model: MODEL.name, stats: null },
   ],
+};
+
+/** A 12×12 PNG (a checkerboard) kept by the backend, and one let go of. */
+const CHECKERS = 'iVBORw0KGgoAAAANSUhEUgAAAAwAAAAMCAIAAADZF8uwAAAAHUlEQVR4nGN4Es6PhnRz7qMhhiGrCFMIU9uQVQQARojGkea0qYEAAAAASUVORK5CYII=';
+const PHOTO = { hash: 'cd'.repeat(32), name: 'beach.png', kind: 'image', bytes: 103, chars: 0 };
+const GONE = { hash: 'ef'.repeat(32), name: 'old-scan.png', kind: 'image', bytes: 2_400_000, chars: 0 };
+/** A chat whose question carried both images, besides CHAT. */
+const PHOTOS = {
+  chats: [{ id: 3, title: 'Holiday photos', updatedAt: 20 }, ...CHAT.chats],
+  messages: [
+    ...CHAT.messages,
+    { id: 31, chatId: 3, role: 'user', content: 'Where was this taken?', status: 'complete', createdAt: 3, model: null, stats: null, attachments: [PHOTO, GONE] },
+    { id: 32, chatId: 3, role: 'assistant', content: 'On a beach, by the look of it.', status: 'complete', createdAt: 4, model: MODEL.name, stats: null },
+  ],
+  attachedImages: { [PHOTO.hash]: CHECKERS },
 };
 
 /** The mock's attachment for `path` (mock/attachments.ts): its size and text made up from the path's length. */
@@ -279,6 +295,7 @@ describe('Attachments', () => {
       // The thumbnail: a small data: URL the CSP allows (no blob: URL), drawn and loaded.
       const thumbnail = shot.getByTestId('attachment-thumbnail');
       await page.waitForFunction(() => document.querySelector('[data-testid="attachment-thumbnail"]')?.complete);
+      const thumbnailSrc = thumbnail.getAttribute('src');
       assert.match(await thumbnail.getAttribute('src'), /^data:image\/png;base64,/);
       assert.equal(await thumbnail.evaluate((img) => img.naturalWidth), 48);
       const [asked] = await callsOf(page, 'attach_bytes');
@@ -298,7 +315,29 @@ describe('Attachments', () => {
       assert.equal(await sent.getAttribute('data-kind'), 'image');
       assert.equal(await text(sent.getByTestId('attachment-label')), 'pasted-image-1.png');
       assert.equal(await sent.getAttribute('title'), `pasted-image-1.png · ${await text(sent.getByTestId('attachment-detail'))} · an image, shown to the model`);
-      assert.equal(await sent.locator('svg').count(), 1, 'the image icon');
+      // The composer's thumbnail goes with the message: nothing is fetched to draw it again.
+      assert.equal(await sent.getByTestId('attachment-thumbnail').getAttribute('src'), await thumbnailSrc);
+      assert.deepEqual(await callsOf(page, 'get_attached_image'), []);
+    });
+  });
+
+  test('a sent image\'s chip in a chat opened again: its thumbnail drawn once from the image the backend keeps; one let go of keeps its icon', { timeout: TIMEOUT }, async () => {
+    await withApp(PHOTOS, async (page) => {
+      const chips = lastUser(page).getByTestId('message-attachments').getByTestId('attachment');
+      const photo = chips.filter({ hasText: PHOTO.name });
+      await photo.getByTestId('attachment-thumbnail').waitFor();
+      await page.waitForFunction(() => document.querySelector('[data-testid="attachment-thumbnail"]')?.complete);
+      assert.match(await photo.getByTestId('attachment-thumbnail').getAttribute('src'), /^data:image\/png;base64,/);
+      assert.equal(await photo.getByTestId('attachment-thumbnail').evaluate((img) => img.naturalWidth), 48);
+      const gone = chips.filter({ hasText: GONE.name });
+      assert.equal(await gone.getByTestId('attachment-thumbnail').count(), 0);
+      assert.equal(await gone.locator('svg').count(), 1, 'the image icon');
+      // Away and back: the chips render again, the images are not asked for again.
+      await page.getByTestId('chat-item').filter({ hasText: 'Quarterly review' }).click();
+      await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
+      await page.getByTestId('chat-item').filter({ hasText: 'Holiday photos' }).click();
+      await photo.getByTestId('attachment-thumbnail').waitFor();
+      assert.deepEqual((await callsOf(page, 'get_attached_image')).map((c) => c.hash).sort(), [GONE.hash, PHOTO.hash].sort());
     });
   });
 
@@ -471,6 +510,26 @@ describe('Settings → Attachments', () => {
       await select.selectOption('');
       await error.waitFor({ state: 'detached' });
       assert.equal(await page.evaluate(() => window.__hearthMock.embeddingModel), null);
+    });
+  });
+
+  test('an embedding model in the library: no Load, what it is for; the chat\'s model menu does not offer it', { timeout: TIMEOUT }, async () => {
+    await withApp({ library: EMBEDDING_LIBRARY }, async (page) => {
+      await page.getByTestId('model-switcher').click();
+      const options = page.getByTestId('model-menu').getByTestId('model-option');
+      await options.first().waitFor();
+      assert.deepEqual(await options.evaluateAll((all) => all.map((o) => o.dataset.path).filter(Boolean)), [MODEL.path]);
+      await page.keyboard.press('Escape');
+
+      await openModels(page, 'library');
+      const minilm = row(page, MINILM.path);
+      await minilm.waitFor();
+      assert.equal(await minilm.getByTestId('load-model').count(), 0);
+      assert.equal(await text(minilm.getByTestId('embedding-use')), 'Not a chat model: it finds a document\'s passages by meaning. Choose it in Settings → Attachments.');
+      assert.match(await text(minilm), /embedding model, for search by meaning/);
+      assert.doesNotMatch(await text(minilm), /chat template/);
+      assert.equal(await row(page, MODEL.path).getByTestId('embedding-use').count(), 0);
+      await shot(page, 'library-embedding-model', { dir: OUTPUT });
     });
   });
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use hearth_attach::{AttachError, Limits};
 use hearth_core::{Attachment, AttachmentKind, Embedder, embed_passages};
-use hearth_store::{Store, StoreError, StoredContent};
+use hearth_store::{AttachedImage, Store, StoreError, StoredContent};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -84,4 +84,34 @@ async fn keep(
     }
     tracing::info!(bytes = read.attachment.bytes, chars = read.attachment.chars, "a file was attached");
     Ok(read.attachment)
+}
+
+/// The largest image whose bytes go to the window for a sent message's thumbnail (the window
+/// decodes the whole image to draw it): a larger one's chip keeps its icon.
+pub const PREVIEW_MAX_BYTES: u64 = 16 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PreviewError {
+    #[error("{0} is not an attached file's hash")]
+    NotAHash(String),
+    #[error("no attached file is stored under {0}; it was let go of, or never attached")]
+    Unknown(String),
+    #[error("the file stored under {0} is a document, not an image")]
+    NotAnImage(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The bytes of the image attached under `hash`, for the window to draw its thumbnail on a sent
+/// message's chip; none when it is larger than [`PREVIEW_MAX_BYTES`].
+pub async fn image_preview(store: &Store, hash: &str) -> Result<Option<Vec<u8>>, PreviewError> {
+    if !Attachment::is_hash(hash) {
+        return Err(PreviewError::NotAHash(hash.into()));
+    }
+    match store.attached_image(hash, PREVIEW_MAX_BYTES).await? {
+        None => Err(PreviewError::Unknown(hash.into())),
+        Some(AttachedImage::NotAnImage) => Err(PreviewError::NotAnImage(hash.into())),
+        Some(AttachedImage::TooLarge) => Ok(None),
+        Some(AttachedImage::Bytes(bytes)) => Ok(Some(bytes)),
+    }
 }

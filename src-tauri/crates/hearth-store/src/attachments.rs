@@ -23,6 +23,16 @@ pub struct StoredContent {
     pub text: String,
 }
 
+/// What [`Store::attached_image`] found under a hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachedImage {
+    Bytes(Vec<u8>),
+    /// Larger than asked for: not read.
+    TooLarge,
+    /// A document is stored there.
+    NotAnImage,
+}
+
 impl Store {
     /// Keeps a file's content under `hash` (the SHA-256 of `data`, lowercase hex), a document
     /// cut into passages for retrieval; a content stored before is kept as it was.
@@ -55,6 +65,24 @@ impl Store {
         let row: Option<(String, Vec<u8>, String)> =
             sqlx::query_as("SELECT kind, data, text FROM attachments WHERE hash = ?").bind(hash).fetch_optional(self.pool()).await?;
         Ok(row.map(|(kind, data, text)| StoredContent { kind: kind_of(&kind), data, text }))
+    }
+
+    /// The bytes of the image stored under `hash`, for its chip's thumbnail: none when nothing
+    /// is stored there, a document is, or the image is larger than `max_bytes` (its bytes are then
+    /// not read).
+    pub async fn attached_image(&self, hash: &str, max_bytes: u64) -> Result<Option<AttachedImage>, StoreError> {
+        let row: Option<(String, Option<Vec<u8>>)> =
+            sqlx::query_as("SELECT kind, CASE WHEN length(data) <= ? THEN data END FROM attachments WHERE hash = ?")
+                .bind(max_bytes as i64)
+                .bind(hash)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(match row {
+            None => None,
+            Some((kind, _)) if kind_of(&kind) != AttachmentKind::Image => Some(AttachedImage::NotAnImage),
+            Some((_, None)) => Some(AttachedImage::TooLarge),
+            Some((_, Some(data))) => Some(AttachedImage::Bytes(data)),
+        })
     }
 
     /// Removes the contents no message refers to that were stored more than `age` ago (at open,

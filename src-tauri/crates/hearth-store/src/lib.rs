@@ -35,7 +35,7 @@ mod search;
 mod store;
 
 pub use archive::{Archive, ArchivedChat, ArchivedFile, ArchivedMessage, ImportError, hex_sha256};
-pub use attachments::StoredContent;
+pub use attachments::{AttachedImage, StoredContent};
 pub use error::StoreError;
 pub use markdown::to_markdown;
 pub use passages::{Indexed, retrieval_query};

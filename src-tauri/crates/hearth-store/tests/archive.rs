@@ -352,3 +352,30 @@ async fn attached_files_travel_with_their_chat() {
     assert_eq!(store.attachment(&hash).await.unwrap(), None);
     assert_eq!(store.retrieve_passages(&[&hash], "kettle", None, 5, true).await.unwrap(), [], "its passages go with it");
 }
+
+/// An attached image's bytes are read back for its chip's thumbnail within a size; a document,
+/// a larger image or an unknown hash gives none.
+#[tokio::test]
+async fn an_attached_image_is_read_back_for_its_thumbnail() {
+    use hearth_core::AttachmentKind;
+    use hearth_store::{AttachedImage, StoredContent, hex_sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir, "a.db").await;
+    let keep = async |kind, data: &[u8]| {
+        let hash = hex_sha256(data);
+        store.keep_attachment(&hash, &StoredContent { kind, data: data.to_vec(), text: String::new() }).await.unwrap();
+        hash
+    };
+    let image = keep(AttachmentKind::Image, b"\x89PNG a picture").await;
+    let document = keep(AttachmentKind::Document, b"words").await;
+    let cases = [
+        (&image, 1024, Some(AttachedImage::Bytes(b"\x89PNG a picture".to_vec()))),
+        (&image, 14, Some(AttachedImage::Bytes(b"\x89PNG a picture".to_vec()))),
+        (&image, 13, Some(AttachedImage::TooLarge)),
+        (&document, 1024, Some(AttachedImage::NotAnImage)),
+        (&"00".repeat(32), 1024, None),
+    ];
+    for (hash, max, expected) in cases {
+        assert_eq!(store.attached_image(hash, max).await.unwrap(), expected, "{hash} within {max} bytes");
+    }
+}

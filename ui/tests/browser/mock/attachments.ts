@@ -1,5 +1,6 @@
 // Files attached to user messages: attach_file reads a file and stores it once per content (here: its name, as
-// no file is read), attach_bytes reads a pasted file's bytes (stored once per content), pick_attachments is the
+// no file is read), attach_bytes reads a pasted file's bytes (stored once per content; an image's kept for
+// get_attached_image), pick_attachments is the
 // open dialog (`attachPick`; [] when cancelled), and a turn's files must have been stored first
 // (checkAttachments), as hearth-core's check_attachments says.
 import type { AttachProgress, Attachment, AttachmentLimits } from '../../../src/ipc/bindings';
@@ -70,7 +71,10 @@ async function attachBytes(name: string, data: string, indexed: Sink<AttachProgr
   const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
   const format = formatOf(name, bytes);
   if (format === 'webp') throw ipcError('file', `${name} is a WebP image, which models cannot read yet: save it as PNG or JPEG and attach that`);
-  if (format === 'image') return stored({ hash: fakeHash(data), name, kind: 'image', bytes: bytes.length, chars: 0 }, indexed);
+  if (format === 'image') {
+    state.attachedImages[fakeHash(data)] = data;
+    return stored({ hash: fakeHash(data), name, kind: 'image', bytes: bytes.length, chars: 0 }, indexed);
+  }
   refuseBinary(name);
   const chars = [...new TextDecoder().decode(bytes)].length;
   return stored({ hash: fakeHash(data), name, kind: 'document', bytes: bytes.length, chars }, indexed);
@@ -94,6 +98,16 @@ export const attachmentCommands = {
   setAttachmentLimits: (limits: AttachmentLimits) => {
     state.attachmentLimits = checkU32Fields('set_attachment_limits', 'limits', limits, ATTACHMENT_LIMIT_DEFAULTS);
     return clone(state.attachmentLimits);
+  },
+  /**
+   * A stored image's bytes for a sent message's thumbnail; a document's hash refused as the backend words it (a
+   * hash that is none, or that nothing is stored under: refusals.json).
+   */
+  getAttachedImage: (hash: string) => {
+    if (state.attachments[hash]?.kind === 'document') throw ipcError('invalidInput', `the file stored under ${hash} is a document, not an image`);
+    const image = state.attachedImages[hash];
+    if (image === undefined) throw ipcError('notFound', `no attached file is stored under ${hash}; it was let go of, or never attached`);
+    return image;
   },
   getEmbeddingModel: () => state.embeddingModel,
   /** Chosen as the backend chooses once its engine has embedded a word; the files it refuses are in refusals.json. */

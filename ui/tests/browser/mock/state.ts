@@ -195,6 +195,8 @@ export type MockConfig = {
   /** The embedding model chosen at start (a path), and how long choosing one is checked (ms). */
   embeddingModel?: string | null;
   embedCheckMs?: number;
+  /** The bytes (base64) of images stored before, by hash: get_attached_image's answers. */
+  attachedImages?: Record<string, string>;
   /** Hugging Face cannot be reached: every hub command fails as a network error. */
   hubOffline?: boolean;
   /** What starter_model answers (the welcome screen's recommendation). */
@@ -368,6 +370,8 @@ function initialState(config: MockConfig) {
     embedCheckMs: config.embedCheckMs ?? 150,
     /** The attachments attach_file stored, by hash (a message's must be there). */
     attachments: {} as Record<string, Attachment>,
+    /** The bytes (base64) of the images attach_bytes stored, by hash: get_attached_image's answers. */
+    attachedImages: clone(config.attachedImages ?? {}) as Record<string, string>,
     /** The MCP servers with their states (tools.ts), and how each one's start goes, by name. */
     toolServers: clone(config.toolServers ?? []) as McpServerStatus[],
     toolScripts: clone(config.toolScripts ?? {}) as Record<string, ToolScript>,
