@@ -38,9 +38,10 @@ export type LocalChoice = {
 };
 
 /**
- * The library's files as the chat's model menu offers them, the chat's own checked. A chat's model the
- * library does not list is still shown, by its name (`named`, the chat's `modelName`), marked missing
- * once the library was read (`listed`): before that, nothing is known missing.
+ * The library's chat models as the chat's model menu offers them, the chat's own checked (its embedding
+ * models are for search by meaning, not offered). A chat's model the library does not list is still shown,
+ * by its name (`named`, the chat's `modelName`), marked missing once the library was read (`listed`):
+ * before that, nothing is known missing; one that is an embedding model says so.
  */
 export function localChoices(
   target: ModelTarget,
@@ -51,7 +52,9 @@ export function localChoices(
 ): LocalChoice[] {
   const loadedPath = loaded?.path ?? null;
   const chosen = chatModelPath(target, loadedPath);
-  const choices = models.map((m) => ({
+  // An embedding model cannot chat (the engine refuses it): it is offered in Settings → Attachments instead.
+  const chatModels = models.filter((m) => !m.facts?.embedding);
+  const choices = chatModels.map((m) => ({
     path: m.path,
     name: m.name,
     note: [formatBytes(m.sizeBytes), m.path === loadedPath ? 'loaded' : '', m.error ? 'unreadable' : ''].filter(Boolean).join(' · '),
@@ -59,11 +62,13 @@ export function localChoices(
     disabled: m.error !== null,
     missing: false,
   }));
-  if (chosen !== null && !models.some((m) => m.path === chosen)) {
+  if (chosen !== null && !chatModels.some((m) => m.path === chosen)) {
     const isLoaded = chosen === loadedPath;
-    const missing = listed && !isLoaded;
+    const embedding = models.some((m) => m.path === chosen);
+    const missing = listed && !isLoaded && !embedding;
     const name = isLoaded && loaded ? loaded.name : (named ?? fileName(chosen));
-    choices.push({ path: chosen, name, note: missing ? 'missing' : isLoaded ? 'loaded' : '', checked: true, disabled: missing, missing });
+    const note = embedding ? 'an embedding model, which cannot chat' : missing ? 'missing' : isLoaded ? 'loaded' : '';
+    choices.push({ path: chosen, name, note, checked: true, disabled: missing || embedding, missing });
   }
   return choices;
 }

@@ -18,13 +18,14 @@ export function draftMissing(saved: string | null, models: readonly Pick<Library
 }
 
 /**
- * None, then each library model by name and size. The loaded one says so (it is no use as its own
+ * None, then each library chat model by name and size. The loaded one says so (it is no use as its own
  * draft); one whose header is bad cannot draft at all. A saved file the library does not list is
  * still offered, by its file name, so that it is shown rather than silently replaced by None.
  */
 export function draftChoices(saved: string | null, models: readonly LibraryModel[], listed: boolean): DraftChoice[] {
   const choices: DraftChoice[] = [{ value: NO_DRAFT, label: 'None', disabled: false }];
   for (const m of models) {
+    if (m.facts?.embedding && m.path !== saved) continue; // it writes no tokens to draft (the engine says so of one saved)
     const notes = [formatBytes(m.sizeBytes), m.loaded ? 'loaded' : '', m.error ? 'unreadable' : ''].filter(Boolean);
     choices.push({ value: m.path, label: [m.name, ...notes].join(' · '), disabled: m.error !== null });
   }

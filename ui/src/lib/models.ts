@@ -161,7 +161,8 @@ export type Fact = { key: keyof ModelFacts; label: string; value: string };
 
 /**
  * What a GGUF header says, as values that read on their own ("3.2B parameters", "131,072-token context",
- * "no chat template") with their labels; unknown ones are left out (the chat template never is).
+ * "no chat template") with their labels; unknown ones are left out (the chat template never is, but for an
+ * embedding model, which is said to be one instead).
  */
 export function factsList(facts: ModelFacts): Fact[] {
   const list: Fact[] = [];
@@ -172,7 +173,9 @@ export function factsList(facts: ModelFacts): Fact[] {
   if (facts.contextLength) {
     list.push({ key: 'contextLength', label: 'Context length', value: `${facts.contextLength.toLocaleString('en')}-token context` });
   }
-  list.push({ key: 'hasChatTemplate', label: 'Chat template', value: facts.hasChatTemplate ? 'chat template' : 'no chat template' });
+  // An embedding model does not chat: what it is for stands where a chat model's template would.
+  if (facts.embedding) list.push({ key: 'embedding', label: 'Kind', value: 'embedding model, for search by meaning' });
+  else list.push({ key: 'hasChatTemplate', label: 'Chat template', value: facts.hasChatTemplate ? 'chat template' : 'no chat template' });
   const reasoning = reasoningText(facts.reasoning);
   if (reasoning) list.push({ key: 'reasoning', label: 'Reasoning', value: reasoning });
   return list;

@@ -1,14 +1,15 @@
 import type { ModelTarget } from '../../src/ipc/bindings';
 import { chatModelPath, loadingText, localChoices, localName, type LocalChoice, type LocalTarget } from '../../src/lib/chat-model';
 import { table } from './helpers';
-import { libraryModel } from './library-fixtures';
+import { FACTS, libraryModel } from './library-fixtures';
 
 const model = libraryModel;
 
 const LLAMA = model('/m/llama-8b.gguf', 4.9e9);
 const SMALL = model('/m/llama-1b.gguf', 8.1e8);
 const BROKEN = model('/m/broken.gguf', 4096, { error: 'broken.gguf is truncated' });
-const LIBRARY = [LLAMA, SMALL, BROKEN];
+const EMBEDDER = model('/m/minilm.gguf', 4.6e7, { facts: { ...FACTS, architecture: 'bert', embedding: true, hasChatTemplate: false } });
+const LIBRARY = [LLAMA, SMALL, BROKEN, EMBEDDER];
 const GONE = '/m/gone-7b.gguf';
 /** The loaded model, as the engine names it. */
 const LOADED = { name: 'Llama 8B Instruct', path: LLAMA.path };
@@ -50,7 +51,7 @@ const listed = (checked: string | null, loaded = true) => [
 ];
 
 table(
-  "localChoices: the library's files, the chat's own checked; a file the library lost is still shown",
+  "localChoices: the library's chat models, the chat's own checked; a file the library lost is still shown",
   ([target, loaded, known]: [ModelTarget, typeof LOADED | null, boolean]) =>
     brief(localChoices(target, target.kind === 'local' && target.model === GONE ? GONE_NAME : null, LIBRARY, loaded, known)),
   [
@@ -60,6 +61,8 @@ table(
     // Before the library was read, nothing is known missing.
     [[file(GONE), null, false], [...listed(null, false), ['gone-7b', '', true, false, false]]],
     [[REMOTE, LOADED, true], listed(null)],
+    // An embedding model is not offered; a chat set to one says why it cannot be used.
+    [[file(EMBEDDER.path), LOADED, true], [...listed(null), ['minilm.gguf', 'an embedding model, which cannot chat', true, true, false]]],
   ],
 );
 

@@ -1,14 +1,15 @@
 import type { LibraryModel } from '../../src/ipc/bindings';
 import { draftChoices, draftMissing } from '../../src/lib/draft-model';
 import { table } from './helpers';
-import { libraryModel } from './library-fixtures';
+import { FACTS, libraryModel } from './library-fixtures';
 
 const model = libraryModel;
 
 const CHAT = model('/m/llama-8b.gguf', 4.9e9, { loaded: true });
 const SMALL = model('/m/llama-1b.gguf', 8.1e8);
 const BROKEN = model('/m/broken.gguf', 4096, { error: 'broken.gguf is truncated' });
-const LIBRARY = [CHAT, SMALL, BROKEN];
+const EMBEDDER = model('/m/minilm.gguf', 4.6e7, { facts: { ...FACTS, architecture: 'bert', embedding: true, hasChatTemplate: false } });
+const LIBRARY = [CHAT, SMALL, BROKEN, EMBEDDER];
 
 const NONE = { value: '', label: 'None', disabled: false };
 const LISTED = [
@@ -19,7 +20,7 @@ const LISTED = [
 ];
 
 table(
-  'draftChoices: None, the library by name and size, and a saved file it does not list',
+  'draftChoices: None, the library\'s chat models by name and size, and a saved file it does not list',
   ([saved, models, listed]: [string | null, LibraryModel[], boolean]) => draftChoices(saved, models, listed),
   [
     [[null, LIBRARY, true], LISTED],
@@ -28,6 +29,8 @@ table(
     // Before the library is read (or when reading failed), a saved file is not called missing.
     [['/gone/tiny.gguf', [], false], [NONE, { value: '/gone/tiny.gguf', label: 'tiny.gguf', disabled: false }]],
     [[null, [], true], [NONE]],
+    // An embedding model drafts nothing: not offered, but shown when it is the one saved.
+    [[EMBEDDER.path, LIBRARY, true], [...LISTED, { value: EMBEDDER.path, label: 'minilm · 46.0 MB', disabled: false }]],
   ],
 );
 

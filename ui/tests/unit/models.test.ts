@@ -271,6 +271,12 @@ describe('factsList', () => {
     expect(reasoning({ kind: 'none' })).toBeUndefined();
   });
 
+  it('says an embedding model is one, in place of its chat template', () => {
+    const values = factsList(facts({ architecture: 'bert', embedding: true, hasChatTemplate: false })).map((f) => f.value);
+    expect(values).toContain('embedding model, for search by meaning');
+    expect(values).not.toContain('no chat template');
+  });
+
   it('leaves out what the header does not say, never the chat template', () => {
     const bare = facts({ architecture: null, parameters: null, quantization: null, contextLength: null, hasChatTemplate: false });
     expect(factsList(bare)).toEqual([{ key: 'hasChatTemplate', label: 'Chat template', value: 'no chat template' }]);
