@@ -2,7 +2,10 @@
 // has it), for Hearth's sign-in tests: it is its own authorization server — protected resource
 // and authorization server metadata, dynamic client registration, an authorization page that
 // approves at once (the "user" signs in by loading it) and redirects with a code, a token
-// endpoint that checks PKCE — and serves one tool, `whoami`, to a request with a token it issued.
+// endpoint that checks PKCE and refreshes (each refresh token used once, OAuth 2.1's rotation) —
+// and serves one tool, `whoami`, to a request with a token it issued. For the tests, POST
+// /test/expire ends every access token (as their time running out would), /test/revoke every
+// refresh token too; GET /test/grants counts the tokens given by each grant.
 //   PORT=8123 node oauth.mjs
 import { createHash, randomBytes } from "node:crypto";
 import express from "express";
@@ -13,6 +16,8 @@ const port = Number(process.env.PORT ?? 8123);
 const base = `http://127.0.0.1:${port}`;
 const codes = new Map(); // code → { challenge, redirectUri, clientId }
 const tokens = new Set();
+const refreshTokens = new Map(); // refresh token → client id
+const grants = { authorization_code: 0, refresh_token: 0 };
 const clients = new Set();
 const random = () => randomBytes(16).toString("hex");
 
@@ -56,18 +61,49 @@ app.get("/authorize", (req, res) => {
   res.redirect(302, back.toString());
 });
 
+/** A new access token and refresh token for `clientId`, counted under `grant`. */
+function issue(res, clientId, grant) {
+  const token = `token-${random()}`;
+  const refresh = `refresh-${random()}`;
+  tokens.add(token);
+  refreshTokens.set(refresh, clientId);
+  grants[grant] += 1;
+  res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, refresh_token: refresh, scope: "tools" });
+}
+
 app.post("/token", (req, res) => {
-  const { grant_type: grant, code, code_verifier: verifier, redirect_uri: redirectUri } = req.body;
+  const { grant_type: grant, code, code_verifier: verifier, redirect_uri: redirectUri, refresh_token: refresh, client_id: clientId } = req.body;
+  if (grant === "refresh_token") {
+    const owner = refreshTokens.get(refresh);
+    refreshTokens.delete(refresh);
+    if (!owner || owner !== (clientId ?? basicClient(req))) return res.status(400).json({ error: "invalid_grant" });
+    return issue(res, owner, grant);
+  }
   const issued = codes.get(code);
   codes.delete(code);
   const proof = verifier && createHash("sha256").update(verifier).digest("base64url");
   if (grant !== "authorization_code" || !issued || proof !== issued.challenge || redirectUri !== issued.redirectUri) {
     return res.status(400).json({ error: "invalid_grant" });
   }
-  const token = `token-${random()}`;
-  tokens.add(token);
-  res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, scope: "tools" });
+  issue(res, issued.clientId, grant);
 });
+
+/** The client id of an HTTP Basic authorization header (RFC 6749 §2.3.1: form-encoded), if one came. */
+function basicClient(req) {
+  const basic = (req.headers.authorization ?? "").match(/^Basic (.+)$/);
+  return basic ? decodeURIComponent(Buffer.from(basic[1], "base64").toString().split(":")[0]) : undefined;
+}
+
+app.post("/test/expire", (_, res) => {
+  tokens.clear();
+  res.json({ ok: true });
+});
+app.post("/test/revoke", (_, res) => {
+  tokens.clear();
+  refreshTokens.clear();
+  res.json({ ok: true });
+});
+app.get("/test/grants", (_, res) => res.json(grants));
 
 app.all("/mcp", async (req, res) => {
   const token = (req.headers.authorization ?? "").replace(/^Bearer /, "");

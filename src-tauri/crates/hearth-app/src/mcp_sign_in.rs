@@ -1,19 +1,23 @@
 //! Signing the user in to an MCP server that asks (OAuth, `hearth_mcp::oauth`): its sign-in page
 //! opened in the system's browser, the redirect it ends with caught on loopback — a listener on
-//! 127.0.0.1 for this one sign-in, as RFC 8252 has native apps do — and the token kept with the
-//! server's headers, in the keychain, before the server is started again with it.
+//! 127.0.0.1 for this one sign-in, as RFC 8252 has native apps do — and the sign-in (its access
+//! and refresh tokens) kept in the keychain before the server is started again with it; its token
+//! is refreshed from then on without the user.
 
 use std::time::Duration;
 
 use axum::extract::{RawQuery, State};
 use axum::response::Html;
 use axum::routing::get;
-use hearth_mcp::oauth::{OAuthClient, bearer, sign_in};
-use hearth_mcp::{McpError, McpServerStatus, McpTransport};
+use hearth_mcp::oauth::{KeptSignIn, OAuthClient, sign_in};
+use hearth_mcp::{McpError, McpServerConfig, McpServerStatus, McpTransport};
 use tokio::sync::mpsc;
 
 use crate::SettingsError;
 use crate::tool_servers::ToolServers;
+
+/// The header a token is sent in.
+const AUTHORIZATION: &str = "Authorization";
 
 /// How long the user has to sign in in the browser.
 pub const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
@@ -39,8 +43,8 @@ pub enum SignInError {
 
 impl ToolServers {
     /// Signs the user in to server `name` (over HTTP), which asked to: `open` shows its sign-in
-    /// page (the system's browser); the token it gives is kept as the server's `Authorization`
-    /// header (in the keychain) and the server starts again with it (a failure shows in its state).
+    /// page (the system's browser); the sign-in is kept (in the keychain) and the server starts
+    /// again with its token (a failure shows in its state).
     pub async fn sign_in(&self, name: &str, open: impl FnOnce(&str) -> Result<(), String>) -> Result<Vec<McpServerStatus>, SignInError> {
         let statuses = self.statuses();
         let config =
@@ -59,23 +63,22 @@ impl ToolServers {
                 _ => Err(McpError::SignInFailed(SignInError::TimedOut.to_string())),
             }
         };
-        let token = sign_in(url, challenge.as_deref(), &OAuthClient::default(), &redirect_uri, authorize).await;
+        let kept = KeptSignIn::new(name, self.sign_ins());
+        let signed_in = sign_in(url, challenge.as_deref(), &OAuthClient::default(), kept, &redirect_uri, authorize).await;
         listener.abort();
-        let token = token?;
-        let configs = statuses
-            .into_iter()
-            .map(|status| {
-                let mut config = status.config;
-                if config.name == name
-                    && let McpTransport::Http { headers, .. } = &mut config.transport
-                {
-                    headers.extend([bearer(&token)]);
-                }
-                config
-            })
-            .collect();
+        signed_in?;
         tracing::info!(server = name, "signed in to an MCP server");
-        self.save(configs).await?;
+        // A token given by hand, or kept as a header by an earlier version, would stand beside
+        // the sign-in's own: the sign-in replaces it.
+        let stale = |config: &McpServerConfig| matches!(&config.transport, McpTransport::Http { headers, .. } if headers.keys().any(|h| h.eq_ignore_ascii_case(AUTHORIZATION)));
+        if let Some(status) = statuses.iter().find(|s| s.config.name == name && stale(&s.config)) {
+            let mut config = status.config.clone();
+            if let McpTransport::Http { headers, .. } = &mut config.transport {
+                headers.retain(|h, _| !h.eq_ignore_ascii_case(AUTHORIZATION));
+            }
+            let configs = statuses.into_iter().map(|s| if s.config.name == name { config.clone() } else { s.config }).collect();
+            self.save(configs).await?;
+        }
         Ok(self.restart(name).await.map_err(SettingsError::from)?)
     }
 }

@@ -1,11 +1,12 @@
 //! Settings → Tools: the user's MCP servers, saved in the history database — all but their
-//! environment and headers, which often hold tokens and live in the keychain — and supervised by
-//! hearth-mcp's hub (started when first needed, stopped at quit).
+//! environment and headers, which often hold tokens, and their sign-ins, which live in the
+//! keychain — and supervised by hearth-mcp's hub (started when first needed, stopped at quit).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hearth_core::FieldError;
+use hearth_mcp::oauth::{KeeperError, SignInKeeper};
 use hearth_mcp::{McpHub, McpServerConfig, McpServerStatus, McpTransport, Timeouts, parse_mcp_servers};
 use hearth_providers::{KeyStore, Secret};
 use serde::{Deserialize, Serialize};
@@ -43,7 +44,15 @@ impl ToolServers {
             };
             put_secrets(config, secrets);
         }
-        Ok(ToolServers { hub: McpHub::new(configs, Timeouts::default()), settings, keys })
+        let hub = McpHub::new(configs, Timeouts::default());
+        let servers = ToolServers { hub, settings, keys };
+        servers.hub.set_sign_in_keeper(servers.sign_ins());
+        Ok(servers)
+    }
+
+    /// Where the servers' sign-ins are kept.
+    pub(crate) fn sign_ins(&self) -> Arc<dyn SignInKeeper> {
+        Arc::new(KeychainSignIns(self.keys.clone()))
     }
 
     pub fn hub(&self) -> &McpHub {
@@ -74,6 +83,7 @@ impl ToolServers {
         }
         for gone in self.hub.statuses().iter().filter(|s| !configs.iter().any(|c| c.name == s.config.name)) {
             self.keys.delete(Secret::McpServer(&gone.config.name))?;
+            self.keys.delete(Secret::McpSignIn(&gone.config.name))?;
         }
         self.settings.set_mcp_servers(&saved).await?;
         self.hub.set_configs(configs).await;
@@ -101,6 +111,23 @@ impl ToolServers {
     pub async fn stop(&self, name: &str) -> Result<Vec<McpServerStatus>, FieldError> {
         self.hub.stop(name).await.map_err(|e| FieldError::new("name", e.to_string()))?;
         Ok(self.statuses())
+    }
+}
+
+/// The servers' sign-ins, in the keychain beside their environment and headers.
+struct KeychainSignIns(Arc<KeyStore>);
+
+impl SignInKeeper for KeychainSignIns {
+    fn load(&self, server: &str) -> Result<Option<String>, KeeperError> {
+        Ok(self.0.secret(Secret::McpSignIn(server))?)
+    }
+
+    fn save(&self, server: &str, sign_in: Option<&str>) -> Result<(), KeeperError> {
+        match sign_in {
+            Some(json) => self.0.set(Secret::McpSignIn(server), json).map(drop)?,
+            None => self.0.delete(Secret::McpSignIn(server))?,
+        }
+        Ok(())
     }
 }
 

@@ -1,8 +1,9 @@
 //! Signing in to an MCP server that asks (OAuth), on real parts: the server is
 //! tests/mcp/oauth.mjs (its own authorization server, over real HTTP on 127.0.0.1), Hearth's
 //! redirect listener is a real loopback socket, and the "browser" loads the sign-in page and
-//! follows its redirect as a browser does. The token lands in the key store, and the server then
-//! lists its tools.
+//! follows its redirect as a browser does. The sign-in lands in the key store, and the server then
+//! lists its tools; its token is refreshed when it ends, across a restart too, and the user is asked
+//! again only when the refresh is refused.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -50,7 +51,7 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     let dir = tempfile::tempdir().unwrap();
     let store = hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap();
     let keys = Arc::new(KeyStore::new(dir.path().join("keys.json")));
-    let tools = ToolServers::open(Settings::new(store), keys.clone()).await.unwrap();
+    let tools = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
     let program = McpServerConfig {
         name: "local".into(),
         transport: McpTransport::Stdio { command: "node".into(), args: vec!["x.mjs".into()], env: Default::default(), cwd: None },
@@ -97,9 +98,50 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
     assert_eq!(outcome.text, "a signed-in user");
 
-    // The token is a secret: in the key store, not in the saved settings.
-    let kept = keys.secret(Secret::McpServer("tracker")).unwrap().unwrap_or_default();
-    assert!(kept.contains("Bearer token-"), "{kept}");
-    let saved = std::fs::read(dir.path().join("hearth.db")).unwrap();
-    assert!(!String::from_utf8_lossy(&saved).contains("Bearer token-"), "no token in the history file");
+    // The sign-in is a secret: in the key store with its refresh token, not among the server's
+    // headers, not in the history file.
+    let kept = kept_tokens(&keys);
+    assert!(kept.1.starts_with("refresh-"), "{kept:?}");
+    assert_eq!(keys.secret(Secret::McpServer("tracker")).unwrap(), None, "no token among its headers");
+    let saved = String::from_utf8_lossy(&std::fs::read(dir.path().join("hearth.db")).unwrap()).into_owned();
+    assert!(!saved.contains(&kept.0) && !saved.contains(&kept.1), "no token in the history file");
+
+    // Its access token ends (the server refuses it from now on): the next call refreshes it
+    // unseen, and the new tokens are kept (the refresh token is used once).
+    admin(&url, "/test/expire").await;
+    let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1 }));
+    let refreshed = kept_tokens(&keys);
+    assert!(refreshed.0 != kept.0 && refreshed.1 != kept.1, "{refreshed:?}");
+
+    // Hearth started again: the server is reached with the kept sign-in; nobody signs in.
+    let again = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
+    let listed = again.hub().tools("tracker").await.unwrap();
+    assert_eq!(listed.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["whoami"]);
+
+    // The authorization server refuses the refresh too: only then is the user asked again.
+    admin(&url, "/test/revoke").await;
+    again.hub().restart("tracker").await.unwrap_err();
+    assert_eq!(again.statuses()[0].state, McpServerState::SignIn);
+    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1 }));
+}
+
+/// The access and refresh tokens of tracker's kept sign-in.
+fn kept_tokens(keys: &KeyStore) -> (String, String) {
+    let kept = keys.secret(Secret::McpSignIn("tracker")).unwrap().expect("the sign-in is kept");
+    let kept: serde_json::Value = serde_json::from_str(&kept).unwrap();
+    let token = |key: &str| kept["token_response"][key].as_str().unwrap_or_else(|| panic!("no {key} in {kept}")).to_owned();
+    (token("access_token"), token("refresh_token"))
+}
+
+/// Asks the test server's own endpoint `path` (tests/mcp/oauth.mjs) to end tokens.
+async fn admin(url: &str, path: &str) {
+    let at = url.replace("/mcp", path);
+    reqwest::Client::new().post(&at).send().await.unwrap().error_for_status().unwrap();
+}
+
+/// The tokens the test server gave, by grant.
+async fn grants(url: &str) -> serde_json::Value {
+    reqwest::get(url.replace("/mcp", "/test/grants")).await.unwrap().json().await.unwrap()
 }

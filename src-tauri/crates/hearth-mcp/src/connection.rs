@@ -23,6 +23,7 @@ use ts_rs::TS;
 
 use crate::McpError;
 use crate::config::McpTransport;
+use crate::oauth::{self, KeptSignIn};
 use crate::questions::{Answer, Asker, Question, fields_of, with_defaults};
 use crate::stdio::{self, Leftovers, Stopper};
 
@@ -147,11 +148,12 @@ pub struct Trace {
     pub ended: Option<tokio::sync::watch::Receiver<Option<std::process::ExitStatus>>>,
 }
 
-/// Starts (stdio) or reaches (HTTP) a server, initializes the session within `start_within` and
-/// lists its tools. `trace` is filled as soon as a process exists, so a failure can be told with
+/// Starts (stdio) or reaches (HTTP; with the token of its sign-in, `signed_in`, when one is kept)
+/// a server, initializes the session within `start_within` and lists its tools. `trace` is filled as soon as a process exists, so a failure can be told with
 /// what it wrote.
 pub async fn connect(
     transport: &McpTransport,
+    signed_in: Option<KeptSignIn>,
     asker: Option<(String, Asker)>,
     start_within: Duration,
     trace: &mut Trace,
@@ -186,8 +188,14 @@ pub async fn connect(
                 custom.insert(name, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            match tokio::time::timeout(start_within, client.serve(transport)).await {
+            let started = match signed_in.filter(KeptSignIn::has_token) {
+                Some(kept) => {
+                    let transport = StreamableHttpClientTransport::with_client(oauth::signed_in_client(url, kept).await?, config);
+                    tokio::time::timeout(start_within, client.serve(transport)).await
+                }
+                None => tokio::time::timeout(start_within, client.serve(StreamableHttpClientTransport::from_config(config))).await,
+            };
+            match started {
                 Ok(Ok(service)) => (service, None),
                 Ok(Err(e)) if e.auth_challenge().is_some() || e.to_string().contains("Auth required") => {
                     return Err(McpError::SignIn { challenge: e.auth_challenge().unwrap_or_default().to_owned() });

@@ -14,6 +14,7 @@ use ts_rs::TS;
 use crate::McpError;
 use crate::config::McpServerConfig;
 use crate::connection::{self, CallOptions, Connection, McpTool, ToolOutcome, Trace};
+use crate::oauth::{KeptSignIn, SignInKeeper};
 use crate::questions::Asker;
 use crate::stdio::describe_exit;
 
@@ -91,6 +92,8 @@ struct Inner {
     timeouts: Timeouts,
     /// Who asks the user the servers' questions (none: they are declined).
     asker: Mutex<Option<Asker>>,
+    /// Where the servers' sign-ins are kept (none: no server is signed in to).
+    sign_ins: Mutex<Option<Arc<dyn SignInKeeper>>>,
     /// Bumped at every change of a server's state.
     changed: watch::Sender<u64>,
 }
@@ -104,7 +107,13 @@ pub struct McpHub {
 impl McpHub {
     pub fn new(configs: Vec<McpServerConfig>, timeouts: Timeouts) -> Self {
         let hub = Self {
-            inner: Arc::new(Inner { slots: Mutex::new(Vec::new()), timeouts, asker: Mutex::new(None), changed: watch::channel(0).0 }),
+            inner: Arc::new(Inner {
+                slots: Mutex::new(Vec::new()),
+                timeouts,
+                asker: Mutex::new(None),
+                sign_ins: Mutex::new(None),
+                changed: watch::channel(0).0,
+            }),
         };
         *hub.inner.slots.lock().expect("slots poisoned") = configs.into_iter().map(new_slot).collect();
         hub
@@ -114,6 +123,12 @@ impl McpHub {
     /// `asker`.
     pub fn set_asker(&self, asker: Asker) {
         *self.inner.asker.lock().expect("asker poisoned") = Some(asker);
+    }
+
+    /// Servers started from now on send the token of the sign-in `keeper` holds for them (if
+    /// any), refreshed as it runs out.
+    pub fn set_sign_in_keeper(&self, keeper: Arc<dyn SignInKeeper>) {
+        *self.inner.sign_ins.lock().expect("sign-ins poisoned") = Some(keeper);
     }
 
     /// What server `name` asked to sign in with (its `WWW-Authenticate` header), when it asked.
@@ -264,7 +279,8 @@ impl McpHub {
         self.bump();
         let mut trace = Trace::default();
         let asker = self.inner.asker.lock().expect("asker poisoned").clone().map(|asker| (slot.config.name.clone(), asker));
-        let started = connection::connect(&slot.config.transport, asker, self.inner.timeouts.start, &mut trace).await;
+        let signed_in = self.inner.sign_ins.lock().expect("sign-ins poisoned").clone().map(|k| KeptSignIn::new(&slot.config.name, k));
+        let started = connection::connect(&slot.config.transport, signed_in, asker, self.inner.timeouts.start, &mut trace).await;
         let result = match started {
             Ok(connection) => {
                 let connection = Arc::new(connection);

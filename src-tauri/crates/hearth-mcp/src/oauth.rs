@@ -5,10 +5,19 @@
 //! asked for with PKCE, and the code it redirects with exchanged for an access token. How the page
 //! is shown and its redirect read is the caller's: the app opens the system's browser and listens
 //! on loopback; the conformance client follows the page itself.
+//!
+//! The sign-in — the client Hearth registered as, the access token and the refresh token — is
+//! kept by the caller's [`SignInKeeper`] (the app: the keychain). A server signed in to is reached
+//! through rmcp's `AuthClient` ([`signed_in_client`]), which refreshes the token before it runs out
+//! or when the server refuses it, and keeps the new one: the user signs in again only when the
+//! authorization server refuses the refresh.
 
 use std::future::Future;
+use std::sync::Arc;
 
-use rmcp::transport::auth::{AuthError, AuthorizationRequest, OAuthState};
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState, StoredCredentials,
+};
 
 use crate::McpError;
 
@@ -28,11 +37,12 @@ pub struct OAuthClient {
 /// Signs in to the MCP server at `url`, which asked with `challenge` (its `WWW-Authenticate`
 /// header, which may name the scopes it wants and where its metadata is): `authorize` is given
 /// the sign-in page's address and answers the address the page redirected to (`redirect_uri`,
-/// with the code). Returns the access token to send as `Authorization: Bearer …`.
+/// with the code). The sign-in is kept in `kept`; returns the access token.
 pub async fn sign_in<F, Fut>(
     url: &str,
     challenge: Option<&str>,
     client: &OAuthClient,
+    kept: impl CredentialStore + 'static,
     redirect_uri: &str,
     authorize: F,
 ) -> Result<String, McpError>
@@ -41,7 +51,9 @@ where
     Fut: Future<Output = Result<String, McpError>>,
 {
     let failed = |e: AuthError| McpError::SignInFailed(e.to_string());
-    let mut state = OAuthState::new(url, None).await.map_err(failed)?;
+    let mut manager = AuthorizationManager::new(url).await.map_err(failed)?;
+    manager.set_credential_store(kept);
+    let mut state = OAuthState::Unauthorized(manager);
     let mut request = AuthorizationRequest::new(redirect_uri).with_client_name(CLIENT_NAME);
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
@@ -63,7 +75,65 @@ where
     manager.get_access_token().await.map_err(failed)
 }
 
-/// The header an access token is sent in.
-pub fn bearer(token: &str) -> (String, String) {
-    ("Authorization".into(), format!("Bearer {token}"))
+/// Where each server's sign-in is kept between runs, as JSON (rmcp's `StoredCredentials`).
+pub trait SignInKeeper: Send + Sync {
+    fn load(&self, server: &str) -> Result<Option<String>, KeeperError>;
+    /// `None` forgets it.
+    fn save(&self, server: &str, sign_in: Option<&str>) -> Result<(), KeeperError>;
+}
+
+/// Why a [`SignInKeeper`] could not read or write (the keychain's own error).
+pub type KeeperError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Server `server`'s sign-in, as rmcp keeps credentials, read and written through a keeper: a
+/// token refreshed mid-session is the one found at the next start.
+#[derive(Clone)]
+pub struct KeptSignIn {
+    server: String,
+    keeper: Arc<dyn SignInKeeper>,
+}
+
+impl KeptSignIn {
+    pub fn new(server: impl Into<String>, keeper: Arc<dyn SignInKeeper>) -> Self {
+        KeptSignIn { server: server.into(), keeper }
+    }
+
+    /// Whether a token is kept for the server (one that may need refreshing).
+    pub fn has_token(&self) -> bool {
+        matches!(self.read(), Ok(Some(credentials)) if credentials.token_response.is_some())
+    }
+
+    fn read(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let kept_error = |e: String| AuthError::CredentialStoreError(format!("{}'s sign-in: {e}", self.server));
+        let Some(json) = self.keeper.load(&self.server).map_err(|e| kept_error(e.to_string()))? else { return Ok(None) };
+        // One kept by another version that cannot be read is as none: the server asks again.
+        Ok(serde_json::from_str(&json).ok())
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for KeptSignIn {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.read()
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let json = serde_json::to_string(&credentials).map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        self.keeper.save(&self.server, Some(&json)).map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.keeper.save(&self.server, None).map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+}
+
+/// An HTTP client for the server at `url` that sends its kept token, refreshing it when it runs
+/// out or is refused (and keeping the new one); with no usable sign-in, the server's challenge
+/// comes back as [`McpError::SignIn`].
+pub(crate) async fn signed_in_client(url: &str, kept: KeptSignIn) -> Result<AuthClient<reqwest::Client>, McpError> {
+    let failed = |e: AuthError| McpError::SignInFailed(format!("the sign-in kept could not be used: {e}"));
+    let mut manager = AuthorizationManager::new(url).await.map_err(failed)?;
+    manager.set_credential_store(kept);
+    manager.initialize_from_store().await.map_err(failed)?;
+    Ok(AuthClient::new(reqwest::Client::default(), manager))
 }

@@ -24,6 +24,9 @@ pub enum Secret<'a> {
     HubToken,
     /// An MCP server's environment and headers (JSON), which often hold its tokens, by its name.
     McpServer(&'a str),
+    /// An MCP server's OAuth sign-in (JSON: the client Hearth registered as, the access and
+    /// refresh tokens), by its name.
+    McpSignIn(&'a str),
 }
 
 /// Provider ids under which the server key and the hub token were kept before they had names of
@@ -38,13 +41,14 @@ impl Secret<'_> {
             Secret::ServerKey => "app:server-key".into(),
             Secret::HubToken => "app:hub-token".into(),
             Secret::McpServer(name) => format!("mcp:{name}"),
+            Secret::McpSignIn(name) => format!("mcp-sign-in:{name}"),
         }
     }
 
     /// Where it was kept before: moved to [`Self::account`] when found there.
     fn legacy_account(&self) -> Option<String> {
         match self {
-            Secret::Provider(_) | Secret::McpServer(_) => None,
+            Secret::Provider(_) | Secret::McpServer(_) | Secret::McpSignIn(_) => None,
             Secret::ServerKey => Some(format!("provider:{}", RESERVED_PROVIDER_IDS[0])),
             Secret::HubToken => Some(format!("provider:{}", RESERVED_PROVIDER_IDS[1])),
         }

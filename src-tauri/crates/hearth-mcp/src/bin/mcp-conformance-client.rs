@@ -2,15 +2,15 @@
 //! run by tests/conformance.rs; not part of the app): Hearth's MCP client reaches the scenario's server at the URL
 //! given last, lists its tools and calls each with arguments made from its schema, as a chat's
 //! tool round would. A server that asks to sign in is signed in to (`hearth_mcp::oauth`, as the
-//! app does, the sign-in page followed here instead of shown in a browser) and used with its token;
-//! a server that asks again (more scopes) is signed in to again, three times at most. A server's
+//! app does, the sign-in page followed here instead of shown in a browser; kept in memory, so its
+//! token is refreshed as the app's is) and used with its token; a server that asks again (more
+//! scopes) is signed in to again, three times at most. A server's
 //! question mid-call is answered as a user who sends its form as it came. Exits
 //! non-zero, with the error in words, when the server cannot be used.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use hearth_mcp::oauth::{OAuthClient, bearer, sign_in};
+use hearth_mcp::oauth::{KeeperError, KeptSignIn, OAuthClient, SignInKeeper, sign_in};
 use hearth_mcp::questions::Answer;
 use hearth_mcp::{CallOptions, McpError, McpHub, McpServerConfig, McpTransport, Timeouts};
 use serde_json::{Map, Value, json};
@@ -28,22 +28,20 @@ async fn main() -> std::process::ExitCode {
         eprintln!("usage: mcp-conformance-client <server url>");
         return std::process::ExitCode::FAILURE;
     };
-    let mut headers = BTreeMap::new();
-    let hub = McpHub::new(vec![config(&url, &headers)], Timeouts::default());
+    let hub = McpHub::new(vec![config(&url)], Timeouts::default());
+    let kept: Arc<dyn SignInKeeper> = Arc::new(InMemory::default());
+    hub.set_sign_in_keeper(kept.clone());
     // A server's question is answered as a user who sends its form as it came: its defaults.
     hub.set_asker(Arc::new(|_question| Box::pin(async { Answer::Accept { content: Map::new() } })));
     let mut result = run(&hub).await;
     for _ in 0..MOST_SIGN_INS {
         let Err(McpError::SignIn { challenge }) = &result else { break };
-        let token = match sign_in(&url, Some(challenge.as_str()), &client(), REDIRECT_URI, follow).await {
-            Ok(token) => token,
-            Err(error) => {
-                result = Err(error);
-                break;
-            }
-        };
-        headers.extend([bearer(&token)]);
-        hub.set_configs(vec![config(&url, &headers)]).await;
+        let signed_in = KeptSignIn::new(SERVER, kept.clone());
+        if let Err(error) = sign_in(&url, Some(challenge.as_str()), &client(), signed_in, REDIRECT_URI, follow).await {
+            result = Err(error);
+            break;
+        }
+        let _ = hub.restart(SERVER).await;
         result = run(&hub).await;
     }
     hub.stop_all().await;
@@ -56,10 +54,28 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-fn config(url: &str, headers: &BTreeMap<String, String>) -> McpServerConfig {
+/// The server's name in the hub.
+const SERVER: &str = "conformance";
+
+/// The sign-in kept for this run only.
+#[derive(Default)]
+struct InMemory(Mutex<Option<String>>);
+
+impl SignInKeeper for InMemory {
+    fn load(&self, _server: &str) -> Result<Option<String>, KeeperError> {
+        Ok(self.0.lock().expect("sign-in poisoned").clone())
+    }
+
+    fn save(&self, _server: &str, sign_in: Option<&str>) -> Result<(), KeeperError> {
+        *self.0.lock().expect("sign-in poisoned") = sign_in.map(String::from);
+        Ok(())
+    }
+}
+
+fn config(url: &str) -> McpServerConfig {
     McpServerConfig {
-        name: "conformance".into(),
-        transport: McpTransport::Http { url: url.into(), headers: headers.clone() },
+        name: SERVER.into(),
+        transport: McpTransport::Http { url: url.into(), headers: Default::default() },
         enabled: true,
         disabled_tools: Vec::new(),
     }
@@ -90,9 +106,9 @@ async fn follow(page: String) -> Result<String, McpError> {
 }
 
 async fn run(hub: &McpHub) -> Result<(), McpError> {
-    for tool in hub.tools("conformance").await? {
+    for tool in hub.tools(SERVER).await? {
         let arguments = example_of(&tool.input_schema);
-        let outcome = hub.call("conformance", &tool.name, arguments, &CallOptions::default()).await?;
+        let outcome = hub.call(SERVER, &tool.name, arguments, &CallOptions::default()).await?;
         println!("{}: {}{}", tool.name, if outcome.is_error { "error: " } else { "" }, outcome.text);
     }
     Ok(())
