@@ -12,7 +12,7 @@ use hearth_core::{
 };
 
 use hearth_app::ModelLoading;
-use hearth_app::agent::{AgentEvent, Decision, PendingCall};
+use hearth_app::agent::{AgentEvent, Decision, PendingCall, UnavailableServer};
 use hearth_app::attachments::{AttachProgress, OnProgress};
 use hearth_mcp::CallProgress;
 
@@ -41,6 +41,14 @@ pub enum ChatEvent {
     ToolProgress(ToolProgress),
     /// The turn's rounds ran out: the reply as saved, `stats.toolRoundLimit` set.
     RoundLimit(MessageSaved),
+    /// Servers switched on whose tools this turn does not offer, and why (before its reply).
+    ToolsUnavailable(ToolsUnavailable),
+}
+
+/// Servers whose tools a turn does not offer.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ToolsUnavailable {
+    pub servers: Vec<UnavailableServer>,
 }
 
 /// Which call of which reply.
@@ -70,6 +78,7 @@ impl From<AgentEvent> for ChatEvent {
             AgentEvent::Running { reply, index } => ChatEvent::ToolRunning(ToolCallRef { reply, index }),
             AgentEvent::Progress { reply, index, progress } => ChatEvent::ToolProgress(ToolProgress { reply, index, progress }),
             AgentEvent::RoundLimit(message) => ChatEvent::RoundLimit(MessageSaved { message: *message }),
+            AgentEvent::ToolsUnavailable(servers) => ChatEvent::ToolsUnavailable(ToolsUnavailable { servers }),
         }
     }
 }

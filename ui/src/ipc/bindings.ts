@@ -115,7 +115,7 @@ contextBytes: number,
  */
 keptModelBytes: number, };
 
-export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply } | { "event": "roundFinished", "data": MessageSaved } | { "event": "toolApproval", "data": PendingCall } | { "event": "toolRunning", "data": ToolCallRef } | { "event": "toolProgress", "data": ToolProgress } | { "event": "roundLimit", "data": MessageSaved };
+export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply } | { "event": "roundFinished", "data": MessageSaved } | { "event": "toolApproval", "data": PendingCall } | { "event": "toolRunning", "data": ToolCallRef } | { "event": "toolProgress", "data": ToolProgress } | { "event": "roundLimit", "data": MessageSaved } | { "event": "toolsUnavailable", "data": ToolsUnavailable };
 
 export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
 
@@ -1001,6 +1001,10 @@ chars: number,
 cut: boolean, };
 
 export type ToolRunEnd = "ran" | "denied" | "stopped" | "failed";
+
+export type ToolsUnavailable = { servers: Array<UnavailableServer>, };
+
+export type UnavailableServer = { server: string, why: string, };
 
 export type UpdateProgress = { "stage": "downloading", downloaded: number, total: number | null, 
 /**

@@ -10,6 +10,7 @@ import type {
   SamplingParams,
   StoredMessage,
   TokenProbs,
+  UnavailableServer,
 } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { DraftAttachments } from './attachments.svelte';
@@ -88,6 +89,8 @@ export class ChatStore {
   generating = $state<Generating | null>(null);
   /** The tool calls of the turn under way, by the reply that wrote them (asked, running, …); TurnRunner keeps it. */
   liveCalls = $state<LiveCalls>({});
+  /** The servers whose tools the last turn could not offer (one asks to sign in, one failed), with its chat. */
+  toolsUnavailable = $state<{ chatId: number; servers: UnavailableServer[] } | null>(null);
 
   activeChat = $derived(this.chats.find((c) => c.id === this.activeChatId) ?? null);
   generatingHere = $derived(this.generating !== null && this.generating.chatId === this.activeChatId);
@@ -426,6 +429,7 @@ export class ChatStore {
   /** Chat `chatId` is generating from now on (a turn, or a comparison's). */
   #beginTurn(chatId: number): void {
     this.dismissError();
+    this.toolsUnavailable = null; // the turn says it again if they still are
     // A new attempt: earlier failures of this chat are history (their replies still say "Failed").
     this.failures = Object.fromEntries(Object.entries(this.failures).filter(([, f]) => f.chatId !== chatId));
     this.#readAhead.reset(); // the draft was sent, or a reply is under way: nothing to read ahead

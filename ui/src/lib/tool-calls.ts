@@ -2,7 +2,7 @@
 // under way stands (asked, allowed, running with its progress, denied), which results answer which
 // calls, and the words for a call's result. Which calls a saved reply made is Rust's to say
 // (`StoredMessage.toolCalls`); the window never reads a call's JSON to decide anything.
-import type { CallProgress, Decision, PendingCall, StoredMessage, ToolCallRef, ToolRun, ToolRunEnd } from '../ipc/bindings';
+import type { CallProgress, Decision, PendingCall, StoredMessage, ToolCallRef, ToolRun, ToolRunEnd, UnavailableServer } from '../ipc/bindings';
 import { TOOL_CALL_MARKS } from '../ipc/contract';
 import { plural } from './format';
 
@@ -275,4 +275,9 @@ export function callView(index: number, live: readonly LiveCall[] | null, result
 /** "Stopped after 8 rounds of tool calls". */
 export function roundLimitNotice(rounds: number): string {
   return `Stopped after ${plural(rounds, 'round')} of tool calls`;
+}
+
+/** What the window says of the servers a turn could not offer, a line each: "tracker's tools were not offered: it asks to sign in". */
+export function unavailableText(servers: readonly UnavailableServer[]): string[] {
+  return servers.map(({ server, why }) => `${server}'s tools were not offered: ${why}`);
 }

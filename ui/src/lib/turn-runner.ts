@@ -232,6 +232,9 @@ export class TurnRunner {
         this.#chat.liveCalls = callProgressed(this.#chat.liveCalls, reply, index, progress);
         break;
       }
+      case 'toolsUnavailable':
+        this.#chat.toolsUnavailable = { chatId: stream.chatId, servers: event.data.servers };
+        break;
       case 'roundLimit':
         // The turn used its rounds: the reply as saved again, its stats saying so (shown under it).
         this.#upsert(stream.chatId, event.data.message);

@@ -3,7 +3,7 @@
 // as editable JSON); the user's answer reaches the backend as given (edited arguments, deny, always), the call
 // runs with its progress, its result is a collapsed row whose text opens as plain text, and the next reply reads
 // it. Stop ends a running tool; a turn that used all its rounds says so; the path's edits and regenerations work
-// around tool messages. Run with `npm run test:browser`; screenshots go to tests/browser/output/.
+// around tool messages; servers a turn cannot offer (one asks to sign in, one failed) are named above the composer. Run with `npm run test:browser`; screenshots go to tests/browser/output/.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MODEL, OUTPUT, TIMEOUT, inBothSchemes, lastAssistant, messages, mockState, shot, useBrowser, waitForStatus, withApp } from './harness.mjs';
@@ -427,6 +427,35 @@ describe('Tools in a chat', () => {
       await result.getByTestId('branch-prev').click();
       await result.getByTestId('branch-position').filter({ hasText: '1/2' }).waitFor();
       await lastAssistant(page).getByTestId('message-content').filter({ hasText: 'From your notes' }).waitFor();
+    });
+  });
+
+  test('servers switched on that a turn cannot offer are named above the composer, with why; Settings → Tools opens', { timeout: TIMEOUT }, async () => {
+    const http = (name) => ({ name, transport: { kind: 'http', url: `https://${name}.example/mcp`, headers: {} }, enabled: true, disabledTools: [] });
+    const toolServers = [
+      { config: http('linear'), state: { state: 'signIn' } },
+      { config: http('github'), state: { state: 'failed', message: 'the server did not answer within 30 s', stderr: [] } },
+      { config: { ...http('files'), enabled: false }, state: { state: 'off' } },
+    ];
+    await inBothSchemes({ ...CHAT, toolServers, replies: [{ text: 'I cannot reach your issues.' }, { text: 'Still not.' }] }, async (page) => {
+      await page.getByTestId('chat-title').filter({ hasText: 'Trip' }).waitFor();
+      await ask(page, 'Which issues are open?');
+      const notice = page.getByTestId('tools-unavailable');
+      await notice.waitFor();
+      assert.deepEqual(await notice.getByTestId('tools-unavailable-line').allTextContents(), [
+        "linear's tools were not offered: it asks to sign in",
+        "github's tools were not offered: it failed: the server did not answer within 30 s",
+      ]);
+      await waitForStatus(lastAssistant(page), 'complete');
+      await shot(page, 'chat-tools-unavailable', { dir: OUTPUT });
+
+      // Dismissed, it stays away; the next turn says it again, as the servers still cannot be offered.
+      await notice.getByTestId('tools-unavailable-dismiss').click();
+      await notice.waitFor({ state: 'detached' });
+      await ask(page, 'And now?');
+      await notice.waitFor();
+      await notice.getByTestId('tools-unavailable-open').click();
+      await page.getByTestId('open-tools').and(page.locator('[aria-selected="true"]')).waitFor();
     });
   });
 });

@@ -257,7 +257,7 @@ describe('Settings → Tools', () => {
       assert.equal(await text(server.getByTestId('tool-server-state')), 'Ready · 1 tool');
       assert.deepEqual((await callsOf(page, 'sign_in_tool_server')).map((p) => p.name), ['linear']);
       const saved = (await mockServers(page)).find((s) => s.config.name === 'linear');
-      assert.deepEqual(Object.keys(saved.config.transport.headers), ['Authorization'], 'the token is kept with its headers');
+      assert.deepEqual(saved.config.transport.headers, {}, 'the sign-in is kept apart from its headers');
     });
   });
 

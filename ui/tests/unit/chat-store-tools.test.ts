@@ -134,4 +134,28 @@ describe('ChatStore: turns with tools', () => {
     expect(shape(store.messages)).toEqual([[1, 'user', 'complete'], [2, 'assistant', 'complete'], [3, 'tool', 'complete']]);
     expect(store.error).toBe('the engine stopped');
   });
+
+  it('keeps the servers a turn could not offer, for its chat, until the next turn starts', async () => {
+    const t = await setup();
+    await t.store.newChat();
+    const chatId = t.store.activeChatId!;
+    t.store.draft = 'Which issues are open?';
+    const sending = t.store.send();
+    await settle();
+    const servers = [{ server: 'linear', why: 'it asks to sign in' }];
+    t.backend.send.emit({ event: 'toolsUnavailable', data: { servers } });
+    expect(t.store.toolsUnavailable).toEqual({ chatId, servers });
+    t.backend.send.emit(ev.userSaved(msg({ id: 1, chatId, role: 'user', content: 'Which issues are open?' })));
+    t.backend.send.emit(ev.replyStarted(2));
+    t.backend.send.emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'None I can see.', parentId: 1 })));
+    t.backend.send.resolve();
+    await sending;
+    // It outlives its turn.
+    expect(t.store.toolsUnavailable).toEqual({ chatId, servers });
+
+    t.store.draft = 'And now?';
+    void t.store.send();
+    await settle();
+    expect(t.store.toolsUnavailable).toBeNull();
+  });
 });

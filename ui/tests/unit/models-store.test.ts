@@ -5,6 +5,7 @@ import { HubStore, quantKey } from '../../src/lib/hub.svelte';
 import { LibraryStore } from '../../src/lib/library.svelte';
 import { CONTRACT } from '../contract.mjs';
 import { fakeApi } from './helpers';
+import { FACTS } from './library-fixtures';
 
 const download = (id: string, over: Partial<Download> = {}): Download => ({
   id,
@@ -131,17 +132,7 @@ describe('DownloadsStore', () => {
   });
 });
 
-const facts = (over: Partial<ModelFacts> = {}): ModelFacts => ({
-  architecture: 'llama',
-  parameters: 1e9,
-  quantization: 'Q4_K_M',
-  contextLength: 8192,
-  layers: 16,
-  hasChatTemplate: true,
-  reasoning: { kind: 'none' },
-  embedding: false,
-  ...over,
-});
+const facts = (over: Partial<ModelFacts> = {}): ModelFacts => ({ ...FACTS, ...over });
 const model = (path: string, over: Partial<LibraryModel> = {}): LibraryModel => ({
   path,
   name: path.split('/').at(-1)!.replace('.gguf', ''),

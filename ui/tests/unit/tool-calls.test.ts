@@ -25,6 +25,7 @@ import {
   resultFacts,
   resultsByReply,
   roundLimitNotice,
+  unavailableText,
   splitToolCalls,
   type LiveCalls,
 } from '../../src/lib/tool-calls';
@@ -196,6 +197,10 @@ describe('results', () => {
   it('say how many rounds a turn used', () => {
     expect(roundLimitNotice(8)).toBe('Stopped after 8 rounds of tool calls');
     expect(roundLimitNotice(1)).toBe('Stopped after 1 round of tool calls');
+    expect(unavailableText([{ server: 'linear', why: 'it asks to sign in' }, { server: 'gh', why: 'it failed: no answer' }])).toEqual([
+      "linear's tools were not offered: it asks to sign in",
+      "gh's tools were not offered: it failed: no answer",
+    ]);
   });
 });
 

@@ -67,6 +67,14 @@ pub enum Decision {
     Deny,
 }
 
+/// A server the user switched on whose tools a turn could not offer, and why in words.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UnavailableServer {
+    pub server: String,
+    pub why: String,
+}
+
 /// What a turn with tools tells its window, beside the turn's own events.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
@@ -88,6 +96,9 @@ pub enum AgentEvent {
     /// The turn used its rounds: its last reply called tools that did not run (the reply as
     /// saved, its stats saying so).
     RoundLimit(Box<StoredMessage>),
+    /// Servers switched on whose tools are not offered this turn (one asks to sign in, one
+    /// failed): told before the reply, so the user knows why the model cannot use them.
+    ToolsUnavailable(Vec<UnavailableServer>),
 }
 
 /// The tools a turn offers: what the model sees, and where each call goes.
@@ -95,6 +106,8 @@ pub enum AgentEvent {
 pub struct ToolBox {
     pub specs: Vec<ToolSpec>,
     routes: HashMap<String, Route>,
+    /// Servers switched on that could not be offered.
+    pub unavailable: Vec<UnavailableServer>,
 }
 
 #[derive(Debug, Clone)]
@@ -107,12 +120,25 @@ struct Route {
 
 impl ToolBox {
     /// The tools of every server that is on and ready (started now if need be), minus those the
-    /// user switched off. A name two servers share is offered as `server_tool` for the second.
+    /// user switched off, and the servers on that are not ready (why, in words). A name two
+    /// servers share is offered as `server_tool` for the second.
     pub async fn gather(hub: &McpHub) -> ToolBox {
         hub.start_all().await;
         let mut toolbox = ToolBox::default();
         for status in hub.statuses() {
-            let McpServerState::Ready { tools } = status.state else { continue };
+            let why = match status.state {
+                McpServerState::Ready { tools } => Ok(tools),
+                McpServerState::SignIn => Err("it asks to sign in".to_owned()),
+                McpServerState::Failed { message, .. } => Err(format!("it failed: {message}")),
+                McpServerState::Off | McpServerState::Idle | McpServerState::Starting => continue,
+            };
+            let tools = match why {
+                Ok(tools) => tools,
+                Err(why) => {
+                    toolbox.unavailable.push(UnavailableServer { server: status.config.name.clone(), why });
+                    continue;
+                }
+            };
             for tool in tools.into_iter().filter(|t| !status.config.disabled_tools.contains(&t.name)) {
                 let mut name = tool.name.clone();
                 if toolbox.routes.contains_key(&name) {
@@ -181,6 +207,9 @@ impl App {
         mut on_event: impl FnMut(AgentEvent) + Send,
     ) -> Result<StoredMessage, TurnError> {
         let toolbox = ToolBox::gather(self.tools.hub()).await;
+        if !toolbox.unavailable.is_empty() {
+            on_event(AgentEvent::ToolsUnavailable(toolbox.unavailable.clone()));
+        }
         let stop = CancellationToken::new();
         self.agent.stops.lock().expect("stops poisoned").insert(chat, stop.clone());
         let _unregister = Unregister { agent: &self.agent, chat };

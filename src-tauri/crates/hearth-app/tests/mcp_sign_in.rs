@@ -10,6 +10,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hearth_app::agent::ToolBox;
 use hearth_app::mcp_sign_in::SignInError;
 use hearth_app::{Settings, ToolServers};
 use hearth_mcp::{McpError, McpServerConfig, McpServerState, McpTransport};
@@ -64,6 +65,12 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     let asked = tools.hub().tools("tracker").await.unwrap_err();
     assert!(matches!(&asked, McpError::SignIn { challenge } if challenge.contains("resource_metadata=")), "{asked:?}");
     assert_eq!(tools.statuses()[0].state, McpServerState::SignIn);
+    // A chat's turn offers neither; it names both, with why, before its reply.
+    let toolbox = ToolBox::gather(tools.hub()).await;
+    assert!(toolbox.is_empty());
+    let unavailable: Vec<_> = toolbox.unavailable.iter().map(|u| (u.server.as_str(), u.why.as_str())).collect();
+    assert_eq!(unavailable[0], ("tracker", "it asks to sign in"));
+    assert!(unavailable[1].0 == "local" && unavailable[1].1.starts_with("it failed: "), "{unavailable:?}");
 
     // Hostile and mistaken asks are refused in words, nothing opened.
     let refused = |name: &'static str| {

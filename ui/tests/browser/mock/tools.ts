@@ -80,7 +80,7 @@ async function restart(name: string) {
   const now = state.toolServers.find((s) => s.config.name === name);
   if (starts.get(name) !== start || !now) return list();
   starts.delete(name);
-  const signedIn = Object.keys(headersOf(now.config)).some((h) => h.toLowerCase() === 'authorization');
+  const signedIn = signedInTo.has(name) || Object.keys(headersOf(now.config)).some((h) => h.toLowerCase() === 'authorization');
   now.state = script.failed
     ? { state: 'failed', message: script.failed.message, stderr: [...script.failed.stderr] }
     : script.signIn && !signedIn
@@ -92,9 +92,12 @@ async function restart(name: string) {
 
 const headersOf = (config: McpServerConfig): Record<string, string> => (config.transport.kind === 'http' ? config.transport.headers : {});
 
+/** The servers signed in to: their sign-ins are kept apart from their configs (the backend's keychain). */
+const signedInTo = new Set<string>();
+
 /**
- * The user signs in in the browser (`signInMs`): the token is kept with the server's headers (its value hidden, as
- * the backend sends saved secrets) and the server starts again; or the sign-in fails in `signInFailed`'s words.
+ * The user signs in in the browser (`signInMs`): the sign-in is kept (apart from the server's config, whose
+ * headers lose a token given by hand) and the server starts again; or the sign-in fails in `signInFailed`'s words.
  */
 async function signIn(name: string) {
   const server = find(name);
@@ -104,7 +107,8 @@ async function signIn(name: string) {
   const script = state.toolScripts[name] ?? {};
   await delay(script.signInMs ?? START_MS);
   if (script.signInFailed) throw ipcError('network', `signing in failed: ${script.signInFailed}`);
-  server.config.transport.headers = { ...server.config.transport.headers, Authorization: '' };
+  signedInTo.add(name);
+  server.config.transport.headers = Object.fromEntries(Object.entries(server.config.transport.headers).filter(([h]) => h.toLowerCase() !== 'authorization'));
   return restart(name);
 }
 

@@ -67,6 +67,11 @@ async function runTurn(cmd: string, chatId: number, events: Sink<ChatEvent>, pla
   if (state.generating.size > 0) throw ipcError('busy', 'A reply is already being generated.');
   await prepareChatModel(chat, events);
   if (!remote && !state.model) throw ipcError('noModel', 'No model is loaded.');
+  // As ToolBox::gather: the servers switched on that cannot be offered, told before the reply.
+  const unavailable = state.toolServers.flatMap(({ config, state: s }) =>
+    s.state === 'signIn' ? [{ server: config.name, why: 'it asks to sign in' }] : s.state === 'failed' ? [{ server: config.name, why: `it failed: ${s.message}` }] : [],
+  );
+  if (unavailable.length > 0) events.send({ event: 'toolsUnavailable', data: { servers: unavailable } });
   const planned = plan(chat);
   // Remote providers keep no cache of ours: their prompts always come as new.
   const promptSource = remote ? 'new' : takeCache(chat.id);
