@@ -4,8 +4,8 @@
 //! retrieval over an index of more than 10,000 passages (`retrieve_p95_ms`; goal ≤ 50 ms), by
 //! words alone and by words and meaning (`retrieve_meaning_p95_ms`: every passage with a vector
 //! of 384 dimensions, as all-MiniLM gives, fused with BM25). The vectors are made here, not by a
-//! model: the store's share is what is timed (a question's own vector is one short text, timed
-//! apart in docs/benchmarks.md).
+//! model: the store's share is what is timed (a question's own vector, one short text through
+//! the engine's embedding model, is not counted here).
 
 use std::time::Instant;
 

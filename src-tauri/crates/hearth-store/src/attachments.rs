@@ -100,6 +100,7 @@ impl Store {
         if done.rows_affected() > 0 {
             sqlx::query("DELETE FROM passages WHERE document NOT IN (SELECT hash FROM attachments)").execute(self.pool()).await?;
             sqlx::query("DELETE FROM passage_meanings WHERE document NOT IN (SELECT hash FROM attachments)").execute(self.pool()).await?;
+            self.meanings.forget(None);
         }
         Ok(done.rows_affected())
     }

@@ -1,7 +1,12 @@
 //! Passages' vectors by an embedding model (`passage_meanings`), and the passages closest in
 //! meaning to a question: every vector of the documents asked about compared with the
 //! question's (a dot product of unit vectors), as a chat's documents hold thousands of passages
-//! at most — 10,000 of 384 dimensions are 15 MB read and ~4 M multiplications.
+//! at most — 10,000 of 384 dimensions are ~4 M multiplications. Reading them (15 MB) costs more
+//! than comparing, so the vectors read lately are kept in memory ([`KeptMeanings`]): a chat's
+//! next questions about the same documents read none again.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use hearth_core::{Meaning, Passage, PassageMeaning, closeness};
 
@@ -15,6 +20,44 @@ fn to_blob(vector: &[f32]) -> Vec<u8> {
 
 fn from_blob(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
+/// One document's vectors by one model: (ordinal, vector) each.
+type DocumentMeanings = Arc<Vec<(u32, Vec<f32>)>>;
+
+/// The numbers kept in memory at most (64 MB of f32s: ~40,000 passages of 384 dimensions); the
+/// documents read longest ago go first.
+const KEPT_FLOATS: usize = 16 << 20;
+
+/// The vectors read lately, by (model, document), oldest first.
+#[derive(Default)]
+pub(crate) struct KeptMeanings(Mutex<VecDeque<((String, String), DocumentMeanings)>>);
+
+impl KeptMeanings {
+    fn get(&self, model: &str, hash: &str) -> Option<DocumentMeanings> {
+        let mut kept = self.0.lock().expect("kept meanings poisoned");
+        let at = kept.iter().position(|((m, h), _)| m == model && h == hash)?;
+        let entry = kept.remove(at)?;
+        let vectors = entry.1.clone();
+        kept.push_back(entry);
+        Some(vectors)
+    }
+
+    fn keep(&self, model: &str, hash: &str, vectors: DocumentMeanings) {
+        let mut kept = self.0.lock().expect("kept meanings poisoned");
+        kept.retain(|((m, h), _)| !(m == model && h == hash));
+        kept.push_back(((model.to_owned(), hash.to_owned()), vectors));
+        let floats = |kept: &VecDeque<(_, DocumentMeanings)>| kept.iter().flat_map(|(_, v)| v.iter()).map(|(_, v)| v.len()).sum::<usize>();
+        while kept.len() > 1 && floats(&kept) > KEPT_FLOATS {
+            kept.pop_front();
+        }
+    }
+
+    /// A document's vectors changed (or it is gone): read them again when next asked.
+    pub(crate) fn forget(&self, hash: Option<&str>) {
+        let mut kept = self.0.lock().expect("kept meanings poisoned");
+        kept.retain(|((_, h), _)| hash.is_some_and(|hash| h != hash));
+    }
 }
 
 impl Store {
@@ -53,6 +96,9 @@ impl Store {
                 .await?;
         }
         tx.commit().await?;
+        for meaning in meanings {
+            self.meanings.forget(Some(&meaning.hash));
+        }
         Ok(())
     }
 
@@ -64,28 +110,51 @@ impl Store {
         meaning: &Meaning,
         limit: usize,
     ) -> Result<Vec<(String, u32)>, StoreError> {
-        let rows: Vec<(String, i64, Vec<u8>)> = sqlx::query_as(
-            "SELECT document, ordinal, vector FROM passage_meanings WHERE model = ? AND document IN (SELECT value FROM json_each(?))",
-        )
-        .bind(&meaning.model)
-        .bind(serde_json::to_string(hashes).expect("hashes serialize"))
-        .fetch_all(self.pool())
-        .await?;
-        let mut scored: Vec<(f32, String, u32)> =
-            rows.into_iter().map(|(hash, ordinal, blob)| (closeness(&from_blob(&blob), &meaning.vector), hash, ordinal as u32)).collect();
+        let mut scored: Vec<(f32, &str, u32)> = Vec::new();
+        for (i, &hash) in hashes.iter().enumerate() {
+            if hashes[..i].contains(&hash) {
+                continue;
+            }
+            let vectors = self.document_meanings(&meaning.model, hash).await?;
+            scored.extend(vectors.iter().map(|(ordinal, vector)| (closeness(vector, &meaning.vector), hash, *ordinal)));
+        }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        Ok(scored.into_iter().take(limit).map(|(_, hash, ordinal)| (hash, ordinal)).collect())
+        Ok(scored.into_iter().take(limit).map(|(_, hash, ordinal)| (hash.to_owned(), ordinal)).collect())
     }
 
-    /// The passage `ordinal` of the document `hash`, if it is indexed.
-    pub(crate) async fn passage(&self, hash: &str, ordinal: u32) -> Result<Option<Passage>, StoreError> {
-        let row: Option<PassageRow> =
-            sqlx::query_as("SELECT document AS hash, ordinal, text FROM passages WHERE passages MATCH ? AND ordinal = ?")
-                .bind(in_documents(&[hash]))
-                .bind(ordinal as i64)
-                .fetch_optional(self.pool())
-                .await?;
-        Ok(row.map(Passage::from))
+    /// Document `hash`'s vectors by `model`: kept in memory since last read, or read now.
+    async fn document_meanings(&self, model: &str, hash: &str) -> Result<DocumentMeanings, StoreError> {
+        if let Some(vectors) = self.meanings.get(model, hash) {
+            return Ok(vectors);
+        }
+        let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as("SELECT ordinal, vector FROM passage_meanings WHERE model = ? AND document = ?")
+            .bind(model)
+            .bind(hash)
+            .fetch_all(self.pool())
+            .await?;
+        let vectors: DocumentMeanings = Arc::new(rows.into_iter().map(|(ordinal, blob)| (ordinal as u32, from_blob(&blob))).collect());
+        self.meanings.keep(model, hash, vectors.clone());
+        Ok(vectors)
+    }
+
+    /// The passages at `places` (document, ordinal) that are indexed, in no order: one scan of
+    /// their documents' passages.
+    pub(crate) async fn passages_at(&self, places: &[&(String, u32)]) -> Result<Vec<Passage>, StoreError> {
+        if places.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut hashes: Vec<&str> = places.iter().map(|(hash, _)| hash.as_str()).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let ordinals: Vec<u32> = places.iter().map(|(_, ordinal)| *ordinal).collect();
+        let rows: Vec<PassageRow> = sqlx::query_as(
+            "SELECT document AS hash, ordinal, text FROM passages WHERE passages MATCH ? AND ordinal IN (SELECT value FROM json_each(?))",
+        )
+        .bind(in_documents(&hashes))
+        .bind(serde_json::to_string(&ordinals).expect("ordinals serialize"))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(Passage::from).filter(|p| places.iter().any(|(h, o)| *h == p.hash && *o == p.ordinal)).collect())
     }
 }
 

@@ -140,15 +140,14 @@ impl Store {
                 let place = |p: &Passage| (p.hash.clone(), p.ordinal);
                 let by_meaning = self.closest_passages(hashes, meaning, candidates).await?;
                 let words: Vec<(String, u32)> = by_words.iter().map(place).collect();
-                let fused = fuse_rankings(&words, &by_meaning);
-                let mut found = Vec::with_capacity(limit);
-                for (hash, ordinal) in fused.into_iter().take(limit) {
-                    match by_words.iter().find(|p| p.hash == hash && p.ordinal == ordinal) {
-                        Some(passage) => found.push(passage.clone()),
-                        None => found.extend(self.passage(&hash, ordinal).await?),
-                    }
-                }
-                found
+                let fused: Vec<(String, u32)> = fuse_rankings(&words, &by_meaning).into_iter().take(limit).collect();
+                // Those found by meaning alone are read in one go: each read alone scans the document.
+                let missing: Vec<&(String, u32)> = fused.iter().filter(|place| !words.contains(place)).collect();
+                let read = self.passages_at(&missing).await?;
+                fused
+                    .iter()
+                    .filter_map(|(hash, ordinal)| by_words.iter().chain(&read).find(|p| &p.hash == hash && p.ordinal == *ordinal).cloned())
+                    .collect()
             }
             None => by_words,
         };

@@ -51,6 +51,8 @@ pub struct Store {
     lock: std::sync::Arc<std::fs::File>,
     /// Held while a document is cut into passages (one at a time, never the same one twice).
     pub(crate) indexing: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// Passages' vectors read lately (`meanings`).
+    pub(crate) meanings: std::sync::Arc<crate::meanings::KeptMeanings>,
 }
 
 impl Store {
@@ -82,7 +84,7 @@ impl Store {
             MigrateError::Execute(source) => StoreError::opening(&shown, source),
             source => StoreError::Migrate { path: shown.clone(), source },
         })?;
-        let store = Store { pool, lock: std::sync::Arc::new(lock), indexing: Default::default() };
+        let store = Store { pool, lock: std::sync::Arc::new(lock), indexing: Default::default(), meanings: Default::default() };
         let interrupted = store.mark_interrupted().await.map_err(|e| StoreError::opening(&shown, e))?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "replies left streaming by a crash were marked interrupted");

@@ -132,3 +132,38 @@ async fn questions_are_given_the_passages_that_answer_them() {
     // A follow-up question (`fill` false) with nothing to match is given nothing.
     assert_eq!(store.retrieve_passages(&[&hash], "Thanks, what is it?", None, 5, false).await.unwrap(), []);
 }
+
+/// Closeness in meaning ranks passages whose words miss the question; vectors given again for a
+/// document rank by the new ones (those kept in memory from the last question are let go of).
+#[tokio::test]
+async fn passages_close_in_meaning_are_found_and_new_vectors_count_at_once() {
+    use hearth_core::{AttachmentKind, Meaning, PassageMeaning, passage_ranges};
+    use hearth_store::{StoredContent, hex_sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("hearth.db")).await.unwrap();
+    let paragraph = |sentence: &str| format!("{}\n\n", [sentence; 40].join(" "));
+    let text =
+        &[paragraph("Annual fees are due in March."), paragraph("The canteen opens at eight."), paragraph("Parking is free on weekends.")]
+            .concat();
+    let hash = hex_sha256(text.as_bytes());
+    let content = StoredContent { kind: AttachmentKind::Document, data: text.as_bytes().to_vec(), text: text.into() };
+    store.keep_attachment(&hash, &content).await.unwrap();
+    assert_eq!(passage_ranges(text).len(), 3);
+    let keep = async |vectors: [[f32; 3]; 3]| {
+        let meanings: Vec<PassageMeaning> =
+            vectors.iter().enumerate().map(|(i, v)| PassageMeaning { hash: hash.clone(), ordinal: i as u32, vector: v.to_vec() }).collect();
+        store.keep_meanings("minilm", &meanings).await.unwrap();
+    };
+    let question = Meaning { model: "minilm".into(), vector: vec![1.0, 0.0, 0.0] };
+    let first = async || store.retrieve_passages(&[&hash, &hash], "yearly subscription", Some(&question), 1, false).await.unwrap();
+
+    keep([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]).await;
+    assert_eq!(first().await[0].ordinal, 1, "the canteen is closest");
+    assert_eq!(first().await[0].ordinal, 1, "asked again, from the vectors kept");
+    keep([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).await;
+    assert_eq!(first().await[0].ordinal, 0, "the fees, by the vectors given last");
+    // Another model's vectors rank nothing for this one's question.
+    let other = Meaning { model: "nomic".into(), vector: vec![1.0, 0.0, 0.0] };
+    let by_other = store.retrieve_passages(&[&hash], "yearly subscription", Some(&other), 3, false).await.unwrap();
+    assert!(by_other.is_empty(), "{by_other:?}");
+}
