@@ -13,7 +13,7 @@
 //! authorization server refuses the refresh.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState, StoredCredentials,
@@ -86,16 +86,19 @@ pub trait SignInKeeper: Send + Sync {
 pub type KeeperError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Server `server`'s sign-in, as rmcp keeps credentials, read and written through a keeper: a
-/// token refreshed mid-session is the one found at the next start.
+/// token refreshed mid-session is the one found at the next start. Read from the keeper once,
+/// then from memory: rmcp asks for it at every request, and a keychain read is a round trip.
 #[derive(Clone)]
 pub struct KeptSignIn {
     server: String,
     keeper: Arc<dyn SignInKeeper>,
+    /// What the keeper holds, once read (`None`: not read yet).
+    read: Arc<Mutex<Option<Option<StoredCredentials>>>>,
 }
 
 impl KeptSignIn {
     pub fn new(server: impl Into<String>, keeper: Arc<dyn SignInKeeper>) -> Self {
-        KeptSignIn { server: server.into(), keeper }
+        KeptSignIn { server: server.into(), keeper, read: Arc::default() }
     }
 
     /// Whether a token is kept for the server (one that may need refreshing).
@@ -104,10 +107,24 @@ impl KeptSignIn {
     }
 
     fn read(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let mut read = self.read.lock().expect("sign-in poisoned");
+        if let Some(credentials) = &*read {
+            return Ok(credentials.clone());
+        }
         let kept_error = |e: String| AuthError::CredentialStoreError(format!("{}'s sign-in: {e}", self.server));
-        let Some(json) = self.keeper.load(&self.server).map_err(|e| kept_error(e.to_string()))? else { return Ok(None) };
+        let json = self.keeper.load(&self.server).map_err(|e| kept_error(e.to_string()))?;
         // One kept by another version that cannot be read is as none: the server asks again.
-        Ok(serde_json::from_str(&json).ok())
+        let credentials = json.and_then(|json| serde_json::from_str(&json).ok());
+        *read = Some(credentials.clone());
+        Ok(credentials)
+    }
+
+    fn write(&self, credentials: Option<StoredCredentials>) -> Result<(), AuthError> {
+        let json =
+            credentials.as_ref().map(serde_json::to_string).transpose().map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        self.keeper.save(&self.server, json.as_deref()).map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        *self.read.lock().expect("sign-in poisoned") = Some(credentials);
+        Ok(())
     }
 }
 
@@ -118,12 +135,11 @@ impl CredentialStore for KeptSignIn {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let json = serde_json::to_string(&credentials).map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        self.keeper.save(&self.server, Some(&json)).map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+        self.write(Some(credentials))
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.keeper.save(&self.server, None).map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+        self.write(None)
     }
 }
 

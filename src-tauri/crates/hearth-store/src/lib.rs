@@ -32,6 +32,7 @@ mod meanings;
 mod passages;
 mod rows;
 mod search;
+mod settings;
 mod store;
 
 pub use archive::{Archive, ArchivedChat, ArchivedFile, ArchivedMessage, ImportError, hex_sha256};

@@ -266,27 +266,6 @@ impl Store {
         self.messages(chat).await
     }
 
-    pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pool).await?)
-    }
-
-    pub async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(key)
-        .bind(value)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    pub async fn delete_setting(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
-        Ok(())
-    }
-
     /// A transaction that writes. It takes the write lock at its start: a transaction that
     /// read first could not become a writer once another connection had written (SQLite's
     /// BUSY_SNAPSHOT, "database is locked", which no busy timeout waits out); this one waits for
