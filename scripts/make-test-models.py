@@ -20,6 +20,12 @@
 - tiny-mistral.gguf: the same with Mistral's control tokens (`[INST]`, `[TOOL_CALLS]`, `[ARGS]`…:
   ten of SmolLM2's, ids 3–12) and a chat template in the shape of Mistral Small 3.2's
   (src-tauri/crates/hearth-engine/tests/data/mistral.jinja): its calls are `[TOOL_CALLS]NAME[ARGS]{…}`.
+- tiny-gpt-oss.gguf: tiny-harmony with gpt-oss's real chat template, and tiny-qwen3.gguf:
+  tiny-llama with Qwen3's tokens of its own (`<think>`, `</think>`, `<tool_call>`…, ids 3–8,
+  user-defined as Qwen3's are) and its real template (`enable_thinking`, past reasoning dropped,
+  Hermes tool calls). The templates are read from the llama.cpp of the pinned
+  llama-cpp-python sdist (`models/templates/`, as its tests keep them; the models' own licence,
+  Apache-2.0, with their source): they are not copied into this repository.
 - vision/mmproj-hearth-test.gguf: a LLaVA-1.5 projector (llama.cpp's `mlp`: a CLIP ViT, then two
   linear layers) whose output is SmolLM2's embedding width, so SmolLM2 beside it reads images
   (`vision/` links the model beside its projector, as a vision model's repository holds them);
@@ -31,9 +37,12 @@ cache tests need — llama.cpp builds the real graphs and real caches for them. 
 chat template are SmolLM2's, copied from the default model, so the app renders and tokenizes
 chats exactly as it does for it. No such model can be fetched here (Hugging Face is out of reach).
 
-    make-test-models.py SMOLLM2.gguf OUT_DIR [WINDOW]   # WINDOW: Gemma 3 1B's is 512 (benchmarks)
+    make-test-models.py SMOLLM2.gguf OUT_DIR SDIST [WINDOW]   # WINDOW: Gemma 3 1B's is 512 (benchmarks)
+
+SDIST: scripts/build-llama-server.sh --sdist (the real templates' source).
 """
 import sys
+import tarfile
 from pathlib import Path
 
 import gguf
@@ -64,11 +73,32 @@ DEEPSEEK_TOKENS = ["<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begi
                    "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"]
 DEEPSEEK_TEMPLATE = TEMPLATES / "deepseek.jinja"
 DEEPSEEK_R1_TEMPLATE = TEMPLATES / "deepseek-r1.jinja"
+# Ids 3–8 renamed for tiny-qwen3.gguf, as Qwen3 has them: tokens of the text (user-defined), not
+# control tokens.
+QWEN3_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
+# Real templates, by their file name in llama.cpp's models/templates/.
+GPT_OSS_TEMPLATE = "openai-gpt-oss-120b.jinja"
+QWEN3_TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
 
 
-def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=None, template=None) -> int:
+def real_templates(sdist: Path, names) -> dict:
+    """The chat templates `names` from llama.cpp's models/templates/ in the sdist."""
+    found = {}
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            parts = member.name.split("/")
+            if parts[-2:-1] == ["templates"] and parts[-3:-2] == ["models"] and parts[-1] in names:
+                found[parts[-1]] = tar.extractfile(member).read().decode("utf-8")
+    missing = set(names) - set(found)
+    if missing:
+        sys.exit(f"{sdist} holds no {', '.join(sorted(missing))} in llama.cpp's models/templates/")
+    return found
+
+
+def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=None, template=None, renamed_type=None) -> int:
     """Copies every tokenizer.* field (`renamed`: token id → new text; `template`: the chat
-    template instead of the source's); returns the vocabulary's size."""
+    template instead of the source's; `renamed_type`: the renamed tokens' type, else control);
+    returns the vocabulary's size."""
     n_vocab = 0
     for name, field in reader.fields.items():
         if not name.startswith("tokenizer."):
@@ -81,6 +111,9 @@ def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=Non
             if name == "tokenizer.ggml.tokens":
                 for id, text in (renamed or {}).items():
                     values[id] = text
+            if name == "tokenizer.ggml.token_type" and renamed_type is not None:
+                for id in renamed or {}:
+                    values[id] = int(renamed_type)
             writer.add_array(name, values)
             if name == "tokenizer.ggml.tokens":
                 n_vocab = len(values)
@@ -179,7 +212,7 @@ def lfm2(reader, path, rng):
     finish(writer)
 
 
-def llama(reader, path, rng, renamed=None, template=None):
+def llama(reader, path, rng, renamed=None, template=None, renamed_type=None):
     arch = "llama"
     n_layer, n_embd, n_ff, n_head, n_head_kv = 4, 64, 128, 4, 2
     head_dim = n_embd // n_head
@@ -187,7 +220,7 @@ def llama(reader, path, rng, renamed=None, template=None):
     common(writer, arch, n_layer, n_embd, n_ff, n_head)
     writer.add_head_count_kv(n_head_kv)
     writer.add_rope_dimension_count(head_dim)
-    n_vocab = copy_tokenizer(reader, writer, renamed, template)
+    n_vocab = copy_tokenizer(reader, writer, renamed, template, renamed_type)
     # The output layer is the embeddings' (tied, as SmolLM2's).
     writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=EMBEDDING_SCALE))
     writer.add_tensor("output_norm.weight", ones(n_embd))
@@ -199,10 +232,12 @@ def llama(reader, path, rng, renamed=None, template=None):
     finish(writer)
 
 
-def renamed_llama(tokens, template):
-    """tiny-llama with SmolLM2's unused control tokens renamed to `tokens`, and `template`."""
+def renamed_llama(tokens, template, renamed_type=None):
+    """tiny-llama with SmolLM2's unused control tokens renamed to `tokens` (of `renamed_type`, else
+    control), and `template` (a path, or the template's text)."""
+    source = template.read_text(encoding="utf-8") if isinstance(template, Path) else template
     def build(reader, path, rng):
-        llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, template.read_text(encoding="utf-8"))
+        llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, source, renamed_type)
     return build
 
 
@@ -262,9 +297,10 @@ def finish(writer):
 
 def main():
     global SWA_WINDOW
-    source, out = Path(sys.argv[1]), Path(sys.argv[2])
-    if len(sys.argv) > 3:
-        SWA_WINDOW = int(sys.argv[3])
+    source, out, sdist = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    if len(sys.argv) > 4:
+        SWA_WINDOW = int(sys.argv[4])
+    real = real_templates(sdist, [GPT_OSS_TEMPLATE, QWEN3_TEMPLATE])
     out.mkdir(parents=True, exist_ok=True)
     reader = gguf.GGUFReader(str(source))
     n_embd = int(reader.fields["llama.embedding_length"].contents())
@@ -283,6 +319,8 @@ def main():
         ("tiny-functionary.gguf", renamed_llama(LLAMA3_TOKENS, FUNCTIONARY_TEMPLATE)),
         ("tiny-deepseek.gguf", renamed_llama(DEEPSEEK_TOKENS, DEEPSEEK_TEMPLATE)),
         ("tiny-deepseek-r1.gguf", renamed_llama(DEEPSEEK_TOKENS, DEEPSEEK_R1_TEMPLATE)),
+        ("tiny-gpt-oss.gguf", renamed_llama(HARMONY_TOKENS, real[GPT_OSS_TEMPLATE])),
+        ("tiny-qwen3.gguf", renamed_llama(QWEN3_TOKENS, real[QWEN3_TEMPLATE], gguf.TokenType.USER_DEFINED)),
         ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's
     ):
         path = out / name

