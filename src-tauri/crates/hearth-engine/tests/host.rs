@@ -161,8 +161,9 @@ async fn a_wedged_engine_answers_stop_in_a_second_and_is_replaced() {
     let request = ReplyRequest::new(user("Write a long story about a dragon."), greedy(2000), cancel.clone());
     let mut stream = engine.start_reply(request).unwrap();
     assert!(matches!(stream.events.recv().await, Some(GenEvent::Delta(_))));
+    // Freeze and then Stop reach the engine in that order, through the one pipe: Stop is never
+    // answered by the engine itself.
     engine.freeze_for_test();
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let stopped_at = Instant::now();
     cancel.cancel();
     let last = loop {
@@ -249,6 +250,7 @@ async fn an_engine_never_asked_for_a_model_ends_at_rest_and_starts_again_when_ne
     let report = engine.devices().await;
     assert!(!report.devices.is_empty(), "{report:?}");
     let resting = engine.host_pid().expect("an engine process reported the devices") as i32;
+    assert!(engine.rests_when_idle());
 
     let deadline = Instant::now() + Duration::from_secs(10);
     while engine.host_pid().is_some() {
@@ -266,9 +268,12 @@ async fn an_engine_never_asked_for_a_model_ends_at_rest_and_starts_again_when_ne
 
     // Asked for a model, it starts again, and with the model it stays.
     let params = LoadParams { n_ctx: Some(512), n_threads: Some(2), ..Default::default() };
-    engine.load(&common::model_path(), params).await.unwrap();
+    engine.load(&common::model_path(), params.clone()).await.unwrap();
     let working = engine.host_pid().expect("a load starts an engine process");
-    tokio::time::sleep(Duration::from_millis(900)).await;
-    assert_eq!(engine.host_pid(), Some(working), "an engine with a model does not rest");
+    assert!(!engine.rests_when_idle(), "an engine asked for a model does not rest");
+    engine.unload().await.unwrap();
+    assert!(!engine.rests_when_idle(), "nor once its model is let go of");
+    engine.load(&common::model_path(), params).await.unwrap();
+    assert_eq!(engine.host_pid(), Some(working));
     next_reply_works(&engine).await;
 }

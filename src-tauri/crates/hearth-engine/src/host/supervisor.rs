@@ -144,6 +144,13 @@ impl Engine {
         state.last_used.filter(|_| !busy).map(|at| at.elapsed())
     }
 
+    /// Whether the engine process running now ends at rest once idle for
+    /// [`HostProgram::rest_after`]: one that only reported the devices does, one asked for a
+    /// model never does.
+    pub fn rests_when_idle(&self) -> bool {
+        Shared::may_rest(&self.shared.lock())
+    }
+
     /// The engine process's id, while one runs.
     pub fn host_pid(&self) -> Option<u32> {
         self.shared.lock().host.as_ref().map(|h| h.pid)
@@ -532,13 +539,17 @@ impl Shared {
     fn take_resting(&self, state: &mut State, now: Instant) -> Option<Host> {
         let host = state.host.as_ref()?;
         let idle_since = state.last_used.map_or(host.started, |used| used.max(host.started));
-        let resting = !host.asked
+        let resting = Self::may_rest(state) && now.duration_since(idle_since) >= self.program.rest_after;
+        resting.then(|| state.host.take()).flatten()
+    }
+
+    /// Whether the process running now ends at rest once idle long enough.
+    fn may_rest(state: &State) -> bool {
+        state.host.as_ref().is_some_and(|host| !host.asked)
             && state.model.is_none()
             && state.pending.is_empty()
             && state.aside.is_none()
             && state.devices.is_some()
-            && now.duration_since(idle_since) >= self.program.rest_after;
-        resting.then(|| state.host.take()).flatten()
     }
 
     fn shutdown(&self) {
