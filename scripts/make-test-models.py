@@ -23,7 +23,8 @@
 - tiny-gpt-oss.gguf: tiny-harmony with gpt-oss's real chat template, and tiny-qwen3.gguf:
   tiny-llama with Qwen3's tokens of its own (`<think>`, `</think>`, `<tool_call>`…, ids 3–8,
   user-defined as Qwen3's are) and its real template (`enable_thinking`, past reasoning dropped,
-  Hermes tool calls). The templates are read from the llama.cpp of the pinned
+  Hermes tool calls); tiny-mistral-nemo.gguf: tiny-mistral with Mistral Nemo's real template (a
+  turn's calls as `[TOOL_CALLS][{…, "id": "…"}]`). The templates are read from the llama.cpp of the pinned
   llama-cpp-python sdist (`models/templates/`, as its tests keep them; the models' own licence,
   Apache-2.0, with their source): they are not copied into this repository.
 - vision/mmproj-hearth-test.gguf: a LLaVA-1.5 projector (llama.cpp's `mlp`: a CLIP ViT, then two
@@ -79,6 +80,7 @@ QWEN3_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_res
 # Real templates, by their file name in llama.cpp's models/templates/.
 GPT_OSS_TEMPLATE = "openai-gpt-oss-120b.jinja"
 QWEN3_TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
+NEMO_TEMPLATE = "mistralai-Mistral-Nemo-Instruct-2407.jinja"
 
 
 def real_templates(sdist: Path, names) -> dict:
@@ -300,7 +302,7 @@ def main():
     source, out, sdist = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     if len(sys.argv) > 4:
         SWA_WINDOW = int(sys.argv[4])
-    real = real_templates(sdist, [GPT_OSS_TEMPLATE, QWEN3_TEMPLATE])
+    real = real_templates(sdist, [GPT_OSS_TEMPLATE, QWEN3_TEMPLATE, NEMO_TEMPLATE])
     out.mkdir(parents=True, exist_ok=True)
     reader = gguf.GGUFReader(str(source))
     n_embd = int(reader.fields["llama.embedding_length"].contents())
@@ -321,6 +323,7 @@ def main():
         ("tiny-deepseek-r1.gguf", renamed_llama(DEEPSEEK_TOKENS, DEEPSEEK_R1_TEMPLATE)),
         ("tiny-gpt-oss.gguf", renamed_llama(HARMONY_TOKENS, real[GPT_OSS_TEMPLATE])),
         ("tiny-qwen3.gguf", renamed_llama(QWEN3_TOKENS, real[QWEN3_TEMPLATE], gguf.TokenType.USER_DEFINED)),
+        ("tiny-mistral-nemo.gguf", renamed_llama(MISTRAL_TOKENS, real[NEMO_TEMPLATE])),
         ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's
     ):
         path = out / name

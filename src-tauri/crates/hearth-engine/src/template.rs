@@ -53,12 +53,19 @@ struct TemplateMessage<'a> {
     /// text, the format they were trained on or taught.
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<Vec<Value>>,
+    /// A tool's result: the id of the call it answers (the calls of the reply before, in order;
+    /// Mistral's templates require it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<String>,
 }
 
 impl<'a> TemplateMessage<'a> {
-    fn of(message: &'a ChatMessage, reasoning: ReasoningFormat, tools: ToolFormat) -> TemplateMessage<'a> {
+    /// `message`, its calls (if read apart) numbered from `ids.next`.
+    fn of(message: &'a ChatMessage, reasoning: ReasoningFormat, tools: ToolFormat, ids: &mut CallIds) -> TemplateMessage<'a> {
         let role = message.role.as_str();
-        let plain = TemplateMessage { role, content: Some(Cow::Borrowed(&message.content)), thinking: None, tool_calls: None };
+        let tool_call_id = (message.role == Role::Tool).then(|| ids.answered()).flatten();
+        let plain =
+            TemplateMessage { role, content: Some(Cow::Borrowed(&message.content)), thinking: None, tool_calls: None, tool_call_id };
         if message.role != Role::Assistant {
             return plain;
         }
@@ -83,7 +90,8 @@ impl<'a> TemplateMessage<'a> {
                 true => Value::from(call.arguments.as_str()),
                 false => RawJson::value(&call.arguments),
             };
-            minijinja::context! { type => "function", function => minijinja::context! { name => call.name, arguments => arguments } }
+            let id = ids.called();
+            minijinja::context! { id => id, type => "function", function => minijinja::context! { name => call.name, arguments => arguments } }
         });
         // gpt-oss's template takes a calling reply's reasoning or its words, not both.
         let thinking = parts.reasoning.filter(|_| read.content.is_empty());
@@ -91,8 +99,40 @@ impl<'a> TemplateMessage<'a> {
             true => None,
             false => Some(Cow::Owned(read.content)),
         };
-        TemplateMessage { role, content, thinking, tool_calls: Some(calls.collect()) }
+        let calls = calls.collect();
+        TemplateMessage { role, content, thinking, tool_calls: Some(calls), tool_call_id: None }
     }
+}
+
+/// The ids of a conversation's calls, as a template is given them: numbered in order
+/// ([`hearth_core::call_id`]), each tool result answering the next call of the reply before it.
+#[derive(Default)]
+struct CallIds {
+    next: usize,
+    unanswered: std::collections::VecDeque<String>,
+}
+
+impl CallIds {
+    fn called(&mut self) -> String {
+        let id = hearth_core::call_id(self.next);
+        self.next += 1;
+        self.unanswered.push_back(id.clone());
+        id
+    }
+
+    fn answered(&mut self) -> Option<String> {
+        self.unanswered.pop_front()
+    }
+}
+
+/// How many calls `messages` hold, as a template that reads them apart is given them: the next
+/// call's id is [`hearth_core::call_id`] of it.
+pub fn calls_before(messages: &[ChatMessage], reasoning: ReasoningFormat, tools: ToolFormat) -> usize {
+    let mut ids = CallIds::default();
+    for message in messages {
+        TemplateMessage::of(message, reasoning, tools, &mut ids);
+    }
+    ids.next
 }
 
 /// What a render reads besides the messages.
@@ -186,7 +226,8 @@ impl ChatTemplate {
 
     /// The same with everything else a template may read.
     pub fn render_with(&self, messages: &[ChatMessage], inputs: TemplateInputs<'_>) -> Result<String, TemplateError> {
-        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage::of(m, self.reasoning, self.tools)).collect();
+        let mut ids = CallIds::default();
+        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage::of(m, self.reasoning, self.tools, &mut ids)).collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
         let mut out = CappedWriter(Vec::new());
         let context = TemplateContext {
@@ -258,11 +299,42 @@ fn tojson(value: &Value, indent: Option<Value>, kwargs: minijinja::value::Kwargs
             let formatter = serde_json::ser::PrettyFormatter::with_indent(indentation.as_bytes());
             value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, formatter))
         }
-        None => value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, PythonFormatter)),
+        None => write_json(value, &mut out),
     };
     written.map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, "cannot serialize to JSON").with_source(e))?;
     let text = String::from_utf8(out).map_err(|_| minijinja::Error::new(ErrorKind::InvalidOperation, "JSON that is not UTF-8"))?;
     Ok(Value::from_safe_string(text))
+}
+
+/// `value` as Python's `json.dumps` writes it, a call's arguments ([`RawJson`]) within it as the
+/// model wrote them (Mistral Nemo's template writes a call's whole function with `tojson`).
+fn write_json(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    if let Some(raw) = value.downcast_object_ref::<RawJson>() {
+        out.extend_from_slice(raw.text.as_bytes());
+        return Ok(());
+    }
+    let (open, close) = match value.kind() {
+        minijinja::value::ValueKind::Map => (b'{', b'}'),
+        minijinja::value::ValueKind::Seq => (b'[', b']'),
+        _ => return value.serialize(&mut serde_json::Serializer::with_formatter(out, PythonFormatter)),
+    };
+    out.push(open);
+    for (i, item) in value.try_iter().into_iter().flatten().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        if open == b'[' {
+            write_json(&item, out)?;
+            continue;
+        }
+        // Python writes a key that is no text (a number) as text.
+        let key = item.as_str().map_or_else(|| item.to_string(), str::to_owned);
+        serde_json::to_writer(&mut *out, &key)?;
+        out.extend_from_slice(b": ");
+        write_json(&value.get_item(&item).unwrap_or_default(), out)?;
+    }
+    out.push(close);
+    Ok(())
 }
 
 /// Python's `json.dumps` separators: `", "` between items, `": "` after a key.
@@ -465,6 +537,11 @@ mod tests {
         let raw = RawJson::value(r#"{"z":"it's","a":1}"#);
         let rendered = env.render_str("{{ a | tojson }}|{{ a.z }}|{{ a | length }}", minijinja::context! { a => raw }).unwrap();
         assert_eq!(rendered, r#"{"z":"it's","a":1}|it's|2"#);
+        // Within another value too (Mistral Nemo's template writes a call's whole function).
+        let raw = RawJson::value(r#"{"z":"it's","a":1}"#);
+        let rendered =
+            env.render_str(r#"{{ {"name": "f", "arguments": a, "ids": [1, 2]} | tojson }}"#, minijinja::context! { a => raw }).unwrap();
+        assert_eq!(rendered, r#"{"name": "f", "arguments": {"z":"it's","a":1}, "ids": [1, 2]}"#);
     }
 
     /// Llama 3.1's shape (tests/data/llama3.jinja), Mistral Small 3.2's (mistral.jinja),

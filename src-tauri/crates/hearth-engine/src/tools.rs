@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 
 use hearth_core::harmony::CALL_RECIPIENT;
 use hearth_core::{
-    BackendError, CALL_CLOSE, CALL_OPEN, CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS, MISTRAL_CALLS,
-    OfferedTools, ToolChoice, ToolSpec, call_block, check_tools,
+    BackendError, CALL_CLOSE, CALL_OPEN, CallShape, CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS,
+    ListSyntax, MISTRAL_CALLS, MISTRAL_NEMO_CALLS, OfferedTools, ToolChoice, ToolSpec, call_block, call_id, check_tools,
 };
 
 /// How a model is told of tools.
@@ -38,6 +38,10 @@ pub enum ToolFormat {
     /// The template reads `tools` and writes calls as Mistral's recent models do (Mistral Small
     /// 3.2, Magistral, Devstral): `[TOOL_CALLS]NAME[ARGS]{…}`, one after another.
     Mistral,
+    /// The template reads `tools` and writes a turn's calls as Mistral Nemo (and Mistral 7B v0.3)
+    /// do: `[TOOL_CALLS]` and a JSON list, each call `{"name": "…", "arguments": {…}, "id": "…"}`
+    /// with an id of nine letters and digits, which a tool's result names.
+    MistralNemo,
     /// The template reads `tools` and writes calls as Functionary v3.1 does (and Llama 3.1 its
     /// custom tools): `<function=NAME>{…}</function>`, one after another; the arguments are text
     /// to it.
@@ -56,6 +60,8 @@ pub enum ToolFormat {
 /// What tells a Llama 3.x template: the member its calls are written with, and its turns' header.
 const LLAMA3_PARAMETERS: &str = "\"parameters\": ";
 const LLAMA3_HEADER: &str = "<|start_header_id|>";
+/// What tells Mistral Nemo's calls from Mistral Small 3.2's: the list after the marker.
+const NEMO_LIST: &str = "[TOOL_CALLS][";
 /// What tells DeepSeek R1's calls from V3.1's: the arguments' fence.
 const DEEPSEEK_FENCE: &str = "```json";
 
@@ -74,6 +80,7 @@ impl ToolFormat {
             true if source.contains(FUNCTIONARY_CALLS.open) && source.contains(FUNCTIONARY_CALLS.close) => ToolFormat::Functionary,
             true if source.contains(LLAMA3_PARAMETERS) && source.contains(LLAMA3_HEADER) => ToolFormat::Llama3,
             true if source.contains(MISTRAL_CALLS.open) && source.contains(MISTRAL_CALLS.between) => ToolFormat::Mistral,
+            true if source.contains(NEMO_LIST) => ToolFormat::MistralNemo,
             _ => ToolFormat::Generic,
         }
     }
@@ -86,7 +93,15 @@ impl ToolFormat {
             ToolFormat::Functionary => Some(FUNCTIONARY_CALLS),
             ToolFormat::DeepSeek => Some(DEEPSEEK_CALLS),
             ToolFormat::DeepSeekR1 => Some(DEEPSEEK_R1_CALLS),
-            ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::Generic => None,
+            ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::MistralNemo | ToolFormat::Generic => None,
+        }
+    }
+
+    /// How its model writes calls, where that is neither Hermes's blocks nor gpt-oss's channels.
+    pub fn call_shape(self) -> Option<CallShape> {
+        match self {
+            ToolFormat::MistralNemo => Some(CallShape::List(MISTRAL_NEMO_CALLS)),
+            format => format.call_syntax().map(CallShape::Named),
         }
     }
 
@@ -173,8 +188,14 @@ const BLOCK_RULE: &str = "hearth-tool-block";
 /// The grammar for `offered` in `format`: none when no call may be made (`none`, or no tools).
 /// After a prompt that opened the reply's reasoning (`<think>`, DeepSeek-R1's templates), a call
 /// the reply must make closes the reasoning first: else it would be written inside it.
-pub fn grammar(offered: &OfferedTools, format: ToolFormat, reasoning_opened: bool) -> Result<Option<ToolGrammar>, BackendError> {
-    let grammar = calls_grammar(offered, format)?;
+/// `first_call`: how many calls the conversation holds (Mistral Nemo's ids go on from there).
+pub fn grammar(
+    offered: &OfferedTools,
+    format: ToolFormat,
+    reasoning_opened: bool,
+    first_call: usize,
+) -> Result<Option<ToolGrammar>, BackendError> {
+    let grammar = calls_grammar(offered, format, first_call)?;
     Ok(grammar.map(|grammar| match grammar.trigger {
         None if reasoning_opened => {
             let calls = rename_root(&grammar.gbnf, CALLS_RULE);
@@ -186,7 +207,7 @@ pub fn grammar(offered: &OfferedTools, format: ToolFormat, reasoning_opened: boo
 
 const CALLS_RULE: &str = "hearth-calls";
 
-fn calls_grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<ToolGrammar>, BackendError> {
+fn calls_grammar(offered: &OfferedTools, format: ToolFormat, first_call: usize) -> Result<Option<ToolGrammar>, BackendError> {
     check_tools(&offered.tools, &offered.choice).map_err(|e| BackendError::InvalidRequest(e.to_string()))?;
     let callable: Vec<&ToolSpec> = match &offered.choice {
         ToolChoice::None => return Ok(None),
@@ -199,6 +220,10 @@ fn calls_grammar(offered: &OfferedTools, format: ToolFormat) -> Result<Option<To
     let lazy = offered.choice == ToolChoice::Auto;
     if format == ToolFormat::Harmony {
         return harmony_grammar(&callable, lazy).map(Some);
+    }
+    if format == ToolFormat::MistralNemo {
+        let parallel = if offered.parallel { MAX_PARALLEL_CALLS } else { 1 };
+        return list_grammar(&callable, MISTRAL_NEMO_CALLS, lazy, first_call, parallel).map(Some);
     }
     if let Some(syntax) = format.call_syntax() {
         // Llama 3.x's template writes one call a turn back; R1's writes each after the first on
@@ -257,6 +282,32 @@ fn named_grammar(tools: &[&ToolSpec], syntax: CallSyntax, lazy: bool, parallel: 
     );
     Ok(ToolGrammar { gbnf, trigger: lazy.then_some(syntax.first()) })
 }
+
+/// A turn's calls as a JSON list, written as Mistral Nemo's template writes them back (`tojson`
+/// of each call's function, then its id): `[{"name": "NAME", "arguments": ARGS, "id": "ID"}, …]`,
+/// the arguments compact as the model wrote them, each call's id the next of the conversation's
+/// ([`call_id`] from `first_call` on), so that the next round's prompt is the cache's own tokens.
+/// Lazy for `auto`: bound from the list's marker on.
+fn list_grammar(tools: &[&ToolSpec], syntax: ListSyntax, lazy: bool, first_call: usize, most: usize) -> Result<ToolGrammar, BackendError> {
+    let (calls, arguments) = named_calls(tools, LIST_HEAD)?;
+    let opening = gbnf_literal(&format!("{{\"{}\": \"", syntax.name));
+    let (mut list, mut rules) = (String::new(), String::new());
+    // The turn's i-th call with its id, then maybe the ones after it.
+    for i in (0..most).rev() {
+        let id = gbnf_literal(&format!(", \"{}\": \"{}\"}}", syntax.id, call_id(first_call + i)));
+        rules.push_str(&format!("{LIST_CALL}-{i} ::= {opening} ({calls}) {id}\n"));
+        list = match list.is_empty() {
+            true => format!("{LIST_CALL}-{i}"),
+            false => format!("{LIST_CALL}-{i} ({} {list})?", gbnf_literal(", ")),
+        };
+    }
+    let head = gbnf_literal(&format!("\", \"{}\": ", syntax.arguments));
+    let gbnf = format!("root ::= {} \"[\" {list} \"]\"\n{rules}{LIST_HEAD} ::= {head}\n{arguments}", gbnf_literal(syntax.open));
+    Ok(ToolGrammar { gbnf, trigger: lazy.then_some(syntax.open) })
+}
+
+const LIST_CALL: &str = "hearth-list-call";
+const LIST_HEAD: &str = "hearth-list-head";
 
 const NAMED_CALL: &str = "hearth-named-call";
 const NAMED_HEAD: &str = "hearth-named-head";
@@ -406,6 +457,9 @@ mod tests {
         assert!(!reads_tools("{# the tools #}{{ message.tool_calls }}{{ my_tools }}{{ toolset }}"));
         let deepseek = include_str!("../tests/data/deepseek.jinja");
         assert_eq!(ToolFormat::of_template(deepseek), ToolFormat::DeepSeek);
+        // Mistral Nemo's: the list after the marker (no `[ARGS]`), as its template writes calls back.
+        let nemo = r#"{%- if tools is not none %}[AVAILABLE_TOOLS]{{ tools|tojson }}[/AVAILABLE_TOOLS]{% endif %}{{- "[TOOL_CALLS][" }}"#;
+        assert_eq!(ToolFormat::of_template(nemo), ToolFormat::MistralNemo);
         let deepseek_r1 = include_str!("../tests/data/deepseek-r1.jinja");
         assert_eq!(ToolFormat::of_template(deepseek_r1), ToolFormat::DeepSeekR1);
         let formats =
@@ -436,19 +490,44 @@ mod tests {
             ),
         ];
         for (format, open, first, root, close, between) in cases {
-            let auto = grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format, false).unwrap().unwrap();
+            let auto = grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format, false, 0).unwrap().unwrap();
             assert_eq!(auto.trigger, Some(if first.is_empty() { open } else { first }), "{format:?}");
             let expected = format!(
                 "root ::={root}hearth-named-call ::= {} {alternatives}{close}\nhearth-named-head ::= {between}\n",
                 gbnf_literal(open)
             );
             assert!(auto.gbnf.starts_with(&expected), "{format:?}: {}\nexpected to start with\n{expected}", auto.gbnf);
-            let named =
-                grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format, false).unwrap().unwrap();
+            let named = grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format, false, 0)
+                .unwrap()
+                .unwrap();
             assert_eq!(named.trigger, None, "{format:?}: bound from the first token");
             let one = format!("root ::={}", root.replace("{1,8}", ""));
             assert!(named.gbnf.starts_with(&one), "{format:?}: one call: {}", named.gbnf);
         }
+    }
+
+    /// Mistral Nemo's calls: a JSON list after its marker, each call's id the next of the
+    /// conversation's, one call or up to eight; lazy from the marker for `auto`.
+    #[test]
+    fn a_list_grammar_numbers_each_call_from_the_conversations_calls() {
+        let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+        let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
+        let auto =
+            grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::MistralNemo, false, 3).unwrap().unwrap();
+        assert_eq!(auto.trigger, Some("[TOOL_CALLS]"));
+        let alternatives = r#"("get_weather" hearth-list-head hearth-t0-root | "get_time" hearth-list-head hearth-t1-root)"#;
+        assert!(
+            auto.gbnf.starts_with(r#"root ::= "[TOOL_CALLS]" "[" hearth-list-call-0 (", " hearth-list-call-1 (", " "#),
+            "{}",
+            auto.gbnf
+        );
+        let first = format!(r#"hearth-list-call-0 ::= "{{\"name\": \"" {alternatives} ", \"id\": \"call00003\"}}""#);
+        assert!(auto.gbnf.lines().any(|l| l == first), "{first}\nin\n{}", auto.gbnf);
+        assert!(auto.gbnf.contains(r#"hearth-list-call-7 ::= "#) && auto.gbnf.contains("call00010"), "{}", auto.gbnf);
+        assert!(auto.gbnf.lines().any(|l| l == r#"hearth-list-head ::= "\", \"arguments\": ""#), "{}", auto.gbnf);
+        let one = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::MistralNemo, false, 0).unwrap().unwrap();
+        assert_eq!(one.trigger, None);
+        assert!(one.gbnf.starts_with("root ::= \"[TOOL_CALLS]\" \"[\" hearth-list-call-0 \"]\"\n"), "{}", one.gbnf);
     }
 
     /// After a prompt that opened `<think>` (R1's), a call that must be made closes the
@@ -457,12 +536,12 @@ mod tests {
     fn a_required_call_after_opened_reasoning_closes_it_first() {
         let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}}));
         let required =
-            grammar(&offered(vec![weather.clone()], ToolChoice::Required, false), ToolFormat::DeepSeekR1, true).unwrap().unwrap();
+            grammar(&offered(vec![weather.clone()], ToolChoice::Required, false), ToolFormat::DeepSeekR1, true, 0).unwrap().unwrap();
         assert_eq!(required.trigger, None);
         let closing = gbnf_literal(hearth_core::THINK_CLOSING);
         assert!(required.gbnf.starts_with(&format!("root ::= {closing} {CALLS_RULE}\n{CALLS_RULE} ::=")), "{}", required.gbnf);
         assert_eq!(required.gbnf.lines().filter(|l| l.starts_with("root ::=")).count(), 1, "one root: {}", required.gbnf);
-        let auto = grammar(&offered(vec![weather], ToolChoice::Auto, false), ToolFormat::DeepSeekR1, true).unwrap().unwrap();
+        let auto = grammar(&offered(vec![weather], ToolChoice::Auto, false), ToolFormat::DeepSeekR1, true, 0).unwrap().unwrap();
         assert!(auto.trigger.is_some() && !auto.gbnf.contains("think"), "{}", auto.gbnf);
     }
 
@@ -472,14 +551,14 @@ mod tests {
     fn a_harmony_grammar_names_each_function_with_its_own_arguments() {
         let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
         let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
-        let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::Harmony, false).unwrap().unwrap();
+        let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::Harmony, false, 0).unwrap().unwrap();
         assert_eq!(auto.trigger, Some(" to=functions."));
         assert!(auto.gbnf.starts_with(r#"root ::= "<|channel|>commentary"? " to=functions." ("get_weather" hearth-harmony-head hearth-t0-root | "get_time" hearth-harmony-head hearth-t1-root)"#), "{}", auto.gbnf);
         let defined: Vec<&str> = auto.gbnf.lines().filter_map(|l| l.split_once(" ::=").map(|(name, _)| name)).collect();
         let unique: std::collections::HashSet<_> = defined.iter().collect();
         assert_eq!(unique.len(), defined.len(), "each rule once: {}", auto.gbnf);
         assert!(defined.contains(&"hearth-t0-city-kv") || defined.iter().any(|d| d.starts_with("hearth-t0-")), "{}", auto.gbnf);
-        let required = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::Harmony, false).unwrap().unwrap();
+        let required = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::Harmony, false, 0).unwrap().unwrap();
         assert_eq!(required.trigger, None);
         assert!(
             required.gbnf.starts_with(
@@ -522,7 +601,7 @@ mod tests {
         let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
         let both = || vec![weather.clone(), time.clone()];
 
-        let auto = grammar(&offered(both(), ToolChoice::Auto, false), ToolFormat::Hermes, false).unwrap().unwrap();
+        let auto = grammar(&offered(both(), ToolChoice::Auto, false), ToolFormat::Hermes, false, 0).unwrap().unwrap();
         assert_eq!(auto.trigger, Some("<tool_call>"));
         assert!(
             auto.gbnf.starts_with(
@@ -535,16 +614,16 @@ mod tests {
         assert!(auto.gbnf.lines().any(|l| l == "space ::= \"\""), "no room between tokens: {}", auto.gbnf);
         assert!(!auto.gbnf.lines().any(|l| l.starts_with("root ::= {") || l.contains(" root ")), "one root: {}", auto.gbnf);
 
-        let required = grammar(&offered(both(), ToolChoice::Required, true), ToolFormat::Hermes, false).unwrap().unwrap();
+        let required = grammar(&offered(both(), ToolChoice::Required, true), ToolFormat::Hermes, false, 0).unwrap().unwrap();
         assert_eq!(required.trigger, None);
         assert!(required.gbnf.starts_with("root ::= hearth-tool-block (\"\\n\" hearth-tool-block){0,7}\n"), "{}", required.gbnf);
 
-        let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false), ToolFormat::Generic, false).unwrap().unwrap();
+        let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false), ToolFormat::Generic, false, 0).unwrap().unwrap();
         assert!(named.gbnf.contains("get_time") && !named.gbnf.contains("get_weather"), "{}", named.gbnf);
 
-        assert_eq!(grammar(&offered(both(), ToolChoice::None, false), ToolFormat::Hermes, false).unwrap(), None);
-        assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false), ToolFormat::Harmony, false).unwrap(), None);
-        let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false), ToolFormat::Harmony, false).unwrap_err();
+        assert_eq!(grammar(&offered(both(), ToolChoice::None, false), ToolFormat::Hermes, false, 0).unwrap(), None);
+        assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false), ToolFormat::Harmony, false, 0).unwrap(), None);
+        let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false), ToolFormat::Harmony, false, 0).unwrap_err();
         assert!(refused.to_string().contains("\"get_news\", which is not among the tools"), "{refused}");
     }
 

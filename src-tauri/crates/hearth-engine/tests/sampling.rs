@@ -259,7 +259,8 @@ async fn a_required_tool_call_is_valid_for_its_schema_every_time() {
 }
 
 /// Calls in a template's own format, each on a tiny model with its family's special tokens and a
-/// template in its shape, or the family's real one (gpt-oss's and Qwen3's): gpt-oss's (the model names a function in a message's header and writes
+/// template in its shape, or the family's real one (gpt-oss's, Qwen3's, Mistral Nemo's — a turn's
+/// calls as a JSON list with ids): gpt-oss's (the model names a function in a message's header and writes
 /// its arguments), Llama 3.x's (the turn's whole text is `{"name": …, "parameters": …}`),
 /// Mistral's (`[TOOL_CALLS]NAME[ARGS]{…}`), Functionary's (`<function=NAME>{…}</function>`) and DeepSeek's two (V3.1's and R1's, between their
 /// markers). The template is given the tools; the grammar keeps the arguments valid for that function's schema
@@ -278,6 +279,7 @@ async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_re
         "tiny-deepseek-r1.gguf",
         "tiny-gpt-oss.gguf",
         "tiny-qwen3.gguf",
+        "tiny-mistral-nemo.gguf",
     ];
     for model in models {
         let path = common::model_path().with_file_name(model);

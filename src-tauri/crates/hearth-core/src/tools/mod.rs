@@ -5,15 +5,69 @@
 //! generic format it teaches a model whose template knows no tools:
 //! `<tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>`, one block per call. Other
 //! families' calls are read into it as they stream: Llama 3.x's bare JSON, Mistral's
-//! `[TOOL_CALLS]` and DeepSeek's markers ([`NamedCallStream`]), gpt-oss's channels
-//! (`crate::harmony`).
+//! `[TOOL_CALLS]` and DeepSeek's markers ([`NamedCallStream`]), Mistral Nemo's lists of calls
+//! ([`ListCallStream`]), gpt-oss's channels (`crate::harmony`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod list_calls;
 mod named_calls;
 
+pub use list_calls::{ListCallStream, ListSyntax, MISTRAL_NEMO_CALLS, call_id};
 pub use named_calls::{CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS, MISTRAL_CALLS, NamedCallStream};
+
+/// How a family writes its calls, where that is not Hearth's block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallShape {
+    /// Each call around the function's name ([`NamedCallStream`]).
+    Named(CallSyntax),
+    /// A turn's calls as a JSON list ([`ListCallStream`]).
+    List(ListSyntax),
+}
+
+impl CallShape {
+    /// The markers the model writes (some are control tokens, written as their text).
+    pub fn markers(&self) -> Vec<&'static str> {
+        match self {
+            CallShape::Named(syntax) => syntax.markers().collect(),
+            CallShape::List(syntax) => vec![syntax.open],
+        }
+    }
+
+    /// A reader of a reply's calls in this shape.
+    pub fn reader(&self) -> CallReader {
+        match *self {
+            CallShape::Named(syntax) => CallReader::Named(NamedCallStream::new(syntax)),
+            CallShape::List(syntax) => CallReader::List(ListCallStream::new(syntax)),
+        }
+    }
+}
+
+/// Reads a reply's calls, written in its family's shape, into Hearth's blocks as they stream.
+#[derive(Debug)]
+pub enum CallReader {
+    Named(NamedCallStream),
+    List(ListCallStream),
+}
+
+impl CallReader {
+    /// The reply's text for `delta`.
+    pub fn push(&mut self, delta: &str) -> String {
+        match self {
+            CallReader::Named(stream) => stream.push(delta),
+            CallReader::List(stream) => stream.push(delta),
+        }
+    }
+
+    /// What is still held back once the reply has ended.
+    pub fn finish(&mut self) -> String {
+        match self {
+            CallReader::Named(stream) => stream.finish(),
+            CallReader::List(stream) => stream.finish(),
+        }
+    }
+}
 
 /// Where a call opens and closes in the model's text.
 pub const CALL_OPEN: &str = "<tool_call>";

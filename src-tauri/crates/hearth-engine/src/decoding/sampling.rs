@@ -15,7 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::harmony::{self, HarmonyStream};
 use hearth_core::{
-    CallSyntax, FinishReason, GenEvent, MAX_TOP_LOGPROBS, NamedCallStream, ReasoningCounter, ReplyRequest, ReplyStats, Speculative,
+    CallReader, CallShape, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative,
     THINK_CLOSING, THINK_OPENED, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 use llama_cpp_2::token::data::LlamaTokenData;
@@ -59,7 +59,7 @@ pub(crate) struct Reply {
     harmony: Option<HarmonyStream>,
     /// A model that writes its calls around their names (Llama 3.x's, Mistral's): its text as
     /// Hearth stores it.
-    named_calls: Option<NamedCallStream>,
+    named_calls: Option<CallReader>,
     /// Control tokens written as their text: the markers of the model's calls (Mistral's
     /// `[TOOL_CALLS]`…), which llama.cpp writes as nothing, as llama.cpp's server preserves them.
     preserved: Vec<LlamaToken>,
@@ -143,12 +143,12 @@ impl Reply {
         self.harmony = Some(HarmonyStream::continuing(continued));
     }
 
-    /// The model writes its calls in `syntax`: each is read into a call block (its markers that
+    /// The model writes its calls in `shape`: each is read into a call block (its markers that
     /// are control tokens written as their text).
-    pub fn read_named_calls(&mut self, syntax: CallSyntax, model: &LlamaModel) {
-        self.named_calls = Some(NamedCallStream::new(syntax));
+    pub fn read_calls(&mut self, shape: CallShape, model: &LlamaModel) {
+        self.named_calls = Some(shape.reader());
         let vocab = model.vocab();
-        let tokens = syntax.markers().flat_map(|marker| vocab.tokenize(marker.as_bytes(), false, true));
+        let tokens = shape.markers().into_iter().flat_map(|marker| vocab.tokenize(marker.as_bytes(), false, true));
         self.preserved = tokens.filter(|&token| vocab.is_control(token)).collect();
     }
 

@@ -513,7 +513,12 @@ impl<'m> Session<'m> {
         let reasoning = if request.raw_prompt.is_none() { self.renderer.reasoning() } else { ReasoningFormat::None };
         let opens_reasoning = !request.continue_last && request.raw_prompt.is_none() && opens_reasoning(self.model, &tokens, reasoning);
         let think_opened = opens_reasoning && reasoning != ReasoningFormat::Channels;
-        let tools = match request.tools.as_ref().map(|offered| crate::tools::grammar(offered, format, think_opened)).transpose() {
+        let first_call = match format.call_shape() {
+            Some(hearth_core::CallShape::List(_)) => crate::template::calls_before(&request.messages, reasoning, format),
+            _ => 0,
+        };
+        let tools = match request.tools.as_ref().map(|offered| crate::tools::grammar(offered, format, think_opened, first_call)).transpose()
+        {
             Ok(tools) => tools.flatten(),
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
@@ -527,8 +532,8 @@ impl<'m> Session<'m> {
                 return;
             }
         };
-        // Calls around a name (Llama 3.x's, Mistral's): read into Hearth's blocks when a call may be made.
-        let named_calls = tools.as_ref().and_then(|_| format.call_syntax());
+        // Calls in a family's shape (Llama 3.x's, Mistral's): read into Hearth's blocks when a call may be made.
+        let call_shape = tools.as_ref().and_then(|_| format.call_shape());
         // A consensus candidate's logits come from its group's batch.
         let (prompt, stats, saved_logits) = self.take_prompt(slot, &request, tokens, facts, member.is_none());
         tracing::debug!(
@@ -543,8 +548,8 @@ impl<'m> Session<'m> {
         if reasoning == ReasoningFormat::Channels {
             reply.write_channels();
         }
-        if let Some(syntax) = named_calls {
-            reply.read_named_calls(syntax, self.model);
+        if let Some(shape) = call_shape {
+            reply.read_calls(shape, self.model);
         }
         if opens_reasoning {
             reply.open_reasoning();
