@@ -51,8 +51,10 @@ const unknownHostile = HOSTILE.filter((model) => !HOSTILE_ALL.includes(model));
 if (unknownHostile.length) throw new Error(`BENCH_HOSTILE: no reply named ${unknownHostile.join(", ")} (there are ${HOSTILE_ALL.join(", ")})`);
 /** An ordinary 2,300-token Markdown reply from the fake provider at a local model's pace (125 events a
  *  second), beside the engine, no keys typed: what a long reply's rendering costs the window, and a
- *  model decoding beside it, without the window's own engine in the figure (BENCH_PROSE=0 skips it). */
-const PROSE = process.env.BENCH_PROSE === "0" ? [] : ["prose"];
+ *  model decoding beside it, without the window's own engine in the figure; then the same text with most of it
+ *  streamed as reasoning (`reasoning_content`), which the window writes live into its reasoning block
+ *  (BENCH_PROSE=0 skips both). */
+const PROSE = process.env.BENCH_PROSE === "0" ? [] : ["prose", "reasoning-prose"];
 /** The engine's reply while the window renders one of them. */
 const HOSTILE_ENGINE_TOKENS = 800;
 /** How the bench's keys reach the window: `x11` (default) as a keyboard's do, through the X server
@@ -315,7 +317,7 @@ async function echoesOf(session, typed) {
 }
 
 /** One hostile reply from the fake provider while the engine decodes beside it and keys are typed
- *  (not for `prose`: a person reads it).
+ *  (not for `prose` or `reasoning-prose`: a person reads them).
  *  The engine's speed alone is taken just before and just after (the window idle), and the run
  *  beside the window is set against their mean: a machine whose speed drifts over the minutes of
  *  a run (other tenants, heat) moves both sides alike. */
@@ -339,7 +341,7 @@ async function hostileRun(session, providerId, model) {
   const updatesBefore = await session.cmd("POST", "/execute/sync", { script: "return window.__hearthBench.updates", args: [] });
   const besideStarted = performance.now();
   while (!engineDone) {
-    if (model !== "prose") typedKeys.push(await keyEcho(session, composer));
+    if (model.startsWith("hostile-")) typedKeys.push(await keyEcho(session, composer));
     await sleep(200);
   }
   const echoes = await echoesOf(session, typedKeys);
@@ -396,6 +398,7 @@ let idle = {};
 let keyCpuMs = null;
 const hostile = [];
 const prose = [];
+const reasoning = [];
 const engineLong = [];
 const idleEchoes = [];
 const appLong = [];
@@ -472,8 +475,9 @@ async function windowRuns() {
         await session.clear(composer);
         for (const model of [...PROSE, ...HOSTILE]) {
           const run = await hostileRun(session, id, model);
-          console.error(`${model === "prose" ? "prose" : "hostile"}: ${JSON.stringify(run)}`);
-          (model === "prose" ? prose : hostile).push(run);
+          const kind = model.startsWith("hostile-") ? "hostile" : model;
+          console.error(`${kind}: ${JSON.stringify(run)}`);
+          ({ hostile, prose, "reasoning-prose": reasoning })[kind].push(run);
         }
       } finally {
         fake.child.kill();
@@ -552,6 +556,12 @@ const result = {
   prose_app_cpu_share: prose[0]?.cpu_share.app ?? null,
   prose_updates_per_s: prose[0]?.updates_per_s ?? null,
   prose,
+  // The same, most of it as reasoning streamed live into the reply's reasoning block.
+  reasoning_engine_ratio: reasoning[0]?.engine_ratio ?? null,
+  reasoning_web_cpu_share: reasoning[0]?.cpu_share.web ?? null,
+  reasoning_app_cpu_share: reasoning[0]?.cpu_share.app ?? null,
+  reasoning_updates_per_s: reasoning[0]?.updates_per_s ?? null,
+  reasoning,
   hostile_key_echo_p95_ms: hostile.length ? Math.max(...hostile.map((h) => h.key_echo_p95_ms)) : null,
   hostile_engine_ratio: hostile.length ? Math.min(...hostile.map((h) => h.engine_ratio)) : null,
   hostile,

@@ -21,6 +21,7 @@
 //! | `endless-line` | 200 event stream: one line that never ends                      |
 //! | `hostile-line`, `hostile-table`, `hostile-code`, `hostile-lists` | Markdown a window finds hard to stream (20,000 tokens of one line, a 500-row table, 5,000 lines of code, lists nested 200 deep), ~4 characters per event, 500 events a second (make bench-app); a short title when asked for ≤ 64 tokens |
 //! | `prose`        | an ordinary Markdown answer (~2,300 events, ~20 s) at a local model's pace, 125 events a second (make bench-app); a short title likewise |
+//! | `reasoning-prose` | the same text at the same pace, its first 28 paragraphs as reasoning (OpenAI's `reasoning_content`), the rest as the answer (make bench-app); OpenAI's API only |
 //! | anything else  | 404, model not found                                            |
 //!
 //! Any request without the right key gets the API's 401. Used by the tests and, as the
@@ -237,7 +238,8 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
             };
             vec![opening(api), delta(api, "Hello "), event]
         }
-        bench if bench.starts_with("hostile-") || bench == "prose" => {
+        "reasoning-prose" if api == Api::Anthropic => return error(api, 404, "not_found_error", "reasoning-prose speaks OpenAI's API"),
+        bench if bench.starts_with("hostile-") || bench == "prose" || bench == "reasoning-prose" => {
             // A chat's title is asked for with a few tokens: answered as a model would, so the
             // bench's next reply does not stream beside a second long one.
             let limit = body["max_completion_tokens"].as_u64().or(body["max_tokens"].as_u64()).unwrap_or(u64::MAX);
@@ -245,10 +247,17 @@ async fn chat(api: Api, record: Arc<Record>, headers: HeaderMap, body: Value) ->
             let Some(text) = text else {
                 return error(api, 404, "not_found_error", &format!("The model `{model}` does not exist."));
             };
-            let pace = Duration::from_millis(if bench == "prose" { PROSE_EVENT_MS } else { 2 });
-            let pieces: Vec<String> = text.chars().collect::<Vec<_>>().chunks(4).map(|c| c.iter().collect()).collect();
+            let pace = Duration::from_millis(if bench.starts_with("hostile-") { 2 } else { PROSE_EVENT_MS });
+            let pieces = |text: &str| -> Vec<String> { text.chars().collect::<Vec<_>>().chunks(4).map(|c| c.iter().collect()).collect() };
             let mut events = vec![opening(api)];
-            events.extend(pieces.iter().map(|p| delta(api, p)));
+            // The reasoning apart, as llama.cpp's server and DeepSeek stream it, up to the answer.
+            let (reasoning, answer) = match (bench, limit > 64) {
+                ("reasoning-prose", true) => text.split_at(text.match_indices("**Step 29.**").next().map_or(0, |(at, _)| at)),
+                _ => ("", text.as_str()),
+            };
+            let reasoning_delta = |p: &String| chunk(json!({ "content": null, "reasoning_content": p }), None);
+            events.extend(pieces(reasoning).iter().map(reasoning_delta));
+            events.extend(pieces(answer).iter().map(|p| delta(api, p)));
             events.extend(end(api, "stop"));
             let body = stream::iter(events).then(move |event| async move {
                 tokio::time::sleep(pace).await;
@@ -282,7 +291,7 @@ const PROSE_EVENT_MS: u64 = 8;
 fn bench_markdown(model: &str) -> Option<String> {
     Some(match model {
         // A model's ordinary answer, ~2,300 events (~20 s): paragraphs, a list, inline code.
-        "prose" => (1..=36)
+        "prose" | "reasoning-prose" => (1..=36)
             .map(|i| {
                 format!(
                     "**Step {i}.** The reply keeps growing at the pace a local model writes, so the window \
