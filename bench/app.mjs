@@ -182,8 +182,9 @@ const PROBE = `
   new MutationObserver(() => {
     if (!probe.enter) return;
     const replies = document.querySelectorAll('${REPLY}');
-    const content = replies[replies.length - 1]?.querySelector('[data-testid="message-content"]');
-    const length = content ? content.textContent.length : 0;
+    // The answer and, written before it, the reasoning in its block.
+    const written = ['[data-testid="message-content"]', '[data-testid="reasoning"]'].map((s) => replies[replies.length - 1]?.querySelector(s));
+    const length = written.reduce((sum, node) => sum + (node ? node.textContent.length : 0), 0);
     if (length === probe.length) return;
     probe.length = length;
     probe.updates++;

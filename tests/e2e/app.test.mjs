@@ -189,6 +189,8 @@ test("history in the real app: regenerate, switch versions, edit, continue, sear
     await session.waitFor(`${reply}[data-status="complete"]`, { accept: nonEmpty });
     // The engine's count of the question with its PDF, said under the file.
     await session.waitFor('[data-testid="message-read-tokens"]', { accept: (t) => /^Read whole · [\d,]+ tokens$/.test(t.trim()) });
+    // And the PDF's own count, on its chip.
+    await session.waitFor('[data-testid="message-attachments"] [data-testid="attachment-detail"]', { accept: (t) => /· [\d,]+ tokens$/.test(t.trim()) });
     await shot(session, "attachments-2-sent");
     fs.rmSync(files, { recursive: true, force: true });
 

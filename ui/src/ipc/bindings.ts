@@ -657,6 +657,11 @@ toolRoundLimit?: number,
  */
 questionTokens?: number, 
 /**
+ * Of `question_tokens`, each document's, read whole, in the order the question carries them
+ * (none when it has none, or was given passages of them).
+ */
+documentTokens?: Array<number>, 
+/**
  * How long the reply reasoned: from its first text to the end of its leading reasoning block
  * (`hearth_core::split_reasoning`), in milliseconds.
  */

@@ -41,21 +41,37 @@ export function refusalText(name: string, error: string): string {
 /**
  * An attached file's chip: its name, its size beside it ("12.4 KB"), its kind (the icon), and a tooltip saying
  * what the model gets of it: an image is shown to it; a document is read, all of it, or (`byPassages`: a sent
- * question's document too long for the context) by passages.
+ * question's document too long for the context) by passages. A document read whole says how many tokens the
+ * model read it as (`tokens`, once a local model counted them) beside its size too.
  */
 export function attachmentChip(
   attachment: Pick<Attachment, 'name' | 'kind' | 'bytes' | 'chars'>,
   byPassages = false,
+  tokens?: number,
 ): { label: string; detail: string; title: string; kind: AttachmentKind } {
   const size = formatBytes(attachment.bytes) || '0 B';
   const chars = `${attachment.chars.toLocaleString('en')} ${attachment.chars === 1 ? 'character' : 'characters'}`;
+  const counted = attachment.kind === 'document' && !byPassages && tokens !== undefined ? tokenCount(tokens) : null;
   const read =
     attachment.kind === 'image'
       ? 'an image, shown to the model'
       : byPassages
         ? 'too long to read whole: the model was given the passages that best match the question'
-        : `the model reads ${chars} of it`;
-  return { label: attachment.name, detail: size, title: `${attachment.name} · ${size} · ${read}`, kind: attachment.kind };
+        : counted
+          ? `the model read its ${chars} as ${counted}`
+          : `the model reads ${chars} of it`;
+  const detail = counted ? `${size} · ${counted}` : size;
+  return { label: attachment.name, detail, title: `${attachment.name} · ${size} · ${read}`, kind: attachment.kind };
+}
+
+/** Each file's tokens as the model read it, by position: the documents' counts (`documents`, in the order the message carries them) matched to its documents; none for images, or when not counted. */
+export function fileTokens(files: readonly Pick<Attachment, 'kind'>[], documents: readonly number[] | null): (number | undefined)[] {
+  let next = 0;
+  return files.map((file) => (file.kind === 'document' && documents ? documents[next++] : undefined));
+}
+
+function tokenCount(tokens: number): string {
+  return `${tokens.toLocaleString('en')} ${tokens === 1 ? 'token' : 'tokens'}`;
 }
 
 /**
@@ -67,7 +83,7 @@ export function readCaption(
   files: readonly Pick<Attachment, 'kind'>[],
   byPassages: boolean,
 ): { text: string; title: string } {
-  const count = `${tokens.toLocaleString('en')} ${tokens === 1 ? 'token' : 'tokens'}`;
+  const count = tokenCount(tokens);
   const documents = files.some((file) => file.kind === 'document');
   const how = !documents ? 'Read with its images' : byPassages ? 'Read by passages' : 'Read whole';
   const what = !documents

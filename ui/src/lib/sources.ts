@@ -20,18 +20,23 @@ export function sourcesByReply(
   return sources;
 }
 
+/** How a question was read: in all (its words with its documents or passages, and its images), and each of its documents read whole, in the order it carries them (null when none were). */
+export type QuestionRead = { tokens: number; documents: number[] | null };
+
 /**
- * How many tokens each question was read as (its words with its documents or passages, and its images), by the
- * question's id: counted by the local model that answered it (its reply's stats). A question whose reply was not
- * counted (remote, or not written yet) is left out; of two replies held, the first counted wins.
+ * How many tokens each question was read as, by the question's id: counted by the local model that answered it
+ * (its reply's stats). A question whose reply was not counted (remote, or not written yet) is left out; of two
+ * replies held, the first counted wins.
  */
 export function readTokensByQuestion(
   messages: readonly Pick<StoredMessage, 'role' | 'parentId' | 'stats'>[],
-): Map<number, number> {
-  const read = new Map<number, number>();
+): Map<number, QuestionRead> {
+  const read = new Map<number, QuestionRead>();
   for (const m of messages) {
     const tokens = m.stats?.questionTokens;
-    if (m.role === 'assistant' && m.parentId !== null && tokens !== undefined && !read.has(m.parentId)) read.set(m.parentId, tokens);
+    if (m.role === 'assistant' && m.parentId !== null && tokens !== undefined && !read.has(m.parentId)) {
+      read.set(m.parentId, { tokens, documents: m.stats?.documentTokens ?? null });
+    }
   }
   return read;
 }

@@ -119,7 +119,7 @@ async function replied(page) {
 
 describe('Attachments', () => {
   test('picked through the paperclip: read, one removed, sent with the text and shown on the message; an edit keeps them', { timeout: TIMEOUT }, async () => {
-    await withApp({ ...CHAT, attachPick: [REPORT, NOTES], attachDelayMs: 1500, replies: [{ text: 'Revenue rose.', questionTokens: 1234 }] }, async (page) => {
+    await withApp({ ...CHAT, attachPick: [REPORT, NOTES], attachDelayMs: 1500, replies: [{ text: 'Revenue rose.', questionTokens: 1234, documentTokens: [1180] }] }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
       await page.getByTestId('attach').click();
       // Each file has its chip while it is read; Send waits for them.
@@ -151,6 +151,9 @@ describe('Attachments', () => {
       assert.equal(await sent.getByTestId('attachment-remove').count(), 0);
       // The reply's count of the question, said under its files.
       assert.equal(await text(sent.getByTestId('message-read-tokens')), 'Read whole · 1,234 tokens');
+      // And the document's own, on its chip.
+      assert.equal(await text(sent.getByTestId('attachment-detail')), '3.1 KB · 1,180 tokens');
+      assert.equal(await sent.getByTestId('attachment').getAttribute('title'), `q3-report.md · 3.1 KB · the model read its ${report.chars.toLocaleString('en')} characters as 1,180 tokens`);
       const saved = await page.evaluate(() => window.__hearthMock.messages.find((m) => m.content === 'Summarise the report.'));
       assert.deepEqual(saved.attachments, [report]);
 
@@ -387,7 +390,7 @@ describe('Attachments', () => {
   });
 
   test('screenshots: the composer with chips (read, being read, refused) and a sent message with files', { timeout: TIMEOUT }, async () => {
-    await inBothSchemes({ ...CHAT, attachPick: [REPORT, NOTES], replies: [{ text: 'Revenue rose 12%; the notes agree.', questionTokens: 2345 }] }, async (page) => {
+    await inBothSchemes({ ...CHAT, attachPick: [REPORT, NOTES], replies: [{ text: 'Revenue rose 12%; the notes agree.', questionTokens: 2345, documentTokens: [1180, 1090] }] }, async (page) => {
       await page.getByTestId('chat-title').filter({ hasText: 'Quarterly review' }).waitFor();
       await page.getByTestId('attach').click();
       await page.waitForFunction(() => document.querySelectorAll('[data-testid="attachment"][data-status="attached"]').length === 2);

@@ -7,6 +7,7 @@ import { DraftAttachments } from '../../src/lib/attachments.svelte';
 import {
   NO_VISION_WARNING,
   attachmentChip,
+  fileTokens,
   draftSendable,
   imageWarning,
   readCaption,
@@ -293,7 +294,7 @@ describe('readCaption', () => {
 });
 
 type ChipOf = Parameters<typeof attachmentChip>;
-table('attachmentChip: the name, its size, its kind, and what the model gets of it', ([file, byPassages]: ChipOf) => attachmentChip(file, byPassages), [
+table('attachmentChip: the name, its size, its kind, and what the model gets of it', ([file, byPassages, tokens]: ChipOf) => attachmentChip(file, byPassages, tokens), [
   [
     [{ name: 'q3.md', kind: 'document', bytes: 12_400, chars: 11_873 }],
     { label: 'q3.md', detail: '12.4 KB', title: 'q3.md · 12.4 KB · the model reads 11,873 characters of it', kind: 'document' },
@@ -308,11 +309,38 @@ table('attachmentChip: the name, its size, its kind, and what the model gets of 
       kind: 'document',
     },
   ],
+  // A document read whole, counted: its tokens beside its size.
+  [
+    [{ name: 'q3.md', kind: 'document', bytes: 12_400, chars: 11_873 }, false, 2_931],
+    {
+      label: 'q3.md',
+      detail: '12.4 KB · 2,931 tokens',
+      title: 'q3.md · 12.4 KB · the model read its 11,873 characters as 2,931 tokens',
+      kind: 'document',
+    },
+  ],
+  // Read by passages, or an image: no count of its own.
+  [
+    [{ name: 'handbook.md', kind: 'document', bytes: 480_000, chars: 471_000 }, true, 900],
+    {
+      label: 'handbook.md',
+      detail: '480.0 KB',
+      title: 'handbook.md · 480.0 KB · too long to read whole: the model was given the passages that best match the question',
+      kind: 'document',
+    },
+  ],
   // An image is shown, not read: no characters, and never passages, whatever its message's documents were given.
   [
     [{ name: 'shot.png', kind: 'image', bytes: 48_000, chars: 0 }, true],
     { label: 'shot.png', detail: '48.0 KB', title: 'shot.png · 48.0 KB · an image, shown to the model', kind: 'image' },
   ],
+]);
+
+type FileTokensOf = Parameters<typeof fileTokens>;
+table('fileTokens: each document its own count, in order; images none', ([files, documents]: FileTokensOf) => fileTokens(files, documents), [
+  [[[{ kind: 'document' }, { kind: 'image' }, { kind: 'document' }], [120, 45]], [120, undefined, 45]],
+  [[[{ kind: 'document' }], null], [undefined]],
+  [[[{ kind: 'image' }], []], [undefined]],
 ]);
 
 const LLAMA = '/models/llama.gguf';

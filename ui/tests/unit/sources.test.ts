@@ -41,11 +41,11 @@ describe('sourcesByReply', () => {
 
 describe('readTokensByQuestion: each question’s tokens, as its reply counted them', () => {
   type Counted = Pick<StoredMessage, 'id' | 'role' | 'parentId' | 'stats'>;
-  const stats = (questionTokens?: number) => ({ promptTokens: 900, cachedTokens: 0, completionTokens: 4, ttftMs: 1, decodeTps: 1, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' as const, draftedTokens: 0, acceptedTokens: 0, questionTokens });
-  const counted = (id: number, role: Counted['role'], parentId: number | null, tokens?: number): Counted => ({ id, role, parentId, stats: role === 'assistant' ? stats(tokens) : null });
+  const stats = (questionTokens?: number, documentTokens?: number[]) => ({ promptTokens: 900, cachedTokens: 0, completionTokens: 4, ttftMs: 1, decodeTps: 1, droppedMessages: 0, cutAtLimit: false, promptSource: 'new' as const, draftedTokens: 0, acceptedTokens: 0, questionTokens, documentTokens });
+  const counted = (id: number, role: Counted['role'], parentId: number | null, tokens?: number, documents?: number[]): Counted => ({ id, role, parentId, stats: role === 'assistant' ? stats(tokens, documents) : null });
   const path = [
     counted(1, 'user', null),
-    counted(2, 'assistant', 1, 2345), // the question, with its document whole
+    counted(2, 'assistant', 1, 2345, [2300]), // the question, with its document whole
     counted(3, 'tool', 2),
     counted(4, 'assistant', 3), // a round of results: no question
     counted(5, 'user', 4),
@@ -57,8 +57,8 @@ describe('readTokensByQuestion: each question’s tokens, as its reply counted t
 
   it('maps each counted question to its tokens and leaves the others out', () => {
     expect([...readTokensByQuestion(path)]).toEqual([
-      [1, 2345],
-      [7, 12],
+      [1, { tokens: 2345, documents: [2300] }],
+      [7, { tokens: 12, documents: null }],
     ]);
   });
 });

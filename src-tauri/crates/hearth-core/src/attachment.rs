@@ -202,6 +202,22 @@ pub fn with_documents(question: &str, attachments: &[Attachment], texts: &Docume
     content + question
 }
 
+/// The document blocks a user message starts with, as [`with_documents`] writes them, each whole
+/// (its markers and the blank line after it): what the model reads of each document.
+pub fn document_blocks(content: &str) -> Vec<&str> {
+    const OPEN: &str = "<document name=\"";
+    const CLOSE: &str = "\n</document>\n\n";
+    let mut blocks = Vec::new();
+    let mut rest = content;
+    while rest.starts_with(OPEN) {
+        let Some(end) = rest.find(CLOSE) else { break };
+        let (block, after) = rest.split_at(end + CLOSE.len());
+        blocks.push(block);
+        rest = after;
+    }
+    blocks
+}
+
 /// A file name inside the block's quotes: quotes, angle brackets and line breaks would let a name
 /// end the block early.
 fn escape_name(name: &str) -> String {
@@ -241,6 +257,17 @@ mod tests {
             content,
             "<document name=\"a.md\">\nAlpha text.\n</document>\n\n<document name=\"x___y.txt\">\nBeta\n</document>\n\nWhat differs?"
         );
+    }
+
+    #[test]
+    fn each_document_block_is_found_whole_in_the_order_written() {
+        let texts = DocumentTexts::from([("h1".into(), "Alpha text.".into()), ("h2".into(), "Beta\n".into())]);
+        let content = with_documents("What differs?", &[doc("h1", "a.md"), doc("h2", "b.txt")], &texts);
+        let blocks = document_blocks(&content);
+        assert_eq!(blocks, ["<document name=\"a.md\">\nAlpha text.\n</document>\n\n", "<document name=\"b.txt\">\nBeta\n</document>\n\n"]);
+        assert_eq!(format!("{}What differs?", blocks.concat()), content);
+        assert!(document_blocks("What differs?").is_empty());
+        assert!(document_blocks("<document name=\"cut\">\nno end").is_empty());
     }
 
     #[test]

@@ -299,6 +299,11 @@ pub struct ReplyStats {
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question_tokens: Option<u32>,
+    /// Of `question_tokens`, each document's, read whole, in the order the question carries them
+    /// (none when it has none, or was given passages of them).
+    #[ts(optional)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document_tokens: Option<Vec<u32>>,
     /// How long the reply reasoned: from its first text to the end of its leading reasoning block
     /// (`hearth_core::split_reasoning`), in milliseconds.
     #[ts(optional)]

@@ -28,7 +28,7 @@ mod transfer;
 
 pub use attachment::{
     Attachment, AttachmentKind, AttachmentLimits, DocumentTexts, MAX_ATTACHMENTS, MAX_IMAGE_PIXELS, PASSAGE_CHARS, Passage,
-    RETRIEVED_PASSAGES, document_budget, passage_ranges, with_documents, with_passages,
+    RETRIEVED_PASSAGES, document_blocks, document_budget, passage_ranges, with_documents, with_passages,
 };
 pub use backend::{
     BackendError, BeamHypothesis, CancelFlag, ChatBackend, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ModelInfo, NO_CHAT_TEMPLATE,

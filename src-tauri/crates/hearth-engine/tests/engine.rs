@@ -422,6 +422,35 @@ async fn a_reply_beside_another_reads_only_what_follows_the_opening_they_share()
     assert_eq!(beside.text, alone.text, "the shared cells are the very ones its own reading would give");
 }
 
+/// A question carrying documents whole: each one's tokens counted apart (its block as the model
+/// reads it), in the order it carries them, within the question's count; a question with none
+/// has no such counts.
+#[tokio::test]
+async fn each_document_a_question_carries_is_counted() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    let document = |hash: &str, name: &str| hearth_core::Attachment {
+        hash: hash.into(),
+        name: name.into(),
+        kind: hearth_core::AttachmentKind::Document,
+        bytes: 1,
+        chars: 1,
+    };
+    let texts = hearth_core::DocumentTexts::from([
+        ("a".into(), "The kettle holds 1.7 litres and boils in three minutes.".into()),
+        ("b".into(), "Notes: descale monthly. ".repeat(20)),
+    ]);
+    let content = hearth_core::with_documents("How much does it hold?", &[document("a", "kettle.md"), document("b", "notes.txt")], &texts);
+    let (_, stats) = common::chat_reply(&engine, 41, &user(&content), greedy(2)).await;
+    let (question, documents) = (stats.question_tokens.expect("counted"), stats.document_tokens.clone().expect("counted"));
+    assert_eq!(documents.len(), 2, "{stats:?}");
+    assert!(documents[0] > 12 && documents[1] > documents[0] * 3, "the longer the more: {documents:?}");
+    let words = question - documents.iter().sum::<u32>();
+    assert!((4..=12).contains(&words), "the rest is the question's words: {question} in all, {documents:?}");
+    let (_, plain) = common::chat_reply(&engine, 42, &user("How much does it hold?"), greedy(2)).await;
+    assert_eq!(plain.document_tokens, None, "{plain:?}");
+}
+
 /// SmolLM2 beside the test projector (scripts/make-test-models.py) reads images: each is 16
 /// tokens of the prompt, its cells reused on the next turn like text, read again only from where
 /// another image stands in its place; the same image gives the same greedy reply. A projector

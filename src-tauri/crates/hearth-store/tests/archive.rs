@@ -39,6 +39,7 @@ async fn history(store: &Store) {
         ),
         tool_round_limit: Some(3),
         question_tokens: Some(27),
+        document_tokens: Some(vec![20]),
         reasoning_ms: Some(1234.5),
         reasoning_tokens: Some(42),
         reasoning_signature: Some("EqQBCgIYAhIM".into()),

@@ -174,6 +174,7 @@ export async function writeReply(w: Writing): Promise<boolean> {
     cutAtLimit: !gen.stop && (reply.cutAtLimit ?? false), promptSource, draftedTokens: drafts.drafted, acceptedTokens: drafts.accepted,
     ...(reply.templateNotice ? { templateNotice: reply.templateNotice } : {}),
     ...(reply.questionTokens !== undefined && !remote ? { questionTokens: reply.questionTokens } : {}),
+    ...(reply.documentTokens !== undefined && !remote ? { documentTokens: reply.documentTokens } : {}),
     ...(consensus && !gen.stop ? { consensus } : {}),
     ...(beams && !gen.stop ? { beams } : {}),
   };

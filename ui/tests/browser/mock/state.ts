@@ -72,6 +72,8 @@ export type Reply = {
   templateNotice?: string;
   /** The question's tokens as the local model read it, with its files (the engine counts them). */
   questionTokens?: number;
+  /** Of those, each document's read whole, in the order the question carries them. */
+  documentTokens?: number[];
   /** A consensus reply's candidates (else made up around its text). */
   candidates?: Candidate[];
   /** A beam search's best replies, best first (else made up around its text). */

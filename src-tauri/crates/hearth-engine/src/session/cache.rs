@@ -401,6 +401,7 @@ impl<'m> Session<'m> {
             dropped_messages: facts.dropped as u32,
             template_notice: facts.notice,
             question_tokens: facts.question_tokens,
+            document_tokens: facts.document_tokens,
             ..ReplyStats::default()
         };
         (tokens[cached_tokens..].to_vec(), stats, saved_logits)

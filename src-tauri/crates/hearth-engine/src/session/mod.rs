@@ -64,8 +64,10 @@ struct PromptFacts {
     dropped: usize,
     /// How the prompt was written, if the chat template could not be used as it is.
     notice: Option<String>,
-    /// Tokens of the question as the model reads it (`ReplyStats::question_tokens`).
+    /// Tokens of the question as the model reads it (`ReplyStats::question_tokens`), and of each
+    /// of its documents (`ReplyStats::document_tokens`).
     question_tokens: Option<u32>,
+    document_tokens: Option<Vec<u32>>,
 }
 
 /// KV sequences in one context: replies and consensus candidates written at once.
@@ -221,8 +223,10 @@ impl<'m> Session<'m> {
         let fitted = self.fit_prompt(&request, self.n_ctx());
         let queued = match fitted.and_then(|fitted| self.load_drafter(&request).map(|()| fitted)) {
             Ok(Fitted { tokens, mut facts, images }) => {
-                facts.question_tokens =
-                    request.messages.last().filter(|_| asks).and_then(|question| self.question_tokens(question, &images));
+                if let Some(question) = request.messages.last().filter(|_| asks) {
+                    facts.question_tokens = self.question_tokens(question, &images);
+                    facts.document_tokens = self.document_tokens(question);
+                }
                 self.images.0.extend(images.0);
                 Queued { request, events, tokens, facts, asked_at, member: None }
             }

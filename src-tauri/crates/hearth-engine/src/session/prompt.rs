@@ -250,7 +250,7 @@ mod fit {
             let ask = PromptAsk::of(request);
             let Rendered { text, notice } = self.prompt(&request.messages, request.continue_last, ask)?;
             let (tokens, images) = self.tokenize_messages(&text, &request.messages)?;
-            let facts = |dropped| PromptFacts { dropped, notice: notice.clone(), question_tokens: None };
+            let facts = |dropped| PromptFacts { dropped, notice: notice.clone(), question_tokens: None, document_tokens: None };
             if tokens.len() + reserve <= n_ctx {
                 return Ok(Fitted { tokens, facts: facts(0), images });
             }
@@ -286,6 +286,15 @@ mod fit {
                 .map(|chunk| chunk.n_tokens())
                 .sum();
             u32::try_from(text + pictures).ok()
+        }
+
+        /// Tokens of each document `question` carries whole (its block as the model reads it);
+        /// none when it carries none.
+        pub(in crate::session) fn document_tokens(&self, question: &ChatMessage) -> Option<Vec<u32>> {
+            let blocks = hearth_core::document_blocks(&question.content);
+            let vocab = self.model.vocab();
+            let counts = blocks.iter().map(|block| u32::try_from(vocab.tokenize(block.as_bytes(), false, false).len()).unwrap_or(u32::MAX));
+            (!blocks.is_empty()).then(|| counts.collect())
         }
 
         /// The prompt for `messages`; when continuing, the unfinished reply is written after the
