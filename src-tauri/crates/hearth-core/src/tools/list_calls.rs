@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::call_block;
+use super::named_calls::ObjectScan;
 use crate::reasoning::partial_tag_len;
 
 /// How a family writes a turn's calls as a list.
@@ -51,35 +52,7 @@ enum State {
     /// In the list, between calls (`expect_call`: after `[` or a comma).
     Between { expect_call: bool },
     /// Inside a call's object, which starts at `start` in `held`.
-    Call { depth: Depth, start: usize },
-}
-
-/// How deep a scan of JSON is, and whether in a string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Depth {
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
-}
-
-impl Depth {
-    /// Reads `c`; true when it closes the outermost value.
-    fn read(&mut self, c: char) -> bool {
-        match (self.in_string, self.escaped, c) {
-            (true, true, _) => self.escaped = false,
-            (true, false, '\\') => self.escaped = true,
-            (true, false, '"') => self.in_string = false,
-            (true, ..) => {}
-            (false, _, '"') => self.in_string = true,
-            (false, _, '{' | '[') => self.depth += 1,
-            (false, _, '}' | ']') => {
-                self.depth = self.depth.saturating_sub(1);
-                return self.depth == 0;
-            }
-            _ => {}
-        }
-        false
-    }
+    Call { depth: ObjectScan, start: usize },
 }
 
 impl ListCallStream {
@@ -87,14 +60,13 @@ impl ListCallStream {
         ListCallStream { syntax, held: String::new(), state: State::Text }
     }
 
-    /// The reply's text for `delta`.
+    /// The reply's text for `delta`, read a character at a time.
     pub fn push(&mut self, delta: &str) -> String {
-        let mut out = String::new();
-        for c in delta.chars() {
+        delta.chars().fold(String::new(), |mut out, c| {
             self.held.push(c);
             self.read(c, &mut out);
-        }
-        out
+            out
+        })
     }
 
     /// What is still held back once the reply has ended: a call cut off is text.
@@ -118,9 +90,7 @@ impl ListCallStream {
             }
             State::BeforeList | State::Between { .. } if c.is_whitespace() => self.state,
             State::BeforeList if c == '[' => State::Between { expect_call: true },
-            State::Between { expect_call: true } if c == '{' => {
-                State::Call { depth: Depth { depth: 1, in_string: false, escaped: false }, start: self.held.len() - 1 }
-            }
+            State::Between { expect_call: true } if c == '{' => State::Call { depth: ObjectScan::opened(), start: self.held.len() - 1 },
             State::Between { expect_call: false } if c == ',' => State::Between { expect_call: true },
             State::Between { expect_call: false } if c == ']' => {
                 self.held.clear(); // The list's markers: dropped (its calls are blocks now).

@@ -89,15 +89,20 @@ enum State {
 
 /// Where a scan of a JSON object stands: how deep its braces are, and whether in a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ObjectScan {
+pub(super) struct ObjectScan {
     depth: usize,
     in_string: bool,
     escaped: bool,
 }
 
 impl ObjectScan {
+    /// A scan just past the object's opening brace.
+    pub(super) fn opened() -> ObjectScan {
+        ObjectScan { depth: 1, in_string: false, escaped: false }
+    }
+
     /// Reads `c`; true when it closes the object.
-    fn read(&mut self, c: char) -> bool {
+    pub(super) fn read(&mut self, c: char) -> bool {
         match (self.in_string, self.escaped, c) {
             (true, true, _) => self.escaped = false,
             (true, false, '\\') => self.escaped = true,
@@ -180,7 +185,7 @@ impl NamedCallStream {
                     out.push_str(&call_block_start(&self.held[open.len()..name_end]));
                     out.push('{');
                     self.held.clear();
-                    self.state = State::Arguments(ObjectScan { depth: 1, in_string: false, escaped: false });
+                    self.state = State::Arguments(ObjectScan::opened());
                 }
                 c if c.is_whitespace() && self.held.len() - name_end <= MAX_NAME => {}
                 _ => self.give_up(out), // The arguments are no object: no call.
