@@ -1,4 +1,3 @@
-
 use hearth_core::Role;
 
 use super::*;

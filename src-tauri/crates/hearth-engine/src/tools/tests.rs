@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn tool(name: &str, parameters: Value) -> ToolSpec {
