@@ -195,8 +195,10 @@ test("the same in the dark theme: Settings → Tools, an approval, a result", as
     await session.press(await session.within(await session.waitFor(serverCss("broken")), '[data-testid="tool-server-restart"]'));
     await session.waitFor(serverCss("broken", "failed"), { timeoutMs: 60_000 });
     await session.press(await session.within(await session.waitFor(serverCss("files")), '[data-testid="tool-server-enabled"]'));
+    // Switched on before the next switch is pressed: the list is drawn again when it changes.
+    await session.waitFor(`${serverCss("files")}:not([data-state="off"])`);
     await session.press(await session.within(await session.waitFor(serverCss("kitchen")), '[data-testid="tool-server-enabled"]'));
-    await session.waitFor(serverCss("kitchen", "off"));
+    await session.waitFor(serverCss("kitchen", "off"), { timeoutMs: 30_000 });
     await sleep(300);
     await shot(session, "tools-01-settings-dark");
     await closeSettings(session);
