@@ -24,7 +24,11 @@
   tiny-llama with Qwen3's tokens of its own (`<think>`, `</think>`, `<tool_call>`…, ids 3–8,
   user-defined as Qwen3's are) and its real template (`enable_thinking`, past reasoning dropped,
   Hermes tool calls); tiny-mistral-nemo.gguf: tiny-mistral with Mistral Nemo's real template (a
-  turn's calls as `[TOOL_CALLS][{…, "id": "…"}]`). The templates are read from the llama.cpp of the pinned
+  turn's calls as `[TOOL_CALLS][{…, "id": "…"}]`); tiny-command-r7b.gguf: tiny-llama with Command
+  R7B's control tokens (`<|START_OF_TURN_TOKEN|>`…`<|END_TOOL_RESULT|>`, ids 3–15, the end of a
+  turn its end-of-sequence token as Command R7B's is) and its real template (a plan between
+  `<|START_THINKING|>` and `<|END_THINKING|>`, calls as a JSON list between `<|START_ACTION|>` and
+  `<|END_ACTION|>`). The templates are read from the llama.cpp of the pinned
   llama-cpp-python sdist (`models/templates/`, as its tests keep them; the models' own licence,
   Apache-2.0, with their source): they are not copied into this repository.
 - vision/mmproj-hearth-test.gguf: a LLaVA-1.5 projector (llama.cpp's `mlp`: a CLIP ViT, then two
@@ -53,7 +57,7 @@ SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chat
 # Small embeddings, so that what the layers read from the context outweighs the token itself in
 # the residual stream: a reply then depends on every cached cell (a wrong cache shows).
 EMBEDDING_SCALE = 0.1
-VERSION = 6
+VERSION = 7
 # SmolLM2's unused control tokens (ids 3–9: `<repo_name>`…`<issue_comment>`) renamed for
 # tiny-harmony.gguf.
 HARMONY_TOKENS = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"]
@@ -81,6 +85,11 @@ QWEN3_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_res
 GPT_OSS_TEMPLATE = "openai-gpt-oss-120b.jinja"
 QWEN3_TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
 NEMO_TEMPLATE = "mistralai-Mistral-Nemo-Instruct-2407.jinja"
+COMMAND_R7B_TEMPLATE = "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"
+# Ids 3–15 renamed for tiny-command-r7b.gguf; the first ends a turn (its end-of-sequence token).
+COMMAND_R7B_TOKENS = ["<|END_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>", "<|CHATBOT_TOKEN|>",
+                      "<|SYSTEM_TOKEN|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>",
+                      "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TOOL_RESULT|>", "<|END_TOOL_RESULT|>"]
 
 
 def real_templates(sdist: Path, names) -> dict:
@@ -97,10 +106,11 @@ def real_templates(sdist: Path, names) -> dict:
     return found
 
 
-def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=None, template=None, renamed_type=None) -> int:
+def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=None, template=None, renamed_type=None,
+                   eos=None) -> int:
     """Copies every tokenizer.* field (`renamed`: token id → new text; `template`: the chat
-    template instead of the source's; `renamed_type`: the renamed tokens' type, else control);
-    returns the vocabulary's size."""
+    template instead of the source's; `renamed_type`: the renamed tokens' type, else control;
+    `eos`: the end-of-sequence token's id instead of the source's); returns the vocabulary's size."""
     n_vocab = 0
     for name, field in reader.fields.items():
         if not name.startswith("tokenizer."):
@@ -108,6 +118,8 @@ def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, renamed=Non
         kind = field.types[0]
         if name == "tokenizer.chat_template" and template is not None:
             writer.add_string(name, template)
+        elif name == "tokenizer.ggml.eos_token_id" and eos is not None:
+            writer.add_uint32(name, eos)
         elif kind == gguf.GGUFValueType.ARRAY:
             values = [field.contents(i) for i in range(len(field.data))]
             if name == "tokenizer.ggml.tokens":
@@ -214,7 +226,7 @@ def lfm2(reader, path, rng):
     finish(writer)
 
 
-def llama(reader, path, rng, renamed=None, template=None, renamed_type=None):
+def llama(reader, path, rng, renamed=None, template=None, renamed_type=None, eos=None):
     arch = "llama"
     n_layer, n_embd, n_ff, n_head, n_head_kv = 4, 64, 128, 4, 2
     head_dim = n_embd // n_head
@@ -222,7 +234,7 @@ def llama(reader, path, rng, renamed=None, template=None, renamed_type=None):
     common(writer, arch, n_layer, n_embd, n_ff, n_head)
     writer.add_head_count_kv(n_head_kv)
     writer.add_rope_dimension_count(head_dim)
-    n_vocab = copy_tokenizer(reader, writer, renamed, template, renamed_type)
+    n_vocab = copy_tokenizer(reader, writer, renamed, template, renamed_type, eos)
     # The output layer is the embeddings' (tied, as SmolLM2's).
     writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=EMBEDDING_SCALE))
     writer.add_tensor("output_norm.weight", ones(n_embd))
@@ -234,12 +246,14 @@ def llama(reader, path, rng, renamed=None, template=None, renamed_type=None):
     finish(writer)
 
 
-def renamed_llama(tokens, template, renamed_type=None):
+def renamed_llama(tokens, template, renamed_type=None, eos=None):
     """tiny-llama with SmolLM2's unused control tokens renamed to `tokens` (of `renamed_type`, else
-    control), and `template` (a path, or the template's text)."""
+    control), and `template` (a path, or the template's text); `eos`: one of `tokens` that ends a
+    sequence (else SmolLM2's)."""
     source = template.read_text(encoding="utf-8") if isinstance(template, Path) else template
     def build(reader, path, rng):
-        llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, source, renamed_type)
+        eos_id = None if eos is None else 3 + tokens.index(eos)
+        llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, source, renamed_type, eos_id)
     return build
 
 
@@ -302,7 +316,7 @@ def main():
     source, out, sdist = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     if len(sys.argv) > 4:
         SWA_WINDOW = int(sys.argv[4])
-    real = real_templates(sdist, [GPT_OSS_TEMPLATE, QWEN3_TEMPLATE, NEMO_TEMPLATE])
+    real = real_templates(sdist, [GPT_OSS_TEMPLATE, QWEN3_TEMPLATE, NEMO_TEMPLATE, COMMAND_R7B_TEMPLATE])
     out.mkdir(parents=True, exist_ok=True)
     reader = gguf.GGUFReader(str(source))
     n_embd = int(reader.fields["llama.embedding_length"].contents())
@@ -324,6 +338,8 @@ def main():
         ("tiny-gpt-oss.gguf", renamed_llama(HARMONY_TOKENS, real[GPT_OSS_TEMPLATE])),
         ("tiny-qwen3.gguf", renamed_llama(QWEN3_TOKENS, real[QWEN3_TEMPLATE], gguf.TokenType.USER_DEFINED)),
         ("tiny-mistral-nemo.gguf", renamed_llama(MISTRAL_TOKENS, real[NEMO_TEMPLATE])),
+        ("tiny-command-r7b.gguf",
+         renamed_llama(COMMAND_R7B_TOKENS, real[COMMAND_R7B_TEMPLATE], eos=COMMAND_R7B_TOKENS[0])),
         ("tiny-llama.gguf", llama),  # last: setup.sh reads its date as the whole set's
     ):
         path = out / name

@@ -66,9 +66,9 @@ pub use settings::SettingsScope;
 pub use title::{clean_title, generate_title};
 pub use tool_stream::{CallEvent, CallStream};
 pub use tools::{
-    CALL_CLOSE, CALL_OPEN, CallReader, CallShape, CallSyntax, CallTurn, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS,
-    ListCallStream, ListSyntax, MISTRAL_CALLS, MISTRAL_NEMO_CALLS, NamedCallStream, OfferedTools, ReadCalls, ToolCall, ToolChoice,
-    ToolError, ToolResult, ToolRun, ToolRunEnd, ToolSpec, WrittenCall, call_block, call_id, call_turns, check_tools, fit_result,
-    read_calls, shown_text_len, tool_response, written_calls,
+    CALL_CLOSE, CALL_OPEN, COMMAND_R_CALLS, CallNumbering, CallReader, CallShape, CallSyntax, CallTurn, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS,
+    FUNCTIONARY_CALLS, LLAMA3_CALLS, ListCallStream, ListSyntax, MISTRAL_CALLS, MISTRAL_NEMO_CALLS, NamedCallStream, OfferedTools,
+    ReadCalls, ToolCall, ToolChoice, ToolError, ToolResult, ToolRun, ToolRunEnd, ToolSpec, WrittenCall, call_block, call_id, call_turns,
+    check_tools, fit_result, read_calls, shown_text_len, tool_response, written_calls,
 };
 pub use transfer::{ExportFormat, ImportReport, SkippedChat};

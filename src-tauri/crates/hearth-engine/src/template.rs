@@ -35,6 +35,7 @@ pub struct ChatTemplate {
     /// Whether it reads the tools offered (`tools`); DeepSeek's, as shipped, write calls but list
     /// no tools.
     lists_tools: bool,
+    think_markers: Option<(&'static str, &'static str)>,
 }
 
 #[derive(Serialize)]
@@ -48,6 +49,10 @@ struct TemplateMessage<'a> {
     /// (gpt-oss's); other templates read the reply's text as stored, its `<think>` block in it.
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<&'a str>,
+    /// A past reply's reasoning, apart from its answer, for a template that writes it with
+    /// markers of its own (Command R7B's: [`crate::tools::COMMAND_R_THINKING`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
     /// A past reply's calls, apart from its text, for a template that reads them so (gpt-oss's,
     /// Llama 3.x's: `ToolFormat::reads_calls_apart`); others read Hearth's call blocks in the
     /// text, the format they were trained on or taught.
@@ -60,27 +65,35 @@ struct TemplateMessage<'a> {
 }
 
 impl<'a> TemplateMessage<'a> {
-    /// `message`, its calls (if read apart) numbered from `ids.next`.
-    fn of(message: &'a ChatMessage, reasoning: ReasoningFormat, tools: ToolFormat, ids: &mut CallIds) -> TemplateMessage<'a> {
+    /// `message`, its calls (if read apart) numbered from `ids.next`; `reasoning_apart`: its
+    /// reasoning is given apart as `reasoning_content`.
+    fn of(
+        message: &'a ChatMessage,
+        reasoning: ReasoningFormat,
+        tools: ToolFormat,
+        reasoning_apart: bool,
+        ids: &mut CallIds,
+    ) -> TemplateMessage<'a> {
         let role = message.role.as_str();
         let tool_call_id = (message.role == Role::Tool).then(|| ids.answered()).flatten();
-        let plain =
-            TemplateMessage { role, content: Some(Cow::Borrowed(&message.content)), thinking: None, tool_calls: None, tool_call_id };
+        let content = Some(Cow::Borrowed(message.content.as_str()));
+        let plain = TemplateMessage { role, content, thinking: None, reasoning_content: None, tool_calls: None, tool_call_id };
         if message.role != Role::Assistant {
             return plain;
         }
-        let parts = match reasoning {
-            ReasoningFormat::Channels => split_reasoning(&message.content),
-            _ => ReplyParts { reasoning: None, answer: &message.content, closed: false },
+        let split = reasoning == ReasoningFormat::Channels || reasoning_apart;
+        let parts = match split {
+            true => split_reasoning(&message.content),
+            false => ReplyParts { reasoning: None, answer: &message.content, closed: false },
         };
+        // The reasoning goes to gpt-oss's template as `thinking`, to Command R7B's as
+        // `reasoning_content`; others read it in the text (and drop it themselves).
+        let (thinking, reasoning_content) = if reasoning_apart { (None, parts.reasoning) } else { (parts.reasoning, None) };
         if !tools.reads_calls_apart() || !parts.answer.contains(CALL_OPEN) {
-            return TemplateMessage { content: Some(Cow::Borrowed(parts.answer)), thinking: parts.reasoning, ..plain };
+            return TemplateMessage { content: Some(Cow::Borrowed(parts.answer)), thinking, reasoning_content, ..plain };
         }
-        // A calling reply's reasoning is not written back (gpt-oss's is, as `thinking`).
-        let parts = match reasoning {
-            ReasoningFormat::Channels => parts,
-            _ => ReplyParts { reasoning: None, ..split_reasoning(&message.content) },
-        };
+        // Other templates do not write a calling reply's reasoning back.
+        let parts = if split { parts } else { ReplyParts { reasoning: None, ..split_reasoning(&message.content) } };
         let read = read_calls(parts.answer);
         // The arguments as the model wrote them: `tojson` writes them back as they were (a
         // template that joins them to strings is given their text), so the cache holds the same
@@ -94,13 +107,13 @@ impl<'a> TemplateMessage<'a> {
             minijinja::context! { id => id, type => "function", function => minijinja::context! { name => call.name, arguments => arguments } }
         });
         // gpt-oss's template takes a calling reply's reasoning or its words, not both.
-        let thinking = parts.reasoning.filter(|_| read.content.is_empty());
+        let thinking = thinking.filter(|_| read.content.is_empty());
         let content = match read.content.trim().is_empty() && tools.calls_without_words_are_null() {
             true => None,
             false => Some(Cow::Owned(read.content)),
         };
         let calls = calls.collect();
-        TemplateMessage { role, content, thinking, tool_calls: Some(calls), tool_call_id: None }
+        TemplateMessage { role, content, thinking, reasoning_content, tool_calls: Some(calls), tool_call_id: None }
     }
 }
 
@@ -130,7 +143,7 @@ impl CallIds {
 pub fn calls_before(messages: &[ChatMessage], reasoning: ReasoningFormat, tools: ToolFormat) -> usize {
     let mut ids = CallIds::default();
     for message in messages {
-        TemplateMessage::of(message, reasoning, tools, &mut ids);
+        TemplateMessage::of(message, reasoning, tools, false, &mut ids);
     }
     ids.next
 }
@@ -174,6 +187,10 @@ impl ChatTemplate {
     pub fn new(source: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
         let mut env = Environment::new();
         env.set_fuel(Some(FUEL));
+        // As Hugging Face's transformers and llama.cpp render chat templates: a line holding only
+        // a block tag leaves no space or line break behind (Command R7B's rely on it).
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
         minijinja_contrib::add_to_environment(&mut env);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_filter("tojson", tojson);
@@ -195,6 +212,7 @@ impl ChatTemplate {
             reasoning: reasoning_format(source),
             tools: ToolFormat::of_template(source),
             lists_tools: crate::tools::reads_tools(source),
+            think_markers: think_markers(source),
         })
     }
 
@@ -202,6 +220,13 @@ impl ChatTemplate {
     /// message (in the template's own call format where it has one).
     pub fn lists_tools(&self) -> bool {
         self.lists_tools && self.tools.takes_tools()
+    }
+
+    /// The markers the template writes reasoning between, where they are not `<think>`'s: the
+    /// model's are read as `<think>` and `</think>`, and a past reply's reasoning is given to the
+    /// template apart (`reasoning_content`).
+    pub fn think_markers(&self) -> Option<(&'static str, &'static str)> {
+        self.think_markers
     }
 
     /// How the model this template is for reasons.
@@ -227,7 +252,8 @@ impl ChatTemplate {
     /// The same with everything else a template may read.
     pub fn render_with(&self, messages: &[ChatMessage], inputs: TemplateInputs<'_>) -> Result<String, TemplateError> {
         let mut ids = CallIds::default();
-        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage::of(m, self.reasoning, self.tools, &mut ids)).collect();
+        let apart = self.think_markers.is_some();
+        let messages: Vec<_> = messages.iter().map(|m| TemplateMessage::of(m, self.reasoning, self.tools, apart, &mut ids)).collect();
         let template = self.env.get_template("chat").map_err(|e| TemplateError(e.to_string()))?;
         let mut out = CappedWriter(Vec::new());
         let context = TemplateContext {
@@ -399,6 +425,12 @@ impl Write for CappedWriter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// The reasoning markers of a template's own (Command R7B's), if it writes them.
+fn think_markers(source: &str) -> Option<(&'static str, &'static str)> {
+    let (open, close) = crate::tools::COMMAND_R_THINKING;
+    (source.contains(open) && source.contains(close)).then_some((open, close))
 }
 
 #[cfg(test)]

@@ -13,15 +13,16 @@
 //! templates take the tools, and their models write a call as an opening, the function's name and
 //! its arguments (`{"name": "…", "parameters": {…}}`, `[TOOL_CALLS]NAME[ARGS]{…}`); DeepSeek's
 //! likewise, a turn's calls between two markers: kept to a tool's schema the same way, read by
-//! `hearth_core::NamedCallStream`. These templates read a past reply's calls and the tools'
-//! results apart from the text, and write them their way.
+//! `hearth_core::NamedCallStream`. Mistral Nemo's and Command R7B's write a turn's calls as a
+//! JSON list, each with an id (`hearth_core::ListCallStream`). These templates read a past
+//! reply's calls and the tools' results apart from the text, and write them their way.
 
 use serde_json::{Value, json};
 
 use hearth_core::harmony::CALL_RECIPIENT;
 use hearth_core::{
-    BackendError, CALL_CLOSE, CALL_OPEN, CallShape, CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS,
-    ListSyntax, MISTRAL_CALLS, MISTRAL_NEMO_CALLS, OfferedTools, ToolChoice, ToolSpec, call_block, call_id, check_tools,
+    BackendError, CALL_CLOSE, CALL_OPEN, COMMAND_R_CALLS, CallShape, CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS,
+    LLAMA3_CALLS, ListSyntax, MISTRAL_CALLS, MISTRAL_NEMO_CALLS, OfferedTools, ToolChoice, ToolSpec, call_block, check_tools,
 };
 
 /// How a model is told of tools.
@@ -42,6 +43,11 @@ pub enum ToolFormat {
     /// do: `[TOOL_CALLS]` and a JSON list, each call `{"name": "…", "arguments": {…}, "id": "…"}`
     /// with an id of nine letters and digits, which a tool's result names.
     MistralNemo,
+    /// The template reads `tools` and writes a turn's calls as Command R7B does: a plan between
+    /// `<|START_THINKING|>` and `<|END_THINKING|>`, then `<|START_ACTION|>`, a JSON list of
+    /// `{"tool_call_id": "N", "tool_name": "…", "parameters": {…}}` (N counts the
+    /// conversation's calls) and `<|END_ACTION|>`.
+    CommandR,
     /// The template reads `tools` and writes calls as Functionary v3.1 does (and Llama 3.1 its
     /// custom tools): `<function=NAME>{…}</function>`, one after another; the arguments are text
     /// to it.
@@ -81,6 +87,7 @@ impl ToolFormat {
             true if source.contains(LLAMA3_PARAMETERS) && source.contains(LLAMA3_HEADER) => ToolFormat::Llama3,
             true if source.contains(MISTRAL_CALLS.open) && source.contains(MISTRAL_CALLS.between) => ToolFormat::Mistral,
             true if source.contains(NEMO_LIST) => ToolFormat::MistralNemo,
+            true if source.contains(COMMAND_R_CALLS.open) && source.contains(COMMAND_R_CALLS.close) => ToolFormat::CommandR,
             _ => ToolFormat::Generic,
         }
     }
@@ -93,7 +100,7 @@ impl ToolFormat {
             ToolFormat::Functionary => Some(FUNCTIONARY_CALLS),
             ToolFormat::DeepSeek => Some(DEEPSEEK_CALLS),
             ToolFormat::DeepSeekR1 => Some(DEEPSEEK_R1_CALLS),
-            ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::MistralNemo | ToolFormat::Generic => None,
+            ToolFormat::Hermes | ToolFormat::Harmony | ToolFormat::MistralNemo | ToolFormat::CommandR | ToolFormat::Generic => None,
         }
     }
 
@@ -101,6 +108,7 @@ impl ToolFormat {
     pub fn call_shape(self) -> Option<CallShape> {
         match self {
             ToolFormat::MistralNemo => Some(CallShape::List(MISTRAL_NEMO_CALLS)),
+            ToolFormat::CommandR => Some(CallShape::List(COMMAND_R_CALLS)),
             format => format.call_syntax().map(CallShape::Named),
         }
     }
@@ -185,19 +193,26 @@ pub const MAX_PARALLEL_CALLS: usize = 8;
 const CALL_RULE: &str = "hearth-tool-call";
 const BLOCK_RULE: &str = "hearth-tool-block";
 
+/// Where a reply's calls start: what its prompt left it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallsAfter {
+    /// The prompt opened the reply's reasoning (`<think>`, DeepSeek-R1's templates).
+    pub reasoning_opened: bool,
+    /// The model was asked to reason (`enable_thinking`): Command R7B's then writes its plan
+    /// before its calls, which its template writes back even when empty.
+    pub thinking: bool,
+    /// How many calls the conversation holds (Mistral Nemo's and Command R7B's ids go on from
+    /// there).
+    pub first_call: usize,
+}
+
 /// The grammar for `offered` in `format`: none when no call may be made (`none`, or no tools).
-/// After a prompt that opened the reply's reasoning (`<think>`, DeepSeek-R1's templates), a call
-/// the reply must make closes the reasoning first: else it would be written inside it.
-/// `first_call`: how many calls the conversation holds (Mistral Nemo's ids go on from there).
-pub fn grammar(
-    offered: &OfferedTools,
-    format: ToolFormat,
-    reasoning_opened: bool,
-    first_call: usize,
-) -> Result<Option<ToolGrammar>, BackendError> {
-    let grammar = calls_grammar(offered, format, first_call)?;
+/// After a prompt that opened the reply's reasoning, a call the reply must make closes the
+/// reasoning first: else it would be written inside it.
+pub fn grammar(offered: &OfferedTools, format: ToolFormat, after: CallsAfter) -> Result<Option<ToolGrammar>, BackendError> {
+    let grammar = calls_grammar(offered, format, after)?;
     Ok(grammar.map(|grammar| match grammar.trigger {
-        None if reasoning_opened => {
+        None if after.reasoning_opened => {
             let calls = rename_root(&grammar.gbnf, CALLS_RULE);
             ToolGrammar { gbnf: format!("root ::= {} {CALLS_RULE}\n{calls}", gbnf_literal(hearth_core::THINK_CLOSING)), trigger: None }
         }
@@ -207,7 +222,7 @@ pub fn grammar(
 
 const CALLS_RULE: &str = "hearth-calls";
 
-fn calls_grammar(offered: &OfferedTools, format: ToolFormat, first_call: usize) -> Result<Option<ToolGrammar>, BackendError> {
+fn calls_grammar(offered: &OfferedTools, format: ToolFormat, after: CallsAfter) -> Result<Option<ToolGrammar>, BackendError> {
     check_tools(&offered.tools, &offered.choice).map_err(|e| BackendError::InvalidRequest(e.to_string()))?;
     let callable: Vec<&ToolSpec> = match &offered.choice {
         ToolChoice::None => return Ok(None),
@@ -221,9 +236,16 @@ fn calls_grammar(offered: &OfferedTools, format: ToolFormat, first_call: usize) 
     if format == ToolFormat::Harmony {
         return harmony_grammar(&callable, lazy).map(Some);
     }
-    if format == ToolFormat::MistralNemo {
-        let parallel = if offered.parallel { MAX_PARALLEL_CALLS } else { 1 };
-        return list_grammar(&callable, MISTRAL_NEMO_CALLS, lazy, first_call, parallel).map(Some);
+    if let Some(CallShape::List(syntax)) = format.call_shape() {
+        let most = if offered.parallel { MAX_PARALLEL_CALLS } else { 1 };
+        // Bound from the first token, Command R7B's calls come after the plan it was asked for,
+        // empty, as its template writes back a calling turn's.
+        let plan = match format == ToolFormat::CommandR && after.thinking && !lazy {
+            true => vec![COMMAND_R_THINKING.0, COMMAND_R_THINKING.1],
+            false => Vec::new(),
+        };
+        let list = ListCalls { syntax, first_call: after.first_call, most, before: &plan };
+        return list_grammar(&callable, list, lazy).map(Some);
     }
     if let Some(syntax) = format.call_syntax() {
         // Llama 3.x's template writes one call a turn back; R1's writes each after the first on
@@ -283,26 +305,46 @@ fn named_grammar(tools: &[&ToolSpec], syntax: CallSyntax, lazy: bool, parallel: 
     Ok(ToolGrammar { gbnf, trigger: lazy.then_some(syntax.first()) })
 }
 
-/// A turn's calls as a JSON list, written as Mistral Nemo's template writes them back (`tojson`
-/// of each call's function, then its id): `[{"name": "NAME", "arguments": ARGS, "id": "ID"}, …]`,
-/// the arguments compact as the model wrote them, each call's id the next of the conversation's
-/// ([`call_id`] from `first_call` on), so that the next round's prompt is the cache's own tokens.
-/// Lazy for `auto`: bound from the list's marker on.
-fn list_grammar(tools: &[&ToolSpec], syntax: ListSyntax, lazy: bool, first_call: usize, most: usize) -> Result<ToolGrammar, BackendError> {
+/// Command R7B's plan before its calls.
+pub const COMMAND_R_THINKING: (&str, &str) = ("<|START_THINKING|>", "<|END_THINKING|>");
+
+/// A turn's calls as a list: in which syntax, numbered from which, how many at most, after which
+/// markers.
+struct ListCalls<'a> {
+    syntax: ListSyntax,
+    first_call: usize,
+    most: usize,
+    before: &'a [&'a str],
+}
+
+/// A turn's calls as a JSON list, written as the family's template writes them back (Mistral
+/// Nemo's: `[{"name": "NAME", "arguments": ARGS, "id": "ID"}, …]`; Command R7B's: a call a line,
+/// `{"tool_call_id": "ID", "tool_name": "NAME", "parameters": ARGS}`), the arguments compact as
+/// the model wrote them, each call's id the next of the conversation's ([`ListSyntax::id_of`]
+/// from `first_call` on), so that the next round's prompt is the cache's own tokens. Lazy for
+/// `auto`: bound from the list's marker on.
+fn list_grammar(tools: &[&ToolSpec], list: ListCalls<'_>, lazy: bool) -> Result<ToolGrammar, BackendError> {
+    let ListCalls { syntax, first_call, most, before } = list;
     let (calls, arguments) = named_calls(tools, LIST_HEAD)?;
-    let opening = gbnf_literal(&format!("{{\"{}\": \"", syntax.name));
-    let (mut list, mut rules) = (String::new(), String::new());
+    let [start, between, end] = syntax.layout.map(gbnf_literal);
+    let (mut alternatives, mut rules) = (String::new(), String::new());
     // The turn's i-th call with its id, then maybe the ones after it.
     for i in (0..most).rev() {
-        let id = gbnf_literal(&format!(", \"{}\": \"{}\"}}", syntax.id, call_id(first_call + i)));
-        rules.push_str(&format!("{LIST_CALL}-{i} ::= {opening} ({calls}) {id}\n"));
-        list = match list.is_empty() {
+        let id = syntax.id_of(first_call + i);
+        let (opening, closing) = match syntax.id_first {
+            true => (format!("{{\"{}\": \"{id}\", \"{}\": \"", syntax.id, syntax.name), "}".to_owned()),
+            false => (format!("{{\"{}\": \"", syntax.name), format!(", \"{}\": \"{id}\"}}", syntax.id)),
+        };
+        rules.push_str(&format!("{LIST_CALL}-{i} ::= {} ({calls}) {}\n", gbnf_literal(&opening), gbnf_literal(&closing)));
+        alternatives = match alternatives.is_empty() {
             true => format!("{LIST_CALL}-{i}"),
-            false => format!("{LIST_CALL}-{i} ({} {list})?", gbnf_literal(", ")),
+            false => format!("{LIST_CALL}-{i} ({between} {alternatives})?"),
         };
     }
     let head = gbnf_literal(&format!("\", \"{}\": ", syntax.arguments));
-    let gbnf = format!("root ::= {} \"[\" {list} \"]\"\n{rules}{LIST_HEAD} ::= {head}\n{arguments}", gbnf_literal(syntax.open));
+    let opening: Vec<String> = before.iter().chain([&syntax.open]).map(|m| gbnf_marker(m)).collect();
+    let close = if syntax.close.is_empty() { String::new() } else { format!(" {}", gbnf_marker(syntax.close)) };
+    let gbnf = format!("root ::= {} {start} {alternatives} {end}{close}\n{rules}{LIST_HEAD} ::= {head}\n{arguments}", opening.join(" "));
     Ok(ToolGrammar { gbnf, trigger: lazy.then_some(syntax.open) })
 }
 
@@ -418,6 +460,14 @@ fn rename_root(gbnf: &str, name: &str) -> String {
         .map(|line| line.split(' ').map(|word| if word == "root" { name } else { word }).collect::<Vec<_>>().join(" "))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A family's marker in a grammar: a special token's name (`<|…|>`) is that token, as the model
+/// writes it and its template's text reads (its letters one by one would be other tokens); other
+/// markers are their text.
+fn gbnf_marker(marker: &str) -> String {
+    let token = marker.starts_with("<|") && marker.ends_with("|>") && !marker[1..marker.len() - 1].contains(['<', '>', '"']);
+    if token { marker.to_owned() } else { gbnf_literal(marker) }
 }
 
 /// `text` as a GBNF string literal.

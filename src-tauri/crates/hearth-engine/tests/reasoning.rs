@@ -8,7 +8,8 @@
 mod common;
 
 use hearth_core::{CancelFlag, ChatMessage, Constraint, ReasoningFormat, ReplyRequest, Role, SamplingParams, split_reasoning};
-use hearth_engine::{ChatTemplate, LoadParams, tools::ToolFormat};
+use hearth_engine::tools::{COMMAND_R_THINKING, ToolFormat};
+use hearth_engine::{ChatTemplate, LoadParams};
 
 use common::{greedy, model_path, user};
 
@@ -96,9 +97,9 @@ fn template_of(model: &str) -> String {
     file.str("tokenizer.chat_template").expect("a chat template").to_owned()
 }
 
-/// Qwen3's and gpt-oss's real templates: the reasoning format and the tools' format read from
-/// them; the model's think block (Qwen3) or analysis channel (gpt-oss), made by a grammar, read
-/// as the reply's reasoning and counted; Qwen3's switch writes an empty block into the prompt and
+/// Qwen3's, gpt-oss's and Command R7B's real templates: the reasoning format and the tools'
+/// format read from them; the model's think block (Qwen3), analysis channel (gpt-oss) or plan
+/// (Command R7B's markers), made by a grammar, read as the reply's reasoning and counted; Qwen3's switch writes an empty block into the prompt and
 /// the reply has no reasoning; a block Qwen3's model opens itself is closed at the budget; gpt-oss's effort follows the budget in its system message; the
 /// next turn drops the past reasoning (both templates do) and the cache is reused exactly up to
 /// where the first reply began: the next reply is the one an empty cache gives.
@@ -111,6 +112,10 @@ async fn real_reasoning_templates_are_read_switched_and_cached_exactly() {
     let gpt_oss = template_of("tiny-gpt-oss.gguf");
     assert_eq!(hearth_core::reasoning_format(&gpt_oss), ReasoningFormat::Channels);
     assert_eq!(ChatTemplate::new(&gpt_oss, "", "").unwrap().tool_format(), ToolFormat::Harmony);
+    let command_r = template_of("tiny-command-r7b.gguf");
+    assert_eq!(hearth_core::reasoning_format(&command_r), ReasoningFormat::ThinkTags { switchable: true });
+    let command_r = ChatTemplate::new(&command_r, "", "").unwrap();
+    assert_eq!((command_r.tool_format(), command_r.think_markers()), (ToolFormat::CommandR, Some(COMMAND_R_THINKING)));
 
     let engine = common::spawn_engine();
     let params = LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..LoadParams::default() };
@@ -128,6 +133,10 @@ async fn real_reasoning_templates_are_read_switched_and_cached_exactly() {
         (
             "tiny-gpt-oss.gguf",
             r#"root ::= <|channel|> "analysis" <|message|> "Easy sum." <|end|> <|start|> "assistant" <|channel|> "final" <|message|> "Four.""#,
+        ),
+        (
+            "tiny-command-r7b.gguf",
+            r#"root ::= <|START_THINKING|> "Easy sum." <|END_THINKING|> <|START_RESPONSE|> "Four." <|END_RESPONSE|>"#,
         ),
     ];
     for (model, grammar) in cases {
@@ -173,6 +182,20 @@ async fn real_reasoning_templates_are_read_switched_and_cached_exactly() {
     let capped = ask(&question, opens(3)).await;
     let parts = split_reasoning(&capped.text);
     assert!(parts.closed && !parts.answer.is_empty(), "{:?}", capped.text);
+    let thought = capped.stats.reasoning_tokens.unwrap_or(0);
+    assert!(thought > 3 && thought < capped.stats.completion_tokens, "three tokens and the closing: {:?}", capped.stats);
+
+    // Command R7B's model opens its plan itself (its `<|START_THINKING|>`, id 8, pushed up): read
+    // as `<think>`, and closed at the budget with its own `<|END_THINKING|>`, read as `</think>`.
+    engine.load(&model_path().with_file_name("tiny-command-r7b.gguf"), params.clone()).await.unwrap();
+    let opens = |budget: i32| SamplingParams {
+        logit_bias: vec![hearth_core::LogitBias { target: hearth_core::BiasTarget::Token { id: 8 }, bias: 30.0 }],
+        reasoning_budget: budget,
+        ..greedy(12)
+    };
+    let capped = ask(&question, opens(3)).await;
+    let parts = split_reasoning(&capped.text);
+    assert!(capped.text.starts_with("<think>") && parts.closed && !capped.text.contains("<|"), "{:?}", capped.text);
     let thought = capped.stats.reasoning_tokens.unwrap_or(0);
     assert!(thought > 3 && thought < capped.stats.completion_tokens, "three tokens and the closing: {:?}", capped.stats);
 

@@ -259,8 +259,8 @@ async fn a_required_tool_call_is_valid_for_its_schema_every_time() {
 }
 
 /// Calls in a template's own format, each on a tiny model with its family's special tokens and a
-/// template in its shape, or the family's real one (gpt-oss's, Qwen3's, Mistral Nemo's — a turn's
-/// calls as a JSON list with ids): gpt-oss's (the model names a function in a message's header and writes
+/// template in its shape, or the family's real one (gpt-oss's, Qwen3's, Mistral Nemo's and Command
+/// R7B's — a turn's calls as a JSON list with ids, R7B's after its plan): gpt-oss's (the model names a function in a message's header and writes
 /// its arguments), Llama 3.x's (the turn's whole text is `{"name": …, "parameters": …}`),
 /// Mistral's (`[TOOL_CALLS]NAME[ARGS]{…}`), Functionary's (`<function=NAME>{…}</function>`) and DeepSeek's two (V3.1's and R1's, between their
 /// markers). The template is given the tools; the grammar keeps the arguments valid for that function's schema
@@ -280,6 +280,7 @@ async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_re
         "tiny-gpt-oss.gguf",
         "tiny-qwen3.gguf",
         "tiny-mistral-nemo.gguf",
+        "tiny-command-r7b.gguf",
     ];
     for model in models {
         let path = common::model_path().with_file_name(model);
@@ -288,9 +289,17 @@ async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_re
         // DeepSeek V3.1 calls in its non-thinking mode (no reasoning budget); R1's template always
         // opens the reasoning, which a call that must be made closes first, and drops it from the
         // calling turn written back: that turn is read again.
-        let budget = if model == "tiny-deepseek.gguf" { 0 } else { -1 };
         let rewritten = model == "tiny-deepseek-r1.gguf";
+        // Command R7B's results' turn is a JSON list laid out on lines (~53 tokens).
+        let result_turn = if model == "tiny-command-r7b.gguf" { 60 } else { 40 };
         for seed in 1..=6u32 {
+            // Command R7B calls after an empty plan when asked to reason (odd seeds), else after
+            // the empty plan its prompt writes.
+            let budget = match model {
+                "tiny-deepseek.gguf" => 0,
+                "tiny-command-r7b.gguf" if seed % 2 == 0 => 0,
+                _ => -1,
+            };
             let choice = if seed % 3 == 0 { ToolChoice::Named("get_weather".into()) } else { ToolChoice::Required };
             let mut request = with_tools(asks[seed as usize % asks.len()], sampled(seed, 120), choice.clone(), false);
             request.conversation = Some(i64::from(seed));
@@ -324,8 +333,8 @@ async fn calls_in_a_templates_own_format_are_valid_and_a_round_reads_only_the_re
             assert_eq!(second.stats.question_tokens, None, "{model}, seed {seed}: a round of results is no question");
             let read_again = second.stats.prompt_tokens - second.stats.cached_tokens;
             let (cached_at_least, at_most) = match rewritten {
-                true => (first.stats.prompt_tokens - 8, 40 + first.stats.completion_tokens),
-                false => (first.stats.prompt_tokens + first.stats.completion_tokens - 1, 40),
+                true => (first.stats.prompt_tokens - 8, result_turn + first.stats.completion_tokens),
+                false => (first.stats.prompt_tokens + first.stats.completion_tokens - 1, result_turn),
             };
             assert!(
                 second.stats.cached_tokens >= cached_at_least && read_again < at_most,

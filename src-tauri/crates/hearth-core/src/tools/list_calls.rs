@@ -1,8 +1,10 @@
 //! Calls a model family writes as a JSON list after a marker, each call an object naming the
 //! function, its arguments and an id: Mistral Nemo's (and Mistral 7B v0.3's)
-//! `[TOOL_CALLS][{"name": "…", "arguments": {…}, "id": "…"}, …]`. Read into Hearth's call blocks
-//! one call at a time, as each object closes; the ids are dropped (the template is given ids
-//! Hearth numbers itself, [`call_id`], which the engine's grammar makes the model write).
+//! `[TOOL_CALLS][{"name": "…", "arguments": {…}, "id": "…"}, …]`, Command R7B's
+//! `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "…", "parameters": {…}}, …]<|END_ACTION|>`.
+//! Read into Hearth's call blocks one call at a time, as each object closes; the ids are dropped
+//! (the template is given ids Hearth numbers itself, which the engine's grammar makes the model
+//! write: [`ListSyntax::id_of`]).
 
 use serde_json::Value;
 
@@ -13,16 +15,63 @@ use crate::reasoning::partial_tag_len;
 /// How a family writes a turn's calls as a list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListSyntax {
-    /// Before the list.
+    /// Before the list, and after it (empty: nothing closes it).
     pub open: &'static str,
+    pub close: &'static str,
+    /// The list as the family's template writes it back: its opening, what is between two
+    /// calls, its end.
+    pub layout: [&'static str; 3],
     /// The members naming the function, holding its arguments, and the call's id.
     pub name: &'static str,
     pub arguments: &'static str,
     pub id: &'static str,
+    /// Whether a call's id is its first member (else its last).
+    pub id_first: bool,
+    pub ids: CallNumbering,
+}
+
+/// How a family's template numbers a conversation's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallNumbering {
+    /// Nine letters and digits ([`call_id`]), as Mistral's templates require.
+    Mistral,
+    /// The call's number in the conversation, from 0, as Command R7B's template counts them.
+    Counted,
 }
 
 /// Mistral Nemo's: `[TOOL_CALLS]` then the list.
-pub const MISTRAL_NEMO_CALLS: ListSyntax = ListSyntax { open: "[TOOL_CALLS]", name: "name", arguments: "arguments", id: "id" };
+pub const MISTRAL_NEMO_CALLS: ListSyntax = ListSyntax {
+    open: "[TOOL_CALLS]",
+    close: "",
+    layout: ["[", ", ", "]"],
+    name: "name",
+    arguments: "arguments",
+    id: "id",
+    id_first: false,
+    ids: CallNumbering::Mistral,
+};
+
+/// Command R7B's: the list between `<|START_ACTION|>` and `<|END_ACTION|>`, a call a line.
+pub const COMMAND_R_CALLS: ListSyntax = ListSyntax {
+    open: "<|START_ACTION|>",
+    close: "<|END_ACTION|>",
+    layout: ["[\n    ", ",\n    ", "\n]"],
+    name: "tool_name",
+    arguments: "parameters",
+    id: "tool_call_id",
+    id_first: true,
+    ids: CallNumbering::Counted,
+};
+
+impl ListSyntax {
+    /// The id of the conversation's `n`th call (from 0), as the family's template writes it.
+    pub fn id_of(&self, n: usize) -> String {
+        match self.ids {
+            CallNumbering::Mistral => call_id(n),
+            CallNumbering::Counted => n.to_string(),
+        }
+    }
+}
 
 /// The id of the `n`th call of a conversation (from 0): nine letters and digits, as Mistral's
 /// templates require.
@@ -53,6 +102,8 @@ enum State {
     Between { expect_call: bool },
     /// Inside a call's object, which starts at `start` in `held`.
     Call { depth: ObjectScan, start: usize },
+    /// After the list, before its closing marker (`held` may be the start of it).
+    AfterList,
 }
 
 impl ListCallStream {
@@ -71,7 +122,9 @@ impl ListCallStream {
 
     /// What is still held back once the reply has ended: a call cut off is text.
     pub fn finish(&mut self) -> String {
-        self.state = State::Text;
+        if std::mem::replace(&mut self.state, State::Text) == State::AfterList {
+            self.held.clear(); // Space, or the closing marker cut off: the list's.
+        }
         std::mem::take(&mut self.held)
     }
 
@@ -94,7 +147,18 @@ impl ListCallStream {
             State::Between { expect_call: false } if c == ',' => State::Between { expect_call: true },
             State::Between { expect_call: false } if c == ']' => {
                 self.held.clear(); // The list's markers: dropped (its calls are blocks now).
-                State::Text
+                if self.syntax.close.is_empty() { State::Text } else { State::AfterList }
+            }
+            State::AfterList => {
+                let close = self.syntax.close;
+                match self.held.trim_start() {
+                    marker if marker == close => {
+                        self.held.clear();
+                        State::Text
+                    }
+                    marker if close.starts_with(marker) => State::AfterList,
+                    _ => self.give_up(out), // No closing marker: what came after the list is text.
+                }
             }
             State::Call { mut depth, start } => match depth.read(c) {
                 false if self.held.len() - start > MAX_CALL => self.give_up(out),
@@ -164,8 +228,12 @@ mod tests {
     use super::*;
 
     fn streamed(text: &str, size: usize) -> String {
+        streamed_in(MISTRAL_NEMO_CALLS, text, size)
+    }
+
+    fn streamed_in(syntax: ListSyntax, text: &str, size: usize) -> String {
         let chars: Vec<char> = text.chars().collect();
-        let mut stream = ListCallStream::new(MISTRAL_NEMO_CALLS);
+        let mut stream = ListCallStream::new(syntax);
         let mut out: String = chars.chunks(size).map(|piece| stream.push(&piece.iter().collect::<String>())).collect();
         out.push_str(&stream.finish());
         out
@@ -203,6 +271,41 @@ mod tests {
                 assert_eq!(streamed(text, size), expected, "{text:?} in pieces of {size}");
             }
         }
+    }
+
+    #[test]
+    fn command_r_lists_close_with_their_marker_which_is_dropped() {
+        let weather = call_block("get_weather", r#"{"city": "Paris"}"#);
+        let time = call_block("get_time", "{}");
+        let cases = [
+            (
+                "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n]<|END_ACTION|>",
+                weather.clone(),
+            ),
+            (
+                "<|START_ACTION|>[\n    {\"tool_call_id\": \"3\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}},\n    {\"tool_call_id\": \"4\", \"tool_name\": \"get_time\", \"parameters\": {}}\n]<|END_ACTION|>",
+                format!("{weather}{time}"),
+            ),
+            // The reply ends before the closing marker: the calls are read all the same.
+            ("<|START_ACTION|>[{\"tool_name\": \"get_time\", \"parameters\": {}}] <|END_AC", time.clone()),
+            // Words after the list and no closing marker: they are text.
+            ("<|START_ACTION|>[{\"tool_name\": \"get_time\", \"parameters\": {}}] and more", format!("{time} and more")),
+            // Nemo's members are no call here.
+            (
+                "<|START_ACTION|>[{\"name\": \"get_time\", \"arguments\": {}}]",
+                "<|START_ACTION|>[{\"name\": \"get_time\", \"arguments\": {}}]".into(),
+            ),
+        ];
+        for (text, expected) in cases {
+            for size in [1, 3, 1000] {
+                assert_eq!(streamed_in(COMMAND_R_CALLS, text, size), expected, "{text:?} in pieces of {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_family_numbers_calls_its_way() {
+        assert_eq!((MISTRAL_NEMO_CALLS.id_of(12), COMMAND_R_CALLS.id_of(12)), (call_id(12), "12".to_owned()));
     }
 
     #[test]

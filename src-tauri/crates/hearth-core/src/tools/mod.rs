@@ -5,8 +5,8 @@
 //! generic format it teaches a model whose template knows no tools:
 //! `<tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>`, one block per call. Other
 //! families' calls are read into it as they stream: Llama 3.x's bare JSON, Mistral's
-//! `[TOOL_CALLS]` and DeepSeek's markers ([`NamedCallStream`]), Mistral Nemo's lists of calls
-//! ([`ListCallStream`]), gpt-oss's channels (`crate::harmony`).
+//! `[TOOL_CALLS]` and DeepSeek's markers ([`NamedCallStream`]), Mistral Nemo's and Command R7B's
+//! lists of calls ([`ListCallStream`]), gpt-oss's channels (`crate::harmony`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,7 +14,7 @@ use serde_json::Value;
 mod list_calls;
 mod named_calls;
 
-pub use list_calls::{ListCallStream, ListSyntax, MISTRAL_NEMO_CALLS, call_id};
+pub use list_calls::{COMMAND_R_CALLS, CallNumbering, ListCallStream, ListSyntax, MISTRAL_NEMO_CALLS, call_id};
 pub use named_calls::{CallSyntax, DEEPSEEK_CALLS, DEEPSEEK_R1_CALLS, FUNCTIONARY_CALLS, LLAMA3_CALLS, MISTRAL_CALLS, NamedCallStream};
 
 /// How a family writes its calls, where that is not Hearth's block.
@@ -31,7 +31,7 @@ impl CallShape {
     pub fn markers(&self) -> Vec<&'static str> {
         match self {
             CallShape::Named(syntax) => syntax.markers().collect(),
-            CallShape::List(syntax) => vec![syntax.open],
+            CallShape::List(syntax) => [syntax.open, syntax.close].into_iter().filter(|m| !m.is_empty()).collect(),
         }
     }
 

@@ -15,8 +15,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use hearth_core::harmony::{self, HarmonyStream};
 use hearth_core::{
-    CallReader, CallShape, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative,
-    THINK_CLOSING, THINK_OPENED, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
+    CallReader, CallShape, FinishReason, GenEvent, MAX_TOP_LOGPROBS, ReasoningCounter, ReplyRequest, ReplyStats, Speculative, THINK_CLOSE,
+    THINK_CLOSING, THINK_OPEN, THINK_OPENED, TokenAlternative, TokenChoice, TokenLogprob, TokenProbs,
 };
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -63,6 +63,11 @@ pub(crate) struct Reply {
     /// Control tokens written as their text: the markers of the model's calls (Mistral's
     /// `[TOOL_CALLS]`…), which llama.cpp writes as nothing, as llama.cpp's server preserves them.
     preserved: Vec<LlamaToken>,
+    /// Tokens written as other text: a template's own reasoning markers (Command R7B's) as
+    /// `<think>` and `</think>`, the reasoning as Hearth stores it.
+    renamed: Vec<(LlamaToken, &'static str)>,
+    /// What closes a reasoning block whose budget is spent, as the model writes it.
+    think_closing: &'static str,
     /// The tokens of the reply's leading reasoning block (`stats.reasoning_tokens`).
     reasoning: ReasoningCounter,
     /// Tokens written in place of sampled ones: the closing of a reasoning block whose budget is
@@ -103,6 +108,8 @@ impl Reply {
             harmony: None,
             named_calls: None,
             preserved: Vec::new(),
+            renamed: Vec::new(),
+            think_closing: THINK_CLOSING,
             reasoning: ReasoningCounter::default(),
             forced: VecDeque::new(),
             budget_closed: false,
@@ -150,6 +157,20 @@ impl Reply {
         let vocab = model.vocab();
         let tokens = shape.markers().into_iter().flat_map(|marker| vocab.tokenize(marker.as_bytes(), false, true));
         self.preserved = tokens.filter(|&token| vocab.is_control(token)).collect();
+    }
+
+    /// The model writes its reasoning between markers of its own, each a token: read as
+    /// `<think>` and `</think>`, and closed with its own marker when its budget is spent.
+    pub fn read_think_markers(&mut self, (open, close): (&'static str, &'static str), model: &LlamaModel) {
+        let vocab = model.vocab();
+        let token = |marker: &str| match vocab.tokenize(marker.as_bytes(), false, true)[..] {
+            [token] => Some(token),
+            _ => None,
+        };
+        if let (Some(opening), Some(closing)) = (token(open), token(close)) {
+            self.renamed = vec![(opening, THINK_OPEN), (closing, THINK_CLOSE)];
+            self.think_closing = close;
+        }
     }
 
     /// Guesses up to `room` tokens to follow `cached` and `next` in sequence `seq` (nothing
@@ -255,7 +276,11 @@ impl Reply {
         }
         self.stats.completion_tokens += 1;
         let special = self.preserved.contains(&token);
-        let released = self.stops.push(&self.text.push(&vocab.token_to_piece(token, special, None)));
+        let piece = match self.renamed.iter().find(|(renamed, _)| *renamed == token) {
+            Some((_, text)) => text.as_bytes().to_vec(),
+            None => vocab.token_to_piece(token, special, None),
+        };
+        let released = self.stops.push(&self.text.push(&piece));
         let text = match &mut self.harmony {
             Some(channels) => channels.push(&released.text),
             None => released.text,
@@ -268,7 +293,7 @@ impl Reply {
         if self.reasoning_budget_spent() {
             // The block is closed as the model would close it, and it answers from there.
             self.budget_closed = true;
-            let closing = if self.harmony.is_some() { harmony::ANALYSIS_TO_FINAL } else { THINK_CLOSING };
+            let closing = if self.harmony.is_some() { harmony::ANALYSIS_TO_FINAL } else { self.think_closing };
             self.forced = vocab.tokenize(closing.as_bytes(), false, true).into();
         }
         if !self.outbox.push(&text, &self.events) {

@@ -37,6 +37,7 @@ use crate::load::{Resolved, Threads};
 use crate::prefix::{self, shared_prefix};
 use crate::sampler;
 use crate::threads::DecodeThreads;
+use crate::tools::CallsAfter;
 use crate::vision::{self, Projector, PromptImages};
 
 mod cache;
@@ -521,8 +522,8 @@ impl<'m> Session<'m> {
             Some(hearth_core::CallShape::List(_)) => crate::template::calls_before(&request.messages, reasoning, format),
             _ => 0,
         };
-        let tools = match request.tools.as_ref().map(|offered| crate::tools::grammar(offered, format, think_opened, first_call)).transpose()
-        {
+        let after = CallsAfter { reasoning_opened: think_opened, thinking: PromptAsk::of(&request).thinking(), first_call };
+        let tools = match request.tools.as_ref().map(|offered| crate::tools::grammar(offered, format, after)).transpose() {
             Ok(tools) => tools.flatten(),
             Err(error) => {
                 let _ = events.send(GenEvent::Failed(error));
@@ -554,6 +555,9 @@ impl<'m> Session<'m> {
         }
         if let Some(shape) = call_shape {
             reply.read_calls(shape, self.model);
+        }
+        if let Some(markers) = self.renderer.think_markers().filter(|_| reasoning != ReasoningFormat::None) {
+            reply.read_think_markers(markers, self.model);
         }
         if opens_reasoning {
             reply.open_reasoning();

@@ -50,7 +50,7 @@ impl<'a> PromptAsk<'a> {
         PromptAsk { tools: None, ..self }
     }
 
-    fn thinking(&self) -> bool {
+    pub fn thinking(&self) -> bool {
         self.budget != 0
     }
 }
@@ -90,6 +90,14 @@ impl Renderer {
         match self {
             Renderer::Jinja(jinja, _) => jinja.tool_format(),
             Renderer::Builtin { .. } => ToolFormat::Generic,
+        }
+    }
+
+    /// The reasoning markers of the template's own, where they are not `<think>`'s.
+    pub fn think_markers(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Renderer::Jinja(jinja, _) => jinja.think_markers(),
+            Renderer::Builtin { .. } => None,
         }
     }
 

@@ -220,3 +220,41 @@ fn strftime_now_writes_the_date_as_python_does() {
     let bad = ChatTemplate::new("{{ strftime_now('%Q') }}", "", "").unwrap();
     assert!(bad.render(&[ChatMessage::new(Role::User, "hi")]).unwrap_err().0.contains("strftime_now"));
 }
+
+/// A template in Command R7B's shape: a line holding only a block tag leaves nothing behind (as
+/// transformers and llama.cpp render templates); `{% break %}` ends a loop; a past reply's plan
+/// is given apart (`reasoning_content`) and its answer alone, as the template writes them with
+/// markers of its own.
+#[test]
+fn a_template_with_reasoning_markers_of_its_own_reads_past_reasoning_apart() {
+    let source = "{%- for message in messages -%}
+{%- if message.role == 'assistant' and message.tool_calls -%}
+<|START_THINKING|>{{ message.reasoning_content }}<|END_THINKING|>[
+    {% for tc in message.tool_calls %}
+    {{ tc['function']['name'] }}
+    {% endfor %}
+]
+{%- elif message.role == 'assistant' -%}
+<R>{{ message.content }}</R>
+{%- elif message.role == 'tool' -%}
+{%- for m in messages[loop.index0:] -%}{%- if m.role != 'tool' -%}{%- break -%}{%- endif -%}({{ m.content }}){%- endfor -%}
+{%- else -%}
+<U>{{ message.content }}</U>
+{%- endif -%}
+{%- endfor -%}";
+    let t = ChatTemplate::new(source, "", "").unwrap();
+    assert_eq!(t.think_markers(), Some(crate::tools::COMMAND_R_THINKING));
+    let messages = [
+        ChatMessage::new(Role::User, "Weather?"),
+        ChatMessage::new(Role::Assistant, format!("<think>Look it up.</think>{}", hearth_core::call_block("get_weather", "{}"))),
+        ChatMessage::new(Role::Tool, "12 degrees"),
+        ChatMessage::new(Role::Assistant, "<think>Mild.</think>Sunny."),
+        ChatMessage::new(Role::User, "Bye"),
+    ];
+    let calls = crate::tools::ToolFormat::CommandR;
+    let t = ChatTemplate { tools: calls, ..t };
+    assert_eq!(
+        t.render(&messages).unwrap(),
+        "<U>Weather?</U><|START_THINKING|>Look it up.<|END_THINKING|>[\n    get_weather\n](12 degrees)<R>Sunny.</R><U>Bye</U>"
+    );
+}

@@ -31,6 +31,9 @@ fn templates_that_know_tools_are_told_apart() {
     // Mistral Nemo's: the list after the marker (no `[ARGS]`), as its template writes calls back.
     let nemo = r#"{%- if tools is not none %}[AVAILABLE_TOOLS]{{ tools|tojson }}[/AVAILABLE_TOOLS]{% endif %}{{- "[TOOL_CALLS][" }}"#;
     assert_eq!(ToolFormat::of_template(nemo), ToolFormat::MistralNemo);
+    // Command R7B's: the list between its action markers.
+    let command_r = "{% if message.tool_calls %}<|START_ACTION|>[{% for tc in message.tool_calls %}{{ tc|tojson }}{% endfor %}]<|END_ACTION|>{% endif %}{% for tool in tools %}{% endfor %}";
+    assert_eq!(ToolFormat::of_template(command_r), ToolFormat::CommandR);
     let deepseek_r1 = include_str!("../../tests/data/deepseek-r1.jinja");
     assert_eq!(ToolFormat::of_template(deepseek_r1), ToolFormat::DeepSeekR1);
     let formats =
@@ -61,13 +64,15 @@ fn a_named_call_grammar_writes_calls_as_their_template_does() {
         ),
     ];
     for (format, open, first, root, close, between) in cases {
-        let auto = grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format, false, 0).unwrap().unwrap();
+        let auto =
+            grammar(&offered(vec![weather.clone(), time.clone()], ToolChoice::Auto, true), format, CallsAfter::default()).unwrap().unwrap();
         assert_eq!(auto.trigger, Some(if first.is_empty() { open } else { first }), "{format:?}");
         let expected =
             format!("root ::={root}hearth-named-call ::= {} {alternatives}{close}\nhearth-named-head ::= {between}\n", gbnf_literal(open));
         assert!(auto.gbnf.starts_with(&expected), "{format:?}: {}\nexpected to start with\n{expected}", auto.gbnf);
-        let named =
-            grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format, false, 0).unwrap().unwrap();
+        let named = grammar(&offered(vec![weather.clone()], ToolChoice::Named("get_weather".into()), false), format, CallsAfter::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(named.trigger, None, "{format:?}: bound from the first token");
         let one = format!("root ::={}", root.replace("{1,8}", ""));
         assert!(named.gbnf.starts_with(&one), "{format:?}: one call: {}", named.gbnf);
@@ -80,7 +85,13 @@ fn a_named_call_grammar_writes_calls_as_their_template_does() {
 fn a_list_grammar_numbers_each_call_from_the_conversations_calls() {
     let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
     let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
-    let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::MistralNemo, false, 3).unwrap().unwrap();
+    let auto = grammar(
+        &offered(vec![weather.clone(), time], ToolChoice::Auto, true),
+        ToolFormat::MistralNemo,
+        CallsAfter { first_call: 3, ..CallsAfter::default() },
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!(auto.trigger, Some("[TOOL_CALLS]"));
     let alternatives = r#"("get_weather" hearth-list-head hearth-t0-root | "get_time" hearth-list-head hearth-t1-root)"#;
     assert!(auto.gbnf.starts_with(r#"root ::= "[TOOL_CALLS]" "[" hearth-list-call-0 (", " hearth-list-call-1 (", " "#), "{}", auto.gbnf);
@@ -88,9 +99,40 @@ fn a_list_grammar_numbers_each_call_from_the_conversations_calls() {
     assert!(auto.gbnf.lines().any(|l| l == first), "{first}\nin\n{}", auto.gbnf);
     assert!(auto.gbnf.contains(r#"hearth-list-call-7 ::= "#) && auto.gbnf.contains("call00010"), "{}", auto.gbnf);
     assert!(auto.gbnf.lines().any(|l| l == r#"hearth-list-head ::= "\", \"arguments\": ""#), "{}", auto.gbnf);
-    let one = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::MistralNemo, false, 0).unwrap().unwrap();
+    let one =
+        grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::MistralNemo, CallsAfter::default()).unwrap().unwrap();
     assert_eq!(one.trigger, None);
     assert!(one.gbnf.starts_with("root ::= \"[TOOL_CALLS]\" \"[\" hearth-list-call-0 \"]\"\n"), "{}", one.gbnf);
+}
+
+/// Command R7B's calls: a call a line between its action markers, each call's number first;
+/// bound from the first token, after the empty plan its template writes back when it was asked to
+/// reason, and straight away when not (its prompt wrote the empty plan then).
+#[test]
+fn a_command_r_grammar_writes_calls_a_line_each_numbered_first() {
+    let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+    let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
+    let both = offered(vec![weather.clone(), time], ToolChoice::Auto, true);
+    let auto =
+        grammar(&both, ToolFormat::CommandR, CallsAfter { thinking: true, first_call: 2, ..CallsAfter::default() }).unwrap().unwrap();
+    assert_eq!(auto.trigger, Some("<|START_ACTION|>"));
+    assert!(
+        auto.gbnf.starts_with(r#"root ::= <|START_ACTION|> "[\n    " hearth-list-call-0 (",\n    " hearth-list-call-1 "#),
+        "{}",
+        auto.gbnf
+    );
+    assert!(auto.gbnf.lines().next().is_some_and(|l| l.ends_with(r#" "\n]" <|END_ACTION|>"#)), "{}", auto.gbnf);
+    let first = r#"hearth-list-call-0 ::= "{\"tool_call_id\": \"2\", \"tool_name\": \"" ("get_weather" hearth-list-head hearth-t0-root | "get_time" hearth-list-head hearth-t1-root) "}""#;
+    assert!(auto.gbnf.lines().any(|l| l == first), "{first}\nin\n{}", auto.gbnf);
+    assert!(auto.gbnf.lines().any(|l| l == r#"hearth-list-head ::= "\", \"parameters\": ""#), "{}", auto.gbnf);
+    let required = offered(vec![weather], ToolChoice::Required, false);
+    // Each marker is its token (spelled out, it would be other tokens than the template's).
+    for (thinking, opening) in [(true, "<|START_THINKING|> <|END_THINKING|> <|START_ACTION|>"), (false, "<|START_ACTION|>")] {
+        let one = grammar(&required, ToolFormat::CommandR, CallsAfter { thinking, ..CallsAfter::default() }).unwrap().unwrap();
+        assert_eq!(one.trigger, None);
+        let root = format!("root ::= {opening} \"[\\n    \" hearth-list-call-0 \"\\n]\" <|END_ACTION|>\n");
+        assert!(one.gbnf.starts_with(&root), "thinking {thinking}: {}\nexpected\n{root}", one.gbnf);
+    }
 }
 
 /// After a prompt that opened `<think>` (R1's), a call that must be made closes the
@@ -98,12 +140,24 @@ fn a_list_grammar_numbers_each_call_from_the_conversations_calls() {
 #[test]
 fn a_required_call_after_opened_reasoning_closes_it_first() {
     let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}}));
-    let required = grammar(&offered(vec![weather.clone()], ToolChoice::Required, false), ToolFormat::DeepSeekR1, true, 0).unwrap().unwrap();
+    let required = grammar(
+        &offered(vec![weather.clone()], ToolChoice::Required, false),
+        ToolFormat::DeepSeekR1,
+        CallsAfter { reasoning_opened: true, ..CallsAfter::default() },
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!(required.trigger, None);
     let closing = gbnf_literal(hearth_core::THINK_CLOSING);
     assert!(required.gbnf.starts_with(&format!("root ::= {closing} {CALLS_RULE}\n{CALLS_RULE} ::=")), "{}", required.gbnf);
     assert_eq!(required.gbnf.lines().filter(|l| l.starts_with("root ::=")).count(), 1, "one root: {}", required.gbnf);
-    let auto = grammar(&offered(vec![weather], ToolChoice::Auto, false), ToolFormat::DeepSeekR1, true, 0).unwrap().unwrap();
+    let auto = grammar(
+        &offered(vec![weather], ToolChoice::Auto, false),
+        ToolFormat::DeepSeekR1,
+        CallsAfter { reasoning_opened: true, ..CallsAfter::default() },
+    )
+    .unwrap()
+    .unwrap();
     assert!(auto.trigger.is_some() && !auto.gbnf.contains("think"), "{}", auto.gbnf);
 }
 
@@ -113,14 +167,17 @@ fn a_required_call_after_opened_reasoning_closes_it_first() {
 fn a_harmony_grammar_names_each_function_with_its_own_arguments() {
     let weather = tool("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
     let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
-    let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::Harmony, false, 0).unwrap().unwrap();
+    let auto = grammar(&offered(vec![weather.clone(), time], ToolChoice::Auto, true), ToolFormat::Harmony, CallsAfter::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(auto.trigger, Some(" to=functions."));
     assert!(auto.gbnf.starts_with(r#"root ::= "<|channel|>commentary"? " to=functions." ("get_weather" hearth-harmony-head hearth-t0-root | "get_time" hearth-harmony-head hearth-t1-root)"#), "{}", auto.gbnf);
     let defined: Vec<&str> = auto.gbnf.lines().filter_map(|l| l.split_once(" ::=").map(|(name, _)| name)).collect();
     let unique: std::collections::HashSet<_> = defined.iter().collect();
     assert_eq!(unique.len(), defined.len(), "each rule once: {}", auto.gbnf);
     assert!(defined.contains(&"hearth-t0-city-kv") || defined.iter().any(|d| d.starts_with("hearth-t0-")), "{}", auto.gbnf);
-    let required = grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::Harmony, false, 0).unwrap().unwrap();
+    let required =
+        grammar(&offered(vec![weather], ToolChoice::Required, false), ToolFormat::Harmony, CallsAfter::default()).unwrap().unwrap();
     assert_eq!(required.trigger, None);
     assert!(
         required.gbnf.starts_with(
@@ -163,7 +220,7 @@ fn a_choice_makes_the_grammar_lazy_eager_narrow_or_absent() {
     let time = tool("get_time", json!({"properties": {"zone": {"type": "string"}}}));
     let both = || vec![weather.clone(), time.clone()];
 
-    let auto = grammar(&offered(both(), ToolChoice::Auto, false), ToolFormat::Hermes, false, 0).unwrap().unwrap();
+    let auto = grammar(&offered(both(), ToolChoice::Auto, false), ToolFormat::Hermes, CallsAfter::default()).unwrap().unwrap();
     assert_eq!(auto.trigger, Some("<tool_call>"));
     assert!(
         auto.gbnf.starts_with(
@@ -176,16 +233,19 @@ fn a_choice_makes_the_grammar_lazy_eager_narrow_or_absent() {
     assert!(auto.gbnf.lines().any(|l| l == "space ::= \"\""), "no room between tokens: {}", auto.gbnf);
     assert!(!auto.gbnf.lines().any(|l| l.starts_with("root ::= {") || l.contains(" root ")), "one root: {}", auto.gbnf);
 
-    let required = grammar(&offered(both(), ToolChoice::Required, true), ToolFormat::Hermes, false, 0).unwrap().unwrap();
+    let required = grammar(&offered(both(), ToolChoice::Required, true), ToolFormat::Hermes, CallsAfter::default()).unwrap().unwrap();
     assert_eq!(required.trigger, None);
     assert!(required.gbnf.starts_with("root ::= hearth-tool-block (\"\\n\" hearth-tool-block){0,7}\n"), "{}", required.gbnf);
 
-    let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false), ToolFormat::Generic, false, 0).unwrap().unwrap();
+    let named = grammar(&offered(both(), ToolChoice::Named("get_time".into()), false), ToolFormat::Generic, CallsAfter::default())
+        .unwrap()
+        .unwrap();
     assert!(named.gbnf.contains("get_time") && !named.gbnf.contains("get_weather"), "{}", named.gbnf);
 
-    assert_eq!(grammar(&offered(both(), ToolChoice::None, false), ToolFormat::Hermes, false, 0).unwrap(), None);
-    assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false), ToolFormat::Harmony, false, 0).unwrap(), None);
-    let refused = grammar(&offered(both(), ToolChoice::Named("get_news".into()), false), ToolFormat::Harmony, false, 0).unwrap_err();
+    assert_eq!(grammar(&offered(both(), ToolChoice::None, false), ToolFormat::Hermes, CallsAfter::default()).unwrap(), None);
+    assert_eq!(grammar(&offered(vec![], ToolChoice::Auto, false), ToolFormat::Harmony, CallsAfter::default()).unwrap(), None);
+    let refused =
+        grammar(&offered(both(), ToolChoice::Named("get_news".into()), false), ToolFormat::Harmony, CallsAfter::default()).unwrap_err();
     assert!(refused.to_string().contains("\"get_news\", which is not among the tools"), "{refused}");
 }
 
