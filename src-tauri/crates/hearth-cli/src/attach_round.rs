@@ -2,7 +2,11 @@
 //! The document (about 1,500 tokens of prose, a real file read by `hearth_attach`) goes in whole
 //! before the first question, as a chat sends it; the second question should read none of it again
 //! (the chat's KV cache). Measured: the second question's time to its first token, against the
-//! same in a chat without a document (`attach_ttft_ratio`; 1.0 is the floor).
+//! same in a chat without a document (`attach_ttft_ratio`; 1.0 is the floor). Beside it, with a
+//! llama-server built, the same exchanges on llama.cpp's own server with its prompt cache: the
+//! reference (attention over the cached document costs it too).
+
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -11,7 +15,8 @@ use hearth_core::{ChatMessage, DocumentTexts, ReplyStats, Role, with_documents};
 use hearth_engine::{Engine, LoadParams};
 
 use crate::args::BenchArgs;
-use crate::bench_kit::turn_in;
+use crate::bench_kit::{N_BATCH, N_CTX, middle, rounded, turn_in};
+use crate::peer::{LlamaServer, PeerError};
 
 /// Rounds of each kind; the figures are their medians.
 const ROUNDS: i64 = 3;
@@ -32,43 +37,88 @@ pub struct AttachReport {
     pub attach_document_tokens: u32,
     /// The tokens the second question read with the document (its own turn: not the document).
     pub attach_second_read_tokens: u32,
+    /// The same ratio on llama-server (with its prompt cache), and its second TTFT with the
+    /// document, in ms.
+    pub server_attach_ttft_ratio: Option<f64>,
+    pub server_attach_second_ttft_ms: Option<f64>,
 }
 
-pub async fn run(args: &BenchArgs, load: LoadParams) -> Result<AttachReport, String> {
+/// The section; with `server` (a llama-server binary), its exchanges too. A server that fails is
+/// given back beside the engine's figures.
+pub async fn run(args: &BenchArgs, load: LoadParams, server: Option<&Path>) -> Result<(AttachReport, Option<PeerError>), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary folder: {e}"))?;
+    let questions = questions(dir.path())?;
+    let mut report = engine_exchanges(args, load, &questions).await?;
+    let Some(binary) = server else { return Ok((report, None)) };
+    match server_exchanges(args, binary, &questions).await {
+        Ok((with, without)) => {
+            report.server_attach_ttft_ratio = Some(rounded(with / without, 3));
+            report.server_attach_second_ttft_ms = Some(rounded(with, 1));
+            Ok((report, None))
+        }
+        Err(lost) => Ok((report, Some(lost))),
+    }
+}
+
+/// Each round's first question alone and with its document (a file of its own, read by
+/// `hearth_attach` and put before the question as a chat sends it): no round borrows another's
+/// cached opening.
+fn questions(dir: &Path) -> Result<Vec<(String, String)>, String> {
+    (0..ROUNDS)
+        .map(|round| {
+            let path = dir.join(format!("bread-{round}.md"));
+            std::fs::write(&path, document()).map_err(|e| format!("the document could not be written: {e}"))?;
+            let file = hearth_attach::read_file(&path, &Limits::default()).map_err(|e| e.to_string())?;
+            let texts = DocumentTexts::from([(file.attachment.hash.clone(), file.text)]);
+            let question = format!("Question {round}: {FIRST_QUESTION}");
+            let with_document = with_documents(&question, std::slice::from_ref(&file.attachment), &texts);
+            Ok((question, with_document))
+        })
+        .collect()
+}
+
+async fn engine_exchanges(args: &BenchArgs, load: LoadParams, questions: &[(String, String)]) -> Result<AttachReport, String> {
     let engine = Engine::spawn();
     engine.load(&args.model, load).await.map_err(|e| format!("the model did not load: {e}"))?;
     // The first decode after a load pays one-off costs no later turn pays.
     turn_in(&engine, &[ChatMessage::new(Role::User, "Hello!")], 4, None).await?;
     let (mut plain, mut attached) = (Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        // Each round's own file and question: no round borrows another's cached opening.
-        let path = dir.path().join(format!("bread-{round}.md"));
-        std::fs::write(&path, document()).map_err(|e| format!("the document could not be written: {e}"))?;
-        let file = hearth_attach::read_file(&path, &Limits::default()).map_err(|e| e.to_string())?;
-        let texts = DocumentTexts::from([(file.attachment.hash.clone(), file.text)]);
-        let question = format!("Question {round}: {FIRST_QUESTION}");
-        let with_document = with_documents(&question, std::slice::from_ref(&file.attachment), &texts);
-        let conversation = FIRST_CONVERSATION + 2 * round;
-        plain.push(exchange(&engine, &question, conversation).await?);
-        attached.push(exchange(&engine, &with_document, conversation + 1).await?);
+    for (round, (question, with_document)) in questions.iter().enumerate() {
+        let conversation = FIRST_CONVERSATION + 2 * round as i64;
+        plain.push(exchange(&engine, question, conversation).await?);
+        attached.push(exchange(&engine, with_document, conversation + 1).await?);
     }
     engine.shutdown();
     let median = |turns: &[(ReplyStats, ReplyStats)], figure: &dyn Fn(&(ReplyStats, ReplyStats)) -> f64| {
-        let mut values: Vec<f64> = turns.iter().map(figure).collect();
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
+        middle(&turns.iter().map(figure).collect::<Vec<_>>())
     };
     let second_ttft = |t: &(ReplyStats, ReplyStats)| t.1.ttft_ms;
-    let round = |v: f64, places: i32| (v * 10f64.powi(places)).round() / 10f64.powi(places);
     let (with, without) = (median(&attached, &second_ttft), median(&plain, &second_ttft));
     Ok(AttachReport {
-        attach_ttft_ratio: round(with / without, 3),
-        attach_second_ttft_ms: round(with, 1),
-        attach_first_ttft_ms: round(median(&attached, &|t| t.0.ttft_ms), 1),
+        attach_ttft_ratio: rounded(with / without, 3),
+        attach_second_ttft_ms: rounded(with, 1),
+        attach_first_ttft_ms: rounded(median(&attached, &|t| t.0.ttft_ms), 1),
         attach_document_tokens: attached[0].0.prompt_tokens.saturating_sub(plain[0].0.prompt_tokens),
         attach_second_read_tokens: median(&attached, &|t| f64::from(t.1.prompt_tokens.saturating_sub(t.1.cached_tokens))) as u32,
+        server_attach_ttft_ratio: None,
+        server_attach_second_ttft_ms: None,
     })
+}
+
+/// The same exchanges on llama-server (one slot: each exchange alone in its cache): the second
+/// question's TTFT with the document and without, medians, in ms.
+async fn server_exchanges(args: &BenchArgs, binary: &Path, questions: &[(String, String)]) -> Result<(f64, f64), PeerError> {
+    let server = LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH, &[]).await?;
+    server.reply(&[("user", "Hello!")], 4, true).await?;
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for (question, with_document) in questions {
+        for (first, ttft) in [(question, &mut without), (with_document, &mut with)] {
+            let answer = server.reply(&[("user", first)], 16, true).await?.text;
+            let turns = [("user", first.as_str()), ("assistant", answer.as_str()), ("user", SECOND_QUESTION)];
+            ttft.push(server.reply(&turns, 4, true).await?.ttft_ms);
+        }
+    }
+    Ok((middle(&with), middle(&without)))
 }
 
 /// The first question (as `first`, the document before it or not) and the second, in one

@@ -155,6 +155,19 @@ pub async fn reply_to(engine: &Engine, request: ReplyRequest) -> Result<(String,
     Err("the engine stopped unexpectedly".into())
 }
 
+/// The middle of `values` (the upper of the two middle ones for an even count; NaN, written as
+/// null, for none).
+pub fn middle(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// `value` to `places` decimals.
+pub fn rounded(value: f64, places: i32) -> f64 {
+    (value * 10f64.powi(places)).round() / 10f64.powi(places)
+}
+
 pub fn user_turn(n: usize) -> String {
     format!(
         "Question {n}: I am planning a small vegetable garden behind my house this spring. The soil is \

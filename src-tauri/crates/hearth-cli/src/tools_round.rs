@@ -3,7 +3,12 @@
 //! result, in the same conversation, and the model answers. Measured: the time from sending round
 //! two to its first token (the tool's own time is nil here, so this is Hearth's whole overhead),
 //! and how many tokens round two read against the tokens of the result (1.0: the result alone,
-//! round one's prompt and the call from the cache).
+//! round one's prompt and the call from the cache). Beside it, with a llama-server built, the
+//! same rounds on llama.cpp's own server: its prompt cache holds round one and the call (sent as
+//! the assistant's turn to continue), and round two reads the same result turn — the reference
+//! for the overhead.
+
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::json;
@@ -12,10 +17,12 @@ use hearth_core::{
     CancelFlag, ChatMessage, OfferedTools, ReplyRequest, ReplyStats, Role, SamplingParams, ToolChoice, ToolSpec, call_block, read_calls,
     tool_response,
 };
+use hearth_engine::tools::tool_instructions;
 use hearth_engine::{Engine, LoadParams};
 
 use crate::args::BenchArgs;
-use crate::bench_kit::reply_to;
+use crate::bench_kit::{N_BATCH, N_CTX, middle, reply_to, rounded};
+use crate::peer::{LlamaServer, PeerError};
 
 /// Rounds, each its own conversation; the figures are their medians.
 const CITIES: [&str; 5] = ["Paris", "Lisbon", "Oslo", "Kyoto", "Lima"];
@@ -36,6 +43,10 @@ pub struct ToolsReport {
     /// on two cores with the default model.
     pub tool_round_read_tokens: u32,
     pub tool_rounds: usize,
+    /// llama-server reading the same result turn after the same cached prompt and call: sent →
+    /// first token, in ms (median), and Hearth's overhead ÷ it.
+    pub tool_round_server_ms: Option<f64>,
+    pub tool_round_vs_server: Option<f64>,
 }
 
 fn weather() -> ToolSpec {
@@ -57,41 +68,72 @@ fn request(messages: Vec<ChatMessage>, choice: ToolChoice, max_tokens: u32, conv
     request
 }
 
-pub async fn run(args: &BenchArgs, load: LoadParams) -> Result<ToolsReport, String> {
+/// The section; with `server` (a llama-server binary), its rounds too. A server that fails is
+/// given back beside the engine's figures.
+pub async fn run(args: &BenchArgs, load: LoadParams, server: Option<&Path>) -> Result<(ToolsReport, Option<PeerError>), String> {
+    let (mut report, calls) = engine_rounds(args, load).await?;
+    let Some(binary) = server else { return Ok((report, None)) };
+    match server_rounds(args, binary, &calls).await {
+        Ok(server) => {
+            report.tool_round_server_ms = Some(rounded(server, 1));
+            report.tool_round_vs_server = Some(rounded(report.tool_round_overhead_ms / server, 3));
+            Ok((report, None))
+        }
+        Err(lost) => Ok((report, Some(lost))),
+    }
+}
+
+/// The rounds on the engine, and each round's question and call (as the engine wrote it).
+async fn engine_rounds(args: &BenchArgs, load: LoadParams) -> Result<(ToolsReport, Vec<(String, String)>), String> {
     let engine = Engine::spawn();
     engine.load(&args.model, load).await.map_err(|e| format!("the model did not load: {e}"))?;
     let (mut overhead, mut ratio, mut first, mut read) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut calls = Vec::new();
     for (i, city) in CITIES.iter().enumerate() {
         let conversation = FIRST_CONVERSATION + i as i64;
-        let ask = vec![ChatMessage::new(Role::User, format!("What is the weather in {city}?"))];
+        let question = format!("What is the weather in {city}?");
+        let ask = vec![ChatMessage::new(Role::User, question.clone())];
         let (text, one) = reply_to(&engine, request(ask.clone(), ToolChoice::Required, 80, conversation)).await?;
         let call = read_calls(&text).calls.into_iter().next().ok_or_else(|| format!("round one wrote no call: {text:?}"))?;
-        let history = [
-            ask,
-            vec![
-                ChatMessage::new(Role::Assistant, call_block(&call.name, &call.arguments)),
-                ChatMessage::new(Role::User, tool_response(RESULT)),
-            ],
-        ]
-        .concat();
+        let call = call_block(&call.name, &call.arguments);
+        let history =
+            [ask, vec![ChatMessage::new(Role::Assistant, call.clone()), ChatMessage::new(Role::User, tool_response(RESULT))]].concat();
+        calls.push((question, call));
         let (_, two) = reply_to(&engine, request(history, ToolChoice::Auto, 16, conversation)).await?;
         overhead.push(two.ttft_ms);
         ratio.push(read_ratio(&one, &two)?);
         first.push(one.ttft_ms);
         read.push(f64::from(two.prompt_tokens.saturating_sub(two.cached_tokens)));
     }
-    let median = |values: &mut Vec<f64>| {
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
-    };
-    let round = |v: f64, places: i32| (v * 10f64.powi(places)).round() / 10f64.powi(places);
-    Ok(ToolsReport {
-        tool_round_overhead_ms: round(median(&mut overhead), 1),
-        tool_round_cached_ratio: round(median(&mut ratio), 3),
-        tool_round_one_ttft_ms: round(median(&mut first), 1),
-        tool_round_read_tokens: median(&mut read) as u32,
+    engine.shutdown();
+    let report = ToolsReport {
+        tool_round_overhead_ms: rounded(middle(&overhead), 1),
+        tool_round_cached_ratio: rounded(middle(&ratio), 3),
+        tool_round_one_ttft_ms: rounded(middle(&first), 1),
+        tool_round_read_tokens: middle(&read) as u32,
         tool_rounds: CITIES.len(),
-    })
+        tool_round_server_ms: None,
+        tool_round_vs_server: None,
+    };
+    Ok((report, calls))
+}
+
+/// The same rounds on llama-server, its prompt written by the model's template as the engine's
+/// is (the tools described in a system message, the call in the assistant's turn, the result in
+/// the user's): round one and the call are read first (the call as a turn to continue), then
+/// round two reads the result turn alone. Its TTFT, median, in ms.
+async fn server_rounds(args: &BenchArgs, binary: &Path, calls: &[(String, String)]) -> Result<f64, PeerError> {
+    let server = LlamaServer::start(binary, &args.model, args.threads, N_CTX, N_BATCH, &[]).await?;
+    let instructions = tool_instructions(&[weather()], None);
+    let result = tool_response(RESULT);
+    let mut ttft = Vec::new();
+    for (question, call) in calls {
+        let called = [("system", instructions.as_str()), ("user", question.as_str()), ("assistant", call.as_str())];
+        server.reply(&called, 1, true).await?;
+        let answered = [&called[..], &[("user", result.as_str())]].concat();
+        ttft.push(server.reply(&answered, 4, true).await?.ttft_ms);
+    }
+    Ok(middle(&ttft))
 }
 
 /// Tokens round two read ÷ tokens it added after round one's prompt and reply (the result's turn).

@@ -215,20 +215,19 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
         *slot = Some(outcome?);
         Ok(())
     }
+    // The engine's figures stay when the server beside it failed.
+    fn keep_beside<T, E: Into<BenchError>>(slot: &mut Option<T>, outcome: Result<(T, Option<PeerError>), E>) -> Result<(), BenchError> {
+        let (figures, lost) = outcome.map_err(Into::into)?;
+        *slot = Some(figures);
+        lost.map_or(Ok(()), |e| Err(e.into()))
+    }
     for &section in &args.sections {
         eprintln!("bench: {} …", section.name());
         let started = Instant::now();
         let r = &mut report;
         let outcome = match section {
             Section::Speed => keep(&mut r.speed, speed(&args).await),
-            Section::Conversation => match conversation_section(&args, binary.as_deref()).await {
-                // The engine's figures stay when the server beside it failed.
-                Ok((figures, lost)) => {
-                    r.conversation = Some(figures);
-                    lost.map_or(Ok(()), |e| Err(e.into()))
-                }
-                Err(e) => Err(e),
-            },
+            Section::Conversation => keep_beside(&mut r.conversation, conversation_section(&args, binary.as_deref()).await),
             Section::Switch => keep(&mut r.switch, switch::switch_back(&args, load_params(&args, true)).await),
             Section::SwitchServer => match &binary {
                 Some(binary) => keep(&mut r.switch_server, switch::switch_server(&args, binary).await),
@@ -238,8 +237,8 @@ pub async fn run(args: BenchArgs) -> Result<(), String> {
             Section::Parallel => keep(&mut r.parallel, parallel::run(&args, load_params(&args, true), N_CTX, binary.as_deref()).await),
             Section::Decoding => keep(&mut r.decoding, decoding_section(&args).await),
             Section::BusyCore => keep(&mut r.busy_core, busy_core::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
-            Section::Tools => keep(&mut r.tools, tools_round::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
-            Section::Attach => keep(&mut r.attach, attach_round::run(&args, load_params(&args, true)).await.map_err(BenchError::from)),
+            Section::Tools => keep_beside(&mut r.tools, tools_round::run(&args, load_params(&args, true), binary.as_deref()).await),
+            Section::Attach => keep_beside(&mut r.attach, attach_round::run(&args, load_params(&args, true), binary.as_deref()).await),
             Section::Retrieve => keep(&mut r.retrieve, retrieve_round::run().await.map_err(BenchError::from)),
         };
         let seconds = started.elapsed().as_secs_f64();

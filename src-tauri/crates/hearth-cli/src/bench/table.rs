@@ -84,6 +84,9 @@ pub fn print(r: &Report) {
             "\nA tool round: round two's first token {:.0} ms after the result (round one {:.0} ms); it read {} tokens, {:.2} × the result's",
             t.tool_round_overhead_ms, t.tool_round_one_ttft_ms, t.tool_round_read_tokens, t.tool_round_cached_ratio
         );
+        if let (Some(ms), Some(ratio)) = (t.tool_round_server_ms, t.tool_round_vs_server) {
+            println!("  llama-server reading the same result: {ms:.0} ms (Hearth × {ratio:.2})");
+        }
     }
     if let Some(a) = &r.attach {
         println!(
@@ -91,6 +94,9 @@ pub fn print(r: &Report) {
              (it read {} tokens; the first question {:.0} ms)",
             a.attach_document_tokens, a.attach_second_ttft_ms, a.attach_ttft_ratio, a.attach_second_read_tokens, a.attach_first_ttft_ms
         );
+        if let (Some(ratio), Some(ms)) = (a.server_attach_ttft_ratio, a.server_attach_second_ttft_ms) {
+            println!("  llama-server, the same exchanges: {ms:.0} ms, × {ratio:.2} a chat without one");
+        }
     }
     if let Some(x) = &r.retrieve {
         println!(
