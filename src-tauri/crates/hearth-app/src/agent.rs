@@ -280,7 +280,19 @@ impl App {
                 return Ok(reply);
             }
             on_event(AgentEvent::RoundFinished(Box::new(reply.clone())));
-            let results = self.run_calls(chat, &reply, toolbox, stop, rerun.take().as_deref(), on_event).await;
+            // While the calls run, the engine reads the next round's prompt up to their results;
+            // when they come first, the read-ahead is given up for the reply that reads them.
+            let last_arguments = rerun.take();
+            let results = {
+                let calls = self.run_calls(chat, &reply, toolbox, stop, last_arguments.as_deref(), on_event);
+                let ahead = self.chat.prefill_results(chat, &reply, sampling.clone(), toolbox.offered());
+                tokio::pin!(calls);
+                tokio::select! {
+                    biased;
+                    results = &mut calls => results,
+                    _ = ahead => calls.await,
+                }
+            };
             if stop.is_cancelled() {
                 // What ran is kept; no reply reads it now (the next message will).
                 let mut last = reply.clone();

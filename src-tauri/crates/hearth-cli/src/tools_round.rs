@@ -3,7 +3,8 @@
 //! result, in the same conversation, and the model answers. Measured: the time from sending round
 //! two to its first token (the tool's own time is nil here, so this is Hearth's whole overhead),
 //! and how many tokens round two read against the tokens of the result (1.0: the result alone,
-//! round one's prompt and the call from the cache). Beside it, with a llama-server built, the
+//! round one's prompt and the call from the cache). Then the same with a tool that takes 100 ms,
+//! its result's turn read ahead meanwhile as the app's agent loop does. Beside it, with a llama-server built, the
 //! same rounds on llama.cpp's own server: its prompt cache holds round one and the call (sent as
 //! the assistant's turn to continue), and round two reads the same result turn — the reference
 //! for the overhead.
@@ -14,8 +15,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use hearth_core::{
-    CancelFlag, ChatMessage, OfferedTools, ReplyRequest, ReplyStats, Role, SamplingParams, ToolChoice, ToolSpec, call_block, read_calls,
-    tool_response,
+    CancelFlag, ChatBackend, ChatMessage, OfferedTools, ReplyRequest, ReplyStats, Role, SamplingParams, ToolChoice, ToolSpec, call_block,
+    read_calls, tool_response,
 };
 use hearth_engine::tools::tool_instructions;
 use hearth_engine::{Engine, LoadParams};
@@ -28,6 +29,8 @@ use crate::peer::{LlamaServer, PeerError};
 const CITIES: [&str; 5] = ["Paris", "Lisbon", "Oslo", "Kyoto", "Lima"];
 /// Conversation ids of the section's own (apart from the other sections').
 const FIRST_CONVERSATION: i64 = 70_000;
+/// A tool's own time in the rounds that read ahead while it runs: a local MCP server's call.
+const TOOL_TIME: std::time::Duration = std::time::Duration::from_millis(100);
 /// A weather tool's answer, as short as most are.
 const RESULT: &str = r#"{"temperature": 18, "sky": "cloudy"}"#;
 
@@ -43,6 +46,11 @@ pub struct ToolsReport {
     /// on two cores with the default model.
     pub tool_round_read_tokens: u32,
     pub tool_rounds: usize,
+    /// The same as `tool_round_overhead_ms` for a tool that takes `TOOL_TIME`, during which the
+    /// result's turn is read ahead up to the result (the app's agent loop does), and the tokens
+    /// round two read then.
+    pub tool_round_read_ahead_ms: f64,
+    pub tool_round_read_ahead_tokens: u32,
     /// llama-server reading the same result turn after the same cached prompt and call: sent →
     /// first token, in ms (median), and Hearth's overhead ÷ it.
     pub tool_round_server_ms: Option<f64>,
@@ -88,7 +96,7 @@ async fn engine_rounds(args: &BenchArgs, load: LoadParams) -> Result<(ToolsRepor
     let engine = Engine::spawn();
     engine.load(&args.model, load).await.map_err(|e| format!("the model did not load: {e}"))?;
     let (mut overhead, mut ratio, mut first, mut read) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut calls = Vec::new();
+    let (mut calls, mut ahead, mut ahead_read) = (Vec::new(), Vec::new(), Vec::new());
     for (i, city) in CITIES.iter().enumerate() {
         let conversation = FIRST_CONVERSATION + i as i64;
         let question = format!("What is the weather in {city}?");
@@ -97,13 +105,17 @@ async fn engine_rounds(args: &BenchArgs, load: LoadParams) -> Result<(ToolsRepor
         let call = read_calls(&text).calls.into_iter().next().ok_or_else(|| format!("round one wrote no call: {text:?}"))?;
         let call = call_block(&call.name, &call.arguments);
         let history =
-            [ask, vec![ChatMessage::new(Role::Assistant, call.clone()), ChatMessage::new(Role::User, tool_response(RESULT))]].concat();
+            [ask.clone(), vec![ChatMessage::new(Role::Assistant, call.clone()), ChatMessage::new(Role::User, tool_response(RESULT))]]
+                .concat();
         calls.push((question, call));
         let (_, two) = reply_to(&engine, request(history, ToolChoice::Auto, 16, conversation)).await?;
         overhead.push(two.ttft_ms);
         ratio.push(read_ratio(&one, &two)?);
         first.push(one.ttft_ms);
         read.push(f64::from(two.prompt_tokens.saturating_sub(two.cached_tokens)));
+        let (ms, tokens) = read_ahead_round(&engine, &ask, conversation + CITIES.len() as i64).await?;
+        ahead.push(ms);
+        ahead_read.push(tokens);
     }
     engine.shutdown();
     let report = ToolsReport {
@@ -112,10 +124,26 @@ async fn engine_rounds(args: &BenchArgs, load: LoadParams) -> Result<(ToolsRepor
         tool_round_one_ttft_ms: rounded(middle(&first), 1),
         tool_round_read_tokens: middle(&read) as u32,
         tool_rounds: CITIES.len(),
+        tool_round_read_ahead_ms: rounded(middle(&ahead), 1),
+        tool_round_read_ahead_tokens: middle(&ahead_read) as u32,
         tool_round_server_ms: None,
         tool_round_vs_server: None,
     };
     Ok((report, calls))
+}
+
+/// A round in conversation `conversation` whose tool takes [`TOOL_TIME`], its result's turn read
+/// ahead meanwhile (the result empty) as the app's agent loop does: round two's TTFT (sent when
+/// the tool answers: Hearth's overhead) and the tokens it read.
+async fn read_ahead_round(engine: &Engine, ask: &[ChatMessage], conversation: i64) -> Result<(f64, f64), String> {
+    let (text, _) = reply_to(engine, request(ask.to_vec(), ToolChoice::Required, 80, conversation)).await?;
+    let call = read_calls(&text).calls.into_iter().next().ok_or_else(|| format!("round one wrote no call: {text:?}"))?;
+    let call = ChatMessage::new(Role::Assistant, call_block(&call.name, &call.arguments));
+    let answered = |result: &str| [ask, &[call.clone(), ChatMessage::new(Role::User, tool_response(result))]].concat();
+    let _ahead = engine.prefill(request(answered(""), ToolChoice::Auto, 16, conversation));
+    tokio::time::sleep(TOOL_TIME).await;
+    let (_, two) = reply_to(engine, request(answered(RESULT), ToolChoice::Auto, 16, conversation)).await?;
+    Ok((two.ttft_ms, f64::from(two.prompt_tokens.saturating_sub(two.cached_tokens))))
 }
 
 /// The same rounds on llama-server, its prompt written by the model's template as the engine's

@@ -218,6 +218,38 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         Ok(())
     }
 
+    /// Lets the backend read ahead while the calls of `reply` (the last of `chat`) run: the
+    /// conversation as their results will give it, each empty, so the turn that holds them is
+    /// read up to the first result's text now and only the results when they come (the rest is
+    /// read again from there). `tools`: as the next round offers them (they are in its prompt).
+    /// Returns once the read-ahead ended (read, or given up for a reply).
+    pub async fn prefill_results(
+        &self,
+        chat: ChatId,
+        reply: &StoredMessage,
+        sampling: SamplingParams,
+        tools: Option<OfferedTools>,
+    ) -> Result<(), TurnError> {
+        if reply.tool_calls.is_empty() || self.active.lock().expect("active map poisoned").contains_key(&chat) {
+            return Ok(());
+        }
+        let store = &*self.store;
+        let boxed = |e: S::Error| TurnError::Store(Box::new(e));
+        let (history, system, target) = futures_util::try_join!(
+            async { store.path_to(reply.id).await.map_err(boxed) },
+            async { store.system_prompt(chat).await.map_err(boxed) },
+            async { store.chat_target(chat).await.map_err(boxed) },
+        )?;
+        let (mut messages, _) = self.conversation(&system, &history, None, &target).await?;
+        messages.extend(reply.tool_calls.iter().map(|_| ChatMessage::new(Role::Tool, "")));
+        let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
+        request.tools = tools;
+        request.target = target;
+        request.conversation = Some(chat);
+        self.backend.prefill(request).finished().await;
+        Ok(())
+    }
+
     /// Runs one turn in `chat` and returns the finished assistant reply. Everything the user
     /// typed is saved before the backend starts; the reply is saved as it streams.
     pub async fn run(

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_core::{
-    Attachment, AttachmentKind, BackendError, ChatService, FinishReason, MAX_ATTACHMENTS, MessageStatus, OfferedTools, Role,
+    Attachment, AttachmentKind, BackendError, ChatMessage, ChatService, FinishReason, MAX_ATTACHMENTS, MessageStatus, OfferedTools, Role,
     SamplingParams, StoredMessage, ToolChoice, ToolResult, ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, WrittenCall,
 };
 use hearth_testkit::{MemoryStore, ScriptedBackend, Step};
@@ -244,6 +244,10 @@ async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_the
     let caller = f.service.run_with_tools(CHAT, Turn::send("Kettle?"), SamplingParams::default(), Some(tools.clone()), |_| {});
     let caller = caller.await.unwrap();
     assert_eq!(caller.tool_calls, [WrittenCall { name: "find_item".into(), arguments: r#"{"item":"kettle"}"#.into() }]);
+    // While the call runs, the turn of its result is read ahead (the result empty), nothing saved.
+    let writes = f.store.writes().len();
+    f.service.prefill_results(CHAT, &caller, SamplingParams::default(), Some(tools.clone())).await.unwrap();
+    assert_eq!(f.store.writes().len(), writes);
 
     let run = ToolRun {
         name: "find_item".into(),
@@ -267,11 +271,18 @@ async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_the
     let writes = f.store.writes();
     let result_write = writes.iter().position(|w| w.role == Role::Tool).unwrap();
     assert!(writes[result_write + 1..].iter().all(|w| w.role == Role::Assistant), "{writes:?}");
-    // The backend read the result in the user's turn, after the call, with the tools offered.
-    let asked = &f.backend.asked()[1];
+    // The backend read the result in the user's turn, after the call, with the tools offered;
+    // the read-ahead before it asked for the same, the result empty.
+    let (ahead, asked) = (&f.backend.asked()[1], &f.backend.asked()[2]);
     let last: Vec<_> = asked.messages.iter().rev().take(2).map(|m| (m.role, m.content.as_str())).collect();
     assert_eq!(last, [(Role::Tool, "In the left cupboard."), (Role::Assistant, call)]);
     assert_eq!(asked.tools.as_ref(), Some(&tools));
+    assert!(ahead.prefill && !ahead.continue_last && ahead.tools == asked.tools);
+    fn emptied(m: &ChatMessage) -> (Role, &str) {
+        (m.role, if m.role == Role::Tool { "" } else { m.content.as_str() })
+    }
+    assert_eq!(ahead.messages.iter().map(emptied).collect::<Vec<_>>(), asked.messages.iter().map(emptied).collect::<Vec<_>>());
+    assert_eq!(ahead.messages.last().map(|m| m.content.as_str()), Some(""));
 }
 
 #[tokio::test(start_paused = true)]

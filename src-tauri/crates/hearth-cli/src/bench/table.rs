@@ -84,6 +84,10 @@ pub fn print(r: &Report) {
             "\nA tool round: round two's first token {:.0} ms after the result (round one {:.0} ms); it read {} tokens, {:.2} × the result's",
             t.tool_round_overhead_ms, t.tool_round_one_ttft_ms, t.tool_round_read_tokens, t.tool_round_cached_ratio
         );
+        println!(
+            "  with a 100 ms tool, its result's turn read ahead meanwhile: {:.0} ms (it read {} tokens)",
+            t.tool_round_read_ahead_ms, t.tool_round_read_ahead_tokens
+        );
         if let (Some(ms), Some(ratio)) = (t.tool_round_server_ms, t.tool_round_vs_server) {
             println!("  llama-server reading the same result: {ms:.0} ms (Hearth × {ratio:.2})");
         }
