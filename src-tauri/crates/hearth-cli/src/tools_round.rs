@@ -139,7 +139,7 @@ async fn read_ahead_round(engine: &Engine, ask: &[ChatMessage], conversation: i6
     let (text, _) = reply_to(engine, request(ask.to_vec(), ToolChoice::Required, 80, conversation)).await?;
     let call = read_calls(&text).calls.into_iter().next().ok_or_else(|| format!("round one wrote no call: {text:?}"))?;
     let call = ChatMessage::new(Role::Assistant, call_block(&call.name, &call.arguments));
-    let answered = |result: &str| [ask, &[call.clone(), ChatMessage::new(Role::User, tool_response(result))]].concat();
+    let answered = |result: &str| [ask, &[call.clone(), ChatMessage::new(Role::Tool, result)]].concat();
     let _ahead = engine.prefill(request(answered(""), ToolChoice::Auto, 16, conversation));
     tokio::time::sleep(TOOL_TIME).await;
     let (_, two) = reply_to(engine, request(answered(RESULT), ToolChoice::Auto, 16, conversation)).await?;

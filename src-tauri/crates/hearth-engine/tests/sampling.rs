@@ -3,8 +3,8 @@
 mod common;
 
 use hearth_core::{
-    BiasTarget, CancelFlag, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, OfferedTools, ReplyRequest, Role, SamplerStage,
-    SamplingParams, ToolChoice, ToolSpec, read_calls, split_reasoning,
+    BiasTarget, CancelFlag, ChatBackend, ChatMessage, Constraint, FinishReason, LogitBias, Mirostat, OfferedTools, ReplyRequest, Role,
+    SamplerStage, SamplingParams, ToolChoice, ToolSpec, read_calls, split_reasoning,
 };
 use serde_json::{Value, json};
 
@@ -222,6 +222,39 @@ fn with_tools(prompt: &str, sampling: SamplingParams, choice: ToolChoice, parall
     let mut request = ReplyRequest::new(user(prompt), sampling, CancelFlag::new());
     request.tools = Some(OfferedTools { tools: weather_tools(), choice, parallel });
     request
+}
+
+/// While a call runs, the next round's prompt is read ahead with its result empty and the tools
+/// offered as the round offers them (the app's agent loop asks for it): the round then reads the
+/// result and its turn's end, not the turn's opening; without the read-ahead it reads them all.
+#[tokio::test]
+async fn a_results_turn_read_ahead_leaves_the_round_its_results_alone() {
+    let _one = common::one_at_a_time().await;
+    let engine = loaded_engine().await;
+    let mut read = Vec::new();
+    for (conversation, ahead) in [(31, false), (32, true)] {
+        let ask = |messages: Vec<ChatMessage>, choice: ToolChoice, sampling: SamplingParams| {
+            let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
+            request.tools = Some(OfferedTools { tools: weather_tools(), choice, parallel: false });
+            request.conversation = Some(conversation);
+            request
+        };
+        let question = user("What is the weather in Paris tomorrow?");
+        let first = reply_to(&engine, ask(question.clone(), ToolChoice::Required, greedy(120)), None).await;
+        assert_eq!(read_calls(&first.text).calls.len(), 1, "{:?}", first.text);
+        let answered = |result: &str| {
+            let turn = [ChatMessage::new(Role::Assistant, first.text.clone()), ChatMessage::new(Role::Tool, result)];
+            ask([&question[..], &turn].concat(), ToolChoice::Auto, greedy(4))
+        };
+        if ahead {
+            engine.prefill(answered("")).finished().await;
+        }
+        let second = reply_to(&engine, answered("Sunny, 24 degrees."), None).await;
+        assert!(second.stats.cached_tokens >= first.stats.prompt_tokens, "{:?} after {:?}", second.stats, first.stats);
+        read.push(second.stats.prompt_tokens - second.stats.cached_tokens);
+    }
+    // SmolLM2's template: the opening is `<|im_end|>`, the user's turn and `<tool_response>` (11 tokens).
+    assert!(read[1] + 8 <= read[0], "read {} tokens after the read-ahead, {} without", read[1], read[0]);
 }
 
 /// With a call required, the real model (whose template knows no tools: the generic format,

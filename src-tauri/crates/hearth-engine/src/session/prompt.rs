@@ -46,10 +46,6 @@ impl<'a> PromptAsk<'a> {
         PromptAsk { tools: None, budget: -1, kwargs: &NO_KWARGS }
     }
 
-    pub fn without_tools(self) -> PromptAsk<'a> {
-        PromptAsk { tools: None, ..self }
-    }
-
     pub fn thinking(&self) -> bool {
         self.budget != 0
     }

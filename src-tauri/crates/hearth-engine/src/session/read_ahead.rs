@@ -29,17 +29,21 @@ impl Session<'_> {
     /// — is left to read. A draft sent while keys still come
     /// (`continue_last`: the message is unfinished) is read up to its last word: the word, the
     /// turn's closing and the reply's opening would be read again at the next send. Only while no
-    /// reply is in hand.
+    /// reply is in hand. The same reads ahead the turn of a reply's tool results while its calls
+    /// run (the results empty, with the tools the next round offers): up to the first result's
+    /// text, what follows is read again when they come.
     pub fn prefill_draft(&mut self, request: &ReplyRequest, preempted: impl Fn() -> bool) {
         self.draft_threads.arrived(Instant::now());
         let Some(last) = request.messages.last() else { return };
-        if !self.reuse_kv || self.is_busy() || last.role != Role::User || last.content.trim().is_empty() || preempted() {
+        let draft = last.role == Role::User && !last.content.trim().is_empty();
+        let results = last.role == Role::Tool && !request.continue_last;
+        if !self.reuse_kv || self.is_busy() || !(draft || results) || preempted() {
             return;
         }
         let mut messages = request.messages.clone();
         self.read_tools(&mut messages);
         let messages = &messages;
-        let Ok(prompt) = self.prompt(messages, false, PromptAsk::of(request).without_tools()).map(|rendered| rendered.text) else { return };
+        let Ok(prompt) = self.prompt(messages, false, PromptAsk::of(request)).map(|rendered| rendered.text) else { return };
         let Ok((tokens, images)) = self.tokenize_messages(&prompt, messages) else { return };
         self.images = images;
         let n_ctx = self.context.n_ctx() as usize;
