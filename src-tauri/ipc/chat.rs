@@ -492,7 +492,7 @@ command! {
         state: State<'_, AppState>,
     ) -> Result<(), IpcError> {
         let sampling = state.chat_sampling(chat_id).await?;
-        Ok(state.chat.prefill(chat_id, &draft, &attachments, still_typing, sampling).await?)
+        Ok(state.prefill_draft(chat_id, &draft, &attachments, still_typing, sampling).await?)
     }
 }
 

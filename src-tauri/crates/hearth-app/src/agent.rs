@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use hearth_core::{
-    ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, ReplyStats, Role, SamplingParams, StoredMessage, ToolChoice, ToolResult,
-    ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
+    Attachment, ChatId, HistoryStore, MessageId, MessageStatus, OfferedTools, ReplyStats, Role, SamplingParams, StoredMessage, ToolChoice,
+    ToolResult, ToolRun, ToolRunEnd, ToolSpec, Turn, TurnError, TurnEvent, fit_result,
 };
 use hearth_mcp::{CallOptions, CallProgress, CancellationToken, McpError, McpHub, McpServerState};
 use serde::{Deserialize, Serialize};
@@ -217,6 +217,22 @@ impl App {
         let offered = toolbox.offered().map(|tools| OfferedTools { choice: first, ..tools });
         let reply = self.chat.run_with_tools(chat, turn, sampling.clone(), offered, |e| on_event(AgentEvent::Turn(e))).await?;
         self.call_rounds(chat, reply, Rounds { toolbox: &toolbox, stop: &stop, sampling, rerun: None }, &mut on_event).await
+    }
+
+    /// Reads ahead the message being typed in `chat` (see [`hearth_core::ChatService::prefill`])
+    /// with the tools a send would offer: they are in its prompt, so a read-ahead without them
+    /// would read a prompt the send does not keep. Servers switched on are started, as a send
+    /// would start them.
+    pub async fn prefill_draft(
+        &self,
+        chat: ChatId,
+        draft: &str,
+        attachments: &[Attachment],
+        still_typing: bool,
+        sampling: SamplingParams,
+    ) -> Result<(), TurnError> {
+        let toolbox = ToolBox::gather(self.tools.hub()).await;
+        self.chat.prefill(chat, draft, attachments, still_typing, sampling, toolbox.offered()).await
     }
 
     /// Runs the calls of `reply`, a past reply of `chat`, again: each waits for the user's word

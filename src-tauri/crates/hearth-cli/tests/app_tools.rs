@@ -2,7 +2,8 @@
 //! (tests/mcp/hostile.mjs kitchen, written with the official SDK): the reply's call waits for the
 //! user's word with its arguments; allowed, it runs and its result is saved after the reply, and
 //! the next round reads only that result (the rest is in the KV cache); denied, the model is told;
-//! a past reply's calls run again with edited arguments become a new version of its results;
+//! a past reply's calls run again with edited arguments become a new version of its results; a
+//! draft read ahead with the tools leaves the send nothing to read;
 //! Stop during a slow tool ends the call (the server is told) and the turn; a model that calls
 //! without end (a remote stand-in) is stopped at the chat's cap on rounds, which its last reply keeps.
 
@@ -159,11 +160,21 @@ async fn a_turn_with_tools_on_the_real_model() {
     assert!(read <= 40, "the re-run's answer read {read} of {} tokens: only the result should be read", stats.prompt_tokens);
     assert_eq!(last.id, path.last().unwrap().id);
 
+    // Typed ahead with the tools on: the read-ahead's prompt is the send's (tools in it), so the
+    // send reads almost none of it again.
+    let question = "And the kettle again?";
+    app.prefill_draft(chat, question, &[], false, SamplingParams::default()).await.unwrap();
     // Denied: nothing runs, and the model is told so.
-    let (turn, mut events) = start_turn(&app, chat, "And the kettle again?", ToolChoice::Named("find_item".into()));
+    let (turn, mut events) = start_turn(&app, chat, question, ToolChoice::Named("find_item".into()));
     loop {
-        if let AgentEvent::Approval(_) = next_step(&mut events).await {
-            break;
+        match next_step(&mut events).await {
+            AgentEvent::RoundFinished(caller) => {
+                let stats = caller.stats.as_ref().expect("the reply's stats");
+                let read = stats.prompt_tokens - stats.cached_tokens;
+                assert!(read <= 2, "the send read {read} of {} tokens after the draft's read-ahead", stats.prompt_tokens);
+            }
+            AgentEvent::Approval(_) => break,
+            _ => {}
         }
     }
     assert!(app.agent.answer(chat, Decision::Deny));

@@ -189,8 +189,8 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
     /// [`ChatBackend::prefill`]): the conversation as a send of `draft` with `attachments` would
     /// give it (`still_typing`: keys were still coming, so the draft's last word is not final).
     /// Files attached before a word is typed are read at once. Does nothing while the chat is
-    /// generating or when there is neither text nor a file. Returns once the read-ahead ended
-    /// (read, or given up for a reply).
+    /// generating or when there is neither text nor a file. `tools`: as the send will offer them
+    /// (they are in its prompt). Returns once the read-ahead ended (read, or given up for a reply).
     pub async fn prefill(
         &self,
         chat: ChatId,
@@ -198,6 +198,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         attachments: &[Attachment],
         still_typing: bool,
         sampling: SamplingParams,
+        tools: Option<OfferedTools>,
     ) -> Result<(), TurnError> {
         if (draft.trim().is_empty() && attachments.is_empty()) || self.active.lock().expect("active map poisoned").contains_key(&chat) {
             return Ok(());
@@ -211,6 +212,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         let target = store.chat_target(chat).await.map_err(boxed)?;
         let (messages, _) = self.conversation(&system, &history, Some(&question), &target).await?;
         let mut request = ReplyRequest::new(messages, sampling, CancelFlag::new());
+        request.tools = tools;
         request.target = target;
         request.conversation = Some(chat);
         request.continue_last = still_typing;

@@ -231,16 +231,19 @@ async fn regenerate_and_edit_answer_beside_the_original() {
     assert_eq!(asked.messages.last().map(|m| m.content.as_str()), Some("Pick a word."));
 }
 
+/// One tool, `find_item`, offered as the window offers tools.
+fn find_item_offered() -> OfferedTools {
+    let parameters = serde_json::json!({"type": "object"});
+    let tools = vec![ToolSpec { name: "find_item".into(), description: String::new(), parameters }];
+    OfferedTools { tools, choice: ToolChoice::Auto, parallel: true }
+}
+
 #[tokio::test(start_paused = true)]
 async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_them() {
     let f = fixture();
     let call = "<tool_call>\n{\"name\":\"find_item\",\"arguments\":{\"item\":\"kettle\"}}\n</tool_call>";
     f.backend.then(vec![Step::text(10, call), Step::Finish(FinishReason::EndOfTurn)]).then(words(2, 10));
-    let tools = OfferedTools {
-        tools: vec![ToolSpec { name: "find_item".into(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }],
-        choice: ToolChoice::Auto,
-        parallel: true,
-    };
+    let tools = find_item_offered();
     let caller = f.service.run_with_tools(CHAT, Turn::send("Kettle?"), SamplingParams::default(), Some(tools.clone()), |_| {});
     let caller = caller.await.unwrap();
     assert_eq!(caller.tool_calls, [WrittenCall { name: "find_item".into(), arguments: r#"{"item":"kettle"}"#.into() }]);
@@ -288,17 +291,20 @@ async fn tool_results_are_saved_after_their_call_before_the_reply_that_reads_the
 #[tokio::test(start_paused = true)]
 async fn a_draft_is_read_ahead_only_while_the_chat_is_idle() {
     let f = fixture();
-    f.service.prefill(CHAT, "Half a thou", &[], true, SamplingParams::default()).await.unwrap();
-    f.service.prefill(CHAT, "   ", &[], false, SamplingParams::default()).await.unwrap();
+    // The tools the send will offer go with the draft: they are in the prompt it reads.
+    let tools = find_item_offered();
+    f.service.prefill(CHAT, "Half a thou", &[], true, SamplingParams::default(), Some(tools.clone())).await.unwrap();
+    f.service.prefill(CHAT, "   ", &[], false, SamplingParams::default(), None).await.unwrap();
     let asked = f.backend.asked();
     assert_eq!(asked.len(), 1, "a blank draft is not sent");
     assert!(asked[0].prefill && asked[0].continue_last);
+    assert_eq!(asked[0].tools.as_ref(), Some(&tools));
     assert_eq!(asked[0].messages.last().map(|m| (m.role, m.content.as_str())), Some((Role::User, "Half a thou")));
 
     f.backend.then(vec![Step::text(20, "…"), Step::Hang]);
     tokio::join!(send(&f, "Hello", &Seen::default()), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        f.service.prefill(CHAT, "Next question", &[], false, SamplingParams::default()).await.unwrap();
+        f.service.prefill(CHAT, "Next question", &[], false, SamplingParams::default(), None).await.unwrap();
         f.service.stop(CHAT);
     })
     .0
@@ -368,13 +374,13 @@ async fn attached_documents_are_read_whole_before_the_question_at_every_turn() {
         assert_eq!(why, expected);
         // Read ahead while typing, the same files are refused alike, and nothing is read.
         let asked = f.backend.asked().len();
-        let ahead = f.service.prefill(CHAT, "Read it.", &files, false, SamplingParams::default()).await;
+        let ahead = f.service.prefill(CHAT, "Read it.", &files, false, SamplingParams::default(), None).await;
         assert!(matches!(ahead, Err(TurnError::InvalidInput(why)) if why == expected), "{expected}: read ahead");
         assert_eq!(f.backend.asked().len(), asked);
     }
     assert_eq!(f.store.path(CHAT).len(), saved);
     // A file attached before a word is typed is read ahead at once, as a send would give it.
-    f.service.prefill(CHAT, "", &attached, false, SamplingParams::default()).await.unwrap();
+    f.service.prefill(CHAT, "", &attached, false, SamplingParams::default(), None).await.unwrap();
     let ahead = f.backend.asked().into_iter().last().unwrap();
     assert!(ahead.prefill && !ahead.continue_last);
     assert_eq!(ahead.messages.last().unwrap().content, document);
