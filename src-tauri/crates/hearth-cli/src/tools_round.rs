@@ -4,10 +4,10 @@
 //! two to its first token (the tool's own time is nil here, so this is Hearth's whole overhead),
 //! and how many tokens round two read against the tokens of the result (1.0: the result alone,
 //! round one's prompt and the call from the cache). Then the same with a tool that takes 100 ms,
-//! its result's turn read ahead meanwhile as the app's agent loop does. Beside it, with a llama-server built, the
-//! same rounds on llama.cpp's own server: its prompt cache holds round one and the call (sent as
-//! the assistant's turn to continue), and round two reads the same result turn — the reference
-//! for the overhead.
+//! its result's turn read ahead meanwhile as the app's agent loop does. Beside it, with a
+//! llama-server built, the same rounds on llama.cpp's own server: its prompt cache holds round
+//! one and the call (sent as the assistant's turn to continue), and round two reads the same
+//! result turn — the reference for the overhead.
 
 use std::path::Path;
 
