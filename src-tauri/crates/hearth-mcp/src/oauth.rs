@@ -4,7 +4,8 @@
 //! metadata document where the server takes one, else dynamic registration), the sign-in page
 //! asked for with PKCE, and the code it redirects with exchanged for an access token. How the page
 //! is shown and its redirect read is the caller's: the app opens the system's browser and listens
-//! on loopback; the conformance client follows the page itself.
+//! on loopback; the conformance client follows the page itself. A machine client (OAuth's client
+//! credentials: a client id with its secret or its private key) signs in with no page at all.
 //!
 //! The sign-in — the client Hearth registered as, the access token and the refresh token — is
 //! kept by the caller's [`SignInKeeper`] (the app: the keychain). A server signed in to is reached
@@ -16,7 +17,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState, StoredCredentials,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm,
+    OAuthState, StoredCredentials,
 };
 
 use crate::McpError;
@@ -71,6 +73,89 @@ where
     let page = state.get_authorization_url().await.map_err(failed)?;
     let redirected = authorize(page).await?;
     state.handle_callback_url(&redirected).await.map_err(failed)?;
+    let manager = state.into_authorization_manager().ok_or_else(|| McpError::SignInFailed("no token came back".into()))?;
+    manager.get_access_token().await.map_err(failed)
+}
+
+/// Hearth as a machine client of a server's authorization server (OAuth's client credentials
+/// grant, MCP's SEP-1046): no user and no sign-in page, for a server run by the user's
+/// organisation that registered Hearth beforehand.
+#[derive(Clone, PartialEq, Eq)]
+pub enum MachineCredentials {
+    /// A client id and its secret, sent as the authorization server asks (in the request's body,
+    /// or HTTP Basic where that is all it takes).
+    Secret { client_id: String, client_secret: String },
+    /// A client id and the private key (PEM, RSA or EC) that signs its assertion (RFC 7523),
+    /// with the key's algorithm (`ES256`, `ES384`, `RS256`, `RS384` or `RS512`).
+    PrivateKey { client_id: String, key_pem: String, algorithm: String },
+}
+
+impl std::fmt::Debug for MachineCredentials {
+    /// Never the secret nor the key: they end up in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MachineCredentials::Secret { client_id, .. } => write!(f, "Secret {{ client_id: {client_id:?} }}"),
+            MachineCredentials::PrivateKey { client_id, algorithm, .. } => {
+                write!(f, "PrivateKey {{ client_id: {client_id:?}, algorithm: {algorithm:?} }}")
+            }
+        }
+    }
+}
+
+impl MachineCredentials {
+    fn grant(&self, resource: &str, scopes: Vec<String>) -> Result<ClientCredentialsConfig, McpError> {
+        let resource = Some(resource.to_owned());
+        Ok(match self {
+            MachineCredentials::Secret { client_id, client_secret } => ClientCredentialsConfig::ClientSecret {
+                client_id: client_id.clone(),
+                client_secret: client_secret.clone(),
+                scopes,
+                resource,
+            },
+            MachineCredentials::PrivateKey { client_id, key_pem, algorithm } => ClientCredentialsConfig::PrivateKeyJwt {
+                client_id: client_id.clone(),
+                signing_key: key_pem.clone().into_bytes(),
+                signing_algorithm: signing_algorithm(algorithm)?,
+                token_endpoint_audience: None,
+                scopes,
+                resource,
+            },
+        })
+    }
+}
+
+fn signing_algorithm(name: &str) -> Result<JwtSigningAlgorithm, McpError> {
+    Ok(match name {
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        other => {
+            return Err(McpError::SignInFailed(format!(
+                "the key's algorithm {other:?} is not one Hearth signs with: use ES256, ES384, RS256, RS384 or RS512"
+            )));
+        }
+    })
+}
+
+/// Signs in to the MCP server at `url` as a machine client (`credentials`), asking for `scopes`
+/// (none: what the authorization server gives): its authorization server found from the
+/// server's metadata, the token asked for with the client's credentials. The token is kept in
+/// `kept` as a user's sign-in is, and used alike; there is no refresh token, so when it runs out
+/// the server asks again ([`McpError::SignIn`]) and this is called again. Returns the token.
+pub async fn sign_in_as_client(
+    url: &str,
+    credentials: &MachineCredentials,
+    scopes: Vec<String>,
+    kept: impl CredentialStore + 'static,
+) -> Result<String, McpError> {
+    let failed = |e: AuthError| McpError::SignInFailed(e.to_string());
+    let grant = credentials.grant(url, scopes)?;
+    let mut manager = AuthorizationManager::new(url).await.map_err(failed)?;
+    manager.set_credential_store(kept);
+    let mut state = OAuthState::Unauthorized(manager);
+    state.authenticate_client_credentials(grant).await.map_err(failed)?;
     let manager = state.into_authorization_manager().ok_or_else(|| McpError::SignInFailed("no token came back".into()))?;
     manager.get_access_token().await.map_err(failed)
 }
@@ -152,4 +237,45 @@ pub(crate) async fn signed_in_client(url: &str, kept: KeptSignIn) -> Result<Auth
     manager.set_credential_store(kept);
     manager.initialize_from_store().await.map_err(failed)?;
     Ok(AuthClient::new(reqwest::Client::default(), manager))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A machine client's secret and key never show in its debug form (logs), and a key whose
+    /// algorithm Hearth cannot sign with is refused in words before any request.
+    #[test]
+    fn machine_credentials_keep_their_secrets_and_name_a_bad_algorithm() {
+        let cases = [
+            (MachineCredentials::Secret { client_id: "hearth".into(), client_secret: "s3cret-value".into() }, "s3cret-value", None),
+            (
+                MachineCredentials::PrivateKey {
+                    client_id: "hearth".into(),
+                    key_pem: "-----BEGIN KEY-----".into(),
+                    algorithm: "ES256".into(),
+                },
+                "BEGIN KEY",
+                None,
+            ),
+            (
+                MachineCredentials::PrivateKey {
+                    client_id: "hearth".into(),
+                    key_pem: "-----BEGIN KEY-----".into(),
+                    algorithm: "HS256".into(),
+                },
+                "BEGIN KEY",
+                Some("the key's algorithm \"HS256\" is not one Hearth signs with: use ES256, ES384, RS256, RS384 or RS512"),
+            ),
+        ];
+        for (credentials, secret, refused) in cases {
+            let shown = format!("{credentials:?}");
+            assert!(shown.contains("hearth") && !shown.contains(secret), "{shown}");
+            let grant = credentials.grant("http://127.0.0.1:9/mcp", Vec::new());
+            match refused {
+                Some(why) => assert!(matches!(&grant, Err(McpError::SignInFailed(w)) if w == why), "{grant:?}"),
+                None => assert!(grant.is_ok(), "{shown}"),
+            }
+        }
+    }
 }

@@ -4,13 +4,14 @@
 //! tool round would. A server that asks to sign in is signed in to (`hearth_mcp::oauth`, as the
 //! app does, the sign-in page followed here instead of shown in a browser; kept in memory, so its
 //! token is refreshed as the app's is) and used with its token; a server that asks again (more
-//! scopes) is signed in to again, three times at most. A server's
+//! scopes) is signed in to again, three times at most; in the scenarios of machine-to-machine
+//! grants, as a machine client (`hearth_mcp::oauth::sign_in_as_client`). A server's
 //! question mid-call is answered as a user who sends its form as it came. Exits
 //! non-zero, with the error in words, when the server cannot be used.
 
 use std::sync::{Arc, Mutex};
 
-use hearth_mcp::oauth::{KeeperError, KeptSignIn, OAuthClient, SignInKeeper, sign_in};
+use hearth_mcp::oauth::{KeeperError, KeptSignIn, MachineCredentials, OAuthClient, SignInKeeper, sign_in, sign_in_as_client};
 use hearth_mcp::questions::Answer;
 use hearth_mcp::{CallOptions, McpError, McpHub, McpServerConfig, McpTransport, Timeouts};
 use serde_json::{Map, Value, json};
@@ -37,7 +38,11 @@ async fn main() -> std::process::ExitCode {
     for _ in 0..MOST_SIGN_INS {
         let Err(McpError::SignIn { challenge }) = &result else { break };
         let signed_in = KeptSignIn::new(SERVER, kept.clone());
-        if let Err(error) = sign_in(&url, Some(challenge.as_str()), &client(), signed_in, REDIRECT_URI, follow).await {
+        let signed = match machine() {
+            Some(credentials) => sign_in_as_client(&url, &credentials, Vec::new(), signed_in).await,
+            None => sign_in(&url, Some(challenge.as_str()), &client(), signed_in, REDIRECT_URI, follow).await,
+        };
+        if let Err(error) = signed {
             result = Err(error);
             break;
         }
@@ -81,12 +86,34 @@ fn config(url: &str) -> McpServerConfig {
     }
 }
 
-/// Hearth as the suite's scenarios know their client: a pre-registered one where the scenario
-/// gives it (`MCP_CONFORMANCE_CONTEXT`), and its metadata document's address.
-fn client() -> OAuthClient {
+/// What the scenario gives its client (`MCP_CONFORMANCE_CONTEXT`): a client id, a secret, a key.
+fn context(key: &str) -> Option<String> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default();
-    let text = |key: &str| context.get(key).and_then(Value::as_str).map(String::from);
-    OAuthClient { client_id: text("client_id"), client_secret: text("client_secret"), metadata_url: Some(CLIENT_METADATA_URL.into()) }
+    context.get(key).and_then(Value::as_str).map(String::from)
+}
+
+/// Hearth as the suite's scenarios know their client: a pre-registered one where the scenario
+/// gives it, and its metadata document's address.
+fn client() -> OAuthClient {
+    OAuthClient { client_id: context("client_id"), client_secret: context("client_secret"), metadata_url: Some(CLIENT_METADATA_URL.into()) }
+}
+
+/// A machine client's credentials, in the scenarios of machine-to-machine grants (named
+/// `auth/client-credentials-*`: set up as a user would set up such a server): the client id
+/// with its private key where the scenario gives one, else with its secret.
+fn machine() -> Option<MachineCredentials> {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    if !scenario.starts_with("auth/client-credentials") {
+        return None;
+    }
+    let client_id = context("client_id")?;
+    match context("private_key_pem") {
+        Some(key_pem) => {
+            let algorithm = context("signing_algorithm").unwrap_or_else(|| "ES256".into());
+            Some(MachineCredentials::PrivateKey { client_id, key_pem, algorithm })
+        }
+        None => Some(MachineCredentials::Secret { client_id, client_secret: context("client_secret")? }),
+    }
 }
 
 /// The sign-in page, followed as a browser would up to its redirect, which is read (the
