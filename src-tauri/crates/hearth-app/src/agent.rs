@@ -124,6 +124,12 @@ impl ToolBox {
     /// servers share is offered as `server_tool` for the second.
     pub async fn gather(hub: &McpHub) -> ToolBox {
         hub.start_all().await;
+        ToolBox::ready_now(hub)
+    }
+
+    /// What [`Self::gather`] would offer of the servers as they are now, none started: a server
+    /// still starting is left out (and left to the turn that started it to wait for).
+    pub fn ready_now(hub: &McpHub) -> ToolBox {
         let mut toolbox = ToolBox::default();
         for status in hub.statuses() {
             let why = match status.state {
@@ -221,8 +227,8 @@ impl App {
 
     /// Reads ahead the message being typed in `chat` (see [`hearth_core::ChatService::prefill`])
     /// with the tools a send would offer: they are in its prompt, so a read-ahead without them
-    /// would read a prompt the send does not keep. Servers switched on are started, as a send
-    /// would start them.
+    /// would read a prompt the send does not keep. Only the servers ready now: starting one here
+    /// would race the send's own start (which offers only the servers it saw ready).
     pub async fn prefill_draft(
         &self,
         chat: ChatId,
@@ -231,7 +237,7 @@ impl App {
         still_typing: bool,
         sampling: SamplingParams,
     ) -> Result<(), TurnError> {
-        let toolbox = ToolBox::gather(self.tools.hub()).await;
+        let toolbox = ToolBox::ready_now(self.tools.hub());
         self.chat.prefill(chat, draft, attachments, still_typing, sampling, toolbox.offered()).await
     }
 

@@ -180,12 +180,14 @@ impl McpHub {
         Ok(self.ready(&slot).await?.tools().to_vec())
     }
 
-    /// Starts every server that is on and not running, at once, and waits for them all. A server
-    /// that fails says so in its state; the others are not held up by it.
+    /// Starts every server that is on and not running, at once, and waits for them all (and for
+    /// those already starting). A server that fails says so in its state; the others are not
+    /// held up by it.
     pub async fn start_all(&self) {
         let mut starts = tokio::task::JoinSet::new();
         for slot in self.slots() {
-            if slot.config.enabled && matches!(slot.state(), McpServerState::Idle) {
+            // One starting already (a restart, another turn) is waited for: its tools are wanted.
+            if slot.config.enabled && matches!(slot.state(), McpServerState::Idle | McpServerState::Starting) {
                 let hub = self.clone();
                 starts.spawn(async move {
                     let _ = hub.ready(&slot).await;

@@ -243,6 +243,26 @@ async fn switched_off_servers_and_tools() {
     hub.stop_all().await;
 }
 
+/// A turn's start waits for a server another caller is already starting (a restart, another
+/// turn): its tools are there when `start_all` returns, not left out as "starting".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn starting_all_waits_for_a_server_already_starting() {
+    let hub = McpHub::new(vec![hostile("kitchen", "kitchen")], Timeouts::default());
+    let first = {
+        let hub = hub.clone();
+        tokio::spawn(async move { hub.tools("kitchen").await })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while hub.statuses()[0].state == McpServerState::Idle {
+        assert!(Instant::now() < deadline, "the first caller never started the server");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    hub.start_all().await;
+    assert!(matches!(hub.statuses()[0].state, McpServerState::Ready { .. }), "{:?}", hub.statuses()[0].state);
+    assert!(!first.await.unwrap().expect("the first caller gets the tools").is_empty());
+    hub.stop_all().await;
+}
+
 /// The reference filesystem server: a file read in the folder it was given, one outside refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_filesystem_server() {
