@@ -17,10 +17,6 @@ use hearth_shell::ipc::chat::{
     attach_file, branch_reply, compare_replies, continue_reply, edit_message, regenerate_reply, send_message, stop_generation,
 };
 
-fn names(events: &[Value]) -> Vec<&str> {
-    events.iter().map(|e| e["event"].as_str().unwrap()).collect()
-}
-
 #[test]
 fn chat_through_ipc_with_the_real_model() {
     let data = tempfile::tempdir().unwrap();
@@ -71,7 +67,7 @@ fn chat_through_ipc_with_the_real_model() {
     ))
     .expect("the turn runs");
     let events = events.lock().unwrap().clone();
-    let kinds = names(&events);
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
     assert_eq!(kinds[..2], ["userSaved", "replyStarted"]);
     assert_eq!(*kinds.last().unwrap(), "finished", "{events:?}");
     let streamed: String = events.iter().filter(|e| e["event"] == "delta").map(|e| e["data"]["text"].as_str().unwrap()).collect();
@@ -385,6 +381,9 @@ fn chat_through_ipc_with_the_real_model() {
     let (greedy_answer, beam_answer) = (&first.last().unwrap()["data"]["message"], &second.last().unwrap()["data"]["message"]);
     assert_eq!(greedy_answer["stats"]["completionTokens"], 8);
     assert_eq!(beam_answer["stats"]["beams"].as_array().map(Vec::len), Some(2), "{beam_answer}");
+    // The search said how far it had got before its answer came whole; sampling streams instead.
+    let searched = |answer: &[Value]| answer.iter().any(|e| e["event"] == "searching" && e["data"]["tokens"].as_u64() >= Some(1));
+    assert!(searched(&second) && !searched(&first), "{second:?}");
     let shown = invoke(&window, "list_messages", json!({ "chatId": whole_chat })).unwrap();
     assert_eq!(shown[1]["siblings"].as_array().unwrap().len(), 4, "the reply, its branch and the two answers");
     // Picking one keeps it on show.

@@ -21,7 +21,8 @@ use crate::ipc::contract::command;
 use crate::ipc::{IpcError, IpcErrorKind};
 
 /// The stream of one `send_message` call, in order: `modelLoading`* (only when the chat's model
-/// had to be loaded first), `userSaved`, `replyStarted`, `delta`*, then `finished` or `failed`.
+/// had to be loaded first), `userSaved`, `replyStarted`, `delta`* (`searching`* before a beam
+/// search's or consensus's reply, which comes whole), then `finished` or `failed`.
 /// With tools, a reply that calls some ends with `roundFinished` instead; then, for each call,
 /// `toolApproval` (answered with `answer_tool_call`), `toolRunning`, `toolProgress`*; the results
 /// come as `userSaved` (role `tool`), and the next reply as above. `roundLimit` before `finished`
@@ -33,6 +34,7 @@ pub enum ChatEvent {
     UserSaved(MessageSaved),
     ReplyStarted(ReplyStarted),
     Delta(TextDelta),
+    Searching(SearchProgress),
     Finished(MessageSaved),
     Failed(FailedReply),
     RoundFinished(MessageSaved),
@@ -104,6 +106,13 @@ pub struct TextDelta {
     pub text: String,
 }
 
+/// How far a search that writes its reply whole (a beam search, a consensus) has got.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SearchProgress {
+    /// Tokens each beam or candidate has written so far.
+    pub tokens: u32,
+}
+
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct FailedReply {
     pub error: IpcError,
@@ -125,6 +134,7 @@ impl From<TurnEvent> for ChatEvent {
             TurnEvent::UserSaved(message) => ChatEvent::UserSaved(MessageSaved { message: *message }),
             TurnEvent::ReplyStarted { message_id, model, text } => ChatEvent::ReplyStarted(ReplyStarted { message_id, model, text }),
             TurnEvent::Delta(text) => ChatEvent::Delta(TextDelta { text }),
+            TurnEvent::Searching { tokens } => ChatEvent::Searching(SearchProgress { tokens }),
         }
     }
 }

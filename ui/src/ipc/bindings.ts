@@ -115,7 +115,7 @@ contextBytes: number,
  */
 keptModelBytes: number, };
 
-export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply } | { "event": "roundFinished", "data": MessageSaved } | { "event": "toolApproval", "data": PendingCall } | { "event": "toolRunning", "data": ToolCallRef } | { "event": "toolProgress", "data": ToolProgress } | { "event": "roundLimit", "data": MessageSaved } | { "event": "toolsUnavailable", "data": ToolsUnavailable };
+export type ChatEvent = { "event": "modelLoading", "data": ModelLoading } | { "event": "userSaved", "data": MessageSaved } | { "event": "replyStarted", "data": ReplyStarted } | { "event": "delta", "data": TextDelta } | { "event": "searching", "data": SearchProgress } | { "event": "finished", "data": MessageSaved } | { "event": "failed", "data": FailedReply } | { "event": "roundFinished", "data": MessageSaved } | { "event": "toolApproval", "data": PendingCall } | { "event": "toolRunning", "data": ToolCallRef } | { "event": "toolProgress", "data": ToolProgress } | { "event": "roundLimit", "data": MessageSaved } | { "event": "toolsUnavailable", "data": ToolsUnavailable };
 
 export type ChatModelLoaded = { chat: ChatSummary, loaded: ModelInfo | null, };
 
@@ -861,6 +861,12 @@ export type SearchHit = { chatId: number, chatTitle: string, messageId: number, 
  * A window of the message's text around the match.
  */
 snippet: Array<SnippetPart>, createdAt: number, };
+
+export type SearchProgress = { 
+/**
+ * Tokens each beam or candidate has written so far.
+ */
+tokens: number, };
 
 export type ServerSettings = { enabled: boolean, port: number, 
 /**

@@ -89,6 +89,8 @@ export class ChatStore {
   generating = $state<Generating | null>(null);
   /** The tool calls of the turn under way, by the reply that wrote them (asked, running, …); TurnRunner keeps it. */
   liveCalls = $state<LiveCalls>({});
+  /** How far the search writing the turn's reply has got (a beam search or consensus, whose reply comes whole); TurnRunner keeps it. */
+  searching = $state<{ reply: number; tokens: number } | null>(null);
   /** The servers whose tools the last turn could not offer (one asks to sign in, one failed), with its chat. */
   toolsUnavailable = $state<{ chatId: number; servers: UnavailableServer[] } | null>(null);
 

@@ -34,9 +34,11 @@ export type ColumnResult = {
   message: StoredMessage | null;
   /** Why it failed, in words. */
   error: string | null;
+  /** Tokens its search has written (a beam search, a consensus: the text comes whole at the end); null when none said. */
+  searched: number | null;
 };
 
-const waiting = (): ColumnResult => ({ messageId: null, text: '', status: 'waiting', message: null, error: null });
+const waiting = (): ColumnResult => ({ messageId: null, text: '', status: 'waiting', message: null, error: null, searched: null });
 
 /**
  * The Compare view: a reply's question answered again with 2 to 4 settings side by side. The columns start
@@ -285,6 +287,9 @@ function apply(result: ColumnResult, event: ChatEvent): void {
       break;
     case 'delta':
       result.text += event.data.text;
+      break;
+    case 'searching':
+      result.searched = event.data.tokens;
       break;
     case 'finished':
       result.message = event.data.message;

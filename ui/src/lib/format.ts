@@ -15,6 +15,11 @@ export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** A search under way (a beam search, a consensus), whose reply comes whole at its end: "Searching · 12 tokens". */
+export function searchProgress(tokens: number): string {
+  return `Searching · ${plural(tokens, 'token')}`;
+}
+
 /** A duration: "842 ms", "1.25 s", "12.3 s"; "–" when it is not one. */
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '–';

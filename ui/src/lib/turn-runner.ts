@@ -202,6 +202,9 @@ export class TurnRunner {
       case 'delta':
         this.#batcher.push(event.data.text);
         break;
+      case 'searching':
+        if (stream.messageId !== null) this.#chat.searching = { reply: stream.messageId, tokens: event.data.tokens };
+        break;
       case 'finished': {
         this.#batcher.flush();
         const { message } = event.data;
@@ -305,6 +308,7 @@ export class TurnRunner {
       this.#stream = null;
       this.#chat.generating = null;
       this.#chat.liveCalls = {};
+      this.#chat.searching = null;
       void this.#chat.refreshChats();
     }
     if (addsSibling(stream.turn) && this.#chat.activeChatId === stream.chatId) {

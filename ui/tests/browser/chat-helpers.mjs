@@ -52,6 +52,7 @@ export async function watchNextReply(page) {
     const before = bubbles().length;
     window.__nextReply = new Promise((resolve) => {
       const lengths = [];
+      const searching = [];
       let typing = false;
       const started = performance.now();
       const tick = () => {
@@ -61,9 +62,11 @@ export async function watchNextReply(page) {
           typing ||= last.querySelector('[data-testid="typing"]') !== null;
           const len = last.querySelector('[data-testid="message-content"]').textContent.length;
           if (lengths.at(-1) !== len) lengths.push(len);
-          if (last.dataset.status !== 'streaming') return resolve({ lengths, typing, status: last.dataset.status });
+          const said = last.querySelector('[data-testid="message-searching"]')?.textContent;
+          if (said && searching.at(-1) !== said) searching.push(said);
+          if (last.dataset.status !== 'streaming') return resolve({ lengths, typing, searching, status: last.dataset.status });
         }
-        if (performance.now() - started > 20_000) return resolve({ lengths, typing, status: 'timeout' });
+        if (performance.now() - started > 20_000) return resolve({ lengths, typing, searching, status: 'timeout' });
         requestAnimationFrame(tick);
       };
       tick();

@@ -141,10 +141,14 @@ async function askWhole(page, question, text) {
   await page.getByTestId('composer').fill(question);
   const done = await watchNextReply(page);
   await page.keyboard.press('Enter');
-  const { lengths, typing, status } = await done();
+  const { lengths, typing, searching, status } = await done();
   assert.equal(status, 'complete');
   assert.ok(typing, 'the typing dots while the reply is written out of sight');
   assert.equal(lengths.filter((n) => n > 0).length, 1, `no streaming: the reply arrives whole (lengths seen: ${lengths})`);
+  // Meanwhile the search says how far it has got, step by step, and the label goes with the reply's arrival.
+  const counts = searching.map((said) => Number(/^Searching · (\d+) tokens?$/.exec(said)?.[1]));
+  assert.ok(counts.length >= 2 && counts.every((n, i) => n > 0 && (i === 0 || n > counts[i - 1])), `the search's progress: ${searching}`);
+  assert.equal(await lastAssistant(page).getByTestId('message-searching').count(), 0);
   const live = lastAssistant(page);
   assert.equal((await live.getByTestId('message-content').textContent()).trim(), text);
   return live;
@@ -156,7 +160,7 @@ describe('Hearth chat screen', () => {
     const config = {
       ...consensusChat(),
       // Written under consensus (the default 8 candidates, made up around this text by the mock, it the best).
-      defaultReply: { text: 'The 28 tram, then the Belém Tower at sunset.', chunkSize: 4, delayMs: 5 },
+      defaultReply: { text: 'The 28 tram, then the Belém Tower at sunset.', chunkSize: 4, delayMs: 25 },
     };
     await withApp(config, async (page) => {
       const dialogs = collectDialogs(page);
@@ -208,7 +212,7 @@ describe('Hearth chat screen', () => {
   });
 
   test('a beam search reply: "beam 1 of N" on its stats line, and the best replies it found listed on demand', { timeout: TIMEOUT }, async () => {
-    const config = { ...beamChat(), defaultReply: { text: 'The 28 tram, then the Belém Tower at sunset.', chunkSize: 4, delayMs: 5 } };
+    const config = { ...beamChat(), defaultReply: { text: 'The 28 tram, then the Belém Tower at sunset.', chunkSize: 4, delayMs: 25 } };
     await withApp(config, async (page) => {
       const dialogs = collectDialogs(page);
       // The beam reply says it is the best of the replies kept; the sampled one says nothing.

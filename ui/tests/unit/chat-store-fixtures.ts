@@ -106,6 +106,7 @@ export const ev = {
   userSaved: (m: StoredMessage): ChatEvent => ({ event: 'userSaved', data: { message: m } }),
   replyStarted: (messageId: number, model = MODEL.name, text = ''): ChatEvent => ({ event: 'replyStarted', data: { messageId, model, text } }),
   delta: (text: string): ChatEvent => ({ event: 'delta', data: { text } }),
+  searching: (tokens: number): ChatEvent => ({ event: 'searching', data: { tokens } }),
   finished: (m: StoredMessage): ChatEvent => ({ event: 'finished', data: { message: m } }),
   failed: (message: string, m: StoredMessage | null = null): ChatEvent => ({
     event: 'failed',

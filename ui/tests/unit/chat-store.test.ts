@@ -71,6 +71,27 @@ describe('ChatStore', () => {
     expect(store.messages[1].content).toBe('Hi, friend!');
   });
 
+  it("keeps a search's progress for its reply until the reply ends", async () => {
+    const { store, backend } = await setup();
+    await store.newChat();
+    const chatId = store.activeChatId!;
+    store.draft = 'Plan a day in Lisbon.';
+    const sending = store.send();
+    await settle();
+    const { emit, resolve } = backend.send;
+    emit(ev.userSaved(msg({ id: 1, chatId, role: 'user', content: 'Plan a day in Lisbon.' })));
+    emit(ev.replyStarted(2));
+    expect(store.searching).toBeNull();
+    emit(ev.searching(1));
+    emit(ev.searching(4));
+    expect(store.searching).toEqual({ reply: 2, tokens: 4 });
+    emit(ev.delta('The Alfama, then the 28 tram.'));
+    emit(ev.finished(msg({ id: 2, chatId, role: 'assistant', content: 'The Alfama, then the 28 tram.', stats: stats() })));
+    resolve();
+    await expect(sending).resolves.toBe(true);
+    expect(store.searching).toBeNull();
+  });
+
   it('reads the chat list again (a title from the message) only once the first text is painted', async () => {
     const backend = fakeBackend();
     const clock = manualFrames();

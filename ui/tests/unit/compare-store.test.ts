@@ -267,7 +267,7 @@ describe('CompareStore', () => {
   });
 
   it('the answer on show is the last one saved', () => {
-    const r = (messageId: number | null): ColumnResult => ({ messageId, text: '', status: 'complete', message: null, error: null });
+    const r = (messageId: number | null): ColumnResult => ({ messageId, text: '', status: 'complete', message: null, error: null, searched: null });
     expect(lastSaved([r(1), r(2), r(null)])).toBe(1);
     expect(lastSaved([r(null), r(null)])).toBe(-1);
   });

@@ -23,6 +23,7 @@ import {
   importSummary,
   relativeDate,
   replyNotice,
+  searchProgress,
   sentence,
 } from '../../src/lib/format';
 import { table } from './helpers';
@@ -44,6 +45,11 @@ table("formatReasoning: a finished reply's reasoning in its block's summary", fo
   [stats({ reasoningMs: 42 }), 'Thought for under a second'],
   [stats({ reasoningMs: 65_400, reasoningTokens: 1 }), 'Thought for 65 s · 1 token'],
   [stats({ reasoningMs: 1500, reasoningTokens: 120 }), 'Thought for 1.5 s · 120 tokens'],
+]);
+
+table("searchProgress: a beam search's or consensus's progress while its reply is written out of sight", searchProgress, [
+  [1, 'Searching · 1 token'],
+  [37, 'Searching · 37 tokens'],
 ]);
 
 table('formatStats', formatStats, [

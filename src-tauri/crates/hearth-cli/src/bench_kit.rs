@@ -149,7 +149,7 @@ pub async fn reply_to(engine: &Engine, request: ReplyRequest) -> Result<(String,
             // The caller's view of TTFT (as for the server), not the engine's own.
             GenEvent::Finished { stats, .. } => return Ok((text, ReplyStats { ttft_ms, ..stats })),
             GenEvent::Failed(e) => return Err(e.to_string()),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => {}
         }
     }
     Err("the engine stopped unexpectedly".into())

@@ -280,7 +280,8 @@ async fn stream_reply(
             GenEvent::Finished { stats, .. } => return Ok((text, stats, tokens)),
             GenEvent::Failed(e) => return Err(e.to_string()),
             GenEvent::TokenProbs(more) => tokens.extend(more),
-            GenEvent::Logprobs(_) => {}
+            // A search's reply is printed whole when it ends.
+            GenEvent::Logprobs(_) | GenEvent::Searching { .. } => {}
         }
     }
     Err("the reply stopped unexpectedly".into())

@@ -177,6 +177,12 @@ pub enum GenEvent {
     /// Only when asked for (`ReplyRequest::top_probs`): the tokens of the next `Delta`, each
     /// with the distribution it was drawn from, sent just before it.
     TokenProbs(Vec<TokenProbs>),
+    /// A reply written whole when its search ends (a beam search, a consensus): how far the
+    /// search has got, in tokens each beam or candidate has written, sent as it goes so the
+    /// window can say so. A streamed reply never sends it.
+    Searching {
+        tokens: u32,
+    },
     Finished {
         reason: FinishReason,
         stats: ReplyStats,

@@ -87,6 +87,11 @@ pub enum TurnEvent {
         text: String,
     },
     Delta(String),
+    /// A reply its search writes whole when it ends (a beam search, a consensus): the tokens
+    /// each beam or candidate has written so far (at most one such event per pace interval).
+    Searching {
+        tokens: u32,
+    },
 }
 
 /// What a caller sees of one variant of a comparison.
@@ -428,6 +433,7 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
         // cores the model needs.
         let mut unsent = String::new();
         let mut last_sent: Option<Instant> = None;
+        let mut last_searching: Option<Instant> = None;
         let mut flush = tokio::time::interval_at(Instant::now() + self.flush_every, self.flush_every);
         flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let outcome = loop {
@@ -450,6 +456,12 @@ impl<B: ChatBackend, S: HistoryStore> ChatService<B, S> {
                     // The window's chats never ask for log-probabilities.
                     Some(GenEvent::Logprobs(_)) => {}
                     Some(GenEvent::TokenProbs(more)) => tokens.extend(more),
+                    Some(GenEvent::Searching { tokens }) => {
+                        if last_searching.is_none_or(|at| at.elapsed() >= self.pace.interval()) {
+                            on_event(TurnEvent::Searching { tokens });
+                            last_searching = Some(Instant::now());
+                        }
+                    }
                     Some(GenEvent::Finished { reason, stats }) => break Ok((reason, stats)),
                     Some(GenEvent::Failed(error)) => break Err(error),
                     None => break Err(BackendError::EngineGone),

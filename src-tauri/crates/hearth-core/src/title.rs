@@ -51,7 +51,7 @@ async fn ask<B: ChatBackend + ?Sized>(backend: &B, target: ModelTarget, prompt: 
     while let Some(event) = stream.events.recv().await {
         match event {
             GenEvent::Delta(delta) => text.push_str(&delta),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => {}
             GenEvent::Finished { reason: FinishReason::Cancelled, .. } => return Ok(None),
             GenEvent::Finished { .. } => return Ok(clean_title(crate::split_reasoning(&text).answer)),
             GenEvent::Failed(error) => return Err(error),

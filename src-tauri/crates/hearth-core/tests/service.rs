@@ -93,6 +93,22 @@ async fn the_question_is_saved_before_any_of_the_reply_is_shown() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_searchs_progress_is_shown_at_most_once_a_window_update() {
+    let f = fixture();
+    // A beam search's steps every 30 ms, then its reply whole.
+    let mut steps: Vec<Step> = (1..=10).map(|tokens| Step::Searching(Duration::from_millis(30), tokens)).collect();
+    steps.extend([Step::text(30, "Paris."), Step::Finish(FinishReason::EndOfTurn)]);
+    f.backend.then(steps);
+    let seen = Seen::default();
+    let reply = send(&f, "The capital of France?", &seen).await.unwrap();
+    assert_eq!(reply.content, "Paris.");
+    let told: Vec<u32> =
+        seen.events().iter().filter_map(|e| if let TurnEvent::Searching { tokens } = e { Some(*tokens) } else { None }).collect();
+    // At 30 ms, then the first step 100 ms (WINDOW_UPDATE_INTERVAL) after: 150 ms, 270 ms.
+    assert_eq!(told, [1, 5, 9], "{:?}", seen.events());
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_question_is_kept_when_the_backend_refuses() {
     let f = fixture();
     f.backend.then_refuse(BackendError::NoModel);

@@ -148,6 +148,9 @@ async fn consensus_keeps_the_candidate_closest_to_the_others_and_each_is_its_see
     let prompt = user("Name a colour of the rainbow and say one thing about it.");
     let consensus = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 4, ..sampled(11, 24) };
     let chosen = reply(&engine, &prompt, consensus.clone(), None).await;
+    // Until the reply comes whole, the candidates' progress is told as it grows.
+    assert!(!chosen.searching.is_empty() && chosen.searching.windows(2).all(|w| w[0] < w[1]), "{:?}", chosen.searching);
+    assert!(chosen.searching.last().is_some_and(|&t| t <= 24), "{:?}", chosen.searching);
     let kept = chosen.stats.consensus.clone().expect("the candidates stay with the reply");
     assert_eq!(kept.candidates.len(), 4);
     assert_eq!(kept.utility, MbrUtility::ChrF);
@@ -187,12 +190,29 @@ async fn consensus_that_cannot_fit_is_refused_in_words_before_it_starts() {
     // A client that leaves while its candidates are written frees every sequence they held:
     // then a prompt needing nearly the whole context is answered.
     let candidates = SamplingParams { strategy: Strategy::Consensus, mbr_candidates: 8, ..sampled(2, 64) };
-    let left = engine.start_reply(ReplyRequest::new(user("Write a poem about rain."), candidates, CancelFlag::new())).unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let mut left = engine.start_reply(ReplyRequest::new(user("Write a poem about rain."), candidates, CancelFlag::new())).unwrap();
+    searching(&mut left).await;
     drop(left);
     let nearly_all = user(&format!("Count the words: {}", "word ".repeat(850)));
     let whole = reply(&engine, &nearly_all, greedy(8), None).await;
     assert!(whole.stats.prompt_tokens > 850 && whole.stats.completion_tokens == 8, "{:?}", whole.stats);
+}
+
+/// Waits (a minute at most) until `stream`'s search says it is under way: every beam or
+/// candidate holds its sequence and has written.
+async fn searching(stream: &mut hearth_core::ReplyStream) {
+    let first = async {
+        loop {
+            match stream.events.recv().await {
+                Some(GenEvent::Searching { tokens }) => return tokens,
+                Some(GenEvent::Failed(e)) => panic!("{e}"),
+                Some(event) => assert!(!event.is_last(), "the search ended before it said it was under way: {event:?}"),
+                None => panic!("the stream ended"),
+            }
+        }
+    };
+    let tokens = tokio::time::timeout(std::time::Duration::from_secs(60), first).await.expect("the search says it is under way");
+    assert!(tokens >= 1);
 }
 
 fn beam(width: u32, n_best: u32, max_tokens: u32) -> SamplingParams {
@@ -207,6 +227,12 @@ async fn beam_search_of_width_one_is_greedy_and_a_wide_beam_is_exhaustive_search
     let greedy_reply = reply(&engine, &question, greedy(40), None).await;
     let narrow = reply(&engine, &question, beam(1, 1, 40), None).await;
     assert_eq!(narrow.text, greedy_reply.text);
+    // Each step but the one that ends the search says how far it has got (an end of turn is
+    // not written); the reply comes whole at the end.
+    let written = narrow.stats.completion_tokens;
+    let told = if narrow.reason == FinishReason::Length { written - 1 } else { written };
+    assert_eq!(narrow.searching, (1..=told).collect::<Vec<_>>(), "{:?} {:?}", narrow.reason, narrow.stats);
+    assert_eq!(narrow.deltas, 1);
     let hypotheses = narrow.stats.beams.expect("the n-best list stays with the reply");
     assert_eq!(hypotheses.len(), 1);
     assert_eq!(hypotheses[0].text, narrow.text);
@@ -251,8 +277,8 @@ async fn a_beam_too_wide_for_the_context_is_refused_in_words() {
     assert_eq!(narrow.stats.beams.map(|b| b.len()), Some(2));
     // A client that leaves mid-search frees every lane: a prompt needing nearly the whole
     // context is answered next.
-    let left = engine.start_reply(ReplyRequest::new(user("Write a poem about rain."), beam(4, 1, 100), CancelFlag::new())).unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let mut left = engine.start_reply(ReplyRequest::new(user("Write a poem about rain."), beam(4, 1, 100), CancelFlag::new())).unwrap();
+    searching(&mut left).await;
     drop(left);
     let nearly_all = user(&format!("Count the words: {}", "word ".repeat(850)));
     let whole = reply(&engine, &nearly_all, greedy(8), None).await;
@@ -275,7 +301,7 @@ async fn both_views(
             GenEvent::TokenProbs(more) => drawn.extend(more),
             GenEvent::Finished { .. } => return (raw, drawn),
             GenEvent::Failed(e) => panic!("{e}"),
-            GenEvent::Delta(_) => {}
+            GenEvent::Delta(_) | GenEvent::Searching { .. } => {}
         }
     }
     panic!("the stream ended without Finished");

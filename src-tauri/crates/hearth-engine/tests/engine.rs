@@ -306,7 +306,7 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
             GenEvent::Delta(d) => titled.push_str(&d),
             GenEvent::Finished { reason, .. } => break assert_ne!(reason, FinishReason::Cancelled),
             GenEvent::Failed(e) => panic!("{e}"),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => panic!("log-probabilities were not asked for"),
         }
     }
     assert!(!titled.trim().is_empty());
@@ -329,7 +329,7 @@ async fn an_aside_leaves_the_conversation_cache_alone_and_gives_way_to_a_reply()
     let ended = loop {
         match aside.events.recv().await.unwrap() {
             GenEvent::Finished { reason, stats } => break (reason, stats),
-            GenEvent::Delta(_) | GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
+            GenEvent::Delta(_) | GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => {}
             GenEvent::Failed(e) => panic!("{e}"),
         }
     };
@@ -349,7 +349,7 @@ async fn read_timed(mut stream: hearth_core::ReplyStream) -> (String, FinishReas
             }
             GenEvent::Finished { reason, .. } => return (text, reason, first.expect("words came"), Instant::now()),
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => {}
         }
     }
     panic!("the stream ended without Finished");

@@ -31,7 +31,7 @@ async fn die_mid_reply(engine: &Engine, kill: impl FnOnce(&Engine)) -> (String, 
             }
             GenEvent::Failed(error) => return (text, error),
             GenEvent::Finished { reason, .. } => panic!("the reply finished ({reason:?}) instead of dying"),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => panic!("log-probabilities were not asked for"),
         }
     }
     panic!("the stream ended without a word");

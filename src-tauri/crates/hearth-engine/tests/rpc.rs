@@ -122,7 +122,7 @@ async fn a_server_that_goes_away_costs_the_reply_in_words_and_the_cpu_takes_over
             }
             GenEvent::Failed(error) => break error,
             GenEvent::Finished { reason, .. } => panic!("the reply finished ({reason:?}) with its server gone"),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => {}
         }
     };
     assert!(!text.is_empty(), "the text written before is kept");

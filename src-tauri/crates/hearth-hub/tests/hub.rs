@@ -219,7 +219,7 @@ async fn search_pick_fit_download_list_load_and_chat() {
             GenEvent::Delta(d) => reply.push_str(&d),
             GenEvent::Finished { .. } => break,
             GenEvent::Failed(e) => panic!("{e}"),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => unreachable!("not asked for"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => unreachable!("not asked for"),
         }
     }
     assert!(reply.contains("Paris"), "{reply:?}");

@@ -68,7 +68,7 @@ async fn reply(providers: &Providers, provider: &str, model: &str) -> (String, R
             GenEvent::Delta(d) => text.push_str(&d),
             GenEvent::Finished { reason, .. } => return (text, Ok(reason)),
             GenEvent::Failed(e) => return (text, Err(e)),
-            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => unreachable!("providers send none"),
+            GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => unreachable!("providers send none"),
         }
     }
     panic!("the stream ended without Finished or Failed")

@@ -297,7 +297,8 @@ async fn whole(mut reply: Reply) -> Result<Json<Value>, ApiError> {
             }
             Some(GenEvent::Logprobs(more)) => tokens.extend(more),
             // The server never asks for the inspector's distributions.
-            Some(GenEvent::TokenProbs(_)) => {}
+            // The search's progress: the reply comes whole when it ends.
+            Some(GenEvent::TokenProbs(_) | GenEvent::Searching { .. }) => {}
             Some(GenEvent::Finished { reason, stats }) => {
                 reply.finished(&stats);
                 let logprobs = reply.shape.logprobs(&tokens, &mut 0);
@@ -442,7 +443,8 @@ impl Chunks {
                 self.answer(pieces);
             }
             Some(GenEvent::Logprobs(tokens)) => self.tokens.extend(tokens),
-            Some(GenEvent::TokenProbs(_)) => {}
+            // The search's progress: the reply comes whole when it ends.
+            Some(GenEvent::TokenProbs(_) | GenEvent::Searching { .. }) => {}
             Some(GenEvent::Finished { reason, stats }) => {
                 self.reply.finished(&stats);
                 let mut finish = finish_reason(reason);

@@ -13,6 +13,8 @@ use tokio::time::Instant;
 pub enum Step {
     /// Waits this long (on tokio's clock), then sends the text.
     Text(Duration, String),
+    /// Waits this long, then says how far a search has got (`GenEvent::Searching`).
+    Searching(Duration, u32),
     /// Ends the reply.
     Finish(FinishReason),
     /// Fails the reply.
@@ -120,6 +122,12 @@ async fn play(steps: Vec<Step>, request: ReplyRequest, events: mpsc::UnboundedSe
                     () = cancel.cancelled() => cancelled(),
                 }
             }
+            Step::Searching(after, tokens) => {
+                tokio::select! {
+                    () = tokio::time::sleep(after) => GenEvent::Searching { tokens },
+                    () = cancel.cancelled() => cancelled(),
+                }
+            }
             Step::Finish(reason) => GenEvent::Finished { reason, stats: ReplyStats::default() },
             Step::Fail(error) => GenEvent::Failed(error),
             Step::Hang => {
@@ -127,7 +135,7 @@ async fn play(steps: Vec<Step>, request: ReplyRequest, events: mpsc::UnboundedSe
                 cancelled()
             }
         };
-        let last = !matches!(event, GenEvent::Delta(_));
+        let last = event.is_last();
         if events.send(event).is_err() || last {
             return;
         }

@@ -115,7 +115,7 @@ export type Writing = {
 /**
  * Writes `reply` (its `text`, or its failure `failWith`) into the saved `assistant` message as the engine does
  * under `sampling` (its strategy, speculative decoding, topProbs): replyStarted after its ttft, its deltas (a
- * consensus or a beam search's whole at the end), its stats, the token inspector's data, then finished or
+ * consensus or a beam search's whole at the end, `searching` at each step before), its stats, the token inspector's data, then finished or
  * failed through `send`; `beforeEnd` runs just before that last event. Stops where `gen.stop` says. A reply that ends
  * complete is saved with the calls its script gives (`reply.calls`); while tools are offered (`round`) and rounds
  * are left, it ends its round instead (`roundFinished`, nothing after it, `beforeEnd` not run) and this resolves
@@ -149,6 +149,8 @@ export async function writeReply(w: Writing): Promise<boolean> {
     for (let i = 0; i < pieces.length; i++) {
       await delay(reply.delayMs ?? 20);
       if (gen.stop) break;
+      // Each step but the last says how far the search has got.
+      if (i + 1 < pieces.length) send({ event: 'searching', data: { tokens: i + 1 } });
     }
     if (!gen.stop) {
       assistant.content += text;

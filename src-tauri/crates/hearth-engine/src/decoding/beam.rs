@@ -352,9 +352,17 @@ impl Decoder for BeamReply {
     }
 
     fn after_decode(&mut self, context: &LlamaContext<'_>, model: &LlamaModel) -> AfterDecode {
+        let stepped = !self.logits_at.is_empty();
         let forks = self.expand(context, model);
         // The search picks its own reason when it ends.
         let done = self.prompt.is_empty() && self.search.is_done();
+        // Nothing shows until the search ends: say how far it has got (its beams are all as long).
+        if stepped
+            && !done
+            && let Some(beam) = self.search.live.first()
+        {
+            let _ = self.events.send(GenEvent::Searching { tokens: beam.tokens.len() as u32 });
+        }
         AfterDecode { forks, rejected: 0, finish: done.then_some(FinishReason::EndOfTurn) }
     }
 

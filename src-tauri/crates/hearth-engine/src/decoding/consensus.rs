@@ -24,11 +24,16 @@ pub(crate) struct Group {
     utility: MbrUtility,
     asked_at: Instant,
     candidates: Vec<Candidate>,
+    /// The most any candidate had written when the client was last told (`Searching`).
+    told: u32,
 }
 
 struct Candidate {
     events: UnboundedReceiver<GenEvent>,
     text: String,
+    /// Its text's pieces so far: a token each (one that ends a character split across tokens
+    /// carries it whole), so about its tokens.
+    pieces: u32,
     end: Option<(FinishReason, ReplyStats)>,
 }
 
@@ -57,9 +62,9 @@ impl Group {
             let mut member = ReplyRequest::new(Vec::new(), own, request.cancel.clone());
             member.conversation = request.conversation.filter(|_| index == 0);
             members.push((member, tx));
-            candidates.push(Candidate { events: rx, text: String::new(), end: None });
+            candidates.push(Candidate { events: rx, text: String::new(), pieces: 0, end: None });
         }
-        let group = Group { id, client, cancel: request.cancel.clone(), utility: sampling.mbr_utility, asked_at, candidates };
+        let group = Group { id, client, cancel: request.cancel.clone(), utility: sampling.mbr_utility, asked_at, candidates, told: 0 };
         (group, members)
     }
 
@@ -70,14 +75,17 @@ impl Group {
         for candidate in &mut self.candidates {
             while let Ok(event) = candidate.events.try_recv() {
                 match event {
-                    GenEvent::Delta(text) => candidate.text.push_str(&text),
+                    GenEvent::Delta(text) => {
+                        candidate.text.push_str(&text);
+                        candidate.pieces += 1;
+                    }
                     GenEvent::Finished { reason, stats } => candidate.end = Some((reason, stats)),
                     GenEvent::Failed(error) => {
                         self.cancel.cancel();
                         let _ = self.client.send(GenEvent::Failed(error));
                         return true;
                     }
-                    GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
+                    GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => {}
                 }
             }
         }
@@ -85,6 +93,12 @@ impl Group {
             return true;
         }
         if self.candidates.iter().any(|c| c.end.is_none()) {
+            // Nothing shows until every candidate has ended: say how far they have got.
+            let written = self.candidates.iter().map(|c| c.pieces).max().unwrap_or(0);
+            if written > self.told {
+                self.told = written;
+                let _ = self.client.send(GenEvent::Searching { tokens: written });
+            }
             return false;
         }
         self.finish();

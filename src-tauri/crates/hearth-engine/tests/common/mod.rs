@@ -50,6 +50,8 @@ pub struct Reply {
     pub deltas: usize,
     pub reason: FinishReason,
     pub stats: ReplyStats,
+    /// A search's progress as it was told (`GenEvent::Searching`), in order.
+    pub searching: Vec<u32>,
 }
 
 /// One reply of `conversation` (its cache kept between turns) run to the end: its text and stats.
@@ -64,6 +66,7 @@ pub async fn chat_reply(engine: &Engine, conversation: i64, messages: &[ChatMess
             GenEvent::Finished { stats, .. } => return (text, stats),
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
             GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
+            GenEvent::Searching { .. } => {}
         }
     }
     panic!("the stream ended without Finished");
@@ -78,7 +81,7 @@ pub async fn reply(engine: &Engine, messages: &[ChatMessage], sampling: Sampling
 pub async fn reply_to(engine: &Engine, request: ReplyRequest, stop_after: Option<usize>) -> Reply {
     let cancel = request.cancel.clone();
     let mut stream = engine.start_reply(request).expect("a model is loaded");
-    let (mut text, mut deltas) = (String::new(), 0);
+    let (mut text, mut deltas, mut searching) = (String::new(), 0, Vec::new());
     while let Some(event) = stream.events.recv().await {
         match event {
             GenEvent::Delta(d) => {
@@ -88,7 +91,8 @@ pub async fn reply_to(engine: &Engine, request: ReplyRequest, stop_after: Option
                     cancel.cancel();
                 }
             }
-            GenEvent::Finished { reason, stats } => return Reply { text, deltas, reason, stats },
+            GenEvent::Searching { tokens } => searching.push(tokens),
+            GenEvent::Finished { reason, stats } => return Reply { text, deltas, reason, stats, searching },
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
             GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => panic!("log-probabilities were not asked for"),
         }
@@ -112,6 +116,7 @@ pub async fn reply_with_logprobs(
             GenEvent::Delta(d) => text.push_str(&d),
             GenEvent::Logprobs(more) => tokens.extend(more),
             GenEvent::TokenProbs(_) => panic!("the sampler's distributions were not asked for"),
+            GenEvent::Searching { .. } => {}
             GenEvent::Finished { .. } => return (text, tokens),
             GenEvent::Failed(e) => panic!("generation failed: {e}"),
         }
@@ -135,7 +140,7 @@ pub async fn request_error(engine: &Engine, request: ReplyRequest) -> String {
         match event {
             GenEvent::Failed(e) => return e.to_string(),
             GenEvent::Finished { .. } => panic!("the request should have failed"),
-            GenEvent::Delta(_) | GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) => {}
+            GenEvent::Delta(_) | GenEvent::Logprobs(_) | GenEvent::TokenProbs(_) | GenEvent::Searching { .. } => {}
         }
     }
     panic!("the stream ended without Failed");
