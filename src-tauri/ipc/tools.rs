@@ -93,8 +93,8 @@ command! {
 
 command! {
     /// Answers question `id`: the form sent (what it asked, of its types; fields left out take
-    /// the server's defaults), declined, or dismissed.
+    /// the server's defaults), its link opened in the system's browser, declined, or dismissed.
     pub fn answer_tool_question(id: u64, answer: Answer, state: State<'_, AppState>) -> Result<(), IpcError> {
-        Ok(state.questions.answer(id, answer)?)
+        Ok(state.questions.answer(id, answer, |url| crate::ipc::open_with_system(std::ffi::OsStr::new(url)))?)
     }
 }

@@ -4,11 +4,12 @@
 // for the user: the approval shows the arguments, edited and allowed the tool runs and its
 // result shows and feeds the reply; run again with new arguments, its result is a new version the
 // reply answers; denied, nothing runs; Stop ends a slow tool; a server's question mid-call
-// (elicitation) opens over the window and its answer reaches the tool. The tiny test
+// (elicitation) opens over the window and its answer reaches the tool; a question by link shows
+// its address, and Open hands it to the system's opener (a stand-in on PATH). The tiny test
 // model never chooses to call, so HEARTH_TEST_TOOL_CHOICE=required makes the first reply of a
 // turn call under the tools' grammar (the flow after that is the app's own). Screenshots in
 // the light and the dark theme.
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -24,8 +25,14 @@ const FS_OFF = ["read_file", "read_media_file", "read_multiple_files", "write_fi
 const TOOL_RESULT = '[data-testid="message"][data-role="tool"]';
 
 let filesDir;
+// The system's opener (xdg-open) as the app finds it on its PATH: it notes each page it is asked to open.
+const OPENER_DIR = fs.mkdtempSync(path.join(fs.realpathSync(process.env.TMPDIR || "/tmp"), "hearth-e2e-opener-"));
+const OPENED = path.join(OPENER_DIR, "opened.txt");
+fs.writeFileSync(path.join(OPENER_DIR, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$1" >> '${OPENED}'\n`, { mode: 0o755 });
+const ENV = { HEARTH_TEST_TOOL_CHOICE: "required", PATH: `${OPENER_DIR}:${process.env.PATH}` };
+after(() => fs.rmSync(OPENER_DIR, { recursive: true, force: true }));
 const ctx = appUnderTest("hearth-e2e-tools-", {
-  env: { HEARTH_TEST_TOOL_CHOICE: "required", GTK_THEME: "Adwaita" },
+  env: { ...ENV, GTK_THEME: "Adwaita" },
   prepare: (dir, model) => {
     fs.mkdirSync(path.join(dir, "models"));
     fs.symlinkSync(model, path.join(dir, "models", path.basename(model)));
@@ -94,6 +101,36 @@ async function answerRound(session, answer) {
     }
   }
   throw new Error("the round's results never showed");
+}
+
+/**
+ * Allows each call of the round (the model may write more than one) and answers each question the server
+ * asks with `answer(question, askedBefore)`, until `tool`'s result shows: returns its row, once at least
+ * one question was asked.
+ */
+async function resultAnswering(session, tool, answer) {
+  const resultRow = async () => {
+    try {
+      for (const row of await session.findAll(TOOL_RESULT)) if ((await session.text(row)).includes(tool)) return row;
+    } catch {
+      // The list re-rendered while it was read: look again.
+    }
+    return null;
+  };
+  let asked = 0;
+  let found = null;
+  for (const deadline = Date.now() + 120_000; !(found = await resultRow()); await sleep(200)) {
+    assert.ok(Date.now() < deadline, `${tool} ran with its questions answered`);
+    const [allow] = await session.findAll('[data-testid="tool-approval"] [data-testid="tool-allow"]');
+    if (allow) await session.press(allow).catch(() => {});
+    const [question] = await session.findAll('[data-testid="tool-question"]');
+    if (!question) continue;
+    await answer(question, asked);
+    asked += 1;
+    await sleep(300);
+  }
+  assert.ok(asked > 0, `${tool}'s server asked its question`);
+  return found;
 }
 
 /** Allows the call with its arguments replaced by `args`. */
@@ -184,7 +221,7 @@ test("MCP servers in Settings → Tools; a call allowed, one denied, one stopped
 
 test("the same in the dark theme: Settings → Tools, an approval, a result", async () => {
   await ctx.driver.stop();
-  const driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: ctx.dataDir, HEARTH_TEST_TOOL_CHOICE: "required", GTK_THEME: "Adwaita:dark" });
+  const driver = await startDriver({ ...process.env, HEARTH_DATA_DIR: ctx.dataDir, ...ENV, GTK_THEME: "Adwaita:dark" });
   ctx.driver = driver;
   const session = await Session.open(driver.base, ctx.app);
   try {
@@ -228,24 +265,7 @@ test("the same in the dark theme: Settings → Tools, an approval, a result", as
     await send(session, "Book a table for tonight.");
     const card = await approval(session);
     assert.match(await session.text(await session.within(card, '[data-testid="tool-approval-title"]')), /book_table/);
-    // Each call of the round allowed (the model may write more than one), each question answered,
-    // until the call's result shows.
-    const bookedRow = async () => {
-      try {
-        for (const row of await session.findAll(TOOL_RESULT)) if ((await session.text(row)).includes("book_table")) return row;
-      } catch {
-        // The list re-rendered while it was read: look again.
-      }
-      return null;
-    };
-    let asked = 0;
-    let booked = null;
-    for (const deadline = Date.now() + 120_000; !(booked = await bookedRow()); await sleep(200)) {
-      assert.ok(Date.now() < deadline, "the call ran with its question answered");
-      const [allow] = await session.findAll('[data-testid="tool-approval"] [data-testid="tool-allow"]');
-      if (allow) await session.press(allow).catch(() => {});
-      const [question] = await session.findAll('[data-testid="tool-question"]');
-      if (!question) continue;
+    const booked = await resultAnswering(session, "book_table", async (question, asked) => {
       assert.match(await session.text(await session.within(question, '[data-testid="tool-question-message"]')), /the bistro needs:/);
       await session.type(await session.within(question, '[data-testid="question-field"][data-field="name"] [data-testid="question-input"]'), "Ada");
       if (asked === 0) {
@@ -253,12 +273,36 @@ test("the same in the dark theme: Settings → Tools, an approval, a result", as
         await shot(session, "tools-04-question-dark");
       }
       await session.press(await session.within(question, '[data-testid="tool-question-send"]'));
-      asked += 1;
-      await sleep(300);
-    }
-    assert.ok(asked > 0, "the server asked its question");
+    });
     await session.press(await session.within(booked, '[data-testid="tool-result-toggle"]'));
     await session.waitFor('[data-testid="tool-result-content"]', { accept: (t) => t.includes("Booked for Ada: 2 guests, inside.") });
+    await lastReplyDone(session);
+
+    // A server that asks the user to open its page: the address shown, its host apart; Open hands it
+    // to the system's opener, and the server hears it was opened.
+    await openTools(session);
+    await session.press(await session.waitFor('[data-testid="paste-tool-servers"]'));
+    const accounts = { mcpServers: { accounts: { command: "node", args: ["hostile.mjs", "links"], cwd: MCP_DIR } } };
+    await setValue(session, await session.waitFor('[data-testid="tool-paste"] textarea'), JSON.stringify(accounts));
+    await session.press(await session.waitFor('[data-testid="tool-paste-add"]'));
+    await session.waitFor(serverCss("accounts", "ready"), { timeoutMs: 60_000 });
+    await session.press(await session.within(await session.waitFor(serverCss("bistro")), '[data-testid="tool-server-enabled"]'));
+    await session.waitFor(serverCss("bistro", "off"));
+    await closeSettings(session);
+    await send(session, "Link my bistro account.");
+    await approval(session);
+    const linked = await resultAnswering(session, "link_account", async (question, asked) => {
+      assert.equal(await session.text(await session.within(question, '[data-testid="question-link-url"]')), "https://bistro.example/link?session=7");
+      assert.equal(await session.text(await session.within(question, '[data-testid="question-link-host"]')), "bistro.example");
+      if (asked === 0) {
+        await sleep(300);
+        await shot(session, "tools-05-link-dark");
+      }
+      await session.press(await session.within(question, '[data-testid="tool-question-send"]'));
+    });
+    await session.press(await session.within(linked, '[data-testid="tool-result-toggle"]'));
+    await session.waitFor('[data-testid="tool-result-content"]', { accept: (t) => t.includes("The user opened the bistro's page") });
+    assert.match(fs.readFileSync(OPENED, "utf8"), /^https:\/\/bistro\.example\/link\?session=7$/m);
     await lastReplyDone(session);
   } finally {
     await session.close();

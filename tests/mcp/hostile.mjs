@@ -9,6 +9,8 @@
 //                               (answers after 60 s unless cancelled)
 //   node hostile.mjs asks       book_table, which asks the user for the booking's details mid-call
 //                               (elicitation) and answers with what it was given
+//   node hostile.mjs links      link_account, which asks the user to open the bistro's page mid-call
+//                               (elicitation by link) and says whether they did
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -53,6 +55,24 @@ if (mode === "silent") {
         const { name, guests, terrace } = answer.content ?? {};
         const text =
           answer.action === "accept" ? `Booked for ${name}: ${guests} guests, ${terrace ? "on the terrace" : "inside"}.` : `The booking was ${answer.action}d.`;
+        return { content: [{ type: "text", text }] };
+      },
+    );
+    await server.connect(new StdioServerTransport());
+    await new Promise(() => {});
+  }
+  if (mode === "links") {
+    server.registerTool(
+      "link_account",
+      { description: "Links the user's bistro account: they sign in on the bistro's own site", inputSchema: {} },
+      async () => {
+        const answer = await server.server.elicitInput({
+          mode: "url",
+          message: "Sign in on the bistro's site to link your account.",
+          url: "https://bistro.example/link?session=7",
+          elicitationId: "link-7",
+        });
+        const text = answer.action === "accept" ? "The user opened the bistro's page to link the account." : `The link was ${answer.action}d.`;
         return { content: [{ type: "text", text }] };
       },
     );

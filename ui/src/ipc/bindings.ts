@@ -522,7 +522,12 @@ id: number,
 /**
  * The server asking, by its name in Settings → Tools.
  */
-server: string, message: string, fields: Array<QuestionField>, };
+server: string, message: string, fields: Array<QuestionField>, 
+/**
+ * A question by link: the page to open (no fields then). Accepted, the app opens it in the
+ * system's browser; the answers given there go to the server, not through Hearth.
+ */
+link: QuestionLink | null, };
 
 export type Preset = { name: string, params: SamplingParams, builtIn: boolean, };
 
@@ -578,6 +583,21 @@ name: string, title: string | null, description: string | null, required: boolea
  * The server's default, of the field's kind.
  */
 default: string | number | boolean | string[] | null, };
+
+export type QuestionLink = { 
+/**
+ * The whole address as it will be opened (parsed and written again: its host in ASCII,
+ * lowercase), shown as text, never as a link.
+ */
+url: string, 
+/**
+ * Where it leads, shown apart from the rest of the address.
+ */
+host: string, 
+/**
+ * Why the address deserves a second look, in words; none when nothing stands out.
+ */
+warning: string | null, };
 
 export type ReasoningFormat = { "kind": "none" } | { "kind": "thinkTags", switchable: boolean, } | { "kind": "channels" };
 
@@ -1374,7 +1394,7 @@ export const commands = {
   watchToolQuestions: (onUpdate: (message: Array<PendingQuestion>) => void): Promise<null> => invoke<null>('watch_tool_questions', { onUpdate: new Channel<Array<PendingQuestion>>(onUpdate) }),
   /**
    * Answers question `id`: the form sent (what it asked, of its types; fields left out take
-   * the server's defaults), declined, or dismissed.
+   * the server's defaults), its link opened in the system's browser, declined, or dismissed.
    */
   answerToolQuestion: (id: number, answer: Answer): Promise<null> => invoke<null>('answer_tool_question', { id, answer }),
   /**

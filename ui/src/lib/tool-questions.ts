@@ -1,7 +1,7 @@
 // A server's question to the user (MCP elicitation) as its form: the values it starts with (the server's
 // defaults), why a value does not fit its field, and what is sent. The fields and their kinds come from Rust
 // (hearth_mcp::questions); the backend sends back only what fits, with the defaults of fields left out.
-import type { Answer, QuestionField } from '../ipc/bindings';
+import type { Answer, QuestionField, QuestionLink } from '../ipc/bindings';
 
 /** A field's value on the form: text for text, numbers and choices; yes or no; the choices ticked. */
 export type FormValue = string | boolean | string[];
@@ -67,4 +67,14 @@ export function acceptAnswer(fields: readonly QuestionField[], values: Record<st
     content[field.name] = field.kind.kind === 'number' ? Number(String(value).trim()) : typeof value === 'string' ? value.trim() : value;
   }
   return { action: 'accept', content };
+}
+
+/**
+ * A question's link as it is shown: the address whole, its host apart from what comes before and after it (the
+ * backend checked it: a web address with its host right after the scheme, no user name before it).
+ */
+export function linkParts(link: QuestionLink): { before: string; host: string; after: string } {
+  const start = link.url.indexOf('://') + 3;
+  if (start < 3 || !link.url.startsWith(link.host, start)) return { before: link.url, host: '', after: '' };
+  return { before: link.url.slice(0, start), host: link.host, after: link.url.slice(start + link.host.length) };
 }

@@ -287,8 +287,8 @@ describe('Settings → Tools', () => {
       { name: 'notify', title: 'Text me when it is ready', description: null, required: false, kind: { kind: 'boolean' }, default: true },
     ];
     const questions = [
-      { id: 7, server: 'bistro', message: 'To book the table, the restaurant needs:\n<b>not bold</b>', fields },
-      { id: 8, server: 'bistro', message: 'Add a dessert?', fields: [] },
+      { id: 7, server: 'bistro', message: 'To book the table, the restaurant needs:\n<b>not bold</b>', fields, link: null },
+      { id: 8, server: 'bistro', message: 'Add a dessert?', fields: [], link: null },
     ];
     await inBothSchemes({ toolQuestions: questions }, async (page) => {
       const dialog = page.getByTestId('tool-question');
@@ -323,6 +323,45 @@ describe('Settings → Tools', () => {
       assert.deepEqual(answers, [
         { id: 7, answer: { action: 'accept', content: { name: 'Ada Lovelace', email: 'ada@example.com', guests: 4, table: 'out', notify: true } } },
         { id: 8, answer: { action: 'decline' } },
+      ]);
+    });
+  });
+
+  test('a server\'s link: the address whole, as text, its host apart, a warning; opened only on Open, kept when it cannot be', { timeout: 2 * TIMEOUT }, async () => {
+    const link = (id, url, host, warning = null) => ({ id, server: 'bistro', message: 'Link your bistro account to book.', fields: [], link: { url, host, warning } });
+    const questions = [
+      link(9, 'https://bistro.example/link?session=7&next=https://other.example/', 'bistro.example'),
+      link(10, 'https://xn--bstro-cta.example/pay', 'xn--bstro-cta.example', 'its name is written in another alphabet (xn--…): it may imitate a site you know'),
+    ];
+    await inBothSchemes({ toolQuestions: questions, browserFails: 'xdg-open is not installed' }, async (page) => {
+      const dialog = page.getByTestId('tool-question');
+      await dialog.waitFor();
+      const url = dialog.getByTestId('question-link-url');
+      assert.equal(await text(url), 'https://bistro.example/link?session=7&next=https://other.example/');
+      assert.equal(await text(dialog.getByTestId('question-link-host')), 'bistro.example');
+      assert.equal(await dialog.locator('a').count(), 0, 'nothing in a question is a link to click');
+      assert.equal(await dialog.getByTestId('question-link-warning').count(), 0);
+      const open = dialog.getByTestId('tool-question-send');
+      assert.equal(await text(open), 'Open in browser');
+      await shot(page, 'tool-question-link', { dir: OUTPUT });
+
+      // No browser: the question stays, and says why.
+      await open.click();
+      assert.equal(await text(dialog.getByTestId('tool-question-error')), 'Not opened: the browser could not be opened: xdg-open is not installed');
+      assert.equal(await page.evaluate(() => window.__hearthMock.toolQuestions.length), 2);
+      await page.evaluate(() => (window.__hearthMock.browserFails = null));
+      await open.click();
+      await dialog.getByTestId('question-link-host').filter({ hasText: 'xn--bstro-cta.example' }).waitFor();
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="tool-question"]').length === 1); // the first one's fade
+      assert.equal(await text(dialog.getByTestId('question-link-warning')), 'Look twice at this address: its name is written in another alphabet (xn--…): it may imitate a site you know.');
+      await shot(page, 'tool-question-link-warning', { dir: OUTPUT });
+      await dialog.getByTestId('tool-question-decline').click();
+      await dialog.waitFor({ state: 'detached' });
+      const mock = await page.evaluate(() => ({ opened: window.__hearthMock.opened, questionAnswers: window.__hearthMock.questionAnswers }));
+      assert.deepEqual(mock.opened, ['https://bistro.example/link?session=7&next=https://other.example/']);
+      assert.deepEqual(mock.questionAnswers, [
+        { id: 9, answer: { action: 'accept', content: {} } },
+        { id: 10, answer: { action: 'decline' } },
       ]);
     });
   });

@@ -2,7 +2,7 @@
 // fit its field, and what is sent.
 import { describe, expect, it } from 'vitest';
 import type { FieldKind, QuestionField } from '../../src/ipc/bindings';
-import { acceptAnswer, fieldProblem, initialValues, type FormValue } from '../../src/lib/tool-questions';
+import { acceptAnswer, fieldProblem, initialValues, linkParts, type FormValue } from '../../src/lib/tool-questions';
 import { table } from './helpers';
 
 const field = (name: string, kind: FieldKind, more: Partial<QuestionField> = {}): QuestionField => ({
@@ -58,5 +58,19 @@ describe('acceptAnswer', () => {
   it('sends each field given, of its type; empty ones are left to their defaults', () => {
     const values = { name: ' Grace ', age: '40', agree: false, size: '', tags: [] };
     expect(acceptAnswer(FORM, values)).toEqual({ action: 'accept', content: { name: 'Grace', age: 40, agree: false } });
+  });
+});
+
+describe('linkParts', () => {
+  it('shows the host apart from the rest of the address', () => {
+    expect(linkParts({ url: 'https://bistro.example/link?next=https://other.example', host: 'bistro.example', warning: null })).toEqual({
+      before: 'https://',
+      host: 'bistro.example',
+      after: '/link?next=https://other.example',
+    });
+    expect(linkParts({ url: 'http://[::1]:9000/', host: '[::1]', warning: 'local' })).toEqual({ before: 'http://', host: '[::1]', after: ':9000/' });
+  });
+  it('shows an address whose host it cannot find whole, with no host apart', () => {
+    expect(linkParts({ url: 'https://a.example/', host: 'b.example', warning: null })).toEqual({ before: 'https://a.example/', host: '', after: '' });
   });
 });

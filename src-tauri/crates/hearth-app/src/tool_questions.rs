@@ -83,12 +83,20 @@ impl ToolQuestions {
         waiting.questions.iter().map(|(&id, (question, _))| PendingQuestion { id, question: question.clone() }).collect()
     }
 
-    /// Gives question `id` its answer.
-    pub fn answer(&self, id: u64, answer: Answer) -> Result<(), FieldError> {
-        let asked = self.waiting.lock().expect("questions poisoned").questions.remove(&id);
-        let Some((_, reply)) = asked else {
+    /// Gives question `id` its answer. A question by link said yes to is opened first with
+    /// `open` (the system's browser) — the address the server gave, never one from the window;
+    /// when it cannot be, the question stays, and the error says why.
+    pub fn answer(&self, id: u64, answer: Answer, open: impl FnOnce(&str) -> Result<(), String>) -> Result<(), FieldError> {
+        let mut waiting = self.waiting.lock().expect("questions poisoned");
+        let Some((question, _)) = waiting.questions.get(&id) else {
             return Err(FieldError::new("id", "this question was withdrawn: the call that asked it has ended"));
         };
+        if let (Some(link), Answer::Accept { .. }) = (&question.link, &answer) {
+            open(&link.url).map_err(|e| FieldError::new("answer", format!("the browser could not be opened: {e}")))?;
+            tracing::info!(id, host = link.host, "opened an MCP server's link");
+        }
+        let (_, reply) = waiting.questions.remove(&id).expect("the question is there");
+        drop(waiting);
         let _ = reply.send(answer);
         self.bump();
         Ok(())
@@ -109,7 +117,12 @@ mod tests {
     use super::*;
 
     fn question(message: &str) -> Question {
-        Question { server: "kitchen".into(), message: message.into(), fields: Vec::new() }
+        Question { server: "kitchen".into(), message: message.into(), fields: Vec::new(), link: None }
+    }
+
+    /// Nothing is opened: a form's answer, or a link the user did not say yes to.
+    fn never_open(url: &str) -> Result<(), String> {
+        panic!("{url} was opened")
     }
 
     #[tokio::test]
@@ -125,14 +138,40 @@ mod tests {
         let listed: Vec<(u64, String)> = questions.pending().into_iter().map(|p| (p.id, p.question.message)).collect();
         assert_eq!(listed, [(1, "Which shelf?".into()), (2, "Which jar?".into())]);
 
-        questions.answer(2, Answer::Decline).unwrap();
+        questions.answer(2, Answer::Decline, never_open).unwrap();
         assert_eq!(second.await.unwrap(), Answer::Decline);
-        let error = questions.answer(2, Answer::Cancel).unwrap_err();
+        let error = questions.answer(2, Answer::Cancel, never_open).unwrap_err();
         assert_eq!((error.field.as_str(), error.message.as_str()), ("id", "this question was withdrawn: the call that asked it has ended"));
 
         // The call that asked ends first (Stop): its question is withdrawn.
         first.abort();
         let _ = first.await;
         assert!(questions.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_link_said_yes_to_is_opened_as_the_server_gave_it_and_stays_asked_when_it_cannot_be() {
+        let questions = ToolQuestions::default();
+        let ask = questions.asker();
+        let link = hearth_mcp::link::link_of("https://bistro.example/link?session=7").unwrap();
+        let asked = tokio::spawn(ask(Question { link: Some(link), ..question("Link your bistro account.") }));
+        let mut changes = questions.subscribe();
+        while questions.pending().is_empty() {
+            changes.changed().await.unwrap();
+        }
+        let accept = || Answer::Accept { content: serde_json::Map::new() };
+        // No browser: the question stays, and says why.
+        let error = questions.answer(1, accept(), |_| Err("xdg-open is not installed".into())).unwrap_err();
+        assert_eq!(error.message, "the browser could not be opened: xdg-open is not installed");
+        assert_eq!(questions.pending().len(), 1);
+        let mut opened = Vec::new();
+        questions
+            .answer(1, accept(), |url| {
+                opened.push(url.to_owned());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(opened, ["https://bistro.example/link?session=7"]);
+        assert_eq!(asked.await.unwrap(), accept());
     }
 }

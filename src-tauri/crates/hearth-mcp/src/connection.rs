@@ -9,7 +9,7 @@ use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents, ServerResult, Tool,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents, ServerResult, Tool, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -23,6 +23,7 @@ use ts_rs::TS;
 
 use crate::McpError;
 use crate::config::McpTransport;
+use crate::link::link_of;
 use crate::oauth::{self, KeptSignIn};
 use crate::questions::{Answer, Asker, Question, fields_of, with_defaults};
 use crate::stdio::{self, Leftovers, Stopper};
@@ -94,27 +95,40 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.asker.is_some() {
-            capabilities.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()).with_url(UrlElicitationCapability::new()));
         }
         ClientConfig::new(capabilities, Implementation::new("Hearth", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
-    /// A question for the user (a form): asked in the window; what is sent back fits the form,
-    /// with the defaults of the fields left out. Questions by link are declined (Hearth opens no
-    /// page a server names mid-call).
+    /// A question for the user, asked in the window: a form (what is sent back fits it, with the
+    /// defaults of the fields left out), or a page to open (its address checked first: one that
+    /// does not pass is declined unseen; accepted, the app has opened it).
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let (ElicitRequestParams::FormElicitationParams { message, requested_schema, .. }, Some((server, asker))) = (request, &self.asker)
-        else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        let Some((server, asker)) = &self.asker else { return Ok(ElicitResult::new(ElicitationAction::Decline)) };
+        let (question, fields) = match request {
+            ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
+                let fields = fields_of(&serde_json::to_value(&requested_schema).unwrap_or_default());
+                (Question { server: server.clone(), message, fields: fields.clone(), link: None }, fields)
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => match link_of(&url) {
+                Ok(link) => (Question { server: server.clone(), message, fields: Vec::new(), link: Some(link) }, Vec::new()),
+                Err(why) => {
+                    tracing::warn!(server, %why, "declined an MCP server's link unseen");
+                    return Ok(ElicitResult::new(ElicitationAction::Decline));
+                }
+            },
+            // A mode of a later protocol: not one Hearth says it answers.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
-        let fields = fields_of(&serde_json::to_value(&requested_schema).unwrap_or_default());
-        let answer = asker(Question { server: server.clone(), message, fields: fields.clone() }).await;
-        Ok(match answer {
+        let link = question.link.is_some();
+        Ok(match asker(question).await {
+            Answer::Accept { .. } if link => ElicitResult::new(ElicitationAction::Accept),
             Answer::Accept { content } => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(with_defaults(&fields, &content)))
             }

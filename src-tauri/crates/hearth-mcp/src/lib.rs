@@ -10,6 +10,7 @@
 mod config;
 mod connection;
 mod hub;
+pub mod link;
 pub mod oauth;
 pub mod questions;
 mod stdio;

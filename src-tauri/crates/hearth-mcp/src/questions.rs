@@ -1,8 +1,9 @@
-//! A server's question to the user mid-call (MCP elicitation, form mode): its message and the
-//! fields its schema asks for — text, numbers, a yes or no, a choice — as the window shows them,
-//! each with the server's default; and the user's answer, given back with the defaults of the
-//! fields left out (SEP-1034) and only what the schema asks for, of the types it asks. The
-//! server's words are its own: the window shows them as text, and nothing in them answers.
+//! A server's question to the user mid-call (MCP elicitation): its message and either the fields
+//! its schema asks for (form mode) — text, numbers, a yes or no, a choice — as the window shows
+//! them, each with the server's default, or a page to open (URL mode, [`crate::link`]); and the
+//! user's answer, a form's given back with the defaults of the fields left out (SEP-1034) and
+//! only what the schema asks for, of the types it asks. The server's words are its own: the
+//! window shows them as text, and nothing in them answers.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use ts_rs::TS;
 
+use crate::link::QuestionLink;
+
 /// What a server asks.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct Question {
@@ -19,6 +22,9 @@ pub struct Question {
     pub server: String,
     pub message: String,
     pub fields: Vec<QuestionField>,
+    /// A question by link: the page to open (no fields then). Accepted, the app opens it in the
+    /// system's browser; the answers given there go to the server, not through Hearth.
+    pub link: Option<QuestionLink>,
 }
 
 /// One field of a question's form.
@@ -73,7 +79,8 @@ pub struct ChoiceOption {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "action", rename_all = "camelCase")]
 pub enum Answer {
-    /// The form, sent: the fields given (the others take their defaults).
+    /// The form, sent: the fields given (the others take their defaults); for a link, Open
+    /// (the content is empty, and ignored).
     Accept {
         #[ts(type = "Record<string, string | number | boolean | string[]>")]
         content: Map<String, Value>,

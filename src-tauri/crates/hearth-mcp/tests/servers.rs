@@ -319,7 +319,9 @@ async fn a_servers_question_is_asked_and_answered() {
 
     let plain = McpHub::new(vec![stdio("everything", &[&everything_js(), "stdio"])], Timeouts::default());
     let tools = plain.tools("everything").await.expect("it starts");
-    assert!(!tools.iter().any(|t| t.name == "trigger-elicitation-request"), "no questions for a client that answers none");
+    for asking in ["trigger-elicitation-request", "trigger-url-elicitation"] {
+        assert!(!tools.iter().any(|t| t.name == asking), "no questions for a client that answers none");
+    }
     plain.stop_all().await;
 
     let asked: Arc<Mutex<Vec<Question>>> = Arc::default();
@@ -347,5 +349,47 @@ async fn a_servers_question_is_asked_and_answered() {
 
     let declined = text_of(hub.call("everything", "trigger-elicitation-request", json!({}), &CallOptions::default()).await);
     assert!(declined.contains("User declined to provide the requested information"), "{declined}");
+    hub.stop_all().await;
+}
+
+/// A server's question by link (URL mode), on the reference server: the page is shown checked
+/// (its host apart), and the server hears that it was opened only when the user said yes; an
+/// address that hides where it leads is declined without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_link_is_checked_shown_and_said_yes_or_no_to() {
+    use hearth_mcp::questions::{Answer, Question};
+    use std::sync::{Arc, Mutex};
+
+    let asked: Arc<Mutex<Vec<Question>>> = Arc::default();
+    let seen = asked.clone();
+    let hub = McpHub::new(vec![stdio("everything", &[&everything_js(), "stdio"])], Timeouts::default());
+    hub.set_asker(Arc::new(move |question| {
+        seen.lock().unwrap().push(question);
+        let answer = match seen.lock().unwrap().len() {
+            1 => Answer::Accept { content: serde_json::Map::new() },
+            _ => Answer::Decline,
+        };
+        Box::pin(async move { answer })
+    }));
+    let calls = &hub;
+    let open = move |url: &str| {
+        let arguments = json!({"url": url, "message": "Link your bistro account to book."});
+        async move { text_of(calls.call("everything", "trigger-url-elicitation", arguments, &CallOptions::default()).await) }
+    };
+    let opened = open("https://bistro.example/link?session=7").await;
+    assert!(opened.contains("User completed the URL elicitation flow"), "{opened}");
+    let question = asked.lock().unwrap()[0].clone();
+    assert_eq!((question.server.as_str(), question.message.as_str()), ("everything", "Link your bistro account to book."));
+    let link = question.link.expect("a question by link");
+    assert_eq!((link.url.as_str(), link.host.as_str(), link.warning), ("https://bistro.example/link?session=7", "bistro.example", None));
+    assert!(question.fields.is_empty());
+
+    let hidden = open("https://bank.example@evil.example/login").await;
+    assert!(hidden.contains("User declined to open the URL"), "{hidden}");
+    assert_eq!(asked.lock().unwrap().len(), 1, "declined unseen");
+    let declined = open("https://xn--bstro-cta.example/").await;
+    assert!(declined.contains("User declined to open the URL"), "{declined}");
+    let warned = asked.lock().unwrap()[1].link.clone().unwrap();
+    assert!(warned.warning.as_deref().is_some_and(|w| w.contains("another alphabet")), "{warned:?}");
     hub.stop_all().await;
 }

@@ -219,6 +219,8 @@ export type MockConfig = {
   toolScripts?: Record<string, ToolScript>;
   /** The MCP servers' questions waiting for the user at start (elicitation). */
   toolQuestions?: PendingQuestion[];
+  /** Why the system's browser cannot open a link (a question by link said yes to); unset: it opens. */
+  browserFails?: string;
 };
 
 /** Where a kept cache is: put away in RAM, or spilled to a file. */
@@ -380,6 +382,9 @@ function initialState(config: MockConfig) {
     /** The servers' questions waiting, oldest first, and every answer given (`answer_tool_question`). */
     toolQuestions: clone(config.toolQuestions ?? []) as PendingQuestion[],
     questionAnswers: [] as { id: number; answer: Answer }[],
+    /** Why the browser cannot open a link (null: it opens), and the links opened, in order. */
+    browserFails: config.browserFails ?? null,
+    opened: [] as string[],
     /** Every answer_tool_call the backend took, in order. */
     toolDecisions: [] as { chatId: number; decision: Decision }[],
     /** chatId -> what wakes the call that waits for the user's word (answer_tool_call's decision, or null at Stop). */

@@ -120,10 +120,18 @@ function stop(name: string) {
   return list();
 }
 
-/** Answers a question waiting (as ToolQuestions::answer): one withdrawn or answered before is refused in its words. */
+/**
+ * Answers a question waiting (as ToolQuestions::answer): one withdrawn or answered before is refused in its words;
+ * a link said yes to is opened first (`opened`), and stays asked when the browser cannot be (`browserFails`).
+ */
 function answerQuestion(id: number, answer: Answer) {
   const at = state.toolQuestions.findIndex((q) => q.id === id);
   if (at < 0) throw refuse('id', 'this question was withdrawn: the call that asked it has ended');
+  const link = state.toolQuestions[at].link;
+  if (link && answer.action === 'accept') {
+    if (state.browserFails) throw refuse('answer', `the browser could not be opened: ${state.browserFails}`);
+    state.opened.push(link.url);
+  }
   state.toolQuestions.splice(at, 1);
   state.questionAnswers.push({ id, answer: clone(answer) });
   for (const w of questionWatchers) w.send(clone(state.toolQuestions));
