@@ -3,7 +3,7 @@
 //! sha256 before it becomes a model, and refused up front when the disk lacks room.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -130,11 +130,14 @@ struct Saved {
     plan: Plan,
 }
 
-/// Tells a running download to stop, and why.
+/// Tells a running download to stop, and why; and says when its transfer has ended.
 #[derive(Default)]
 struct Control {
     stop: AtomicU8,
     wake: Notify,
+    /// A transfer runs with this control (from its spawn to its last write and save).
+    running: AtomicBool,
+    ended: Notify,
 }
 
 const GO: u8 = 0;
@@ -149,6 +152,22 @@ impl Control {
     fn request(&self, why: u8) {
         self.stop.store(why, Ordering::SeqCst);
         self.wake.notify_waiters();
+    }
+
+    /// Returns once no transfer runs with this control: at once when none does.
+    async fn ended(&self) {
+        loop {
+            let ended = self.ended.notified();
+            if !self.running.load(Ordering::SeqCst) {
+                return;
+            }
+            ended.await;
+        }
+    }
+
+    fn end(&self) {
+        self.running.store(false, Ordering::SeqCst);
+        self.ended.notify_waiters();
     }
 }
 
@@ -270,9 +289,10 @@ impl Downloads {
     /// Goes on from where a paused or failed download stopped.
     pub fn resume(&self, id: &str) -> Result<Download, HubError> {
         let mut start = false;
+        let mut previous = None;
         let view = self.inner.update(id, |job| {
             if matches!(job.view.state, DownloadState::Paused | DownloadState::Failed) {
-                job.control = Arc::default();
+                previous = Some(std::mem::take(&mut job.control));
                 job.view.state = DownloadState::Queued;
                 job.view.error = None;
                 job.view.attempt = 1;
@@ -281,9 +301,18 @@ impl Downloads {
         })?;
         if start {
             self.inner.save();
-            self.spawn(id);
+            self.spawn_after(id, previous);
         }
         Ok(view)
+    }
+
+    /// Returns once download `id`'s transfer has ended — after a pause, its last bytes written
+    /// and its state saved — or at once when none runs (or there is no such download).
+    pub async fn settled(&self, id: &str) {
+        let control = self.inner.lock().iter().find(|j| j.view.id == id).map(|j| Arc::clone(&j.control));
+        if let Some(control) = control {
+            control.ended().await;
+        }
     }
 
     /// Stops a download and deletes what arrived.
@@ -313,9 +342,23 @@ impl Downloads {
     }
 
     fn spawn(&self, id: &str) {
+        self.spawn_after(id, None);
+    }
+
+    /// Starts download `id`'s transfer once `previous` (a paused one resumed) has ended: one
+    /// transfer at a time writes a partial file, and the next reads all the last one wrote.
+    fn spawn_after(&self, id: &str, previous: Option<Arc<Control>>) {
         let inner = Arc::clone(&self.inner);
+        if let Some(job) = inner.lock().iter().find(|j| j.view.id == id) {
+            job.control.running.store(true, Ordering::SeqCst);
+        }
         let id = id.to_owned();
-        tokio::spawn(async move { inner.run(&id).await });
+        tokio::spawn(async move {
+            if let Some(previous) = previous {
+                previous.ended().await;
+            }
+            inner.run(&id).await
+        });
     }
 }
 
@@ -468,6 +511,7 @@ impl Inner {
             }
         }
         self.save();
+        control.end();
     }
 
     /// Fetches each file not yet verified, then links them into the snapshot.

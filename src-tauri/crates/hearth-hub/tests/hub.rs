@@ -346,13 +346,12 @@ async fn pause_resume_and_a_restart_go_on_from_where_they_stopped() {
     wait_until(&downloads, &started.id, |d| d.done_bytes > 1 << 20).await;
     let paused = downloads.pause(&started.id).unwrap();
     assert_eq!(paused.state, DownloadState::Paused);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Its transfer ends (its last bytes written): nothing writes the partial file while paused.
+    tokio::time::timeout(Duration::from_secs(30), downloads.settled(&started.id)).await.expect("the transfer ends when paused");
     let sha256 = sha(&noise(6 << 20, 1));
     let partial = env.cache.incomplete(BULK, &sha256);
     let kept = std::fs::metadata(&partial).unwrap().len();
     assert!(kept > 1 << 20, "{kept}");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(std::fs::metadata(&partial).unwrap().len(), kept, "nothing more arrives while paused");
     assert!(env.library().list(None).is_empty(), "a partial file is not a model");
 
     // A restart: the app ends mid-download (its runtime is gone), a new one picks it up.
@@ -364,7 +363,7 @@ async fn pause_resume_and_a_restart_go_on_from_where_they_stopped() {
     // its own state), then put the running state back.
     let while_running = std::fs::read(&state_file).unwrap();
     downloads.pause(&started.id).unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(Duration::from_secs(30), downloads.settled(&started.id)).await.expect("the transfer ends when paused");
     std::fs::write(&state_file, while_running).unwrap();
     let at_exit = std::fs::metadata(&partial).unwrap().len();
     env.fake.faults.lock().unwrap().chunk_delay = None;
