@@ -255,9 +255,53 @@ impl Connection {
         self.service.is_closed()
     }
 
-    /// Calls `tool` with `arguments` (a JSON object).
+    /// Calls `tool` with `arguments` (a JSON object). A server that first needs the user to open
+    /// a page (`-32042`, URL elicitation required) has its pages asked about as questions by
+    /// link; once the user opened them all, the call is made once more.
     pub async fn call(&self, tool: &str, arguments: Value, options: &CallOptions) -> Result<ToolOutcome, McpError> {
         let Value::Object(arguments) = arguments else { return Err(McpError::Arguments("they are not a JSON object".into())) };
+        match self.call_once(tool, arguments.clone(), options).await {
+            Err(Failure::PagesFirst { message, pages }) => {
+                self.open_pages_first(&message, pages, &options.cancel).await?;
+                self.call_once(tool, arguments, options).await.map_err(|failure| match failure {
+                    Failure::PagesFirst { message, .. } => McpError::Refused(format!(
+                        "{message} (the server still asks for a page to be opened first: finish there, then ask again)"
+                    )),
+                    Failure::Error(error) => error,
+                })
+            }
+            Err(Failure::Error(error)) => Err(error),
+            Ok(outcome) => Ok(outcome),
+        }
+    }
+
+    /// Asks the user to open each page the server needs opened before the call; an error in
+    /// words unless they opened them all (the app opens a page said yes to). Stop withdraws the
+    /// question and ends the call.
+    async fn open_pages_first(&self, message: &str, pages: Vec<(String, String)>, cancel: &CancellationToken) -> Result<(), McpError> {
+        let Some((server, asker)) = &self.service.service().asker else { return Err(McpError::Refused(message.to_owned())) };
+        for (asks, url) in pages {
+            let link = link_of(&url)
+                .map_err(|why| McpError::Refused(format!("{message} (Hearth declined the page it asks to open first: {why})")))?;
+            let host = link.host.clone();
+            let question = Question { server: server.clone(), message: asks, fields: Vec::new(), link: Some(link) };
+            let answer = tokio::select! {
+                answer = asker(question) => answer,
+                () = cancel.cancelled() => return Err(McpError::Cancelled),
+            };
+            if !matches!(answer, Answer::Accept { .. }) {
+                return Err(McpError::Refused(format!("{message} (the user did not open the page it asks to open first, on {host})")));
+            }
+        }
+        Ok(())
+    }
+
+    async fn call_once(
+        &self,
+        tool: &str,
+        arguments: serde_json::Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<ToolOutcome, Failure> {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let mut request_options = PeerRequestOptions::no_options();
@@ -265,16 +309,16 @@ impl Connection {
         request_options.reset_timeout_on_progress = true;
         let started = Instant::now();
         let peer = self.service.peer();
-        let handle = peer.send_request_with_option(request, request_options).await.map_err(call_error)?;
+        let handle = peer.send_request_with_option(request, request_options).await.map_err(call_failure)?;
         let (id, token) = (handle.id.clone(), handle.progress_token.clone());
         if let Some(route) = &options.progress {
             self.progress.lock().expect("progress routes poisoned").insert(token.clone(), route.clone());
         }
         let answer = tokio::select! {
-            answer = handle.await_response() => answer.map_err(call_error),
+            answer = handle.await_response() => answer.map_err(call_failure),
             () = options.cancel.cancelled() => {
                 let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the user stopped it".into()))).await;
-                Err(McpError::Cancelled)
+                Err(McpError::Cancelled.into())
             }
         };
         self.progress.lock().expect("progress routes poisoned").remove(&token);
@@ -289,7 +333,7 @@ impl Connection {
                 }
                 Ok(ToolOutcome { text, is_error: result.is_error.unwrap_or(false), elapsed_ms })
             }
-            other => Err(McpError::Request(format!("the server answered the call with something else: {other:?}"))),
+            other => Err(McpError::Request(format!("the server answered the call with something else: {other:?}")).into()),
         }
     }
 
@@ -326,6 +370,45 @@ fn content_text(block: &ContentBlock) -> String {
         ContentBlock::ResourceLink(link) => format!("[a link to {} ({})]", link.name, link.uri),
         _ => "[a part Hearth cannot show]".into(),
     }
+}
+
+/// Why one attempt at a call failed: an error, or pages the server needs opened first.
+enum Failure {
+    Error(McpError),
+    /// `-32042`: the server's words, and each page's own words and address.
+    PagesFirst {
+        message: String,
+        pages: Vec<(String, String)>,
+    },
+}
+
+impl From<McpError> for Failure {
+    fn from(error: McpError) -> Self {
+        Failure::Error(error)
+    }
+}
+
+/// MCP's "URL elicitation required": the call needs the user to open pages first.
+const URL_ELICITATION_REQUIRED: i32 = -32042;
+
+fn call_failure(error: ServiceError) -> Failure {
+    if let ServiceError::McpError(data) = &error
+        && data.code.0 == URL_ELICITATION_REQUIRED
+    {
+        let asked = data.data.as_ref().and_then(|d| d.get("elicitations")).cloned().unwrap_or_default();
+        let pages = serde_json::from_value::<Vec<ElicitRequestParams>>(asked)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|asked| match asked {
+                ElicitRequestParams::UrlElicitationParams { message, url, .. } => Some((message, url)),
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        if !pages.is_empty() {
+            return Failure::PagesFirst { message: data.message.to_string(), pages };
+        }
+    }
+    Failure::Error(call_error(error))
 }
 
 fn call_error(error: ServiceError) -> McpError {

@@ -354,7 +354,8 @@ async fn a_servers_question_is_asked_and_answered() {
 
 /// A server's question by link (URL mode), on the reference server: the page is shown checked
 /// (its host apart), and the server hears that it was opened only when the user said yes; an
-/// address that hides where it leads is declined without asking.
+/// address that hides where it leads is declined without asking. A call the server refuses until
+/// a page is opened first (-32042) asks about that page, and is made again once it was opened.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_servers_link_is_checked_shown_and_said_yes_or_no_to() {
     use hearth_mcp::questions::{Answer, Question};
@@ -363,18 +364,21 @@ async fn a_servers_link_is_checked_shown_and_said_yes_or_no_to() {
     let asked: Arc<Mutex<Vec<Question>>> = Arc::default();
     let seen = asked.clone();
     let hub = McpHub::new(vec![stdio("everything", &[&everything_js(), "stdio"])], Timeouts::default());
+    let open_it = || Answer::Accept { content: serde_json::Map::new() };
+    let answers = Mutex::new(vec![open_it(), Answer::Decline, open_it(), open_it(), Answer::Decline].into_iter());
     hub.set_asker(Arc::new(move |question| {
         seen.lock().unwrap().push(question);
-        let answer = match seen.lock().unwrap().len() {
-            1 => Answer::Accept { content: serde_json::Map::new() },
-            _ => Answer::Decline,
-        };
+        let answer = answers.lock().unwrap().next().expect("no more questions than answers");
         Box::pin(async move { answer })
     }));
     let calls = &hub;
+    let call = move |url: &str, first: bool| {
+        let arguments = json!({"url": url, "message": "Link your bistro account to book.", "errorPath": first});
+        async move { calls.call("everything", "trigger-url-elicitation", arguments, &CallOptions::default()).await }
+    };
     let open = move |url: &str| {
-        let arguments = json!({"url": url, "message": "Link your bistro account to book."});
-        async move { text_of(calls.call("everything", "trigger-url-elicitation", arguments, &CallOptions::default()).await) }
+        let asked = call(url, false);
+        async move { text_of(asked.await) }
     };
     let opened = open("https://bistro.example/link?session=7").await;
     assert!(opened.contains("User completed the URL elicitation flow"), "{opened}");
@@ -391,5 +395,14 @@ async fn a_servers_link_is_checked_shown_and_said_yes_or_no_to() {
     assert!(declined.contains("User declined to open the URL"), "{declined}");
     let warned = asked.lock().unwrap()[1].link.clone().unwrap();
     assert!(warned.warning.as_deref().is_some_and(|w| w.contains("another alphabet")), "{warned:?}");
+
+    // A page first: asked, opened, and the call made again (which then asks its own page).
+    let after_page = text_of(call("https://bistro.example/pay", true).await);
+    assert!(after_page.contains("User completed the URL elicitation flow"), "{after_page}");
+    let hosts: Vec<String> = asked.lock().unwrap()[2..].iter().map(|q| q.link.as_ref().unwrap().host.clone()).collect();
+    assert_eq!(hosts, ["modelcontextprotocol.io", "bistro.example"]);
+    // Not opened: the call ends in words.
+    let refused = call("https://bistro.example/tip", true).await.unwrap_err().to_string();
+    assert!(refused.contains("the user did not open the page it asks to open first, on modelcontextprotocol.io"), "{refused}");
     hub.stop_all().await;
 }
