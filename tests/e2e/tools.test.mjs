@@ -133,6 +133,19 @@ async function resultAnswering(session, tool, answer) {
   return found;
 }
 
+/** In Settings → Tools, adds hostile.mjs's `mode` server as `name` (pasted, until ready) and switches `off` off. */
+async function switchServer(session, { name, mode }, off) {
+  await openTools(session);
+  await session.press(await session.waitFor('[data-testid="paste-tool-servers"]'));
+  const pasted = { mcpServers: { [name]: { command: "node", args: ["hostile.mjs", mode], cwd: MCP_DIR } } };
+  await setValue(session, await session.waitFor('[data-testid="tool-paste"] textarea'), JSON.stringify(pasted));
+  await session.press(await session.waitFor('[data-testid="tool-paste-add"]'));
+  await session.waitFor(serverCss(name, "ready"), { timeoutMs: 60_000 });
+  await session.press(await session.within(await session.waitFor(serverCss(off)), '[data-testid="tool-server-enabled"]'));
+  await session.waitFor(serverCss(off, "off"));
+  await closeSettings(session);
+}
+
 /** Allows the call with its arguments replaced by `args`. */
 const allowWith = (session, args) => async (card) => {
   await setValue(session, await session.within(card, '[data-testid="tool-approval-arguments"]'), JSON.stringify(args));
@@ -253,15 +266,7 @@ test("the same in the dark theme: Settings → Tools, an approval, a result", as
     await shot(session, "tools-03-result-dark");
 
     // A server that asks mid-call: its question opens over the window; the answer reaches it.
-    await openTools(session);
-    await session.press(await session.waitFor('[data-testid="paste-tool-servers"]'));
-    const bistro = { mcpServers: { bistro: { command: "node", args: ["hostile.mjs", "asks"], cwd: MCP_DIR } } };
-    await setValue(session, await session.waitFor('[data-testid="tool-paste"] textarea'), JSON.stringify(bistro));
-    await session.press(await session.waitFor('[data-testid="tool-paste-add"]'));
-    await session.waitFor(serverCss("bistro", "ready"), { timeoutMs: 60_000 });
-    await session.press(await session.within(await session.waitFor(serverCss("files")), '[data-testid="tool-server-enabled"]'));
-    await session.waitFor(serverCss("files", "off"));
-    await closeSettings(session);
+    await switchServer(session, { name: "bistro", mode: "asks" }, "files");
     await send(session, "Book a table for tonight.");
     const card = await approval(session);
     assert.match(await session.text(await session.within(card, '[data-testid="tool-approval-title"]')), /book_table/);
@@ -280,15 +285,7 @@ test("the same in the dark theme: Settings → Tools, an approval, a result", as
 
     // A server that asks the user to open its page: the address shown, its host apart; Open hands it
     // to the system's opener, and the server hears it was opened.
-    await openTools(session);
-    await session.press(await session.waitFor('[data-testid="paste-tool-servers"]'));
-    const accounts = { mcpServers: { accounts: { command: "node", args: ["hostile.mjs", "links"], cwd: MCP_DIR } } };
-    await setValue(session, await session.waitFor('[data-testid="tool-paste"] textarea'), JSON.stringify(accounts));
-    await session.press(await session.waitFor('[data-testid="tool-paste-add"]'));
-    await session.waitFor(serverCss("accounts", "ready"), { timeoutMs: 60_000 });
-    await session.press(await session.within(await session.waitFor(serverCss("bistro")), '[data-testid="tool-server-enabled"]'));
-    await session.waitFor(serverCss("bistro", "off"));
-    await closeSettings(session);
+    await switchServer(session, { name: "accounts", mode: "links" }, "bistro");
     await send(session, "Link my bistro account.");
     await approval(session);
     const linked = await resultAnswering(session, "link_account", async (question, asked) => {
