@@ -90,6 +90,7 @@ pub const COMMANDS: &[&str] = &[
     "add_tool_servers",
     "restart_tool_server",
     "sign_in_tool_server",
+    "sign_in_tool_server_as_client",
     "watch_tool_questions",
     "answer_tool_question",
     "stop_tool_server",

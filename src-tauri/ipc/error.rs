@@ -199,7 +199,7 @@ impl From<SignInError> for IpcError {
         let kind = match e {
             SignInError::Settings(e) => return e.into(),
             SignInError::Unknown(_) => IpcErrorKind::NotFound,
-            SignInError::NotHttp(_) | SignInError::Page(_) => IpcErrorKind::InvalidInput,
+            SignInError::NotHttp(_) | SignInError::Page(_) | SignInError::Credentials(_) => IpcErrorKind::InvalidInput,
             SignInError::Browser(_) => IpcErrorKind::File,
             SignInError::TimedOut | SignInError::Mcp(_) => IpcErrorKind::Network,
         };

@@ -131,6 +131,7 @@ register! {
     tools::add_tool_servers,
     tools::restart_tool_server,
     tools::sign_in_tool_server,
+    tools::sign_in_tool_server_as_client,
     tools::watch_tool_questions,
     tools::answer_tool_question,
     tools::stop_tool_server,

@@ -6,6 +6,7 @@ use tauri::State;
 use tauri::ipc::Channel;
 
 use hearth_app::PendingQuestion;
+use hearth_mcp::oauth::MachineCredentials;
 use hearth_mcp::questions::Answer;
 use hearth_mcp::{McpServerConfig, McpServerStatus};
 
@@ -49,6 +50,20 @@ command! {
     /// in the keychain). Answers when the sign-in is done, failed, or given up after 5 minutes.
     pub async fn sign_in_tool_server(name: String, state: State<'_, AppState>) -> Result<Vec<McpServerStatus>, IpcError> {
         Ok(state.tools.sign_in(&name, |page| crate::ipc::open_with_system(std::ffi::OsStr::new(page))).await?)
+    }
+}
+
+command! {
+    /// Signs in to server `name` as a machine client its organisation registered Hearth as (a
+    /// client id, and its secret or private key): kept in the keychain, the server starts again
+    /// signing in with them, and again whenever its token runs out. Answers with the servers'
+    /// states (a refused sign-in shows as the server's failure).
+    pub async fn sign_in_tool_server_as_client(
+        name: String,
+        credentials: MachineCredentials,
+        state: State<'_, AppState>,
+    ) -> Result<Vec<McpServerStatus>, IpcError> {
+        Ok(state.tools.sign_in_as_client(&name, credentials).await?)
     }
 }
 

@@ -2,8 +2,9 @@
 // has it), for Hearth's sign-in tests: it is its own authorization server — protected resource
 // and authorization server metadata, dynamic client registration, an authorization page that
 // approves at once (the "user" signs in by loading it) and redirects with a code, a token
-// endpoint that checks PKCE and refreshes (each refresh token used once, OAuth 2.1's rotation) —
-// and serves one tool, `whoami`, to a request with a token it issued. For the tests, POST
+// endpoint that checks PKCE and refreshes (each refresh token used once, OAuth 2.1's rotation),
+// and a machine client registered beforehand (client credentials: its id and secret, in the
+// request's body or as HTTP Basic; its token has no refresh token) — and serves one tool, `whoami`, to a request with a token it issued. For the tests, POST
 // /test/expire ends every access token (as their time running out would), /test/revoke every
 // refresh token too; GET /test/grants counts the tokens given by each grant.
 //   PORT=8123 node oauth.mjs
@@ -17,7 +18,9 @@ const base = `http://127.0.0.1:${port}`;
 const codes = new Map(); // code → { challenge, redirectUri, clientId }
 const tokens = new Set();
 const refreshTokens = new Map(); // refresh token → client id
-const grants = { authorization_code: 0, refresh_token: 0 };
+const grants = { authorization_code: 0, refresh_token: 0, client_credentials: 0 };
+/** The machine client registered beforehand, as an organisation would register Hearth. */
+const MACHINE = { id: "hearth-machine", secret: "machine-secret-7" };
 const clients = new Set();
 const random = () => randomBytes(16).toString("hex");
 
@@ -35,9 +38,9 @@ app.get("/.well-known/oauth-authorization-server", (_, res) =>
     token_endpoint: `${base}/token`,
     registration_endpoint: `${base}/register`,
     response_types_supported: ["code"],
-    grant_types_supported: ["authorization_code", "refresh_token"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
     code_challenge_methods_supported: ["S256"],
-    token_endpoint_auth_methods_supported: ["none"],
+    token_endpoint_auth_methods_supported: ["none", "client_secret_post", "client_secret_basic"],
     scopes_supported: ["tools"],
   }),
 );
@@ -61,18 +64,24 @@ app.get("/authorize", (req, res) => {
   res.redirect(302, back.toString());
 });
 
-/** A new access token and refresh token for `clientId`, counted under `grant`. */
+/** A new access token and refresh token for `clientId` (a machine client's comes alone), counted under `grant`. */
 function issue(res, clientId, grant) {
   const token = `token-${random()}`;
-  const refresh = `refresh-${random()}`;
   tokens.add(token);
-  refreshTokens.set(refresh, clientId);
   grants[grant] += 1;
+  if (grant === "client_credentials") return res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, scope: "tools" });
+  const refresh = `refresh-${random()}`;
+  refreshTokens.set(refresh, clientId);
   res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, refresh_token: refresh, scope: "tools" });
 }
 
 app.post("/token", (req, res) => {
   const { grant_type: grant, code, code_verifier: verifier, redirect_uri: redirectUri, refresh_token: refresh, client_id: clientId } = req.body;
+  if (grant === "client_credentials") {
+    const [id, secret] = basicCredentials(req) ?? [clientId, req.body.client_secret];
+    if (id !== MACHINE.id || secret !== MACHINE.secret) return res.status(401).json({ error: "invalid_client" });
+    return issue(res, id, grant);
+  }
   if (grant === "refresh_token") {
     const owner = refreshTokens.get(refresh);
     refreshTokens.delete(refresh);
@@ -88,11 +97,16 @@ app.post("/token", (req, res) => {
   issue(res, issued.clientId, grant);
 });
 
-/** The client id of an HTTP Basic authorization header (RFC 6749 §2.3.1: form-encoded), if one came. */
-function basicClient(req) {
+/** The client id and secret of an HTTP Basic authorization header (RFC 6749 §2.3.1: form-encoded), if one came. */
+function basicCredentials(req) {
   const basic = (req.headers.authorization ?? "").match(/^Basic (.+)$/);
-  return basic ? decodeURIComponent(Buffer.from(basic[1], "base64").toString().split(":")[0]) : undefined;
+  if (!basic) return undefined;
+  const [id, secret] = Buffer.from(basic[1], "base64").toString().split(":");
+  return [decodeURIComponent(id), decodeURIComponent(secret ?? "")];
 }
+
+/** The client id of an HTTP Basic authorization header, if one came. */
+const basicClient = (req) => basicCredentials(req)?.[0];
 
 app.post("/test/expire", (_, res) => {
   tokens.clear();

@@ -332,6 +332,8 @@ needsReload: boolean, };
 
 export type LogitBias = { target: BiasTarget, bias: number, };
 
+export type MachineCredentials = { "kind": "secret", clientId: string, clientSecret: string, } | { "kind": "privateKey", clientId: string, keyPem: string, algorithm: string, };
+
 export type MbrUtility = "chrF" | "exactMatch";
 
 export type McpServerConfig = { 
@@ -1387,6 +1389,13 @@ export const commands = {
    * in the keychain). Answers when the sign-in is done, failed, or given up after 5 minutes.
    */
   signInToolServer: (name: string): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('sign_in_tool_server', { name }),
+  /**
+   * Signs in to server `name` as a machine client its organisation registered Hearth as (a
+   * client id, and its secret or private key): kept in the keychain, the server starts again
+   * signing in with them, and again whenever its token runs out. Answers with the servers'
+   * states (a refused sign-in shows as the server's failure).
+   */
+  signInToolServerAsClient: (name: string, credentials: MachineCredentials): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('sign_in_tool_server_as_client', { name, credentials }),
   /**
    * Sends the MCP servers' questions waiting for the user (elicitation) over `on_update` now,
    * and again at every change (asked, answered, withdrawn).

@@ -1,4 +1,4 @@
-import type { McpServerConfig, McpServerStatus } from '../ipc/bindings';
+import type { MachineCredentials, McpServerConfig, McpServerStatus } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { errorMessage } from './format';
 import { withServer, withTool } from './tool-servers';
@@ -137,6 +137,14 @@ export class ToolServersStore {
   /** Sign in to a server that asked: its sign-in page opens in the browser; resolves once the user is done there. */
   signIn(name: string): Promise<boolean> {
     return this.#serverAction('signIn', name, () => this.#api.signInToolServer(name));
+  }
+
+  /**
+   * Sign in to a server as a machine client its organisation registered Hearth as (its id, and its secret or
+   * private key): kept in the keychain by the backend, which signs in with it now and whenever its token runs out.
+   */
+  signInAsClient(name: string, credentials: MachineCredentials): Promise<boolean> {
+    return this.#serverAction('signIn', name, () => this.#api.signInToolServerAsClient(name, credentials));
   }
 
   clearError(action: ToolAction): void {

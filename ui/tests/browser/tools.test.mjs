@@ -261,6 +261,45 @@ describe('Settings → Tools', () => {
     });
   });
 
+  test('a machine client: its id and secret or key, a refused secret shown on the server, the right one signs it in', { timeout: 2 * TIMEOUT }, async () => {
+    const vault = {
+      config: { name: 'vault', transport: { kind: 'http', url: 'https://mcp.corp.example/mcp', headers: {} }, enabled: true, disabledTools: [] },
+      state: { state: 'signIn' },
+    };
+    const tools = [{ ...READ_FILE, name: 'read_secret', title: 'Read a secret', readOnly: true }];
+    await inBothSchemes({ toolServers: [vault], toolScripts: { vault: { signIn: true, signInMs: 400, machineSecret: 's3cret', tools } } }, async (page) => {
+      await openTools(page);
+      const server = row(page, 'vault');
+      await server.getByTestId('machine-client-toggle').click();
+      await server.getByTestId('machine-client-id').fill('  hearth-desktop ');
+      // A private key: its PEM box and its algorithm.
+      await server.getByTestId('machine-client-proof').getByText('Private key').click();
+      await server.getByTestId('machine-client-key').waitFor();
+      assert.equal(await server.getByTestId('machine-client-algorithm').inputValue(), 'ES256');
+      await shot(page, 'settings-tools-machine-client', { dir: OUTPUT });
+      await server.getByTestId('machine-client-proof').getByText('Secret').click();
+      const secret = server.getByTestId('machine-client-secret');
+      assert.equal(await secret.getAttribute('type'), 'password');
+
+      // A secret the authorization server refuses: the server shows why, and the form stays to try again.
+      await secret.fill('wrong');
+      await server.getByTestId('machine-client-sign-in').click();
+      await server.getByText('Signing in as the machine client…').waitFor();
+      await server.and(page.locator('[data-state="failed"]')).waitFor();
+      assert.match(await text(server.getByTestId('tool-server-failure')), /Signing in failed: the authorization server refused the client/);
+      assert.equal(await server.getByTestId('machine-client-id').inputValue(), '  hearth-desktop ', 'the form keeps what was typed');
+      await server.getByTestId('machine-client-secret').fill('s3cret');
+      await server.getByTestId('machine-client-sign-in').click();
+      await server.and(page.locator('[data-state="ready"]')).waitFor();
+      assert.equal(await server.getByTestId('machine-client').count(), 0, 'signed in: no form');
+      const given = await page.evaluate(() => window.__hearthMock.machineSignIns);
+      assert.deepEqual(given, [
+        { name: 'vault', credentials: { kind: 'secret', clientId: 'hearth-desktop', clientSecret: 'wrong' } },
+        { name: 'vault', credentials: { kind: 'secret', clientId: 'hearth-desktop', clientSecret: 's3cret' } },
+      ]);
+    });
+  });
+
   test('a sign-in that fails says why, in the backend\'s words, and can be tried again', { timeout: TIMEOUT }, async () => {
     const linear = {
       config: { name: 'linear', transport: { kind: 'http', url: 'https://mcp.linear.example/mcp', headers: {} }, enabled: true, disabledTools: [] },

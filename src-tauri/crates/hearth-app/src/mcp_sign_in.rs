@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::extract::{RawQuery, State};
 use axum::response::Html;
 use axum::routing::get;
-use hearth_mcp::oauth::{KeptSignIn, OAuthClient, sign_in};
+use hearth_mcp::oauth::{KeptSignIn, MachineCredentials, OAuthClient, sign_in};
 use hearth_mcp::{McpError, McpServerConfig, McpServerStatus, McpTransport};
 use tokio::sync::mpsc;
 
@@ -35,6 +35,9 @@ pub enum SignInError {
     Browser(String),
     #[error("no sign-in came back within {} minutes; sign in again", SIGN_IN_WAIT.as_secs() / 60)]
     TimedOut,
+    /// A machine client's credentials as given cannot be right (checked before any is sent).
+    #[error("{0}")]
+    Credentials(McpError),
     #[error(transparent)]
     Mcp(#[from] McpError),
     #[error(transparent)]
@@ -68,6 +71,8 @@ impl ToolServers {
         listener.abort();
         signed_in?;
         tracing::info!(server = name, "signed in to an MCP server");
+        // The user's own sign-in stands in place of a machine client's.
+        self.forget_machine_client(name)?;
         // A token given by hand, or kept as a header by an earlier version, would stand beside
         // the sign-in's own: the sign-in replaces it.
         let stale = |config: &McpServerConfig| matches!(&config.transport, McpTransport::Http { headers, .. } if headers.keys().any(|h| h.eq_ignore_ascii_case(AUTHORIZATION)));
@@ -79,6 +84,21 @@ impl ToolServers {
             let configs = statuses.into_iter().map(|s| if s.config.name == name { config.clone() } else { s.config }).collect();
             self.save(configs).await?;
         }
+        Ok(self.restart(name).await.map_err(SettingsError::from)?)
+    }
+
+    /// Signs in to server `name` (over HTTP) as a machine client its organisation registered
+    /// Hearth as (OAuth client credentials: no page, no user): the credentials, checked, are kept
+    /// in the keychain in place of a user's sign-in, and the server starts again, signing in with
+    /// them — and again, unseen, whenever its token runs out. A failure shows in its state.
+    pub async fn sign_in_as_client(&self, name: &str, credentials: MachineCredentials) -> Result<Vec<McpServerStatus>, SignInError> {
+        let config = self.statuses().into_iter().find(|s| s.config.name == name).ok_or_else(|| SignInError::Unknown(name.into()))?.config;
+        if !matches!(config.transport, McpTransport::Http { .. }) {
+            return Err(SignInError::NotHttp(name.into()));
+        }
+        credentials.check().map_err(SignInError::Credentials)?;
+        self.keep_machine_client(name, &credentials)?;
+        tracing::info!(server = name, client = ?credentials, "an MCP server's machine client kept");
         Ok(self.restart(name).await.map_err(SettingsError::from)?)
     }
 }
@@ -126,14 +146,12 @@ fn refusal(redirect: &str) -> Option<String> {
 }
 
 /// Only a web page is opened: an authorization server's metadata names the page, and a crafted
-/// one must not open a file or another program's link.
+/// one must not open a file or another program's link. The rule is a server's link's
+/// (`hearth_mcp::link`): https, plain http only to this computer, no user before the host.
 fn check_page(page: &str) -> Result<(), SignInError> {
-    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
-        .iter()
-        .any(|l| page.strip_prefix(l).is_some_and(|rest| rest.starts_with([':', '/'])));
-    match page.starts_with("https://") || loopback {
-        true => Ok(()),
-        false => Err(SignInError::Page(page.chars().take(120).collect())),
+    match hearth_mcp::link::link_of(page) {
+        Ok(_) => Ok(()),
+        Err(why) => Err(SignInError::Page(format!("{} ({why})", page.chars().take(120).collect::<String>()))),
     }
 }
 
@@ -167,6 +185,7 @@ mod tests {
             ("file:///etc/passwd", false),
             ("javascript:alert(1)", false),
             ("vscode://open", false),
+            ("https://auth.example.com@evil.example/authorize", false),
         ];
         for (page, opened) in cases {
             assert_eq!(check_page(page).is_ok(), opened, "{page}");

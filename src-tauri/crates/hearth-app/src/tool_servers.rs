@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hearth_core::FieldError;
-use hearth_mcp::oauth::{KeeperError, SignInKeeper};
+use hearth_mcp::oauth::{KeeperError, MachineCredentials, SignInKeeper};
 use hearth_mcp::{McpHub, McpServerConfig, McpServerStatus, McpTransport, Timeouts, parse_mcp_servers};
 use hearth_providers::{KeyStore, Secret};
 use serde::{Deserialize, Serialize};
@@ -84,6 +84,7 @@ impl ToolServers {
         for gone in self.hub.statuses().iter().filter(|s| !configs.iter().any(|c| c.name == s.config.name)) {
             self.keys.delete(Secret::McpServer(&gone.config.name))?;
             self.keys.delete(Secret::McpSignIn(&gone.config.name))?;
+            self.keys.delete(Secret::McpClient(&gone.config.name))?;
         }
         self.settings.set_mcp_servers(&saved).await?;
         self.hub.set_configs(configs).await;
@@ -97,6 +98,20 @@ impl ToolServers {
             self.statuses().into_iter().map(|s| s.config).filter(|c| !pasted.iter().any(|p| p.name == c.name)).collect();
         configs.extend(pasted);
         self.save(configs).await
+    }
+
+    /// Keeps `credentials` in the keychain as the machine client server `name` is signed in to
+    /// as, in place of the user's own sign-in.
+    pub(crate) fn keep_machine_client(&self, name: &str, credentials: &MachineCredentials) -> Result<(), SettingsError> {
+        let json = serde_json::to_string(credentials).expect("credentials serialize");
+        self.keys.set(Secret::McpClient(name), &json)?;
+        self.keys.delete(Secret::McpSignIn(name))?;
+        Ok(())
+    }
+
+    /// Forgets the machine client server `name` was signed in to as (the user signed in).
+    pub(crate) fn forget_machine_client(&self, name: &str) -> Result<(), SettingsError> {
+        Ok(self.keys.delete(Secret::McpClient(name))?)
     }
 
     /// Stops the server if it runs and starts it again; a failure shows in its state.
@@ -128,6 +143,11 @@ impl SignInKeeper for KeychainSignIns {
             None => self.0.delete(Secret::McpSignIn(server))?,
         }
         Ok(())
+    }
+
+    fn machine_client(&self, server: &str) -> Result<Option<MachineCredentials>, KeeperError> {
+        let Some(json) = self.0.secret(Secret::McpClient(server))? else { return Ok(None) };
+        Ok(Some(serde_json::from_str(&json)?))
     }
 }
 

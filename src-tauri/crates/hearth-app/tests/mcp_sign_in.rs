@@ -3,7 +3,8 @@
 //! redirect listener is a real loopback socket, and the "browser" loads the sign-in page and
 //! follows its redirect as a browser does. The sign-in lands in the key store, and the server then
 //! lists its tools; its token is refreshed when it ends, across a restart too, and the user is asked
-//! again only when the refresh is refused.
+//! again only when the refresh is refused. A machine client (client credentials) signs in without
+//! the user, and again whenever its token ends.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use hearth_app::agent::ToolBox;
 use hearth_app::mcp_sign_in::SignInError;
 use hearth_app::{Settings, ToolServers};
+use hearth_mcp::oauth::MachineCredentials;
 use hearth_mcp::{McpError, McpServerConfig, McpServerState, McpTransport};
 use hearth_providers::{KeyStore, Secret};
 
@@ -118,7 +120,7 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     admin(&url, "/test/expire").await;
     let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
     assert_eq!(outcome.text, "a signed-in user");
-    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1 }));
+    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0 }));
     let refreshed = kept_tokens(&keys);
     assert!(refreshed.0 != kept.0 && refreshed.1 != kept.1, "{refreshed:?}");
 
@@ -131,7 +133,68 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     admin(&url, "/test/revoke").await;
     again.hub().restart("tracker").await.unwrap_err();
     assert_eq!(again.statuses()[0].state, McpServerState::SignIn);
-    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1 }));
+    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0 }));
+}
+
+#[tokio::test]
+async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_ends() {
+    let (_server, url) = oauth_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap();
+    let keys = Arc::new(KeyStore::new(dir.path().join("keys.json")));
+    let tools = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
+    tools.save(vec![http("tracker", &url)]).await.unwrap();
+    let secret = |secret: &str| MachineCredentials::Secret { client_id: "hearth-machine".into(), client_secret: secret.into() };
+    let key = |pem: &str, algorithm: &str| MachineCredentials::PrivateKey {
+        client_id: "hearth-machine".into(),
+        key_pem: pem.into(),
+        algorithm: algorithm.into(),
+    };
+
+    // Mistakes are said before anything is sent or kept.
+    let mistakes = [
+        (MachineCredentials::Secret { client_id: " ".into(), client_secret: "s".into() }, "give the client id"),
+        (secret(""), "give the client's secret"),
+        (key("not a key", "ES256"), "as PEM"),
+        (key("-----BEGIN PRIVATE KEY-----\n", "HS256"), "\"HS256\" is not one Hearth signs with"),
+    ];
+    for (credentials, words) in mistakes {
+        let refused = tools.sign_in_as_client("tracker", credentials).await.unwrap_err().to_string();
+        assert!(refused.contains(words), "{refused}");
+    }
+    assert_eq!(keys.secret(Secret::McpClient("tracker")).unwrap(), None);
+
+    // A secret the authorization server refuses: the server fails to start, in words.
+    let statuses = tools.sign_in_as_client("tracker", secret("wrong")).await.unwrap();
+    assert!(matches!(&statuses[0].state, McpServerState::Failed { message, .. } if message.contains("signing in failed")), "{statuses:?}");
+
+    // The right one: ready with its tools, no page opened; the secret in the key store only.
+    let statuses = tools.sign_in_as_client("tracker", secret("machine-secret-7")).await.unwrap();
+    assert!(matches!(&statuses[0].state, McpServerState::Ready { tools } if tools[0].name == "whoami"), "{statuses:?}");
+    let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 0, "refresh_token": 0, "client_credentials": 1 }));
+    assert!(keys.secret(Secret::McpClient("tracker")).unwrap().is_some_and(|kept| kept.contains("machine-secret-7")));
+    let saved = String::from_utf8_lossy(&std::fs::read(dir.path().join("hearth.db")).unwrap()).into_owned();
+    assert!(!saved.contains("machine-secret-7"), "no secret in the history file");
+
+    // Its token ends mid-session: the next call signs in again unseen (there is no refresh
+    // token) and runs.
+    admin(&url, "/test/expire").await;
+    let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+    assert_eq!(grants(&url).await["client_credentials"], 2);
+
+    // Hearth started again after the token ended: the server starts signed in, nobody asked.
+    admin(&url, "/test/expire").await;
+    let again = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
+    let listed = again.hub().tools("tracker").await.unwrap();
+    assert_eq!(listed.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["whoami"]);
+    assert_eq!(grants(&url).await["client_credentials"], 3);
+
+    // Removed, the server's machine client leaves the key store with it.
+    again.save(Vec::new()).await.unwrap();
+    assert_eq!(keys.secret(Secret::McpClient("tracker")).unwrap(), None);
 }
 
 /// The access and refresh tokens of tracker's kept sign-in.

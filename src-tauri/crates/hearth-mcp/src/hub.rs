@@ -12,9 +12,9 @@ use tokio::sync::watch;
 use ts_rs::TS;
 
 use crate::McpError;
-use crate::config::McpServerConfig;
+use crate::config::{McpServerConfig, McpTransport};
 use crate::connection::{self, CallOptions, Connection, McpTool, ToolOutcome, Trace};
-use crate::oauth::{KeptSignIn, SignInKeeper};
+use crate::oauth::{KeptSignIn, SignInKeeper, sign_in_as_client};
 use crate::questions::Asker;
 use crate::stdio::describe_exit;
 
@@ -241,10 +241,24 @@ impl McpHub {
         if !connection.tools().iter().any(|t| t.name == tool) {
             return Err(McpError::UnknownTool { server: server.into(), tool: tool.into() });
         }
-        match connection.call(tool, arguments, options).await {
+        match connection.call(tool, arguments.clone(), options).await {
             Err(McpError::Closed) => Err(self.died(&slot, &connection, "it closed the connection during the call").await),
+            // A machine client's token ran out mid-session: it signs in again (as the server
+            // starts), and the call is made once more.
+            Err(McpError::SignIn { .. }) if self.has_machine_client(server) => {
+                tracing::info!(server, "a machine client's token ran out: signing in again");
+                slot.stop().await;
+                self.bump();
+                self.ready(&slot).await?.call(tool, arguments, options).await
+            }
             other => other,
         }
+    }
+
+    /// Whether the user gave a machine client for `server` (it signs in without them).
+    fn has_machine_client(&self, server: &str) -> bool {
+        let keeper = self.inner.sign_ins.lock().expect("sign-ins poisoned").clone();
+        keeper.is_some_and(|keeper| matches!(keeper.machine_client(server), Ok(Some(_))))
     }
 
     fn slots(&self) -> Vec<Arc<Slot>> {
@@ -281,8 +295,34 @@ impl McpHub {
         self.bump();
         let mut trace = Trace::default();
         let asker = self.inner.asker.lock().expect("asker poisoned").clone().map(|asker| (slot.config.name.clone(), asker));
-        let signed_in = self.inner.sign_ins.lock().expect("sign-ins poisoned").clone().map(|k| KeptSignIn::new(&slot.config.name, k));
-        let started = connection::connect(&slot.config.transport, signed_in, asker, self.inner.timeouts.start, &mut trace).await;
+        let keeper = self.inner.sign_ins.lock().expect("sign-ins poisoned").clone();
+        let name = &slot.config.name;
+        let signed_in = keeper.clone().map(|k| KeptSignIn::new(name, k));
+        let start = self.inner.timeouts.start;
+        let mut started = connection::connect(&slot.config.transport, signed_in, asker.clone(), start, &mut trace).await;
+        // A machine client signs in itself, at first and whenever its token runs out.
+        if let (Err(McpError::SignIn { .. }), Some(keeper), McpTransport::Http { url, .. }) = (&started, &keeper, &slot.config.transport) {
+            match keeper.machine_client(name) {
+                Ok(Some(credentials)) => {
+                    started = match sign_in_as_client(url, &credentials, Vec::new(), KeptSignIn::new(name, keeper.clone())).await {
+                        Ok(_) => {
+                            tracing::info!(server = name, "signed in to an MCP server as a machine client");
+                            connection::connect(
+                                &slot.config.transport,
+                                Some(KeptSignIn::new(name, keeper.clone())),
+                                asker,
+                                start,
+                                &mut trace,
+                            )
+                            .await
+                        }
+                        Err(error) => Err(error),
+                    };
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(server = name, error = %e, "an MCP server's machine client could not be read"),
+            }
+        }
         let result = match started {
             Ok(connection) => {
                 let connection = Arc::new(connection);

@@ -21,6 +21,9 @@ use rmcp::transport::auth::{
     OAuthState, StoredCredentials,
 };
 
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
 use crate::McpError;
 
 /// The name Hearth registers under.
@@ -80,7 +83,8 @@ where
 /// Hearth as a machine client of a server's authorization server (OAuth's client credentials
 /// grant, MCP's SEP-1046): no user and no sign-in page, for a server run by the user's
 /// organisation that registered Hearth beforehand.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum MachineCredentials {
     /// A client id and its secret, sent as the authorization server asks (in the request's body,
     /// or HTTP Basic where that is all it takes).
@@ -103,6 +107,24 @@ impl std::fmt::Debug for MachineCredentials {
 }
 
 impl MachineCredentials {
+    /// What is wrong with the credentials as given, in words, before any is sent.
+    pub fn check(&self) -> Result<(), McpError> {
+        let wrong = |why: &str| Err(McpError::SignInFailed(why.to_owned()));
+        match self {
+            MachineCredentials::Secret { client_id, .. } | MachineCredentials::PrivateKey { client_id, .. }
+                if client_id.trim().is_empty() =>
+            {
+                wrong("give the client id the server's organisation registered Hearth as")
+            }
+            MachineCredentials::Secret { client_secret, .. } if client_secret.is_empty() => wrong("give the client's secret"),
+            MachineCredentials::PrivateKey { key_pem, .. } if !key_pem.trim_start().starts_with("-----BEGIN ") => {
+                wrong("give the client's private key as PEM (-----BEGIN PRIVATE KEY----- …)")
+            }
+            MachineCredentials::PrivateKey { algorithm, .. } => signing_algorithm(algorithm).map(drop),
+            MachineCredentials::Secret { .. } => Ok(()),
+        }
+    }
+
     fn grant(&self, resource: &str, scopes: Vec<String>) -> Result<ClientCredentialsConfig, McpError> {
         let resource = Some(resource.to_owned());
         Ok(match self {
@@ -144,7 +166,24 @@ fn signing_algorithm(name: &str) -> Result<JwtSigningAlgorithm, McpError> {
 /// server's metadata, the token asked for with the client's credentials. The token is kept in
 /// `kept` as a user's sign-in is, and used alike; there is no refresh token, so when it runs out
 /// the server asks again ([`McpError::SignIn`]) and this is called again. Returns the token.
+///
+/// rmcp's client-credentials exchange holds a value that is not `Sync` across an await, so its
+/// future cannot move between threads; it runs on a blocking thread of the runtime instead, and
+/// this future can (the hub's start is spawned).
 pub async fn sign_in_as_client(
+    url: &str,
+    credentials: &MachineCredentials,
+    scopes: Vec<String>,
+    kept: impl CredentialStore + 'static,
+) -> Result<String, McpError> {
+    let (url, credentials) = (url.to_owned(), credentials.clone());
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || runtime.block_on(exchange_client_credentials(&url, &credentials, scopes, kept)))
+        .await
+        .unwrap_or_else(|e| Err(McpError::SignInFailed(format!("the sign-in stopped: {e}"))))
+}
+
+async fn exchange_client_credentials(
     url: &str,
     credentials: &MachineCredentials,
     scopes: Vec<String>,
@@ -165,6 +204,11 @@ pub trait SignInKeeper: Send + Sync {
     fn load(&self, server: &str) -> Result<Option<String>, KeeperError>;
     /// `None` forgets it.
     fn save(&self, server: &str, sign_in: Option<&str>) -> Result<(), KeeperError>;
+    /// The machine client the user gave for `server`, if any: a server that asks to sign in is
+    /// then signed in to as that client, without the user, whenever its token runs out.
+    fn machine_client(&self, _server: &str) -> Result<Option<MachineCredentials>, KeeperError> {
+        Ok(None)
+    }
 }
 
 /// Why a [`SignInKeeper`] could not read or write (the keychain's own error).

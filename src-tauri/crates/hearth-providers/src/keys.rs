@@ -27,6 +27,9 @@ pub enum Secret<'a> {
     /// An MCP server's OAuth sign-in (JSON: the client Hearth registered as, the access and
     /// refresh tokens), by its name.
     McpSignIn(&'a str),
+    /// The machine client Hearth signs in to an MCP server as (JSON: its id, and its secret or
+    /// private key), by the server's name.
+    McpClient(&'a str),
 }
 
 /// Provider ids under which the server key and the hub token were kept before they had names of
@@ -42,13 +45,14 @@ impl Secret<'_> {
             Secret::HubToken => "app:hub-token".into(),
             Secret::McpServer(name) => format!("mcp:{name}"),
             Secret::McpSignIn(name) => format!("mcp-sign-in:{name}"),
+            Secret::McpClient(name) => format!("mcp-client:{name}"),
         }
     }
 
     /// Where it was kept before: moved to [`Self::account`] when found there.
     fn legacy_account(&self) -> Option<String> {
         match self {
-            Secret::Provider(_) | Secret::McpServer(_) | Secret::McpSignIn(_) => None,
+            Secret::Provider(_) | Secret::McpServer(_) | Secret::McpSignIn(_) | Secret::McpClient(_) => None,
             Secret::ServerKey => Some(format!("provider:{}", RESERVED_PROVIDER_IDS[0])),
             Secret::HubToken => Some(format!("provider:{}", RESERVED_PROVIDER_IDS[1])),
         }

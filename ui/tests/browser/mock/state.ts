@@ -19,6 +19,7 @@ import type {
   KeyStorage,
   LibraryModel,
   LoadParams,
+  MachineCredentials,
   McpServerStatus,
   McpTool,
   ModelInfo,
@@ -140,6 +141,8 @@ export type ToolScript = {
   signIn?: boolean;
   signInMs?: number;
   signInFailed?: string;
+  /** The secret its authorization server takes from a machine client (`sign_in_tool_server_as_client`). */
+  machineSecret?: string;
 };
 
 /** What a test sets up (every field optional; the harness adds `model`). */
@@ -384,6 +387,8 @@ function initialState(config: MockConfig) {
     questionAnswers: [] as { id: number; answer: Answer }[],
     /** Why the browser cannot open a link (null: it opens), and the links opened, in order. */
     browserFails: config.browserFails ?? null,
+    /** Every machine client given (`sign_in_tool_server_as_client`), in order. */
+    machineSignIns: [] as { name: string; credentials: MachineCredentials }[],
     opened: [] as string[],
     /** Every answer_tool_call the backend took, in order. */
     toolDecisions: [] as { chatId: number; decision: Decision }[],

@@ -5,7 +5,7 @@
 // answers (`questionAnswers`); and the watch channel, sent the whole list at every change. The mock checks nothing the backend
 // checks: a test that wants a refusal names it (`failNext`). It keeps only what the scenarios rely on: a
 // server whose process is unchanged (only its switches for tools changed) keeps running through a save.
-import type { Answer, McpServerConfig, McpServerStatus, McpTransport, PendingQuestion } from '../../../src/ipc/bindings';
+import type { Answer, MachineCredentials, McpServerConfig, McpServerStatus, McpTransport, PendingQuestion } from '../../../src/ipc/bindings';
 import type { Handlers, Sink } from './ipc';
 import { state } from './state';
 import { clone, delay, ipcError, refuse } from './util';
@@ -112,6 +112,30 @@ async function signIn(name: string) {
   return restart(name);
 }
 
+/**
+ * A machine client's sign-in (as ToolServers::sign_in_as_client): checked before anything is sent, then the server
+ * starts again — signed in when the script's `machineSecret` is the one given, else failed in the authorization
+ * server's words (a state, not an error). `machineSignIns` keeps what was given, as the keychain would.
+ */
+async function signInAsClient(name: string, credentials: MachineCredentials) {
+  const server = find(name);
+  if (server.config.transport.kind !== 'http') {
+    throw ipcError('invalidInput', `${JSON.stringify(name)} is started as a program, which does not sign in: give it its token in its environment`);
+  }
+  if (!credentials.clientId.trim()) throw ipcError('invalidInput', "signing in failed: give the client id the server's organisation registered Hearth as");
+  if (credentials.kind === 'secret' && !credentials.clientSecret) throw ipcError('invalidInput', "signing in failed: give the client's secret");
+  state.machineSignIns.push({ name, credentials: clone(credentials) });
+  const script = state.toolScripts[name] ?? {};
+  await delay(script.signInMs ?? START_MS);
+  if (credentials.kind === 'secret' && credentials.clientSecret === script.machineSecret) {
+    signedInTo.add(name);
+    return restart(name);
+  }
+  server.state = { state: 'failed', message: 'signing in failed: the authorization server refused the client: invalid_client', stderr: [] };
+  notify();
+  return list();
+}
+
 function stop(name: string) {
   const server = find(name);
   starts.delete(name);
@@ -148,6 +172,7 @@ export const toolCommands = {
   restartToolServer: restart,
   stopToolServer: async (name) => stop(name),
   signInToolServer: signIn,
+  signInToolServerAsClient: signInAsClient,
   watchToolQuestions: (onUpdate) => {
     questionWatchers.push(onUpdate);
     onUpdate.send(clone(state.toolQuestions));
