@@ -139,11 +139,12 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
 #[tokio::test]
 async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_ends() {
     let (_server, url) = oauth_server().await;
+    // Its own name: the tests share the system keychain, where sign-ins are kept by server name.
     let dir = tempfile::tempdir().unwrap();
     let store = hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap();
     let keys = Arc::new(KeyStore::new(dir.path().join("keys.json")));
     let tools = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
-    tools.save(vec![http("tracker", &url)]).await.unwrap();
+    tools.save(vec![http("vault", &url)]).await.unwrap();
     let secret = |secret: &str| MachineCredentials::Secret { client_id: "hearth-machine".into(), client_secret: secret.into() };
     let key = |pem: &str, algorithm: &str| MachineCredentials::PrivateKey {
         client_id: "hearth-machine".into(),
@@ -159,42 +160,42 @@ async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_end
         (key("-----BEGIN PRIVATE KEY-----\n", "HS256"), "\"HS256\" is not one Hearth signs with"),
     ];
     for (credentials, words) in mistakes {
-        let refused = tools.sign_in_as_client("tracker", credentials).await.unwrap_err().to_string();
+        let refused = tools.sign_in_as_client("vault", credentials).await.unwrap_err().to_string();
         assert!(refused.contains(words), "{refused}");
     }
-    assert_eq!(keys.secret(Secret::McpClient("tracker")).unwrap(), None);
+    assert_eq!(keys.secret(Secret::McpClient("vault")).unwrap(), None);
 
     // A secret the authorization server refuses: the server fails to start, in words.
-    let statuses = tools.sign_in_as_client("tracker", secret("wrong")).await.unwrap();
+    let statuses = tools.sign_in_as_client("vault", secret("wrong")).await.unwrap();
     assert!(matches!(&statuses[0].state, McpServerState::Failed { message, .. } if message.contains("signing in failed")), "{statuses:?}");
 
     // The right one: ready with its tools, no page opened; the secret in the key store only.
-    let statuses = tools.sign_in_as_client("tracker", secret("machine-secret-7")).await.unwrap();
+    let statuses = tools.sign_in_as_client("vault", secret("machine-secret-7")).await.unwrap();
     assert!(matches!(&statuses[0].state, McpServerState::Ready { tools } if tools[0].name == "whoami"), "{statuses:?}");
-    let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    let outcome = tools.hub().call("vault", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
     assert_eq!(outcome.text, "a signed-in user");
     assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 0, "refresh_token": 0, "client_credentials": 1 }));
-    assert!(keys.secret(Secret::McpClient("tracker")).unwrap().is_some_and(|kept| kept.contains("machine-secret-7")));
+    assert!(keys.secret(Secret::McpClient("vault")).unwrap().is_some_and(|kept| kept.contains("machine-secret-7")));
     let saved = String::from_utf8_lossy(&std::fs::read(dir.path().join("hearth.db")).unwrap()).into_owned();
     assert!(!saved.contains("machine-secret-7"), "no secret in the history file");
 
     // Its token ends mid-session: the next call signs in again unseen (there is no refresh
     // token) and runs.
     admin(&url, "/test/expire").await;
-    let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    let outcome = tools.hub().call("vault", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
     assert_eq!(outcome.text, "a signed-in user");
     assert_eq!(grants(&url).await["client_credentials"], 2);
 
     // Hearth started again after the token ended: the server starts signed in, nobody asked.
     admin(&url, "/test/expire").await;
     let again = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
-    let listed = again.hub().tools("tracker").await.unwrap();
+    let listed = again.hub().tools("vault").await.unwrap();
     assert_eq!(listed.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["whoami"]);
     assert_eq!(grants(&url).await["client_credentials"], 3);
 
     // Removed, the server's machine client leaves the key store with it.
     again.save(Vec::new()).await.unwrap();
-    assert_eq!(keys.secret(Secret::McpClient("tracker")).unwrap(), None);
+    assert_eq!(keys.secret(Secret::McpClient("vault")).unwrap(), None);
 }
 
 /// The access and refresh tokens of tracker's kept sign-in.
