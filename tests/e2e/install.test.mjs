@@ -208,8 +208,17 @@ test("the installed Hearth updates itself from a signed package and keeps the hi
       // meanwhile: closing it would end the app before its package tool is done.)
       served.tampered = false;
       await session.click(await session.waitFor('[data-testid="update-install"]'));
+      // Restarted: the old app has quit and a new one runs. (A new pid while the old app lives
+      // may be one of its children between fork and exec, which still reads /usr/bin/hearth.)
       const deadline = Date.now() + 120_000;
-      while ((restarted = hearthPids().filter((pid) => !before.includes(pid))).length === 0) {
+      const alive = (pid) => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8")); // a zombie has quit
+        } catch {
+          return false;
+        }
+      };
+      while (before.some(alive) || (restarted = hearthPids().filter((pid) => !before.includes(pid))).length === 0) {
         assert.ok(Date.now() < deadline, "Hearth did not restart into the update in 2 minutes");
         await sleep(200);
       }
