@@ -72,8 +72,12 @@ async function openTools(session) {
   await session.press(await session.waitFor('[data-testid="open-tools"]'));
 }
 
+/** Closes Settings and waits until it has gone: keys sent meanwhile would not reach the composer. */
 async function closeSettings(session) {
   await session.click(await session.waitFor('[data-testid="close-settings"]'));
+  for (const deadline = Date.now() + 10_000; (await session.findAll('[data-testid="settings-panel"]')).length > 0; await sleep(100)) {
+    assert.ok(Date.now() < deadline, "Settings did not close");
+  }
 }
 
 /** Waits for the approval card of the turn's next call. */

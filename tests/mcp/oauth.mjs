@@ -4,9 +4,13 @@
 // approves at once (the "user" signs in by loading it) and redirects with a code, a token
 // endpoint that checks PKCE and refreshes (each refresh token used once, OAuth 2.1's rotation),
 // and a machine client registered beforehand (client credentials: its id and secret, in the
-// request's body or as HTTP Basic; its token has no refresh token) — and serves one tool, `whoami`, to a request with a token it issued. For the tests, POST
+// request's body or as HTTP Basic; its token has no refresh token), and an enterprise's identity
+// provider under /idp (cross-app access, SEP-990: the user's ID token or refresh token exchanged
+// there for an ID-JAG, which /token exchanges for an access token: the JWT bearer grant) — and
+// serves one tool, `whoami`, to a request with a token it issued. For the tests, POST
 // /test/expire ends every access token (as their time running out would), /test/revoke every
-// refresh token too; GET /test/grants counts the tokens given by each grant.
+// refresh token too (the identity provider's as well); GET /test/grants counts the tokens given
+// by each grant.
 //   PORT=8123 node oauth.mjs
 import { createHash, randomBytes } from "node:crypto";
 import express from "express";
@@ -18,9 +22,15 @@ const base = `http://127.0.0.1:${port}`;
 const codes = new Map(); // code → { challenge, redirectUri, clientId }
 const tokens = new Set();
 const refreshTokens = new Map(); // refresh token → client id
-const grants = { authorization_code: 0, refresh_token: 0, client_credentials: 0 };
+const grants = { authorization_code: 0, refresh_token: 0, client_credentials: 0, jwt_bearer: 0 };
 /** The machine client registered beforehand, as an organisation would register Hearth. */
 const MACHINE = { id: "hearth-machine", secret: "machine-secret-7" };
+/** The enterprise: Hearth registered at its identity provider (a public client) and here, and what the identity provider issued Ada. */
+const ENTERPRISE = { idpClient: "hearth-at-idp", client: "hearth-enterprise", secret: "enterprise-secret-3", idToken: "ada.id-token.1", refreshToken: "ada-idp-refresh" };
+const idp = `${base}/idp`;
+const assertions = new Set(); // ID-JAGs issued, each redeemed once
+let idpTokensValid = true;
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const clients = new Set();
 const random = () => randomBytes(16).toString("hex");
 
@@ -38,7 +48,7 @@ app.get("/.well-known/oauth-authorization-server", (_, res) =>
     token_endpoint: `${base}/token`,
     registration_endpoint: `${base}/register`,
     response_types_supported: ["code"],
-    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials", JWT_BEARER],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["none", "client_secret_post", "client_secret_basic"],
     scopes_supported: ["tools"],
@@ -64,19 +74,54 @@ app.get("/authorize", (req, res) => {
   res.redirect(302, back.toString());
 });
 
-/** A new access token and refresh token for `clientId` (a machine client's comes alone), counted under `grant`. */
+/** A new access token and refresh token for `clientId` (a machine client's, or an exchanged grant's, comes alone), counted under `grant`. */
 function issue(res, clientId, grant) {
   const token = `token-${random()}`;
   tokens.add(token);
   grants[grant] += 1;
-  if (grant === "client_credentials") return res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, scope: "tools" });
+  if (grant === "client_credentials" || grant === "jwt_bearer") return res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, scope: "tools" });
   const refresh = `refresh-${random()}`;
   refreshTokens.set(refresh, clientId);
   res.json({ access_token: token, token_type: "Bearer", expires_in: 3600, refresh_token: refresh, scope: "tools" });
 }
 
+app.get("/idp/.well-known/openid-configuration", (_, res) =>
+  res.json({
+    issuer: idp,
+    authorization_endpoint: `${idp}/authorize`,
+    token_endpoint: `${idp}/token`,
+    grant_types_supported: ["urn:ietf:params:oauth:grant-type:token-exchange"],
+    token_endpoint_auth_methods_supported: ["none"],
+  }),
+);
+
+const b64 = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
+// Token exchange (RFC 8693): Ada's ID token or refresh token, for an ID-JAG addressed to this
+// authorization server and bound to the MCP server and Hearth's client here. (Its signature is a
+// stand-in: this authorization server knows the grants it issued.)
+app.post("/idp/token", (req, res) => {
+  const { grant_type: grant, subject_token: subject, subject_token_type: type, requested_token_type: requested, audience, resource: target, client_id: clientId } = req.body;
+  const given = { "urn:ietf:params:oauth:token-type:id_token": ENTERPRISE.idToken, "urn:ietf:params:oauth:token-type:refresh_token": ENTERPRISE.refreshToken }[type];
+  if (grant !== "urn:ietf:params:oauth:grant-type:token-exchange" || requested !== "urn:ietf:params:oauth:token-type:id-jag" || clientId !== ENTERPRISE.idpClient || audience !== base || target !== `${base}/mcp`) {
+    return res.status(400).json({ error: "invalid_request" });
+  }
+  if (!idpTokensValid || !given || subject !== given) return res.status(400).json({ error: "invalid_grant" });
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: idp, sub: "ada", aud: base, client_id: ENTERPRISE.client, resource: target, scope: "tools", jti: random(), iat: now, exp: now + 300 };
+  const assertion = `${b64({ alg: "ES256", typ: "oauth-id-jag+jwt" })}.${b64(claims)}.${randomBytes(32).toString("base64url")}`;
+  assertions.add(assertion);
+  res.json({ access_token: assertion, issued_token_type: "urn:ietf:params:oauth:token-type:id-jag", token_type: "N_A", expires_in: 300 });
+});
+
 app.post("/token", (req, res) => {
   const { grant_type: grant, code, code_verifier: verifier, redirect_uri: redirectUri, refresh_token: refresh, client_id: clientId } = req.body;
+  if (grant === JWT_BEARER) {
+    const [id, secret] = basicCredentials(req) ?? [];
+    if (id !== ENTERPRISE.client || secret !== ENTERPRISE.secret) return res.status(401).json({ error: "invalid_client" });
+    if (!assertions.delete(req.body.assertion)) return res.status(400).json({ error: "invalid_grant" });
+    return issue(res, id, "jwt_bearer");
+  }
   if (grant === "client_credentials") {
     const [id, secret] = basicCredentials(req) ?? [clientId, req.body.client_secret];
     if (id !== MACHINE.id || secret !== MACHINE.secret) return res.status(401).json({ error: "invalid_client" });
@@ -115,6 +160,7 @@ app.post("/test/expire", (_, res) => {
 app.post("/test/revoke", (_, res) => {
   tokens.clear();
   refreshTokens.clear();
+  idpTokensValid = false;
   res.json({ ok: true });
 });
 app.get("/test/grants", (_, res) => res.json(grants));

@@ -196,6 +196,26 @@ modelPath: string | null, };
 
 export type DownloadState = "queued" | "running" | "paused" | "retrying" | "verifying" | "done" | "failed" | "cancelled";
 
+export type EnterpriseIdentity = { 
+/**
+ * The identity provider's issuer address (its OpenID configuration is found there).
+ */
+idpIssuer: string, 
+/**
+ * The client Hearth is registered as at the identity provider, and its secret (`""`: a
+ * public client).
+ */
+idpClientId: string, idpClientSecret: string, 
+/**
+ * What the identity provider issued the user.
+ */
+idpToken: string, idpTokenKind: IdpTokenKind, 
+/**
+ * The client Hearth is registered as at the MCP server's authorization server, and its
+ * secret (`""`: a public client).
+ */
+clientId: string, clientSecret: string, };
+
 export type ExportFormat = "json" | "markdown";
 
 export type FailedReply = { error: IpcError, 
@@ -239,6 +259,8 @@ export type FlashAttention = "auto" | "on" | "off";
 export type HubRepo = { id: string, downloads: number, likes: number, updatedAt: string | null, gated: boolean, };
 
 export type HubTokenStatus = { stored: boolean, storage: KeyStorage | null, };
+
+export type IdpTokenKind = "idToken" | "refreshToken";
 
 export type ImportMode = "copy" | "link";
 
@@ -332,7 +354,7 @@ needsReload: boolean, };
 
 export type LogitBias = { target: BiasTarget, bias: number, };
 
-export type MachineCredentials = { "kind": "secret", clientId: string, clientSecret: string, } | { "kind": "privateKey", clientId: string, keyPem: string, algorithm: string, };
+export type MachineCredentials = { "kind": "secret", clientId: string, clientSecret: string, } | { "kind": "privateKey", clientId: string, keyPem: string, algorithm: string, } | { "kind": "enterprise" } & EnterpriseIdentity;
 
 export type MbrUtility = "chrF" | "exactMatch";
 

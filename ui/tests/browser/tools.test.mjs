@@ -284,7 +284,7 @@ describe('Settings → Tools', () => {
       // A secret the authorization server refuses: the server shows why, and the form stays to try again.
       await secret.fill('wrong');
       await server.getByTestId('machine-client-sign-in').click();
-      await server.getByText('Signing in as the machine client…').waitFor();
+      await server.getByText('Signing in without a page…').waitFor();
       await server.and(page.locator('[data-state="failed"]')).waitFor();
       assert.match(await text(server.getByTestId('tool-server-failure')), /Signing in failed: the authorization server refused the client/);
       assert.equal(await server.getByTestId('machine-client-id').inputValue(), '  hearth-desktop ', 'the form keeps what was typed');
@@ -296,6 +296,48 @@ describe('Settings → Tools', () => {
       assert.deepEqual(given, [
         { name: 'vault', credentials: { kind: 'secret', clientId: 'hearth-desktop', clientSecret: 'wrong' } },
         { name: 'vault', credentials: { kind: 'secret', clientId: 'hearth-desktop', clientSecret: 's3cret' } },
+      ]);
+    });
+  });
+
+  test('an enterprise identity: the identity provider, its client and the token it issued sign the user in', { timeout: TIMEOUT }, async () => {
+    const ledger = {
+      config: { name: 'ledger', transport: { kind: 'http', url: 'https://mcp.corp.example/ledger', headers: {} }, enabled: true, disabledTools: [] },
+      state: { state: 'signIn' },
+    };
+    const tools = [{ ...READ_FILE, name: 'read_ledger', title: 'Read the ledger', readOnly: true }];
+    await inBothSchemes({ toolServers: [ledger], toolScripts: { ledger: { signIn: true, signInMs: 200, idpToken: 'ada.id-token', tools } } }, async (page) => {
+      await openTools(page);
+      const server = row(page, 'ledger');
+      await server.getByTestId('machine-client-toggle').click();
+      await server.getByTestId('machine-client-proof').getByText('Identity provider').click();
+      await server.getByTestId('machine-client-id').fill('hearth-enterprise');
+      assert.equal(await server.getByTestId('machine-client-secret').getAttribute('placeholder'), 'none: a public client');
+      await server.getByTestId('machine-client-idp').fill(' https://login.corp.example ');
+      await server.getByTestId('machine-client-idp-id').fill('hearth-at-idp');
+      assert.equal(await server.getByTestId('machine-client-idp-secret').getAttribute('type'), 'password');
+      await server.getByTestId('machine-client-idp-kind').getByText('Refresh token').click();
+      await server.getByTestId('machine-client-idp-kind').getByText('ID token').click();
+      await server.getByTestId('machine-client-idp-token').fill('ada.id-token\n');
+      await shot(page, 'settings-tools-enterprise-identity', { dir: OUTPUT });
+      await server.getByTestId('machine-client-sign-in').click();
+      await server.and(page.locator('[data-state="ready"]')).waitFor();
+      assert.equal(await text(server.getByTestId('tool-server-state')), 'Ready · 1 tool');
+      const given = await page.evaluate(() => window.__hearthMock.machineSignIns);
+      assert.deepEqual(given, [
+        {
+          name: 'ledger',
+          credentials: {
+            kind: 'enterprise',
+            clientId: 'hearth-enterprise',
+            clientSecret: '',
+            idpIssuer: 'https://login.corp.example',
+            idpClientId: 'hearth-at-idp',
+            idpClientSecret: '',
+            idpToken: 'ada.id-token',
+            idpTokenKind: 'idToken',
+          },
+        },
       ]);
     });
   });

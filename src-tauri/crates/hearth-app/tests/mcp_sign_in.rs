@@ -4,7 +4,9 @@
 //! follows its redirect as a browser does. The sign-in lands in the key store, and the server then
 //! lists its tools; its token is refreshed when it ends, across a restart too, and the user is asked
 //! again only when the refresh is refused. A machine client (client credentials) signs in without
-//! the user, and again whenever its token ends.
+//! the user, and again whenever its token ends; so does a user's enterprise identity (the test
+//! server's identity provider exchanges it for a grant, the server's authorization server the
+//! grant for a token).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -14,7 +16,7 @@ use std::time::{Duration, Instant};
 use hearth_app::agent::ToolBox;
 use hearth_app::mcp_sign_in::SignInError;
 use hearth_app::{Settings, ToolServers};
-use hearth_mcp::oauth::MachineCredentials;
+use hearth_mcp::oauth::{EnterpriseIdentity, IdpTokenKind, MachineCredentials};
 use hearth_mcp::{McpError, McpServerConfig, McpServerState, McpTransport};
 use hearth_providers::{KeyStore, Secret};
 
@@ -120,7 +122,10 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     admin(&url, "/test/expire").await;
     let outcome = tools.hub().call("tracker", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
     assert_eq!(outcome.text, "a signed-in user");
-    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0 }));
+    assert_eq!(
+        grants(&url).await,
+        serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0, "jwt_bearer": 0 })
+    );
     let refreshed = kept_tokens(&keys);
     assert!(refreshed.0 != kept.0 && refreshed.1 != kept.1, "{refreshed:?}");
 
@@ -133,18 +138,17 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     admin(&url, "/test/revoke").await;
     again.hub().restart("tracker").await.unwrap_err();
     assert_eq!(again.statuses()[0].state, McpServerState::SignIn);
-    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0 }));
+    assert_eq!(
+        grants(&url).await,
+        serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0, "jwt_bearer": 0 })
+    );
 }
 
 #[tokio::test]
 async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_ends() {
     let (_server, url) = oauth_server().await;
     // Its own name: the tests share the system keychain, where sign-ins are kept by server name.
-    let dir = tempfile::tempdir().unwrap();
-    let store = hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap();
-    let keys = Arc::new(KeyStore::new(dir.path().join("keys.json")));
-    let tools = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
-    tools.save(vec![http("vault", &url)]).await.unwrap();
+    let Hearth { dir, store, keys, tools } = hearth_with("vault", &url).await;
     let secret = |secret: &str| MachineCredentials::Secret { client_id: "hearth-machine".into(), client_secret: secret.into() };
     let key = |pem: &str, algorithm: &str| MachineCredentials::PrivateKey {
         client_id: "hearth-machine".into(),
@@ -174,7 +178,10 @@ async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_end
     assert!(matches!(&statuses[0].state, McpServerState::Ready { tools } if tools[0].name == "whoami"), "{statuses:?}");
     let outcome = tools.hub().call("vault", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
     assert_eq!(outcome.text, "a signed-in user");
-    assert_eq!(grants(&url).await, serde_json::json!({ "authorization_code": 0, "refresh_token": 0, "client_credentials": 1 }));
+    assert_eq!(
+        grants(&url).await,
+        serde_json::json!({ "authorization_code": 0, "refresh_token": 0, "client_credentials": 1, "jwt_bearer": 0 })
+    );
     assert!(keys.secret(Secret::McpClient("vault")).unwrap().is_some_and(|kept| kept.contains("machine-secret-7")));
     let saved = String::from_utf8_lossy(&std::fs::read(dir.path().join("hearth.db")).unwrap()).into_owned();
     assert!(!saved.contains("machine-secret-7"), "no secret in the history file");
@@ -196,6 +203,86 @@ async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_end
     // Removed, the server's machine client leaves the key store with it.
     again.save(Vec::new()).await.unwrap();
     assert_eq!(keys.secret(Secret::McpClient("vault")).unwrap(), None);
+}
+
+#[tokio::test]
+async fn an_enterprise_identity_is_exchanged_at_its_identity_provider_for_the_servers_access() {
+    let (_server, url) = oauth_server().await;
+    let Hearth { dir, store, keys, tools } = hearth_with("ledger", &url).await;
+    let identity = |token: &str, kind: IdpTokenKind| {
+        MachineCredentials::Enterprise(EnterpriseIdentity {
+            idp_issuer: url.replace("/mcp", "/idp"),
+            idp_client_id: "hearth-at-idp".into(),
+            idp_client_secret: String::new(),
+            idp_token: token.into(),
+            idp_token_kind: kind,
+            client_id: "hearth-enterprise".into(),
+            client_secret: "enterprise-secret-3".into(),
+        })
+    };
+    let state = |statuses: &[hearth_mcp::McpServerStatus]| statuses[0].state.clone();
+
+    // A mistake is said before anything is sent; a token the identity provider does not know
+    // fails the server's start in words.
+    let refused = tools.sign_in_as_client("ledger", identity(" ", IdpTokenKind::IdToken)).await.unwrap_err().to_string();
+    assert!(refused.contains("give the ID token your identity provider issued"), "{refused}");
+    let statuses = tools.sign_in_as_client("ledger", identity("mallory.id-token", IdpTokenKind::IdToken)).await.unwrap();
+    assert!(
+        matches!(state(&statuses), McpServerState::Failed { message, .. } if message.contains("your identity provider refused the token given (it may have run out)")),
+        "{statuses:?}"
+    );
+
+    // Ada's ID token: a grant from her identity provider, exchanged for the server's access;
+    // ready, no page opened; the token in the key store only.
+    let statuses = tools.sign_in_as_client("ledger", identity("ada.id-token.1", IdpTokenKind::IdToken)).await.unwrap();
+    assert!(matches!(state(&statuses), McpServerState::Ready { tools } if tools[0].name == "whoami"), "{statuses:?}");
+    let outcome = tools.hub().call("ledger", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+    assert_eq!(grants(&url).await["jwt_bearer"], 1);
+    assert!(keys.secret(Secret::McpClient("ledger")).unwrap().is_some_and(|kept| kept.contains("ada.id-token.1")));
+    let saved = String::from_utf8_lossy(&std::fs::read(dir.path().join("hearth.db")).unwrap()).into_owned();
+    assert!(!saved.contains("ada.id-token.1") && !saved.contains("enterprise-secret-3"), "no secret in the history file");
+
+    // Its token ends mid-session: exchanged again unseen, and the call runs.
+    admin(&url, "/test/expire").await;
+    let outcome = tools.hub().call("ledger", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+    assert_eq!(grants(&url).await["jwt_bearer"], 2);
+
+    // Hearth started again, given the identity provider's refresh token instead: signed in.
+    let again = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
+    let statuses = again.sign_in_as_client("ledger", identity("ada-idp-refresh", IdpTokenKind::RefreshToken)).await.unwrap();
+    assert!(matches!(state(&statuses), McpServerState::Ready { .. }), "{statuses:?}");
+    assert_eq!(grants(&url).await["jwt_bearer"], 3);
+
+    // The identity provider no longer takes it: the next start says so, and what to do.
+    admin(&url, "/test/revoke").await;
+    again.hub().restart("ledger").await.unwrap_err();
+    assert!(
+        matches!(&again.statuses()[0].state, McpServerState::Failed { message, .. } if message.contains("give a new one")),
+        "{:?}",
+        again.statuses()
+    );
+    again.save(Vec::new()).await.unwrap();
+    assert_eq!(keys.secret(Secret::McpClient("ledger")).unwrap(), None);
+}
+
+/// Hearth's tool servers on a history file and key store of their own.
+struct Hearth {
+    dir: tempfile::TempDir,
+    store: hearth_store::Store,
+    keys: Arc<KeyStore>,
+    tools: ToolServers,
+}
+
+/// … with one server, `name`, reached over HTTP at `url`.
+async fn hearth_with(name: &str, url: &str) -> Hearth {
+    let dir = tempfile::tempdir().unwrap();
+    let store = hearth_store::Store::open(&dir.path().join("hearth.db")).await.unwrap();
+    let keys = Arc::new(KeyStore::new(dir.path().join("keys.json")));
+    let tools = ToolServers::open(Settings::new(store.clone()), keys.clone()).await.unwrap();
+    tools.save(vec![http(name, url)]).await.unwrap();
+    Hearth { dir, store, keys, tools }
 }
 
 /// The access and refresh tokens of tracker's kept sign-in.

@@ -9,6 +9,7 @@
 
 mod config;
 mod connection;
+mod enterprise;
 mod hub;
 pub mod link;
 pub mod oauth;

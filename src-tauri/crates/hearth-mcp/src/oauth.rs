@@ -5,7 +5,8 @@
 //! asked for with PKCE, and the code it redirects with exchanged for an access token. How the page
 //! is shown and its redirect read is the caller's: the app opens the system's browser and listens
 //! on loopback; the conformance client follows the page itself. A machine client (OAuth's client
-//! credentials: a client id with its secret or its private key) signs in with no page at all.
+//! credentials: a client id with its secret or its private key) signs in with no page at all, as
+//! does a user's enterprise identity (its identity provider's token exchanged: [`EnterpriseIdentity`]).
 //!
 //! The sign-in — the client Hearth registered as, the access token and the refresh token — is
 //! kept by the caller's [`SignInKeeper`] (the app: the keychain). A server signed in to is reached
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::McpError;
+pub use crate::enterprise::{EnterpriseIdentity, IdpTokenKind};
 
 /// The name Hearth registers under.
 pub const CLIENT_NAME: &str = "Hearth";
@@ -92,6 +94,9 @@ pub enum MachineCredentials {
     /// A client id and the private key (PEM, RSA or EC) that signs its assertion (RFC 7523),
     /// with the key's algorithm (`ES256`, `ES384`, `RS256`, `RS384` or `RS512`).
     PrivateKey { client_id: String, key_pem: String, algorithm: String },
+    /// Not a machine but the user, signed in at their organisation's identity provider: its
+    /// token exchanged for the server's access, no page opened (cross-app access, SEP-990).
+    Enterprise(EnterpriseIdentity),
 }
 
 impl std::fmt::Debug for MachineCredentials {
@@ -102,6 +107,7 @@ impl std::fmt::Debug for MachineCredentials {
             MachineCredentials::PrivateKey { client_id, algorithm, .. } => {
                 write!(f, "PrivateKey {{ client_id: {client_id:?}, algorithm: {algorithm:?} }}")
             }
+            MachineCredentials::Enterprise(identity) => write!(f, "Enterprise({identity:?})"),
         }
     }
 }
@@ -111,7 +117,9 @@ impl MachineCredentials {
     pub fn check(&self) -> Result<(), McpError> {
         let wrong = |why: &str| Err(McpError::SignInFailed(why.to_owned()));
         match self {
-            MachineCredentials::Secret { client_id, .. } | MachineCredentials::PrivateKey { client_id, .. }
+            MachineCredentials::Secret { client_id, .. }
+            | MachineCredentials::PrivateKey { client_id, .. }
+            | MachineCredentials::Enterprise(EnterpriseIdentity { client_id, .. })
                 if client_id.trim().is_empty() =>
             {
                 wrong("give the client id the server's organisation registered Hearth as")
@@ -121,10 +129,12 @@ impl MachineCredentials {
                 wrong("give the client's private key as PEM (-----BEGIN PRIVATE KEY----- …)")
             }
             MachineCredentials::PrivateKey { algorithm, .. } => signing_algorithm(algorithm).map(drop),
+            MachineCredentials::Enterprise(identity) => identity.check(),
             MachineCredentials::Secret { .. } => Ok(()),
         }
     }
 
+    /// The client-credentials grant (an enterprise identity has none: it is exchanged instead).
     fn grant(&self, resource: &str, scopes: Vec<String>) -> Result<ClientCredentialsConfig, McpError> {
         let resource = Some(resource.to_owned());
         Ok(match self {
@@ -142,6 +152,9 @@ impl MachineCredentials {
                 scopes,
                 resource,
             },
+            MachineCredentials::Enterprise(_) => {
+                return Err(McpError::SignInFailed("an enterprise identity is exchanged, not sent as a client's credentials".into()));
+            }
         })
     }
 }
@@ -190,7 +203,10 @@ async fn exchange_client_credentials(
     kept: impl CredentialStore + 'static,
 ) -> Result<String, McpError> {
     let failed = |e: AuthError| McpError::SignInFailed(e.to_string());
-    let grant = credentials.grant(url, scopes)?;
+    let grant = match credentials {
+        MachineCredentials::Enterprise(identity) => return crate::enterprise::sign_in(url, identity, scopes, kept).await,
+        client => client.grant(url, scopes)?,
+    };
     let mut manager = AuthorizationManager::new(url).await.map_err(failed)?;
     manager.set_credential_store(kept);
     let mut state = OAuthState::Unauthorized(manager);

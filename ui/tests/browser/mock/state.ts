@@ -143,6 +143,8 @@ export type ToolScript = {
   signInFailed?: string;
   /** The secret its authorization server takes from a machine client (`sign_in_tool_server_as_client`). */
   machineSecret?: string;
+  /** The token its enterprise's identity provider takes from the user (an enterprise identity's sign-in). */
+  idpToken?: string;
 };
 
 /** What a test sets up (every field optional; the harness adds `model`). */

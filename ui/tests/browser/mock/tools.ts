@@ -115,7 +115,8 @@ async function signIn(name: string) {
 /**
  * A machine client's sign-in (as ToolServers::sign_in_as_client): checked before anything is sent, then the server
  * starts again — signed in when the script's `machineSecret` is the one given, else failed in the authorization
- * server's words (a state, not an error). `machineSignIns` keeps what was given, as the keychain would.
+ * server's words (a state, not an error); an enterprise identity likewise with the script's `idpToken`.
+ * `machineSignIns` keeps what was given, as the keychain would.
  */
 async function signInAsClient(name: string, credentials: MachineCredentials) {
   const server = find(name);
@@ -124,10 +125,12 @@ async function signInAsClient(name: string, credentials: MachineCredentials) {
   }
   if (!credentials.clientId.trim()) throw ipcError('invalidInput', "signing in failed: give the client id the server's organisation registered Hearth as");
   if (credentials.kind === 'secret' && !credentials.clientSecret) throw ipcError('invalidInput', "signing in failed: give the client's secret");
+  if (credentials.kind === 'enterprise' && !credentials.idpToken.trim()) throw ipcError('invalidInput', 'signing in failed: give the ID token your identity provider issued');
   state.machineSignIns.push({ name, credentials: clone(credentials) });
   const script = state.toolScripts[name] ?? {};
   await delay(script.signInMs ?? START_MS);
-  if (credentials.kind === 'secret' && credentials.clientSecret === script.machineSecret) {
+  const taken = credentials.kind === 'enterprise' ? credentials.idpToken === script.idpToken : credentials.kind === 'secret' && credentials.clientSecret === script.machineSecret;
+  if (taken) {
     signedInTo.add(name);
     return restart(name);
   }

@@ -5,13 +5,16 @@
 //! app does, the sign-in page followed here instead of shown in a browser; kept in memory, so its
 //! token is refreshed as the app's is) and used with its token; a server that asks again (more
 //! scopes) is signed in to again, three times at most; in the scenarios of machine-to-machine
-//! grants, as a machine client (`hearth_mcp::oauth::sign_in_as_client`). A server's
+//! grants, as a machine client (`hearth_mcp::oauth::sign_in_as_client`), and so with an
+//! enterprise identity in cross-app access's. A server's
 //! question mid-call is answered as a user who sends its form as it came. Exits
 //! non-zero, with the error in words, when the server cannot be used.
 
 use std::sync::{Arc, Mutex};
 
-use hearth_mcp::oauth::{KeeperError, KeptSignIn, MachineCredentials, OAuthClient, SignInKeeper, sign_in, sign_in_as_client};
+use hearth_mcp::oauth::{
+    EnterpriseIdentity, IdpTokenKind, KeeperError, KeptSignIn, MachineCredentials, OAuthClient, SignInKeeper, sign_in, sign_in_as_client,
+};
 use hearth_mcp::questions::Answer;
 use hearth_mcp::{CallOptions, McpError, McpHub, McpServerConfig, McpTransport, Timeouts};
 use serde_json::{Map, Value, json};
@@ -100,8 +103,20 @@ fn client() -> OAuthClient {
 
 /// A machine client's credentials, in the scenarios of machine-to-machine grants (named
 /// `auth/client-credentials-*`: set up as a user would set up such a server): the client id
-/// with its private key where the scenario gives one, else with its secret.
+/// with its private key where the scenario gives one, else with its secret. Where the scenario
+/// gives an identity provider's ID token (cross-app access), the user's enterprise identity.
 fn machine() -> Option<MachineCredentials> {
+    if let Some(idp_token) = context("idp_id_token") {
+        return Some(MachineCredentials::Enterprise(EnterpriseIdentity {
+            idp_issuer: context("idp_issuer")?,
+            idp_client_id: context("idp_client_id")?,
+            idp_client_secret: context("idp_client_secret").unwrap_or_default(),
+            idp_token,
+            idp_token_kind: IdpTokenKind::IdToken,
+            client_id: context("client_id")?,
+            client_secret: context("client_secret").unwrap_or_default(),
+        }));
+    }
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     if !scenario.starts_with("auth/client-credentials") {
         return None;
