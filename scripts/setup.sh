@@ -95,6 +95,11 @@ if [ "$mode" = test ]; then
   # output then goes to target/test-backends.log. Its sources come first, once (the server's from
   # a pinned sdist): a failed download shows here.
   scripts/build-llama-server.sh --sdist >/dev/null
+  # And the crates' (the engine's llama.cpp is llama-cpp-sys-2's): fetched here, beside nothing,
+  # rather than by the background build while the Rust build holds Cargo's package lock (on a
+  # machine with no crates yet, such a background build once ended, saying nothing, before it had
+  # assembled its sources; the provider tests then build what it left unbuilt).
+  cargo fetch --quiet
   if [ "${HEARTH_LLAMA_SERVER_BUILD:-}" = background ]; then
     mkdir -p target
     # Where the kernel groups the CPU by session (sched_autogroup), `nice` works only within one:

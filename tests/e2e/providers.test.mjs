@@ -41,6 +41,12 @@ async function startPeer() {
 function llamaProgramsBuilt() {
   const lock = path.join(import.meta.dirname, "../../target/backend-build/tests/.lock");
   if (fs.existsSync(lock)) execFileSync("flock", [lock, "true"]);
+  // A background build that ended without them (target/test-backends.log says why) is made again
+  // here, in the foreground, as scripts/test.sh's last step would.
+  if (llamaServer && !fs.existsSync(llamaServer)) {
+    console.error(`${llamaServer} is missing after the background build: building llama.cpp's test programs now…`);
+    execFileSync(path.join(import.meta.dirname, "../../scripts/build-backend.sh"), ["tests"], { stdio: ["ignore", "ignore", "inherit"] });
+  }
 }
 
 before(async () => {
