@@ -95,6 +95,9 @@ app.get("/idp/.well-known/openid-configuration", (_, res) =>
   }),
 );
 
+// A look-alike whose configuration names the real identity provider: its grants are not Ada's.
+app.get("/impostor/.well-known/openid-configuration", (_, res) => res.json({ issuer: idp, token_endpoint: `${base}/impostor/token` }));
+
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
 
 // Token exchange (RFC 8693): Ada's ID token or refresh token, for an ID-JAG addressed to this

@@ -209,9 +209,9 @@ async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_end
 async fn an_enterprise_identity_is_exchanged_at_its_identity_provider_for_the_servers_access() {
     let (_server, url) = oauth_server().await;
     let Hearth { dir, store, keys, tools } = hearth_with("ledger", &url).await;
-    let identity = |token: &str, kind: IdpTokenKind| {
+    let at = |idp: &str, token: &str, kind: IdpTokenKind| {
         MachineCredentials::Enterprise(EnterpriseIdentity {
-            idp_issuer: url.replace("/mcp", "/idp"),
+            idp_issuer: idp.into(),
             idp_client_id: "hearth-at-idp".into(),
             idp_client_secret: String::new(),
             idp_token: token.into(),
@@ -220,17 +220,29 @@ async fn an_enterprise_identity_is_exchanged_at_its_identity_provider_for_the_se
             client_secret: "enterprise-secret-3".into(),
         })
     };
+    let idp = url.replace("/mcp", "/idp");
+    let identity = |token: &str, kind: IdpTokenKind| at(&idp, token, kind);
     let state = |statuses: &[hearth_mcp::McpServerStatus]| statuses[0].state.clone();
 
-    // A mistake is said before anything is sent; a token the identity provider does not know
-    // fails the server's start in words.
+    // A mistake is said before anything is sent.
     let refused = tools.sign_in_as_client("ledger", identity(" ", IdpTokenKind::IdToken)).await.unwrap_err().to_string();
     assert!(refused.contains("give the ID token your identity provider issued"), "{refused}");
-    let statuses = tools.sign_in_as_client("ledger", identity("mallory.id-token", IdpTokenKind::IdToken)).await.unwrap();
-    assert!(
-        matches!(state(&statuses), McpServerState::Failed { message, .. } if message.contains("your identity provider refused the token given (it may have run out)")),
-        "{statuses:?}"
-    );
+    // A token the identity provider does not know, a look-alike provider that names another, and
+    // one that cannot be reached: each fails the server's start in words.
+    let impostor = url.replace("/mcp", "/impostor");
+    let failures = [
+        (
+            identity("mallory.id-token", IdpTokenKind::IdToken),
+            "your identity provider refused the token given (it may have run out)".to_owned(),
+        ),
+        (at(&impostor, "ada.id-token.1", IdpTokenKind::IdToken), format!("the identity provider at {impostor} names itself \"{idp}\"")),
+        (at("http://127.0.0.1:9/idp", "ada.id-token.1", IdpTokenKind::IdToken), "your identity provider could not be asked".to_owned()),
+    ];
+    for (identity, words) in failures {
+        let statuses = tools.sign_in_as_client("ledger", identity).await.unwrap();
+        assert!(matches!(state(&statuses), McpServerState::Failed { message, .. } if message.contains(&words)), "{statuses:?}");
+    }
+    assert_eq!(grants(&url).await["jwt_bearer"], 0);
 
     // Ada's ID token: a grant from her identity provider, exchanged for the server's access;
     // ready, no page opened; the token in the key store only.
