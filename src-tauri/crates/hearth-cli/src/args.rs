@@ -57,6 +57,9 @@ pub struct BenchArgs {
     pub compare: Option<PathBuf>,
     /// Record this run's figures in that file (`--record FILE`).
     pub record: Option<PathBuf>,
+    /// How the engine's sections load the model (`--flash-attn`, `--kv-type`; default the app's).
+    pub flash_attention: FlashAttention,
+    pub kv_cache_type: KvType,
 }
 
 impl ChatArgs {
@@ -89,14 +92,8 @@ impl ChatArgs {
                 "batch" => load.n_batch = number(&flag, &it.value(&flag)?)?,
                 "ubatch" => load.n_ubatch = number(&flag, &it.value(&flag)?)?,
                 "gpu-layers" => load.n_gpu_layers = Some(number(&flag, &it.value(&flag)?)?),
-                "flash-attn" => {
-                    let choices = [("auto", FlashAttention::Auto), ("on", FlashAttention::On), ("off", FlashAttention::Off)];
-                    load.flash_attention = choice(&flag, &it.value(&flag)?, &choices)?;
-                }
-                "kv-type" => {
-                    let choices = [("f16", KvType::F16), ("q8_0", KvType::Q8_0), ("q4_0", KvType::Q4_0)];
-                    load.kv_cache_type = choice(&flag, &it.value(&flag)?, &choices)?;
-                }
+                "flash-attn" => load.flash_attention = choice(&flag, &it.value(&flag)?, FLASH_CHOICES)?,
+                "kv-type" => load.kv_cache_type = choice(&flag, &it.value(&flag)?, KV_CHOICES)?,
                 "no-mmap" => load.use_mmap = false,
                 "mlock" => load.use_mlock = true,
                 "chat-template" => {
@@ -227,6 +224,8 @@ impl BenchArgs {
             sections: crate::bench_kit::Section::ALL.to_vec(),
             compare: None,
             record: None,
+            flash_attention: LoadParams::default().flash_attention,
+            kv_cache_type: LoadParams::default().kv_cache_type,
         };
         let mut it = Flags::new(args);
         while let Some(flag) = it.next_flag()? {
@@ -242,6 +241,8 @@ impl BenchArgs {
                 "sections" => bench.sections = crate::bench_kit::Section::parse_list(&it.value(&flag)?)?,
                 "compare" => bench.compare = Some(PathBuf::from(it.value(&flag)?)),
                 "record" => bench.record = Some(PathBuf::from(it.value(&flag)?)),
+                "flash-attn" => bench.flash_attention = choice(&flag, &it.value(&flag)?, FLASH_CHOICES)?,
+                "kv-type" => bench.kv_cache_type = choice(&flag, &it.value(&flag)?, KV_CHOICES)?,
                 other => return Err(format!("unknown flag --{other} for bench")),
             }
         }
@@ -254,6 +255,10 @@ impl BenchArgs {
         Ok(bench)
     }
 }
+
+const FLASH_CHOICES: &[(&str, FlashAttention)] =
+    &[("auto", FlashAttention::Auto), ("on", FlashAttention::On), ("off", FlashAttention::Off)];
+const KV_CHOICES: &[(&str, KvType)] = &[("f16", KvType::F16), ("q8_0", KvType::Q8_0), ("q4_0", KvType::Q4_0)];
 
 /// The value named `value` among `choices`, or an error listing them.
 fn choice<T: Copy>(flag: &str, value: &str, choices: &[(&str, T)]) -> Result<T, String> {

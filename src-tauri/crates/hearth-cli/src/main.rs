@@ -6,7 +6,7 @@
 //!   hearth-cli devices [--json]
 //!   hearth-cli serve --model PATH [--models-dir DIR] [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
-//!                   [--sections LIST] [--compare FILE] [--record FILE]
+//!                   [--sections LIST] [--compare FILE] [--record FILE] [--flash-attn X] [--kv-type X] [--flash-attn X] [--kv-type X]
 //!   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 mod args;
@@ -38,7 +38,7 @@ const USAGE: &str = "usage:
   hearth-cli serve --model PATH [--models-dir DIR] [--host 127.0.0.1] [--port 8484] [--api-key KEY]
                    [--allow-origin ORIGIN] [--queue 64] [--read-timeout 30] [load flags] [sampling flags]
   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
-                   [--sections LIST] [--compare FILE] [--record FILE]
+                   [--sections LIST] [--compare FILE] [--record FILE] [--flash-attn X] [--kv-type X]
   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 With --provider the replies come from a remote API: OpenAI, Anthropic, or any OpenAI-compatible
@@ -84,6 +84,7 @@ one failure costs only that section, and the exit status says whether any failed
 --sections speed,typing runs only those. --compare FILE checks this run's ratios against the
 figures recorded in FILE (docs/benchmarks.json; `make bench-check`) and fails on any that moved
 the wrong way by more than the noise the file states; --record FILE writes this run's figures there.
+--flash-attn auto|on|off and --kv-type f16|q8_0|q4_0 load the engine's model so (default: the app's).
 bench-cut-back counts what a 20-turn chat reads again when regenerated, edited (last message, three
 turns back) and switched back to, and what it takes parked in RAM (sliding-window, hybrid models).
 

@@ -177,7 +177,15 @@ impl Across {
 }
 
 fn load_params(args: &BenchArgs, reuse_kv: bool) -> LoadParams {
-    LoadParams { n_ctx: Some(N_CTX), n_threads: Some(args.threads), n_batch: N_BATCH, reuse_kv, ..LoadParams::default() }
+    LoadParams {
+        n_ctx: Some(N_CTX),
+        n_threads: Some(args.threads),
+        n_batch: N_BATCH,
+        reuse_kv,
+        flash_attention: args.flash_attention,
+        kv_cache_type: args.kv_cache_type,
+        ..LoadParams::default()
+    }
 }
 
 pub async fn run(args: BenchArgs) -> Result<(), String> {
