@@ -91,6 +91,7 @@ pub const COMMANDS: &[&str] = &[
     "restart_tool_server",
     "sign_in_tool_server",
     "sign_in_tool_server_as_client",
+    "sign_in_tool_server_at_idp",
     "watch_tool_questions",
     "answer_tool_question",
     "stop_tool_server",

@@ -132,6 +132,7 @@ register! {
     tools::restart_tool_server,
     tools::sign_in_tool_server,
     tools::sign_in_tool_server_as_client,
+    tools::sign_in_tool_server_at_idp,
     tools::watch_tool_questions,
     tools::answer_tool_question,
     tools::stop_tool_server,

@@ -6,7 +6,7 @@ use tauri::State;
 use tauri::ipc::Channel;
 
 use hearth_app::PendingQuestion;
-use hearth_mcp::oauth::MachineCredentials;
+use hearth_mcp::oauth::{EnterpriseIdentity, MachineCredentials};
 use hearth_mcp::questions::Answer;
 use hearth_mcp::{McpServerConfig, McpServerStatus};
 
@@ -64,6 +64,21 @@ command! {
         state: State<'_, AppState>,
     ) -> Result<Vec<McpServerStatus>, IpcError> {
         Ok(state.tools.sign_in_as_client(&name, credentials).await?)
+    }
+}
+
+command! {
+    /// Signs in to server `name` with the user's enterprise identity, the user signing in for it
+    /// at the identity provider's page (opened in the system's browser; `identity`'s token is not
+    /// used): then as `sign_in_tool_server_as_client`. A sign-in refused at the identity provider
+    /// is this command's error, the server left as it was; 5 minutes to sign in.
+    pub async fn sign_in_tool_server_at_idp(
+        name: String,
+        identity: EnterpriseIdentity,
+        state: State<'_, AppState>,
+    ) -> Result<Vec<McpServerStatus>, IpcError> {
+        let open = |page: &str| crate::ipc::open_with_system(std::ffi::OsStr::new(page));
+        Ok(state.tools.sign_in_at_idp(&name, identity, open).await?)
     }
 }
 

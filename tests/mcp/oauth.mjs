@@ -6,8 +6,10 @@
 // and a machine client registered beforehand (client credentials: its id and secret, in the
 // request's body or as HTTP Basic; its token has no refresh token), and an enterprise's identity
 // provider under /idp (cross-app access, SEP-990: the user's ID token or refresh token exchanged
-// there for an ID-JAG, which /token exchanges for an access token: the JWT bearer grant) — and
-// serves one tool, `whoami`, to a request with a token it issued. For the tests, POST
+// there for an ID-JAG, which /token exchanges for an access token: the JWT bearer grant; and
+// its own sign-in page, OpenID Connect's code flow with PKCE, which gives Ada an ID token for
+// the nonce asked with, and a refresh token when `offline_access` is asked for; a client named
+// "hearth-unassigned" is refused there, as a user not assigned to an app is) — and serves one tool, `whoami`, to a request with a token it issued. For the tests, POST
 // /test/expire ends every access token (as their time running out would), /test/revoke every
 // refresh token too (the identity provider's as well); GET /test/grants counts the tokens given
 // by each grant.
@@ -22,7 +24,7 @@ const base = `http://127.0.0.1:${port}`;
 const codes = new Map(); // code → { challenge, redirectUri, clientId }
 const tokens = new Set();
 const refreshTokens = new Map(); // refresh token → client id
-const grants = { authorization_code: 0, refresh_token: 0, client_credentials: 0, jwt_bearer: 0 };
+const grants = { authorization_code: 0, refresh_token: 0, client_credentials: 0, jwt_bearer: 0, idp_sign_in: 0 };
 /** The machine client registered beforehand, as an organisation would register Hearth. */
 const MACHINE = { id: "hearth-machine", secret: "machine-secret-7" };
 /** The enterprise: Hearth registered at its identity provider (a public client) and here, and what the identity provider issued Ada. */
@@ -30,6 +32,9 @@ const ENTERPRISE = { idpClient: "hearth-at-idp", client: "hearth-enterprise", se
 const idp = `${base}/idp`;
 const assertions = new Set(); // ID-JAGs issued, each redeemed once
 let idpTokensValid = true;
+const idpCodes = new Map(); // code → { challenge, redirectUri, nonce, offline }
+/** What the identity provider issued Ada and takes in a token exchange, by token type. */
+const idpIssued = { id_token: new Set([ENTERPRISE.idToken]), refresh_token: new Set([ENTERPRISE.refreshToken]) };
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const clients = new Set();
 const random = () => randomBytes(16).toString("hex");
@@ -90,10 +95,30 @@ app.get("/idp/.well-known/openid-configuration", (_, res) =>
     issuer: idp,
     authorization_endpoint: `${idp}/authorize`,
     token_endpoint: `${idp}/token`,
-    grant_types_supported: ["urn:ietf:params:oauth:grant-type:token-exchange"],
+    grant_types_supported: ["authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange"],
     token_endpoint_auth_methods_supported: ["none"],
+    scopes_supported: ["openid", "profile", "offline_access"],
   }),
 );
+
+// Ada signs in by loading the page: approved at once, unless Hearth's client there is one she is not assigned to.
+app.get("/idp/authorize", (req, res) => {
+  const { client_id: clientId, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: method, state, nonce, scope, response_type: type } = req.query;
+  if (!redirectUri?.startsWith("http://127.0.0.1:")) return res.status(400).send("a bad authorization request");
+  const back = new URL(redirectUri);
+  if (state) back.searchParams.set("state", state);
+  if (clientId === "hearth-unassigned") {
+    back.searchParams.set("error", "access_denied");
+    back.searchParams.set("error_description", "User is not assigned to the client application.");
+  } else if (clientId !== ENTERPRISE.idpClient || type !== "code" || method !== "S256" || !challenge || !scope?.split(" ").includes("openid")) {
+    back.searchParams.set("error", "invalid_request");
+  } else {
+    const code = random();
+    idpCodes.set(code, { challenge, redirectUri, nonce, offline: scope.split(" ").includes("offline_access") });
+    back.searchParams.set("code", code);
+  }
+  res.redirect(302, back.toString());
+});
 
 // A look-alike whose configuration names the real identity provider: its grants are not Ada's.
 app.get("/impostor/.well-known/openid-configuration", (_, res) => res.json({ issuer: idp, token_endpoint: `${base}/impostor/token` }));
@@ -105,17 +130,40 @@ const b64 = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
 // stand-in: this authorization server knows the grants it issued.)
 app.post("/idp/token", (req, res) => {
   const { grant_type: grant, subject_token: subject, subject_token_type: type, requested_token_type: requested, audience, resource: target, client_id: clientId } = req.body;
-  const given = { "urn:ietf:params:oauth:token-type:id_token": ENTERPRISE.idToken, "urn:ietf:params:oauth:token-type:refresh_token": ENTERPRISE.refreshToken }[type];
+  if (grant === "authorization_code") return idpSignIn(req, res);
+  const given = { "urn:ietf:params:oauth:token-type:id_token": idpIssued.id_token, "urn:ietf:params:oauth:token-type:refresh_token": idpIssued.refresh_token }[type];
   if (grant !== "urn:ietf:params:oauth:grant-type:token-exchange" || requested !== "urn:ietf:params:oauth:token-type:id-jag" || clientId !== ENTERPRISE.idpClient || audience !== base || target !== `${base}/mcp`) {
     return res.status(400).json({ error: "invalid_request" });
   }
-  if (!idpTokensValid || !given || subject !== given) return res.status(400).json({ error: "invalid_grant" });
+  if (!idpTokensValid || !given || !given.has(subject)) return res.status(400).json({ error: "invalid_grant" });
   const now = Math.floor(Date.now() / 1000);
   const claims = { iss: idp, sub: "ada", aud: base, client_id: ENTERPRISE.client, resource: target, scope: "tools", jti: random(), iat: now, exp: now + 300 };
   const assertion = `${b64({ alg: "ES256", typ: "oauth-id-jag+jwt" })}.${b64(claims)}.${randomBytes(32).toString("base64url")}`;
   assertions.add(assertion);
   res.json({ access_token: assertion, issued_token_type: "urn:ietf:params:oauth:token-type:id-jag", token_type: "N_A", expires_in: 300 });
 });
+
+/** The code of Ada's sign-in at the identity provider, for her ID token (and refresh token). */
+function idpSignIn(req, res) {
+  const { code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId } = req.body;
+  const issued = idpCodes.get(code);
+  idpCodes.delete(code);
+  const proof = verifier && createHash("sha256").update(verifier).digest("base64url");
+  if (!issued || clientId !== ENTERPRISE.idpClient || proof !== issued.challenge || redirectUri !== issued.redirectUri) {
+    return res.status(400).json({ error: "invalid_grant" });
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: idp, sub: "ada", aud: ENTERPRISE.idpClient, nonce: issued.nonce, iat: now, exp: now + 3600 };
+  const idToken = `${b64({ alg: "RS256", typ: "JWT" })}.${b64(claims)}.${randomBytes(32).toString("base64url")}`;
+  idpIssued.id_token.add(idToken);
+  grants.idp_sign_in += 1;
+  const answer = { access_token: `idp-${random()}`, token_type: "Bearer", expires_in: 3600, id_token: idToken };
+  if (issued.offline) {
+    answer.refresh_token = `ada-idp-refresh-${random()}`;
+    idpIssued.refresh_token.add(answer.refresh_token);
+  }
+  res.json(answer);
+}
 
 app.post("/token", (req, res) => {
   const { grant_type: grant, code, code_verifier: verifier, redirect_uri: redirectUri, refresh_token: refresh, client_id: clientId } = req.body;

@@ -1419,6 +1419,13 @@ export const commands = {
    */
   signInToolServerAsClient: (name: string, credentials: MachineCredentials): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('sign_in_tool_server_as_client', { name, credentials }),
   /**
+   * Signs in to server `name` with the user's enterprise identity, the user signing in for it
+   * at the identity provider's page (opened in the system's browser; `identity`'s token is not
+   * used): then as `sign_in_tool_server_as_client`. A sign-in refused at the identity provider
+   * is this command's error, the server left as it was; 5 minutes to sign in.
+   */
+  signInToolServerAtIdp: (name: string, identity: EnterpriseIdentity): Promise<Array<McpServerStatus>> => invoke<Array<McpServerStatus>>('sign_in_tool_server_at_idp', { name, identity }),
+  /**
    * Sends the MCP servers' questions waiting for the user (elicitation) over `on_update` now,
    * and again at every change (asked, answered, withdrawn).
    */

@@ -1,4 +1,4 @@
-import type { MachineCredentials, McpServerConfig, McpServerStatus } from '../ipc/bindings';
+import type { EnterpriseIdentity, MachineCredentials, McpServerConfig, McpServerStatus } from '../ipc/bindings';
 import type { HearthApi } from '../ipc/client';
 import { errorMessage } from './format';
 import { withServer, withTool } from './tool-servers';
@@ -145,6 +145,14 @@ export class ToolServersStore {
    */
   signInAsClient(name: string, credentials: MachineCredentials): Promise<boolean> {
     return this.#serverAction('signIn', name, () => this.#api.signInToolServerAsClient(name, credentials));
+  }
+
+  /**
+   * Sign in to a server with the user's enterprise identity, the user signing in for it at the identity provider's
+   * page (opened in the browser); resolves once they are done there and the server has started again.
+   */
+  signInAtIdp(name: string, identity: EnterpriseIdentity): Promise<boolean> {
+    return this.#serverAction('signIn', name, () => this.#api.signInToolServerAtIdp(name, identity));
   }
 
   clearError(action: ToolAction): void {

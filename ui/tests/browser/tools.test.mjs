@@ -324,21 +324,69 @@ describe('Settings → Tools', () => {
       await server.and(page.locator('[data-state="ready"]')).waitFor();
       assert.equal(await text(server.getByTestId('tool-server-state')), 'Ready · 1 tool');
       const given = await page.evaluate(() => window.__hearthMock.machineSignIns);
-      assert.deepEqual(given, [
-        {
-          name: 'ledger',
-          credentials: {
-            kind: 'enterprise',
-            clientId: 'hearth-enterprise',
-            clientSecret: '',
-            idpIssuer: 'https://login.corp.example',
-            idpClientId: 'hearth-at-idp',
-            idpClientSecret: '',
-            idpToken: 'ada.id-token',
-            idpTokenKind: 'idToken',
-          },
-        },
-      ]);
+      assert.deepEqual(given, [adaAt('ledger', 'ada.id-token', 'idToken')]);
+    });
+  });
+
+  /** Ada's enterprise identity as the backend is given it for server `name`, with the identity provider's token. */
+  const adaAt = (name, idpToken, idpTokenKind) => ({
+    name,
+    credentials: {
+      kind: 'enterprise',
+      clientId: 'hearth-enterprise',
+      clientSecret: '',
+      idpIssuer: 'https://login.corp.example',
+      idpClientId: 'hearth-at-idp',
+      idpClientSecret: '',
+      idpToken,
+      idpTokenKind,
+    },
+  });
+
+  /** Opens the organisation's sign-in under `server` and gives Ada's enterprise identity, all but its token. */
+  async function fillIdentity(server) {
+    await server.getByTestId('machine-client-toggle').click();
+    await server.getByTestId('machine-client-proof').getByText('Identity provider').click();
+    await server.getByTestId('machine-client-id').fill('hearth-enterprise');
+    await server.getByTestId('machine-client-idp').fill('https://login.corp.example');
+    await server.getByTestId('machine-client-idp-id').fill('hearth-at-idp');
+  }
+
+  test('an enterprise identity without a token: the user signs in at the identity provider\'s page', { timeout: TIMEOUT }, async () => {
+    const desk = {
+      config: { name: 'desk', transport: { kind: 'http', url: 'https://mcp.corp.example/desk', headers: {} }, enabled: true, disabledTools: [] },
+      state: { state: 'signIn' },
+    };
+    const tools = [{ ...READ_FILE, name: 'read_desk', title: 'Read the desk', readOnly: true }];
+    const script = { signIn: true, signInMs: 400, idpToken: 'ada-idp-refresh', tools };
+    await inBothSchemes({ toolServers: [desk], toolScripts: { desk: script } }, async (page) => {
+      await openTools(page);
+      const server = row(page, 'desk');
+      await fillIdentity(server);
+      // "Sign in there" is the default: no token to paste, the page opens instead.
+      assert.equal(await server.getByTestId('machine-client-idp-token').count(), 0);
+      await server.getByTestId('machine-client-idp-page').waitFor();
+      const button = server.getByTestId('machine-client-sign-in');
+      assert.equal(await text(button), 'Sign in at the provider');
+      await shot(page, 'settings-tools-enterprise-sign-in-there', { dir: OUTPUT });
+      await button.click();
+      await server.getByText('Finish signing in at your identity provider, in your browser…').waitFor();
+      await server.and(page.locator('[data-state="ready"]')).waitFor();
+      assert.equal(await text(server.getByTestId('tool-server-state')), 'Ready · 1 tool');
+      const given = await page.evaluate(() => window.__hearthMock.machineSignIns);
+      assert.deepEqual(given, [adaAt('desk', 'ada-idp-refresh', 'refreshToken')]);
+    });
+    // Refused at the identity provider: said under the server, which still asks to sign in.
+    const refused = { ...script, signInFailed: 'the sign-in was refused: User is not assigned to the client application.' };
+    await inBothSchemes({ toolServers: [desk], toolScripts: { desk: refused } }, async (page) => {
+      await openTools(page);
+      const server = row(page, 'desk');
+      await fillIdentity(server);
+      await server.getByTestId('machine-client-sign-in').click();
+      const error = server.getByTestId('tool-server-action-error');
+      await error.waitFor();
+      assert.equal(await text(error), 'Not done: signing in failed: the sign-in was refused: User is not assigned to the client application.');
+      assert.equal(await server.getAttribute('data-state'), 'signIn');
     });
   });
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::extract::{RawQuery, State};
 use axum::response::Html;
 use axum::routing::get;
-use hearth_mcp::oauth::{KeptSignIn, MachineCredentials, OAuthClient, sign_in};
+use hearth_mcp::oauth::{EnterpriseIdentity, KeptSignIn, MachineCredentials, OAuthClient, sign_in, sign_in_at_idp};
 use hearth_mcp::{McpError, McpServerConfig, McpServerStatus, McpTransport};
 use tokio::sync::mpsc;
 
@@ -54,18 +54,8 @@ impl ToolServers {
             statuses.iter().find(|s| s.config.name == name).map(|s| s.config.clone()).ok_or_else(|| SignInError::Unknown(name.into()))?;
         let McpTransport::Http { url, .. } = &config.transport else { return Err(SignInError::NotHttp(name.into())) };
         let challenge = self.hub().sign_in_challenge(name);
-        let (redirect_uri, mut redirected, listener) = catch_redirect(name).await?;
-        let authorize = |page: String| async move {
-            check_page(&page).map_err(|e| McpError::SignInFailed(e.to_string()))?;
-            open(&page).map_err(|e| McpError::SignInFailed(SignInError::Browser(e).to_string()))?;
-            match tokio::time::timeout(SIGN_IN_WAIT, redirected.recv()).await {
-                Ok(Some(redirect)) => match refusal(&redirect) {
-                    Some(why) => Err(McpError::SignInFailed(why)),
-                    None => Ok(redirect),
-                },
-                _ => Err(McpError::SignInFailed(SignInError::TimedOut.to_string())),
-            }
-        };
+        let (redirect_uri, redirected, listener) = catch_redirect(name).await?;
+        let authorize = |page: String| show_page(page, open, redirected);
         let kept = KeptSignIn::new(name, self.sign_ins());
         let signed_in = sign_in(url, challenge.as_deref(), &OAuthClient::default(), kept, &redirect_uri, authorize).await;
         listener.abort();
@@ -100,6 +90,46 @@ impl ToolServers {
         self.keep_machine_client(name, &credentials)?;
         tracing::info!(server = name, client = ?credentials, "an MCP server's machine client kept");
         Ok(self.restart(name).await.map_err(SettingsError::from)?)
+    }
+
+    /// Signs in to server `name` (over HTTP) with the user's enterprise identity, the token for it
+    /// got by signing in at the identity provider's page (`open`: the system's browser; `identity`'s
+    /// own token is not used): then as [`Self::sign_in_as_client`] with that token. A sign-in that
+    /// fails at the identity provider is this call's error; the server is left as it was.
+    pub async fn sign_in_at_idp(
+        &self,
+        name: &str,
+        identity: EnterpriseIdentity,
+        open: impl FnOnce(&str) -> Result<(), String>,
+    ) -> Result<Vec<McpServerStatus>, SignInError> {
+        let config = self.statuses().into_iter().find(|s| s.config.name == name).ok_or_else(|| SignInError::Unknown(name.into()))?.config;
+        if !matches!(config.transport, McpTransport::Http { .. }) {
+            return Err(SignInError::NotHttp(name.into()));
+        }
+        let (redirect_uri, redirected, listener) = catch_redirect(name).await?;
+        let signed_in = sign_in_at_idp(&identity, &redirect_uri, |page| show_page(page, open, redirected)).await;
+        listener.abort();
+        let identity = signed_in?;
+        tracing::info!(server = name, idp = identity.idp_issuer, "signed in at an identity provider");
+        self.sign_in_as_client(name, MachineCredentials::Enterprise(identity)).await
+    }
+}
+
+/// Opens the sign-in `page` (`open`: the system's browser) and answers the redirect it ends with
+/// (`redirected`), or why there is none.
+async fn show_page(
+    page: String,
+    open: impl FnOnce(&str) -> Result<(), String>,
+    mut redirected: mpsc::Receiver<String>,
+) -> Result<String, McpError> {
+    check_page(&page).map_err(|e| McpError::SignInFailed(e.to_string()))?;
+    open(&page).map_err(|e| McpError::SignInFailed(SignInError::Browser(e).to_string()))?;
+    match tokio::time::timeout(SIGN_IN_WAIT, redirected.recv()).await {
+        Ok(Some(redirect)) => match refusal(&redirect) {
+            Some(why) => Err(McpError::SignInFailed(why)),
+            None => Ok(redirect),
+        },
+        _ => Err(McpError::SignInFailed(SignInError::TimedOut.to_string())),
     }
 }
 

@@ -6,7 +6,8 @@
 //! again only when the refresh is refused. A machine client (client credentials) signs in without
 //! the user, and again whenever its token ends; so does a user's enterprise identity (the test
 //! server's identity provider exchanges it for a grant, the server's authorization server the
-//! grant for a token).
+//! grant for a token), the token it exchanges given, or got by signing in at the identity
+//! provider's page.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -87,18 +88,8 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
 
     // The browser loads the sign-in page; the server approves at once and redirects to Hearth's
     // loopback listener, which shows its page.
-    let (shown, seen) = tokio::sync::oneshot::channel();
-    let statuses = tools
-        .sign_in("tracker", move |page| {
-            let page = page.to_owned();
-            tokio::spawn(async move {
-                let answer = reqwest::get(&page).await.expect("the browser loads the page");
-                let _ = shown.send((answer.url().to_string(), answer.text().await.unwrap_or_default()));
-            });
-            Ok(())
-        })
-        .await
-        .expect("signed in");
+    let (open, seen) = browser();
+    let statuses = tools.sign_in("tracker", open).await.expect("signed in");
     let (landed, page) = seen.await.unwrap();
     assert!(landed.starts_with("http://127.0.0.1:") && landed.contains("/callback?code="), "{landed}");
     assert!(page.contains("Hearth has your sign-in to tracker. You can close this tab."), "{page}");
@@ -124,7 +115,7 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     assert_eq!(outcome.text, "a signed-in user");
     assert_eq!(
         grants(&url).await,
-        serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0, "jwt_bearer": 0 })
+        serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0, "jwt_bearer": 0, "idp_sign_in": 0 })
     );
     let refreshed = kept_tokens(&keys);
     assert!(refreshed.0 != kept.0 && refreshed.1 != kept.1, "{refreshed:?}");
@@ -140,7 +131,7 @@ async fn a_server_that_asks_to_sign_in_is_signed_in_to_through_the_browser() {
     assert_eq!(again.statuses()[0].state, McpServerState::SignIn);
     assert_eq!(
         grants(&url).await,
-        serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0, "jwt_bearer": 0 })
+        serde_json::json!({ "authorization_code": 1, "refresh_token": 1, "client_credentials": 0, "jwt_bearer": 0, "idp_sign_in": 0 })
     );
 }
 
@@ -180,7 +171,7 @@ async fn a_machine_client_signs_in_without_the_user_and_again_when_its_token_end
     assert_eq!(outcome.text, "a signed-in user");
     assert_eq!(
         grants(&url).await,
-        serde_json::json!({ "authorization_code": 0, "refresh_token": 0, "client_credentials": 1, "jwt_bearer": 0 })
+        serde_json::json!({ "authorization_code": 0, "refresh_token": 0, "client_credentials": 1, "jwt_bearer": 0, "idp_sign_in": 0 })
     );
     assert!(keys.secret(Secret::McpClient("vault")).unwrap().is_some_and(|kept| kept.contains("machine-secret-7")));
     let saved = String::from_utf8_lossy(&std::fs::read(dir.path().join("hearth.db")).unwrap()).into_owned();
@@ -277,6 +268,77 @@ async fn an_enterprise_identity_is_exchanged_at_its_identity_provider_for_the_se
     );
     again.save(Vec::new()).await.unwrap();
     assert_eq!(keys.secret(Secret::McpClient("ledger")).unwrap(), None);
+}
+
+#[tokio::test]
+async fn an_enterprise_user_signs_in_at_the_identity_providers_page_for_the_servers_access() {
+    let (_server, url) = oauth_server().await;
+    let Hearth { dir, keys, tools, .. } = hearth_with("desk", &url).await;
+    let identity = |idp_client: &str| EnterpriseIdentity {
+        idp_issuer: url.replace("/mcp", "/idp"),
+        idp_client_id: idp_client.into(),
+        idp_client_secret: String::new(),
+        idp_token: String::new(),
+        idp_token_kind: IdpTokenKind::IdToken,
+        client_id: "hearth-enterprise".into(),
+        client_secret: "enterprise-secret-3".into(),
+    };
+
+    // A mistake is said before any page opens; a user the identity provider refuses is told why,
+    // and the server is left as it was (nothing kept, no grant).
+    let refused = tools.sign_in_at_idp("desk", identity(" "), |page| panic!("nothing is opened: {page}")).await.unwrap_err();
+    assert!(refused.to_string().contains("give the client id your organisation registered Hearth as"), "{refused}");
+    let (open, _) = browser();
+    let refused = tools.sign_in_at_idp("desk", identity("hearth-unassigned"), open).await.unwrap_err().to_string();
+    assert!(refused.contains("the sign-in was refused: User is not assigned to the client application."), "{refused}");
+    assert_eq!(keys.secret(Secret::McpClient("desk")).unwrap(), None);
+    assert_eq!(grants(&url).await["idp_sign_in"], 0);
+
+    // Ada signs in on her identity provider's page: it redirects to Hearth's loopback listener
+    // with a code, exchanged (PKCE) for her ID token and a refresh token (offline access), and
+    // the refresh token for the server's access. Ready, the refresh token in the key store only.
+    let (open, seen) = browser();
+    let statuses = tools.sign_in_at_idp("desk", identity("hearth-at-idp"), open).await.expect("signed in");
+    let (landed, page) = seen.await.unwrap();
+    assert!(
+        landed.contains("/callback?") && landed.contains("code=") && page.contains("Hearth has your sign-in to desk"),
+        "{landed} {page}"
+    );
+    assert!(matches!(&statuses[0].state, McpServerState::Ready { tools } if tools[0].name == "whoami"), "{statuses:?}");
+    let outcome = tools.hub().call("desk", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+    let counted = grants(&url).await;
+    assert_eq!((counted["idp_sign_in"].as_u64(), counted["jwt_bearer"].as_u64()), (Some(1), Some(1)), "{counted}");
+    let kept = keys.secret(Secret::McpClient("desk")).unwrap().expect("the identity is kept");
+    let kept: serde_json::Value = serde_json::from_str(&kept).unwrap();
+    let token = kept.pointer("/idpToken").and_then(|t| t.as_str()).unwrap_or_else(|| panic!("a token kept: {kept}")).to_owned();
+    assert!(token.starts_with("ada-idp-refresh-") && kept.pointer("/idpTokenKind") == Some(&"refreshToken".into()), "{kept}");
+    let saved = String::from_utf8_lossy(&std::fs::read(dir.path().join("hearth.db")).unwrap()).into_owned();
+    assert!(!saved.contains(&token), "no token in the history file");
+
+    // Its access ends mid-session: the refresh token is exchanged again, with no page.
+    admin(&url, "/test/expire").await;
+    let outcome = tools.hub().call("desk", "whoami", serde_json::json!({}), &Default::default()).await.unwrap();
+    assert_eq!(outcome.text, "a signed-in user");
+    assert_eq!(grants(&url).await["jwt_bearer"], 2);
+}
+
+/// Where a browser landed, and the page it found there.
+type Landed = (String, String);
+
+/// A "browser" for a sign-in page: it loads the page and follows its redirects, and tells where
+/// it landed and the page it found there.
+fn browser() -> (impl FnOnce(&str) -> Result<(), String>, tokio::sync::oneshot::Receiver<Landed>) {
+    let (shown, seen) = tokio::sync::oneshot::channel();
+    let open = move |page: &str| {
+        let page = page.to_owned();
+        tokio::spawn(async move {
+            let answer = reqwest::get(&page).await.expect("the browser loads the page");
+            let _ = shown.send((answer.url().to_string(), answer.text().await.unwrap_or_default()));
+        });
+        Ok(())
+    };
+    (open, seen)
 }
 
 /// Hearth's tool servers on a history file and key store of their own.

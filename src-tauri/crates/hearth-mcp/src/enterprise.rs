@@ -66,18 +66,25 @@ impl std::fmt::Debug for EnterpriseIdentity {
 impl EnterpriseIdentity {
     /// What is wrong as given, in words, before anything is sent.
     pub(crate) fn check(&self) -> Result<(), McpError> {
+        self.check_registrations()?;
+        let wrong = |why: &str| Err(McpError::SignInFailed(why.to_owned()));
+        if self.idp_token.trim().is_empty() {
+            return wrong(match self.idp_token_kind {
+                IdpTokenKind::IdToken => "give the ID token your identity provider issued",
+                IdpTokenKind::RefreshToken => "give the refresh token your identity provider issued",
+            });
+        }
+        Ok(())
+    }
+
+    /// … all but the token (before the user signs in at the identity provider for one).
+    pub(crate) fn check_registrations(&self) -> Result<(), McpError> {
         let wrong = |why: &str| Err(McpError::SignInFailed(why.to_owned()));
         if let Err(why) = address(&self.idp_issuer) {
             return wrong(&format!("give your identity provider's address: {why}"));
         }
         if self.idp_client_id.trim().is_empty() {
             return wrong("give the client id your organisation registered Hearth as at its identity provider");
-        }
-        if self.idp_token.trim().is_empty() {
-            return wrong(match self.idp_token_kind {
-                IdpTokenKind::IdToken => "give the ID token your identity provider issued",
-                IdpTokenKind::RefreshToken => "give the refresh token your identity provider issued",
-            });
         }
         Ok(())
     }
@@ -94,13 +101,17 @@ fn address(issuer: &str) -> Result<url::Url, &'static str> {
     }
 }
 
-/// What an identity provider's OpenID configuration says that this needs.
+/// What an identity provider's OpenID configuration says that Hearth needs.
 #[derive(Deserialize)]
-struct IdpMetadata {
-    issuer: String,
-    token_endpoint: String,
+pub(crate) struct IdpMetadata {
+    pub issuer: String,
+    pub token_endpoint: String,
+    /// Its sign-in page (`crate::idp_sign_in`).
+    pub authorization_endpoint: Option<String>,
     #[serde(default)]
-    token_endpoint_auth_methods_supported: Vec<String>,
+    pub token_endpoint_auth_methods_supported: Vec<String>,
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
 }
 
 /// Signs in to the MCP server at `url` with the user's enterprise identity, asking for `scopes`
@@ -154,7 +165,7 @@ pub(crate) async fn sign_in(
 
 /// The identity provider's OpenID configuration, found at its issuer; one that names another
 /// issuer is refused (its grants would be refused anyway, less clearly).
-async fn idp_metadata(issuer: &str) -> Result<IdpMetadata, McpError> {
+pub(crate) async fn idp_metadata(issuer: &str) -> Result<IdpMetadata, McpError> {
     let unreachable =
         |e: reqwest::Error| McpError::SignInFailed(format!("your identity provider could not be asked where it takes tokens: {e}"));
     let base = address(issuer).map_err(|why| McpError::SignInFailed(format!("your identity provider's address: {why}")))?;
@@ -181,13 +192,15 @@ fn authentication(secret: &str, methods: &[String]) -> EmaClientAuthentication {
     if secret.is_empty() {
         return EmaClientAuthentication::None;
     }
-    let takes = |method: &str| methods.iter().any(|m| m == method);
     let secret = ClientSecret::new(secret.to_owned());
-    if !methods.is_empty() && !takes("client_secret_basic") && takes("client_secret_post") {
-        EmaClientAuthentication::ClientSecretPost(secret)
-    } else {
-        EmaClientAuthentication::ClientSecretBasic(secret)
-    }
+    if uses_basic(methods) { EmaClientAuthentication::ClientSecretBasic(secret) } else { EmaClientAuthentication::ClientSecretPost(secret) }
+}
+
+/// Whether a client with a secret sends it as HTTP Basic (the default) to a token endpoint that
+/// advertises `methods`: unless it takes only the secret in the request's body.
+pub(crate) fn uses_basic(methods: &[String]) -> bool {
+    let takes = |method: &str| methods.iter().any(|m| m == method);
+    methods.is_empty() || takes("client_secret_basic") || !takes("client_secret_post")
 }
 
 /// rmcp's sanitized failures, said as what the user can do.

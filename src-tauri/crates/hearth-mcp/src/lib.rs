@@ -11,6 +11,7 @@ mod config;
 mod connection;
 mod enterprise;
 mod hub;
+mod idp_sign_in;
 pub mod link;
 pub mod oauth;
 pub mod questions;

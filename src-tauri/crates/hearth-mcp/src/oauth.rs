@@ -6,7 +6,8 @@
 //! is shown and its redirect read is the caller's: the app opens the system's browser and listens
 //! on loopback; the conformance client follows the page itself. A machine client (OAuth's client
 //! credentials: a client id with its secret or its private key) signs in with no page at all, as
-//! does a user's enterprise identity (its identity provider's token exchanged: [`EnterpriseIdentity`]).
+//! does a user's enterprise identity (its identity provider's token exchanged: [`EnterpriseIdentity`]);
+//! that token the user gives, or signs in at the identity provider's page for ([`sign_in_at_idp`]).
 //!
 //! The sign-in — the client Hearth registered as, the access token and the refresh token — is
 //! kept by the caller's [`SignInKeeper`] (the app: the keychain). A server signed in to is reached
@@ -27,6 +28,7 @@ use ts_rs::TS;
 
 use crate::McpError;
 pub use crate::enterprise::{EnterpriseIdentity, IdpTokenKind};
+pub use crate::idp_sign_in::sign_in_at_idp;
 
 /// The name Hearth registers under.
 pub const CLIENT_NAME: &str = "Hearth";

@@ -5,7 +5,7 @@
 // answers (`questionAnswers`); and the watch channel, sent the whole list at every change. The mock checks nothing the backend
 // checks: a test that wants a refusal names it (`failNext`). It keeps only what the scenarios rely on: a
 // server whose process is unchanged (only its switches for tools changed) keeps running through a save.
-import type { Answer, MachineCredentials, McpServerConfig, McpServerStatus, McpTransport, PendingQuestion } from '../../../src/ipc/bindings';
+import type { Answer, EnterpriseIdentity, MachineCredentials, McpServerConfig, McpServerStatus, McpTransport, PendingQuestion } from '../../../src/ipc/bindings';
 import type { Handlers, Sink } from './ipc';
 import { state } from './state';
 import { clone, delay, ipcError, refuse } from './util';
@@ -100,15 +100,12 @@ const signedInTo = new Set<string>();
  * headers lose a token given by hand) and the server starts again; or the sign-in fails in `signInFailed`'s words.
  */
 async function signIn(name: string) {
-  const server = find(name);
-  if (server.config.transport.kind !== 'http') {
-    throw ipcError('invalidInput', `${JSON.stringify(name)} is started as a program, which does not sign in: give it its token in its environment`);
-  }
+  const { transport } = signsIn(name);
   const script = state.toolScripts[name] ?? {};
   await delay(script.signInMs ?? START_MS);
   if (script.signInFailed) throw ipcError('network', `signing in failed: ${script.signInFailed}`);
   signedInTo.add(name);
-  server.config.transport.headers = Object.fromEntries(Object.entries(server.config.transport.headers).filter(([h]) => h.toLowerCase() !== 'authorization'));
+  transport.headers = Object.fromEntries(Object.entries(transport.headers).filter(([h]) => h.toLowerCase() !== 'authorization'));
   return restart(name);
 }
 
@@ -119,10 +116,7 @@ async function signIn(name: string) {
  * `machineSignIns` keeps what was given, as the keychain would.
  */
 async function signInAsClient(name: string, credentials: MachineCredentials) {
-  const server = find(name);
-  if (server.config.transport.kind !== 'http') {
-    throw ipcError('invalidInput', `${JSON.stringify(name)} is started as a program, which does not sign in: give it its token in its environment`);
-  }
+  const { server } = signsIn(name);
   if (!credentials.clientId.trim()) throw ipcError('invalidInput', "signing in failed: give the client id the server's organisation registered Hearth as");
   if (credentials.kind === 'secret' && !credentials.clientSecret) throw ipcError('invalidInput', "signing in failed: give the client's secret");
   if (credentials.kind === 'enterprise' && !credentials.idpToken.trim()) throw ipcError('invalidInput', 'signing in failed: give the ID token your identity provider issued');
@@ -137,6 +131,30 @@ async function signInAsClient(name: string, credentials: MachineCredentials) {
   server.state = { state: 'failed', message: 'signing in failed: the authorization server refused the client: invalid_client', stderr: [] };
   notify();
   return list();
+}
+
+/**
+ * An enterprise identity's sign-in at its identity provider's page (as ToolServers::sign_in_at_idp): checked, then
+ * the user signs in in the browser (`signInMs`): refused in `signInFailed`'s words (an error; the server is left as
+ * it was), else the refresh token the provider issued (the script's `idpToken`) is kept as a machine client's.
+ */
+async function signInAtIdp(name: string, identity: EnterpriseIdentity) {
+  signsIn(name);
+  if (!identity.idpClientId.trim()) throw ipcError('invalidInput', 'signing in failed: give the client id your organisation registered Hearth as at its identity provider');
+  const script = state.toolScripts[name] ?? {};
+  await delay(script.signInMs ?? START_MS);
+  if (script.signInFailed) throw ipcError('network', `signing in failed: ${script.signInFailed}`);
+  return signInAsClient(name, { kind: 'enterprise', ...identity, idpToken: script.idpToken ?? '', idpTokenKind: 'refreshToken' });
+}
+
+/** Server `name` and its transport, refused in words when it is started as a program (only a server over HTTP signs in). */
+function signsIn(name: string) {
+  const server = find(name);
+  const transport = server.config.transport;
+  if (transport.kind !== 'http') {
+    throw ipcError('invalidInput', `${JSON.stringify(name)} is started as a program, which does not sign in: give it its token in its environment`);
+  }
+  return { server, transport };
 }
 
 function stop(name: string) {
@@ -176,6 +194,7 @@ export const toolCommands = {
   stopToolServer: async (name) => stop(name),
   signInToolServer: signIn,
   signInToolServerAsClient: signInAsClient,
+  signInToolServerAtIdp: signInAtIdp,
   watchToolQuestions: (onUpdate) => {
     questionWatchers.push(onUpdate);
     onUpdate.send(clone(state.toolQuestions));
