@@ -36,6 +36,12 @@
   (`vision/` links the model beside its projector, as a vision model's repository holds them);
   vision/mismatched/mmproj-tiny.gguf: the same projector for a 64-wide model, which SmolLM2
   must refuse. 32×32 pixels in 8×8 patches: an image is 16 tokens.
+- vision-mrope/tiny-qwen2vl.gguf beside vision-mrope/mmproj-tiny-qwen2vl.gguf: tiny-llama's shape
+  in Qwen2-VL's text architecture (M-RoPE: an image token's position is its time, row and column)
+  with Qwen2's q/k/v biases, and a Qwen2-VL projector (`qwen2vl_merger`: a ViT of 14×14 patches
+  under 2D rotary positions, each 2×2 square of patches merged into one of the model's tokens).
+  llama.cpp scales an image to at least 8 tokens (Qwen2-VL's floor): 32×32 pixels become 84×84,
+  9 tokens (3×3) that take 3 positions (an image takes as many as its longer side has tokens).
 
 The weights are random (seeded): the replies are nonsense but deterministic, which is all the
 cache tests need — llama.cpp builds the real graphs and real caches for them. The tokenizer and
@@ -57,7 +63,7 @@ SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chat
 # Small embeddings, so that what the layers read from the context outweighs the token itself in
 # the residual stream: a reply then depends on every cached cell (a wrong cache shows).
 EMBEDDING_SCALE = 0.1
-VERSION = 7
+VERSION = 8
 # SmolLM2's unused control tokens (ids 3–9: `<repo_name>`…`<issue_comment>`) renamed for
 # tiny-harmony.gguf.
 HARMONY_TOKENS = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"]
@@ -90,6 +96,14 @@ COMMAND_R7B_TEMPLATE = "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"
 COMMAND_R7B_TOKENS = ["<|END_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>", "<|CHATBOT_TOKEN|>",
                       "<|SYSTEM_TOKEN|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>",
                       "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TOOL_RESULT|>", "<|END_TOOL_RESULT|>"]
+# tiny-llama.gguf's width, which tiny-qwen2vl.gguf shares and its projector writes.
+TINY_EMBD = 64
+# Its M-RoPE sections (time, row, column, none) of a head's 8 rotary pairs: Qwen2-VL's
+# [16, 24, 24] of 64, scaled down.
+QWEN2VL_ROPE_SECTIONS = [2, 3, 3, 0]
+# Qwen2-VL's image normalisation (OpenAI CLIP's).
+CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
+CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 
 
 def real_templates(sdist: Path, names) -> dict:
@@ -226,24 +240,35 @@ def lfm2(reader, path, rng):
     finish(writer)
 
 
-def llama(reader, path, rng, renamed=None, template=None, renamed_type=None, eos=None):
-    arch = "llama"
-    n_layer, n_embd, n_ff, n_head, n_head_kv = 4, 64, 128, 4, 2
+def llama(reader, path, rng, renamed=None, template=None, renamed_type=None, eos=None, arch="llama", rope_sections=None):
+    """`rope_sections`: M-RoPE's (Qwen2-VL's architecture, whose q, k and v have biases: zero)."""
+    n_layer, n_embd, n_ff, n_head, n_head_kv = 4, TINY_EMBD, 128, 4, 2
     head_dim = n_embd // n_head
+    kv_dim = n_head_kv * head_dim
     writer = gguf.GGUFWriter(str(path), arch)
     common(writer, arch, n_layer, n_embd, n_ff, n_head)
     writer.add_head_count_kv(n_head_kv)
     writer.add_rope_dimension_count(head_dim)
+    if rope_sections:
+        writer.add_rope_dimension_sections(rope_sections)
     n_vocab = copy_tokenizer(reader, writer, renamed, template, renamed_type, eos)
-    # The output layer is the embeddings' (tied, as SmolLM2's).
+    # The output layer is the embeddings' (tied, as SmolLM2's and Qwen2-VL 2B's).
     writer.add_tensor("token_embd.weight", tensor(rng, n_vocab, n_embd, scale=EMBEDDING_SCALE))
     writer.add_tensor("output_norm.weight", ones(n_embd))
     for i in range(n_layer):
         b = f"blk.{i}."
         writer.add_tensor(b + "attn_norm.weight", ones(n_embd))
-        attention(writer, rng, b, n_embd, n_embd, n_head_kv * head_dim)
+        attention(writer, rng, b, n_embd, n_embd, kv_dim)
+        if rope_sections:
+            for name, n in (("attn_q", n_embd), ("attn_k", kv_dim), ("attn_v", kv_dim)):
+                writer.add_tensor(b + name + ".bias", np.zeros(n, dtype=np.float32))
         feed_forward(writer, rng, b, n_embd, n_ff)
     finish(writer)
+
+
+def qwen2vl(reader, path, rng):
+    """tiny-llama's shape in Qwen2-VL's text architecture: M-RoPE, and biases on q, k and v."""
+    llama(reader, path, rng, arch="qwen2vl", rope_sections=QWEN2VL_ROPE_SECTIONS)
 
 
 def renamed_llama(tokens, template, renamed_type=None, eos=None):
@@ -255,6 +280,29 @@ def renamed_llama(tokens, template, renamed_type=None, eos=None):
         eos_id = None if eos is None else 3 + tokens.index(eos)
         llama(reader, path, rng, {3 + i: text for i, text in enumerate(tokens)}, source, renamed_type, eos_id)
     return build
+
+
+def vision_block(writer, rng, b, n_embd, n_ff):
+    """A ViT layer: attention and a feed-forward block, each after a layer norm, all with biases."""
+    for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
+        writer.add_tensor(b + name + ".weight", tensor(rng, n_embd, n_embd))
+        writer.add_tensor(b + name + ".bias", np.zeros(n_embd, dtype=np.float32))
+    for norm in ("ln1", "ln2"):
+        writer.add_tensor(b + norm + ".weight", ones(n_embd))
+        writer.add_tensor(b + norm + ".bias", np.zeros(n_embd, dtype=np.float32))
+    writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
+    writer.add_tensor(b + "ffn_up.bias", np.zeros(n_ff, dtype=np.float32))
+    writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
+    writer.add_tensor(b + "ffn_down.bias", np.zeros(n_embd, dtype=np.float32))
+
+
+def projection(writer, rng, n_in, hidden, n_out):
+    """A projector's two linear layers (`mm.0`, `mm.2`) into the model's `n_out`-wide embeddings."""
+    writer.add_tensor("mm.0.weight", tensor(rng, hidden, n_in))
+    writer.add_tensor("mm.0.bias", np.zeros(hidden, dtype=np.float32))
+    # Scaled as the model's own embeddings are, so an image weighs like a few words.
+    writer.add_tensor("mm.2.weight", tensor(rng, n_out, hidden, scale=0.02))
+    writer.add_tensor("mm.2.bias", np.zeros(n_out, dtype=np.float32))
 
 
 def projector(n_embd_text):
@@ -284,22 +332,48 @@ def projector(n_embd_text):
         writer.add_tensor("v.pre_ln.weight", ones(n_embd))
         writer.add_tensor("v.pre_ln.bias", np.zeros(n_embd, dtype=np.float32))
         for i in range(n_layer):
-            b = f"v.blk.{i}."
-            for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
-                writer.add_tensor(b + name + ".weight", tensor(rng, n_embd, n_embd))
-                writer.add_tensor(b + name + ".bias", np.zeros(n_embd, dtype=np.float32))
-            for norm in ("ln1", "ln2"):
-                writer.add_tensor(b + norm + ".weight", ones(n_embd))
-                writer.add_tensor(b + norm + ".bias", np.zeros(n_embd, dtype=np.float32))
-            writer.add_tensor(b + "ffn_up.weight", tensor(rng, n_ff, n_embd))
-            writer.add_tensor(b + "ffn_up.bias", np.zeros(n_ff, dtype=np.float32))
-            writer.add_tensor(b + "ffn_down.weight", tensor(rng, n_embd, n_ff))
-            writer.add_tensor(b + "ffn_down.bias", np.zeros(n_embd, dtype=np.float32))
-        writer.add_tensor("mm.0.weight", tensor(rng, hidden, n_embd))
-        writer.add_tensor("mm.0.bias", np.zeros(hidden, dtype=np.float32))
-        # Scaled as the model's own embeddings are, so an image weighs like a few words.
-        writer.add_tensor("mm.2.weight", tensor(rng, n_embd_text, hidden, scale=0.02))
-        writer.add_tensor("mm.2.bias", np.zeros(n_embd_text, dtype=np.float32))
+            vision_block(writer, rng, f"v.blk.{i}.", n_embd, n_ff)
+        projection(writer, rng, n_embd, hidden, n_embd_text)
+        finish(writer)
+    return build
+
+
+def qwen2vl_projector(n_embd_text):
+    """A Qwen2-VL (`qwen2vl_merger`) projector writing `n_embd_text`-wide embeddings."""
+    def build(reader, path, rng):
+        # n_ff ≠ n_embd: llama.cpp swaps ffn_up and ffn_down when ffn_down's input is n_embd wide
+        # (old exports had them swapped).
+        patch, n_embd, n_ff, n_head, n_layer = 14, 64, 128, 4, 2
+        merged = 4 * n_embd  # a 2×2 square of patches, side by side
+        writer = gguf.GGUFWriter(str(path), "clip")
+        writer.add_name("hearth-test-mmproj-qwen2vl")
+        writer.add_bool("clip.has_vision_encoder", True)
+        writer.add_string("clip.projector_type", "qwen2vl_merger")
+        v = "clip.vision."
+        # Unused (an image keeps its aspect, between 8 and 4,096 tokens); Qwen2-VL's converter's.
+        writer.add_uint32(v + "image_size", 560)
+        writer.add_uint32(v + "patch_size", patch)
+        writer.add_uint32(v + "spatial_merge_size", 2)  # the only merge llama.cpp's graph builds
+        writer.add_uint32(v + "embedding_length", n_embd)
+        writer.add_uint32(v + "feed_forward_length", n_ff)
+        writer.add_uint32(v + "projection_dim", n_embd_text)
+        writer.add_uint32(v + "attention.head_count", n_head)
+        writer.add_float32(v + "attention.layer_norm_epsilon", 1e-6)
+        writer.add_uint32(v + "block_count", n_layer)
+        writer.add_array(v + "image_mean", CLIP_MEAN)
+        writer.add_array(v + "image_std", CLIP_STD)
+        writer.add_uint32("hearth.test_model_version", VERSION)
+        # Qwen2-VL's patch embedding is a Conv3D over two frames, written as two Conv2Ds whose
+        # outputs are summed (a still image is both frames); no bias, no position embedding.
+        scale = (2 * 3 * patch * patch) ** -0.5
+        writer.add_tensor("v.patch_embd.weight", tensor(rng, n_embd, 3, patch, patch, scale=scale))
+        writer.add_tensor("v.patch_embd.weight.1", tensor(rng, n_embd, 3, patch, patch, scale=scale))
+        for i in range(n_layer):
+            vision_block(writer, rng, f"v.blk.{i}.", n_embd, n_ff)
+        # The merger: a layer norm per patch, then two linear layers over each merged square.
+        writer.add_tensor("v.post_ln.weight", ones(n_embd))
+        writer.add_tensor("v.post_ln.bias", np.zeros(n_embd, dtype=np.float32))
+        projection(writer, rng, merged, merged, n_embd_text)
         finish(writer)
     return build
 
@@ -321,6 +395,7 @@ def main():
     reader = gguf.GGUFReader(str(source))
     n_embd = int(reader.fields["llama.embedding_length"].contents())
     (out / "vision" / "mismatched").mkdir(parents=True, exist_ok=True)
+    (out / "vision-mrope").mkdir(exist_ok=True)
     beside = out / "vision" / source.name
     if not beside.exists():
         beside.symlink_to(source.resolve())
@@ -329,6 +404,8 @@ def main():
         ("tiny-lfm2-hybrid.gguf", lfm2),
         ("vision/mmproj-hearth-test.gguf", projector(n_embd)),
         ("vision/mismatched/mmproj-tiny.gguf", projector(64)),
+        ("vision-mrope/tiny-qwen2vl.gguf", qwen2vl),
+        ("vision-mrope/mmproj-tiny-qwen2vl.gguf", qwen2vl_projector(TINY_EMBD)),
         ("tiny-harmony.gguf", renamed_llama(HARMONY_TOKENS, HARMONY_TEMPLATE)),
         ("tiny-llama3.gguf", renamed_llama(LLAMA3_TOKENS, LLAMA3_TEMPLATE)),
         ("tiny-mistral.gguf", renamed_llama(MISTRAL_TOKENS, MISTRAL_TEMPLATE)),

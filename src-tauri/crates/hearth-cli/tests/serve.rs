@@ -2,19 +2,15 @@
 //! Python client (a real peer) chats, streams and gets its errors; malformed and hostile requests
 //! get OpenAI's error shapes and leave the server serving; a key guards it when set.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-fn model_path() -> PathBuf {
-    let path = std::env::var_os("HEARTH_TEST_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/test-data/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    });
-    std::fs::canonicalize(path).expect("the test model: run scripts/fetch-model.sh target/test-data")
-}
+mod support;
+use support::model_path;
+use support::served::{Served, client, post, serve_command};
 
 /// The Python with the `openai` client (scripts/setup.sh test installs it).
 fn python() -> PathBuf {
@@ -23,20 +19,6 @@ fn python() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/openai-venv/bin/python"));
     assert!(python.exists(), "{} is missing: run scripts/setup.sh test (it installs the openai client)", python.display());
     python
-}
-
-/// A running `hearth-cli serve`, killed when dropped.
-struct Served {
-    child: Child,
-    base: String,
-    model: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn hearth_cli(args: &[&str]) -> Command {
@@ -50,34 +32,6 @@ fn serve(args: &[&str]) -> Served {
     let mut command = hearth_cli(&["--port", "0"]);
     command.args(args);
     serve_command(command)
-}
-
-/// Starts `command` (a `hearth-cli serve`) and waits for the line that says where it listens.
-fn serve_command(mut command: Command) -> Served {
-    let mut child = command.stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (base, model) = loop {
-        let line = lines.next().expect("hearth-cli serve ended before listening").unwrap();
-        if let Some((_, rest)) = line.split_once(" at ") {
-            let base = rest.split_whitespace().next().unwrap().to_owned();
-            let model = line.split('"').nth(1).unwrap().to_owned();
-            break (base, model);
-        }
-    };
-    // Keep reading its log, so a full pipe never blocks it.
-    std::thread::spawn(move || lines.for_each(drop));
-    Served { child, base, model }
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder().timeout(Duration::from_secs(120)).build().unwrap()
-}
-
-async fn post(base: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
-    let response =
-        client().post(format!("{base}/chat/completions")).header("content-type", "application/json").body(body).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

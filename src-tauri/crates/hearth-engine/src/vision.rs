@@ -6,6 +6,12 @@
 //! ([`image_token`], from the image's hash): no real token is negative, the same image is the
 //! same run wherever it appears, so the cache's prefix comparison reuses an image's cells on the
 //! next turn exactly as it reuses text, and another image differs from its first cell on.
+//!
+//! A model that places an image in two dimensions (Qwen2-VL's M-RoPE) gives all its cells one
+//! position and moves on by the larger side of its grid, not by its cells: such a run ends in
+//! [`shadow`]s, one per cell that takes no position of its own, so a token's position is read
+//! from the list alone ([`position`]) — across restarts and parked caches too — and a cut inside
+//! such an image takes it whole ([`cut_point`]).
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -34,10 +40,6 @@ pub(crate) struct Projector {
 pub(crate) enum ProjectorError {
     #[error("{name} cannot be read as this model's image projector: {reason}")]
     Refused { name: String, reason: String },
-    #[error(
-        "{name} is a projector for a model that places image tokens in two dimensions (Qwen2-VL's M-RoPE); Hearth cannot read images with it yet"
-    )]
-    Mrope { name: String },
     #[error("{name} reads no images (an audio projector)")]
     NoVision { name: String },
 }
@@ -65,7 +67,7 @@ impl Projector {
     }
 
     /// Loads `path` for `model`: refused when it does not fit the model (its embeddings' width
-    /// is not the model's), reads no images, or needs what Hearth cannot do yet.
+    /// is not the model's) or reads no images.
     pub fn load(path: &Path, model: &LlamaModel, threads: u32, use_gpu: bool) -> Result<Projector, ProjectorError> {
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let refused = |reason: String| ProjectorError::Refused { name: name.clone(), reason };
@@ -87,9 +89,6 @@ impl Projector {
         if !context.support_vision() {
             return Err(ProjectorError::NoVision { name });
         }
-        if context.decode_use_mrope() {
-            return Err(ProjectorError::Mrope { name });
-        }
         Ok(Projector { context, path: path.display().to_string() })
     }
 
@@ -109,7 +108,10 @@ impl Projector {
                 MtmdInputChunkType::Text => tokens.extend_from_slice(chunk.text_tokens().unwrap_or(&[])),
                 MtmdInputChunkType::Image => {
                     let token = image_token(&chunk.id().unwrap_or_default());
-                    tokens.extend(std::iter::repeat_n(token, chunk.n_tokens()));
+                    let cells = chunk.n_tokens();
+                    let positions = usize::try_from(chunk.n_positions()).unwrap_or(cells).clamp(1, cells);
+                    tokens.extend(std::iter::repeat_n(token, positions));
+                    tokens.extend(std::iter::repeat_n(shadow(token), cells - positions));
                     let owned = chunk.copy().map_err(|e| BackendError::Engine(format!("an image chunk could not be kept: {e}")))?;
                     read.0.insert(token, Arc::new(owned));
                 }
@@ -144,7 +146,7 @@ impl Projector {
     }
 
     /// Encodes `chunk` and decodes its embeddings into sequence `seq` from position `n_past`;
-    /// returns how many positions it took.
+    /// returns how many positions it took (its cells', or its grid's larger side in two dimensions).
     pub fn read(
         &mut self,
         chunk: &MtmdInputChunk<'_>,
@@ -175,7 +177,7 @@ pub(crate) struct PromptImages(pub HashMap<LlamaToken, Arc<MtmdInputChunk<'stati
 
 impl PromptImages {
     /// Reads the image `token` stands for into sequence `seq` from position `n_past` (the
-    /// caller notes its tokens); returns how many it is.
+    /// caller notes its tokens); returns how many cells (tokens) it is.
     pub fn read(
         &self,
         token: LlamaToken,
@@ -188,10 +190,11 @@ impl PromptImages {
             return Err(BackendError::Engine("an image of the prompt was not kept for it".into()));
         };
         let n = projector.read(chunk, context, n_past, seq, n_batch)?;
-        if n != chunk.n_tokens() {
-            return Err(BackendError::Engine(format!("the image took {n} positions, not its {} tokens", chunk.n_tokens())));
+        let positions = chunk.n_positions();
+        if i32::try_from(n).ok() != Some(positions) {
+            return Err(BackendError::Engine(format!("the image took {n} positions, not its {positions}")));
         }
-        Ok(n)
+        Ok(chunk.n_tokens())
     }
 }
 
@@ -207,6 +210,47 @@ pub(crate) fn image_token(hash: &str) -> LlamaToken {
 
 pub(crate) fn is_image(token: LlamaToken) -> bool {
     token.0 < -1
+}
+
+/// Below every [`image_token`]: a shadow is an image token moved down by this.
+const SHADOW: i32 = 1 << 30;
+
+/// The token an image's cell that takes no position of its own is written as (an image read in
+/// two dimensions): below every [`image_token`] (several images' may meet at the very bottom; a
+/// shadow is never looked up, only counted).
+pub(crate) fn shadow(token: LlamaToken) -> LlamaToken {
+    LlamaToken(token.0.saturating_sub(SHADOW))
+}
+
+fn is_shadow(token: LlamaToken) -> bool {
+    token.0 <= -SHADOW - 2
+}
+
+/// The image token a shadow stands behind (itself for any other token).
+fn owner(token: LlamaToken) -> LlamaToken {
+    if is_shadow(token) { LlamaToken(token.0.saturating_add(SHADOW)) } else { token }
+}
+
+/// The position of `tokens[index]` (of the token after them at `tokens.len()`): its index less
+/// the shadows before it.
+pub(crate) fn position(tokens: &[LlamaToken], index: usize) -> usize {
+    index - tokens[..index.min(tokens.len())].iter().filter(|&&t| is_shadow(t)).count()
+}
+
+/// Whether `at` falls inside an image of `tokens` (after its first cell).
+pub(crate) fn within_image(tokens: &[LlamaToken], at: usize) -> bool {
+    at > 0 && tokens.get(at).is_some_and(|&t| is_image(t) && is_image(tokens[at - 1]) && owner(tokens[at - 1]) == owner(t))
+}
+
+/// Where a cut keeping `keep` of `tokens` may fall: `keep`, or the start of an image read in two
+/// dimensions that it would cut through (its cells share one position: it goes whole).
+pub(crate) fn cut_point(tokens: &[LlamaToken], keep: usize) -> usize {
+    let Some(&at) = tokens.get(keep).filter(|&&t| is_image(t)) else { return keep };
+    let image = owner(at);
+    let same = |t: &LlamaToken| is_image(*t) && owner(*t) == image;
+    let start = keep - tokens[..keep].iter().rev().take_while(|t| same(t)).count();
+    let flat = !tokens[start..].iter().take_while(|t| same(t)).any(|&t| is_shadow(t));
+    if flat { keep } else { start }
 }
 
 /// A token's text; an image's tokens have none (llama.cpp would abort on a negative id).
@@ -308,6 +352,30 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a, image_token("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"));
         assert!(!is_image(LlamaToken(-1)) && !is_image(LlamaToken(0)));
+    }
+
+    /// An image read in two dimensions: its 6 cells take 3 positions (a 3 × 2 grid), one
+    /// shadow per cell beyond them; a flat image's cells take one each.
+    #[test]
+    fn positions_skip_the_shadows_and_a_cut_takes_a_two_dimensional_image_whole() {
+        let t = LlamaToken;
+        let grid = image_token("grid");
+        let flat = image_token("flat");
+        let s = shadow(grid);
+        assert!(is_image(s) && is_shadow(s) && !is_shadow(grid) && owner(s) == grid && owner(grid) == grid);
+        assert!(!is_shadow(LlamaToken(-2 - 0x3fff_ffff)), "no image token is a shadow");
+        assert!(is_shadow(shadow(LlamaToken(-2 - 0x3fff_ffff))), "the lowest image's shadow is one");
+        //            0     1     2     3     4     5  6  7  8     9    10    11    12
+        let tokens = [t(5), grid, grid, grid, s, s, s, t(6), flat, flat, flat, t(7), t(8)];
+        let positions: Vec<usize> = (0..=tokens.len()).map(|i| position(&tokens, i)).collect();
+        assert_eq!(positions, [0, 1, 2, 3, 4, 4, 4, 4, 5, 6, 7, 8, 9, 10]);
+        let cases = [(0, 0), (1, 1), (2, 1), (4, 1), (6, 1), (7, 7), (8, 8), (9, 9), (10, 10), (12, 12), (13, 13)];
+        for (keep, cut) in cases {
+            assert_eq!(cut_point(&tokens, keep), cut, "keep {keep}");
+        }
+        assert_eq!(position(&[], 0), 0);
+        let within: Vec<usize> = (0..=tokens.len()).filter(|&at| within_image(&tokens, at)).collect();
+        assert_eq!(within, [2, 3, 4, 5, 6, 9, 10]);
     }
 
     #[test]

@@ -460,19 +460,10 @@ async fn each_document_a_question_carries_is_counted() {
 async fn images_are_read_through_the_projector_beside_the_model_and_cached_like_text() {
     use hearth_testkit::images::{checkerboard, gradient};
     let _one = common::one_at_a_time().await;
-    let engine = common::spawn_engine();
-    let params = LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..LoadParams::default() };
-    let dir = model_path().parent().unwrap().join("vision");
-    let info = engine.load(&dir.join("SmolLM2-135M-Instruct.Q4_1.gguf"), params.clone()).await.expect("the model loads");
-    assert_eq!(info.projector.as_deref(), dir.join("mmproj-hearth-test.gguf").to_str(), "{:?}", info.notice);
-
+    let (engine, dir, params) = vision_engine("vision", "SmolLM2-135M-Instruct.Q4_1.gguf", "mmproj-hearth-test.gguf").await;
     let question = user("What is in the picture?");
     let (_, plain) = common::chat_reply(&engine, 1, &question, greedy(8)).await;
-    let with = |image: hearth_core::ImageInput| {
-        let mut messages = question.clone();
-        messages[0].images = vec![image];
-        messages
-    };
+    let with = |image| with_image(&question, image);
     let (answer, first) = common::chat_reply(&engine, 2, &with(gradient()), greedy(8)).await;
     assert!(first.prompt_tokens >= plain.prompt_tokens + 16, "the image is read as 16 tokens: {first:?} vs {plain:?}");
     // The question's own count, as its message shows it: its words, and the image's 16 tokens.
@@ -507,4 +498,58 @@ async fn images_are_read_through_the_projector_beside_the_model_and_cached_like_
     assert!(refused.contains("this model cannot read images"), "{refused}");
     let after = reply(&engine, &question, greedy(4), None).await;
     assert!(after.stats.completion_tokens > 0, "text is read as before");
+}
+
+/// A model that places an image in two dimensions (Qwen2-VL's M-RoPE: tiny-qwen2vl beside its
+/// projector, scripts/make-test-models.py): a 32 × 32 image is 9 cells at 3 positions. The next
+/// turn reads on after its cells, and its greedy reply is the one a cache read from nothing
+/// gives; another image in its place is read again from where it stands (the image whole).
+#[tokio::test]
+async fn an_image_placed_in_two_dimensions_is_cached_and_read_on_from_as_from_nothing() {
+    use hearth_testkit::images::{checkerboard, gradient};
+    let _one = common::one_at_a_time().await;
+    let (engine, dir, params) = vision_engine("vision-mrope", "tiny-qwen2vl.gguf", "mmproj-tiny-qwen2vl.gguf").await;
+    let model = dir.join("tiny-qwen2vl.gguf");
+    let question = user("What is in the picture?");
+    let (_, plain) = common::chat_reply(&engine, 1, &question, greedy(8)).await;
+    let with = |image| with_image(&question, image);
+    let (answer, first) = common::chat_reply(&engine, 2, &with(gradient()), greedy(8)).await;
+    assert_eq!(first.question_tokens, plain.question_tokens.map(|words| words + 9), "{first:?} vs {plain:?}");
+    let mut next = with(gradient());
+    next.push(ChatMessage::new(Role::Assistant, answer));
+    next.push(ChatMessage::new(Role::User, "And what colour is it?"));
+    let (cached, second) = common::chat_reply(&engine, 2, &next, greedy(8)).await;
+    assert!(second.cached_tokens >= first.prompt_tokens, "the image's cells are reused: {second:?} after {first:?}");
+
+    next[0].images = vec![checkerboard()];
+    let (_, other) = common::chat_reply(&engine, 2, &next, greedy(8)).await;
+    assert!(other.cached_tokens < plain.prompt_tokens, "read again from the other image on: {other:?}");
+    next[0].images = vec![gradient()];
+    let (back, again) = common::chat_reply(&engine, 2, &next, greedy(8)).await;
+    assert!(again.cached_tokens < plain.prompt_tokens, "read again from the first image on: {again:?}");
+    assert_eq!(back, cached, "the same prompt, the same greedy reply");
+
+    let from_nothing = LoadParams { reuse_kv: false, ..params };
+    engine.load(&model, from_nothing).await.expect("the model loads");
+    let (fresh, read) = common::chat_reply(&engine, 3, &next, greedy(8)).await;
+    assert_eq!(read.cached_tokens, 0, "{read:?}");
+    assert_eq!(fresh, cached, "read on from the cached image as from nothing");
+}
+
+/// An engine with `model` of the test models' `folder` loaded (scripts/make-test-models.py), its
+/// `projector` found beside it; the folder, and the load's settings.
+async fn vision_engine(folder: &str, model: &str, projector: &str) -> (hearth_engine::Engine, std::path::PathBuf, LoadParams) {
+    let engine = common::spawn_engine();
+    let params = LoadParams { n_ctx: Some(2048), n_threads: Some(2), ..LoadParams::default() };
+    let dir = model_path().parent().unwrap().join(folder);
+    let info = engine.load(&dir.join(model), params.clone()).await.expect("the model loads");
+    assert_eq!(info.projector.as_deref(), dir.join(projector).to_str(), "{:?}", info.notice);
+    (engine, dir, params)
+}
+
+/// `question` with `image` on its first message.
+fn with_image(question: &[ChatMessage], image: hearth_core::ImageInput) -> Vec<ChatMessage> {
+    let mut messages = question.to_vec();
+    messages[0].images = vec![image];
+    messages
 }

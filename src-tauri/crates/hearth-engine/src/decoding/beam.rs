@@ -344,7 +344,7 @@ impl Decoder for BeamReply {
         for beam in &self.search.live {
             let lane = &lanes[beam.lane];
             let token = *beam.tokens.last().expect("a live beam has a token to decode");
-            let _ = batch.add(token, lane.cached.len() as i32, &[lane.seq], true);
+            let _ = batch.add(token, lane.next_pos, &[lane.seq], true);
             self.logits_at.push(batch.n_tokens() - 1);
             added.push((beam.lane, vec![token]));
         }

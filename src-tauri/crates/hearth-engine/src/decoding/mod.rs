@@ -34,6 +34,9 @@ pub(crate) use sampling::{LogitsAt, Reply};
 pub(crate) struct Lane<'a> {
     pub seq: i32,
     pub cached: &'a [LlamaToken],
+    /// The position the next token is decoded at (`cached.len()` but after an image read in
+    /// two dimensions: [`crate::vision::position`]).
+    pub next_pos: i32,
 }
 
 /// What a step has left when a decoder writes.

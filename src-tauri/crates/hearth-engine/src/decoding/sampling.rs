@@ -360,7 +360,7 @@ impl Decoder for Reply {
             self.guess(lane.cached, lane.seq, draft_room, drafters);
         }
         let Some(token) = self.next.take() else { return Written::Tokens(Vec::new()) };
-        let first = lane.cached.len() as i32;
+        let first = lane.next_pos;
         let at = batch.n_tokens();
         let tokens: Vec<LlamaToken> = std::iter::once(token).chain(self.drafts.iter().copied()).collect();
         if !tokens.iter().enumerate().all(|(k, &t)| batch.add(t, first + k as i32, &[lane.seq], true).is_ok()) {

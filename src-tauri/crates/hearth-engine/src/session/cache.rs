@@ -269,16 +269,19 @@ impl<'m> Session<'m> {
     /// prompt is read again). Returns the tokens kept.
     pub(super) fn cut_back(&mut self, slot: usize, keep: usize) -> usize {
         let seq = self.slots[slot].seq;
+        // An image read in two dimensions is cut whole: its cells share one position.
+        let keep = vision::cut_point(&self.slots[slot].cached, keep);
+        let at = self.slots[slot].position(keep);
         let free = match self.cut_back {
             CutBack::Free => true,
             // The window before the cut must still be cached: the token at `keep` attends to the
             // positions after `keep - n_swa`.
             CutBack::Window(n_swa) => {
-                usize::try_from(self.context.kv_cache_seq_pos_min(seq)).is_ok_and(|min| min <= (keep + 1).saturating_sub(n_swa))
+                usize::try_from(self.context.kv_cache_seq_pos_min(seq)).is_ok_and(|min| min <= (at as usize + 1).saturating_sub(n_swa))
             }
             CutBack::Never => keep == 0,
         };
-        if free && self.context.kv_cache_seq_rm(seq, Some(keep as u32), None).is_ok() {
+        if free && self.context.kv_cache_seq_rm(seq, Some(at), None).is_ok() {
             self.slots[slot].cut(keep);
             return keep;
         }
@@ -286,7 +289,8 @@ impl<'m> Session<'m> {
             // SAFETY: these bytes came from `take_checkpoint` on this context, or from a state
             // file whose key and checksum `kv_memory::decode` verified.
             let set = unsafe { self.context.state_seq_set_data_ext(&checkpoint.data, seq, LlamaStateSeqFlags::PARTIAL_ONLY) };
-            (set && self.context.kv_cache_seq_rm(seq, Some(checkpoint.at as u32), None).is_ok()).then_some(checkpoint.at)
+            let from = vision::position(&self.slots[slot].cached, checkpoint.at) as u32;
+            (set && self.context.kv_cache_seq_rm(seq, Some(from), None).is_ok()).then_some(checkpoint.at)
         });
         match back_to {
             Some(at) => {
@@ -319,13 +323,13 @@ impl<'m> Session<'m> {
         let limit = tokens.len().saturating_sub(1); // The last token is decoded for its logits.
         let donor = (0..self.slots.len())
             .filter(|&i| i != slot)
-            .map(|i| (i, shared_prefix(&self.slots[i].cached, tokens).min(limit)))
+            .map(|i| (i, vision::cut_point(&self.slots[i].cached, shared_prefix(&self.slots[i].cached, tokens).min(limit))))
             .max_by_key(|&(_, shared)| shared)
             .filter(|&(_, shared)| shared > kept);
         let Some((donor, shared)) = donor else { return kept };
         self.clear_slot(slot);
         let (from, to) = (self.slots[donor].seq, self.slots[slot].seq);
-        if self.context.copy_kv_cache_seq(from, to, None, Some(shared as u32)).is_err() {
+        if self.context.copy_kv_cache_seq(from, to, None, Some(self.slots[donor].position(shared))).is_err() {
             return 0;
         }
         self.slots[slot].cached = self.slots[donor].cached[..shared].to_vec();
@@ -336,10 +340,10 @@ impl<'m> Session<'m> {
     /// the last of them with the slot when `keep_logits` says so.
     pub(super) fn decode_alone(&mut self, slot: usize, tokens: &[LlamaToken], keep_logits: bool) -> Result<(), BackendError> {
         self.batch.clear();
-        let Slot { seq, cached, .. } = &self.slots[slot];
+        let (seq, first) = (self.slots[slot].seq, self.slots[slot].next_pos());
         for (i, &token) in tokens.iter().enumerate() {
             let logits = keep_logits && i + 1 == tokens.len();
-            self.batch.add(token, (cached.len() + i) as i32, &[*seq], logits).map_err(|e| BackendError::Engine(e.to_string()))?;
+            self.batch.add(token, (first + i) as i32, &[seq], logits).map_err(|e| BackendError::Engine(e.to_string()))?;
         }
         match self.context.decode(&mut self.batch) {
             Ok(()) => {
@@ -365,8 +369,8 @@ impl<'m> Session<'m> {
 
     /// Whether the cache holds `slot`'s cached positions and none after them.
     pub(super) fn holds_exactly(&self, slot: usize) -> bool {
-        let Slot { seq, cached, .. } = &self.slots[slot];
-        i64::from(self.context.kv_cache_seq_pos_max(*seq)) + 1 == cached.len() as i64
+        let slot = &self.slots[slot];
+        i64::from(self.context.kv_cache_seq_pos_max(slot.seq)) == slot.last_cell_pos()
     }
 
     /// Makes `slot` hold as much of `tokens` as any cache has (its conversation's, another

@@ -309,7 +309,7 @@ impl<'m> Session<'m> {
             }
             writers_after -= writes;
             let slots = &self.slots;
-            let lanes: Vec<Lane<'_>> = decoder.lanes().iter().map(|&s| Lane { seq: slots[s].seq, cached: &slots[s].cached }).collect();
+            let lanes: Vec<Lane<'_>> = decoder.lanes().iter().map(|&s| slots[s].lane()).collect();
             let room = Room {
                 cells: n_ctx.saturating_sub(used),
                 batch: self.n_batch.saturating_sub(self.batch.n_tokens() as usize),
@@ -337,7 +337,7 @@ impl<'m> Session<'m> {
                 // An image is read on its own (its embeddings in a decode of their own), before
                 // this step's batch; the text after it, from the next step.
                 let slot = &mut self.slots[lane];
-                match self.images.read(image, self.projector.as_mut(), &mut self.context, (slot.cached.len(), slot.seq), self.n_batch) {
+                match self.images.read(image, self.projector.as_mut(), &mut self.context, (slot.next_pos(), slot.seq), self.n_batch) {
                     Ok(n) => slot.extend(&decoder.take_prompt(n)),
                     Err(error) => failed.push((i, error)),
                 }
@@ -347,10 +347,11 @@ impl<'m> Session<'m> {
             let text = decoder.prompt().iter().take_while(|&&t| !vision::is_image(t)).count();
             let chunk = decoder.take_prompt(slot.readable(room.min(text)));
             let read_all = decoder.prompt().is_empty();
+            let first = slot.next_pos();
             for (k, &token) in chunk.iter().enumerate() {
                 let logits = read_all && k + 1 == chunk.len();
                 // Within n_batch by construction; a failure here would be a bug in this loop.
-                let _ = self.batch.add(token, (slot.cached.len() + k) as i32, &[slot.seq], logits);
+                let _ = self.batch.add(token, (first + k) as i32, &[slot.seq], logits);
             }
             if read_all {
                 decoder.prompt_read(self.batch.n_tokens() - 1);
@@ -426,7 +427,7 @@ impl<'m> Session<'m> {
     fn drop_rejected(&mut self, slot: usize, rejected: usize) -> bool {
         let slot = &mut self.slots[slot];
         let keep = slot.cached.len() - rejected;
-        let removed = self.context.kv_cache_seq_rm(slot.seq, Some(keep as u32), None).is_ok();
+        let removed = self.context.kv_cache_seq_rm(slot.seq, Some(slot.position(keep)), None).is_ok();
         slot.cut(keep);
         removed
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use hearth_core::{ReplyRequest, Role};
 
 use super::{PromptAsk, Session};
-use crate::vision::{PromptImages, is_image};
+use crate::vision::{PromptImages, is_image, within_image};
 
 /// A draft is read ahead in chunks of 8 tokens first, then as many as the last chunk's pace reads
 /// in `DRAFT_CHUNK_TIME` (at most 64, never fewer than 8): a reply asked for meanwhile waits for
@@ -61,7 +61,7 @@ impl Session<'_> {
         self.borrow_prefix(slot, &tokens, kept);
         self.set_marks(slot, messages, false, &tokens);
         let mut read_to = tokens.len() - if request.continue_last { self.unsettled_tokens(&prompt, &last.content, &tokens) } else { 0 };
-        while read_to > 0 && read_to < tokens.len() && is_image(tokens[read_to]) && tokens[read_to - 1] == tokens[read_to] {
+        while within_image(&tokens, read_to) {
             read_to -= 1; // Not into an image: it is read whole or not at all.
         }
         let suffix = tokens[self.slots[slot].cached.len().min(read_to)..read_to].to_vec();
@@ -88,7 +88,7 @@ impl Session<'_> {
                 if preempted() {
                     break;
                 }
-                let cached = (self.slots[slot].cached.len(), self.slots[slot].seq);
+                let cached = (self.slots[slot].next_pos(), self.slots[slot].seq);
                 let read = self.images.read(suffix[at], self.projector.as_mut(), &mut self.context, cached, self.n_batch);
                 let Ok(n) = read else {
                     self.clear_slot(slot); // Part of an image may be in its cells.

@@ -4,7 +4,9 @@
 use llama_cpp_2::token::LlamaToken;
 
 use crate::checkpoints::Checkpoints;
+use crate::decoding::Lane;
 use crate::kv_memory::ConversationId;
+use crate::vision;
 
 /// One KV sequence and what is in it.
 pub(super) struct Slot {
@@ -71,6 +73,30 @@ impl Slot {
     /// The logits after the last cached token, if a read that ended there kept them.
     pub(super) fn tail_logits(&self) -> Option<&[f32]> {
         self.tail_logits.as_deref()
+    }
+
+    /// The position of its `index`th cached token (of the next one at `cached.len()`): its index,
+    /// but after an image a model reads in two dimensions ([`vision::position`]).
+    pub(super) fn position(&self, index: usize) -> u32 {
+        vision::position(&self.cached, index) as u32
+    }
+
+    /// The position the next token is decoded at.
+    pub(super) fn next_pos(&self) -> usize {
+        vision::position(&self.cached, self.cached.len())
+    }
+
+    /// The position of its last cell (-1: none), as llama.cpp's `seq_pos_max` has it.
+    pub(super) fn last_cell_pos(&self) -> i64 {
+        match self.cached.len() {
+            0 => -1,
+            n => vision::position(&self.cached, vision::cut_point(&self.cached, n - 1)) as i64,
+        }
+    }
+
+    /// Its sequence and tokens as a decoder writes after them.
+    pub(super) fn lane(&self) -> Lane<'_> {
+        Lane { seq: self.seq, cached: &self.cached, next_pos: self.next_pos() as i32 }
     }
 
     /// How many of `want` prompt tokens can be read before the next checkpoint is due.
