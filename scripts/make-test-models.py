@@ -63,7 +63,7 @@ SWA_WINDOW = 64  # Gemma 3 uses 512 (1B) or 1,024; small here so short test chat
 # Small embeddings, so that what the layers read from the context outweighs the token itself in
 # the residual stream: a reply then depends on every cached cell (a wrong cache shows).
 EMBEDDING_SCALE = 0.1
-VERSION = 8
+VERSION = 9
 # SmolLM2's unused control tokens (ids 3–9: `<repo_name>`…`<issue_comment>`) renamed for
 # tiny-harmony.gguf.
 HARMONY_TOKENS = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"]
@@ -305,35 +305,67 @@ def projection(writer, rng, n_in, hidden, n_out):
     writer.add_tensor("mm.2.bias", np.zeros(n_out, dtype=np.float32))
 
 
+def vit_encoder(writer, kind, image, patch, n_embd_text):
+    """A `kind` projector's ViT keys; returns its width, feed-forward width and layers."""
+    n_embd, n_ff, n_head, n_layer = 64, 128, 4, 2
+    writer.add_bool("clip.has_vision_encoder", True)
+    writer.add_string("clip.projector_type", kind)
+    writer.add_bool("clip.use_gelu", True)
+    v = "clip.vision."
+    writer.add_uint32(v + "image_size", image)
+    writer.add_uint32(v + "patch_size", patch)
+    writer.add_uint32(v + "embedding_length", n_embd)
+    writer.add_uint32(v + "feed_forward_length", n_ff)
+    writer.add_uint32(v + "projection_dim", n_embd_text)
+    writer.add_uint32(v + "attention.head_count", n_head)
+    writer.add_float32(v + "attention.layer_norm_epsilon", 1e-5)
+    writer.add_uint32(v + "block_count", n_layer)
+    writer.add_array(v + "image_mean", [0.5, 0.5, 0.5])
+    writer.add_array(v + "image_std", [0.5, 0.5, 0.5])
+    return n_embd, n_ff, n_layer
+
+
+def vit_tensors(writer, rng, image, patch, n_embd, n_ff, n_layer, pre_ln):
+    """The ViT's patch and position embeddings and layers (after a layer norm when `pre_ln`)."""
+    n_pos = (image // patch) ** 2
+    writer.add_tensor("v.patch_embd.weight", tensor(rng, n_embd, 3, patch, patch, scale=(3 * patch * patch) ** -0.5))
+    writer.add_tensor("v.position_embd.weight", tensor(rng, n_pos, n_embd, scale=0.02).astype(np.float32))
+    if pre_ln:
+        writer.add_tensor("v.pre_ln.weight", ones(n_embd))
+        writer.add_tensor("v.pre_ln.bias", np.zeros(n_embd, dtype=np.float32))
+    for i in range(n_layer):
+        vision_block(writer, rng, f"v.blk.{i}.", n_embd, n_ff)
+
+
 def projector(n_embd_text):
     """A LLaVA-1.5 (`mlp`) projector writing `n_embd_text`-wide embeddings."""
     def build(reader, path, rng):
-        image, patch, n_embd, n_ff, n_head, n_layer, hidden = 32, 8, 64, 128, 4, 2, 256
+        image, patch, hidden = 32, 8, 256
         writer = gguf.GGUFWriter(str(path), "clip")
         writer.add_name("hearth-test-mmproj")
-        writer.add_bool("clip.has_vision_encoder", True)
-        writer.add_string("clip.projector_type", "mlp")
-        writer.add_bool("clip.use_gelu", True)
-        v = "clip.vision."
-        writer.add_uint32(v + "image_size", image)
-        writer.add_uint32(v + "patch_size", patch)
-        writer.add_uint32(v + "embedding_length", n_embd)
-        writer.add_uint32(v + "feed_forward_length", n_ff)
-        writer.add_uint32(v + "projection_dim", n_embd_text)
-        writer.add_uint32(v + "attention.head_count", n_head)
-        writer.add_float32(v + "attention.layer_norm_epsilon", 1e-5)
-        writer.add_uint32(v + "block_count", n_layer)
-        writer.add_array(v + "image_mean", [0.5, 0.5, 0.5])
-        writer.add_array(v + "image_std", [0.5, 0.5, 0.5])
+        n_embd, n_ff, n_layer = vit_encoder(writer, "mlp", image, patch, n_embd_text)
         writer.add_uint32("hearth.test_model_version", VERSION)
-        n_pos = (image // patch) ** 2
-        writer.add_tensor("v.patch_embd.weight", tensor(rng, n_embd, 3, patch, patch, scale=(3 * patch * patch) ** -0.5))
-        writer.add_tensor("v.position_embd.weight", tensor(rng, n_pos, n_embd, scale=0.02).astype(np.float32))
-        writer.add_tensor("v.pre_ln.weight", ones(n_embd))
-        writer.add_tensor("v.pre_ln.bias", np.zeros(n_embd, dtype=np.float32))
-        for i in range(n_layer):
-            vision_block(writer, rng, f"v.blk.{i}.", n_embd, n_ff)
+        vit_tensors(writer, rng, image, patch, n_embd, n_ff, n_layer, pre_ln=True)
         projection(writer, rng, n_embd, hidden, n_embd_text)
+        finish(writer)
+    return build
+
+
+def gemma3_projector(n_embd_text):
+    """A Gemma 3 (`gemma3`) projector writing `n_embd_text`-wide embeddings: the model reads an
+    image's cells all at once (each sees the others), so an image must fit one micro-batch."""
+    def build(reader, path, rng):
+        # 64 × 64 pixels in 8 × 8 patches, pooled 2 × 2: 16 tokens, whatever the image's size.
+        image, patch, pool = 64, 8, 2
+        writer = gguf.GGUFWriter(str(path), "clip")
+        writer.add_name("hearth-test-mmproj-gemma3")
+        n_embd, n_ff, n_layer = vit_encoder(writer, "gemma3", image, patch, n_embd_text)
+        writer.add_uint32("clip.vision.projector.scale_factor", pool)
+        writer.add_uint32("hearth.test_model_version", VERSION)
+        vit_tensors(writer, rng, image, patch, n_embd, n_ff, n_layer, pre_ln=False)
+        # An RMS norm, then one linear layer (stored as the model's width by the encoder's).
+        writer.add_tensor("mm.soft_emb_norm.weight", ones(n_embd))
+        writer.add_tensor("mm.input_projection.weight", tensor(rng, n_embd, n_embd_text, scale=0.02))
         finish(writer)
     return build
 
@@ -396,14 +428,17 @@ def main():
     n_embd = int(reader.fields["llama.embedding_length"].contents())
     (out / "vision" / "mismatched").mkdir(parents=True, exist_ok=True)
     (out / "vision-mrope").mkdir(exist_ok=True)
-    beside = out / "vision" / source.name
-    if not beside.exists():
-        beside.symlink_to(source.resolve())
+    (out / "vision-gemma3").mkdir(exist_ok=True)
+    for folder in ("vision", "vision-gemma3"):
+        beside = out / folder / source.name
+        if not beside.exists():
+            beside.symlink_to(source.resolve())
     for name, build in (
         ("tiny-gemma3-swa.gguf", gemma3),
         ("tiny-lfm2-hybrid.gguf", lfm2),
         ("vision/mmproj-hearth-test.gguf", projector(n_embd)),
         ("vision/mismatched/mmproj-tiny.gguf", projector(64)),
+        ("vision-gemma3/mmproj-tiny-gemma3.gguf", gemma3_projector(n_embd)),
         ("vision-mrope/tiny-qwen2vl.gguf", qwen2vl),
         ("vision-mrope/mmproj-tiny-qwen2vl.gguf", qwen2vl_projector(TINY_EMBD)),
         ("tiny-harmony.gguf", renamed_llama(HARMONY_TOKENS, HARMONY_TEMPLATE)),

@@ -344,7 +344,18 @@ rpcServers: Array<string>,
  * hand (the Model settings offer those beside the model: `ModelInfo::projectors`); `None`:
  * the one beside the model file, if any.
  */
-projector: string | null, };
+projector: string | null, 
+/**
+ * The fewest tokens an image becomes (a small image is enlarged to it); `None`: the
+ * projector's own. Only projectors that keep an image's shape (Qwen-VL, Pixtral, Gemma 4…)
+ * take it; those that resize every image to one square ignore it.
+ */
+imageMinTokens: number | null, 
+/**
+ * The most tokens an image becomes (a large one is scaled down to it): fewer read faster and
+ * take less context, more see finer detail; `None`: the projector's own.
+ */
+imageMaxTokens: number | null, };
 
 export type LoadSettings = { model: ModelInfo, saved: LoadParams, defaults: LoadParams, 
 /**

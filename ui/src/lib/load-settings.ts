@@ -100,6 +100,16 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
     help: "The projector (mmproj-….gguf) a vision model reads images through. Auto takes the one beside the model file; a folder holding several (their precisions) offers each here. One made for another model is refused, and the model then reads text only.",
     control: { kind: 'projector' },
   },
+  imageMinTokens: {
+    label: 'Image tokens, fewest',
+    help: "The fewest tokens the projector makes of an image: a small image is enlarged to them, so the model sees its detail. Auto keeps the projector's own. Only projectors that keep an image's shape (Qwen-VL, Pixtral, Gemma 4 and their kin) take it; those that make every image one square ignore it.",
+    control: { kind: 'auto' },
+  },
+  imageMaxTokens: {
+    label: 'Image tokens, most',
+    help: "The most tokens the projector makes of an image: a large image is scaled down to them. Fewer read faster and leave more of the context for the chat; more see finer detail. Auto keeps the projector's own (Qwen2-VL's allows 16,384).",
+    control: { kind: 'auto' },
+  },
   rpcServers: {
     label: 'RPC servers',
     help: "Other machines' GPUs, each running llama.cpp's rpc-server: one host:port a line. The layers are split over them and this machine's GPU by their free memory. rpc-server trusts whoever reaches it: use it on a private network only.",
@@ -131,6 +141,8 @@ const NULL_TEXT: Partial<Record<LoadKey, string>> = {
   chatTemplate: "none (the model's own)",
   device: 'auto (the first GPU)',
   projector: 'auto (the one beside the model)',
+  imageMinTokens: "auto (the projector's own)",
+  imageMaxTokens: "auto (the projector's own)",
 };
 
 /** What the loaded model uses for `key`, with automatic values resolved where the backend says. */
@@ -179,9 +191,17 @@ export function customStart(key: LoadKey, model: ModelInfo): number {
   if (key === 'nCtx') return model.nCtx;
   if (key === 'nThreads') return model.nThreads;
   const used = model.load[key];
-  // 32 is the layer count of most 7–8B models; the backend offloads no more than there are.
-  return typeof used === 'number' && used > 0 ? used : 32;
+  return typeof used === 'number' && used > 0 ? used : (TYPICAL[key] ?? 32);
 }
+
+/** Where a "Custom" number starts when the model uses none yet. */
+const TYPICAL: Partial<Record<LoadKey, number>> = {
+  // The layer count of most 7–8B models; the backend offloads no more than there are.
+  nGpuLayers: 32,
+  // A 448 × 448 image to Qwen2-VL; a page of text stays legible at 1,024.
+  imageMinTokens: 256,
+  imageMaxTokens: 1024,
+};
 
 /** The device choices: auto, then each GPU of this machine (the CPU and other machines' devices are
  *  chosen otherwise: GPU layers 0, RPC servers), and a pinned one no longer found, marked so. */

@@ -269,6 +269,26 @@ describe('Settings scopes, presets and the Model group', () => {
     });
   });
 
+  test('model: an image\'s tokens are the projector\'s own, or bounded by hand', { timeout: TIMEOUT }, async () => {
+    await inBothSchemes({ model: { ...MODEL, projector: '/home/me/models/mmproj-Qwen2.5-VL-7B-F16.gguf' } }, async (page) => {
+      await openSettings(page);
+      const group = await showModelGroup(page);
+      for (const key of ['imageMinTokens', 'imageMaxTokens']) {
+        assert.equal(await text(group.getByTestId(`default-${key}`)), "Default auto (the projector's own)");
+      }
+      await group.getByTestId('mode-imageMaxTokens-custom').click();
+      assert.equal(await fieldValue(page, 'imageMaxTokens'), '1024', 'Custom starts at a page of text');
+      await page.getByTestId('field-imageMaxTokens').fill('768');
+      await page.waitForFunction(() => window.__hearthMock.loadSaves.at(-1)?.imageMaxTokens === 768);
+      assert.equal(await text(group.getByTestId('note-imageMaxTokens')), "In use until reload: Auto (the projector's own)");
+      await group.getByTestId('reload-notice').filter({ hasText: 'Reload the model to apply' }).waitFor();
+      await group.getByTestId('setting-imageMaxTokens').scrollIntoViewIfNeeded();
+      await shot(page, 'settings-model-image-tokens', { dir: OUTPUT });
+      await group.getByTestId('mode-imageMaxTokens-auto').click();
+      await page.waitForFunction(() => window.__hearthMock.loadSaves.at(-1)?.imageMaxTokens === null);
+    });
+  });
+
   test('without a model the Model group says so and "This model" is off', { timeout: TIMEOUT }, async () => {
     await withApp({ model: null }, async (page) => {
       await openSettings(page);

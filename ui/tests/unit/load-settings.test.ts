@@ -58,6 +58,8 @@ table('formatLoadValue: the default shown next to a field', ([key, value]: [Load
   [['chatTemplate', '{{ x }}'], 'override'],
   [['projector', null], 'auto (the one beside the model)'],
   [['projector', '/m/mmproj-x-Q8_0.gguf'], 'mmproj-x-Q8_0.gguf'],
+  [['imageMaxTokens', null], "auto (the projector's own)"],
+  [['imageMaxTokens', 1024], '1,024'],
 ]);
 
 table('inUse: what the loaded model runs with, "auto" resolved', ([key, load, over]: [LoadKey, LoadParams, Partial<ModelInfo>?]) => inUse(key, model(load, over)), [
@@ -75,6 +77,8 @@ table('inUse: what the loaded model runs with, "auto" resolved', ([key, load, ov
   [['projector', loadParams()], 'Auto (none beside the model: it reads text only)'],
   [['projector', loadParams({ projector: '/m/mmproj-x-Q8_0.gguf' }), { projector: '/m/mmproj-x-Q8_0.gguf' }], 'mmproj-x-Q8_0.gguf'],
   [['projector', loadParams({ projector: '/elsewhere/mmproj-y.gguf' })], 'None: the projector was refused, the model reads text only'],
+  [['imageMinTokens', loadParams()], "Auto (the projector's own)"],
+  [['imageMaxTokens', loadParams({ imageMaxTokens: 512 })], '512'],
 ]);
 
 table(
@@ -135,6 +139,9 @@ table('customStart: a Custom number starts at what is in use', ([key, load]: [Lo
   [['nGpuLayers', loadParams()], 32],
   [['nGpuLayers', loadParams({ nGpuLayers: 0 })], 32],
   [['nGpuLayers', loadParams({ nGpuLayers: 20 })], 20],
+  [['imageMinTokens', loadParams()], 256],
+  [['imageMaxTokens', loadParams()], 1024],
+  [['imageMaxTokens', loadParams({ imageMaxTokens: 400 })], 400],
 ]);
 
 table('templateValue: blank text is the model\'s own template', templateValue, [

@@ -96,6 +96,9 @@ impl ChatArgs {
                 "kv-type" => load.kv_cache_type = choice(&flag, &it.value(&flag)?, KV_CHOICES)?,
                 "no-mmap" => load.use_mmap = false,
                 "mlock" => load.use_mlock = true,
+                "mmproj" => load.projector = Some(it.value(&flag)?),
+                "image-min-tokens" => load.image_min_tokens = Some(number(&flag, &it.value(&flag)?)?),
+                "image-max-tokens" => load.image_max_tokens = Some(number(&flag, &it.value(&flag)?)?),
                 "chat-template" => {
                     let path = it.value(&flag)?;
                     let template = std::fs::read_to_string(&path).map_err(|e| format!("--chat-template: cannot read {path}: {e}"))?;
@@ -295,8 +298,21 @@ impl<'a> Flags<'a> {
 }
 
 /// The flags that set how a model is loaded.
-const LOAD_FLAGS: &[&str] =
-    &["ctx", "threads", "batch", "ubatch", "gpu-layers", "flash-attn", "kv-type", "no-mmap", "mlock", "chat-template"];
+const LOAD_FLAGS: &[&str] = &[
+    "ctx",
+    "threads",
+    "batch",
+    "ubatch",
+    "gpu-layers",
+    "flash-attn",
+    "kv-type",
+    "no-mmap",
+    "mlock",
+    "chat-template",
+    "mmproj",
+    "image-min-tokens",
+    "image-max-tokens",
+];
 
 /// Builds `SamplingParams` from flags by editing its JSON form, then validates it. Remembers
 /// which fields the flags set, to lay them over other settings.

@@ -6,7 +6,7 @@
 //!   hearth-cli devices [--json]
 //!   hearth-cli serve --model PATH [--models-dir DIR] [--host IP] [--port N] [--api-key KEY] [load flags…] [sampling flags…]
 //!   hearth-cli bench --model PATH [--threads N] [--turns N] [--json] [--server PATH | --no-server] [--draft FILE]
-//!                   [--sections LIST] [--compare FILE] [--record FILE] [--flash-attn X] [--kv-type X] [--flash-attn X] [--kv-type X]
+//!                   [--sections LIST] [--compare FILE] [--record FILE] [--flash-attn X] [--kv-type X]
 //!   hearth-cli bench-cut-back --model PATH [--n-ctx N] [--threads N] [--json]
 
 mod args;
@@ -92,6 +92,8 @@ Load flags: --ctx N (default: min(trained length, 32768, what a quarter of free 
   --threads N (default: physical cores)  --batch 512  --ubatch 512  --gpu-layers N (0 = none;
   default: all that fit)  --flash-attn auto|on|off  --kv-type f16|q8_0|q4_0  --no-mmap  --mlock
   --chat-template FILE (a Jinja template instead of the model's own)
+  --mmproj FILE (the image projector; default: mmproj*.gguf beside the model)
+  --image-min-tokens N  --image-max-tokens N (the tokens an image becomes; default: the projector's)
 
 --preset Precise|Balanced|Creative starts from a built-in preset (later flags adjust it).
 Sampling flags name any field of Hearth's sampling settings in kebab case, e.g.

@@ -40,6 +40,13 @@ pub struct LoadParams {
     /// hand (the Model settings offer those beside the model: `ModelInfo::projectors`); `None`:
     /// the one beside the model file, if any.
     pub projector: Option<String>,
+    /// The fewest tokens an image becomes (a small image is enlarged to it); `None`: the
+    /// projector's own. Only projectors that keep an image's shape (Qwen-VL, Pixtral, Gemma 4…)
+    /// take it; those that resize every image to one square ignore it.
+    pub image_min_tokens: Option<u32>,
+    /// The most tokens an image becomes (a large one is scaled down to it): fewer read faster and
+    /// take less context, more see finer detail; `None`: the projector's own.
+    pub image_max_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -81,6 +88,8 @@ impl Default for LoadParams {
             reuse_kv: true,
             rpc_servers: Vec::new(),
             projector: None,
+            image_min_tokens: None,
+            image_max_tokens: None,
         }
     }
 }
@@ -102,6 +111,8 @@ impl KvType {
 const MAX_N_CTX: u32 = 1 << 20;
 const MAX_THREADS: u32 = 1024;
 const MAX_BATCH: u32 = 1 << 16;
+/// More than any projector makes of one image (Qwen2-VL's own bound is 16,384).
+const MAX_IMAGE_TOKENS: u32 = 1 << 16;
 
 /// The numeric ranges `validate` enforces (an unset context or thread count is "auto").
 const LOAD_RANGES: &[FieldRange] = &[
@@ -109,6 +120,8 @@ const LOAD_RANGES: &[FieldRange] = &[
     whole("nThreads", 1.0, MAX_THREADS as f64, "between 1 and 1024"),
     whole("nBatch", 1.0, MAX_BATCH as f64, "between 1 and 65536"),
     whole("nUbatch", 1.0, MAX_BATCH as f64, "between 1 and 65536, at most the batch size"),
+    whole("imageMinTokens", 1.0, MAX_IMAGE_TOKENS as f64, "between 1 and 65536 tokens"),
+    whole("imageMaxTokens", 1.0, MAX_IMAGE_TOKENS as f64, "between 1 and 65536 tokens"),
 ];
 
 impl LoadParams {
@@ -135,6 +148,8 @@ impl LoadParams {
                 "nThreads" => (self.n_threads, "threads"),
                 "nBatch" => (Some(self.n_batch), "the batch size"),
                 "nUbatch" => (Some(self.n_ubatch), "ubatch"),
+                "imageMinTokens" => (self.image_min_tokens, "the fewest tokens an image becomes"),
+                "imageMaxTokens" => (self.image_max_tokens, "the most tokens an image becomes"),
                 _ => continue, // A range without a check here fails the_ranges_are_what_validate_enforces.
             };
             if value.is_some_and(|v| !(range.min..=range.max).contains(&f64::from(v))) {
@@ -143,6 +158,11 @@ impl LoadParams {
         }
         if self.n_ubatch > self.n_batch {
             return bad("nUbatch,nBatch", format!("ubatch ({}) must be at most the batch size ({})", self.n_ubatch, self.n_batch));
+        }
+        if let (Some(min), Some(max)) = (self.image_min_tokens, self.image_max_tokens)
+            && min > max
+        {
+            return bad("imageMinTokens,imageMaxTokens", format!("an image's fewest tokens ({min}) must be at most its most ({max})"));
         }
         if self.chat_template.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return bad("chatTemplate", "the chat template override is empty: clear it to use the model's own".into());
@@ -188,6 +208,13 @@ mod tests {
             (LoadParams { n_ctx: Some(u32::MAX), ..base.clone() }, "context length", "nCtx"),
             (LoadParams { n_threads: Some(0), ..base.clone() }, "threads", "nThreads"),
             (LoadParams { chat_template: Some("  ".into()), ..base.clone() }, "template", "chatTemplate"),
+            (LoadParams { image_min_tokens: Some(0), ..base.clone() }, "fewest tokens an image becomes", "imageMinTokens"),
+            (LoadParams { image_max_tokens: Some(70_000), ..base.clone() }, "between 1 and 65536", "imageMaxTokens"),
+            (
+                LoadParams { image_min_tokens: Some(300), image_max_tokens: Some(256), ..base.clone() },
+                "(300) must be at most its most (256)",
+                "imageMinTokens",
+            ),
             (LoadParams { device: Some(" ".into()), ..base.clone() }, "device is empty", "device"),
             (LoadParams { rpc_servers: vec!["10.0.0.7".into()], ..base.clone() }, "host:port", "rpcServers"),
             (LoadParams { rpc_servers: vec!["10.0.0.7:0".into()], ..base.clone() }, "host:port", "rpcServers"),

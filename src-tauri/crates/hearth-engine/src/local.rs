@@ -392,7 +392,7 @@ fn load_projector(
     use_gpu: bool,
 ) -> (Option<Projector>, Option<String>) {
     let Some(path) = Projector::find(params.projector.as_deref(), model_path) else { return (None, None) };
-    match Projector::load(&path, model, threads, use_gpu) {
+    match Projector::load(&path, model, params, threads, use_gpu) {
         Ok(projector) => {
             tracing::info!(projector = %path.display(), "the model reads images");
             (Some(projector), None)

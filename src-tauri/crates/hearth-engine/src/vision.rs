@@ -26,13 +26,16 @@ use llama_cpp_2::mtmd::{
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::vocab::LlamaVocab;
 
-use hearth_core::{BackendError, ChatMessage, ImageInput, MAX_IMAGE_PIXELS};
+use hearth_core::{BackendError, ChatMessage, ImageInput, LoadParams, MAX_IMAGE_PIXELS};
 
 /// A model's projector, loaded beside it.
 pub(crate) struct Projector {
     context: MtmdContext,
     /// Its file, as the model's info names it.
     pub path: String,
+    /// Whether the model reads an image's cells all at once (each sees the others: Gemma 3's
+    /// projector), so an image must fit in one micro-batch; llama.cpp aborts on one that does not.
+    reads_whole: bool,
 }
 
 /// Why a projector could not be used.
@@ -66,9 +69,10 @@ impl Projector {
         found
     }
 
-    /// Loads `path` for `model`: refused when it does not fit the model (its embeddings' width
-    /// is not the model's) or reads no images.
-    pub fn load(path: &Path, model: &LlamaModel, threads: u32, use_gpu: bool) -> Result<Projector, ProjectorError> {
+    /// Loads `path` for `model`, its images made into as many tokens as `params` bound them to
+    /// (`image_min_tokens`, `image_max_tokens`): refused when it does not fit the model (its
+    /// embeddings' width is not the model's) or reads no images.
+    pub fn load(path: &Path, model: &LlamaModel, params: &LoadParams, threads: u32, use_gpu: bool) -> Result<Projector, ProjectorError> {
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let refused = |reason: String| ProjectorError::Refused { name: name.clone(), reason };
         if !path.is_file() {
@@ -79,8 +83,8 @@ impl Projector {
             print_timings: false,
             n_threads: threads as i32,
             media_marker: CString::new(mtmd_default_marker()).expect("the marker has no NUL"),
-            image_min_tokens: -1,
-            image_max_tokens: -1,
+            image_min_tokens: tokens_bound(params.image_min_tokens),
+            image_max_tokens: tokens_bound(params.image_max_tokens),
         };
         crate::llama_log::clear();
         let context = MtmdContext::init_from_file(&path.to_string_lossy(), model, &params).map_err(|_| {
@@ -89,12 +93,20 @@ impl Projector {
         if !context.support_vision() {
             return Err(ProjectorError::NoVision { name });
         }
-        Ok(Projector { context, path: path.display().to_string() })
+        let reads_whole = context.decode_use_non_causal();
+        Ok(Projector { context, path: path.display().to_string(), reads_whole })
     }
 
     /// The prompt `text` (an image marker where each of `images` goes, in order) as tokens, each
-    /// image a run of [`image_token`]s, and the image chunks those runs stand for.
-    pub fn tokenize(&self, text: &str, add_bos: bool, images: &[&ImageInput]) -> Result<(Vec<LlamaToken>, PromptImages), BackendError> {
+    /// image a run of [`image_token`]s, and the image chunks those runs stand for. `at_once`: the
+    /// most tokens one decode takes (the context's micro-batch, at most its batch).
+    pub fn tokenize(
+        &self,
+        text: &str,
+        add_bos: bool,
+        images: &[&ImageInput],
+        at_once: usize,
+    ) -> Result<(Vec<LlamaToken>, PromptImages), BackendError> {
         let bitmaps = images.iter().map(|image| self.bitmap(image)).collect::<Result<Vec<_>, _>>()?;
         let input = MtmdInputText { text: text.to_owned(), add_special: add_bos, parse_special: true };
         let chunks = self
@@ -109,6 +121,13 @@ impl Projector {
                 MtmdInputChunkType::Image => {
                     let token = image_token(&chunk.id().unwrap_or_default());
                     let cells = chunk.n_tokens();
+                    if self.reads_whole && cells > at_once {
+                        return Err(BackendError::InvalidRequest(format!(
+                            "this model reads an image whole, in one step: this image is {cells} tokens, and a step \
+                             takes at most {at_once} (the micro-batch size). Raise the micro-batch size and the batch \
+                             size to {cells} or more in the model's load settings"
+                        )));
+                    }
                     let positions = usize::try_from(chunk.n_positions()).unwrap_or(cells).clamp(1, cells);
                     tokens.extend(std::iter::repeat_n(token, positions));
                     tokens.extend(std::iter::repeat_n(shadow(token), cells - positions));
@@ -164,11 +183,16 @@ impl Projector {
     /// The embeddings the projector makes of `image` (what the model reads in its place).
     #[cfg(test)]
     pub fn embeddings(&mut self, image: &ImageInput, n_embd: usize) -> Result<Vec<f32>, BackendError> {
-        let (_, read) = self.tokenize(&format!("{}\n", mtmd_default_marker()), false, &[image])?;
+        let (_, read) = self.tokenize(&format!("{}\n", mtmd_default_marker()), false, &[image], usize::MAX)?;
         let chunk = read.0.into_values().next().ok_or_else(|| BackendError::Engine("the image made no chunk".into()))?;
         self.context.encode_chunk(&chunk).map_err(|e| BackendError::Engine(format!("the image could not be encoded: {e}")))?;
         Ok(self.context.output_embeddings(&chunk, n_embd).to_vec())
     }
+}
+
+/// llama.cpp's form of an image-token bound: -1 for the projector's own.
+fn tokens_bound(bound: Option<u32>) -> i32 {
+    bound.map_or(-1, |n| i32::try_from(n).unwrap_or(i32::MAX))
 }
 
 /// The image chunks a prompt's image tokens stand for.
@@ -309,7 +333,7 @@ mod tests {
         assert_eq!(found, dir.join("mmproj-hearth-test.gguf"));
         assert_eq!(Projector::find(None, &dir.join("..").join("tiny-llama.gguf")), None, "no projector beside it");
 
-        let mut projector = Projector::load(&found, &model, 2, false).expect("the projector fits SmolLM2");
+        let mut projector = Projector::load(&found, &model, &LoadParams::default(), 2, false).expect("the projector fits SmolLM2");
         let n_embd = model.n_embd() as usize;
         let first = projector.embeddings(&gradient(), n_embd).unwrap();
         assert_eq!(first.len(), 16 * n_embd, "32 × 32 pixels in 8 × 8 patches: 16 tokens");
@@ -317,13 +341,13 @@ mod tests {
         assert_eq!(projector.embeddings(&gradient(), n_embd).unwrap(), first, "the same image, the same embeddings");
         assert_ne!(projector.embeddings(&checkerboard(), n_embd).unwrap(), first);
 
-        let (tokens, images) = projector.tokenize("<__media__>\nWhat is this?", true, &[&gradient()]).unwrap();
+        let (tokens, images) = projector.tokenize("<__media__>\nWhat is this?", true, &[&gradient()], 512).unwrap();
         let token = image_token(&gradient().hash);
         assert_eq!(tokens.iter().filter(|&&t| t == token).count(), 16);
         assert_eq!(images.0.len(), 1);
         assert!(images.0.contains_key(&token));
 
-        let refused = |bytes: Vec<u8>| projector.tokenize("<__media__>\nhi", true, &[&image(bytes)]).unwrap_err().to_string();
+        let refused = |bytes: Vec<u8>| projector.tokenize("<__media__>\nhi", true, &[&image(bytes)], 512).unwrap_err().to_string();
         assert!(
             refused(bmp_header(30_000, 30_000)).contains("30000 × 30000 pixels; images up to 50 megapixels"),
             "{}",
@@ -334,13 +358,15 @@ mod tests {
         let mut damaged = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x20\0\0\0\x20\x08\x02\0\0\0\0\0\0\0".to_vec();
         damaged.extend_from_slice(b"\0\0\0\x08IDATjunkjunk\0\0\0\0\0\0\0\0IEND\xaeB`\x82");
         assert!(refused(damaged).contains("could not be decoded"));
-        let ends = projector.tokenize("hi <__media__>", false, &[&gradient()]).unwrap_err().to_string();
+        let ends = projector.tokenize("hi <__media__>", false, &[&gradient()], 512).unwrap_err().to_string();
         assert!(ends.contains("cannot end with an image"), "{ends}");
 
-        let wrong = Projector::load(&dir.join("mismatched/mmproj-tiny.gguf"), &model, 2, false).err().expect("a 64-wide projector");
+        let wrong = Projector::load(&dir.join("mismatched/mmproj-tiny.gguf"), &model, &LoadParams::default(), 2, false)
+            .err()
+            .expect("a 64-wide projector");
         let words = wrong.to_string();
         assert!(words.starts_with("mmproj-tiny.gguf cannot be read as this model's image projector: "), "{words}");
-        let missing = Projector::load(&dir.join("mmproj-gone.gguf"), &model, 2, false).err().expect("no file");
+        let missing = Projector::load(&dir.join("mmproj-gone.gguf"), &model, &LoadParams::default(), 2, false).err().expect("no file");
         assert!(missing.to_string().contains("the file is not there"));
     }
 
@@ -376,6 +402,36 @@ mod tests {
         assert_eq!(position(&[], 0), 0);
         let within: Vec<usize> = (0..=tokens.len()).filter(|&at| within_image(&tokens, at)).collect();
         assert_eq!(within, [2, 3, 4, 5, 6, 9, 10]);
+    }
+
+    /// A projector that keeps an image's shape (Qwen2-VL's: tiny-qwen2vl beside it) makes as
+    /// many tokens of an image as the load's bounds allow: a small one is enlarged to the fewest,
+    /// a large one scaled down to the most; the projector's own bounds otherwise.
+    #[test]
+    fn an_images_tokens_keep_to_the_bounds_the_load_sets() {
+        use hearth_testkit::images::bmp;
+        let backend = crate::devices::llama_backend().expect("llama.cpp starts");
+        let dir = vision_dir().with_file_name("vision-mrope");
+        let params = LlamaModelParams::default().with_n_gpu_layers(0);
+        let model = LlamaModel::load_from_file(backend, dir.join("tiny-qwen2vl.gguf"), &params).expect("the test model loads");
+        let large = image(bmp(256, 256, |x, y| [x as u8, y as u8, 64]));
+        let cells = |bounds: (Option<u32>, Option<u32>), image: &ImageInput| {
+            let load = LoadParams { image_min_tokens: bounds.0, image_max_tokens: bounds.1, ..LoadParams::default() };
+            let projector = Projector::load(&dir.join("mmproj-tiny-qwen2vl.gguf"), &model, &load, 2, false).expect("it loads");
+            let (tokens, _) = projector.tokenize("<__media__>\nhi", false, &[image], 512).unwrap();
+            tokens.iter().filter(|&&t| is_image(t)).count()
+        };
+        // (bounds, image, cells): 28 × 28 pixels a cell, the image's aspect kept.
+        let cases = [
+            ((None, None), gradient(), 9),         // enlarged to the projector's fewest, 8: 3 × 3
+            ((Some(16), None), gradient(), 16),    // 4 × 4
+            ((None, None), large.clone(), 81),     // 252 × 252 pixels: 9 × 9
+            ((None, Some(16)), large.clone(), 16), // scaled down to 112 × 112
+            ((Some(4), Some(4)), large, 4),
+        ];
+        for (bounds, image, expected) in cases {
+            assert_eq!(cells(bounds, &image), expected, "{bounds:?}");
+        }
     }
 
     #[test]

@@ -536,6 +536,42 @@ async fn an_image_placed_in_two_dimensions_is_cached_and_read_on_from_as_from_no
     assert_eq!(fresh, cached, "read on from the cached image as from nothing");
 }
 
+/// A projector whose images the model reads whole, each cell seeing the others (Gemma 3's:
+/// SmolLM2 beside a tiny one, scripts/make-test-models.py): an image is 16 tokens, read at once.
+/// With a micro-batch of fewer tokens llama.cpp would abort on it (or, with a batch as small, read
+/// it in parts): it is refused in words, the model still reads text, and the image is read once
+/// a step holds it.
+#[tokio::test]
+async fn an_image_read_whole_that_a_step_cannot_hold_is_refused_in_words() {
+    use hearth_testkit::images::gradient;
+    let _one = common::one_at_a_time().await;
+    let (engine, dir, params) = vision_engine("vision-gemma3", "SmolLM2-135M-Instruct.Q4_1.gguf", "mmproj-tiny-gemma3.gguf").await;
+    let model = dir.join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    let question = user("What is in the picture?");
+    let (_, plain) = common::chat_reply(&engine, 1, &question, greedy(4)).await;
+    let (answer, read) = common::chat_reply(&engine, 2, &with_image(&question, gradient()), greedy(8)).await;
+    assert_eq!(read.question_tokens, plain.question_tokens.map(|words| words + 16), "{read:?} vs {plain:?}");
+
+    // llama.cpp aborts on the first; the second would read the image in halves, each blind to the other.
+    for small in [LoadParams { n_ubatch: 8, ..params.clone() }, LoadParams { n_batch: 8, n_ubatch: 8, ..params.clone() }] {
+        engine.load(&model, small).await.expect("the model loads");
+        let refused = common::reply_error(&engine, &with_image(&question, gradient()), greedy(8)).await;
+        assert!(
+            refused.contains("reads an image whole") && refused.contains("this image is 16 tokens, and a step takes at most 8"),
+            "{refused}"
+        );
+        assert!(refused.contains("micro-batch size"), "what to change: {refused}");
+        let after = reply(&engine, &question, greedy(4), None).await;
+        assert!(after.stats.completion_tokens > 0, "text is read as before");
+    }
+
+    let holds = LoadParams { n_batch: 16, n_ubatch: 16, ..params };
+    engine.load(&model, holds).await.expect("the model loads");
+    let (again, holds) = common::chat_reply(&engine, 3, &with_image(&question, gradient()), greedy(8)).await;
+    assert_eq!(holds.question_tokens, read.question_tokens, "{holds:?}");
+    assert!(!again.is_empty() && !answer.is_empty());
+}
+
 /// An engine with `model` of the test models' `folder` loaded (scripts/make-test-models.py), its
 /// `projector` found beside it; the folder, and the load's settings.
 async fn vision_engine(folder: &str, model: &str, projector: &str) -> (hearth_engine::Engine, std::path::PathBuf, LoadParams) {

@@ -52,7 +52,7 @@ function validateLoad(p: LoadParams) {
   if (!p || typeof p !== 'object') problems.push('params is not an object');
   else {
     for (const key of Object.keys(p)) if (!(key in DEFAULT_LOAD)) problems.push(`unknown field ${key}`);
-    for (const key of ['nCtx', 'nThreads', 'nGpuLayers'] as const) if (!optU32(p[key])) problems.push(`${key} is not null or a u32: ${p[key]}`);
+    for (const key of ['nCtx', 'nThreads', 'nGpuLayers', 'imageMinTokens', 'imageMaxTokens'] as const) if (!optU32(p[key])) problems.push(`${key} is not null or a u32: ${p[key]}`);
     for (const key of ['nBatch', 'nUbatch'] as const) if (!isU32(p[key])) problems.push(`${key} is not a u32: ${p[key]}`);
     for (const key of ['useMmap', 'useMlock', 'reuseKv'] as const) if (typeof p[key] !== 'boolean') problems.push(`${key} is not a boolean`);
     if (!FLASH_ATTENTION.includes(p.flashAttention)) problems.push(`bad flashAttention ${p.flashAttention}`);

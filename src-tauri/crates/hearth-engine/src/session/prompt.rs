@@ -349,7 +349,8 @@ mod fit {
                         .into(),
                 ));
             };
-            projector.tokenize(text, self.adds_bos(text), &images)
+            let at_once = (self.context.n_ubatch() as usize).min(self.n_batch);
+            projector.tokenize(text, self.adds_bos(text), &images, at_once)
         }
 
         pub(in crate::session) fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
