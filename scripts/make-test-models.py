@@ -370,6 +370,27 @@ def gemma3_projector(n_embd_text):
     return build
 
 
+def gemma4_projector(n_embd_text):
+    """A Gemma 4 (`gemma4v`) projector writing `n_embd_text`-wide embeddings: an image keeps its
+    aspect, between 70 and 1,120 tokens (llama.cpp's bounds for it), 16 × 16 pixels a token; a
+    model this wide (not Gemma 4's small ones) reads an image's cells all at once."""
+    def build(reader, path, rng):
+        image, patch, pool, positions = 64, 8, 2, 1024
+        writer = gguf.GGUFWriter(str(path), "clip")
+        writer.add_name("hearth-test-mmproj-gemma4")
+        n_embd, n_ff, n_layer = vit_encoder(writer, "gemma4v", image, patch, n_embd_text)
+        writer.add_uint32("clip.vision.projector.scale_factor", pool)
+        writer.add_uint32("hearth.test_model_version", VERSION)
+        writer.add_tensor("v.patch_embd.weight", tensor(rng, n_embd, 3, patch, patch, scale=(3 * patch * patch) ** -0.5))
+        # Two tables, a patch's column's row added to its row's.
+        writer.add_tensor("v.position_embd.weight", tensor(rng, 2, positions, n_embd, scale=0.02))
+        for i in range(n_layer):
+            vision_block(writer, rng, f"v.blk.{i}.", n_embd, n_ff)
+        writer.add_tensor("mm.input_projection.weight", tensor(rng, n_embd_text, n_embd, scale=0.02))
+        finish(writer)
+    return build
+
+
 def qwen2vl_projector(n_embd_text):
     """A Qwen2-VL (`qwen2vl_merger`) projector writing `n_embd_text`-wide embeddings."""
     def build(reader, path, rng):
@@ -428,8 +449,9 @@ def main():
     n_embd = int(reader.fields["llama.embedding_length"].contents())
     (out / "vision" / "mismatched").mkdir(parents=True, exist_ok=True)
     (out / "vision-mrope").mkdir(exist_ok=True)
-    (out / "vision-gemma3").mkdir(exist_ok=True)
-    for folder in ("vision", "vision-gemma3"):
+    for folder in ("vision-gemma3", "vision-gemma4"):
+        (out / folder).mkdir(exist_ok=True)
+    for folder in ("vision", "vision-gemma3", "vision-gemma4"):
         beside = out / folder / source.name
         if not beside.exists():
             beside.symlink_to(source.resolve())
@@ -439,6 +461,7 @@ def main():
         ("vision/mmproj-hearth-test.gguf", projector(n_embd)),
         ("vision/mismatched/mmproj-tiny.gguf", projector(64)),
         ("vision-gemma3/mmproj-tiny-gemma3.gguf", gemma3_projector(n_embd)),
+        ("vision-gemma4/mmproj-tiny-gemma4.gguf", gemma4_projector(n_embd)),
         ("vision-mrope/tiny-qwen2vl.gguf", qwen2vl),
         ("vision-mrope/mmproj-tiny-qwen2vl.gguf", qwen2vl_projector(TINY_EMBD)),
         ("tiny-harmony.gguf", renamed_llama(HARMONY_TOKENS, HARMONY_TEMPLATE)),

@@ -107,7 +107,7 @@ export const LOAD_FIELDS: Record<LoadKey, LoadFieldInfo> = {
   },
   imageMaxTokens: {
     label: 'Image tokens, most',
-    help: "The most tokens the projector makes of an image: a large image is scaled down to them. Fewer read faster and leave more of the context for the chat; more see finer detail. Auto keeps the projector's own (Qwen2-VL's allows 16,384).",
+    help: "The most tokens the projector makes of an image: a large image is scaled down to them. Fewer read faster and leave more of the context for the chat; more see finer detail. Auto keeps the projector's own (Qwen2-VL's allows 16,384), held to the micro-batch size for models that read an image whole (Gemma 3, Gemma 4): raise that for more.",
     control: { kind: 'auto' },
   },
   rpcServers: {

@@ -72,7 +72,33 @@ impl Projector {
     /// Loads `path` for `model`, its images made into as many tokens as `params` bound them to
     /// (`image_min_tokens`, `image_max_tokens`): refused when it does not fit the model (its
     /// embeddings' width is not the model's) or reads no images.
+    ///
+    /// A model that reads an image whole must hold it in one micro-batch: unless the user bounded
+    /// its images, the projector is loaded again with its largest image held to one (as
+    /// llama.cpp's own CLI does), rather than refusing large images at the default settings.
     pub fn load(path: &Path, model: &LlamaModel, params: &LoadParams, threads: u32, use_gpu: bool) -> Result<Projector, ProjectorError> {
+        let bounds = (params.image_min_tokens, params.image_max_tokens);
+        let projector = Projector::init(path, model, bounds, threads, use_gpu)?;
+        let step = params.n_ubatch.min(params.n_batch);
+        if !projector.reads_whole || params.image_max_tokens.is_some() {
+            return Ok(projector);
+        }
+        let largest = projector.largest_image();
+        if largest <= step as usize {
+            return Ok(projector);
+        }
+        tracing::info!(largest, step, "images held to one micro-batch: the model reads each whole");
+        drop(projector);
+        Projector::init(path, model, (params.image_min_tokens.map(|min| min.min(step)), Some(step)), threads, use_gpu)
+    }
+
+    fn init(
+        path: &Path,
+        model: &LlamaModel,
+        (min, max): (Option<u32>, Option<u32>),
+        threads: u32,
+        use_gpu: bool,
+    ) -> Result<Projector, ProjectorError> {
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let refused = |reason: String| ProjectorError::Refused { name: name.clone(), reason };
         if !path.is_file() {
@@ -83,8 +109,8 @@ impl Projector {
             print_timings: false,
             n_threads: threads as i32,
             media_marker: CString::new(mtmd_default_marker()).expect("the marker has no NUL"),
-            image_min_tokens: tokens_bound(params.image_min_tokens),
-            image_max_tokens: tokens_bound(params.image_max_tokens),
+            image_min_tokens: tokens_bound(min),
+            image_max_tokens: tokens_bound(max),
         };
         crate::llama_log::clear();
         let context = MtmdContext::init_from_file(&path.to_string_lossy(), model, &params).map_err(|_| {
@@ -95,6 +121,17 @@ impl Projector {
         }
         let reads_whole = context.decode_use_non_causal();
         Ok(Projector { context, path: path.display().to_string(), reads_whole })
+    }
+
+    /// The tokens the projector makes of an image larger than any it keeps whole (prepared,
+    /// not encoded): its largest image's.
+    fn largest_image(&self) -> usize {
+        const SIDE: u32 = 2048;
+        let pixels = vec![128; (SIDE * SIDE * 3) as usize];
+        let Ok(bitmap) = MtmdBitmap::from_image_data(SIDE, SIDE, &pixels) else { return 0 };
+        let input = MtmdInputText { text: mtmd_default_marker().to_owned(), add_special: false, parse_special: true };
+        let Ok(chunks) = self.context.tokenize(input, &[&bitmap]) else { return 0 };
+        (0..chunks.len()).filter_map(|i| chunks.get(i)).filter(|c| c.chunk_type() == MtmdInputChunkType::Image).map(|c| c.n_tokens()).sum()
     }
 
     /// The prompt `text` (an image marker where each of `images` goes, in order) as tokens, each
@@ -431,6 +468,37 @@ mod tests {
         ];
         for (bounds, image, expected) in cases {
             assert_eq!(cells(bounds, &image), expected, "{bounds:?}");
+        }
+    }
+
+    /// A model that reads an image whole (Gemma 4's larger ones: SmolLM2 beside a tiny `gemma4v`
+    /// projector, between 70 and 1,120 tokens an image) has its largest image held to one
+    /// micro-batch, unless the user bounded it; a batch that holds the projector's largest keeps it.
+    #[test]
+    fn images_a_model_reads_whole_are_held_to_one_micro_batch() {
+        use hearth_testkit::images::bmp;
+        let model = smollm2();
+        let path = vision_dir().with_file_name("vision-gemma4").join("mmproj-tiny-gemma4.gguf");
+        let large = image(bmp(1024, 1024, |x, y| [x as u8, y as u8, 64]));
+        let cells = |load: LoadParams, image: &ImageInput| {
+            let projector = Projector::load(&path, &model, &load, 2, false).expect("it loads");
+            assert!(projector.reads_whole);
+            let (tokens, _) = projector.tokenize("<__media__>\nhi", false, &[image], usize::MAX).unwrap();
+            tokens.iter().filter(|&&t| is_image(t)).count()
+        };
+        let base = LoadParams::default();
+        let wide = LoadParams { n_batch: 2048, n_ubatch: 2048, ..base.clone() };
+        // (load, image, cells): 16 × 16 pixels a cell, the image's aspect kept.
+        let cases = [
+            (base.clone(), large.clone(), 484),                                         // 22 × 22, within 512
+            (LoadParams { n_ubatch: 100, ..base.clone() }, large.clone(), 100),         // 10 × 10
+            (wide.clone(), large.clone(), 1089),                                        // the projector's 1,120: 33 × 33
+            (LoadParams { image_max_tokens: Some(900), ..wide }, large.clone(), 841),   // the user's: 29 × 29
+            (LoadParams { image_max_tokens: Some(1024), ..base.clone() }, large, 1024), // the user's, refused when read
+            (base, gradient(), 81),                                                     // enlarged to 70: 9 × 9
+        ];
+        for (load, image, expected) in cases {
+            assert_eq!(cells(load.clone(), &image), expected, "{load:?}");
         }
     }
 

@@ -540,9 +540,9 @@ async fn an_image_placed_in_two_dimensions_is_cached_and_read_on_from_as_from_no
 /// SmolLM2 beside a tiny one, scripts/make-test-models.py): an image is 16 tokens, read at once.
 /// With a micro-batch of fewer tokens llama.cpp would abort on it (or, with a batch as small, read
 /// it in parts): it is refused in words, the model still reads text, and the image is read once
-/// a step holds it.
+/// a step holds it. A projector whose images vary in size has them held to the micro-batch.
 #[tokio::test]
-async fn an_image_read_whole_that_a_step_cannot_hold_is_refused_in_words() {
+async fn an_image_read_whole_fits_one_step_or_is_refused_in_words() {
     use hearth_testkit::images::gradient;
     let _one = common::one_at_a_time().await;
     let (engine, dir, params) = vision_engine("vision-gemma3", "SmolLM2-135M-Instruct.Q4_1.gguf", "mmproj-tiny-gemma3.gguf").await;
@@ -565,11 +565,21 @@ async fn an_image_read_whole_that_a_step_cannot_hold_is_refused_in_words() {
         assert!(after.stats.completion_tokens > 0, "text is read as before");
     }
 
-    let holds = LoadParams { n_batch: 16, n_ubatch: 16, ..params };
+    let holds = LoadParams { n_batch: 16, n_ubatch: 16, ..params.clone() };
     engine.load(&model, holds).await.expect("the model loads");
     let (again, holds) = common::chat_reply(&engine, 3, &with_image(&question, gradient()), greedy(8)).await;
     assert_eq!(holds.question_tokens, read.question_tokens, "{holds:?}");
     assert!(!again.is_empty() && !answer.is_empty());
+
+    // A projector that keeps an image's shape (Gemma 4's, 70 to 1,120 tokens an image) is held
+    // to the micro-batch: a 400 × 400 image, 625 tokens unbounded, is read as 121 (11 × 11).
+    let gemma4 = dir.with_file_name("vision-gemma4");
+    let info = engine.load(&gemma4.join("SmolLM2-135M-Instruct.Q4_1.gguf"), LoadParams { n_ubatch: 128, ..params }).await.unwrap();
+    assert!(info.projector.is_some_and(|p| p.ends_with("mmproj-tiny-gemma4.gguf")), "{:?}", info.notice);
+    let large = hearth_testkit::images::image(hearth_testkit::images::bmp(400, 400, |x, y| [x as u8, y as u8, 64]));
+    let (reply, held) = common::chat_reply(&engine, 4, &with_image(&question, large), greedy(4)).await;
+    assert_eq!(held.question_tokens, plain.question_tokens.map(|words| words + 121), "{held:?}");
+    assert!(!reply.is_empty());
 }
 
 /// An engine with `model` of the test models' `folder` loaded (scripts/make-test-models.py), its
