@@ -305,24 +305,36 @@ def projection(writer, rng, n_in, hidden, n_out):
     writer.add_tensor("mm.2.bias", np.zeros(n_out, dtype=np.float32))
 
 
-def vit_encoder(writer, kind, image, patch, n_embd_text):
-    """A `kind` projector's ViT keys; returns its width, feed-forward width and layers."""
+def vit_writer(path, name, kind, image, patch, n_embd_text, pool=None, merge=None, clip=False):
+    """A `kind` projector's file with its ViT's keys: pooled `pool` × `pool` after it, or patches
+    merged `merge` × `merge` (Qwen2-VL's); CLIP's normalisation (and no GELU flag) when `clip`.
+    The writer, the ViT's width, feed-forward width and layers."""
+    # n_ff ≠ n_embd: llama.cpp swaps some projectors' ffn_up and ffn_down (Qwen2-VL's) when
+    # ffn_down's input is n_embd wide (old exports had them swapped).
     n_embd, n_ff, n_head, n_layer = 64, 128, 4, 2
+    writer = gguf.GGUFWriter(str(path), "clip")
+    writer.add_name(name)
     writer.add_bool("clip.has_vision_encoder", True)
     writer.add_string("clip.projector_type", kind)
-    writer.add_bool("clip.use_gelu", True)
+    if not clip:
+        writer.add_bool("clip.use_gelu", True)
     v = "clip.vision."
     writer.add_uint32(v + "image_size", image)
     writer.add_uint32(v + "patch_size", patch)
+    if merge:
+        writer.add_uint32(v + "spatial_merge_size", merge)
     writer.add_uint32(v + "embedding_length", n_embd)
     writer.add_uint32(v + "feed_forward_length", n_ff)
     writer.add_uint32(v + "projection_dim", n_embd_text)
     writer.add_uint32(v + "attention.head_count", n_head)
-    writer.add_float32(v + "attention.layer_norm_epsilon", 1e-5)
+    writer.add_float32(v + "attention.layer_norm_epsilon", 1e-6 if clip else 1e-5)
     writer.add_uint32(v + "block_count", n_layer)
-    writer.add_array(v + "image_mean", [0.5, 0.5, 0.5])
-    writer.add_array(v + "image_std", [0.5, 0.5, 0.5])
-    return n_embd, n_ff, n_layer
+    writer.add_array(v + "image_mean", CLIP_MEAN if clip else [0.5, 0.5, 0.5])
+    writer.add_array(v + "image_std", CLIP_STD if clip else [0.5, 0.5, 0.5])
+    if pool:
+        writer.add_uint32("clip.vision.projector.scale_factor", pool)
+    writer.add_uint32("hearth.test_model_version", VERSION)
+    return writer, n_embd, n_ff, n_layer
 
 
 def vit_tensors(writer, rng, image, patch, n_embd, n_ff, n_layer, pre_ln):
@@ -341,10 +353,7 @@ def projector(n_embd_text):
     """A LLaVA-1.5 (`mlp`) projector writing `n_embd_text`-wide embeddings."""
     def build(reader, path, rng):
         image, patch, hidden = 32, 8, 256
-        writer = gguf.GGUFWriter(str(path), "clip")
-        writer.add_name("hearth-test-mmproj")
-        n_embd, n_ff, n_layer = vit_encoder(writer, "mlp", image, patch, n_embd_text)
-        writer.add_uint32("hearth.test_model_version", VERSION)
+        writer, n_embd, n_ff, n_layer = vit_writer(path, "hearth-test-mmproj", "mlp", image, patch, n_embd_text)
         vit_tensors(writer, rng, image, patch, n_embd, n_ff, n_layer, pre_ln=True)
         projection(writer, rng, n_embd, hidden, n_embd_text)
         finish(writer)
@@ -357,11 +366,7 @@ def gemma3_projector(n_embd_text):
     def build(reader, path, rng):
         # 64 × 64 pixels in 8 × 8 patches, pooled 2 × 2: 16 tokens, whatever the image's size.
         image, patch, pool = 64, 8, 2
-        writer = gguf.GGUFWriter(str(path), "clip")
-        writer.add_name("hearth-test-mmproj-gemma3")
-        n_embd, n_ff, n_layer = vit_encoder(writer, "gemma3", image, patch, n_embd_text)
-        writer.add_uint32("clip.vision.projector.scale_factor", pool)
-        writer.add_uint32("hearth.test_model_version", VERSION)
+        writer, n_embd, n_ff, n_layer = vit_writer(path, "hearth-test-mmproj-gemma3", "gemma3", image, patch, n_embd_text, pool)
         vit_tensors(writer, rng, image, patch, n_embd, n_ff, n_layer, pre_ln=False)
         # An RMS norm, then one linear layer (stored as the model's width by the encoder's).
         writer.add_tensor("mm.soft_emb_norm.weight", ones(n_embd))
@@ -376,11 +381,7 @@ def gemma4_projector(n_embd_text):
     model this wide (not Gemma 4's small ones) reads an image's cells all at once."""
     def build(reader, path, rng):
         image, patch, pool, positions = 64, 8, 2, 1024
-        writer = gguf.GGUFWriter(str(path), "clip")
-        writer.add_name("hearth-test-mmproj-gemma4")
-        n_embd, n_ff, n_layer = vit_encoder(writer, "gemma4v", image, patch, n_embd_text)
-        writer.add_uint32("clip.vision.projector.scale_factor", pool)
-        writer.add_uint32("hearth.test_model_version", VERSION)
+        writer, n_embd, n_ff, n_layer = vit_writer(path, "hearth-test-mmproj-gemma4", "gemma4v", image, patch, n_embd_text, pool)
         writer.add_tensor("v.patch_embd.weight", tensor(rng, n_embd, 3, patch, patch, scale=(3 * patch * patch) ** -0.5))
         # Two tables, a patch's column's row added to its row's.
         writer.add_tensor("v.position_embd.weight", tensor(rng, 2, positions, n_embd, scale=0.02))
@@ -394,28 +395,12 @@ def gemma4_projector(n_embd_text):
 def qwen2vl_projector(n_embd_text):
     """A Qwen2-VL (`qwen2vl_merger`) projector writing `n_embd_text`-wide embeddings."""
     def build(reader, path, rng):
-        # n_ff ≠ n_embd: llama.cpp swaps ffn_up and ffn_down when ffn_down's input is n_embd wide
-        # (old exports had them swapped).
-        patch, n_embd, n_ff, n_head, n_layer = 14, 64, 128, 4, 2
+        patch = 14
+        # image_size is unused (an image keeps its aspect, between 8 and 4,096 tokens); Qwen2-VL's
+        # converter's. A merge of 2 is the only one llama.cpp's graph builds.
+        writer, n_embd, n_ff, n_layer = vit_writer(
+            path, "hearth-test-mmproj-qwen2vl", "qwen2vl_merger", 560, patch, n_embd_text, merge=2, clip=True)
         merged = 4 * n_embd  # a 2×2 square of patches, side by side
-        writer = gguf.GGUFWriter(str(path), "clip")
-        writer.add_name("hearth-test-mmproj-qwen2vl")
-        writer.add_bool("clip.has_vision_encoder", True)
-        writer.add_string("clip.projector_type", "qwen2vl_merger")
-        v = "clip.vision."
-        # Unused (an image keeps its aspect, between 8 and 4,096 tokens); Qwen2-VL's converter's.
-        writer.add_uint32(v + "image_size", 560)
-        writer.add_uint32(v + "patch_size", patch)
-        writer.add_uint32(v + "spatial_merge_size", 2)  # the only merge llama.cpp's graph builds
-        writer.add_uint32(v + "embedding_length", n_embd)
-        writer.add_uint32(v + "feed_forward_length", n_ff)
-        writer.add_uint32(v + "projection_dim", n_embd_text)
-        writer.add_uint32(v + "attention.head_count", n_head)
-        writer.add_float32(v + "attention.layer_norm_epsilon", 1e-6)
-        writer.add_uint32(v + "block_count", n_layer)
-        writer.add_array(v + "image_mean", CLIP_MEAN)
-        writer.add_array(v + "image_std", CLIP_STD)
-        writer.add_uint32("hearth.test_model_version", VERSION)
         # Qwen2-VL's patch embedding is a Conv3D over two frames, written as two Conv2Ds whose
         # outputs are summed (a still image is both frames); no bias, no position embedding.
         scale = (2 * 3 * patch * patch) ** -0.5

@@ -556,11 +556,8 @@ async fn an_image_read_whole_fits_one_step_or_is_refused_in_words() {
     for small in [LoadParams { n_ubatch: 8, ..params.clone() }, LoadParams { n_batch: 8, n_ubatch: 8, ..params.clone() }] {
         engine.load(&model, small).await.expect("the model loads");
         let refused = common::reply_error(&engine, &with_image(&question, gradient()), greedy(8)).await;
-        assert!(
-            refused.contains("reads an image whole") && refused.contains("this image is 16 tokens, and a step takes at most 8"),
-            "{refused}"
-        );
-        assert!(refused.contains("micro-batch size"), "what to change: {refused}");
+        let words = ["reads an image whole", "this image is 16 tokens, and a step takes at most 8", "micro-batch size"];
+        assert!(words.iter().all(|w| refused.contains(w)), "{refused}");
         let after = reply(&engine, &question, greedy(4), None).await;
         assert!(after.stats.completion_tokens > 0, "text is read as before");
     }
@@ -568,8 +565,7 @@ async fn an_image_read_whole_fits_one_step_or_is_refused_in_words() {
     let holds = LoadParams { n_batch: 16, n_ubatch: 16, ..params.clone() };
     engine.load(&model, holds).await.expect("the model loads");
     let (again, holds) = common::chat_reply(&engine, 3, &with_image(&question, gradient()), greedy(8)).await;
-    assert_eq!(holds.question_tokens, read.question_tokens, "{holds:?}");
-    assert!(!again.is_empty() && !answer.is_empty());
+    assert!(holds.question_tokens == read.question_tokens && !again.is_empty() && !answer.is_empty(), "{holds:?}");
 
     // A projector that keeps an image's shape (Gemma 4's, 70 to 1,120 tokens an image) is held
     // to the micro-batch: a 400 × 400 image, 625 tokens unbounded, is read as 121 (11 × 11).
