@@ -21,7 +21,7 @@ use crate::devices::llama_backend;
 use crate::kept::{KeptModels, ModelId, Weights};
 use crate::kv_memory::{self, ConversationId, KvConfig, KvMemory};
 use crate::session::{SEQUENCES, Session};
-use crate::vision::Projector;
+use crate::vision::{ImageTokens, Projector};
 use hearth_gguf::ValidatedGguf;
 
 mod error;
@@ -383,16 +383,18 @@ fn read_weights(backend: &LlamaBackend, load: &mut LoadRequest, plan: &crate::of
 }
 
 /// The model's image projector (chosen, or found beside it), and what the user should know when
-/// one was found but cannot be used: the model then reads text only.
+/// one was found but cannot be used: the model then reads text only. `step`: the most tokens one
+/// decode of the context takes.
 fn load_projector(
     params: &LoadParams,
+    step: u32,
     model_path: &std::path::Path,
     model: &LlamaModel,
     threads: u32,
     use_gpu: bool,
 ) -> (Option<Projector>, Option<String>) {
     let Some(path) = Projector::find(params.projector.as_deref(), model_path) else { return (None, None) };
-    match Projector::load(&path, model, params, threads, use_gpu) {
+    match Projector::load(&path, model, ImageTokens::of(params, step), threads, use_gpu) {
         Ok(projector) => {
             tracing::info!(projector = %path.display(), "the model reads images");
             (Some(projector), None)
@@ -429,7 +431,9 @@ fn serve(
             return next_load(inbox, kv_config, kept, held);
         }
     };
-    let (projector, projector_notice) = load_projector(&params, &file.path, model, resolved.threads.batch, weights.offload.gpu_layers > 0);
+    let step = context.n_ubatch().min(context.n_batch());
+    let (projector, projector_notice) =
+        load_projector(&params, step, &file.path, model, resolved.threads.batch, weights.offload.gpu_layers > 0);
     let notice = (params.chat_template.is_none() && model.chat_template(None).is_err()).then(|| hearth_core::NO_CHAT_TEMPLATE.to_owned());
     let info = ModelInfo {
         name: display_name(&file),

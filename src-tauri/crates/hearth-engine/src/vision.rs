@@ -38,6 +38,21 @@ pub(crate) struct Projector {
     reads_whole: bool,
 }
 
+/// How many tokens an image may become: the load's bounds (`None`: the projector's own), and the
+/// most one decode step of the context takes (its micro-batch, at most its batch).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ImageTokens {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub step: u32,
+}
+
+impl ImageTokens {
+    pub fn of(params: &LoadParams, step: u32) -> ImageTokens {
+        ImageTokens { min: params.image_min_tokens, max: params.image_max_tokens, step }
+    }
+}
+
 /// Why a projector could not be used.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ProjectorError {
@@ -69,27 +84,25 @@ impl Projector {
         found
     }
 
-    /// Loads `path` for `model`, its images made into as many tokens as `params` bound them to
-    /// (`image_min_tokens`, `image_max_tokens`): refused when it does not fit the model (its
-    /// embeddings' width is not the model's) or reads no images.
+    /// Loads `path` for `model`, its images made into as many tokens as `tokens` bounds them to:
+    /// refused when it does not fit the model (its embeddings' width is not the model's) or reads
+    /// no images.
     ///
-    /// A model that reads an image whole must hold it in one micro-batch: unless the user bounded
-    /// its images, the projector is loaded again with its largest image held to one (as
-    /// llama.cpp's own CLI does), rather than refusing large images at the default settings.
-    pub fn load(path: &Path, model: &LlamaModel, params: &LoadParams, threads: u32, use_gpu: bool) -> Result<Projector, ProjectorError> {
-        let bounds = (params.image_min_tokens, params.image_max_tokens);
-        let projector = Projector::init(path, model, bounds, threads, use_gpu)?;
-        let step = params.n_ubatch.min(params.n_batch);
-        if !projector.reads_whole || params.image_max_tokens.is_some() {
+    /// A model that reads an image whole must hold it in one step: unless the user bounded its
+    /// images, the projector is loaded again with its largest image held to one (as llama.cpp's
+    /// own CLI does), rather than refusing large images at the default settings.
+    pub fn load(path: &Path, model: &LlamaModel, tokens: ImageTokens, threads: u32, use_gpu: bool) -> Result<Projector, ProjectorError> {
+        let projector = Projector::init(path, model, (tokens.min, tokens.max), threads, use_gpu)?;
+        if !projector.reads_whole || tokens.max.is_some() {
             return Ok(projector);
         }
         let largest = projector.largest_image();
-        if largest <= step as usize {
+        if largest <= tokens.step as usize {
             return Ok(projector);
         }
-        tracing::info!(largest, step, "images held to one micro-batch: the model reads each whole");
+        tracing::info!(largest, step = tokens.step, "images held to one step: the model reads each whole");
         drop(projector);
-        Projector::init(path, model, (params.image_min_tokens.map(|min| min.min(step)), Some(step)), threads, use_gpu)
+        Projector::init(path, model, (tokens.min.map(|min| min.min(tokens.step)), Some(tokens.step)), threads, use_gpu)
     }
 
     fn init(
@@ -370,7 +383,8 @@ mod tests {
         assert_eq!(found, dir.join("mmproj-hearth-test.gguf"));
         assert_eq!(Projector::find(None, &dir.join("..").join("tiny-llama.gguf")), None, "no projector beside it");
 
-        let mut projector = Projector::load(&found, &model, &LoadParams::default(), 2, false).expect("the projector fits SmolLM2");
+        let mut projector =
+            Projector::load(&found, &model, ImageTokens::of(&LoadParams::default(), 512), 2, false).expect("the projector fits SmolLM2");
         let n_embd = model.n_embd() as usize;
         let first = projector.embeddings(&gradient(), n_embd).unwrap();
         assert_eq!(first.len(), 16 * n_embd, "32 × 32 pixels in 8 × 8 patches: 16 tokens");
@@ -398,12 +412,15 @@ mod tests {
         let ends = projector.tokenize("hi <__media__>", false, &[&gradient()], 512).unwrap_err().to_string();
         assert!(ends.contains("cannot end with an image"), "{ends}");
 
-        let wrong = Projector::load(&dir.join("mismatched/mmproj-tiny.gguf"), &model, &LoadParams::default(), 2, false)
-            .err()
-            .expect("a 64-wide projector");
+        let wrong =
+            Projector::load(&dir.join("mismatched/mmproj-tiny.gguf"), &model, ImageTokens::of(&LoadParams::default(), 512), 2, false)
+                .err()
+                .expect("a 64-wide projector");
         let words = wrong.to_string();
         assert!(words.starts_with("mmproj-tiny.gguf cannot be read as this model's image projector: "), "{words}");
-        let missing = Projector::load(&dir.join("mmproj-gone.gguf"), &model, &LoadParams::default(), 2, false).err().expect("no file");
+        let missing = Projector::load(&dir.join("mmproj-gone.gguf"), &model, ImageTokens::of(&LoadParams::default(), 512), 2, false)
+            .err()
+            .expect("no file");
         assert!(missing.to_string().contains("the file is not there"));
     }
 
@@ -453,8 +470,8 @@ mod tests {
         let model = LlamaModel::load_from_file(backend, dir.join("tiny-qwen2vl.gguf"), &params).expect("the test model loads");
         let large = image(bmp(256, 256, |x, y| [x as u8, y as u8, 64]));
         let cells = |bounds: (Option<u32>, Option<u32>), image: &ImageInput| {
-            let load = LoadParams { image_min_tokens: bounds.0, image_max_tokens: bounds.1, ..LoadParams::default() };
-            let projector = Projector::load(&dir.join("mmproj-tiny-qwen2vl.gguf"), &model, &load, 2, false).expect("it loads");
+            let tokens = ImageTokens { min: bounds.0, max: bounds.1, step: 512 };
+            let projector = Projector::load(&dir.join("mmproj-tiny-qwen2vl.gguf"), &model, tokens, 2, false).expect("it loads");
             let (tokens, _) = projector.tokenize("<__media__>\nhi", false, &[image], 512).unwrap();
             tokens.iter().filter(|&&t| is_image(t)).count()
         };
@@ -481,7 +498,7 @@ mod tests {
         let path = vision_dir().with_file_name("vision-gemma4").join("mmproj-tiny-gemma4.gguf");
         let large = image(bmp(1024, 1024, |x, y| [x as u8, y as u8, 64]));
         let cells = |load: LoadParams, image: &ImageInput| {
-            let projector = Projector::load(&path, &model, &load, 2, false).expect("it loads");
+            let projector = Projector::load(&path, &model, ImageTokens::of(&load, load.n_ubatch), 2, false).expect("it loads");
             assert!(projector.reads_whole);
             let (tokens, _) = projector.tokenize("<__media__>\nhi", false, &[image], usize::MAX).unwrap();
             tokens.iter().filter(|&&t| is_image(t)).count()
