@@ -18,8 +18,8 @@ use crate::args::BenchArgs;
 use crate::bench_kit::{N_BATCH, N_CTX, middle, rounded, turn_in};
 use crate::peer::{LlamaServer, PeerError};
 
-/// Rounds of each kind; the figures are their medians.
-const ROUNDS: i64 = 3;
+/// Rounds of each kind; the figures are their medians (five: three let one slow turn move them).
+const ROUNDS: i64 = 5;
 /// Conversation ids of the section's own (apart from the other sections').
 const FIRST_CONVERSATION: i64 = 80_000;
 const FIRST_QUESTION: &str = "What is this document about?";
