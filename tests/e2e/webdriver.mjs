@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
@@ -170,7 +171,22 @@ export class Session {
       }
       await sleep(100);
     }
-    throw new Error(`timed out waiting for ${css} (last text: ${JSON.stringify(last)})`);
+    throw new Error(`timed out waiting for ${css} (last text: ${JSON.stringify(last)})${await this.scene()}`);
+  }
+
+  /** What the window shows when a wait timed out, to tell why: a screenshot in
+   *  tests/e2e/output/timeout-*.png and the end of its text. Best effort: the window may be gone. */
+  async scene() {
+    try {
+      const file = path.join(import.meta.dirname, "output", `timeout-${Date.now()}.png`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, await this.screenshot());
+      const text = await this.cmd("POST", "/execute/sync", { script: "return document.body.innerText", args: [] });
+      const lines = String(text).slice(-1500).split(/\s*\n\s*/).filter(Boolean);
+      return `; the window (${file}) shows, at its end: ${lines.join(" | ")}`;
+    } catch {
+      return "";
+    }
   }
 
   /** The element's rendered text. (WebKitWebDriver's own text endpoint answers "" in Tauri's
